@@ -1,0 +1,69 @@
+//! The table of error codes: one place, so codes are never reused or invented ad hoc.
+//! A test in the binary's suite checks that every code has a fixture triggering it.
+
+use std::fmt;
+
+/// An error or warning code such as `E0003`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Code(pub &'static str);
+
+impl Code {
+    /// The default one-line help of this code.
+    pub fn help(self) -> &'static str {
+        CODES.iter().find(|(c, _, _)| c.0 == self.0).map_or("", |(_, _, help)| help)
+    }
+
+    /// The short title of this code.
+    pub fn title(self) -> &'static str {
+        CODES.iter().find(|(c, _, _)| c.0 == self.0).map_or("", |(_, title, _)| title)
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+macro_rules! codes {
+    ($($name:ident = $code:literal, $title:literal, $help:literal;)*) => {
+        impl Code { $(pub const $name: Code = Code($code);)* }
+        /// Every code with its title and default help line.
+        pub const CODES: &[(Code, &str, &str)] = &[$((Code($code), $title, $help),)*];
+    };
+}
+
+codes! {
+    PARSE = "E0001", "syntax error",
+        "a rule is `Head(X) <- Body(X, Y), ...`; a query is `?- R(a, Y).`";
+    RESERVED_NAME = "E0002", "reserved name",
+        "names starting with `@` are reserved for generated predicates; rename it";
+    UNSAFE_RULE = "E0003", "unsafe rule",
+        "every head variable must also occur in a body atom";
+    ARITY_MISMATCH = "E0004", "arity mismatch",
+        "use the same number of arguments everywhere the predicate appears";
+    EDB_HEADS_RULE = "E0005", "input predicate used as a rule head",
+        "an EDB (input) predicate may not head a rule; rename one of them";
+    ANON_IN_HEAD = "E0006", "anonymous variable in head",
+        "`_` matches anything and has no value; name the variable and bind it in the body";
+    QUERY_UNKNOWN = "E0007", "query on an unknown predicate",
+        "query a predicate defined by a rule of the program";
+    QUERY_EDB = "E0008", "query on an input predicate",
+        "queries name a derived (IDB) predicate; add a rule `Q(X) <- E(X)` to query input facts";
+    MULTIPLE_QUERIES = "E0009", "more than one query",
+        "dlc compiles one selection query at a time; keep one `?-` line or pass `--query`";
+    NO_QUERY = "E0010", "no query",
+        "add a line `?- R(a, Y).` to the program or pass `--query 'R(a, Y)'`";
+    NON_GROUND_FACT = "E0011", "non-ground fact",
+        "input facts contain constants only; quote upper-case values: \"Alice\"";
+    UNREADABLE_FILE = "E0012", "cannot read input",
+        "check the path and its permissions";
+    BAD_FACTS_LINE = "E0013", "malformed facts line",
+        "each line holds one tuple: `E(a,b).`, or fields separated by a tab (.tsv/.facts) or comma (.csv)";
+    BAD_UPDATE = "E0014", "malformed update",
+        "an update line is `+E(a,b).` (insert) or `-E(a,b).` (delete); `;` or a blank line ends a batch";
+    UPDATE_IDB = "E0015", "update of a derived predicate",
+        "only input (EDB) facts can be inserted or deleted; derived facts follow from them";
+    UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
+        "this atom can never match; define the predicate or provide its facts";
+}

@@ -1,0 +1,189 @@
+//! Stable text printers for the IR. This text is what `--emit ir` prints and what
+//! snapshot tests record, and the only place generated names become strings.
+
+use crate::{Atom, Const, PredId, PredKind, PredName, Program, Rule, Term, TermKind};
+use std::fmt;
+
+/// Prints a predicate name: `R`, `@a:R^bf`, `@m:R^bf`.
+pub struct DisplayPred<'a>(pub &'a Program, pub PredId);
+/// Prints a constant: bare when it reads back as the same constant, quoted otherwise.
+pub struct DisplayConst<'a>(pub &'a Program, pub Const);
+pub struct DisplayTerm<'a>(pub &'a Program, pub &'a Term);
+/// Prints `R(X,a)`; a zero-arity atom prints as `P()`.
+pub struct DisplayAtom<'a>(pub &'a Program, pub &'a Atom);
+/// Prints `Head <- A, B` (an empty body prints as `Head <-`).
+pub struct DisplayRule<'a>(pub &'a Program, pub &'a Rule);
+/// Prints a tuple of interned values as `(a,b)`.
+pub struct DisplayTuple<'a>(pub &'a Program, pub &'a [u32]);
+
+impl fmt::Display for DisplayPred<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = self.0;
+        match &p.pred(self.1).name {
+            PredName::Source(s) => f.write_str(p.symbols.text(*s)),
+            PredName::Answer(s, a) => write!(f, "@a:{}^{}", p.symbols.text(*s), a),
+            PredName::Demand(s, a) => write!(f, "@m:{}^{}", p.symbols.text(*s), a),
+        }
+    }
+}
+
+/// True when `text` lexes back as a bare constant (lower-case identifier or integer).
+pub fn is_bare_constant(text: &str) -> bool {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) if c.is_ascii_lowercase() => text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+        Some(c) if c.is_ascii_digit() || c == '-' => {
+            let digits = if c == '-' { &text[1..] } else { text };
+            !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
+        }
+        _ => false,
+    }
+}
+
+/// Writes a constant's text, quoted and escaped unless it is bare.
+pub fn write_constant(f: &mut impl fmt::Write, text: &str) -> fmt::Result {
+    if is_bare_constant(text) {
+        return f.write_str(text);
+    }
+    f.write_char('"')?;
+    for c in text.chars() {
+        match c {
+            '"' => f.write_str("\\\"")?,
+            '\\' => f.write_str("\\\\")?,
+            '\n' => f.write_str("\\n")?,
+            '\t' => f.write_str("\\t")?,
+            '\r' => f.write_str("\\r")?,
+            c => f.write_char(c)?,
+        }
+    }
+    f.write_char('"')
+}
+
+impl fmt::Display for DisplayConst<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_constant(f, self.0.consts.text(self.1))
+    }
+}
+
+impl fmt::Display for DisplayTerm<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.1.kind {
+            TermKind::Var(v) => f.write_str(self.0.symbols.text(v)),
+            TermKind::Const(c) => DisplayConst(self.0, c).fmt(f),
+        }
+    }
+}
+
+impl fmt::Display for DisplayAtom<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}(", DisplayPred(self.0, self.1.pred))?;
+        for (i, t) in self.1.args.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            DisplayTerm(self.0, t).fmt(f)?;
+        }
+        f.write_str(")")
+    }
+}
+
+impl fmt::Display for DisplayRule<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} <-", DisplayAtom(self.0, &self.1.head))?;
+        for (i, a) in self.1.body.iter().enumerate() {
+            f.write_str(if i == 0 { " " } else { ", " })?;
+            DisplayAtom(self.0, a).fmt(f)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for DisplayTuple<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("(")?;
+        for (i, v) in self.1.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            DisplayConst(self.0, Const(*v)).fmt(f)?;
+        }
+        f.write_str(")")
+    }
+}
+
+impl Program {
+    pub fn display_pred(&self, id: PredId) -> DisplayPred<'_> {
+        DisplayPred(self, id)
+    }
+
+    pub fn display_atom<'a>(&'a self, atom: &'a Atom) -> DisplayAtom<'a> {
+        DisplayAtom(self, atom)
+    }
+
+    pub fn display_rule<'a>(&'a self, rule: &'a Rule) -> DisplayRule<'a> {
+        DisplayRule(self, rule)
+    }
+
+    pub fn display_tuple<'a>(&'a self, tuple: &'a [u32]) -> DisplayTuple<'a> {
+        DisplayTuple(self, tuple)
+    }
+
+    /// The predicate name as a string (for JSON keys and tables).
+    pub fn pred_name(&self, id: PredId) -> String {
+        DisplayPred(self, id).to_string()
+    }
+
+    /// A constant's text as the user would write it.
+    pub fn const_text(&self, c: Const) -> String {
+        DisplayConst(self, c).to_string()
+    }
+}
+
+/// The `--emit ir` listing: predicates with arity and kind, rules, inline facts, query.
+impl fmt::Display for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "% predicates")?;
+        for id in self.pred_ids() {
+            let p = self.pred(id);
+            let kind = match p.kind {
+                PredKind::Edb => "edb",
+                PredKind::Idb => "idb",
+            };
+            writeln!(f, "{}/{} {}", DisplayPred(self, id), p.arity, kind)?;
+        }
+        writeln!(f, "% rules")?;
+        for id in self.rule_ids() {
+            writeln!(f, "r{}: {}", id.0, DisplayRule(self, self.rule(id)))?;
+        }
+        if !self.facts.is_empty() {
+            writeln!(f, "% facts")?;
+            for fact in &self.facts {
+                let values: Vec<u32> = fact.values.iter().map(|c| c.0).collect();
+                writeln!(f, "{}{}.", DisplayPred(self, fact.pred), DisplayTuple(self, &values))?;
+            }
+        }
+        if let Some(q) = &self.query {
+            writeln!(f, "% query")?;
+            writeln!(f, "?- {}.", DisplayAtom(self, &q.atom))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constants_are_quoted_only_when_needed() {
+        let mut s = String::new();
+        write_constant(&mut s, "abc_1").unwrap();
+        s.push(' ');
+        write_constant(&mut s, "42").unwrap();
+        s.push(' ');
+        write_constant(&mut s, "Alice \"A\"").unwrap();
+        s.push(' ');
+        write_constant(&mut s, "").unwrap();
+        assert_eq!(s, r#"abc_1 42 "Alice \"A\"" """#);
+    }
+}

@@ -1,0 +1,23 @@
+//! The intermediate representation every pass after parsing works on.
+//!
+//! A [`Program`] owns interned symbols and constants, an arena of predicates
+//! ([`PredId`]), rules ([`RuleId`]) with provenance ([`Origin`]), inline EDB facts and at
+//! most one [`Query`]. Every rule, atom and term carries the [`Span`] of the source text
+//! it came from; generated rules carry the span of the source rule or query they were
+//! derived from. Generated predicate names (`@a:p^bf`, `@m:p^bf`) are structured data
+//! ([`PredName`]) and become text only in the printers of this crate.
+
+mod adornment;
+mod display;
+mod intern;
+mod program;
+mod validate;
+
+pub use adornment::{Adornment, Bf};
+pub use diag::{FileId, Span};
+pub use display::{
+    is_bare_constant, write_constant, DisplayAtom, DisplayConst, DisplayPred, DisplayRule, DisplayTerm, DisplayTuple,
+};
+pub use intern::{Const, InternId, Interner, Symbol};
+pub use program::{Atom, Fact, Origin, Pred, PredId, PredKind, PredName, Program, Query, Rule, RuleId, Term, TermKind};
+pub use validate::{validate, IrError};

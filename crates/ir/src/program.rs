@@ -1,0 +1,284 @@
+//! The program: predicate arena, rules, inline facts and the query.
+
+use crate::{Adornment, Const, Interner, Span, Symbol};
+use rustc_hash::FxHashMap;
+
+/// Index of a predicate in [`Program::preds`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PredId(pub u32);
+
+/// Index of a rule in [`Program::rules`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RuleId(pub u32);
+
+impl PredId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl RuleId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A predicate's name. Generated names are structured so that they can never collide
+/// with a source name (the printer renders them with a leading `@`, which the lexer
+/// rejects in source text).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PredName {
+    /// A name written by the user.
+    Source(Symbol),
+    /// `@a:p^α`: the answers of source predicate `p` called with adornment `α`.
+    Answer(Symbol, Adornment),
+    /// `@m:p^α`: the demand (magic) predicate of `p^α`; only the bound columns.
+    Demand(Symbol, Adornment),
+}
+
+impl PredName {
+    /// The source predicate this name is about.
+    pub fn base(&self) -> Symbol {
+        match self {
+            PredName::Source(s) | PredName::Answer(s, _) | PredName::Demand(s, _) => *s,
+        }
+    }
+
+    pub fn is_generated(&self) -> bool {
+        !matches!(self, PredName::Source(_))
+    }
+}
+
+/// EDB predicates hold input facts; IDB predicates head at least one rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PredKind {
+    Edb,
+    Idb,
+}
+
+#[derive(Clone, Debug)]
+pub struct Pred {
+    pub name: PredName,
+    pub arity: usize,
+    pub kind: PredKind,
+    /// The first place the predicate was mentioned (for generated ones: the call or
+    /// query that created it).
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TermKind {
+    Var(Symbol),
+    Const(Const),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Term {
+    pub kind: TermKind,
+    pub span: Span,
+}
+
+impl Term {
+    pub fn var(&self) -> Option<Symbol> {
+        match self.kind {
+            TermKind::Var(v) => Some(v),
+            TermKind::Const(_) => None,
+        }
+    }
+
+    pub fn constant(&self) -> Option<Const> {
+        match self.kind {
+            TermKind::Const(c) => Some(c),
+            TermKind::Var(_) => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Atom {
+    pub pred: PredId,
+    pub args: Vec<Term>,
+    pub span: Span,
+}
+
+impl Atom {
+    /// The distinct variables of the atom in order of first occurrence.
+    pub fn vars(&self) -> Vec<Symbol> {
+        let mut out = Vec::new();
+        for v in self.args.iter().filter_map(Term::var) {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        out
+    }
+}
+
+/// Where a rule came from: nemo-style provenance, so that a report about a generated
+/// rule can point at the user's code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// Written by the user.
+    Source,
+    /// The magic seed fact made from the query.
+    Seed,
+    /// The guarded copy of source rule `rule`.
+    Main { rule: RuleId },
+    /// The demand-propagation rule for the body atom at `position` of source rule `rule`.
+    Demand { rule: RuleId, position: usize },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Rule {
+    pub head: Atom,
+    pub body: Vec<Atom>,
+    pub span: Span,
+    pub origin: Origin,
+}
+
+impl Rule {
+    /// Distinct variables of the body, in order of first occurrence.
+    pub fn body_vars(&self) -> Vec<Symbol> {
+        let mut out = Vec::new();
+        for atom in &self.body {
+            for v in atom.vars() {
+                if !out.contains(&v) {
+                    out.push(v);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A ground EDB fact written inline in the program or read from a facts file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Fact {
+    pub pred: PredId,
+    pub values: Vec<Const>,
+    pub span: Span,
+}
+
+/// The selection query `?- p(t)`: constants are the bound positions; a variable repeated
+/// in the query additionally requires equal columns in the answers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Query {
+    pub atom: Atom,
+}
+
+impl Query {
+    /// `b` where the argument is a constant, `f` where it is a variable.
+    pub fn adornment(&self) -> Adornment {
+        Adornment(
+            self.atom
+                .args
+                .iter()
+                .map(|t| if t.constant().is_some() { crate::Bf::Bound } else { crate::Bf::Free })
+                .collect(),
+        )
+    }
+
+    /// The constants at the bound positions, in order.
+    pub fn constants(&self) -> Vec<Const> {
+        self.atom.args.iter().filter_map(Term::constant).collect()
+    }
+
+    /// Whether a tuple of the queried predicate is an answer: constants equal, and
+    /// repeated query variables equal.
+    pub fn matches(&self, tuple: &[u32]) -> bool {
+        let args = &self.atom.args;
+        if args.len() != tuple.len() {
+            return false;
+        }
+        args.iter().enumerate().all(|(i, t)| match t.kind {
+            TermKind::Const(c) => c.0 == tuple[i],
+            TermKind::Var(v) => args[..i].iter().position(|u| u.var() == Some(v)).is_none_or(|j| tuple[j] == tuple[i]),
+        })
+    }
+}
+
+/// A whole program. Generated programs (the magic rewrite) keep the same interners and
+/// the same ids for every predicate they share with their source, so one EDB database
+/// serves both.
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    pub symbols: Interner<Symbol>,
+    pub consts: Interner<Const>,
+    pub preds: Vec<Pred>,
+    pub rules: Vec<Rule>,
+    pub facts: Vec<Fact>,
+    pub query: Option<Query>,
+    by_name: FxHashMap<PredName, PredId>,
+}
+
+impl Program {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn pred(&self, id: PredId) -> &Pred {
+        &self.preds[id.index()]
+    }
+
+    pub fn pred_mut(&mut self, id: PredId) -> &mut Pred {
+        &mut self.preds[id.index()]
+    }
+
+    pub fn rule(&self, id: RuleId) -> &Rule {
+        &self.rules[id.index()]
+    }
+
+    pub fn pred_ids(&self) -> impl Iterator<Item = PredId> {
+        (0..self.preds.len() as u32).map(PredId)
+    }
+
+    pub fn rule_ids(&self) -> impl Iterator<Item = RuleId> {
+        (0..self.rules.len() as u32).map(RuleId)
+    }
+
+    pub fn lookup(&self, name: &PredName) -> Option<PredId> {
+        self.by_name.get(name).copied()
+    }
+
+    /// Looks a source predicate up by its text.
+    pub fn lookup_source(&self, name: &str) -> Option<PredId> {
+        self.symbols.get(name).and_then(|s| self.lookup(&PredName::Source(s)))
+    }
+
+    /// Returns the predicate with this name, creating it with the given arity and kind
+    /// if it is new. The caller checks arity agreement (and reports mismatches with both
+    /// spans); this function never changes an existing predicate.
+    pub fn declare_pred(&mut self, name: PredName, arity: usize, kind: PredKind, span: Span) -> PredId {
+        if let Some(id) = self.lookup(&name) {
+            return id;
+        }
+        let id = PredId(self.preds.len() as u32);
+        self.preds.push(Pred { name: name.clone(), arity, kind, span });
+        self.by_name.insert(name, id);
+        id
+    }
+
+    pub fn add_rule(&mut self, rule: Rule) -> RuleId {
+        self.rules.push(rule);
+        RuleId(self.rules.len() as u32 - 1)
+    }
+
+    /// The rules whose head is `pred`, in program order.
+    pub fn rules_for(&self, pred: PredId) -> impl Iterator<Item = (RuleId, &Rule)> {
+        self.rule_ids().map(|id| (id, self.rule(id))).filter(move |(_, r)| r.head.pred == pred)
+    }
+
+    /// A copy with the same interners and predicate table but no rules, facts or query:
+    /// the starting point of a rewritten program.
+    pub fn empty_like(&self) -> Program {
+        Program {
+            symbols: self.symbols.clone(),
+            consts: self.consts.clone(),
+            preds: self.preds.clone(),
+            rules: Vec::new(),
+            facts: Vec::new(),
+            query: None,
+            by_name: self.by_name.clone(),
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Structural checks every program must pass, source or generated: safety, arities,
+//! EDB/IDB separation and a well-formed query. The magic pass runs its output through
+//! the same checks.
+
+use crate::{DisplayPred, PredId, PredKind, Program, RuleId, Span, Symbol, TermKind};
+use diag::{Code, Diagnostic};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IrError {
+    /// A head variable that no body atom binds.
+    UnsafeRule { rule: RuleId, var: Symbol, span: Span },
+    /// An atom, fact or query whose argument count differs from the predicate's arity.
+    ArityMismatch { pred: PredId, found: usize, span: Span },
+    /// A predicate with input facts that also heads a rule.
+    EdbHeadsRule { pred: PredId, fact: Span, head: Span },
+    /// The query names a predicate that no rule defines.
+    QueryOnEdb { pred: PredId, span: Span },
+}
+
+impl IrError {
+    pub fn to_diagnostic(&self, program: &Program) -> Diagnostic {
+        match *self {
+            IrError::UnsafeRule { rule, var, span } => {
+                let name = program.symbols.text(var);
+                Diagnostic::error(Code::UNSAFE_RULE, format!("variable `{name}` in the head is not bound by the body"))
+                    .with_primary(span, format!("`{name}` occurs only in the head"))
+                    .with_secondary(program.rule(rule).span, "in this rule")
+            }
+            IrError::ArityMismatch { pred, found, span } => {
+                let p = program.pred(pred);
+                Diagnostic::error(
+                    Code::ARITY_MISMATCH,
+                    format!(
+                        "`{}` is used with {found} argument(s) but has arity {}",
+                        DisplayPred(program, pred),
+                        p.arity
+                    ),
+                )
+                .with_primary(span, format!("{found} argument(s) here"))
+                .with_secondary(p.span, format!("first used with {} argument(s) here", p.arity))
+            }
+            IrError::EdbHeadsRule { pred, fact, head } => {
+                let name = DisplayPred(program, pred);
+                Diagnostic::error(Code::EDB_HEADS_RULE, format!("`{name}` has input facts and also heads a rule"))
+                    .with_primary(fact, "input fact here")
+                    .with_secondary(head, "rule head here")
+            }
+            IrError::QueryOnEdb { pred, span } => {
+                let name = DisplayPred(program, pred);
+                Diagnostic::error(Code::QUERY_EDB, format!("the query names `{name}`, which no rule defines"))
+                    .with_primary(span, "input predicate queried here")
+            }
+        }
+    }
+}
+
+/// Checks the whole program and returns every problem found (not only the first).
+pub fn validate(program: &Program) -> Vec<IrError> {
+    let mut errors = Vec::new();
+    let check_arity = |pred: PredId, found: usize, span: Span, errors: &mut Vec<IrError>| {
+        if program.pred(pred).arity != found {
+            errors.push(IrError::ArityMismatch { pred, found, span });
+        }
+    };
+    for id in program.rule_ids() {
+        let rule = program.rule(id);
+        check_arity(rule.head.pred, rule.head.args.len(), rule.head.span, &mut errors);
+        for atom in &rule.body {
+            check_arity(atom.pred, atom.args.len(), atom.span, &mut errors);
+        }
+        let bound = rule.body_vars();
+        let mut reported = Vec::new();
+        for term in &rule.head.args {
+            if let TermKind::Var(v) = term.kind {
+                if !bound.contains(&v) && !reported.contains(&v) {
+                    reported.push(v);
+                    errors.push(IrError::UnsafeRule { rule: id, var: v, span: term.span });
+                }
+            }
+        }
+    }
+    for fact in &program.facts {
+        check_arity(fact.pred, fact.values.len(), fact.span, &mut errors);
+        if program.pred(fact.pred).kind == PredKind::Idb {
+            if let Some((_, rule)) = program.rules_for(fact.pred).next() {
+                if !errors.iter().any(|e| matches!(e, IrError::EdbHeadsRule { pred, .. } if *pred == fact.pred)) {
+                    errors.push(IrError::EdbHeadsRule { pred: fact.pred, fact: fact.span, head: rule.head.span });
+                }
+            }
+        }
+    }
+    if let Some(q) = &program.query {
+        check_arity(q.atom.pred, q.atom.args.len(), q.atom.span, &mut errors);
+        if program.pred(q.atom.pred).kind == PredKind::Edb {
+            errors.push(IrError::QueryOnEdb { pred: q.atom.pred, span: q.atom.span });
+        }
+    }
+    errors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Atom, Origin, PredName, Rule, Term};
+
+    fn span(start: u32, end: u32) -> Span {
+        Span { file: Default::default(), start, end }
+    }
+
+    #[test]
+    fn unsafe_head_variable_is_reported_once() {
+        let mut p = Program::new();
+        let (x, y) = (p.symbols.intern("X"), p.symbols.intern("Y"));
+        let (e_name, r_name) = (p.symbols.intern("E"), p.symbols.intern("R"));
+        let e = p.declare_pred(PredName::Source(e_name), 1, PredKind::Edb, span(0, 1));
+        let r = p.declare_pred(PredName::Source(r_name), 2, PredKind::Idb, span(0, 1));
+        let var = |v, s| Term { kind: TermKind::Var(v), span: s };
+        p.add_rule(Rule {
+            head: Atom { pred: r, args: vec![var(x, span(2, 3)), var(y, span(4, 5))], span: span(0, 6) },
+            body: vec![Atom { pred: e, args: vec![var(x, span(10, 11))], span: span(8, 12) }],
+            span: span(0, 12),
+            origin: Origin::Source,
+        });
+        let errors = validate(&p);
+        assert_eq!(errors, vec![IrError::UnsafeRule { rule: RuleId(0), var: y, span: span(4, 5) }]);
+        assert_eq!(errors[0].to_diagnostic(&p).code, Code::UNSAFE_RULE);
+    }
+}
