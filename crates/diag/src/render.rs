@@ -35,13 +35,16 @@ fn render_one(d: &Diagnostic, sources: &SourceMap, color: bool, out: &mut Vec<u8
         .with_config(Config::new().with_index_type(IndexType::Byte).with_color(color))
         .with_code(d.code)
         .with_message(message);
-    for (order, label) in d.labels.iter().enumerate() {
+    // ariadne draws a same-file label that precedes an earlier-added one as a separate
+    // snippet; adding labels in source order keeps one snippet per file.
+    let mut labels: Vec<&crate::Label> = d.labels.iter().collect();
+    labels.sort_by_key(|l| (l.span.file, l.span.start, l.span.end));
+    for label in labels {
         let colour = if label.primary { Color::Red } else { Color::Blue };
         report = report.with_label(
             Label::new((name(label.span.file), label.span.range()))
                 .with_message(&label.message)
-                .with_color(colour)
-                .with_order(order as i32),
+                .with_color(colour),
         );
     }
     for note in &d.notes {

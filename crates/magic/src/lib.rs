@@ -1,1 +1,122 @@
-//! magic
+//! The magic-sets rewrite (SPEC §2–§3): IR → IR with full left-prefix SIPS, plus the
+//! adorned call graph and a trace of every call.
+//!
+//! [`rewrite`] turns a source [`ir::Program`] and a selection [`ir::Query`] into a
+//! [`MagicProgram`]: a new program over answer predicates `@a:p^α` and demand predicates
+//! `@m:p^α` that shares every predicate id of the source (one EDB database serves both),
+//! together with what is needed to explain it: for each generated rule its kind and
+//! source rule, and for each call its adornment, the variables bound before it and the
+//! prefix its demand rule uses.
+//!
+//! Invariant: every rule of the output program is safe when the source rules are, and
+//! the output passes [`ir::validate`] whenever the source does.
+
+mod display;
+mod graph;
+mod names;
+mod rewrite;
+#[cfg(test)]
+mod testing;
+
+pub use graph::{CallEdge, CallGraph};
+pub use rewrite::rewrite;
+
+use ir::{Adornment, Atom, PredId, PredName, Program, Rule, RuleId, Symbol};
+
+/// The result of the rewrite: the generated program and its trace.
+#[derive(Clone, Debug)]
+pub struct MagicProgram {
+    /// The rewritten program. Its predicate table extends the source's, its inline facts
+    /// are the source's, and its query is the source query's atom over [`Self::answer_pred`].
+    pub program: Program,
+    /// `@a:p^α` of the query: the answers are read from this predicate.
+    pub answer_pred: PredId,
+    /// `@m:p^α` of the query: the predicate of the seed fact.
+    pub demand_pred: PredId,
+    /// The query's predicate (a source predicate).
+    pub query_pred: PredId,
+    /// The adornment of the query: `b` at constants, `f` at variables.
+    pub query_adornment: Adornment,
+    /// Every reachable adorned source predicate, in discovery (worklist) order; the
+    /// first entry is the query's.
+    pub adorned: Vec<(PredId, Adornment)>,
+    /// One entry per rule of [`Self::program`], at the same index.
+    pub rules: Vec<RuleTrace>,
+    /// The demand rules dropped because they read `m(x) <- m(x)`, over the output's ids.
+    pub dropped: Vec<Rule>,
+    /// The adorned call graph.
+    pub graph: CallGraph,
+}
+
+impl MagicProgram {
+    /// The answer predicates `@a:p^α` of [`Self::adorned`], in the same order.
+    pub fn answer_preds(&self) -> Vec<PredId> {
+        self.generated_preds(PredName::Answer)
+    }
+
+    /// The demand predicates `@m:p^α` of [`Self::adorned`], in the same order.
+    pub fn demand_preds(&self) -> Vec<PredId> {
+        self.generated_preds(PredName::Demand)
+    }
+
+    fn generated_preds(&self, name: impl Fn(Symbol, Adornment) -> PredName) -> Vec<PredId> {
+        self.adorned
+            .iter()
+            .map(|(pred, adornment)| {
+                let base = self.program.pred(*pred).name.base();
+                self.program.lookup(&name(base, adornment.clone())).expect("every adorned predicate was declared")
+            })
+            .collect()
+    }
+}
+
+/// Which of the three shapes of generated rule a rule is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RuleKind {
+    /// `@m:p^α(consts) <-`, made from the query.
+    Seed,
+    /// `@a:p^α(t) <- g, A1', ..., Ak'`, the guarded copy of a source rule.
+    Main,
+    /// `@m:q^β(u|b) <- g, A1', ..., A(j-1)'`, the demand of one call.
+    Demand,
+}
+
+impl RuleKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleKind::Seed => "seed",
+            RuleKind::Main => "main",
+            RuleKind::Demand => "demand",
+        }
+    }
+}
+
+/// How one generated rule came about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleTrace {
+    pub kind: RuleKind,
+    /// The source rule it was generated from (`None` for the seed).
+    pub source_rule: Option<RuleId>,
+    /// For a main rule every IDB call of its body, in body order; for a demand rule the
+    /// one call it serves; empty for the seed.
+    pub calls: Vec<CallTrace>,
+}
+
+/// One IDB call in the body of a source rule, as adorned under one head adornment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallTrace {
+    /// The index of the call in the source rule's body.
+    pub position: usize,
+    /// The adorned call `@a:q^β(u)` as it appears in the main rule.
+    pub atom: Atom,
+    /// `β`: `b` where the argument is a constant or a variable bound before the call.
+    pub adornment: Adornment,
+    /// The bound variables before the call, in the order they became bound.
+    pub bound_before: Vec<Symbol>,
+    /// The guard followed by the adorned atoms left of the call: exactly the body of the
+    /// call's demand rule.
+    pub prefix: Vec<Atom>,
+    /// The index of the call's demand rule in the output program, or `None` when that
+    /// rule was dropped as `m(x) <- m(x)`.
+    pub demand_rule: Option<RuleId>,
+}

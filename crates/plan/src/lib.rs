@@ -1,1 +1,245 @@
-//! plan
+//! Relational-algebra plans for IR rules: scans, selections, joins and projections, plus
+//! the strata (SCCs of the predicate dependency graph) in the order they must be evaluated.
+//!
+//! A [`RulePlan`] is a left-deep pipeline: one [`Step`] per atom, each scanning a relation,
+//! selecting on constants and repeated variables, and joining on the variables bound by
+//! the steps before it; the [`Output`] list projects the bindings onto the head. The plan
+//! of a rule reads its body left to right ([`plan_rule`]); evaluators that want another
+//! join order (semi-naive deltas first, rederivation guarded by the head) ask for one with
+//! [`plan_rule_delta_first`] and [`plan_rule_guarded`].
+//!
+//! Invariant: plans know nothing of magic sets; `@a:`/`@m:` predicates are plain relations.
+
+mod display;
+mod strata;
+
+pub use display::DisplayPlan;
+pub use strata::Stratum;
+
+use ir::{Atom, Program, RuleId, Symbol, TermKind};
+
+/// Plans of every rule of a program and its strata.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProgramPlan {
+    /// One plan per rule, indexed by [`RuleId::index`], reading the body left to right.
+    pub rules: Vec<RulePlan>,
+    /// Strongly connected components of derived predicates, dependencies first.
+    pub strata: Vec<Stratum>,
+}
+
+/// Which atom of a rule a step reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomSource {
+    /// The body atom at this position.
+    Body(usize),
+    /// The head atom, read as a guard: rederivation checks one candidate fact at a time.
+    Head,
+}
+
+/// One scan of a relation, with the selections and the join key applied to its rows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub pred: ir::PredId,
+    pub source: AtomSource,
+    /// `select #col = value` for a constant argument.
+    pub consts: Vec<(usize, u32)>,
+    /// `select #first = #col` for a variable repeated inside this atom (`first < col`).
+    pub repeats: Vec<(usize, usize)>,
+    /// `(col, slot)`: the column must equal the variable in `slot`, bound by an earlier step.
+    pub key: Vec<(usize, usize)>,
+    /// `(col, slot)`: the first occurrence of a variable not bound before; the row binds it.
+    pub binds: Vec<(usize, usize)>,
+}
+
+/// A head argument: a variable slot or a constant value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    Var(usize),
+    Const(u32),
+}
+
+/// The plan of one rule for one join order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RulePlan {
+    pub rule: RuleId,
+    pub head: ir::PredId,
+    /// Variable slots in the order the steps bind them.
+    pub vars: Vec<Symbol>,
+    pub steps: Vec<Step>,
+    pub project: Vec<Output>,
+    /// False when the rule fails the structural checks of `ir::validate` (an unbound head
+    /// variable or an arity mismatch). Evaluators never fire such a rule; the pipeline
+    /// reports the error before planning, so this only keeps evaluation panic-free.
+    pub well_formed: bool,
+}
+
+/// Plans every rule left to right and computes the strata.
+pub fn plan_program(program: &Program) -> ProgramPlan {
+    let rules = program.rule_ids().map(|id| plan_rule(program, id)).collect();
+    ProgramPlan { rules, strata: strata::strata(program) }
+}
+
+/// The plan reading the body strictly left to right (the `--emit plan` order and the
+/// order of the reference engine).
+pub fn plan_rule(program: &Program, rule: RuleId) -> RulePlan {
+    let order: Vec<AtomSource> = (0..program.rule(rule).body.len()).map(AtomSource::Body).collect();
+    build(program, rule, &order)
+}
+
+/// A plan that scans body atom `position` first (it will read a small delta) and then
+/// the other atoms, each time preferring the leftmost atom that is connected to what is
+/// already bound, so that no cross product is formed when a join is possible.
+pub fn plan_rule_delta_first(program: &Program, rule: RuleId, position: usize) -> RulePlan {
+    let body = &program.rule(rule).body;
+    let mut order = vec![AtomSource::Body(position)];
+    let mut bound: Vec<Symbol> = body.get(position).map(Atom::vars).unwrap_or_default();
+    let mut rest: Vec<usize> = (0..body.len()).filter(|&i| i != position).collect();
+    order.extend(connected_order(body, &mut bound, &mut rest));
+    build(program, rule, &order)
+}
+
+/// A plan that first reads the head atom as a guard relation (the candidate facts) and
+/// then the body; used to ask which candidates still have a one-step derivation.
+pub fn plan_rule_guarded(program: &Program, rule: RuleId) -> RulePlan {
+    let r = program.rule(rule);
+    let mut order = vec![AtomSource::Head];
+    let mut bound = r.head.vars();
+    let mut rest: Vec<usize> = (0..r.body.len()).collect();
+    order.extend(connected_order(&r.body, &mut bound, &mut rest));
+    build(program, rule, &order)
+}
+
+/// Orders `rest` greedily: the leftmost atom sharing a variable with `bound` (or, failing
+/// that, the leftmost atom) goes next.
+fn connected_order(body: &[Atom], bound: &mut Vec<Symbol>, rest: &mut Vec<usize>) -> Vec<AtomSource> {
+    let mut order = Vec::new();
+    while !rest.is_empty() {
+        let pick = rest.iter().position(|&i| body[i].args.iter().any(|t| t.var().is_some_and(|v| bound.contains(&v))));
+        let i = rest.remove(pick.unwrap_or(0));
+        for v in body[i].vars() {
+            if !bound.contains(&v) {
+                bound.push(v);
+            }
+        }
+        order.push(AtomSource::Body(i));
+    }
+    order
+}
+
+fn build(program: &Program, rule_id: RuleId, order: &[AtomSource]) -> RulePlan {
+    let rule = program.rule(rule_id);
+    let mut vars: Vec<Symbol> = Vec::new();
+    let mut well_formed = true;
+    let mut steps = Vec::with_capacity(order.len());
+    for &source in order {
+        let atom = match source {
+            AtomSource::Body(i) => &rule.body[i],
+            AtomSource::Head => &rule.head,
+        };
+        well_formed &= atom.args.len() == program.pred(atom.pred).arity;
+        let mut step = Step {
+            pred: atom.pred,
+            source,
+            consts: Vec::new(),
+            repeats: Vec::new(),
+            key: Vec::new(),
+            binds: Vec::new(),
+        };
+        let bound_before = vars.len();
+        for (col, term) in atom.args.iter().enumerate() {
+            match term.kind {
+                TermKind::Const(c) => step.consts.push((col, c.0)),
+                TermKind::Var(v) => match vars.iter().position(|&w| w == v) {
+                    Some(slot) if slot < bound_before => step.key.push((col, slot)),
+                    Some(slot) => {
+                        let first = step.binds.iter().find(|&&(_, s)| s == slot).map(|&(c, _)| c);
+                        // The slot was bound by this very atom, so `first` is always found.
+                        step.repeats.push((first.unwrap_or(col), col));
+                    }
+                    None => {
+                        step.binds.push((col, vars.len()));
+                        vars.push(v);
+                    }
+                },
+            }
+        }
+        steps.push(step);
+    }
+    let project = rule
+        .head
+        .args
+        .iter()
+        .map(|t| match t.kind {
+            TermKind::Const(c) => Output::Const(c.0),
+            TermKind::Var(v) => match vars.iter().position(|&w| w == v) {
+                Some(slot) => Output::Var(slot),
+                None => {
+                    well_formed = false;
+                    Output::Const(0)
+                }
+            },
+        })
+        .collect();
+    well_formed &= rule.head.args.len() == program.pred(rule.head.pred).arity;
+    RulePlan { rule: rule_id, head: rule.head.pred, vars, steps, project, well_formed }
+}
+
+impl ProgramPlan {
+    /// The `--emit plan` text; the program supplies the names.
+    pub fn display<'a>(&'a self, program: &'a Program) -> DisplayPlan<'a> {
+        DisplayPlan { plan: self, program }
+    }
+
+    /// The plan as JSON (`--emit plan --format json`).
+    pub fn to_json(&self, program: &Program) -> serde_json::Value {
+        display::to_json(self, program)
+    }
+}
+
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::program;
+
+    #[test]
+    fn left_to_right_plan_records_keys_selections_and_bindings() {
+        let p = program("P(X,Z) <- E(X,Y), F(Y,a,Z,Z)");
+        let plan = plan_rule(&p, RuleId(0));
+        assert_eq!(plan.vars.len(), 3);
+        assert_eq!(plan.steps[0].binds, vec![(0, 0), (1, 1)]);
+        assert_eq!(plan.steps[1].key, vec![(0, 1)]);
+        assert_eq!(plan.steps[1].consts, vec![(1, p.consts.get("a").unwrap().0)]);
+        assert_eq!(plan.steps[1].binds, vec![(2, 2)]);
+        assert_eq!(plan.steps[1].repeats, vec![(2, 3)]);
+        assert_eq!(plan.project, vec![Output::Var(0), Output::Var(2)]);
+        assert!(plan.well_formed);
+    }
+
+    #[test]
+    fn delta_first_plan_avoids_cross_products() {
+        let p = program("P(X,W) <- A(X), B(W), C(X,Y), D(Y,W)");
+        let plan = plan_rule_delta_first(&p, RuleId(0), 3);
+        let order: Vec<AtomSource> = plan.steps.iter().map(|s| s.source).collect();
+        let expected = [3, 1, 2, 0].map(AtomSource::Body);
+        assert_eq!(order, expected);
+    }
+
+    #[test]
+    fn guarded_plan_reads_the_head_first() {
+        let p = program("P(X,X,a) <- E(X,Y)");
+        let plan = plan_rule_guarded(&p, RuleId(0));
+        assert_eq!(plan.steps[0].source, AtomSource::Head);
+        assert_eq!(plan.steps[0].repeats, vec![(0, 1)]);
+        assert_eq!(plan.steps[0].consts.len(), 1);
+        assert_eq!(plan.steps[1].key, vec![(0, 0)]);
+    }
+
+    #[test]
+    fn unsafe_rule_is_marked_not_well_formed() {
+        let p = program("P(X,Y) <- E(X)");
+        assert!(!plan_rule(&p, RuleId(0)).well_formed);
+    }
+}

@@ -1,0 +1,249 @@
+//! dlc driven in-process through its library crates, the way the `dlc` binary drives
+//! them: parse the rules with `syntax`, intern the generated values into the program's
+//! constants, build the EDB `Database`, rewrite with `magic`, plan with `plan`, evaluate
+//! with `exec` — and, for updates, maintain the result with DRed.
+
+use crate::workload::{Edb, Query, Workload};
+use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Update, UpdateReport};
+use ir::{PredId, Program, TermKind};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// Whether the query is answered through the magic-sets rewrite or by evaluating the
+/// source program and filtering (`dlc --no-magic`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    Magic,
+    NoMagic,
+}
+
+/// The source program of a workload and query, with every generated value interned.
+pub struct Source {
+    pub program: Program,
+    /// `values[n]` is the constant id of the value `n` (whose text is `n`).
+    pub values: Vec<u32>,
+}
+
+/// Parses the workload's rules and the query and interns the values `0..edb.values`.
+pub fn source(workload: &Workload, query: Query, edb: &Edb) -> Result<Source, String> {
+    let text = format!("{}{}\n", workload.rules_text(), query.text(workload.query_pred()));
+    let (program, diagnostics) = syntax::parse_program(&text, ir::FileId(0));
+    let Some(mut program) = program else {
+        let messages: Vec<&str> = diagnostics.iter().map(|d| d.message.as_str()).collect();
+        return Err(format!("dlc rejected the benchmark program: {}\n{text}", messages.join("; ")));
+    };
+    if program.query.is_none() {
+        return Err(format!("the benchmark program has no query:\n{text}"));
+    }
+    let values = (0..edb.values).map(|n| program.consts.intern(&n.to_string()).0).collect();
+    Ok(Source { program, values })
+}
+
+/// The program dlc evaluates for this mode: the magic rewrite or the source itself.
+pub fn evaluated_program(source: &Source, mode: Mode) -> Program {
+    match mode {
+        Mode::NoMagic => source.program.clone(),
+        Mode::Magic => {
+            let query = source.program.query.clone().expect("source() checked the query");
+            magic::rewrite(&source.program, &query).program
+        }
+    }
+}
+
+/// The EDB of `edb` as a database of `program` (the source or its rewrite, which share
+/// the EDB predicate ids). Relations no rule mentions are not part of the program.
+pub fn database(program: &Program, source: &Source, edb: &Edb) -> Database {
+    let mut db = Database::new(program);
+    let mut tuple = Vec::new();
+    for relation in &edb.relations {
+        let Some(pred) = program.lookup_source(relation.name) else { continue };
+        for row in relation.tuples() {
+            tuple.clear();
+            tuple.extend(row.iter().map(|&v| source.values[v as usize]));
+            db.insert(pred, &tuple);
+        }
+    }
+    db
+}
+
+/// Where the time of one dlc run went.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Phases {
+    /// Parsing the rules, interning the values, filling the EDB database.
+    pub load: Duration,
+    /// The magic rewrite (when used) and planning.
+    pub compile: Duration,
+    /// `exec::evaluate`.
+    pub eval: Duration,
+}
+
+impl Phases {
+    pub fn total(&self) -> Duration {
+        self.load + self.compile + self.eval
+    }
+}
+
+/// A finished evaluation.
+pub struct Run {
+    /// The evaluated program; its query names the relation holding the answers.
+    pub program: Program,
+    pub eval: Evaluation,
+    pub phases: Phases,
+}
+
+/// Runs the whole pipeline from the generated EDB to the materialised answer relation.
+/// Answers are counted afterwards ([`count_answers`]) so that the clock stops when the
+/// relation is complete, as it does for the peers.
+pub fn run(workload: &Workload, query: Query, edb: &Edb, mode: Mode, engine: Engine) -> Result<Run, String> {
+    let start = Instant::now();
+    let source = source(workload, query, edb)?;
+    let loaded = Instant::now();
+    let program = evaluated_program(&source, mode);
+    let rewritten = Instant::now();
+    let db = database(&program, &source, edb);
+    let filled = Instant::now();
+    let plan = plan::plan_program(&program);
+    let planned = Instant::now();
+    let eval = exec::evaluate(&plan, &program, db, EvalOptions { engine, record_rounds: false, progress: None });
+    let done = Instant::now();
+    let phases = Phases {
+        load: (loaded - start) + (filled - rewritten),
+        compile: (rewritten - loaded) + (planned - filled),
+        eval: done - planned,
+    };
+    Ok(Run { program, eval, phases })
+}
+
+/// The number of answers of `program`'s query in `db`. Binary queries with one constant
+/// probe every constant instead of listing the relation, so counting the answers of a
+/// point query on a relation of millions of tuples allocates nothing.
+pub fn count_answers(program: &Program, db: &Database) -> usize {
+    let query = program.query.as_ref().expect("evaluated programs carry their query");
+    let pred = query.atom.pred;
+    let args = &query.atom.args;
+    let vars: Vec<_> = args.iter().filter_map(|t| t.var()).collect();
+    let distinct_vars = vars.iter().enumerate().all(|(i, v)| !vars[..i].contains(v));
+    if distinct_vars && vars.len() == args.len() {
+        return db.len(pred);
+    }
+    let mut tuple: Vec<u32> = args.iter().map(|t| if let TermKind::Const(c) = t.kind { c.0 } else { 0 }).collect();
+    match vars.as_slice() {
+        [] => return usize::from(db.contains(pred, &tuple)),
+        [_] => {
+            let free = args.iter().position(|t| t.var().is_some()).expect("one argument is a variable");
+            return (0..program.consts.len() as u32)
+                .filter(|&c| {
+                    tuple[free] = c;
+                    db.contains(pred, &tuple)
+                })
+                .count();
+        }
+        _ => {}
+    }
+    db.sorted_tuples(pred).iter().filter(|t| query.matches(t)).count()
+}
+
+/// The size of the source predicate the query is about (`R` of a closure workload) in
+/// `db`: the full closure for `--no-magic`, empty for the magic program.
+pub fn relation_len(program: &Program, workload: &Workload, db: &Database) -> usize {
+    program.lookup_source(workload.query_pred()).map_or(0, |p| db.len(p))
+}
+
+/// One EDB change of a graph workload: an edge of `E` inserted or deleted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Change {
+    Insert(u32, u32),
+    Delete(u32, u32),
+}
+
+impl Change {
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let parts: Vec<&str> = spec.split(':').collect();
+        let edge = || -> Option<(u32, u32)> { Some((parts.get(1)?.parse().ok()?, parts.get(2)?.parse().ok()?)) };
+        match (parts.first().copied(), edge(), parts.len()) {
+            (Some("ins"), Some((u, v)), 3) => Ok(Change::Insert(u, v)),
+            (Some("del"), Some((u, v)), 3) => Ok(Change::Delete(u, v)),
+            _ => Err(format!("not an update spec: `{spec}`")),
+        }
+    }
+
+    pub fn edge(self) -> (u32, u32) {
+        match self {
+            Change::Insert(u, v) | Change::Delete(u, v) => (u, v),
+        }
+    }
+
+    /// The EDB after the change.
+    pub fn apply_to(self, edb: &Edb) -> Edb {
+        let mut out = edb.clone();
+        let (u, v) = self.edge();
+        if let Some(rel) = out.relations.iter_mut().find(|r| r.name == "E") {
+            let kept: Vec<u32> = rel.tuples().filter(|t| t != &[u, v]).flatten().copied().collect();
+            rel.rows = kept;
+            if let Change::Insert(..) = self {
+                rel.rows.extend([u, v]);
+            }
+        }
+        out
+    }
+
+    /// The change as an exec update of `program`.
+    pub fn update(self, program: &Program, source: &Source) -> Update {
+        let e: PredId = program.lookup_source("E").expect("graph workloads have an edge relation");
+        let (u, v) = self.edge();
+        let tuple = vec![(e, vec![source.values[u as usize], source.values[v as usize]])];
+        match self {
+            Change::Insert(..) => Update { inserts: tuple, deletes: Vec::new() },
+            Change::Delete(..) => Update { inserts: Vec::new(), deletes: tuple },
+        }
+    }
+}
+
+impl fmt::Display for Change {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Change::Insert(u, v) => write!(f, "ins:{u}:{v}"),
+            Change::Delete(u, v) => write!(f, "del:{u}:{v}"),
+        }
+    }
+}
+
+/// A materialised magic program ready for an update; built before the clock starts.
+pub struct Incremental {
+    pub program: Program,
+    pub source: Source,
+    pub state: Maintained,
+}
+
+pub fn maintained(workload: &Workload, query: Query, edb: &Edb) -> Result<Incremental, String> {
+    let source = source(workload, query, edb)?;
+    let program = evaluated_program(&source, Mode::Magic);
+    let db = database(&program, &source, edb);
+    let state = Maintained::new(plan::plan_program(&program), &program, db);
+    Ok(Incremental { program, source, state })
+}
+
+impl Incremental {
+    /// Applies the change by DRed; the returned duration covers `Maintained::apply` only.
+    pub fn apply(&mut self, change: Change) -> (UpdateReport, Duration) {
+        let update = change.update(&self.program, &self.source);
+        let start = Instant::now();
+        let report = self.state.apply(&update);
+        (report, start.elapsed())
+    }
+}
+
+/// Recomputes the magic program from scratch on the changed EDB. The rewrite and the EDB
+/// database are built before the clock starts, so the duration covers planning and
+/// `exec::evaluate` only — the least a recomputation has to do.
+pub fn recompute(workload: &Workload, query: Query, edb: &Edb, change: Change) -> Result<(Run, Duration), String> {
+    let changed = change.apply_to(edb);
+    let source = source(workload, query, &changed)?;
+    let program = evaluated_program(&source, Mode::Magic);
+    let db = database(&program, &source, &changed);
+    let start = Instant::now();
+    let plan = plan::plan_program(&program);
+    let eval = exec::evaluate(&plan, &program, db, EvalOptions::default());
+    let elapsed = start.elapsed();
+    Ok((Run { program, eval, phases: Phases { eval: elapsed, ..Phases::default() } }, elapsed))
+}

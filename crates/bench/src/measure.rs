@@ -1,0 +1,319 @@
+//! One measurement = one fresh child process. The harness re-executes its own binary as
+//! `bench run-one WORKLOAD QUERY SYSTEM [CHANGE]`; the child generates the workload (not
+//! timed), runs the system once, and prints a `RESULT` line with the wall time of the
+//! measured region and its peak RSS (`VmHWM`). A fresh process per run keeps one
+//! system's heap and page cache state from leaking into the next one's peak memory.
+
+use crate::dlc::{self, Change, Mode};
+use crate::peers::{self, Peer};
+use crate::workload::{Query, Workload};
+use exec::Engine;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What is run on a workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum System {
+    /// dlc with the magic-sets rewrite, semi-naive.
+    Dlc,
+    /// dlc evaluating the source program and filtering by the query (`--no-magic`).
+    DlcNoMagic,
+    /// dlc's reference naive engine on the source program.
+    DlcReference,
+    Datafrog,
+    Ascent,
+    Crepe,
+    /// DRed: `Maintained::apply` of one change to the materialised magic program.
+    Dred,
+    /// Planning and `exec::evaluate` of the magic program on the changed EDB.
+    Recompute,
+}
+
+impl System {
+    const ALL: [System; 8] = [
+        System::Dlc,
+        System::DlcNoMagic,
+        System::DlcReference,
+        System::Datafrog,
+        System::Ascent,
+        System::Crepe,
+        System::Dred,
+        System::Recompute,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            System::Dlc => "dlc",
+            System::DlcNoMagic => "dlc-nomagic",
+            System::DlcReference => "dlc-reference",
+            System::Datafrog => "datafrog",
+            System::Ascent => "ascent",
+            System::Crepe => "crepe",
+            System::Dred => "dred",
+            System::Recompute => "recompute",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        System::ALL.into_iter().find(|s| s.name() == text)
+    }
+
+    pub fn peer(self) -> Option<Peer> {
+        match self {
+            System::Datafrog => Some(Peer::Datafrog),
+            System::Ascent => Some(Peer::Ascent),
+            System::Crepe => Some(Peer::Crepe),
+            _ => None,
+        }
+    }
+
+    pub fn is_peer(self) -> bool {
+        self.peer().is_some()
+    }
+}
+
+impl fmt::Display for System {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One measurement to make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Job {
+    pub workload: Workload,
+    pub query: Query,
+    pub system: System,
+    pub change: Option<Change>,
+}
+
+impl Job {
+    pub fn new(workload: Workload, query: Query, system: System) -> Self {
+        Job { workload, query, system, change: None }
+    }
+
+    pub fn with_change(mut self, change: Change) -> Self {
+        self.change = Some(change);
+        self
+    }
+
+    /// The arguments of `bench run-one` for this job.
+    pub fn args(&self) -> Vec<String> {
+        let mut args =
+            vec!["run-one".to_string(), self.workload.to_string(), self.query.to_string(), self.system.to_string()];
+        args.extend(self.change.map(|c| c.to_string()));
+        args
+    }
+
+    /// A stable key: the arguments joined.
+    pub fn key(&self) -> String {
+        self.args()[1..].join(" ")
+    }
+
+    /// Reads the arguments after `run-one`.
+    pub fn parse(args: &[String]) -> Result<Self, String> {
+        let usage = || "usage: bench run-one WORKLOAD QUERY SYSTEM [CHANGE]".to_string();
+        let [workload, query, system, rest @ ..] = args else { return Err(usage()) };
+        let system = System::parse(system).ok_or_else(|| format!("unknown system `{system}`"))?;
+        let mut job = Job::new(Workload::parse(workload)?, Query::parse(query)?, system);
+        match rest {
+            [] => {}
+            [change] => job.change = Some(Change::parse(change)?),
+            _ => return Err(usage()),
+        }
+        Ok(job)
+    }
+}
+
+/// What one run reported.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// Wall seconds of the measured region.
+    pub secs: f64,
+    /// Peak resident set of the child, MiB.
+    pub rss_mib: f64,
+    /// The number of answers of the query.
+    pub answers: u64,
+    /// Further figures (`relation`, `load`, `eval`, `iterations`, `overdeleted`, ...).
+    pub extra: BTreeMap<String, f64>,
+}
+
+impl Sample {
+    pub fn get(&self, key: &str) -> Option<f64> {
+        self.extra.get(key).copied()
+    }
+
+    /// The `RESULT` line a child prints.
+    pub fn to_line(&self) -> String {
+        let mut line = format!("RESULT secs={:.6} rss_mib={:.2} answers={}", self.secs, self.rss_mib, self.answers);
+        for (k, v) in &self.extra {
+            line.push_str(&format!(" {k}={v}"));
+        }
+        line
+    }
+
+    pub fn from_line(line: &str) -> Option<Self> {
+        let mut fields: BTreeMap<String, f64> = BTreeMap::new();
+        for field in line.strip_prefix("RESULT ")?.split_whitespace() {
+            let (k, v) = field.split_once('=')?;
+            fields.insert(k.to_string(), v.parse().ok()?);
+        }
+        let secs = fields.remove("secs")?;
+        let rss_mib = fields.remove("rss_mib")?;
+        let answers = fields.remove("answers")? as u64;
+        Some(Sample { secs, rss_mib, answers, extra: fields })
+    }
+}
+
+/// The peak resident set size of this process so far, in MiB (`VmHWM`).
+pub fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// Runs the job in this process: the child side of `run-one`.
+pub fn run_here(job: &Job) -> Result<Sample, String> {
+    let edb = job.workload.generate();
+    let mut extra = BTreeMap::new();
+    let (secs, rss_mib, answers) = match job.system {
+        System::Dlc | System::DlcNoMagic | System::DlcReference => {
+            let (mode, engine) = match job.system {
+                System::Dlc => (Mode::Magic, Engine::Seminaive),
+                System::DlcNoMagic => (Mode::NoMagic, Engine::Seminaive),
+                _ => (Mode::NoMagic, Engine::Reference),
+            };
+            let run = dlc::run(&job.workload, job.query, &edb, mode, engine)?;
+            let rss = peak_rss_mib();
+            extra.insert("load".into(), run.phases.load.as_secs_f64());
+            extra.insert("compile".into(), run.phases.compile.as_secs_f64());
+            extra.insert("eval".into(), run.phases.eval.as_secs_f64());
+            extra.insert("iterations".into(), run.eval.iterations as f64);
+            extra.insert("work".into(), run.eval.work as f64);
+            extra.insert("relation".into(), dlc::relation_len(&run.program, &job.workload, &run.eval.db) as f64);
+            extra.insert("derived".into(), (run.eval.db.total_len() - edb.fact_count()) as f64);
+            (run.phases.total().as_secs_f64(), rss, dlc::count_answers(&run.program, &run.eval.db))
+        }
+        System::Datafrog | System::Ascent | System::Crepe => {
+            let Workload::Tc { rules, .. } = job.workload else {
+                return Err(format!("{} runs closure workloads only", job.system));
+            };
+            if job.query != Query::Full {
+                return Err(format!("{} computes the full closure only", job.system));
+            }
+            let peer = job.system.peer().expect("matched a peer");
+            let edges = edb.edges();
+            let start = Instant::now();
+            let closure = peers::closure(peer, rules, &edges);
+            let secs = start.elapsed().as_secs_f64();
+            let rss = peak_rss_mib();
+            extra.insert("relation".into(), closure.len as f64);
+            drop(closure.keep);
+            (secs, rss, closure.len)
+        }
+        System::Dred => {
+            let change = job.change.ok_or("dred needs a change")?;
+            let mut inc = dlc::maintained(&job.workload, job.query, &edb)?;
+            extra.insert("initial_work".into(), inc.state.initial_work() as f64);
+            let (report, elapsed) = inc.apply(change);
+            let rss = peak_rss_mib();
+            let count = |v: &Vec<(ir::PredId, Vec<Vec<u32>>)>| v.iter().map(|(_, t)| t.len()).sum::<usize>() as f64;
+            extra.insert("overdeleted".into(), count(&report.overdeleted));
+            extra.insert("rederived".into(), count(&report.rederived));
+            extra.insert("inserted".into(), count(&report.inserted));
+            extra.insert("work".into(), report.work as f64);
+            (elapsed.as_secs_f64(), rss, dlc::count_answers(&inc.program, inc.state.db()))
+        }
+        System::Recompute => {
+            let change = job.change.ok_or("recompute needs a change")?;
+            let (run, elapsed) = dlc::recompute(&job.workload, job.query, &edb, change)?;
+            let rss = peak_rss_mib();
+            extra.insert("work".into(), run.eval.work as f64);
+            (elapsed.as_secs_f64(), rss, dlc::count_answers(&run.program, &run.eval.db))
+        }
+    };
+    Ok(Sample { secs, rss_mib, answers: answers as u64, extra })
+}
+
+/// Runs the job in a fresh child process of this binary, killing it after `timeout`.
+pub fn run_child(job: &Job, timeout: Duration) -> Result<Sample, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the bench binary: {e}"))?;
+    let mut child = Command::new(exe)
+        .args(job.args())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start a child: {e}"))?;
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait().map_err(|e| e.to_string())? {
+            Some(status) => break status,
+            None if start.elapsed() > timeout => {
+                // Only this child, by its own handle: nothing else is touched.
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("timed out after {} s", timeout.as_secs()));
+            }
+            None => std::thread::sleep(Duration::from_millis(5)),
+        }
+    };
+    let (mut out, mut err) = (String::new(), String::new());
+    if let Some(mut s) = child.stdout.take() {
+        let _ = s.read_to_string(&mut out);
+    }
+    if let Some(mut s) = child.stderr.take() {
+        let _ = s.read_to_string(&mut err);
+    }
+    if !status.success() {
+        let last = err.lines().filter(|l| !l.trim().is_empty()).last().unwrap_or("no message").to_string();
+        return Err(format!("child failed ({status}): {last}"));
+    }
+    out.lines().find_map(Sample::from_line).ok_or_else(|| format!("child printed no RESULT line: {out}{err}"))
+}
+
+/// The median of the values (the mean of the middle two for an even count).
+pub fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_lines_round_trip() {
+        let mut extra = BTreeMap::new();
+        extra.insert("relation".to_string(), 45.0);
+        let s = Sample { secs: 0.25, rss_mib: 3.5, answers: 9, extra };
+        assert_eq!(Sample::from_line(&s.to_line()), Some(s));
+        assert_eq!(Sample::from_line("noise"), None);
+    }
+
+    #[test]
+    fn job_arguments_round_trip() {
+        let w = Workload::parse("tc-llin:chain:20").unwrap();
+        let job = Job::new(w, Query::Point(0), System::Dred).with_change(Change::Delete(0, 1));
+        assert_eq!(Job::parse(&job.args()[1..]).unwrap(), job);
+        assert!(Job::parse(&["x".to_string()]).is_err());
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0]), 2.5);
+        assert!(peak_rss_mib() > 0.0);
+    }
+}

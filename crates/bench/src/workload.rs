@@ -1,0 +1,450 @@
+//! Workload generators: the graphs of PEERS.md plus a grid, a forest, same-generation on a
+//! tree and Andersen-style points-to, each with its rules as Datalog text and its EDB as
+//! plain `u32` rows.
+//!
+//! A workload is named by a spec string (`tc-rlin:random:2000:10000:42`) so that the
+//! harness can hand it to a child process on the command line and the child regenerates
+//! exactly the same facts from the seed.
+
+use crate::rng::SplitMix64;
+use std::collections::HashSet;
+use std::fmt;
+
+/// The three ways of writing transitive closure that PEERS.md measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rules {
+    /// `R(X,Z) <- E(X,Y), R(Y,Z)`
+    Rlin,
+    /// `R(X,Z) <- R(X,Y), E(Y,Z)`
+    Llin,
+    /// `R(X,Z) <- R(X,Y), R(Y,Z)`
+    NonLinear,
+}
+
+impl Rules {
+    pub const ALL: [Rules; 3] = [Rules::Rlin, Rules::Llin, Rules::NonLinear];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Rules::Rlin => "rlin",
+            Rules::Llin => "llin",
+            Rules::NonLinear => "nonlin",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        Rules::ALL.into_iter().find(|r| r.name() == text)
+    }
+
+    /// The recursive rule; every form also has the base rule `R(X,Y) <- E(X,Y)`.
+    pub fn recursive_rule(self) -> &'static str {
+        match self {
+            Rules::Rlin => "R(X,Z) <- E(X,Y), R(Y,Z).",
+            Rules::Llin => "R(X,Z) <- R(X,Y), E(Y,Z).",
+            Rules::NonLinear => "R(X,Z) <- R(X,Y), R(Y,Z).",
+        }
+    }
+}
+
+/// The edge relations the closure is taken over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Graph {
+    /// `edges` distinct directed edges between uniformly drawn endpoints, no self-loops.
+    Random { nodes: u32, edges: u32, seed: u64 },
+    /// `0 → 1 → … → nodes-1`.
+    Chain { nodes: u32 },
+    /// A `width × height` grid with edges to the right and downwards; node `r*width + c`.
+    Grid { width: u32, height: u32 },
+    /// `trees` disjoint random recursive trees of `size` nodes each, edges parent → child;
+    /// tree `t` holds nodes `t*size ..`, with its root first.
+    Forest { trees: u32, size: u32, seed: u64 },
+}
+
+impl Graph {
+    pub fn nodes(self) -> u32 {
+        match self {
+            Graph::Random { nodes, .. } | Graph::Chain { nodes } => nodes,
+            Graph::Grid { width, height } => width * height,
+            Graph::Forest { trees, size, .. } => trees * size,
+        }
+    }
+
+    /// The edges in generation order.
+    pub fn edges(self) -> Vec<(u32, u32)> {
+        match self {
+            Graph::Random { nodes, edges, seed } => random_edges(nodes, edges, seed),
+            Graph::Chain { nodes } => (1..nodes).map(|v| (v - 1, v)).collect(),
+            Graph::Grid { width, height } => {
+                let mut out = Vec::new();
+                for r in 0..height {
+                    for c in 0..width {
+                        let v = r * width + c;
+                        if c + 1 < width {
+                            out.push((v, v + 1));
+                        }
+                        if r + 1 < height {
+                            out.push((v, v + width));
+                        }
+                    }
+                }
+                out
+            }
+            Graph::Forest { trees, size, seed } => {
+                let mut rng = SplitMix64::new(seed);
+                let mut out = Vec::new();
+                for t in 0..trees {
+                    let base = t * size;
+                    for i in 1..size {
+                        out.push((base + rng.below(i), base + i));
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// A short human-readable name for tables.
+    pub fn label(self) -> String {
+        match self {
+            Graph::Random { nodes: 2000, edges: 10000, seed: 42 } => "random".to_string(),
+            Graph::Random { nodes, edges, .. } if edges == 5 * nodes => format!("random{nodes}"),
+            Graph::Random { nodes, edges, .. } => format!("random{nodes}/{edges}"),
+            Graph::Chain { nodes } => format!("chain{nodes}"),
+            Graph::Grid { width, height } => format!("grid{width}x{height}"),
+            Graph::Forest { trees, size, .. } => format!("forest{trees}x{size}"),
+        }
+    }
+
+    fn parse(parts: &[&str]) -> Option<Self> {
+        let num = |i: usize| parts.get(i).and_then(|p| p.parse::<u32>().ok());
+        let seed = |i: usize| parts.get(i).and_then(|p| p.parse::<u64>().ok());
+        match parts.first().copied()? {
+            "random" if parts.len() == 4 => Some(Graph::Random { nodes: num(1)?, edges: num(2)?, seed: seed(3)? }),
+            "chain" if parts.len() == 2 => Some(Graph::Chain { nodes: num(1)? }),
+            "grid" if parts.len() == 3 => Some(Graph::Grid { width: num(1)?, height: num(2)? }),
+            "forest" if parts.len() == 4 => Some(Graph::Forest { trees: num(1)?, size: num(2)?, seed: seed(3)? }),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Graph {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Graph::Random { nodes, edges, seed } => write!(f, "random:{nodes}:{edges}:{seed}"),
+            Graph::Chain { nodes } => write!(f, "chain:{nodes}"),
+            Graph::Grid { width, height } => write!(f, "grid:{width}:{height}"),
+            Graph::Forest { trees, size, seed } => write!(f, "forest:{trees}:{size}:{seed}"),
+        }
+    }
+}
+
+/// Draws `(u, v)` pairs until `edges` distinct ones without self-loops exist, the usual
+/// reading of "n nodes / m distinct directed edges".
+fn random_edges(nodes: u32, edges: u32, seed: u64) -> Vec<(u32, u32)> {
+    let possible = u64::from(nodes) * u64::from(nodes.saturating_sub(1));
+    assert!(u64::from(edges) <= possible, "{edges} distinct edges do not fit in {nodes} nodes");
+    let mut rng = SplitMix64::new(seed);
+    let mut seen = HashSet::with_capacity(edges as usize);
+    let mut out = Vec::with_capacity(edges as usize);
+    while out.len() < edges as usize {
+        let (u, v) = (rng.below(nodes), rng.below(nodes));
+        if u != v && seen.insert((u, v)) {
+            out.push((u, v));
+        }
+    }
+    out
+}
+
+/// A whole benchmark program: rules plus the EDB generator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Workload {
+    /// Transitive closure `R` of `E` in one of the three rule forms.
+    Tc { rules: Rules, graph: Graph },
+    /// Same generation on a complete tree with `fanout` children per node and `depth`
+    /// levels below the root; `par(child, parent)`, nodes numbered breadth first.
+    SameGen { fanout: u32, depth: u32 },
+    /// Field-insensitive Andersen points-to on a random program of `vars` variables with
+    /// `allocs` allocation sites (one object each) and as many assignments, loads and
+    /// stores as given. Variables are values `0..vars`, objects `vars..vars+allocs`.
+    PointsTo { vars: u32, allocs: u32, assigns: u32, loads: u32, stores: u32, seed: u64 },
+}
+
+/// One EDB relation as flat rows of `arity` values each.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EdbRelation {
+    pub name: &'static str,
+    pub arity: usize,
+    pub rows: Vec<u32>,
+}
+
+impl EdbRelation {
+    pub fn len(&self) -> usize {
+        self.rows.len().checked_div(self.arity).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    pub fn tuples(&self) -> impl Iterator<Item = &[u32]> + '_ {
+        self.rows.chunks_exact(self.arity.max(1))
+    }
+}
+
+/// The input facts of a workload. Every value is a number in `0..values`; dlc interns it
+/// by its decimal text, the peers use it as it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edb {
+    pub relations: Vec<EdbRelation>,
+    pub values: u32,
+}
+
+impl Edb {
+    pub fn relation(&self, name: &str) -> Option<&EdbRelation> {
+        self.relations.iter().find(|r| r.name == name)
+    }
+
+    /// The `E` relation of a closure workload as pairs, the input the peers take.
+    pub fn edges(&self) -> Vec<(u32, u32)> {
+        self.relation("E").map(|r| r.tuples().map(|t| (t[0], t[1])).collect()).unwrap_or_default()
+    }
+
+    pub fn fact_count(&self) -> usize {
+        self.relations.iter().map(EdbRelation::len).sum()
+    }
+}
+
+fn pairs(name: &'static str, pairs: &[(u32, u32)]) -> EdbRelation {
+    EdbRelation { name, arity: 2, rows: pairs.iter().flat_map(|&(a, b)| [a, b]).collect() }
+}
+
+impl Workload {
+    /// Parses the spec [`fmt::Display`] writes.
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let parts: Vec<&str> = spec.split(':').collect();
+        let num = |i: usize| parts.get(i).and_then(|p| p.parse::<u32>().ok());
+        let parsed = match parts.first().copied() {
+            Some(kind) if kind.starts_with("tc-") => Rules::parse(&kind[3..])
+                .and_then(|rules| Graph::parse(&parts[1..]).map(|graph| Workload::Tc { rules, graph })),
+            Some("sg") if parts.len() == 3 => num(1).zip(num(2)).map(|(fanout, depth)| Workload::SameGen { fanout, depth }),
+            Some("pt") if parts.len() == 7 => (|| {
+                Some(Workload::PointsTo {
+                    vars: num(1)?,
+                    allocs: num(2)?,
+                    assigns: num(3)?,
+                    loads: num(4)?,
+                    stores: num(5)?,
+                    seed: parts[6].parse().ok()?,
+                })
+            })(),
+            _ => None,
+        };
+        parsed.ok_or_else(|| format!("not a workload spec: `{spec}`"))
+    }
+
+    /// A short name for tables: `random, rlin`.
+    pub fn label(&self) -> String {
+        match *self {
+            Workload::Tc { rules, graph } => format!("{}, {}", graph.label(), rules.name()),
+            Workload::SameGen { fanout, depth } => format!("same-generation, tree {fanout}^{depth}"),
+            Workload::PointsTo { vars, .. } => format!("points-to, {vars} variables"),
+        }
+    }
+
+    /// The predicate queries ask about.
+    pub fn query_pred(&self) -> &'static str {
+        match self {
+            Workload::Tc { .. } => "R",
+            Workload::SameGen { .. } => "sg",
+            Workload::PointsTo { .. } => "pt",
+        }
+    }
+
+    /// The rules as dlc source text (no query, no facts).
+    pub fn rules_text(&self) -> String {
+        match self {
+            Workload::Tc { rules, .. } => format!("R(X,Y) <- E(X,Y).\n{}\n", rules.recursive_rule()),
+            Workload::SameGen { .. } => {
+                "sg(X,Y) <- par(X,P), par(Y,P).\nsg(X,Y) <- par(X,P), sg(P,Q), par(Y,Q).\n".to_string()
+            }
+            Workload::PointsTo { .. } => concat!(
+                "pt(V,O) <- alloc(V,O).\n",
+                "pt(V,O) <- assign(V,W), pt(W,O).\n",
+                "pt(V,O) <- load(V,P), pt(P,B), hpt(B,O).\n",
+                "hpt(B,O) <- store(P,W), pt(P,B), pt(W,O).\n",
+            )
+            .to_string(),
+        }
+    }
+
+    /// Generates the input facts (deterministic in the spec).
+    pub fn generate(&self) -> Edb {
+        match *self {
+            Workload::Tc { graph, .. } => Edb { relations: vec![pairs("E", &graph.edges())], values: graph.nodes() },
+            Workload::SameGen { fanout, depth } => {
+                // Breadth-first numbering: the children of node p are p*fanout + 1 ..= p*fanout + fanout.
+                let nodes = tree_size(fanout, depth);
+                let par: Vec<(u32, u32)> = (1..nodes).map(|c| (c, (c - 1) / fanout)).collect();
+                Edb { relations: vec![pairs("par", &par)], values: nodes }
+            }
+            Workload::PointsTo { vars, allocs, assigns, loads, stores, seed } => {
+                let mut rng = SplitMix64::new(seed);
+                let alloc: Vec<(u32, u32)> = (0..allocs).map(|o| (rng.below(vars), vars + o)).collect();
+                let mut var_pairs = |n: u32| -> Vec<(u32, u32)> {
+                    let mut seen = HashSet::new();
+                    let mut out = Vec::new();
+                    while out.len() < n as usize {
+                        let p = (rng.below(vars), rng.below(vars));
+                        if p.0 != p.1 && seen.insert(p) {
+                            out.push(p);
+                        }
+                    }
+                    out
+                };
+                let assign = var_pairs(assigns);
+                let load = var_pairs(loads);
+                let store = var_pairs(stores);
+                Edb {
+                    relations: vec![
+                        pairs("alloc", &alloc),
+                        pairs("assign", &assign),
+                        pairs("load", &load),
+                        pairs("store", &store),
+                    ],
+                    values: vars + allocs,
+                }
+            }
+        }
+    }
+
+    /// The node a point query of this workload binds: node 0 for a graph (a root of the
+    /// forest, the corner of the grid), the last leaf for same-generation, variable 0 for
+    /// points-to.
+    pub fn point_node(&self) -> u32 {
+        match *self {
+            Workload::SameGen { fanout, depth } => tree_size(fanout, depth) - 1,
+            Workload::Tc { .. } | Workload::PointsTo { .. } => 0,
+        }
+    }
+}
+
+fn tree_size(fanout: u32, depth: u32) -> u32 {
+    (0..=depth).map(|d| fanout.pow(d)).sum()
+}
+
+impl fmt::Display for Workload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Workload::Tc { rules, graph } => write!(f, "tc-{}:{graph}", rules.name()),
+            Workload::SameGen { fanout, depth } => write!(f, "sg:{fanout}:{depth}"),
+            Workload::PointsTo { vars, allocs, assigns, loads, stores, seed } => {
+                write!(f, "pt:{vars}:{allocs}:{assigns}:{loads}:{stores}:{seed}")
+            }
+        }
+    }
+}
+
+/// The selection query, over the workload's query predicate (always binary here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Query {
+    /// `R(X,Y)`: the whole relation.
+    Full,
+    /// `R(c,Y)`.
+    Point(u32),
+    /// `R(a,b)`: does one tuple hold.
+    Pair(u32, u32),
+}
+
+impl Query {
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let parts: Vec<&str> = spec.split(':').collect();
+        let num = |i: usize| parts.get(i).and_then(|p| p.parse::<u32>().ok());
+        match (parts.as_slice(), num(1), num(2)) {
+            (["full"], _, _) => Ok(Query::Full),
+            (["point", _], Some(c), _) => Ok(Query::Point(c)),
+            (["bb", _, _], Some(a), Some(b)) => Ok(Query::Pair(a, b)),
+            _ => Err(format!("not a query spec: `{spec}`")),
+        }
+    }
+
+    /// The query as dlc source text over `pred`.
+    pub fn text(self, pred: &str) -> String {
+        match self {
+            Query::Full => format!("?- {pred}(X,Y)."),
+            Query::Point(c) => format!("?- {pred}({c},Y)."),
+            Query::Pair(a, b) => format!("?- {pred}({a},{b})."),
+        }
+    }
+
+    /// `R(0,Y)` for tables.
+    pub fn label(self, pred: &str) -> String {
+        let text = self.text(pred);
+        text.trim_start_matches("?- ").trim_end_matches('.').to_string()
+    }
+
+    /// Whether a `(x, y)` tuple of the query predicate is an answer.
+    pub fn matches(self, x: u32, y: u32) -> bool {
+        match self {
+            Query::Full => true,
+            Query::Point(c) => x == c,
+            Query::Pair(a, b) => x == a && y == b,
+        }
+    }
+}
+
+impl fmt::Display for Query {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Query::Full => write!(f, "full"),
+            Query::Point(c) => write!(f, "point:{c}"),
+            Query::Pair(a, b) => write!(f, "bb:{a}:{b}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_round_trip() {
+        for spec in [
+            "tc-rlin:random:2000:10000:42",
+            "tc-nonlin:chain:500",
+            "tc-llin:grid:30:20",
+            "tc-llin:forest:1000:20:7",
+            "sg:3:6",
+            "pt:3000:600:3000:600:600:7",
+        ] {
+            assert_eq!(Workload::parse(spec).unwrap().to_string(), spec);
+        }
+        for spec in ["full", "point:0", "bb:0:1999"] {
+            assert_eq!(Query::parse(spec).unwrap().to_string(), spec);
+        }
+        assert!(Workload::parse("tc-xlin:chain:5").is_err());
+        assert!(Query::parse("point").is_err());
+    }
+
+    #[test]
+    fn random_graph_has_distinct_edges_and_no_self_loops() {
+        let edges = Graph::Random { nodes: 50, edges: 200, seed: 42 }.edges();
+        assert_eq!(edges.len(), 200);
+        assert!(edges.iter().all(|&(u, v)| u != v && u < 50 && v < 50));
+        let distinct: HashSet<_> = edges.iter().collect();
+        assert_eq!(distinct.len(), 200);
+        assert_eq!(edges, Graph::Random { nodes: 50, edges: 200, seed: 42 }.edges());
+    }
+
+    #[test]
+    fn shapes_have_the_expected_sizes() {
+        assert_eq!(Graph::Chain { nodes: 5 }.edges(), vec![(0, 1), (1, 2), (2, 3), (3, 4)]);
+        assert_eq!(Graph::Grid { width: 3, height: 2 }.edges().len(), 2 * 2 + 3);
+        let forest = Graph::Forest { trees: 4, size: 5, seed: 1 }.edges();
+        assert_eq!(forest.len(), 4 * 4);
+        assert!(forest.iter().all(|&(p, c)| p < c && p / 5 == c / 5));
+        let sg = Workload::SameGen { fanout: 2, depth: 3 }.generate();
+        assert_eq!(sg.values, 15);
+        assert_eq!(sg.relation("par").unwrap().len(), 14);
+    }
+}

@@ -1,0 +1,267 @@
+//! The dlc command line as a library: argument parsing, file IO and output formats over
+//! the compiler crates. `main.rs` only hands it the process's streams, so the end-to-end
+//! and snapshot tests run the very same code in-process.
+
+pub mod cli;
+mod load;
+mod progress;
+mod repl;
+mod report;
+mod session;
+
+use clap::Parser;
+use cli::{Cli, ColorArg, Command, Emit, Format, RunArgs};
+use diag::{Diagnostic, SourceMap};
+use serde_json::{json, Value};
+use session::{Failed, Maintainer, Session};
+use std::ffi::OsString;
+use std::io::{BufRead, IsTerminal, Write};
+
+/// Exit status of a run that found errors in the user's input.
+pub const EXIT_INPUT_ERROR: i32 = 1;
+/// Exit status of a usage error (bad flags).
+pub const EXIT_USAGE: i32 = 2;
+/// Exit status when `--check` finds the incremental state differs from recomputation.
+pub const EXIT_CHECK_FAILED: i32 = 3;
+
+/// Runs dlc with these arguments (the first is the program name) and streams; returns the
+/// process exit status.
+pub fn run(
+    args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let text = e.render().to_string();
+            return if e.use_stderr() {
+                let _ = write!(err, "{text}");
+                EXIT_USAGE
+            } else {
+                let _ = write!(out, "{text}");
+                0
+            };
+        }
+    };
+    match cli.command {
+        Some(Command::Repl(args)) => repl::run(&args, input, out, err),
+        None => run_batch(&cli.run, out, err),
+    }
+}
+
+fn use_color(arg: ColorArg) -> bool {
+    match arg {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    }
+}
+
+/// Prints diagnostics to `err`.
+fn print_diagnostics(err: &mut dyn Write, diagnostics: &[Diagnostic], sources: &SourceMap, color: bool) {
+    if !diagnostics.is_empty() {
+        let _ = write!(err, "{}", diag::render(diagnostics, sources, color));
+    }
+}
+
+fn usage_error(err: &mut dyn Write, message: &str) -> i32 {
+    let _ = writeln!(err, "error: {message}\n\nFor more information, try '--help'.");
+    EXIT_USAGE
+}
+
+fn fail(err: &mut dyn Write, failed: Failed, color: bool) -> i32 {
+    print_diagnostics(err, &failed.diagnostics, &failed.sources, color);
+    let errors = failed.diagnostics.iter().filter(|d| d.is_error()).count();
+    let _ = writeln!(err, "dlc: {errors} error(s); nothing was evaluated");
+    EXIT_INPUT_ERROR
+}
+
+fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let color = use_color(args.color);
+    let allowed: &[Format] = match args.emit {
+        Emit::Ast => &[Format::Text],
+        Emit::Adorned => &[Format::Text, Format::Json, Format::Dot],
+        _ => &[Format::Text, Format::Json],
+    };
+    if !allowed.contains(&args.format) {
+        return usage_error(err, &format!("--emit {:?} does not support --format {:?}", args.emit, args.format).to_lowercase());
+    }
+    if args.emit == Emit::Ast {
+        return emit_ast(args, out, err, color);
+    }
+    let session = match session::compile(args) {
+        Ok(s) => s,
+        Err(failed) => return fail(err, failed, color),
+    };
+    print_diagnostics(err, &session.warnings, &session.sources, color);
+    let json = args.format == Format::Json;
+    let text = match args.emit {
+        Emit::Ast => unreachable!("handled above"),
+        Emit::Ir => {
+            if json {
+                to_json_text(&report::program_json(&session.program))
+            } else {
+                session.program.to_string()
+            }
+        }
+        Emit::Adorned => match args.format {
+            Format::Json => to_json_text(&session.magic.graph_json()),
+            Format::Dot => session.magic.display_dot(),
+            Format::Text => session.magic.display_graph(),
+        },
+        Emit::MagicIr => {
+            if json {
+                to_json_text(&session.magic.to_json())
+            } else {
+                // The program alone first (easy to copy), then the numbered trace it refers to.
+                format!("{}\n{}", session.magic.display_rules(), session.magic.display_trace())
+            }
+        }
+        Emit::Plan => {
+            let program = if args.no_magic { &session.program } else { &session.magic.program };
+            let plan = plan::plan_program(program);
+            if json {
+                to_json_text(&plan.to_json(program))
+            } else {
+                plan.display(program).to_string()
+            }
+        }
+        Emit::Trace | Emit::Answers => return evaluate_and_report(args, &session, out, err),
+    };
+    let _ = write!(out, "{text}");
+    if !text.ends_with('\n') {
+        let _ = writeln!(out);
+    }
+    0
+}
+
+fn to_json_text(value: &Value) -> String {
+    serde_json::to_string_pretty(value).expect("JSON values always serialise") + "\n"
+}
+
+fn emit_ast(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool) -> i32 {
+    let (sources, file) = match session::read_program(args) {
+        Ok(x) => x,
+        Err(failed) => return fail(err, failed, color),
+    };
+    let (ast, diagnostics) = syntax::parse(sources.text(file), file);
+    let _ = write!(out, "{ast}");
+    print_diagnostics(err, &diagnostics, &sources, color);
+    if diag::has_errors(&diagnostics) {
+        EXIT_INPUT_ERROR
+    } else {
+        0
+    }
+}
+
+/// `--emit answers` and `--emit trace`: evaluate (magic, original or both), then apply
+/// the update batches incrementally.
+fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let timing = !args.no_timing;
+    let engine = session::engine(args.engine);
+    let trace = args.emit == Emit::Trace;
+    let json = args.format == Format::Json;
+    let source = &session.program;
+    let magic_program = &session.magic.program;
+    let queried = source.query.as_ref().expect("compiled sessions have a query").atom.pred;
+
+    // The program whose answers are reported (and maintained under updates).
+    let (primary_name, primary) = if args.no_magic { ("original", source) } else { ("magic", magic_program) };
+    let progress = progress::reporter(err_is_terminal());
+    let main_run = session::evaluate(primary, &session.facts, engine, trace, progress);
+    let original_run = args.compare.then(|| session::evaluate(source, &session.facts, engine, trace, None));
+
+    let mut text = String::new();
+    let mut doc = json!({});
+    if trace {
+        if json {
+            doc = report::evaluation_json(primary, &main_run, timing);
+            doc["program"] = json!(primary_name);
+            doc["engine"] = json!(format!("{:?}", args.engine).to_lowercase());
+            if let Some(orig) = &original_run {
+                doc["original"] = report::evaluation_json(source, orig, timing);
+                doc["agree"] = json!(orig.answers == main_run.answers);
+            }
+        } else {
+            report::evaluation_text(&mut text, &format!("{primary_name} program"), primary, &main_run, timing);
+            if let Some(orig) = &original_run {
+                report::evaluation_text(&mut text, "original program", source, orig, timing);
+                let agree = if orig.answers == main_run.answers { "yes" } else { "NO" };
+                use std::fmt::Write as _;
+                let _ = writeln!(text, "== answers agree: {agree}");
+            }
+        }
+    } else if let Some(orig) = &original_run {
+        if json {
+            doc["magic"] = report::evaluation_json(magic_program, &main_run, timing);
+            doc["original"] = report::evaluation_json(source, orig, timing);
+            doc["agree"] = json!(orig.answers == main_run.answers);
+        } else {
+            report::compare_text(&mut text, magic_program, &main_run, source, orig, timing);
+        }
+    }
+
+    // Incremental maintenance of the primary program over the batches.
+    let mut exit = 0;
+    let mut final_answers = main_run.answers.clone();
+    if !session.batches.is_empty() {
+        let mut maintainer = Maintainer::new(primary.clone(), &session.facts);
+        let mut updates = Vec::new();
+        for (i, batch) in session.batches.iter().enumerate() {
+            let outcome = maintainer.apply(&batch.update, trace || args.check, args.check);
+            let db = maintainer.state.db();
+            if json {
+                updates.push(report::batch_json(primary, i, batch, &outcome, db, timing));
+            } else {
+                report::batch_text(&mut text, primary, queried, i, batch, &outcome, db, timing);
+            }
+            if !outcome.mismatches.is_empty() {
+                let names: Vec<String> = outcome.mismatches.iter().map(|p| primary.pred_name(*p)).collect();
+                let _ = writeln!(
+                    err,
+                    "dlc: --check failed after batch {}: incremental state differs from recomputation in {}",
+                    i + 1,
+                    names.join(", ")
+                );
+                exit = EXIT_CHECK_FAILED;
+            }
+        }
+        final_answers = session::answers(&maintainer.program, maintainer.state.db());
+        if json {
+            doc["updates"] = Value::Array(updates);
+        }
+    }
+
+    if json {
+        if !trace && original_run.is_none() {
+            doc["program"] = json!(primary_name);
+        }
+        doc["answers"] = report::tuples_json(source, &final_answers);
+        let _ = write!(out, "{}", to_json_text(&doc));
+    } else {
+        let _ = write!(out, "{text}");
+        if !trace {
+            for t in &final_answers {
+                let _ = writeln!(out, "{}", report::answer_text(source, queried, t));
+            }
+            let sizes = report::relation_sizes(primary, &main_run.eval.db);
+            let mut summary = format!(
+                "{} answer(s); {} program: {}",
+                final_answers.len(),
+                primary_name,
+                report::sizes_text(primary, &sizes)
+            );
+            if timing {
+                summary += &format!("; evaluated in {}", report::duration_text(main_run.elapsed));
+            }
+            let _ = writeln!(err, "{summary}");
+        }
+    }
+    exit
+}
+
+fn err_is_terminal() -> bool {
+    std::io::stderr().is_terminal()
+}

@@ -1,0 +1,267 @@
+//! Text and JSON renderings of evaluation results and update reports.
+
+use crate::session::{derived_preds, BatchOutcome, Batch, Evaluated};
+use ir::{PredId, Program};
+use serde_json::{json, Map, Value};
+use std::fmt::Write;
+use std::time::Duration;
+
+/// A tuple as JSON: the constants' texts.
+pub fn tuple_json(program: &Program, tuple: &[u32]) -> Value {
+    Value::Array(tuple.iter().map(|&v| Value::String(program.consts.text(ir::Const(v)).to_string())).collect())
+}
+
+pub fn tuples_json(program: &Program, tuples: &[Vec<u32>]) -> Value {
+    Value::Array(tuples.iter().map(|t| tuple_json(program, t)).collect())
+}
+
+/// `{relation: [tuples]}` for grouped facts.
+pub fn grouped_json(program: &Program, groups: &[(PredId, Vec<Vec<u32>>)]) -> Value {
+    let mut map = Map::new();
+    for (pred, tuples) in groups {
+        map.insert(program.pred_name(*pred), tuples_json(program, tuples));
+    }
+    Value::Object(map)
+}
+
+/// Groups loose facts by relation, in relation then tuple order.
+pub fn group(facts: &[(PredId, Vec<u32>)]) -> Vec<(PredId, Vec<Vec<u32>>)> {
+    let mut sorted = facts.to_vec();
+    sorted.sort();
+    let mut out: Vec<(PredId, Vec<Vec<u32>>)> = Vec::new();
+    for (pred, tuple) in sorted {
+        match out.last_mut() {
+            Some((p, tuples)) if *p == pred => tuples.push(tuple),
+            _ => out.push((pred, vec![tuple])),
+        }
+    }
+    out
+}
+
+/// Sizes of the derived relations of `program` in `db`.
+pub fn relation_sizes(program: &Program, db: &exec::Database) -> Vec<(PredId, usize)> {
+    derived_preds(program).into_iter().map(|p| (p, db.len(p))).collect()
+}
+
+pub fn sizes_json(program: &Program, sizes: &[(PredId, usize)]) -> Value {
+    let mut map = Map::new();
+    for (p, n) in sizes {
+        map.insert(program.pred_name(*p), json!(n));
+    }
+    Value::Object(map)
+}
+
+pub fn sizes_text(program: &Program, sizes: &[(PredId, usize)]) -> String {
+    let total: usize = sizes.iter().map(|(_, n)| n).sum();
+    let parts: Vec<String> = sizes.iter().map(|(p, n)| format!("{} {n}", program.pred_name(*p))).collect();
+    format!("{} ({total} derived)", parts.join(", "))
+}
+
+/// `R(a,b)`: an answer written over the source predicate `queried`.
+pub fn answer_text(program: &Program, queried: PredId, tuple: &[u32]) -> String {
+    format!("{}{}", program.display_pred(queried), program.display_tuple(tuple))
+}
+
+/// `@a:R^bf(a,b)`: a fact of any relation.
+pub fn fact_text(program: &Program, pred: PredId, tuple: &[u32]) -> String {
+    format!("{}{}", program.display_pred(pred), program.display_tuple(tuple))
+}
+
+pub fn duration_text(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1e3;
+    if ms < 1000.0 {
+        format!("{ms:.2} ms")
+    } else {
+        format!("{:.3} s", ms / 1e3)
+    }
+}
+
+/// The JSON object of one evaluated program: `rounds`, `row_tests`, `relations`, `answers`.
+pub fn evaluation_json(program: &Program, run: &Evaluated, timing: bool) -> Value {
+    let rounds: Vec<Value> = run
+        .eval
+        .rounds
+        .iter()
+        .map(|r| json!({ "round": r.round, "new": grouped_json(program, &r.new) }))
+        .collect();
+    let sizes = relation_sizes(program, &run.eval.db);
+    let mut obj = json!({
+        "rounds": rounds,
+        "iterations": run.eval.iterations,
+        "row_tests": run.eval.row_tests,
+        "work": run.eval.work,
+        "relations": sizes_json(program, &sizes),
+        "derived_facts": sizes.iter().map(|(_, n)| n).sum::<usize>(),
+        "answers": tuples_json(program, &run.answers),
+    });
+    if timing {
+        obj["seconds"] = json!(run.elapsed.as_secs_f64());
+    }
+    obj
+}
+
+/// The text trace of one evaluated program: rounds, row_tests, sizes, answers.
+pub fn evaluation_text(out: &mut String, title: &str, program: &Program, run: &Evaluated, timing: bool) {
+    let _ = writeln!(out, "== {title}");
+    for r in &run.eval.rounds {
+        let facts: Vec<String> = r
+            .new
+            .iter()
+            .flat_map(|(p, tuples)| tuples.iter().map(move |t| fact_text(program, *p, t)))
+            .collect();
+        let facts = if facts.is_empty() { "(nothing new)".to_string() } else { facts.join(" ") };
+        let _ = writeln!(out, "round {}: {facts}", r.round);
+    }
+    let _ = writeln!(out, "iterations: {}", run.eval.iterations);
+    match run.eval.row_tests {
+        Some(n) => {
+            let _ = writeln!(out, "row_tests: {n}");
+        }
+        None => {
+            let _ = writeln!(out, "row_tests: (counted by --engine reference)");
+        }
+    }
+    let _ = writeln!(out, "relations: {}", sizes_text(program, &relation_sizes(program, &run.eval.db)));
+    let answers: Vec<String> = run.answers.iter().map(|t| program.display_tuple(t).to_string()).collect();
+    let _ = writeln!(out, "answers ({}): {}", answers.len(), answers.join(" "));
+    if timing {
+        let _ = writeln!(out, "time: {}", duration_text(run.elapsed));
+    }
+}
+
+/// The side-by-side table of `--compare`.
+pub fn compare_text(out: &mut String, magic_program: &Program, magic: &Evaluated, source: &Program, original: &Evaluated, timing: bool) {
+    let agree = magic.answers == original.answers;
+    let row = |out: &mut String, label: &str, a: String, b: String| {
+        let _ = writeln!(out, "{label:<24}{a:<16}{b}");
+    };
+    row(out, "", "magic".into(), "original".into());
+    row(out, "answers", magic.answers.len().to_string(), original.answers.len().to_string());
+    row(out, "answers agree", if agree { "yes" } else { "NO" }.into(), String::new());
+    let msizes = relation_sizes(magic_program, &magic.eval.db);
+    let osizes = relation_sizes(source, &original.eval.db);
+    let total = |s: &[(PredId, usize)]| s.iter().map(|(_, n)| n).sum::<usize>().to_string();
+    row(out, "derived facts", total(&msizes), total(&osizes));
+    for (p, n) in &msizes {
+        row(out, &format!("  {}", magic_program.pred_name(*p)), n.to_string(), String::new());
+    }
+    for (p, n) in &osizes {
+        row(out, &format!("  {}", source.pred_name(*p)), String::new(), n.to_string());
+    }
+    let rt = |e: &Evaluated| e.eval.row_tests.map_or("-".to_string(), |n| n.to_string());
+    row(out, "row_tests", rt(magic), rt(original));
+    row(out, "rounds/iterations", magic.eval.iterations.to_string(), original.eval.iterations.to_string());
+    row(out, "work", magic.eval.work.to_string(), original.eval.work.to_string());
+    if timing {
+        row(out, "time", duration_text(magic.elapsed), duration_text(original.elapsed));
+    }
+}
+
+/// One update batch as JSON.
+pub fn batch_json(program: &Program, index: usize, batch: &Batch, outcome: &BatchOutcome, db: &exec::Database, timing: bool) -> Value {
+    let r = &outcome.report;
+    let waves: Vec<Value> = r.overdeleted_waves.iter().map(|w| grouped_json(program, &group(w))).collect();
+    let noop: Vec<Value> = r
+        .noop_deletes
+        .iter()
+        .map(|(p, t)| json!(format!("-{}", fact_text(program, *p, t))))
+        .chain(r.noop_inserts.iter().map(|(p, t)| json!(format!("+{}", fact_text(program, *p, t)))))
+        .collect();
+    let mut obj = json!({
+        "batch": index + 1,
+        "changes": batch.changes,
+        "noop": noop,
+        "overdeleted": grouped_json(program, &r.overdeleted),
+        "overdeleted_waves": waves,
+        "rederived": grouped_json(program, &r.rederived),
+        "inserted": grouped_json(program, &r.inserted),
+        "answers_added": tuples_json(program, &outcome.answers_added),
+        "answers_removed": tuples_json(program, &outcome.answers_removed),
+        "relations": sizes_json(program, &relation_sizes(program, db)),
+        "work": r.work,
+        "recompute_work": outcome.recompute_work,
+    });
+    if let Some(w) = outcome.recompute_work {
+        obj["work_ratio"] = json!(if r.work == 0 { Value::Null } else { json!(w as f64 / r.work as f64) });
+    }
+    if timing {
+        obj["seconds"] = json!(outcome.elapsed.as_secs_f64());
+    }
+    obj
+}
+
+/// One update batch as text.
+pub fn batch_text(out: &mut String, program: &Program, queried: PredId, index: usize, batch: &Batch, outcome: &BatchOutcome, db: &exec::Database, timing: bool) {
+    let r = &outcome.report;
+    let _ = writeln!(out, "batch {}: {}", index + 1, batch.changes.join(" "));
+    for (p, t) in &r.noop_deletes {
+        let _ = writeln!(out, "  no-op: -{} is not present", fact_text(program, *p, t));
+    }
+    for (p, t) in &r.noop_inserts {
+        let _ = writeln!(out, "  no-op: +{} is already present", fact_text(program, *p, t));
+    }
+    let count = |g: &[(PredId, Vec<Vec<u32>>)]| g.iter().map(|(_, t)| t.len()).sum::<usize>();
+    let facts = |g: &[(PredId, Vec<Vec<u32>>)]| {
+        let v: Vec<String> = g.iter().flat_map(|(p, ts)| ts.iter().map(move |t| fact_text(program, *p, t))).collect();
+        v.join(" ")
+    };
+    let _ = writeln!(out, "  over-deleted {} in {} wave(s)", count(&r.overdeleted), r.overdeleted_waves.len());
+    for (i, wave) in r.overdeleted_waves.iter().enumerate() {
+        let _ = writeln!(out, "    wave {}: {}", i + 1, facts(&group(wave)));
+    }
+    for (title, group) in [("rederived", &r.rederived), ("inserted", &r.inserted)] {
+        match count(group) {
+            0 => writeln!(out, "  {title} 0"),
+            n => writeln!(out, "  {title} {n}: {}", facts(group)),
+        }
+        .ok();
+    }
+    let answers = |ts: &[Vec<u32>]| {
+        if ts.is_empty() {
+            "(none)".to_string()
+        } else {
+            ts.iter().map(|t| answer_text(program, queried, t)).collect::<Vec<_>>().join(" ")
+        }
+    };
+    let _ = writeln!(out, "  answers removed: {}", answers(&outcome.answers_removed));
+    let _ = writeln!(out, "  answers added: {}", answers(&outcome.answers_added));
+    let _ = writeln!(out, "  relations: {}", sizes_text(program, &relation_sizes(program, db)));
+    match outcome.recompute_work {
+        Some(w) => {
+            let _ = writeln!(out, "  work: {} (recomputation from scratch: {w})", r.work);
+        }
+        None => {
+            let _ = writeln!(out, "  work: {}", r.work);
+        }
+    }
+    if timing {
+        let _ = writeln!(out, "  time: {}", duration_text(outcome.elapsed));
+    }
+}
+
+/// The program listing of `--emit ir --format json`.
+pub fn program_json(program: &Program) -> Value {
+    let preds: Vec<Value> = program
+        .pred_ids()
+        .map(|p| {
+            let pred = program.pred(p);
+            json!({
+                "name": program.pred_name(p),
+                "arity": pred.arity,
+                "kind": match pred.kind { ir::PredKind::Edb => "edb", ir::PredKind::Idb => "idb" },
+            })
+        })
+        .collect();
+    let rules: Vec<Value> = program.rules.iter().map(|r| json!(program.display_rule(r).to_string())).collect();
+    let facts: Vec<Value> = program
+        .facts
+        .iter()
+        .map(|f| json!(crate::session::fact_text(program, f)))
+        .collect();
+    json!({
+        "predicates": preds,
+        "rules": rules,
+        "facts": facts,
+        "query": program.query.as_ref().map(|q| program.display_atom(&q.atom).to_string()),
+    })
+}

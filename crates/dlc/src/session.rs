@@ -1,0 +1,282 @@
+//! The compilation pipeline as the command line drives it: parse, load facts and
+//! updates, rewrite with magic sets, plan, evaluate, maintain.
+
+use crate::cli::{EngineArg, RunArgs};
+use crate::load;
+use diag::{Code, Diagnostic, SourceMap};
+use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Update};
+use ir::{Fact, PredId, Program};
+use magic::MagicProgram;
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+/// An input tuple of one predicate, as exec stores it.
+pub type Tuple = (PredId, Vec<u32>);
+
+/// One batch of EDB changes, with the text the user wrote for each change.
+pub struct Batch {
+    pub changes: Vec<String>,
+    pub update: Update,
+}
+
+/// Everything compiled from the command line's inputs.
+pub struct Session {
+    pub sources: SourceMap,
+    /// The source program (with its query, and every EDB predicate any input mentions).
+    pub program: Program,
+    /// The magic-sets rewrite of `program` for its query.
+    pub magic: MagicProgram,
+    /// All input facts: inline in the program and from `--facts`.
+    pub facts: Vec<Tuple>,
+    pub batches: Vec<Batch>,
+    /// Warnings to show even when compilation succeeds.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// The outcome of a failed compilation: every diagnostic, errors and warnings.
+pub struct Failed {
+    pub sources: SourceMap,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+fn tuple_of(fact: &Fact) -> Tuple {
+    (fact.pred, fact.values.iter().map(|c| c.0).collect())
+}
+
+/// Reads the program given on the command line into a fresh source map.
+pub fn read_program(args: &RunArgs) -> Result<(SourceMap, ir::FileId), Failed> {
+    let mut sources = SourceMap::new();
+    let Some(path) = &args.program else {
+        let d = Diagnostic::error(Code::UNREADABLE_FILE, "no program file given")
+            .with_help("pass the program as the last argument: `dlc prog.dl`; see `dlc --help`");
+        return Err(Failed { sources, diagnostics: vec![d] });
+    };
+    match load::read_source(path, &mut sources) {
+        Ok(file) => Ok((sources, file)),
+        Err(d) => Err(Failed { sources, diagnostics: vec![d] }),
+    }
+}
+
+/// Runs the front end, loads facts and updates, and rewrites the program.
+pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
+    let (mut sources, file) = read_program(args)?;
+    let text = sources.text(file).to_string();
+    let (program, mut diagnostics) = syntax::parse_program(&text, file);
+    let Some(mut program) = program.filter(|_| !diag::has_errors(&diagnostics)) else {
+        return Err(Failed { sources, diagnostics });
+    };
+
+    if let Some(query) = &args.query {
+        let qfile = sources.add("--query", query.clone());
+        diagnostics.extend(syntax::parse_query(query, qfile, &mut program));
+    }
+    if program.query.is_none() && !diag::has_errors(&diagnostics) {
+        let end = sources.text(file).len();
+        diagnostics.push(
+            Diagnostic::error(Code::NO_QUERY, "the program has no query")
+                .with_primary(diag::Span::new(file, end..end), "no `?-` line up to the end of the program"),
+        );
+    }
+
+    let mut facts: Vec<Tuple> = program.facts.iter().map(tuple_of).collect();
+    for path in &args.facts {
+        let loaded = load::load_facts(path, &mut program, &mut sources, &mut diagnostics);
+        facts.extend(loaded.iter().map(tuple_of));
+    }
+
+    let batches = read_updates(args, &mut program, &mut sources, &mut diagnostics);
+
+    let given: BTreeSet<PredId> = facts.iter().map(|(p, _)| *p).collect();
+    let given: Vec<PredId> = given.into_iter().collect();
+    // Only warn about empty predicates when the inputs were all read: after an error the
+    // warning would mostly repeat it.
+    if !diag::has_errors(&diagnostics) {
+        diagnostics.extend(syntax::undefined_predicate_warnings(&program, &given));
+    }
+
+    if diag::has_errors(&diagnostics) {
+        return Err(Failed { sources, diagnostics });
+    }
+    let query = program.query.clone().expect("checked above: a query exists when there are no errors");
+    let magic = magic::rewrite(&program, &query);
+    Ok(Session { sources, program, magic, facts, batches, warnings: diagnostics })
+}
+
+fn read_updates(
+    args: &RunArgs,
+    program: &mut Program,
+    sources: &mut SourceMap,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Batch> {
+    let mut batches = Vec::new();
+    // All --insert/--delete flags form one batch, deletions listed first as the user reads them.
+    let mut flags = Batch { changes: Vec::new(), update: Update { inserts: Vec::new(), deletes: Vec::new() } };
+    for (sign, atoms) in [('-', &args.delete), ('+', &args.insert)] {
+        for atom in atoms {
+            let file = sources.add(if sign == '+' { "--insert" } else { "--delete" }, atom.clone());
+            let (fact, diags) = syntax::parse_update_atom(atom, file, program);
+            diagnostics.extend(diags);
+            if let Some(fact) = fact {
+                flags.changes.push(format!("{sign}{}", fact_text(program, &fact)));
+                let list = if sign == '+' { &mut flags.update.inserts } else { &mut flags.update.deletes };
+                list.push(tuple_of(&fact));
+            }
+        }
+    }
+    if !flags.changes.is_empty() {
+        batches.push(flags);
+    }
+    if let Some(path) = &args.updates {
+        match load::read_source(path, sources) {
+            Ok(file) => {
+                let text = sources.text(file).to_string();
+                let (parsed, diags) = syntax::parse_updates(&text, file, program);
+                diagnostics.extend(diags);
+                for b in parsed {
+                    let mut changes: Vec<String> =
+                        b.deletes.iter().map(|f| format!("-{}", fact_text(program, f))).collect();
+                    changes.extend(b.inserts.iter().map(|f| format!("+{}", fact_text(program, f))));
+                    batches.push(Batch {
+                        changes,
+                        update: Update {
+                            inserts: b.inserts.iter().map(tuple_of).collect(),
+                            deletes: b.deletes.iter().map(tuple_of).collect(),
+                        },
+                    });
+                }
+            }
+            Err(d) => diagnostics.push(d),
+        }
+    }
+    batches
+}
+
+/// `E(a,b)` for a fact.
+pub fn fact_text(program: &Program, fact: &Fact) -> String {
+    let values: Vec<u32> = fact.values.iter().map(|c| c.0).collect();
+    format!("{}{}", program.display_pred(fact.pred), program.display_tuple(&values))
+}
+
+pub fn engine(arg: EngineArg) -> Engine {
+    match arg {
+        EngineArg::Seminaive => Engine::Seminaive,
+        EngineArg::Reference => Engine::Reference,
+    }
+}
+
+/// A database holding exactly these input tuples.
+pub fn edb_database(program: &Program, facts: &[Tuple]) -> Database {
+    let mut db = Database::new(program);
+    for (pred, tuple) in facts {
+        db.insert(*pred, tuple);
+    }
+    db
+}
+
+/// One evaluated program: the original or the magic rewrite.
+pub struct Evaluated {
+    pub eval: Evaluation,
+    pub answers: Vec<Vec<u32>>,
+    pub elapsed: Duration,
+}
+
+/// The query's answers in a database of `program` (whose query names the relation to read).
+pub fn answers(program: &Program, db: &Database) -> Vec<Vec<u32>> {
+    let query = program.query.as_ref().expect("evaluated programs carry their query");
+    db.sorted_tuples(query.atom.pred).into_iter().filter(|t| query.matches(t)).collect()
+}
+
+/// Plans and evaluates `program` from scratch over `facts`.
+pub fn evaluate(
+    program: &Program,
+    facts: &[Tuple],
+    engine: Engine,
+    record_rounds: bool,
+    progress: Option<Box<dyn FnMut(exec::Progress)>>,
+) -> Evaluated {
+    let start = Instant::now();
+    let plan = plan::plan_program(program);
+    let edb = edb_database(program, facts);
+    let eval = exec::evaluate(&plan, program, edb, EvalOptions { engine, record_rounds, progress });
+    let answers = answers(program, &eval.db);
+    Evaluated { eval, answers, elapsed: start.elapsed() }
+}
+
+/// The predicates that head a rule of `program`: the relations evaluation derives.
+pub fn derived_preds(program: &Program) -> Vec<PredId> {
+    let heads: BTreeSet<PredId> = program.rules.iter().map(|r| r.head.pred).collect();
+    heads.into_iter().collect()
+}
+
+/// The answer of one update batch, with the before/after difference of the query's answers.
+pub struct BatchOutcome {
+    pub report: exec::UpdateReport,
+    pub answers_added: Vec<Vec<u32>>,
+    pub answers_removed: Vec<Vec<u32>>,
+    pub elapsed: Duration,
+    /// The work a from-scratch evaluation of the new input does (when it was measured).
+    pub recompute_work: Option<u64>,
+    /// Relations whose incremental state differs from recomputation (with `--check`).
+    pub mismatches: Vec<PredId>,
+}
+
+/// Keeps one program's materialisation up to date over a sequence of batches.
+pub struct Maintainer {
+    /// The maintained program; it owns its interners so that updates can mention new constants.
+    pub program: Program,
+    pub state: Maintained,
+    pub facts: BTreeSet<Tuple>,
+}
+
+impl Maintainer {
+    pub fn new(program: Program, facts: &[Tuple]) -> Self {
+        let plan = plan::plan_program(&program);
+        let state = Maintained::new(plan, &program, edb_database(&program, facts));
+        Maintainer { program, state, facts: facts.iter().cloned().collect() }
+    }
+
+    /// Applies one batch; with `recompute`, also evaluates the new input from scratch to
+    /// measure its work and (with `check`) to compare every relation.
+    pub fn apply(&mut self, update: &Update, recompute: bool, check: bool) -> BatchOutcome {
+        let before = answers(&self.program, self.state.db());
+        let start = Instant::now();
+        let report = self.state.apply(update);
+        let elapsed = start.elapsed();
+        for t in &update.deletes {
+            self.facts.remove(t);
+        }
+        for t in &update.inserts {
+            self.facts.insert(t.clone());
+        }
+        let after = answers(&self.program, self.state.db());
+        let (mut recompute_work, mut mismatches) = (None, Vec::new());
+        if recompute || check {
+            let facts: Vec<Tuple> = self.facts.iter().cloned().collect();
+            let fresh = evaluate(&self.program, &facts, Engine::Seminaive, false, None);
+            recompute_work = Some(fresh.eval.work);
+            if check {
+                mismatches = self
+                    .program
+                    .pred_ids()
+                    .filter(|&p| fresh.eval.db.sorted_tuples(p) != self.state.db().sorted_tuples(p))
+                    .collect();
+            }
+        }
+        BatchOutcome {
+            answers_added: after.iter().filter(|t| before.binary_search(t).is_err()).cloned().collect(),
+            answers_removed: before.iter().filter(|t| after.binary_search(t).is_err()).cloned().collect(),
+            report,
+            elapsed,
+            recompute_work,
+            mismatches,
+        }
+    }
+}
+
+impl Maintainer {
+    /// Whether any rule of the maintained program reads `pred` (an update of any other
+    /// predicate cannot change a derived fact).
+    pub fn reads(&self, pred: PredId) -> bool {
+        self.program.rules.iter().any(|r| r.body.iter().any(|a| a.pred == pred))
+    }
+}

@@ -1,0 +1,64 @@
+//! Shared helpers of the end-to-end tests: run the CLI in-process from the workspace root.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+/// The workspace root (fixture paths and `% args:` lines are relative to it).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root exists")
+}
+
+/// Makes the workspace root the working directory, once per test binary, so that
+/// diagnostics print the same relative paths a user at the root would see.
+pub fn at_root() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| std::env::set_current_dir(root()).expect("can enter the workspace root"));
+}
+
+/// What one run of the CLI printed.
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `dlc ARGS` in-process with the given standard input.
+pub fn dlc_with_input(args: &[&str], input: &str) -> Output {
+    at_root();
+    let mut argv = vec!["dlc"];
+    argv.extend_from_slice(args);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let mut stdin = input.as_bytes();
+    let code = dlc::run(argv, &mut stdin, &mut out, &mut err);
+    Output { code, stdout: String::from_utf8(out).unwrap(), stderr: String::from_utf8(err).unwrap() }
+}
+
+pub fn dlc(args: &[&str]) -> Output {
+    dlc_with_input(args, "")
+}
+
+/// Extra arguments a fixture asks for in `% args: ...` header lines.
+pub fn fixture_args(source: &str) -> Vec<String> {
+    source
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("% args:"))
+        .flat_map(|rest| rest.split_whitespace().map(str::to_string))
+        .collect()
+}
+
+/// Writes `contents` to `path` when regenerating (`DLC_REGEN=1`, set by `cargo xtask
+/// regen`), and otherwise fails if the checked-in file differs.
+pub fn ensure_file_contents(path: &Path, contents: &str) {
+    let current = std::fs::read_to_string(path).unwrap_or_default();
+    if current == contents {
+        return;
+    }
+    if std::env::var_os("DLC_REGEN").is_some() {
+        std::fs::write(path, contents).expect("can write generated file");
+        return;
+    }
+    let shown = path.strip_prefix(root()).unwrap_or(path).display().to_string();
+    panic!("{shown} is stale: run `cargo xtask regen` and commit");
+}

@@ -1,0 +1,139 @@
+//! Fixture-driven snapshots: every fixture under `fixtures/ok` through every `--emit`
+//! form, and every fixture under `fixtures/err` through its diagnostics. A snapshot holds
+//! the source and the output together. Review changes with `cargo insta review`;
+//! `cargo xtask regen` rewrites them all.
+
+mod common;
+
+use common::{dlc, fixture_args, root};
+use std::path::Path;
+
+/// Every `--emit` form with the extra flags it is snapshotted with, by snapshot name.
+pub const EMITS: &[(&str, &[&str])] = &[
+    ("ast", &["--emit", "ast"]),
+    ("ir", &["--emit", "ir"]),
+    ("ir_json", &["--emit", "ir", "--format", "json"]),
+    ("adorned", &["--emit", "adorned"]),
+    ("adorned_dot", &["--emit", "adorned", "--format", "dot"]),
+    ("adorned_json", &["--emit", "adorned", "--format", "json"]),
+    ("magic_ir", &["--emit", "magic-ir"]),
+    ("magic_ir_json", &["--emit", "magic-ir", "--format", "json"]),
+    ("plan", &["--emit", "plan"]),
+    ("plan_json", &["--emit", "plan", "--format", "json"]),
+    ("trace", &["--emit", "trace", "--compare", "--engine", "reference"]),
+    ("trace_json", &["--emit", "trace", "--format", "json", "--compare", "--engine", "reference"]),
+    ("answers", &["--compare"]),
+];
+
+fn run_fixture(path: &Path, extra: &[&str]) -> (String, common::Output) {
+    let source = std::fs::read_to_string(path).unwrap();
+    let relative = path.strip_prefix(root()).unwrap().to_str().unwrap().to_string();
+    let mut args: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+    args.extend(["--color", "never", "--no-timing"].map(String::from));
+    args.extend(fixture_args(&source));
+    args.push(relative);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    (source, dlc(&args))
+}
+
+fn section(title: &str, text: &str) -> String {
+    format!("----- {title}\n{}{}", text, if text.is_empty() || text.ends_with('\n') { "" } else { "\n" })
+}
+
+#[test]
+fn ok_fixtures() {
+    insta::with_settings!({ snapshot_path => "../../../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
+        insta::glob!("../../../fixtures", "ok/*.dl", |path| {
+            for (name, flags) in EMITS {
+                let (source, output) = run_fixture(path, flags);
+                assert_eq!(output.code, 0, "{name} of {} failed:\n{}", path.display(), output.stderr);
+                let mut text = section("SOURCE", &source);
+                text += &section(&name.to_uppercase(), &output.stdout);
+                if !output.stderr.is_empty() {
+                    text += &section("DIAGNOSTICS", &output.stderr);
+                }
+                insta::assert_snapshot!(*name, text);
+            }
+        });
+    });
+}
+
+#[test]
+fn err_fixtures() {
+    insta::with_settings!({ snapshot_path => "../../../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
+        insta::glob!("../../../fixtures", "err/*.dl", |path| {
+            let (source, output) = run_fixture(path, &[]);
+            assert_ne!(output.code, 0, "{} must fail", path.display());
+            assert!(output.stderr.contains("Error"), "{} printed no error:\n{}", path.display(), output.stderr);
+            let code = path.file_name().unwrap().to_str().unwrap().split('_').next().unwrap();
+            assert!(output.stderr.contains(&format!("[{code}]")), "{} does not report {code}:\n{}", path.display(), output.stderr);
+            let mut text = section("SOURCE", &source);
+            text += &section("DIAGNOSTICS", &output.stderr);
+            if !output.stdout.is_empty() {
+                text += &section("STDOUT", &output.stdout);
+            }
+            insta::assert_snapshot!("diagnostics", text);
+        });
+    });
+}
+
+/// Snapshot files that no fixture produces any more fail the suite (or are removed by
+/// `cargo xtask regen`), so `snapshots/` never holds orphans.
+#[test]
+fn no_orphaned_snapshots() {
+    let root = root();
+    let names = |dir: &str| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(root.join("fixtures").join(dir))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".dl"))
+            .collect();
+        v.sort();
+        v
+    };
+    let mut expected: Vec<String> = Vec::new();
+    for f in names("ok") {
+        expected.extend(EMITS.iter().map(|(e, _)| format!("{e}@{f}.snap")));
+    }
+    expected.extend(names("err").into_iter().map(|f| format!("diagnostics@{f}.snap")));
+    let mut orphans = Vec::new();
+    for entry in std::fs::read_dir(root.join("snapshots")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if name.ends_with(".snap") && !expected.contains(&name) {
+            orphans.push(name);
+        }
+    }
+    if !orphans.is_empty() && std::env::var_os("DLC_REGEN").is_some() {
+        for name in &orphans {
+            std::fs::remove_file(root.join("snapshots").join(name)).unwrap();
+        }
+        return;
+    }
+    assert!(orphans.is_empty(), "orphaned snapshots (run `cargo xtask regen`): {orphans:?}");
+}
+
+/// Every error code of the table has an `fixtures/err/<CODE>_*.dl` that triggers it
+/// (warnings: a fixture under `fixtures/ok` whose run shows it).
+#[test]
+fn every_code_has_a_fixture() {
+    let root = root();
+    let listing = |dir: &str| -> Vec<String> {
+        std::fs::read_dir(root.join("fixtures").join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    let err = listing("err");
+    for (code, title, _) in diag::CODES {
+        if code.0.starts_with('E') {
+            assert!(err.iter().any(|f| f.starts_with(&format!("{}_", code.0))), "no fixture for {code} ({title})");
+        } else {
+            let warned = listing("ok").iter().filter(|f| f.ends_with(".dl")).any(|f| {
+                let path = root.join("fixtures/ok").join(f);
+                run_fixture(&path, &[]).1.stderr.contains(&format!("[{}]", code.0))
+            });
+            assert!(warned, "no snapshot shows warning {code} ({title})");
+        }
+    }
+}

@@ -1,0 +1,575 @@
+//! The magic-sets rewrite itself: the worklist over adorned predicates and the
+//! generation of seed, demand and main rules with full left-prefix SIPS.
+
+use crate::graph::{CallEdge, CallGraph};
+use crate::names::{declare_answer, declare_demand};
+use crate::{CallTrace, MagicProgram, RuleKind, RuleTrace};
+use ir::{Adornment, Atom, Bf, Origin, PredId, PredKind, Program, Query, Rule, RuleId, Symbol, Term};
+
+/// Rewrites `program` for `query` (usually `program.query`; it should name an IDB
+/// predicate, which [`ir::validate`] checks beforehand).
+///
+/// Rule order of the output, which is stable and what the printers show:
+/// 1. the seed `@m:p^α(consts) <-` of the query;
+/// 2. then, for each adorned predicate in discovery order (the query's first, then in the
+///    order calls first reach them, each expanded once), for each source rule with that
+///    head in program order: that rule's demand rules in body order, followed by its
+///    main rule.
+///
+/// A demand rule that reads `m(x) <- m(x)` is not emitted but recorded in
+/// [`MagicProgram::dropped`]. The source rules are not copied; the inline facts are.
+/// A query on a predicate without rules yields just the seed, so its answers are empty.
+pub fn rewrite(program: &Program, query: &Query) -> MagicProgram {
+    let mut out = program.empty_like();
+    out.facts = program.facts.clone();
+
+    let query_pred = query.atom.pred;
+    let query_adornment = query.adornment();
+    let answer_pred = declare_answer(&mut out, query_pred, &query_adornment, query.atom.span);
+    let demand_pred = declare_demand(&mut out, query_pred, &query_adornment, query.atom.span);
+    out.query = Some(Query { atom: Atom { pred: answer_pred, args: query.atom.args.clone(), span: query.atom.span } });
+
+    let mut rewriter = Rewriter {
+        source: program,
+        out,
+        graph: CallGraph::default(),
+        adorned: Vec::new(),
+        rules: Vec::new(),
+        dropped: Vec::new(),
+    };
+    rewriter.schedule(query_pred, &query_adornment);
+    rewriter.graph.query = rewriter.graph.node(query_pred, &query_adornment);
+
+    let seed = Rule {
+        head: Atom { pred: demand_pred, args: restrict(&query.atom.args, &query_adornment), span: query.atom.span },
+        body: Vec::new(),
+        span: query.atom.span,
+        origin: Origin::Seed,
+    };
+    rewriter.emit(seed, RuleTrace { kind: RuleKind::Seed, source_rule: None, calls: Vec::new() });
+
+    // The worklist is `adorned` itself: entries are appended as calls discover them and
+    // each is expanded exactly once, when `next` reaches it.
+    let mut next = 0;
+    while next < rewriter.adorned.len() {
+        let (pred, adornment) = rewriter.adorned[next].clone();
+        next += 1;
+        for (rule_id, rule) in program.rules_for(pred) {
+            rewriter.expand(&adornment, rule_id, rule);
+        }
+    }
+
+    let Rewriter { out, graph, adorned, rules, dropped, .. } = rewriter;
+    MagicProgram { program: out, answer_pred, demand_pred, query_pred, query_adornment, adorned, rules, dropped, graph }
+}
+
+/// The state of one rewrite: the output under construction and its trace.
+struct Rewriter<'a> {
+    source: &'a Program,
+    out: Program,
+    graph: CallGraph,
+    adorned: Vec<(PredId, Adornment)>,
+    rules: Vec<RuleTrace>,
+    dropped: Vec<Rule>,
+}
+
+impl Rewriter<'_> {
+    /// Adds `(pred, adornment)` to the worklist and the call graph unless it is there.
+    fn schedule(&mut self, pred: PredId, adornment: &Adornment) {
+        if self.graph.node(pred, adornment).is_none() {
+            self.graph.add_node(pred, adornment.clone());
+            self.adorned.push((pred, adornment.clone()));
+        }
+    }
+
+    fn emit(&mut self, rule: Rule, trace: RuleTrace) -> RuleId {
+        self.rules.push(trace);
+        self.out.add_rule(rule)
+    }
+
+    fn is_idb(&self, pred: PredId) -> bool {
+        self.source.pred(pred).kind == PredKind::Idb
+    }
+
+    /// Emits the demand rules and the main rule of source rule `rule` (whose head
+    /// predicate is called with `adornment`).
+    fn expand(&mut self, adornment: &Adornment, rule_id: RuleId, rule: &Rule) {
+        let head_pred = rule.head.pred;
+        let caller = self.graph.node(head_pred, adornment).expect("the expanded predicate was scheduled");
+        let answer = declare_answer(&mut self.out, head_pred, adornment, rule.head.span);
+        let demand = declare_demand(&mut self.out, head_pred, adornment, rule.head.span);
+        let guard_args = restrict(&rule.head.args, adornment);
+        let mut bound: Vec<Symbol> = Vec::new();
+        add_vars(&mut bound, &guard_args);
+        let guard = Atom { pred: demand, args: guard_args, span: rule.head.span };
+
+        // `body` is always the guard followed by the adorned atoms seen so far, so at an
+        // IDB call it is exactly the prefix of that call's demand rule.
+        let mut body = vec![guard];
+        let mut calls = Vec::new();
+        for (position, atom) in rule.body.iter().enumerate() {
+            if self.is_idb(atom.pred) {
+                let call_adornment = adorn(&atom.args, &bound);
+                self.schedule(atom.pred, &call_adornment);
+                let callee = self.graph.node(atom.pred, &call_adornment).expect("the call was just scheduled");
+                self.graph.graph.add_edge(caller, callee, CallEdge { source_rule: rule_id, position });
+
+                let call_answer = declare_answer(&mut self.out, atom.pred, &call_adornment, atom.span);
+                let call_demand = declare_demand(&mut self.out, atom.pred, &call_adornment, atom.span);
+                let call_atom = Atom { pred: call_answer, args: atom.args.clone(), span: atom.span };
+                let demand_rule = Rule {
+                    head: Atom { pred: call_demand, args: restrict(&atom.args, &call_adornment), span: atom.span },
+                    body: body.clone(),
+                    span: rule.span,
+                    origin: Origin::Demand { rule: rule_id, position },
+                };
+                let mut call = CallTrace {
+                    position,
+                    atom: call_atom.clone(),
+                    adornment: call_adornment,
+                    bound_before: bound.clone(),
+                    prefix: body.clone(),
+                    demand_rule: None,
+                };
+                if is_self_copy(&demand_rule) {
+                    self.dropped.push(demand_rule);
+                } else {
+                    call.demand_rule = Some(RuleId(self.out.rules.len() as u32));
+                    let trace =
+                        RuleTrace { kind: RuleKind::Demand, source_rule: Some(rule_id), calls: vec![call.clone()] };
+                    self.emit(demand_rule, trace);
+                }
+                calls.push(call);
+                body.push(call_atom);
+            } else {
+                body.push(atom.clone());
+            }
+            // Full left-prefix SIPS: after any atom, EDB or IDB, all its variables are bound.
+            add_vars(&mut bound, &atom.args);
+        }
+
+        let main = Rule {
+            head: Atom { pred: answer, args: rule.head.args.clone(), span: rule.head.span },
+            body,
+            span: rule.span,
+            origin: Origin::Main { rule: rule_id },
+        };
+        self.emit(main, RuleTrace { kind: RuleKind::Main, source_rule: Some(rule_id), calls });
+    }
+}
+
+/// The arguments at the `b` positions of `adornment`, in their original order. Positions
+/// beyond the adornment (an arity mismatch that validation reports) count as free.
+fn restrict(args: &[Term], adornment: &Adornment) -> Vec<Term> {
+    args.iter().enumerate().filter(|(i, _)| adornment.0.get(*i) == Some(&Bf::Bound)).map(|(_, t)| *t).collect()
+}
+
+/// The adornment of a call: `b` for a constant or a variable in `bound`, else `f`.
+fn adorn(args: &[Term], bound: &[Symbol]) -> Adornment {
+    Adornment(
+        args.iter()
+            .map(|t| match t.var() {
+                Some(v) if !bound.contains(&v) => Bf::Free,
+                _ => Bf::Bound,
+            })
+            .collect(),
+    )
+}
+
+/// Appends the variables of `args` that are not yet in `bound`, in order.
+fn add_vars(bound: &mut Vec<Symbol>, args: &[Term]) {
+    for v in args.iter().filter_map(Term::var) {
+        if !bound.contains(&v) {
+            bound.push(v);
+        }
+    }
+}
+
+/// True for `m(x) <- m(x)`: one body atom identical to the head (spans aside). Such a
+/// rule can never derive anything new.
+fn is_self_copy(rule: &Rule) -> bool {
+    match rule.body.as_slice() {
+        [only] => {
+            only.pred == rule.head.pred
+                && only.args.len() == rule.head.args.len()
+                && only.args.iter().zip(&rule.head.args).all(|(a, b)| a.kind == b.kind)
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{answers, evaluate, parse};
+    use ir::PredName;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    /// Rewrites a program text for its own `?-` query.
+    fn magic(src: &str) -> MagicProgram {
+        let program = parse(src);
+        assert!(ir::validate(&program).is_empty(), "test source must be valid");
+        let query = program.query.clone().expect("the test program has a query");
+        let magic = rewrite(&program, &query);
+        let errors = ir::validate(&magic.program);
+        assert!(errors.is_empty(), "output does not validate: {errors:?}\n{}", magic.display_rules());
+        magic
+    }
+
+    fn dropped_text(m: &MagicProgram) -> Vec<String> {
+        m.dropped.iter().map(|r| m.program.display_rule(r).to_string()).collect()
+    }
+
+    fn adornments(m: &MagicProgram) -> Vec<String> {
+        m.adorned.iter().map(|(p, a)| crate::names::adorned_label(&m.program, *p, a)).collect()
+    }
+
+    const EXAMPLE_1: &str = "R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), R(Y,Z)\n?- R(a,Y).";
+
+    #[test]
+    fn example_1_nonlinear_reachability() {
+        let m = magic(EXAMPLE_1);
+        assert_eq!(
+            m.display_rules(),
+            "@m:R^bf(a) <-\n\
+             @a:R^bf(X,Y) <- @m:R^bf(X), E(X,Y)\n\
+             @m:R^bf(Y) <- @m:R^bf(X), @a:R^bf(X,Y)\n\
+             @a:R^bf(X,Z) <- @m:R^bf(X), @a:R^bf(X,Y), @a:R^bf(Y,Z)\n"
+        );
+        assert_eq!(dropped_text(&m), ["@m:R^bf(X) <- @m:R^bf(X)"]);
+        assert_eq!(m.dropped[0].origin, Origin::Demand { rule: RuleId(1), position: 0 });
+        assert_eq!(adornments(&m), ["R^bf"]);
+        assert_eq!(m.program.pred_name(m.answer_pred), "@a:R^bf");
+        assert_eq!(m.program.pred_name(m.demand_pred), "@m:R^bf");
+        assert_eq!(m.program.display_atom(&m.program.query.as_ref().unwrap().atom).to_string(), "@a:R^bf(a,Y)");
+        let kinds: Vec<RuleKind> = m.rules.iter().map(|t| t.kind).collect();
+        assert_eq!(kinds, [RuleKind::Seed, RuleKind::Main, RuleKind::Demand, RuleKind::Main]);
+        let origins: Vec<Origin> = m.program.rules.iter().map(|r| r.origin).collect();
+        assert_eq!(
+            origins,
+            [
+                Origin::Seed,
+                Origin::Main { rule: RuleId(0) },
+                Origin::Demand { rule: RuleId(1), position: 1 },
+                Origin::Main { rule: RuleId(1) }
+            ]
+        );
+    }
+
+    #[test]
+    fn example_1_trace_keeps_bound_variables_and_prefixes() {
+        let m = magic(EXAMPLE_1);
+        let p = &m.program;
+        let main = &m.rules[3];
+        assert_eq!(main.source_rule, Some(RuleId(1)));
+        assert_eq!(main.calls.len(), 2);
+        let names = |vars: &[Symbol]| vars.iter().map(|v| p.symbols.text(*v).to_string()).collect::<Vec<_>>();
+        let atoms = |atoms: &[Atom]| atoms.iter().map(|a| p.display_atom(a).to_string()).collect::<Vec<_>>();
+        let (first, second) = (&main.calls[0], &main.calls[1]);
+        assert_eq!((first.position, first.adornment.to_string()), (0, "bf".to_string()));
+        assert_eq!(names(&first.bound_before), ["X"]);
+        assert_eq!(atoms(&first.prefix), ["@m:R^bf(X)"]);
+        assert_eq!(first.demand_rule, None);
+        assert_eq!((second.position, second.adornment.to_string()), (1, "bf".to_string()));
+        assert_eq!(names(&second.bound_before), ["X", "Y"]);
+        assert_eq!(atoms(&second.prefix), ["@m:R^bf(X)", "@a:R^bf(X,Y)"]);
+        assert_eq!(second.demand_rule, Some(RuleId(2)));
+        // A demand rule's body is exactly the prefix of the call it serves.
+        assert_eq!(m.rules[2].calls, vec![second.clone()]);
+        assert_eq!(p.rules[2].body, second.prefix);
+    }
+
+    #[test]
+    fn example_1_answers_agree_with_the_source_and_demand_stays_small() {
+        let edges = "E(a,b).\nE(b,c).\nE(c,b).\nE(c,d).\nE(a,e).\nE(e,d).\nE(u,v).\nE(v,w).\nE(w,u).\n";
+        let src = format!("{EXAMPLE_1}\n{edges}");
+        let program = parse(&src);
+        let m = magic(&src);
+        assert_eq!(evaluate(&program)["R"].len(), 20);
+        let db = evaluate(&m.program);
+        assert_eq!(db["@m:R^bf"].len(), 5);
+        assert_eq!(db["@a:R^bf"].len(), 11);
+        assert_eq!(answers(&m.program), answers(&program));
+        assert_eq!(answers(&m.program).len(), 4);
+    }
+
+    #[test]
+    fn example_2_argument_swap_gives_fb() {
+        let src = "P(X,Z) <- E(X,Y), Q(Z,Y)\nQ(U,V) <- F(U,V)\n?- P(a,Z).\nE(a,b).\nF(c,b).\nF(d,z).";
+        let m = magic(src);
+        assert_eq!(
+            m.display_rules(),
+            "@m:P^bf(a) <-\n\
+             @m:Q^fb(Y) <- @m:P^bf(X), E(X,Y)\n\
+             @a:P^bf(X,Z) <- @m:P^bf(X), E(X,Y), @a:Q^fb(Z,Y)\n\
+             @a:Q^fb(U,V) <- @m:Q^fb(V), F(U,V)\n"
+        );
+        assert_eq!(adornments(&m), ["P^bf", "Q^fb"]);
+        assert!(m.dropped.is_empty());
+        let program = parse(src);
+        let a = program.consts.get("a").unwrap().0;
+        let c = program.consts.get("c").unwrap().0;
+        assert_eq!(answers(&m.program), HashSet::from([vec![a, c]]));
+        assert_eq!(answers(&m.program), answers(&program));
+    }
+
+    #[test]
+    fn example_3_query_without_constants_seeds_zero_arity_demand() {
+        let m = magic("R(X,Y) <- E(X,Y)\n?- R(X,Y).");
+        assert_eq!(m.display_rules(), "@m:R^ff() <-\n@a:R^ff(X,Y) <- @m:R^ff(), E(X,Y)\n");
+        assert_eq!(m.program.pred(m.demand_pred).arity, 0);
+    }
+
+    #[test]
+    fn example_3_constant_fact_queried_with_another_constant_yields_nothing() {
+        let src = "P(a) <-\n?- P(z).";
+        let m = magic(src);
+        assert_eq!(m.display_rules(), "@m:P^b(z) <-\n@a:P^b(a) <- @m:P^b(a)\n");
+        assert!(answers(&m.program).is_empty());
+        assert!(answers(&parse(src)).is_empty());
+        // The same fact queried with its own constant is found.
+        assert_eq!(answers(&magic("P(a) <-\n?- P(a).").program).len(), 1);
+    }
+
+    #[test]
+    fn example_3_repeated_head_variable_keeps_the_equality() {
+        let m = magic("P(X,X) <- E(X,Y)\n?- P(a,W).");
+        assert_eq!(m.display_rules(), "@m:P^bf(a) <-\n@a:P^bf(X,X) <- @m:P^bf(X), E(X,Y)\n");
+        let m = magic("P(X,X) <- E(X,Y)\n?- P(a,b).");
+        assert_eq!(m.display_rules(), "@m:P^bb(a,b) <-\n@a:P^bb(X,X) <- @m:P^bb(X,X), E(X,Y)\n");
+        let src = "P(X,X) <- E(X,Y)\n?- P(a,b).\nE(a,c).";
+        assert!(answers(&magic(src).program).is_empty());
+        assert_eq!(answers(&magic("P(X,X) <- E(X,Y)\n?- P(a,a).\nE(a,c).").program).len(), 1);
+    }
+
+    #[test]
+    fn zero_arity_predicates_are_adorned_with_the_empty_string() {
+        let m = magic("Ok() <- E(X), R(X)\nR(X) <- F(X)\n?- Ok().\nE(a).\nF(a).");
+        assert_eq!(
+            m.display_rules(),
+            "@m:Ok^() <-\n\
+             @m:R^b(X) <- @m:Ok^(), E(X)\n\
+             @a:Ok^() <- @m:Ok^(), E(X), @a:R^b(X)\n\
+             @a:R^b(X) <- @m:R^b(X), F(X)\n"
+        );
+        assert_eq!(answers(&m.program), HashSet::from([vec![]]));
+    }
+
+    #[test]
+    fn predicate_called_with_two_adornments_gets_two_versions() {
+        let src = "P(X,Y) <- E(X,Z), R(Z,Y), R(W,X), F(W)\nR(X,Y) <- G(X,Y)\n?- P(a,Y).\n\
+                   E(a,b).\nG(b,c).\nG(d,a).\nF(d).";
+        let m = magic(src);
+        assert_eq!(adornments(&m), ["P^bf", "R^bf", "R^fb"]);
+        assert_eq!(
+            m.display_rules(),
+            "@m:P^bf(a) <-\n\
+             @m:R^bf(Z) <- @m:P^bf(X), E(X,Z)\n\
+             @m:R^fb(X) <- @m:P^bf(X), E(X,Z), @a:R^bf(Z,Y)\n\
+             @a:P^bf(X,Y) <- @m:P^bf(X), E(X,Z), @a:R^bf(Z,Y), @a:R^fb(W,X), F(W)\n\
+             @a:R^bf(X,Y) <- @m:R^bf(X), G(X,Y)\n\
+             @a:R^fb(X,Y) <- @m:R^fb(Y), G(X,Y)\n"
+        );
+        assert_eq!(m.graph.graph.node_count(), 3);
+        assert_eq!(m.graph.graph.edge_count(), 2);
+        assert_eq!(answers(&m.program), answers(&parse(src)));
+        assert_eq!(answers(&m.program).len(), 1);
+    }
+
+    #[test]
+    fn mutual_recursion_expands_each_adorned_predicate_once() {
+        let src = "Even(X) <- Zero(X)\nEven(Y) <- Succ(X,Y), Odd(X)\nOdd(Y) <- Succ(X,Y), Even(X)\n?- Even(Y).\n\
+                   Zero(n0).\nSucc(n0,n1).\nSucc(n1,n2).\nSucc(n2,n3).\nSucc(n3,n4).";
+        let m = magic(src);
+        assert_eq!(adornments(&m), ["Even^f", "Odd^b", "Even^b"]);
+        assert_eq!(
+            m.display_rules(),
+            "@m:Even^f() <-\n\
+             @a:Even^f(X) <- @m:Even^f(), Zero(X)\n\
+             @m:Odd^b(X) <- @m:Even^f(), Succ(X,Y)\n\
+             @a:Even^f(Y) <- @m:Even^f(), Succ(X,Y), @a:Odd^b(X)\n\
+             @m:Even^b(X) <- @m:Odd^b(Y), Succ(X,Y)\n\
+             @a:Odd^b(Y) <- @m:Odd^b(Y), Succ(X,Y), @a:Even^b(X)\n\
+             @a:Even^b(X) <- @m:Even^b(X), Zero(X)\n\
+             @m:Odd^b(X) <- @m:Even^b(Y), Succ(X,Y)\n\
+             @a:Even^b(Y) <- @m:Even^b(Y), Succ(X,Y), @a:Odd^b(X)\n"
+        );
+        assert_eq!(answers(&m.program), answers(&parse(src)));
+        assert_eq!(answers(&m.program).len(), 3);
+    }
+
+    #[test]
+    fn constants_in_bodies_bind_their_positions() {
+        let src = "P(X) <- R(X,c)\nR(X,Y) <- E(X,Y)\nR(X,Y) <- E(X,Z), R(Z,Y)\n?- P(X).\nE(a,b).\nE(b,c).\nE(d,e).";
+        let m = magic(src);
+        // In `R^fb`, `E(X,Z)` binds `Z` before the recursive call, which becomes `bb`.
+        assert_eq!(adornments(&m), ["P^f", "R^fb", "R^bb"]);
+        assert_eq!(
+            m.display_rules(),
+            "@m:P^f() <-\n\
+             @m:R^fb(c) <- @m:P^f()\n\
+             @a:P^f(X) <- @m:P^f(), @a:R^fb(X,c)\n\
+             @a:R^fb(X,Y) <- @m:R^fb(Y), E(X,Y)\n\
+             @m:R^bb(Z,Y) <- @m:R^fb(Y), E(X,Z)\n\
+             @a:R^fb(X,Y) <- @m:R^fb(Y), E(X,Z), @a:R^bb(Z,Y)\n\
+             @a:R^bb(X,Y) <- @m:R^bb(X,Y), E(X,Y)\n\
+             @m:R^bb(Z,Y) <- @m:R^bb(X,Y), E(X,Z)\n\
+             @a:R^bb(X,Y) <- @m:R^bb(X,Y), E(X,Z), @a:R^bb(Z,Y)\n"
+        );
+        assert_eq!(answers(&m.program), answers(&parse(src)));
+        assert_eq!(answers(&m.program).len(), 2);
+    }
+
+    #[test]
+    fn bb_query_asks_about_one_tuple() {
+        let src = format!("{}\nE(a,b).\nE(b,c).", EXAMPLE_1.replace("R(a,Y)", "R(a,c)"));
+        let m = magic(&src);
+        assert_eq!(adornments(&m), ["R^bb", "R^bf"]);
+        assert_eq!(
+            m.display_rules(),
+            "@m:R^bb(a,c) <-\n\
+             @a:R^bb(X,Y) <- @m:R^bb(X,Y), E(X,Y)\n\
+             @m:R^bf(X) <- @m:R^bb(X,Z)\n\
+             @m:R^bb(Y,Z) <- @m:R^bb(X,Z), @a:R^bf(X,Y)\n\
+             @a:R^bb(X,Z) <- @m:R^bb(X,Z), @a:R^bf(X,Y), @a:R^bb(Y,Z)\n\
+             @a:R^bf(X,Y) <- @m:R^bf(X), E(X,Y)\n\
+             @m:R^bf(Y) <- @m:R^bf(X), @a:R^bf(X,Y)\n\
+             @a:R^bf(X,Z) <- @m:R^bf(X), @a:R^bf(X,Y), @a:R^bf(Y,Z)\n"
+        );
+        assert_eq!(dropped_text(&m), ["@m:R^bf(X) <- @m:R^bf(X)"]);
+        assert_eq!(answers(&m.program).len(), 1);
+    }
+
+    #[test]
+    fn spans_point_at_the_source() {
+        let src = "R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), R(Y,Z)\n?- R(a,Y).";
+        let program = parse(src);
+        let m = magic(src);
+        let text = |span: ir::Span| &src[span.range()];
+        let seed = &m.program.rules[0];
+        assert_eq!(text(seed.span), "R(a,Y)");
+        let demand = &m.program.rules[2];
+        assert_eq!(text(demand.span), text(program.rules[1].span));
+        assert_eq!(text(demand.head.span), "R(Y,Z)");
+        let main = &m.program.rules[3];
+        assert_eq!(text(main.body[0].span), "R(X,Z)");
+        assert_eq!(text(main.body[2].span), "R(Y,Z)");
+    }
+
+    #[test]
+    fn source_predicate_ids_and_facts_are_kept() {
+        let src = format!("{EXAMPLE_1}\nE(a,b).");
+        let program = parse(&src);
+        let m = magic(&src);
+        for id in program.pred_ids() {
+            assert_eq!(m.program.pred(id).name, program.pred(id).name);
+        }
+        assert_eq!(m.program.facts, program.facts);
+        assert!(m.program.rules.iter().all(|r| r.origin != Origin::Source));
+    }
+
+    #[test]
+    fn query_on_a_predicate_without_rules_gives_only_the_seed() {
+        let program = parse("R(X) <- E(X)\n?- E(a).");
+        let query = program.query.clone().unwrap();
+        let m = rewrite(&program, &query);
+        assert_eq!(m.display_rules(), "@m:E^b(a) <-\n");
+        assert!(answers(&m.program).is_empty());
+    }
+
+    /// A random program over IDB predicates `P0..P2` and EDB predicates `E0, E1`, written
+    /// as text: every rule is safe because head variables are drawn from its body.
+    fn program_text() -> impl Strategy<Value = String> {
+        let arities = prop::collection::vec(0usize..=3, 5);
+        arities.prop_flat_map(|arities| {
+            let names = ["P0", "P1", "P2", "E0", "E1"];
+            let term = prop_oneof![3 => prop::sample::select(vec!["X", "Y", "Z", "W"]), 1 => prop::sample::select(vec!["a", "b"])];
+            let atom = (0usize..5, prop::collection::vec(term.clone(), 3));
+            let rule = (0usize..3, prop::collection::vec(atom, 0..=3), prop::collection::vec(0usize..8, 3));
+            let rules = prop::collection::vec(rule, 1..=6);
+            let facts = prop::collection::vec((3usize..5, prop::collection::vec(prop::sample::select(vec!["a", "b", "c"]), 3)), 0..=8);
+            let query = (0usize..3, prop::collection::vec(prop::option::of(prop::sample::select(vec!["a", "b"])), 3));
+            (Just(arities), rules, facts, query).prop_map(move |(arities, rules, facts, query)| {
+                let atom_text = |pred: usize, args: &[&str]| format!("{}({})", names[pred], args[..arities[pred]].join(","));
+                let mut out = String::new();
+                for (head, body, picks) in rules {
+                    let body: Vec<(usize, Vec<&str>)> = body.into_iter().map(|(p, a)| (p, a[..arities[p]].to_vec())).collect();
+                    let mut vars: Vec<&str> = Vec::new();
+                    for (_, args) in &body {
+                        vars.extend(args.iter().filter(|t| t.starts_with(char::is_uppercase)));
+                    }
+                    let head_args: Vec<&str> = picks
+                        .iter()
+                        .map(|&k| if vars.is_empty() || k >= vars.len() * 2 { ["a", "b"][k % 2] } else { vars[k % vars.len()] })
+                        .collect();
+                    let body: Vec<String> = body.iter().map(|(p, a)| atom_text(*p, a)).collect();
+                    out.push_str(&format!("{} <- {}\n", atom_text(head, &head_args), body.join(", ")));
+                }
+                for (pred, values) in facts {
+                    out.push_str(&format!("{}.\n", atom_text(pred, &values)));
+                }
+                let (pred, binding) = query;
+                let vars = ["X", "Y", "Z"];
+                let args: Vec<&str> = binding.iter().zip(vars).map(|(c, v)| c.unwrap_or(v)).collect();
+                out.push_str(&format!("?- {}.\n", atom_text(pred, &args)));
+                out
+            })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn rewrite_is_safe_bounded_and_answers_agree(src in program_text()) {
+            let program = parse(&src);
+            // Generated programs may query a predicate no rule defines, or use an EDB name
+            // as a head; only valid ones are meaningful inputs.
+            prop_assume!(ir::validate(&program).is_empty());
+            let query = program.query.clone().unwrap();
+            let m = rewrite(&program, &query);
+            let errors = ir::validate(&m.program);
+            prop_assert!(errors.is_empty(), "{errors:?}\n{src}\n{}", m.display_rules());
+            prop_assert_eq!(m.rules.len(), m.program.rules.len());
+            let distinct: HashSet<_> = m.adorned.iter().collect();
+            prop_assert_eq!(distinct.len(), m.adorned.len(), "each adorned predicate is expanded once");
+            prop_assert_eq!(m.graph.graph.node_count(), m.adorned.len());
+            prop_assert_eq!(m.answer_preds()[0], m.answer_pred);
+            prop_assert_eq!(m.demand_preds()[0], m.demand_pred);
+            for (pred, _) in &m.adorned {
+                let count = m.adorned.iter().filter(|(p, _)| p == pred).count();
+                prop_assert!(count <= 1 << program.pred(*pred).arity);
+            }
+            for (rule, trace) in m.program.rules.iter().zip(&m.rules) {
+                let head_name = &m.program.pred(rule.head.pred).name;
+                match trace.kind {
+                    RuleKind::Seed => prop_assert!(rule.body.is_empty()),
+                    RuleKind::Demand => {
+                        prop_assert!(matches!(head_name, PredName::Demand(..)));
+                        prop_assert_eq!(&rule.body, &trace.calls[0].prefix);
+                    }
+                    RuleKind::Main => {
+                        prop_assert!(matches!(head_name, PredName::Answer(..)));
+                        let answer_atoms: Vec<&Atom> = rule.body.iter()
+                            .filter(|a| matches!(m.program.pred(a.pred).name, PredName::Answer(..)))
+                            .collect();
+                        let call_atoms: Vec<&Atom> = trace.calls.iter().map(|c| &c.atom).collect();
+                        prop_assert_eq!(answer_atoms, call_atoms);
+                        for call in &trace.calls {
+                            match call.demand_rule {
+                                Some(id) => prop_assert_eq!(&m.program.rule(id).body, &call.prefix),
+                                None => prop_assert!(m.dropped.iter().any(|d| d.body == call.prefix)),
+                            }
+                        }
+                    }
+                }
+                if trace.kind != RuleKind::Seed {
+                    // Every non-seed rule starts with the guard of its head's demand.
+                    prop_assert!(matches!(m.program.pred(rule.body[0].pred).name, PredName::Demand(..)));
+                }
+            }
+            prop_assert_eq!(answers(&m.program), answers(&program), "{}\n{}", src, m.display_rules());
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! A tiny reader of rule text for tests, so that tests of `plan` and `exec` need not wait
+//! for (or depend on) the real parser. It accepts `H(X,a) <- B(X), C(X,Y)`, empty bodies
+//! `H(a) <-`, ground facts `E(a,b).` and zero-arity atoms `P()`; it assumes well-formed input.
+
+use ir::{Atom, Const, Fact, Origin, PredKind, PredName, Program, Rule, Span, Term, TermKind};
+
+/// Builds a program from one rule or fact per line. A predicate is IDB when it heads a rule.
+pub fn program(src: &str) -> Program {
+    let lines: Vec<&str> = src.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let mut parsed = Vec::new();
+    for line in &lines {
+        let line = line.trim_end_matches('.');
+        match line.split_once("<-") {
+            Some((head, body)) => {
+                let body = split_atoms(body);
+                parsed.push((read_atom(head), Some(body.iter().map(|a| read_atom(a)).collect::<Vec<_>>())));
+            }
+            None => parsed.push((read_atom(line), None)),
+        }
+    }
+    let heads: Vec<String> = parsed.iter().filter(|(_, b)| b.is_some()).map(|(h, _)| h.0.clone()).collect();
+    let mut p = Program::new();
+    let span = Span { file: Default::default(), start: 0, end: 0 };
+    let lower = |p: &mut Program, (name, args): &(String, Vec<String>)| {
+        let kind = if heads.contains(name) { PredKind::Idb } else { PredKind::Edb };
+        let sym = p.symbols.intern(name);
+        let pred = p.declare_pred(PredName::Source(sym), args.len(), kind, span);
+        let args = args
+            .iter()
+            .map(|a| {
+                let kind = if a.starts_with(|c: char| c.is_ascii_uppercase() || c == '_') {
+                    TermKind::Var(p.symbols.intern(a))
+                } else {
+                    TermKind::Const(p.consts.intern(a))
+                };
+                Term { kind, span }
+            })
+            .collect();
+        Atom { pred, args, span }
+    };
+    for (head, body) in &parsed {
+        let head = lower(&mut p, head);
+        match body {
+            Some(body) => {
+                let body = body.iter().map(|a| lower(&mut p, a)).collect();
+                p.add_rule(Rule { head, body, span, origin: Origin::Source });
+            }
+            None => {
+                let values: Vec<Const> = head.args.iter().filter_map(Term::constant).collect();
+                p.facts.push(Fact { pred: head.pred, values, span });
+            }
+        }
+    }
+    p
+}
+
+/// Splits `A(X,Y), B(Y)` at the commas outside parentheses.
+fn split_atoms(body: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0;
+    let mut current = String::new();
+    for c in body.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    out.push(current);
+    out.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+}
+
+fn read_atom(text: &str) -> (String, Vec<String>) {
+    let text = text.trim();
+    match text.split_once('(') {
+        Some((name, rest)) => {
+            let inner = rest.trim_end().trim_end_matches(')');
+            let args = inner.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+            (name.trim().to_string(), args)
+        }
+        None => (text.to_string(), Vec::new()),
+    }
+}
+
+/// The interned values of the given constants (interning any that are new).
+pub fn values(program: &mut Program, texts: &[&str]) -> Vec<u32> {
+    texts.iter().map(|t| program.consts.intern(t).0).collect()
+}

@@ -1,0 +1,134 @@
+//! The syntax tree: what the user wrote, with a byte span on every node, before any
+//! name is resolved. Its `Display` is the stable `--emit ast` tree.
+
+use diag::Span;
+use std::fmt;
+
+/// A whole source file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct File {
+    pub statements: Vec<Statement>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Statement {
+    /// `Head <- Body` (the body may be empty: `P(a) <-`).
+    Rule(Rule),
+    /// A bare atom `E(a,b).`: an inline input fact.
+    Fact(Atom),
+    /// `?- R(a, Y).`
+    Query(Query),
+    /// Text the parser skipped after a syntax error (already reported).
+    Error(Span),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub head: Atom,
+    pub body: Vec<Atom>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Query {
+    pub atom: Atom,
+    pub span: Span,
+}
+
+/// `p(t1, ..., tn)`; a zero-arity atom is written `p()` or `p`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Atom {
+    pub pred: Name,
+    pub args: Vec<Term>,
+    pub span: Span,
+}
+
+/// A predicate name as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Name {
+    pub text: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Term {
+    pub kind: TermKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TermKind {
+    /// A named variable: `X`, `_x`.
+    Var(String),
+    /// The anonymous variable `_`.
+    Anon,
+    /// A lower-case identifier constant: `a`.
+    Ident(String),
+    /// An integer constant, kept as its literal text: `-7`.
+    Int(String),
+    /// A string constant, escapes resolved: `"a b"` holds `a b`.
+    Str(String),
+    /// A name starting with `@` (rejected when lowering).
+    Reserved(String),
+}
+
+impl Term {
+    /// The constant's text (its identity) when the term is a constant.
+    pub fn constant_text(&self) -> Option<&str> {
+        match &self.kind {
+            TermKind::Ident(s) | TermKind::Int(s) | TermKind::Str(s) => Some(s),
+            TermKind::Var(_) | TermKind::Anon | TermKind::Reserved(_) => None,
+        }
+    }
+}
+
+fn span_text(span: Span) -> String {
+    format!("{}..{}", span.start, span.end)
+}
+
+impl fmt::Display for File {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "File {}", span_text(self.span))?;
+        for statement in &self.statements {
+            match statement {
+                Statement::Rule(rule) => {
+                    writeln!(f, "  Rule {}", span_text(rule.span))?;
+                    write_atom(f, "    head ", &rule.head)?;
+                    for atom in &rule.body {
+                        write_atom(f, "    body ", atom)?;
+                    }
+                }
+                Statement::Fact(atom) => write_atom(f, "  Fact ", atom)?,
+                Statement::Query(query) => {
+                    writeln!(f, "  Query {}", span_text(query.span))?;
+                    write_atom(f, "    ", &query.atom)?;
+                }
+                Statement::Error(span) => writeln!(f, "  Error {}", span_text(*span))?,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn write_atom(f: &mut fmt::Formatter<'_>, prefix: &str, atom: &Atom) -> fmt::Result {
+    writeln!(f, "{prefix}Atom {} {}", atom.pred.text, span_text(atom.span))?;
+    let indent = " ".repeat(prefix.len() - prefix.trim_start().len() + 2);
+    for term in &atom.args {
+        write!(f, "{indent}")?;
+        match &term.kind {
+            TermKind::Var(v) => write!(f, "Var {v}")?,
+            TermKind::Anon => write!(f, "Anon _")?,
+            TermKind::Ident(s) => write!(f, "Const {s}")?,
+            TermKind::Int(s) => write!(f, "Int {s}")?,
+            TermKind::Str(s) => {
+                f.write_str("Str ")?;
+                // Always quoted, so that the tree shows which form the user wrote.
+                write!(f, "{s:?}")?;
+            }
+            TermKind::Reserved(s) => write!(f, "Reserved {s}")?,
+        }
+        writeln!(f, " {}", span_text(term.span))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,285 @@
+//! Lowering the AST to `ir::Program`: interning, predicate declaration (IDB iff it heads a
+//! rule), anonymous-variable renaming, and the checks that need names resolved.
+
+use crate::ast::{self, Statement, TermKind};
+use diag::{Code, Diagnostic, Span};
+use ir::{Const, IrError, Origin, PredId, PredKind, PredName, Program, Query, Term};
+use std::collections::HashSet;
+
+/// Lowers a parsed file. Every problem is reported; the program is returned only when
+/// there is no error.
+pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
+    let mut program = Program::new();
+    let mut diagnostics = Vec::new();
+    for statement in &file.statements {
+        for atom in statement_atoms(statement) {
+            diagnostics.extend(reserved_names(atom));
+        }
+    }
+
+    // A predicate is IDB iff it heads a rule, wherever that rule is in the file, so the
+    // heads are collected before anything is declared.
+    let heads: HashSet<&str> = file
+        .statements
+        .iter()
+        .filter_map(|s| match s {
+            Statement::Rule(rule) => Some(rule.head.pred.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    for statement in &file.statements {
+        if matches!(statement, Statement::Query(_)) {
+            continue;
+        }
+        for atom in statement_atoms(statement) {
+            let kind = if heads.contains(atom.pred.text.as_str()) { PredKind::Idb } else { PredKind::Edb };
+            declare(&mut program, atom, kind);
+        }
+    }
+
+    let mut anonymous_head_spans = Vec::new();
+    let mut queries = Vec::new();
+    for statement in &file.statements {
+        match statement {
+            Statement::Rule(rule) => {
+                let lowered = lower_rule(&mut program, rule, &mut anonymous_head_spans, &mut diagnostics);
+                program.add_rule(lowered);
+            }
+            Statement::Fact(atom) => match ground_values(&mut program, atom) {
+                Ok(values) => {
+                    let pred = lookup(&program, atom);
+                    program.facts.push(ir::Fact { pred, values, span: atom.span });
+                }
+                Err(errors) => diagnostics.extend(errors),
+            },
+            Statement::Query(query) => queries.push(query),
+            Statement::Error(_) => {}
+        }
+    }
+
+    // The structural checks (safety, arities, facts for IDB predicates) live in `ir`.
+    // A `_` in a head is already reported as E0006, so its unsafety is not repeated. The
+    // query is attached afterwards and checked here, so it is not reported twice either.
+    for error in ir::validate(&program) {
+        if let IrError::UnsafeRule { span, .. } = error {
+            if anonymous_head_spans.contains(&span) {
+                continue;
+            }
+        }
+        diagnostics.push(error.to_diagnostic(&program));
+    }
+
+    if let Some((first, extra)) = queries.split_first() {
+        // A query with a reserved name is already reported; it would only add E0007.
+        if reserved_names(&first.atom).is_empty() {
+            match lower_query(&mut program, &first.atom) {
+                Ok(query) => program.query = Some(query),
+                Err(error) => diagnostics.push(error),
+            }
+        }
+        for query in extra {
+            diagnostics.push(
+                Diagnostic::error(Code::MULTIPLE_QUERIES, "more than one query in the program")
+                    .with_primary(query.span, "another query here")
+                    .with_secondary(first.span, "first query here"),
+            );
+        }
+    }
+
+    // Reports come from several passes; source order reads best.
+    diagnostics.sort_by_key(|d| d.primary_span().map(|s| (s.file, s.start)));
+    let program = (!diag::has_errors(&diagnostics)).then_some(program);
+    (program, diagnostics)
+}
+
+/// The atoms of a statement in source order.
+fn statement_atoms(statement: &Statement) -> Vec<&ast::Atom> {
+    match statement {
+        Statement::Rule(rule) => std::iter::once(&rule.head).chain(&rule.body).collect(),
+        Statement::Fact(atom) => vec![atom],
+        Statement::Query(query) => vec![&query.atom],
+        Statement::Error(_) => Vec::new(),
+    }
+}
+
+/// E0002 for the predicate name and every term of the atom that starts with `@`.
+pub(crate) fn reserved_names(atom: &ast::Atom) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if atom.pred.text.starts_with('@') {
+        out.push(reserved_name(&atom.pred.text, atom.pred.span));
+    }
+    for term in &atom.args {
+        if let TermKind::Reserved(text) = &term.kind {
+            out.push(reserved_name(text, term.span));
+        }
+    }
+    out
+}
+
+pub(crate) fn reserved_name(text: &str, span: Span) -> Diagnostic {
+    Diagnostic::error(Code::RESERVED_NAME, format!("`{text}` is a reserved name"))
+        .with_primary(span, "names starting with `@` are reserved")
+}
+
+fn declare(program: &mut Program, atom: &ast::Atom, kind: PredKind) -> PredId {
+    let name = PredName::Source(program.symbols.intern(&atom.pred.text));
+    program.declare_pred(name, atom.args.len(), kind, atom.span)
+}
+
+/// The id of a predicate that the declaration pass has already created.
+fn lookup(program: &Program, atom: &ast::Atom) -> PredId {
+    program.lookup_source(&atom.pred.text).expect("every rule and fact atom is declared before lowering")
+}
+
+/// Hands out fresh names `_0`, `_1`, ... for anonymous variables, skipping names the
+/// rule (or query) already uses.
+struct FreshVars {
+    used: HashSet<String>,
+    next: usize,
+}
+
+impl FreshVars {
+    fn new<'a>(atoms: impl IntoIterator<Item = &'a ast::Atom>) -> Self {
+        let used = atoms
+            .into_iter()
+            .flat_map(|a| &a.args)
+            .filter_map(|t| match &t.kind {
+                TermKind::Var(v) => Some(v.clone()),
+                _ => None,
+            })
+            .collect();
+        FreshVars { used, next: 0 }
+    }
+
+    fn fresh(&mut self) -> String {
+        loop {
+            let name = format!("_{}", self.next);
+            self.next += 1;
+            if !self.used.contains(&name) {
+                return name;
+            }
+        }
+    }
+}
+
+/// Lowers one term. Reserved names have been reported already; they are interned as
+/// constants so that lowering can go on and find further errors.
+fn lower_term(program: &mut Program, term: &ast::Term, fresh: &mut FreshVars) -> Term {
+    let kind = match &term.kind {
+        TermKind::Var(v) => ir::TermKind::Var(program.symbols.intern(v)),
+        TermKind::Anon => ir::TermKind::Var(program.symbols.intern(&fresh.fresh())),
+        TermKind::Ident(s) | TermKind::Int(s) | TermKind::Str(s) | TermKind::Reserved(s) => {
+            ir::TermKind::Const(program.consts.intern(s))
+        }
+    };
+    Term { kind, span: term.span }
+}
+
+fn lower_atom(program: &mut Program, pred: PredId, atom: &ast::Atom, fresh: &mut FreshVars) -> ir::Atom {
+    let args = atom.args.iter().map(|t| lower_term(program, t, fresh)).collect();
+    ir::Atom { pred, args, span: atom.span }
+}
+
+fn lower_rule(
+    program: &mut Program,
+    rule: &ast::Rule,
+    anonymous_head_spans: &mut Vec<Span>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> ir::Rule {
+    let mut fresh = FreshVars::new(std::iter::once(&rule.head).chain(&rule.body));
+    for term in rule.head.args.iter().filter(|t| t.kind == TermKind::Anon) {
+        anonymous_head_spans.push(term.span);
+        diagnostics.push(
+            Diagnostic::error(Code::ANON_IN_HEAD, "the anonymous variable `_` cannot appear in a rule head")
+                .with_primary(term.span, "`_` in the head"),
+        );
+    }
+    let head_pred = lookup(program, &rule.head);
+    let head = lower_atom(program, head_pred, &rule.head, &mut fresh);
+    let body = rule
+        .body
+        .iter()
+        .map(|atom| {
+            let pred = lookup(program, atom);
+            lower_atom(program, pred, atom, &mut fresh)
+        })
+        .collect();
+    ir::Rule { head, body, span: rule.span, origin: Origin::Source }
+}
+
+/// Checks and lowers a query atom against the program: the predicate must exist (E0007),
+/// be IDB (E0008) and be used with its arity (E0004).
+pub(crate) fn lower_query(program: &mut Program, atom: &ast::Atom) -> Result<Query, Diagnostic> {
+    let Some(pred) = program.lookup_source(&atom.pred.text) else {
+        return Err(Diagnostic::error(
+            Code::QUERY_UNKNOWN,
+            format!("the query names `{}`, which the program does not mention", atom.pred.text),
+        )
+        .with_primary(atom.pred.span, "unknown predicate"));
+    };
+    if program.pred(pred).arity != atom.args.len() {
+        return Err(IrError::ArityMismatch { pred, found: atom.args.len(), span: atom.span }.to_diagnostic(program));
+    }
+    if program.pred(pred).kind == PredKind::Edb {
+        return Err(IrError::QueryOnEdb { pred, span: atom.span }.to_diagnostic(program));
+    }
+    let mut fresh = FreshVars::new([atom]);
+    Ok(Query { atom: lower_atom(program, pred, atom, &mut fresh) })
+}
+
+/// The interned values of a ground atom, or E0011 for each variable in it.
+pub(crate) fn ground_values(program: &mut Program, atom: &ast::Atom) -> Result<Vec<Const>, Vec<Diagnostic>> {
+    let mut errors = Vec::new();
+    let mut values = Vec::new();
+    for term in &atom.args {
+        match &term.kind {
+            TermKind::Var(_) | TermKind::Anon => {
+                let name = match &term.kind {
+                    TermKind::Var(v) => v.as_str(),
+                    _ => "_",
+                };
+                errors.push(
+                    Diagnostic::error(
+                        Code::NON_GROUND_FACT,
+                        format!("the fact for `{}` is not ground", atom.pred.text),
+                    )
+                    .with_primary(term.span, format!("`{name}` is a variable"))
+                    .with_secondary(atom.span, "in this fact"),
+                );
+            }
+            TermKind::Ident(s) | TermKind::Int(s) | TermKind::Str(s) | TermKind::Reserved(s) => {
+                values.push(program.consts.intern(s));
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(values)
+    } else {
+        Err(errors)
+    }
+}
+
+/// W0001 for each EDB predicate used in a rule body that has neither inline facts nor
+/// facts from an input file (`facts_given_for`), reported once at its first body use.
+/// Kept out of [`lower`] because facts files are read after the program.
+pub fn undefined_predicate_warnings(program: &Program, facts_given_for: &[PredId]) -> Vec<Diagnostic> {
+    let mut given: HashSet<PredId> = facts_given_for.iter().copied().collect();
+    given.extend(program.facts.iter().map(|f| f.pred));
+    let mut warned = HashSet::new();
+    let mut out = Vec::new();
+    for rule in &program.rules {
+        for atom in &rule.body {
+            let pred = program.pred(atom.pred);
+            if pred.kind == PredKind::Edb && !given.contains(&atom.pred) && warned.insert(atom.pred) {
+                out.push(
+                    Diagnostic::warning(
+                        Code::UNDEFINED_PREDICATE,
+                        format!("`{}` has no rules and no facts", program.pred_name(atom.pred)),
+                    )
+                    .with_primary(atom.span, "this atom can never match"),
+                );
+            }
+        }
+    }
+    out
+}
