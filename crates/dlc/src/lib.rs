@@ -86,7 +86,10 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         _ => &[Format::Text, Format::Json],
     };
     if !allowed.contains(&args.format) {
-        return usage_error(err, &format!("--emit {:?} does not support --format {:?}", args.emit, args.format).to_lowercase());
+        return usage_error(
+            err,
+            &format!("--emit {:?} does not support --format {:?}", args.emit, args.format).to_lowercase(),
+        );
     }
     if args.emit == Emit::Ast {
         return emit_ast(args, out, err, color);
@@ -211,11 +214,10 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         let mut updates = Vec::new();
         for (i, batch) in session.batches.iter().enumerate() {
             let outcome = maintainer.apply(&batch.update, trace || args.check, args.check);
-            let db = maintainer.state.db();
             if json {
-                updates.push(report::batch_json(primary, i, batch, &outcome, db, timing));
+                updates.push(report::batch_json(primary, i, batch, &outcome, timing));
             } else {
-                report::batch_text(&mut text, primary, queried, i, batch, &outcome, db, timing);
+                report::batch_text(&mut text, primary, queried, i, batch, &outcome, timing);
             }
             if !outcome.mismatches.is_empty() {
                 let names: Vec<String> = outcome.mismatches.iter().map(|p| primary.pred_name(*p)).collect();

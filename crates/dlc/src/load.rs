@@ -59,8 +59,11 @@ pub fn load_facts(
         files.sort();
         if files.is_empty() {
             diagnostics.push(
-                Diagnostic::warning(Code::UNREADABLE_FILE, format!("`{}` holds no .facts, .tsv or .csv files", path.display()))
-                    .with_help("name each file after its predicate: `E.facts` (tab-separated) or `E.csv`"),
+                Diagnostic::warning(
+                    Code::UNREADABLE_FILE,
+                    format!("`{}` holds no .facts, .tsv or .csv files", path.display()),
+                )
+                .with_help("name each file after its predicate: `E.facts` (tab-separated) or `E.csv`"),
             );
         }
         for file in files {

@@ -135,7 +135,7 @@ impl Repl {
         let outcome = self.maintainer.apply(&batch.update, false, false);
         let mut text = String::new();
         let queried = self.queried();
-        report::batch_text(&mut text, &self.maintainer.program, queried, self.batches, &batch, &outcome, self.maintainer.state.db(), true);
+        report::batch_text(&mut text, &self.maintainer.program, queried, self.batches, &batch, &outcome, true);
         self.batches += 1;
         let _ = write!(out, "{text}");
     }

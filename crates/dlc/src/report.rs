@@ -1,6 +1,6 @@
 //! Text and JSON renderings of evaluation results and update reports.
 
-use crate::session::{derived_preds, BatchOutcome, Batch, Evaluated};
+use crate::session::{derived_preds, Batch, BatchOutcome, Evaluated};
 use ir::{PredId, Program};
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
@@ -78,12 +78,8 @@ pub fn duration_text(d: Duration) -> String {
 
 /// The JSON object of one evaluated program: `rounds`, `row_tests`, `relations`, `answers`.
 pub fn evaluation_json(program: &Program, run: &Evaluated, timing: bool) -> Value {
-    let rounds: Vec<Value> = run
-        .eval
-        .rounds
-        .iter()
-        .map(|r| json!({ "round": r.round, "new": grouped_json(program, &r.new) }))
-        .collect();
+    let rounds: Vec<Value> =
+        run.eval.rounds.iter().map(|r| json!({ "round": r.round, "new": grouped_json(program, &r.new) })).collect();
     let sizes = relation_sizes(program, &run.eval.db);
     let mut obj = json!({
         "rounds": rounds,
@@ -104,11 +100,8 @@ pub fn evaluation_json(program: &Program, run: &Evaluated, timing: bool) -> Valu
 pub fn evaluation_text(out: &mut String, title: &str, program: &Program, run: &Evaluated, timing: bool) {
     let _ = writeln!(out, "== {title}");
     for r in &run.eval.rounds {
-        let facts: Vec<String> = r
-            .new
-            .iter()
-            .flat_map(|(p, tuples)| tuples.iter().map(move |t| fact_text(program, *p, t)))
-            .collect();
+        let facts: Vec<String> =
+            r.new.iter().flat_map(|(p, tuples)| tuples.iter().map(move |t| fact_text(program, *p, t))).collect();
         let facts = if facts.is_empty() { "(nothing new)".to_string() } else { facts.join(" ") };
         let _ = writeln!(out, "round {}: {facts}", r.round);
     }
@@ -130,7 +123,14 @@ pub fn evaluation_text(out: &mut String, title: &str, program: &Program, run: &E
 }
 
 /// The side-by-side table of `--compare`.
-pub fn compare_text(out: &mut String, magic_program: &Program, magic: &Evaluated, source: &Program, original: &Evaluated, timing: bool) {
+pub fn compare_text(
+    out: &mut String,
+    magic_program: &Program,
+    magic: &Evaluated,
+    source: &Program,
+    original: &Evaluated,
+    timing: bool,
+) {
     let agree = magic.answers == original.answers;
     let row = |out: &mut String, label: &str, a: String, b: String| {
         let _ = writeln!(out, "{label:<24}{a:<16}{b}");
@@ -158,7 +158,7 @@ pub fn compare_text(out: &mut String, magic_program: &Program, magic: &Evaluated
 }
 
 /// One update batch as JSON.
-pub fn batch_json(program: &Program, index: usize, batch: &Batch, outcome: &BatchOutcome, db: &exec::Database, timing: bool) -> Value {
+pub fn batch_json(program: &Program, index: usize, batch: &Batch, outcome: &BatchOutcome, timing: bool) -> Value {
     let r = &outcome.report;
     let waves: Vec<Value> = r.overdeleted_waves.iter().map(|w| grouped_json(program, &group(w))).collect();
     let noop: Vec<Value> = r
@@ -177,7 +177,7 @@ pub fn batch_json(program: &Program, index: usize, batch: &Batch, outcome: &Batc
         "inserted": grouped_json(program, &r.inserted),
         "answers_added": tuples_json(program, &outcome.answers_added),
         "answers_removed": tuples_json(program, &outcome.answers_removed),
-        "relations": sizes_json(program, &relation_sizes(program, db)),
+        "relations": sizes_json(program, &outcome.sizes),
         "work": r.work,
         "recompute_work": outcome.recompute_work,
     });
@@ -191,7 +191,15 @@ pub fn batch_json(program: &Program, index: usize, batch: &Batch, outcome: &Batc
 }
 
 /// One update batch as text.
-pub fn batch_text(out: &mut String, program: &Program, queried: PredId, index: usize, batch: &Batch, outcome: &BatchOutcome, db: &exec::Database, timing: bool) {
+pub fn batch_text(
+    out: &mut String,
+    program: &Program,
+    queried: PredId,
+    index: usize,
+    batch: &Batch,
+    outcome: &BatchOutcome,
+    timing: bool,
+) {
     let r = &outcome.report;
     let _ = writeln!(out, "batch {}: {}", index + 1, batch.changes.join(" "));
     for (p, t) in &r.noop_deletes {
@@ -225,7 +233,7 @@ pub fn batch_text(out: &mut String, program: &Program, queried: PredId, index: u
     };
     let _ = writeln!(out, "  answers removed: {}", answers(&outcome.answers_removed));
     let _ = writeln!(out, "  answers added: {}", answers(&outcome.answers_added));
-    let _ = writeln!(out, "  relations: {}", sizes_text(program, &relation_sizes(program, db)));
+    let _ = writeln!(out, "  relations: {}", sizes_text(program, &outcome.sizes));
     match outcome.recompute_work {
         Some(w) => {
             let _ = writeln!(out, "  work: {} (recomputation from scratch: {w})", r.work);
@@ -253,11 +261,7 @@ pub fn program_json(program: &Program) -> Value {
         })
         .collect();
     let rules: Vec<Value> = program.rules.iter().map(|r| json!(program.display_rule(r).to_string())).collect();
-    let facts: Vec<Value> = program
-        .facts
-        .iter()
-        .map(|f| json!(crate::session::fact_text(program, f)))
-        .collect();
+    let facts: Vec<Value> = program.facts.iter().map(|f| json!(crate::session::fact_text(program, f))).collect();
     json!({
         "predicates": preds,
         "rules": rules,

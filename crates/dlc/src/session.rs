@@ -218,6 +218,8 @@ pub struct BatchOutcome {
     pub recompute_work: Option<u64>,
     /// Relations whose incremental state differs from recomputation (with `--check`).
     pub mismatches: Vec<PredId>,
+    /// Sizes of the derived relations after the batch.
+    pub sizes: Vec<(PredId, usize)>,
 }
 
 /// Keeps one program's materialisation up to date over a sequence of batches.
@@ -269,6 +271,7 @@ impl Maintainer {
             elapsed,
             recompute_work,
             mismatches,
+            sizes: derived_preds(&self.program).into_iter().map(|p| (p, self.state.db().len(p))).collect(),
         }
     }
 }

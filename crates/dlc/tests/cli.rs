@@ -59,8 +59,12 @@ fn no_magic_and_magic_agree_on_every_ok_fixture() {
         let original = dlc(&no_magic_args);
         assert_eq!(magic.code, 0, "{}: {}", path.display(), magic.stderr);
         // Update reports name different relations; the answers printed after them must agree.
-        let answers =
-            |text: &str| text.lines().filter(|l| !l.starts_with("batch ") && !l.starts_with(' ')).map(String::from).collect::<Vec<_>>();
+        let answers = |text: &str| {
+            text.lines()
+                .filter(|l| !l.starts_with("batch ") && !l.starts_with(' '))
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(answers(&magic.stdout), answers(&original.stdout), "{}", path.display());
     }
 }

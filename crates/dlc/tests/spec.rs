@@ -37,9 +37,7 @@ fn example1_sizes_rounds_and_row_tests() {
 
     let rounds = trace["rounds"].as_array().unwrap();
     assert_eq!(rounds.len(), 8, "8 rounds including the last empty one");
-    let round = |i: usize, rel: &str| -> Vec<String> {
-        rounds[i]["new"].get(rel).map(strings).unwrap_or_default()
-    };
+    let round = |i: usize, rel: &str| -> Vec<String> { rounds[i]["new"].get(rel).map(strings).unwrap_or_default() };
     let (q, m) = ("@a:R^bf", "@m:R^bf");
     assert_eq!(round(0, m), ["a"]);
     assert_eq!(round(1, q), ["a,b", "a,e"]);
@@ -151,7 +149,8 @@ fn dred_delete_of_e_a_b() {
 
 #[test]
 fn dred_reinsert_restores_the_original_state() {
-    let trace = json(&["--emit", "trace", "--format", "json", "--check", "--updates", "fixtures/data/reach.updates", REACH]);
+    let trace =
+        json(&["--emit", "trace", "--format", "json", "--check", "--updates", "fixtures/data/reach.updates", REACH]);
     let updates = trace["updates"].as_array().unwrap();
     assert_eq!(updates.len(), 2);
     assert_eq!(updates[1]["relations"]["@a:R^bf"], 11);

@@ -35,7 +35,11 @@ fn crate_graph_points_one_way() {
     let members: Vec<&str> = meta["packages"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
     for package in meta["packages"].as_array().unwrap() {
         let name = package["name"].as_str().unwrap();
-        let allowed = ALLOWED.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("crate {name} is not in the allow-list")).1;
+        let allowed = ALLOWED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("crate {name} is not in the allow-list"))
+            .1;
         for dep in package["dependencies"].as_array().unwrap() {
             let dep_name = dep["name"].as_str().unwrap();
             if dep["kind"].is_null() && members.contains(&dep_name) {

@@ -1,7 +1,8 @@
 //! Transitive-closure timing harness for the semi-naive engine on the graphs of the peer
-//! table: `cargo run --release -p exec --example tc -- random|chain2000|random500|chain500 rlin|llin|nonlinear`.
+//! table: `cargo run --release -p exec --example tc -- random|chain2000|random500|chain500 rlin|llin|nonlinear [dred]`;
+//! with `dred` it also times deleting and re-inserting one edge with DRed.
 
-use exec::{evaluate, Database, Engine, EvalOptions};
+use exec::{evaluate, Database, Engine, EvalOptions, Maintained, Update};
 use ir::PredId;
 use plan::testing::program;
 use std::time::Instant;
@@ -54,11 +55,12 @@ fn main() {
     let r = p.lookup_source("R").unwrap_or(PredId(0));
     let started = Instant::now();
     let mut db = Database::new(&p);
-    for (a, b) in edges(graph) {
+    let edges = edges(graph);
+    for &(a, b) in &edges {
         db.insert(e, &[a, b]);
     }
     let plan = plan::plan_program(&p);
-    let eval = evaluate(&plan, &p, db, EvalOptions { engine: Engine::Seminaive, ..EvalOptions::default() });
+    let eval = evaluate(&plan, &p, db.clone(), EvalOptions { engine: Engine::Seminaive, ..EvalOptions::default() });
     println!(
         "{graph} {rule}: {} tuples, {} iterations, {} firings, {:.3}s",
         eval.db.len(r),
@@ -66,4 +68,25 @@ fn main() {
         eval.work,
         started.elapsed().as_secs_f64()
     );
+    if args.get(3).is_some_and(|a| a == "dred") {
+        let mut maintained = Maintained::new(plan, &p, db);
+        let (a, b) = edges[edges.len() / 2];
+        let edge = vec![(e, vec![a, b])];
+        for (name, update) in [
+            ("delete", Update { inserts: vec![], deletes: edge.clone() }),
+            ("insert", Update { inserts: edge, deletes: vec![] }),
+        ] {
+            let started = Instant::now();
+            let report = maintained.apply(&update);
+            let over: usize = report.overdeleted.iter().map(|(_, t)| t.len()).sum();
+            let back: usize = report.rederived.iter().chain(&report.inserted).map(|(_, t)| t.len()).sum();
+            println!(
+                "  {name} E({a},{b}): {over} over-deleted, {back} rederived or inserted, work {} (from scratch {}), {:.3}s",
+                report.work,
+                maintained.initial_work(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+        assert_eq!(maintained.db().len(r), eval.db.len(r));
+    }
 }

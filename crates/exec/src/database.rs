@@ -1,19 +1,28 @@
 //! The database: one set-semantics relation per predicate of a program.
 
-use crate::relation::Relation;
+use crate::relation::{Relation, RowSet, Rows};
 use ir::{Fact, PredId, Program};
 
 /// One relation per [`PredId`] (indexed by [`PredId::index`]); tuples are `u32` values
 /// (`ir::Const.0`). Tuples of the wrong arity are rejected, never stored.
 #[derive(Clone, Debug)]
 pub struct Database {
-    pub(crate) relations: Vec<Relation>,
+    /// The rows of each relation, what joins read.
+    pub(crate) rows: Vec<Rows>,
+    /// The tuple set of each relation, kept apart so a join can stage into it.
+    pub(crate) sets: Vec<RowSet>,
 }
 
 impl Database {
     /// Empty relations with the arities of the program's predicates.
     pub fn new(program: &Program) -> Self {
-        Database { relations: program.preds.iter().map(|p| Relation::new(p.arity)).collect() }
+        let relations: Vec<Relation> = program.preds.iter().map(|p| Relation::new(p.arity)).collect();
+        Self::from_relations(relations)
+    }
+
+    fn from_relations(relations: Vec<Relation>) -> Self {
+        let (rows, sets) = relations.into_iter().map(|r| (r.rows, r.set)).unzip();
+        Database { rows, sets }
     }
 
     /// A database holding exactly `facts`; facts of unknown predicates or the wrong arity
@@ -31,43 +40,56 @@ impl Database {
 
     /// Adds a tuple; false when it was present already or does not fit the predicate.
     pub fn insert(&mut self, pred: PredId, tuple: &[u32]) -> bool {
-        match self.relations.get_mut(pred.index()) {
-            Some(rel) if rel.arity == tuple.len() => rel.insert(tuple),
+        let p = pred.index();
+        match (self.rows.get_mut(p), self.sets.get_mut(p)) {
+            (Some(rows), Some(set)) if rows.arity == tuple.len() => {
+                let added = set.stage(rows, tuple);
+                set.commit(rows);
+                added
+            }
             _ => false,
         }
     }
 
     /// Removes a tuple; false when it was absent.
     pub fn remove(&mut self, pred: PredId, tuple: &[u32]) -> bool {
-        self.relations.get_mut(pred.index()).is_some_and(|rel| rel.remove(tuple))
+        let p = pred.index();
+        match (self.rows.get_mut(p), self.sets.get_mut(p)) {
+            (Some(rows), Some(set)) => set.remove(rows, tuple),
+            _ => false,
+        }
     }
 
     pub fn contains(&self, pred: PredId, tuple: &[u32]) -> bool {
-        self.relations.get(pred.index()).is_some_and(|rel| rel.contains(tuple))
+        let p = pred.index();
+        match (self.rows.get(p), self.sets.get(p)) {
+            (Some(rows), Some(set)) => set.contains(rows, tuple),
+            _ => false,
+        }
     }
 
     /// The number of tuples of `pred` (0 for an unknown predicate).
     pub fn len(&self, pred: PredId) -> usize {
-        self.relations.get(pred.index()).map_or(0, Relation::len)
+        self.rows.get(pred.index()).map_or(0, Rows::len)
     }
 
     /// The number of tuples over all relations.
     pub fn total_len(&self) -> usize {
-        self.relations.iter().map(Relation::len).sum()
+        self.rows.iter().map(Rows::len).sum()
     }
 
     /// The number of relations (the program's predicate count).
     pub fn relation_count(&self) -> usize {
-        self.relations.len()
+        self.rows.len()
     }
 
     pub fn arity(&self, pred: PredId) -> usize {
-        self.relations.get(pred.index()).map_or(0, |rel| rel.arity)
+        self.rows.get(pred.index()).map_or(0, |rows| rows.arity)
     }
 
     /// The tuples of `pred` in lexicographic order.
     pub fn sorted_tuples(&self, pred: PredId) -> Vec<Vec<u32>> {
-        let Some(rel) = self.relations.get(pred.index()) else { return Vec::new() };
+        let Some(rel) = self.rows.get(pred.index()) else { return Vec::new() };
         let mut out: Vec<Vec<u32>> = rel.live_rows().map(<[u32]>::to_vec).collect();
         out.sort_unstable();
         out
@@ -75,24 +97,50 @@ impl Database {
 
     /// Whether both databases hold the same tuples in every relation.
     pub fn same_tuples(&self, other: &Database) -> bool {
-        self.relations.len() == other.relations.len()
-            && (0..self.relations.len() as u32).all(|p| {
+        self.rows.len() == other.rows.len()
+            && (0..self.rows.len() as u32).all(|p| {
                 let pred = PredId(p);
                 self.len(pred) == other.len(pred) && self.sorted_tuples(pred) == other.sorted_tuples(pred)
             })
     }
 
-    pub(crate) fn rel(&self, pred: PredId) -> &Relation {
-        &self.relations[pred.index()]
+    /// An empty database with the same relations (arities) and no indexes.
+    pub(crate) fn empty_like(&self) -> Database {
+        Self::from_relations(self.rows.iter().map(|rows| Relation::new(rows.arity)).collect())
     }
 
-    pub(crate) fn rel_mut(&mut self, pred: PredId) -> &mut Relation {
-        &mut self.relations[pred.index()]
+    pub(crate) fn rel(&self, pred: PredId) -> &Rows {
+        &self.rows[pred.index()]
+    }
+
+    pub(crate) fn rel_mut(&mut self, pred: PredId) -> &mut Rows {
+        &mut self.rows[pred.index()]
+    }
+
+    /// Turns the tuples staged into `pred`'s set into rows.
+    pub(crate) fn commit(&mut self, pred: PredId) -> u32 {
+        self.sets[pred.index()].commit(&mut self.rows[pred.index()])
+    }
+
+    /// Compacts every relation that is mostly tombstones (between updates only).
+    pub(crate) fn compact(&mut self) {
+        let rows = std::mem::take(&mut self.rows);
+        let sets = std::mem::take(&mut self.sets);
+        let relations = rows
+            .into_iter()
+            .zip(sets)
+            .map(|(rows, set)| {
+                let mut rel = Relation { rows, set };
+                rel.compact_if_sparse();
+                rel
+            })
+            .collect();
+        *self = Self::from_relations(relations);
     }
 
     /// Row-range ends of every relation: a version marker of the whole database.
     pub(crate) fn ends(&self) -> Vec<u32> {
-        self.relations.iter().map(Relation::end).collect()
+        self.rows.iter().map(Rows::end).collect()
     }
 
     /// The tuples of `pred` in rows `from..` (the ones added since a marker), sorted.

@@ -2,8 +2,7 @@
 //! insert. Demand relations of a magic program are ordinary derived relations here.
 
 use crate::database::Database;
-use crate::join::{any_empty, View};
-use crate::relation::Relation;
+use crate::join::{any_empty, run_staged, View};
 use crate::seminaive::{propagate, Compiled, Run};
 use ir::{PredId, Program};
 use plan::{AtomSource, ProgramPlan};
@@ -51,10 +50,11 @@ pub struct Maintained {
 impl Maintained {
     /// Evaluates from scratch (semi-naive) and keeps the result for updates.
     pub fn new(plan: ProgramPlan, program: &Program, mut edb: Database) -> Self {
-        let compiled = Compiled::new(&plan, program, &mut edb, true);
+        let mut compiled = Compiled::new(&plan, program, &mut edb);
         let mut run = Run::new(false, None);
         let start = vec![0; edb.relation_count()];
         propagate(&compiled, &mut edb, &start, true, &mut run);
+        compiled.add_guards(program, &mut edb);
         let initial_work = run.stats.firings;
         Maintained { compiled, db: edb, run, initial_work }
     }
@@ -75,63 +75,71 @@ impl Maintained {
             && self.db.arity(pred) == tuple.len()
     }
 
-    fn empty_relations(&self) -> Vec<Relation> {
-        (0..self.db.relation_count()).map(|p| Relation::new(self.db.arity(PredId(p as u32)))).collect()
-    }
-
     /// Applies one batch with DRed and reports every phase.
     pub fn apply(&mut self, update: &Update) -> UpdateReport {
         let mut report = UpdateReport::default();
         let work_before = self.run.stats.firings;
 
-        // The deleted input facts are the first wave.
-        let mut wave = self.empty_relations();
+        // Everything deleted, input facts and over-deleted derived facts alike, in wave
+        // order: rows are appended, so each wave is a row range of these relations.
+        let mut gone = self.db.empty_like();
         for (pred, tuple) in &update.deletes {
-            if self.is_input(*pred, tuple) && self.db.contains(*pred, tuple) && wave[pred.index()].insert(tuple) {
+            if self.is_input(*pred, tuple) && self.db.contains(*pred, tuple) && gone.insert(*pred, tuple) {
                 report.edb_deleted.push((*pred, tuple.clone()));
             } else {
                 report.noop_deletes.push((*pred, tuple.clone()));
             }
         }
-        let deleted_inputs = wave.clone();
 
-        // Phase 1: over-delete, reading the pre-update database everywhere but the delta.
-        let mut overdeleted = self.empty_relations();
-        while wave.iter().any(|r| r.len() > 0) {
-            let mut next = self.empty_relations();
+        // Phase 1: over-delete. The delta atom reads the previous wave, every other atom
+        // the whole pre-update database. Since that database is a fixpoint, whatever the
+        // rules derive from it is in it, so staging into `gone` is the only probe needed.
+        let mut lo = vec![0; self.db.relation_count()];
+        loop {
+            let hi = gone.ends();
+            if lo == hi {
+                break;
+            }
             for rule in &self.compiled.rules {
                 for (i, variant) in rule.delta.iter().enumerate() {
-                    let delta = &wave[rule.body_preds[i].index()];
-                    if delta.len() == 0 {
+                    let p = rule.body_preds[i].index();
+                    if lo[p] >= hi[p] {
                         continue;
                     }
+                    let Database { rows: gone_rows, sets: gone_sets } = &mut gone;
                     let views: Vec<View<'_>> = variant
                         .steps
                         .iter()
                         .map(|s| match s.source {
-                            AtomSource::Body(j) if j == i => View::whole(delta),
+                            AtomSource::Body(j) if j == i => View::new(&gone_rows[p], lo[p], hi[p]),
                             _ => View::whole(self.db.rel(s.pred)),
                         })
                         .collect();
                     if any_empty(&views) {
                         continue;
                     }
-                    let (head, db) = (rule.head.index(), &self.db);
-                    variant.run(&views, &mut self.run.scratch, &mut self.run.stats, &mut |tuple| {
-                        if db.contains(rule.head, tuple) && overdeleted[head].insert(tuple) {
-                            next[head].insert(tuple);
-                        }
-                    });
+                    let h = rule.head.index();
+                    run_staged(
+                        variant,
+                        &views,
+                        &gone_rows[h],
+                        &mut gone_sets[h],
+                        &mut self.run.scratch,
+                        &mut self.run.stats,
+                    );
+                    gone.commit(rule.head);
                 }
             }
-            let listed = list_flat(&next);
-            if !listed.is_empty() {
-                report.overdeleted_waves.push(listed);
+            let wave = self.derived_rows(&gone, &hi);
+            if !wave.is_empty() {
+                report
+                    .overdeleted_waves
+                    .push(wave.into_iter().flat_map(|(p, ts)| ts.into_iter().map(move |t| (p, t))).collect());
             }
-            wave = next;
+            lo = hi;
         }
-        for (p, rel) in overdeleted.iter().enumerate().chain(deleted_inputs.iter().enumerate()) {
-            for tuple in rel.live_rows() {
+        for (p, rows) in gone.rows.iter().enumerate() {
+            for tuple in rows.live_rows() {
                 self.db.remove(PredId(p as u32), tuple);
             }
         }
@@ -149,12 +157,9 @@ impl Maintained {
 
         // Phase 2: rederive the over-deleted facts with a one-step derivation from what
         // remains (with the new input facts).
-        let mut rederived = self.empty_relations();
+        let mut rederived = self.db.empty_like();
         for rule in &self.compiled.rules {
-            let (Some(guarded), candidates) = (&rule.guarded, &overdeleted[rule.head.index()]) else { continue };
-            if candidates.len() == 0 {
-                continue;
-            }
+            let (Some(guarded), candidates) = (&rule.guarded, gone.rel(rule.head)) else { continue };
             let views: Vec<View<'_>> = guarded
                 .steps
                 .iter()
@@ -166,13 +171,13 @@ impl Maintained {
             if any_empty(&views) {
                 continue;
             }
-            let found = &mut rederived[rule.head.index()];
-            guarded.run(&views, &mut self.run.scratch, &mut self.run.stats, &mut |tuple| {
-                found.insert(tuple);
-            });
+            let Database { rows, sets } = &mut rederived;
+            let h = rule.head.index();
+            run_staged(guarded, &views, &rows[h], &mut sets[h], &mut self.run.scratch, &mut self.run.stats);
+            rederived.commit(rule.head);
         }
-        for (p, rel) in rederived.iter().enumerate() {
-            for tuple in rel.live_rows() {
+        for (p, rows) in rederived.rows.iter().enumerate() {
+            for tuple in rows.live_rows() {
                 self.db.insert(PredId(p as u32), tuple);
             }
         }
@@ -180,21 +185,12 @@ impl Maintained {
         // Phase 3: propagate the rederived and inserted facts to a fixpoint.
         let before_insert = self.db.ends();
         propagate(&self.compiled, &mut self.db, &start, false, &mut self.run);
-        for (p, &from) in before_insert.iter().enumerate() {
-            let pred = PredId(p as u32);
-            if self.compiled.derived[p] {
-                let new = self.db.sorted_rows_since(pred, from);
-                if !new.is_empty() {
-                    report.inserted.push((pred, new));
-                }
-            }
-        }
-        for rel in &mut self.db.relations {
-            rel.compact_if_sparse();
-        }
+        report.inserted = self.derived_rows(&self.db, &before_insert);
+        self.db.compact();
 
-        report.overdeleted = list_grouped(&overdeleted);
-        report.rederived = list_grouped(&rederived);
+        let zero = vec![0; self.db.relation_count()];
+        report.overdeleted = self.derived_rows(&gone, &zero);
+        report.rederived = self.derived_rows(&rederived, &zero);
         for list in
             [&mut report.edb_inserted, &mut report.edb_deleted, &mut report.noop_inserts, &mut report.noop_deletes]
         {
@@ -203,20 +199,14 @@ impl Maintained {
         report.work = self.run.stats.firings - work_before;
         report
     }
-}
 
-fn list_grouped(rels: &[Relation]) -> Vec<(PredId, Vec<Vec<u32>>)> {
-    rels.iter()
-        .enumerate()
-        .filter(|(_, r)| r.len() > 0)
-        .map(|(p, r)| {
-            let mut tuples: Vec<Vec<u32>> = r.live_rows().map(<[u32]>::to_vec).collect();
-            tuples.sort_unstable();
-            (PredId(p as u32), tuples)
-        })
-        .collect()
-}
-
-fn list_flat(rels: &[Relation]) -> Vec<(PredId, Vec<u32>)> {
-    list_grouped(rels).into_iter().flat_map(|(p, tuples)| tuples.into_iter().map(move |t| (p, t))).collect()
+    /// The tuples of derived predicates in rows `from[p]..` of `db`, sorted per predicate;
+    /// only predicates with such tuples.
+    fn derived_rows(&self, db: &Database, from: &[u32]) -> Vec<(PredId, Vec<Vec<u32>>)> {
+        (0..db.relation_count())
+            .filter(|&p| self.compiled.derived[p])
+            .map(|p| (PredId(p as u32), db.sorted_rows_since(PredId(p as u32), from[p])))
+            .filter(|(_, tuples)| !tuples.is_empty())
+            .collect()
+    }
 }

@@ -3,7 +3,7 @@
 //! selections, binding variables and finally projecting the head tuple into a buffer.
 
 use crate::database::Database;
-use crate::relation::{hash_values, Relation, NIL};
+use crate::relation::{hash_values, RowSet, Rows, NIL};
 use ir::PredId;
 use plan::{AtomSource, Output, RulePlan};
 
@@ -49,17 +49,17 @@ pub(crate) struct PhysPlan {
 /// The rows `lo..hi` of a relation that one step reads.
 #[derive(Clone, Copy)]
 pub(crate) struct View<'a> {
-    pub(crate) rel: &'a Relation,
+    pub(crate) rel: &'a Rows,
     pub(crate) lo: u32,
     pub(crate) hi: u32,
 }
 
 impl<'a> View<'a> {
-    pub(crate) fn new(rel: &'a Relation, lo: u32, hi: u32) -> Self {
+    pub(crate) fn new(rel: &'a Rows, lo: u32, hi: u32) -> Self {
         View { rel, lo, hi }
     }
 
-    pub(crate) fn whole(rel: &'a Relation) -> Self {
+    pub(crate) fn whole(rel: &'a Rows) -> Self {
         View { rel, lo: 0, hi: rel.end() }
     }
 
@@ -142,7 +142,7 @@ impl PhysPlan {
             }
             emit(head);
         };
-        let Scratch { vals, head } = scratch;
+        let Scratch { vals, head, .. } = scratch;
         self.step(0, views, vals, head, stats, &mut leaf);
     }
 
@@ -209,6 +209,7 @@ impl PhysPlan {
 pub(crate) struct Scratch {
     vals: Vec<u32>,
     head: Vec<u32>,
+    batch: Vec<u32>,
 }
 
 #[inline]
@@ -232,27 +233,42 @@ pub(crate) fn any_empty(views: &[View<'_>]) -> bool {
     views.iter().any(View::is_empty)
 }
 
-/// Runs `plan` and adds the head tuples that are not yet in `target` to `pending` (a set
-/// of the head's arity), so that duplicates never pile up in memory.
-pub(crate) fn run_into_pending(
+/// Head tuples buffered before staging: enough that the probes of one batch overlap in
+/// the memory system, few enough that the buffer stays in cache.
+const STAGE_BATCH: usize = 256;
+
+/// Runs `plan` and stages its head tuples into `set` (the set of the head relation whose
+/// rows are `rows`): each derivation costs one probe, and duplicates never pile up. The
+/// probes run in small batches, away from the join's own memory accesses, because
+/// independent probes in a tight loop overlap their cache misses.
+pub(crate) fn run_staged(
     plan: &PhysPlan,
     views: &[View<'_>],
-    target: &Relation,
-    pending: &mut Relation,
+    rows: &Rows,
+    set: &mut RowSet,
     scratch: &mut Scratch,
     stats: &mut JoinStats,
 ) {
-    plan.run(views, scratch, stats, &mut |tuple| {
-        if !target.contains(tuple) {
-            pending.insert(tuple);
+    let arity = rows.arity;
+    let mut batch = std::mem::take(&mut scratch.batch);
+    batch.clear();
+    if arity == 0 {
+        plan.run(views, scratch, stats, &mut |tuple| {
+            set.stage(rows, tuple);
+        });
+    } else {
+        plan.run(views, scratch, stats, &mut |tuple| {
+            batch.extend_from_slice(tuple);
+            if batch.len() >= STAGE_BATCH * arity {
+                for t in batch.chunks_exact(arity) {
+                    set.stage(rows, t);
+                }
+                batch.clear();
+            }
+        });
+        for t in batch.chunks_exact(arity) {
+            set.stage(rows, t);
         }
-    });
-}
-
-/// Moves the tuples of `pending` into `target` and empties `pending`.
-pub(crate) fn flush(pending: &mut Relation, target: &mut Relation) {
-    for tuple in pending.live_rows() {
-        target.insert(tuple);
     }
-    pending.clear();
+    scratch.batch = batch;
 }

@@ -84,7 +84,7 @@ pub fn evaluate(plan: &ProgramPlan, program: &Program, mut edb: Database, option
             Some(run.stats.row_tests)
         }
         Engine::Seminaive => {
-            let compiled = seminaive::Compiled::new(plan, program, &mut edb, false);
+            let compiled = seminaive::Compiled::new(plan, program, &mut edb);
             let start = vec![0; edb.relation_count()];
             seminaive::propagate(&compiled, &mut edb, &start, true, &mut run);
             None

@@ -2,7 +2,7 @@
 //! deliberately simple because its rounds and `row_tests` are the SPEC's exact figures.
 
 use crate::database::Database;
-use crate::join::{flush, run_into_pending, PhysPlan, View};
+use crate::join::{run_staged, PhysPlan, View};
 use crate::seminaive::Run;
 use plan::ProgramPlan;
 
@@ -15,12 +15,12 @@ pub(crate) fn evaluate(plan: &ProgramPlan, db: &mut Database, run: &mut Run) {
     loop {
         let snapshot = db.ends();
         for phys in &plans {
+            let Database { rows, sets } = &mut *db;
             let views: Vec<View<'_>> =
-                phys.steps.iter().map(|s| View::new(db.rel(s.pred), 0, snapshot[s.pred.index()])).collect();
-            run.pending_for(db, phys.head);
-            let pending = &mut run.pending[phys.head.index()];
-            run_into_pending(phys, &views, db.rel(phys.head), pending, &mut run.scratch, &mut run.stats);
-            flush(pending, db.rel_mut(phys.head));
+                phys.steps.iter().map(|s| View::new(&rows[s.pred.index()], 0, snapshot[s.pred.index()])).collect();
+            let h = phys.head.index();
+            run_staged(phys, &views, &rows[h], &mut sets[h], &mut run.scratch, &mut run.stats);
+            db.commit(phys.head);
         }
         let grew = run.finish_round(db, &snapshot);
         if !grew {

@@ -1,8 +1,13 @@
-//! Flat relation storage: fixed-arity rows of `u32` in one vector, a hash set of row ids
-//! for set semantics, and hash indexes on key columns that are maintained as rows are added.
+//! Flat relation storage: fixed-arity rows of `u32` in one vector ([`Rows`], what joins
+//! read, with hash indexes maintained as rows are added) and a hash set of row ids for set
+//! semantics ([`RowSet`]).
 //!
-//! Rows are appended and never move until [`Relation::compact`], so a prefix of the rows is
-//! a consistent older version of the relation: the engines read "old", "delta" and "full"
+//! The two halves are separate so that a join can read the rows of a relation while it
+//! stages new tuples into the same relation's set: a staged tuple is deduplicated at once
+//! (one probe per derivation) but becomes a row only at [`RowSet::commit`].
+//!
+//! Rows are appended and never move until compaction, so a prefix of the rows is a
+//! consistent older version of the relation: the engines read "old", "delta" and "full"
 //! versions as row ranges. Deleted rows become tombstones that every reader skips.
 
 use hashbrown::hash_table::{Entry, HashTable};
@@ -65,42 +70,33 @@ impl Index {
     }
 }
 
-/// One relation: a set of tuples of fixed arity.
+/// The rows of a relation and their indexes.
 #[derive(Clone, Debug)]
-pub(crate) struct Relation {
+pub(crate) struct Rows {
     pub(crate) arity: usize,
     pub(crate) data: Vec<u32>,
     /// Rows ever appended since the last compaction, tombstones included.
-    rows: u32,
+    end: u32,
     /// Bitset of tombstoned rows; rows beyond its end are alive.
     dead: Vec<u64>,
     dead_count: u32,
-    set: HashTable<u32>,
     pub(crate) indexes: Vec<Index>,
 }
 
-impl Relation {
-    pub(crate) fn new(arity: usize) -> Self {
-        Relation {
-            arity,
-            data: Vec::new(),
-            rows: 0,
-            dead: Vec::new(),
-            dead_count: 0,
-            set: HashTable::new(),
-            indexes: Vec::new(),
-        }
+impl Rows {
+    fn new(arity: usize) -> Self {
+        Rows { arity, data: Vec::new(), end: 0, dead: Vec::new(), dead_count: 0, indexes: Vec::new() }
     }
 
     /// The end of the row range, tombstones included: the engines' version marker.
     #[inline]
     pub(crate) fn end(&self) -> u32 {
-        self.rows
+        self.end
     }
 
-    /// The number of tuples (live rows).
+    /// The number of live rows.
     pub(crate) fn len(&self) -> usize {
-        (self.rows - self.dead_count) as usize
+        (self.end - self.dead_count) as usize
     }
 
     #[inline]
@@ -114,66 +110,27 @@ impl Relation {
         self.dead.get(r as usize / 64).is_none_or(|w| w & (1 << (r % 64)) == 0)
     }
 
-    fn find(&self, tuple: &[u32]) -> Option<u32> {
-        let (data, arity) = (&self.data, self.arity);
-        let hash = hash_values(tuple.iter().copied());
-        self.set.find(hash, |&r| &data[r as usize * arity..(r as usize + 1) * arity] == tuple).copied()
-    }
-
-    pub(crate) fn contains(&self, tuple: &[u32]) -> bool {
-        tuple.len() == self.arity && self.find(tuple).is_some()
-    }
-
-    /// Adds a tuple of the right arity; false when it was already present.
-    pub(crate) fn insert(&mut self, tuple: &[u32]) -> bool {
-        debug_assert_eq!(tuple.len(), self.arity, "callers check the arity");
-        let (data, arity) = (&self.data, self.arity);
-        let hash = hash_values(tuple.iter().copied());
-        let entry = self.set.entry(
-            hash,
-            |&r| &data[r as usize * arity..(r as usize + 1) * arity] == tuple,
-            |&r| hash_values(data[r as usize * arity..(r as usize + 1) * arity].iter().copied()),
-        );
-        let Entry::Vacant(vacant) = entry else { return false };
-        let row = self.rows;
-        vacant.insert(row);
+    fn push(&mut self, tuple: &[u32]) {
+        let row = self.end;
         self.data.extend_from_slice(tuple);
-        self.rows += 1;
+        self.end += 1;
         for index in &mut self.indexes {
-            index.add(&self.data, arity, row);
+            index.add(&self.data, self.arity, row);
         }
-        true
     }
 
-    /// Tombstones a tuple; false when it was absent.
-    pub(crate) fn remove(&mut self, tuple: &[u32]) -> bool {
-        if tuple.len() != self.arity {
-            return false;
-        }
-        let (data, arity) = (&self.data, self.arity);
-        let hash = hash_values(tuple.iter().copied());
-        let Ok(entry) = self.set.find_entry(hash, |&r| &data[r as usize * arity..(r as usize + 1) * arity] == tuple)
-        else {
-            return false;
-        };
-        let (row, _) = entry.remove();
+    fn kill(&mut self, row: u32) {
         let word = row as usize / 64;
         if self.dead.len() <= word {
             self.dead.resize(word + 1, 0);
         }
         self.dead[word] |= 1 << (row % 64);
         self.dead_count += 1;
-        true
     }
 
-    /// Empties the relation, keeping its allocations (indexes are dropped).
-    pub(crate) fn clear(&mut self) {
-        self.data.clear();
-        self.rows = 0;
-        self.dead.clear();
-        self.dead_count = 0;
-        self.set.clear();
-        self.indexes.clear();
+    /// Live rows in row order.
+    pub(crate) fn live_rows(&self) -> impl Iterator<Item = &[u32]> + '_ {
+        (0..self.end).filter(|&r| self.is_alive(r)).map(|r| self.row(r))
     }
 
     /// Returns the id of the index on `cols`, building it over the existing rows if new.
@@ -182,31 +139,158 @@ impl Relation {
             return i;
         }
         let mut index =
-            Index { cols: cols.to_vec(), heads: HashTable::new(), next: Vec::with_capacity(self.rows as usize) };
-        for r in 0..self.rows {
+            Index { cols: cols.to_vec(), heads: HashTable::new(), next: Vec::with_capacity(self.end as usize) };
+        for r in 0..self.end {
             index.add(&self.data, self.arity, r);
         }
         self.indexes.push(index);
         self.indexes.len() - 1
     }
+}
 
-    /// Live rows in row order.
+/// The set of tuples of a relation: ids of its rows, plus staged tuples that will become
+/// rows `rows.end()..` at the next commit.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RowSet {
+    table: HashTable<u32>,
+    staged: Vec<u32>,
+    staged_count: u32,
+}
+
+/// Tuple equality without a `memcmp` call: tuples are short, and the call itself costs more
+/// than the comparison in the innermost loops.
+#[inline]
+pub(crate) fn same(a: &[u32], b: &[u32]) -> bool {
+    match (a, b) {
+        ([], []) => true,
+        ([a0], [b0]) => a0 == b0,
+        ([a0, a1], [b0, b1]) => a0 == b0 && a1 == b1,
+        ([a0, a1, a2], [b0, b1, b2]) => a0 == b0 && a1 == b1 && a2 == b2,
+        _ => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y),
+    }
+}
+
+/// The values of row `r`, committed or staged.
+#[inline]
+fn tuple_at<'a>(rows: &'a Rows, staged: &'a [u32], r: u32) -> &'a [u32] {
+    if r < rows.end {
+        rows.row(r)
+    } else {
+        let start = (r - rows.end) as usize * rows.arity;
+        &staged[start..start + rows.arity]
+    }
+}
+
+impl RowSet {
+    fn find(&self, rows: &Rows, tuple: &[u32]) -> Option<u32> {
+        let hash = hash_values(tuple.iter().copied());
+        self.table.find(hash, |&r| same(tuple_at(rows, &self.staged, r), tuple)).copied()
+    }
+
+    pub(crate) fn contains(&self, rows: &Rows, tuple: &[u32]) -> bool {
+        tuple.len() == rows.arity && self.find(rows, tuple).is_some()
+    }
+
+    /// Adds a tuple of the right arity to the set and the staging buffer; false when it was
+    /// present (as a row or staged).
+    #[inline]
+    pub(crate) fn stage(&mut self, rows: &Rows, tuple: &[u32]) -> bool {
+        debug_assert_eq!(tuple.len(), rows.arity, "callers check the arity");
+        let staged = &self.staged;
+        let hash = hash_values(tuple.iter().copied());
+        let entry = self.table.entry(
+            hash,
+            |&r| same(tuple_at(rows, staged, r), tuple),
+            |&r| hash_values(tuple_at(rows, staged, r).iter().copied()),
+        );
+        let Entry::Vacant(vacant) = entry else { return false };
+        vacant.insert(rows.end + self.staged_count);
+        self.staged.extend_from_slice(tuple);
+        self.staged_count += 1;
+        true
+    }
+
+    /// Turns the staged tuples into rows (indexes included); returns how many there were.
+    pub(crate) fn commit(&mut self, rows: &mut Rows) -> u32 {
+        let count = self.staged_count;
+        if rows.arity == 0 {
+            for _ in 0..count {
+                rows.push(&[]);
+            }
+        } else {
+            for tuple in self.staged.chunks_exact(rows.arity) {
+                rows.push(tuple);
+            }
+        }
+        self.staged.clear();
+        self.staged_count = 0;
+        count
+    }
+
+    /// Tombstones a committed tuple; false when it was absent. Nothing may be staged.
+    pub(crate) fn remove(&mut self, rows: &mut Rows, tuple: &[u32]) -> bool {
+        debug_assert_eq!(self.staged_count, 0, "removal happens between joins");
+        if tuple.len() != rows.arity {
+            return false;
+        }
+        let hash = hash_values(tuple.iter().copied());
+        let Ok(entry) = self.table.find_entry(hash, |&r| same(rows.row(r), tuple)) else { return false };
+        let (row, _) = entry.remove();
+        rows.kill(row);
+        true
+    }
+}
+
+/// Rows with their set: a whole relation.
+#[derive(Clone, Debug)]
+pub(crate) struct Relation {
+    pub(crate) rows: Rows,
+    pub(crate) set: RowSet,
+}
+
+impl Relation {
+    pub(crate) fn new(arity: usize) -> Self {
+        Relation { rows: Rows::new(arity), set: RowSet::default() }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn contains(&self, tuple: &[u32]) -> bool {
+        self.set.contains(&self.rows, tuple)
+    }
+
+    /// Adds a tuple of the right arity; false when it was already present.
+    pub(crate) fn insert(&mut self, tuple: &[u32]) -> bool {
+        let added = self.set.stage(&self.rows, tuple);
+        self.set.commit(&mut self.rows);
+        added
+    }
+
+    #[cfg(test)]
+    pub(crate) fn remove(&mut self, tuple: &[u32]) -> bool {
+        self.set.remove(&mut self.rows, tuple)
+    }
+
     pub(crate) fn live_rows(&self) -> impl Iterator<Item = &[u32]> + '_ {
-        (0..self.rows).filter(|&r| self.is_alive(r)).map(|r| self.row(r))
+        self.rows.live_rows()
     }
 
     /// Drops tombstones and renumbers rows when at least half of them are dead. Only safe
     /// between evaluations, since row ranges held by a reader become meaningless.
     pub(crate) fn compact_if_sparse(&mut self) {
-        if self.dead_count == 0 || self.dead_count * 2 < self.rows {
+        if self.rows.dead_count == 0 || self.rows.dead_count * 2 < self.rows.end {
             return;
         }
-        let mut fresh = Relation::new(self.arity);
+        let mut fresh = Relation::new(self.rows.arity);
         for row in self.live_rows() {
             fresh.insert(row);
         }
-        for index in &self.indexes {
-            fresh.ensure_index(&index.cols);
+        for index in &self.rows.indexes {
+            fresh.rows.ensure_index(&index.cols);
         }
         *self = fresh;
     }
@@ -228,20 +312,33 @@ mod tests {
         assert!(!r.contains(&[1, 2]));
         assert_eq!(r.live_rows().collect::<Vec<_>>(), vec![&[1, 3][..]]);
         assert!(r.insert(&[1, 2]));
-        assert_eq!(r.end(), 3);
+        assert_eq!(r.rows.end(), 3);
         assert_eq!(r.len(), 2);
+    }
+
+    #[test]
+    fn staged_tuples_are_deduplicated_before_they_become_rows() {
+        let mut r = Relation::new(1);
+        r.insert(&[7]);
+        assert!(r.set.stage(&r.rows, &[8]));
+        assert!(!r.set.stage(&r.rows, &[8]));
+        assert!(!r.set.stage(&r.rows, &[7]));
+        assert_eq!(r.rows.end(), 1);
+        assert_eq!(r.set.commit(&mut r.rows), 1);
+        assert_eq!(r.rows.row(1), &[8]);
+        assert!(r.contains(&[8]));
     }
 
     #[test]
     fn index_chains_list_rows_newest_first() {
         let mut r = Relation::new(2);
         r.insert(&[1, 2]);
-        let ix = r.ensure_index(&[0]);
+        let ix = r.rows.ensure_index(&[0]);
         r.insert(&[5, 2]);
         r.insert(&[1, 4]);
-        let index = &r.indexes[ix];
+        let index = &r.rows.indexes[ix];
         let mut chain = Vec::new();
-        let mut row = index.first(&r.data, 2, hash_values([1].into_iter()), |_| 1);
+        let mut row = index.first(&r.rows.data, 2, hash_values([1].into_iter()), |_| 1);
         while row != NIL {
             chain.push(row);
             row = index.next[row as usize];
@@ -262,7 +359,7 @@ mod tests {
     #[test]
     fn compaction_keeps_tuples_and_indexes() {
         let mut r = Relation::new(1);
-        r.ensure_index(&[0]);
+        r.rows.ensure_index(&[0]);
         for v in 0..10 {
             r.insert(&[v]);
         }
@@ -270,8 +367,8 @@ mod tests {
             r.remove(&[v]);
         }
         r.compact_if_sparse();
-        assert_eq!(r.end(), 4);
+        assert_eq!(r.rows.end(), 4);
         assert!(r.contains(&[7]));
-        assert_eq!(r.indexes[0].next.len(), 4);
+        assert_eq!(r.rows.indexes[0].next.len(), 4);
     }
 }

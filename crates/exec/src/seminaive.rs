@@ -2,20 +2,21 @@
 //! code computes a fixpoint from scratch and propagates insertions during DRed.
 
 use crate::database::Database;
-use crate::join::{any_empty, flush, run_into_pending, JoinStats, PhysPlan, Scratch, View};
-use crate::relation::Relation;
+use crate::join::{any_empty, run_staged, JoinStats, PhysPlan, Scratch, View};
 use crate::{Progress, Round};
-use ir::{PredId, Program};
+use ir::{PredId, Program, RuleId};
 use plan::{AtomSource, Output, ProgramPlan};
 use std::cmp::Ordering;
 
 /// A well-formed rule compiled for semi-naive evaluation and DRed.
 pub(crate) struct CompiledRule {
+    pub(crate) rule: RuleId,
     pub(crate) head: PredId,
     pub(crate) body_preds: Vec<PredId>,
     /// For each body position, a plan that reads that atom first (as the delta).
     pub(crate) delta: Vec<PhysPlan>,
-    /// The plan that reads candidate head facts first (DRed rederivation), when asked for.
+    /// The plan that reads candidate head facts first (DRed rederivation), once
+    /// [`Compiled::add_guards`] made it.
     pub(crate) guarded: Option<PhysPlan>,
     /// The head tuple of an empty-body rule.
     pub(crate) fact: Option<Vec<u32>>,
@@ -37,7 +38,7 @@ pub(crate) struct Compiled {
 }
 
 impl Compiled {
-    pub(crate) fn new(plan: &ProgramPlan, program: &Program, db: &mut Database, with_guards: bool) -> Self {
+    pub(crate) fn new(plan: &ProgramPlan, program: &Program, db: &mut Database) -> Self {
         let mut rules = Vec::new();
         let mut position_of = vec![None; plan.rules.len()];
         let mut derived = vec![false; db.relation_count()];
@@ -50,7 +51,6 @@ impl Compiled {
             let delta = (0..body.len())
                 .map(|i| PhysPlan::indexed(&plan::plan_rule_delta_first(program, id, i), head_arity, db))
                 .collect();
-            let guarded = with_guards.then(|| PhysPlan::indexed(&plan::plan_rule_guarded(program, id), head_arity, db));
             let fact = body.is_empty().then(|| {
                 rule_plan
                     .project
@@ -63,7 +63,14 @@ impl Compiled {
                     .collect()
             });
             position_of[id.index()] = Some(rules.len());
-            rules.push(CompiledRule { head, body_preds: body.iter().map(|a| a.pred).collect(), delta, guarded, fact });
+            rules.push(CompiledRule {
+                rule: id,
+                head,
+                body_preds: body.iter().map(|a| a.pred).collect(),
+                delta,
+                guarded: None,
+                fact,
+            });
         }
         let strata = plan
             .strata
@@ -75,6 +82,17 @@ impl Compiled {
             .collect();
         Compiled { rules, strata, derived }
     }
+
+    /// Makes the rederivation plans of DRed. Their join order depends on relation sizes
+    /// (a candidate fact binds the head variables, and which body atom to probe first
+    /// matters a lot), so they are made once the database has been evaluated.
+    pub(crate) fn add_guards(&mut self, program: &Program, db: &mut Database) {
+        for rule in &mut self.rules {
+            let sizes = |pred: PredId| db.len(pred);
+            let plan = plan::plan_rule_guarded(program, rule.rule, &sizes);
+            rule.guarded = Some(PhysPlan::indexed(&plan, db.arity(rule.head), db));
+        }
+    }
 }
 
 /// The state of one evaluation: counters, recorded rounds and reused buffers.
@@ -85,8 +103,6 @@ pub(crate) struct Run {
     pub(crate) iterations: usize,
     pub(crate) stats: JoinStats,
     pub(crate) scratch: Scratch,
-    /// New head tuples of the running join, per predicate, before they join the database.
-    pub(crate) pending: Vec<Relation>,
 }
 
 impl Run {
@@ -98,16 +114,7 @@ impl Run {
             iterations: 0,
             stats: JoinStats::default(),
             scratch: Scratch::default(),
-            pending: Vec::new(),
         }
-    }
-
-    /// The pending set of `pred`, created on first use.
-    pub(crate) fn pending_for(&mut self, db: &Database, pred: PredId) -> &mut Relation {
-        if self.pending.len() < db.relation_count() {
-            self.pending = (0..db.relation_count()).map(|p| Relation::new(db.arity(PredId(p as u32)))).collect();
-        }
-        &mut self.pending[pred.index()]
     }
 
     /// Ends a round that began at the row counts `begin`: records its new facts if asked,
@@ -159,12 +166,13 @@ pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_fac
                     if lo[delta_pred] >= hi[delta_pred] {
                         continue;
                     }
+                    let Database { rows, sets } = &mut *db;
                     let views: Vec<View<'_>> = variant
                         .steps
                         .iter()
                         .map(|s| {
                             let q = s.pred.index();
-                            let rel = db.rel(s.pred);
+                            let rel = &rows[q];
                             let position = match s.source {
                                 AtomSource::Body(j) => j,
                                 AtomSource::Head => i,
@@ -179,10 +187,9 @@ pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_fac
                     if any_empty(&views) {
                         continue;
                     }
-                    run.pending_for(db, rule.head);
-                    let pending = &mut run.pending[rule.head.index()];
-                    run_into_pending(variant, &views, db.rel(rule.head), pending, &mut run.scratch, &mut run.stats);
-                    flush(pending, db.rel_mut(rule.head));
+                    let h = rule.head.index();
+                    run_staged(variant, &views, &rows[h], &mut sets[h], &mut run.scratch, &mut run.stats);
+                    db.commit(rule.head);
                 }
             }
             lo = hi;

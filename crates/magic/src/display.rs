@@ -44,7 +44,7 @@ impl MagicProgram {
                 );
             }
         }
-        out.push_str("dropped:\n");
+        out.push_str(if self.dropped.is_empty() { "dropped: (none)\n" } else { "dropped:\n" });
         for rule in &self.dropped {
             let _ = writeln!(out, "  {:<14}  {}", origin_text(rule), p.display_rule(rule));
         }

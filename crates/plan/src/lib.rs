@@ -6,7 +6,7 @@
 //! the steps before it; the [`Output`] list projects the bindings onto the head. The plan
 //! of a rule reads its body left to right ([`plan_rule`]); evaluators that want another
 //! join order (semi-naive deltas first, rederivation guarded by the head) ask for one with
-//! [`plan_rule_delta_first`] and [`plan_rule_guarded`].
+//! [`plan_rule_delta_first`] and [`plan_rule_guarded`] (see [`greedy_order`]).
 //!
 //! Invariant: plans know nothing of magic sets; `@a:`/`@m:` predicates are plain relations.
 
@@ -87,35 +87,46 @@ pub fn plan_rule(program: &Program, rule: RuleId) -> RulePlan {
 }
 
 /// A plan that scans body atom `position` first (it will read a small delta) and then
-/// the other atoms, each time preferring the leftmost atom that is connected to what is
-/// already bound, so that no cross product is formed when a join is possible.
+/// the other atoms in the order of [`greedy_order`], without size information.
 pub fn plan_rule_delta_first(program: &Program, rule: RuleId, position: usize) -> RulePlan {
     let body = &program.rule(rule).body;
     let mut order = vec![AtomSource::Body(position)];
-    let mut bound: Vec<Symbol> = body.get(position).map(Atom::vars).unwrap_or_default();
-    let mut rest: Vec<usize> = (0..body.len()).filter(|&i| i != position).collect();
-    order.extend(connected_order(body, &mut bound, &mut rest));
+    let bound: Vec<Symbol> = body.get(position).map(Atom::vars).unwrap_or_default();
+    let rest: Vec<usize> = (0..body.len()).filter(|&i| i != position).collect();
+    order.extend(greedy_order(body, bound, rest, &|_| 0));
     build(program, rule, &order)
 }
 
 /// A plan that first reads the head atom as a guard relation (the candidate facts) and
-/// then the body; used to ask which candidates still have a one-step derivation.
-pub fn plan_rule_guarded(program: &Program, rule: RuleId) -> RulePlan {
+/// then the body in the order of [`greedy_order`] with the given relation sizes; used to
+/// ask which candidates still have a one-step derivation.
+pub fn plan_rule_guarded(program: &Program, rule: RuleId, size: &dyn Fn(ir::PredId) -> usize) -> RulePlan {
     let r = program.rule(rule);
     let mut order = vec![AtomSource::Head];
-    let mut bound = r.head.vars();
-    let mut rest: Vec<usize> = (0..r.body.len()).collect();
-    order.extend(connected_order(&r.body, &mut bound, &mut rest));
+    order.extend(greedy_order(&r.body, r.head.vars(), (0..r.body.len()).collect(), size));
     build(program, rule, &order)
 }
 
-/// Orders `rest` greedily: the leftmost atom sharing a variable with `bound` (or, failing
-/// that, the leftmost atom) goes next.
-fn connected_order(body: &[Atom], bound: &mut Vec<Symbol>, rest: &mut Vec<usize>) -> Vec<AtomSource> {
+/// Orders the atoms `rest` of `body` given the variables `bound` so far: next comes an
+/// atom sharing a variable with what is bound (so no cross product is formed when a join
+/// is possible), preferring one whose arguments are then all bound (a pure filter), then
+/// the smallest relation by `size`, then the leftmost.
+pub fn greedy_order(
+    body: &[Atom],
+    mut bound: Vec<Symbol>,
+    mut rest: Vec<usize>,
+    size: &dyn Fn(ir::PredId) -> usize,
+) -> Vec<AtomSource> {
     let mut order = Vec::new();
     while !rest.is_empty() {
-        let pick = rest.iter().position(|&i| body[i].args.iter().any(|t| t.var().is_some_and(|v| bound.contains(&v))));
-        let i = rest.remove(pick.unwrap_or(0));
+        let rank = |&(k, &i): &(usize, &usize)| {
+            let vars = body[i].args.iter().filter_map(|t| t.var());
+            let connected = vars.clone().any(|v| bound.contains(&v));
+            let all_bound = vars.clone().all(|v| bound.contains(&v));
+            (!connected, !all_bound, size(body[i].pred), k)
+        };
+        let pick = rest.iter().enumerate().min_by_key(rank).map_or(0, |(k, _)| k);
+        let i = rest.remove(pick);
         for v in body[i].vars() {
             if !bound.contains(&v) {
                 bound.push(v);
@@ -230,11 +241,22 @@ mod tests {
     #[test]
     fn guarded_plan_reads_the_head_first() {
         let p = program("P(X,X,a) <- E(X,Y)");
-        let plan = plan_rule_guarded(&p, RuleId(0));
+        let plan = plan_rule_guarded(&p, RuleId(0), &|_| 0);
         assert_eq!(plan.steps[0].source, AtomSource::Head);
         assert_eq!(plan.steps[0].repeats, vec![(0, 1)]);
         assert_eq!(plan.steps[0].consts.len(), 1);
         assert_eq!(plan.steps[1].key, vec![(0, 0)]);
+    }
+
+    #[test]
+    fn guarded_plan_prefers_filters_then_small_relations() {
+        let p = program("R(X,Z) <- R(X,Y), E(Y,Z)\nQ(X,Z) <- M(X), Q(X,Y), Q(Y,Z)");
+        let e = p.lookup_source("E").unwrap();
+        let sizes = |pred| if pred == e { 10 } else { 1000 };
+        let order =
+            |rule| plan_rule_guarded(&p, RuleId(rule), &sizes).steps.iter().map(|s| s.source).collect::<Vec<_>>();
+        assert_eq!(order(0), [AtomSource::Head, AtomSource::Body(1), AtomSource::Body(0)]);
+        assert_eq!(order(1), [AtomSource::Head, AtomSource::Body(0), AtomSource::Body(1), AtomSource::Body(2)]);
     }
 
     #[test]
