@@ -99,6 +99,15 @@ pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
     }
     let query = program.query.clone().expect("checked above: a query exists when there are no errors");
     let magic = magic::rewrite(&program, &query);
+    // The rewrite must produce a program that passes the source checks; if it does not,
+    // that is a bug in dlc, reported as such instead of evaluating a broken program.
+    let broken: Vec<Diagnostic> = ir::validate(&magic.program)
+        .iter()
+        .map(|e| e.to_diagnostic(&magic.program).with_note("internal error: the magic rewrite produced this rule; please report it"))
+        .collect();
+    if !broken.is_empty() {
+        return Err(Failed { sources, diagnostics: broken });
+    }
     Ok(Session { sources, program, magic, facts, batches, warnings: diagnostics })
 }
 
