@@ -3,6 +3,9 @@
 
 pub mod dlc;
 pub mod measure;
+pub mod oracle;
 pub mod peers;
+pub mod report;
 pub mod rng;
+pub mod suite;
 pub mod workload;

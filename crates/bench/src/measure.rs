@@ -11,6 +11,7 @@ use exec::Engine;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Read;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -196,6 +197,9 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             extra.insert("eval".into(), run.phases.eval.as_secs_f64());
             extra.insert("iterations".into(), run.eval.iterations as f64);
             extra.insert("work".into(), run.eval.work as f64);
+            if let Some(row_tests) = run.eval.row_tests {
+                extra.insert("row_tests".into(), row_tests as f64);
+            }
             extra.insert("relation".into(), dlc::relation_len(&run.program, &job.workload, &run.eval.db) as f64);
             extra.insert("derived".into(), (run.eval.db.total_len() - edb.fact_count()) as f64);
             (run.phases.total().as_secs_f64(), rss, dlc::count_answers(&run.program, &run.eval.db))
@@ -241,9 +245,9 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
     Ok(Sample { secs, rss_mib, answers: answers as u64, extra })
 }
 
-/// Runs the job in a fresh child process of this binary, killing it after `timeout`.
-pub fn run_child(job: &Job, timeout: Duration) -> Result<Sample, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the bench binary: {e}"))?;
+/// Runs the job in a fresh child process of the bench binary `exe` (normally this very
+/// executable), killing it after `timeout`.
+pub fn run_child(exe: &Path, job: &Job, timeout: Duration) -> Result<Sample, String> {
     let mut child = Command::new(exe)
         .args(job.args())
         .stdin(Stdio::null())
@@ -272,8 +276,12 @@ pub fn run_child(job: &Job, timeout: Duration) -> Result<Sample, String> {
         let _ = s.read_to_string(&mut err);
     }
     if !status.success() {
-        let last = err.lines().filter(|l| !l.trim().is_empty()).last().unwrap_or("no message").to_string();
-        return Err(format!("child failed ({status}): {last}"));
+        // A panic message spans lines; the backtrace hint does not help in a table.
+        let message: Vec<&str> =
+            err.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("note: run with")).collect();
+        let mut message = message.join(" ");
+        message.truncate(300);
+        return Err(format!("child failed ({status}): {message}"));
     }
     out.lines().find_map(Sample::from_line).ok_or_else(|| format!("child printed no RESULT line: {out}{err}"))
 }

@@ -25,7 +25,7 @@ impl SplitMix64 {
     /// bounds used here, far under anything a benchmark could notice.
     pub fn below(&mut self, bound: u32) -> u32 {
         assert!(bound > 0, "below(0) has no value to return");
-        ((self.next_u64() >> 32) * u64::from(bound) >> 32) as u32
+        (((self.next_u64() >> 32) * u64::from(bound)) >> 32) as u32
     }
 }
 
@@ -37,16 +37,18 @@ mod tests {
     fn stream_is_fixed_by_the_seed() {
         // The first output for seed 0 is the published SplitMix64 reference value.
         assert_eq!(SplitMix64::new(0).next_u64(), 0xe220_a839_7b1d_cdaf);
-        let a: Vec<u32> = (0..8).map({
-            let mut r = SplitMix64::new(42);
-            move |_| r.below(10)
-        })
-        .collect();
-        let b: Vec<u32> = (0..8).map({
-            let mut r = SplitMix64::new(42);
-            move |_| r.below(10)
-        })
-        .collect();
+        let a: Vec<u32> = (0..8)
+            .map({
+                let mut r = SplitMix64::new(42);
+                move |_| r.below(10)
+            })
+            .collect();
+        let b: Vec<u32> = (0..8)
+            .map({
+                let mut r = SplitMix64::new(42);
+                move |_| r.below(10)
+            })
+            .collect();
         assert_eq!(a, b);
         assert!(a.iter().all(|&x| x < 10));
     }

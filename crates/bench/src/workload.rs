@@ -58,6 +58,8 @@ pub enum Graph {
     /// `trees` disjoint random recursive trees of `size` nodes each, edges parent → child;
     /// tree `t` holds nodes `t*size ..`, with its root first.
     Forest { trees: u32, size: u32, seed: u64 },
+    /// `count` disjoint chains of `len` nodes: the forest with the deepest components.
+    Paths { count: u32, len: u32 },
 }
 
 impl Graph {
@@ -66,6 +68,7 @@ impl Graph {
             Graph::Random { nodes, .. } | Graph::Chain { nodes } => nodes,
             Graph::Grid { width, height } => width * height,
             Graph::Forest { trees, size, .. } => trees * size,
+            Graph::Paths { count, len } => count * len,
         }
     }
 
@@ -100,6 +103,9 @@ impl Graph {
                 }
                 out
             }
+            Graph::Paths { count, len } => {
+                (0..count).flat_map(|p| (1..len).map(move |i| (p * len + i - 1, p * len + i))).collect()
+            }
         }
     }
 
@@ -112,6 +118,7 @@ impl Graph {
             Graph::Chain { nodes } => format!("chain{nodes}"),
             Graph::Grid { width, height } => format!("grid{width}x{height}"),
             Graph::Forest { trees, size, .. } => format!("forest{trees}x{size}"),
+            Graph::Paths { count, len } => format!("paths{count}x{len}"),
         }
     }
 
@@ -123,6 +130,7 @@ impl Graph {
             "chain" if parts.len() == 2 => Some(Graph::Chain { nodes: num(1)? }),
             "grid" if parts.len() == 3 => Some(Graph::Grid { width: num(1)?, height: num(2)? }),
             "forest" if parts.len() == 4 => Some(Graph::Forest { trees: num(1)?, size: num(2)?, seed: seed(3)? }),
+            "paths" if parts.len() == 3 => Some(Graph::Paths { count: num(1)?, len: num(2)? }),
             _ => None,
         }
     }
@@ -135,6 +143,7 @@ impl fmt::Display for Graph {
             Graph::Chain { nodes } => write!(f, "chain:{nodes}"),
             Graph::Grid { width, height } => write!(f, "grid:{width}:{height}"),
             Graph::Forest { trees, size, seed } => write!(f, "forest:{trees}:{size}:{seed}"),
+            Graph::Paths { count, len } => write!(f, "paths:{count}:{len}"),
         }
     }
 }
@@ -227,7 +236,9 @@ impl Workload {
         let parsed = match parts.first().copied() {
             Some(kind) if kind.starts_with("tc-") => Rules::parse(&kind[3..])
                 .and_then(|rules| Graph::parse(&parts[1..]).map(|graph| Workload::Tc { rules, graph })),
-            Some("sg") if parts.len() == 3 => num(1).zip(num(2)).map(|(fanout, depth)| Workload::SameGen { fanout, depth }),
+            Some("sg") if parts.len() == 3 => {
+                num(1).zip(num(2)).map(|(fanout, depth)| Workload::SameGen { fanout, depth })
+            }
             Some("pt") if parts.len() == 7 => (|| {
                 Some(Workload::PointsTo {
                     vars: num(1)?,
@@ -319,12 +330,17 @@ impl Workload {
     }
 
     /// The node a point query of this workload binds: node 0 for a graph (a root of the
-    /// forest, the corner of the grid), the last leaf for same-generation, variable 0 for
-    /// points-to.
+    /// forest, the corner of the grid), the last leaf for same-generation, the variable of
+    /// the first allocation site for points-to.
     pub fn point_node(&self) -> u32 {
         match *self {
             Workload::SameGen { fanout, depth } => tree_size(fanout, depth) - 1,
-            Workload::Tc { .. } | Workload::PointsTo { .. } => 0,
+            // Variable 0 may well point nowhere; the variable of the first allocation
+            // site points at least to its object.
+            Workload::PointsTo { .. } => {
+                self.generate().relation("alloc").and_then(|r| r.rows.first().copied()).unwrap_or(0)
+            }
+            Workload::Tc { .. } => 0,
         }
     }
 }
@@ -414,6 +430,7 @@ mod tests {
             "tc-nonlin:chain:500",
             "tc-llin:grid:30:20",
             "tc-llin:forest:1000:20:7",
+            "tc-rlin:paths:1000:20",
             "sg:3:6",
             "pt:3000:600:3000:600:600:7",
         ] {
@@ -443,6 +460,7 @@ mod tests {
         let forest = Graph::Forest { trees: 4, size: 5, seed: 1 }.edges();
         assert_eq!(forest.len(), 4 * 4);
         assert!(forest.iter().all(|&(p, c)| p < c && p / 5 == c / 5));
+        assert_eq!(Graph::Paths { count: 2, len: 3 }.edges(), vec![(0, 1), (1, 2), (3, 4), (4, 5)]);
         let sg = Workload::SameGen { fanout: 2, depth: 3 }.generate();
         assert_eq!(sg.values, 15);
         assert_eq!(sg.relation("par").unwrap().len(), 14);

@@ -1,6 +1,6 @@
 //! The database: one set-semantics relation per predicate of a program.
 
-use crate::relation::{Relation, RowSet, Rows};
+use crate::relation::{remove_tuples, Relation, RowSet, Rows};
 use ir::{Fact, PredId, Program};
 
 /// One relation per [`PredId`] (indexed by [`PredId::index`]); tuples are `u32` values
@@ -55,7 +55,7 @@ impl Database {
     pub fn remove(&mut self, pred: PredId, tuple: &[u32]) -> bool {
         let p = pred.index();
         match (self.rows.get_mut(p), self.sets.get_mut(p)) {
-            (Some(rows), Some(set)) => set.remove(rows, tuple),
+            (Some(rows), Some(set)) => remove_tuples(rows, set, [tuple]) == 1,
             _ => false,
         }
     }
@@ -89,10 +89,10 @@ impl Database {
 
     /// The tuples of `pred` in lexicographic order.
     pub fn sorted_tuples(&self, pred: PredId) -> Vec<Vec<u32>> {
-        let Some(rel) = self.rows.get(pred.index()) else { return Vec::new() };
-        let mut out: Vec<Vec<u32>> = rel.live_rows().map(<[u32]>::to_vec).collect();
-        out.sort_unstable();
-        out
+        if pred.index() >= self.rows.len() {
+            return Vec::new();
+        }
+        self.sorted_rows_since(pred, 0)
     }
 
     /// Whether both databases hold the same tuples in every relation.
@@ -115,6 +115,13 @@ impl Database {
 
     pub(crate) fn rel_mut(&mut self, pred: PredId) -> &mut Rows {
         &mut self.rows[pred.index()]
+    }
+
+    /// Removes every tuple of `tuples` from `pred` in one batch; returns how many were
+    /// present.
+    pub(crate) fn remove_all<'t>(&mut self, pred: PredId, tuples: impl IntoIterator<Item = &'t [u32]>) -> usize {
+        let p = pred.index();
+        remove_tuples(&mut self.rows[p], &mut self.sets[p], tuples)
     }
 
     /// Turns the tuples staged into `pred`'s set into rows.
@@ -144,12 +151,34 @@ impl Database {
     }
 
     /// The tuples of `pred` in rows `from..` (the ones added since a marker), sorted.
+    /// Sorting happens on packed keys or row ids, so that every tuple is allocated once,
+    /// already in its place: reports of DRed list millions of tuples.
     pub(crate) fn sorted_rows_since(&self, pred: PredId, from: u32) -> Vec<Vec<u32>> {
         let rel = self.rel(pred);
-        let mut out: Vec<Vec<u32>> =
-            (from..rel.end()).filter(|&r| rel.is_alive(r)).map(|r| rel.row(r).to_vec()).collect();
-        out.sort_unstable();
-        out
+        let live = (from..rel.end()).filter(|&r| rel.is_alive(r));
+        match rel.arity {
+            0 => live.map(|_| Vec::new()).collect(),
+            1 => {
+                let mut values: Vec<u32> = live.map(|r| rel.row(r)[0]).collect();
+                values.sort_unstable();
+                values.into_iter().map(|v| vec![v]).collect()
+            }
+            2 => {
+                let mut keys: Vec<u64> = live
+                    .map(|r| {
+                        let t = rel.row(r);
+                        u64::from(t[0]) << 32 | u64::from(t[1])
+                    })
+                    .collect();
+                keys.sort_unstable();
+                keys.into_iter().map(|k| vec![(k >> 32) as u32, k as u32]).collect()
+            }
+            _ => {
+                let mut ids: Vec<u32> = live.collect();
+                ids.sort_unstable_by(|&a, &b| rel.row(a).cmp(rel.row(b)));
+                ids.into_iter().map(|r| rel.row(r).to_vec()).collect()
+            }
+        }
     }
 }
 

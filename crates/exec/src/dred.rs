@@ -2,7 +2,7 @@
 //! insert. Demand relations of a magic program are ordinary derived relations here.
 
 use crate::database::Database;
-use crate::join::{any_empty, run_staged, View};
+use crate::join::{run_staged, View};
 use crate::seminaive::{propagate, Compiled, Run};
 use ir::{PredId, Program};
 use plan::{AtomSource, ProgramPlan};
@@ -91,6 +91,7 @@ impl Maintained {
             }
         }
 
+        let t0 = std::time::Instant::now(); let mut twave = std::time::Duration::ZERO;
         // Phase 1: over-delete. The delta atom reads the previous wave, every other atom
         // the whole pre-update database. Since that database is a fixpoint, whatever the
         // rules derive from it is in it, so staging into `gone` is the only probe needed.
@@ -106,18 +107,19 @@ impl Maintained {
                     if lo[p] >= hi[p] {
                         continue;
                     }
+                    if variant.steps.iter().any(|s| s.source != AtomSource::Body(i) && self.db.len(s.pred) == 0) {
+                        continue;
+                    }
+                    variant.sync_indexes(&mut self.db.rows);
                     let Database { rows: gone_rows, sets: gone_sets } = &mut gone;
                     let views: Vec<View<'_>> = variant
                         .steps
                         .iter()
                         .map(|s| match s.source {
                             AtomSource::Body(j) if j == i => View::new(&gone_rows[p], lo[p], hi[p]),
-                            _ => View::whole(self.db.rel(s.pred)),
+                            _ => View::whole(self.db.rel(s.pred)).with_set(Some(&self.db.sets[s.pred.index()])),
                         })
                         .collect();
-                    if any_empty(&views) {
-                        continue;
-                    }
                     let h = rule.head.index();
                     run_staged(
                         variant,
@@ -130,17 +132,21 @@ impl Maintained {
                     gone.commit(rule.head);
                 }
             }
+            let tw = std::time::Instant::now();
             let wave = self.derived_rows(&gone, &hi);
             if !wave.is_empty() {
                 report
                     .overdeleted_waves
                     .push(wave.into_iter().flat_map(|(p, ts)| ts.into_iter().map(move |t| (p, t))).collect());
             }
+            twave += tw.elapsed();
             lo = hi;
         }
+        eprintln!("overdelete {:?} (waves {:?}) work {}", t0.elapsed(), twave, self.run.stats.firings - work_before);
+        let t0 = std::time::Instant::now();
         for (p, rows) in gone.rows.iter().enumerate() {
-            for tuple in rows.live_rows() {
-                self.db.remove(PredId(p as u32), tuple);
+            if rows.len() > 0 {
+                self.db.remove_all(PredId(p as u32), rows.live_rows());
             }
         }
 
@@ -155,22 +161,24 @@ impl Maintained {
             }
         }
 
+        eprintln!("remove {:?}", t0.elapsed()); let t0 = std::time::Instant::now();
         // Phase 2: rederive the over-deleted facts with a one-step derivation from what
         // remains (with the new input facts).
         let mut rederived = self.db.empty_like();
         for rule in &self.compiled.rules {
             let (Some(guarded), candidates) = (&rule.guarded, gone.rel(rule.head)) else { continue };
+            if candidates.len() == 0 || guarded.steps.iter().any(|s| s.source != AtomSource::Head && self.db.len(s.pred) == 0) {
+                continue;
+            }
+            guarded.sync_indexes(&mut self.db.rows);
             let views: Vec<View<'_>> = guarded
                 .steps
                 .iter()
                 .map(|s| match s.source {
                     AtomSource::Head => View::whole(candidates),
-                    AtomSource::Body(_) => View::whole(self.db.rel(s.pred)),
+                    AtomSource::Body(_) => View::whole(self.db.rel(s.pred)).with_set(Some(&self.db.sets[s.pred.index()])),
                 })
                 .collect();
-            if any_empty(&views) {
-                continue;
-            }
             let Database { rows, sets } = &mut rederived;
             let h = rule.head.index();
             run_staged(guarded, &views, &rows[h], &mut sets[h], &mut self.run.scratch, &mut self.run.stats);
@@ -182,11 +190,15 @@ impl Maintained {
             }
         }
 
+        eprintln!("rederive {:?} work {}", t0.elapsed(), self.run.stats.firings - work_before); let t0 = std::time::Instant::now();
         // Phase 3: propagate the rederived and inserted facts to a fixpoint.
         let before_insert = self.db.ends();
         propagate(&self.compiled, &mut self.db, &start, false, &mut self.run);
+        eprintln!("propagate {:?} work {}", t0.elapsed(), self.run.stats.firings - work_before); let t0 = std::time::Instant::now();
         report.inserted = self.derived_rows(&self.db, &before_insert);
+        eprintln!("inserted list {:?}", t0.elapsed()); let t0 = std::time::Instant::now();
         self.db.compact();
+        eprintln!("compact {:?}", t0.elapsed()); let t0 = std::time::Instant::now();
 
         let zero = vec![0; self.db.relation_count()];
         report.overdeleted = self.derived_rows(&gone, &zero);
@@ -196,6 +208,7 @@ impl Maintained {
         {
             list.sort();
         }
+        eprintln!("lists {:?}", t0.elapsed());
         report.work = self.run.stats.firings - work_before;
         report
     }

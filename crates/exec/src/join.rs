@@ -3,7 +3,7 @@
 //! selections, binding variables and finally projecting the head tuple into a buffer.
 
 use crate::database::Database;
-use crate::relation::{hash_values, RowSet, Rows, NIL};
+use crate::relation::{RowSet, Rows};
 use ir::PredId;
 use plan::{AtomSource, Output, RulePlan};
 
@@ -25,13 +25,27 @@ enum Check {
     Cols(usize, usize),
 }
 
+/// How a step finds its rows.
+#[derive(Clone, Debug)]
+enum Lookup {
+    /// Every row of the view's range is tried.
+    Scan,
+    /// The chain of the key in this index of the relation.
+    Index(usize, Vec<KeySource>),
+    /// Every column is bound (one source per column): a membership test in the
+    /// relation's own tuple set, which needs no index at all. The set holds the whole
+    /// relation, not just the view's range; that only matters to semi-naive evaluation,
+    /// where reading more than the old or full version of a non-delta atom derives facts
+    /// no later than they would be and nothing that is not a consequence.
+    Member(Vec<KeySource>),
+}
+
 /// One physical step: what to read and how.
 #[derive(Clone, Debug)]
 pub(crate) struct PhysStep {
     pub(crate) pred: PredId,
     pub(crate) source: AtomSource,
-    /// `Some((index id, key))` probes that index of the relation; `None` scans the range.
-    lookup: Option<(usize, Vec<KeySource>)>,
+    lookup: Lookup,
     checks: Vec<Check>,
     binds: Vec<(usize, usize)>,
 }
@@ -46,25 +60,27 @@ pub(crate) struct PhysPlan {
     project: Vec<Output>,
 }
 
-/// The rows `lo..hi` of a relation that one step reads.
+/// The rows `lo..hi` of a relation that one step reads, and the relation's tuple set
+/// for a step that tests membership.
 #[derive(Clone, Copy)]
 pub(crate) struct View<'a> {
     pub(crate) rel: &'a Rows,
+    pub(crate) set: Option<&'a RowSet>,
     pub(crate) lo: u32,
     pub(crate) hi: u32,
 }
 
 impl<'a> View<'a> {
     pub(crate) fn new(rel: &'a Rows, lo: u32, hi: u32) -> Self {
-        View { rel, lo, hi }
+        View { rel, set: None, lo, hi }
     }
 
     pub(crate) fn whole(rel: &'a Rows) -> Self {
-        View { rel, lo: 0, hi: rel.end() }
+        View { rel, set: None, lo: 0, hi: rel.end() }
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.lo >= self.hi
+    pub(crate) fn with_set(self, set: Option<&'a RowSet>) -> Self {
+        View { set, ..self }
     }
 }
 
@@ -87,30 +103,63 @@ impl PhysPlan {
                 let mut checks: Vec<Check> = s.consts.iter().map(|&(c, v)| Check::Const(c, v)).collect();
                 checks.extend(s.key.iter().map(|&(c, slot)| Check::Var(c, slot)));
                 checks.extend(s.repeats.iter().map(|&(a, b)| Check::Cols(a, b)));
-                PhysStep { pred: s.pred, source: s.source, lookup: None, checks, binds: s.binds.clone() }
+                PhysStep { pred: s.pred, source: s.source, lookup: Lookup::Scan, checks, binds: s.binds.clone() }
             })
             .collect();
         Self::with_steps(plan, head_arity, steps)
     }
 
     /// The first step scans (it reads a delta or a guard set); every later step with a
-    /// join key or constants probes a hash index of `db` on those columns, created here if
-    /// missing and maintained by the relation from then on.
-    pub(crate) fn indexed(plan: &RulePlan, head_arity: usize, db: &mut Database) -> Self {
+    /// join key or constants probes a hash index of `db` on those columns, declared here if
+    /// missing, or, when every column is bound, tests membership in the relation's set.
+    /// The caller gives every such step a view with the set ([`View::with_set`]), except
+    /// for the head relation when `head_set_busy`: a join staging into a relation's set
+    /// cannot read it too, so there an index serves.
+    pub(crate) fn indexed(plan: &RulePlan, head_arity: usize, db: &mut Database, head_set_busy: bool) -> Self {
         let mut phys = Self::scanning(plan, head_arity);
         for (step, s) in phys.steps.iter_mut().zip(&plan.steps).skip(1) {
             if s.key.is_empty() && s.consts.is_empty() {
+                continue;
+            }
+            let arity = db.arity(s.pred);
+            let all_bound = s.binds.is_empty() && s.key.len() + s.consts.len() == arity;
+            if all_bound && !(head_set_busy && s.pred == plan.head) {
+                let mut by_col = vec![KeySource::Const(0); arity];
+                for &(c, slot) in &s.key {
+                    by_col[c] = KeySource::Var(slot);
+                }
+                for &(c, v) in &s.consts {
+                    by_col[c] = KeySource::Const(v);
+                }
+                step.lookup = Lookup::Member(by_col);
+                step.checks.clear();
                 continue;
             }
             let mut cols: Vec<usize> = s.key.iter().map(|&(c, _)| c).collect();
             let mut key: Vec<KeySource> = s.key.iter().map(|&(_, slot)| KeySource::Var(slot)).collect();
             cols.extend(s.consts.iter().map(|&(c, _)| c));
             key.extend(s.consts.iter().map(|&(_, v)| KeySource::Const(v)));
-            let index = db.rel_mut(s.pred).ensure_index(&cols);
-            step.lookup = Some((index, key));
-            step.checks = s.repeats.iter().map(|&(a, b)| Check::Cols(a, b)).collect();
+            let rel = db.rel_mut(s.pred);
+            let index = rel.ensure_index(&cols);
+            // The step reads index entries, which hold the columns outside the key; binds
+            // and repeats only ever name such columns (key columns are bound already).
+            let covered = &rel.indexes[index].covered;
+            let at = |col: usize| covered.iter().position(|&c| c == col).expect("a bound column is not in the key");
+            step.lookup = Lookup::Index(index, key);
+            step.checks = s.repeats.iter().map(|&(a, b)| Check::Cols(at(a), at(b))).collect();
+            step.binds = s.binds.iter().map(|&(c, slot)| (at(c), slot)).collect();
         }
         phys
+    }
+
+    /// Brings every index the steps probe up to date with its relation in `rows`; joins
+    /// call this before they read.
+    pub(crate) fn sync_indexes(&self, rows: &mut [Rows]) {
+        for step in &self.steps {
+            if let Lookup::Index(id, _) = step.lookup {
+                rows[step.pred.index()].sync_index(id);
+            }
+        }
     }
 
     fn with_steps(plan: &RulePlan, head_arity: usize, steps: Vec<PhysStep>) -> Self {
@@ -120,7 +169,7 @@ impl PhysPlan {
     /// Runs the pipeline with `views[i]` feeding step `i`, calling `emit` with each head
     /// tuple (duplicates included). Every row of every view is tried, even when a later
     /// view is empty, so that `row_tests` counts what nested loops would; callers that want
-    /// to skip hopeless joins check [`any_empty`]. `scratch` is reused between calls.
+    /// to skip hopeless joins check the ranges first. `scratch` is reused between calls.
     pub(crate) fn run<F: FnMut(&[u32])>(
         &self,
         views: &[View<'_>],
@@ -163,33 +212,37 @@ impl PhysPlan {
         let view = views[depth];
         let rel = view.rel;
         match &step.lookup {
-            Some((index_id, key)) => {
-                let index = &rel.indexes[*index_id];
-                let first = {
-                    let key_value = |i: usize| match key[i] {
-                        KeySource::Var(slot) => vals[slot],
-                        KeySource::Const(c) => c,
-                    };
-                    let hash = hash_values((0..key.len()).map(key_value));
-                    index.first(&rel.data, rel.arity, hash, key_value)
+            Lookup::Member(key) => {
+                let set = view.set.expect("the caller supplies the set of a membership step");
+                let value = |c: usize| match key[c] {
+                    KeySource::Var(slot) => vals[slot],
+                    KeySource::Const(v) => v,
+                };
+                if set.contains_by(key.len(), value) {
+                    self.step(depth + 1, views, vals, head, stats, leaf);
+                }
+            }
+            Lookup::Index(index_id, key) => {
+                let key_value = |i: usize| match key[i] {
+                    KeySource::Var(slot) => vals[slot],
+                    KeySource::Const(c) => c,
                 };
                 // Chains run from the newest row down, so rows at or past `hi` come first
                 // and the first row below `lo` ends the range.
-                let mut r = first;
-                while r != NIL {
-                    if r < view.hi {
-                        if r < view.lo {
-                            break;
-                        }
-                        if rel.is_alive(r) && passes(step, rel.row(r), vals) {
-                            bind(step, rel.row(r), vals);
-                            self.step(depth + 1, views, vals, head, stats, leaf);
-                        }
+                for (r, entry) in rel.indexes[*index_id].chain(key_value) {
+                    if r >= view.hi {
+                        continue;
                     }
-                    r = index.next[r as usize];
+                    if r < view.lo {
+                        break;
+                    }
+                    if rel.is_alive(r) && passes(step, entry, vals) {
+                        bind(step, entry, vals);
+                        self.step(depth + 1, views, vals, head, stats, leaf);
+                    }
                 }
             }
-            None => {
+            Lookup::Scan => {
                 for r in view.lo..view.hi {
                     if rel.is_alive(r) {
                         stats.row_tests += 1;
@@ -209,7 +262,6 @@ impl PhysPlan {
 pub(crate) struct Scratch {
     vals: Vec<u32>,
     head: Vec<u32>,
-    batch: Vec<u32>,
 }
 
 #[inline]
@@ -228,19 +280,8 @@ fn bind(step: &PhysStep, row: &[u32], vals: &mut [u32]) {
     }
 }
 
-/// Whether some view is empty, so that the join can produce nothing.
-pub(crate) fn any_empty(views: &[View<'_>]) -> bool {
-    views.iter().any(View::is_empty)
-}
-
-/// Head tuples buffered before staging: enough that the probes of one batch overlap in
-/// the memory system, few enough that the buffer stays in cache.
-const STAGE_BATCH: usize = 256;
-
 /// Runs `plan` and stages its head tuples into `set` (the set of the head relation whose
-/// rows are `rows`): each derivation costs one probe, and duplicates never pile up. The
-/// probes run in small batches, away from the join's own memory accesses, because
-/// independent probes in a tight loop overlap their cache misses.
+/// rows are `rows`): each derivation costs one probe, and duplicates never pile up.
 pub(crate) fn run_staged(
     plan: &PhysPlan,
     views: &[View<'_>],
@@ -249,26 +290,7 @@ pub(crate) fn run_staged(
     scratch: &mut Scratch,
     stats: &mut JoinStats,
 ) {
-    let arity = rows.arity;
-    let mut batch = std::mem::take(&mut scratch.batch);
-    batch.clear();
-    if arity == 0 {
-        plan.run(views, scratch, stats, &mut |tuple| {
-            set.stage(rows, tuple);
-        });
-    } else {
-        plan.run(views, scratch, stats, &mut |tuple| {
-            batch.extend_from_slice(tuple);
-            if batch.len() >= STAGE_BATCH * arity {
-                for t in batch.chunks_exact(arity) {
-                    set.stage(rows, t);
-                }
-                batch.clear();
-            }
-        });
-        for t in batch.chunks_exact(arity) {
-            set.stage(rows, t);
-        }
-    }
-    scratch.batch = batch;
+    plan.run(views, scratch, stats, &mut |tuple| {
+        set.stage(rows, tuple);
+    });
 }

@@ -1,6 +1,6 @@
 //! Flat relation storage: fixed-arity rows of `u32` in one vector ([`Rows`], what joins
-//! read, with hash indexes maintained as rows are added) and a hash set of row ids for set
-//! semantics ([`RowSet`]).
+//! read, with hash indexes brought up to date when a join is about to probe them) and the
+//! tuple set for set semantics ([`RowSet`]).
 //!
 //! The two halves are separate so that a join can read the rows of a relation while it
 //! stages new tuples into the same relation's set: a staged tuple is deduplicated at once
@@ -14,10 +14,10 @@ use hashbrown::hash_table::{Entry, HashTable};
 use rustc_hash::FxHasher;
 use std::hash::Hasher;
 
-/// Terminates an index chain.
+/// Terminates an index chain and marks an absent id.
 pub(crate) const NIL: u32 = u32::MAX;
 
-/// Hashes a sequence of values; rows, keys and probes all hash through this one function.
+/// Hashes a sequence of values; keys and probes all hash through this one function.
 #[inline]
 pub(crate) fn hash_values(values: impl Iterator<Item = u32>) -> u64 {
     let mut hasher = FxHasher::default();
@@ -27,46 +27,246 @@ pub(crate) fn hash_values(values: impl Iterator<Item = u32>) -> u64 {
     hasher.finish()
 }
 
-/// A hash index on some columns: for each distinct key the newest row with that key, and
-/// per row the next older row with the same key. Chains therefore list rows in descending
-/// order, which lets a reader restricted to rows `lo..hi` skip and stop early.
-#[derive(Clone, Debug)]
-pub(crate) struct Index {
-    pub(crate) cols: Vec<usize>,
-    heads: HashTable<u32>,
-    pub(crate) next: Vec<u32>,
+/// Appends a short tuple; `extend_from_slice` would call `memcpy` for a few bytes.
+#[inline]
+fn push_tuple(out: &mut Vec<u32>, tuple: &[u32]) {
+    match *tuple {
+        [a] => out.push(a),
+        [a, b] => out.extend([a, b]),
+        [a, b, c] => out.extend([a, b, c]),
+        _ => out.extend_from_slice(tuple),
+    }
 }
 
-impl Index {
-    fn add(&mut self, data: &[u32], arity: usize, row: u32) {
-        let cols = &self.cols;
-        let at = |r: u32, c: usize| data[r as usize * arity + c];
-        let hash = hash_values(cols.iter().map(|&c| at(row, c)));
-        let entry = self.heads.entry(
+/// Dense ids `0..len` for keys of `width` values each: the keys of an index and the
+/// groups of a set. The key values are kept here, so a lookup never reads the rows of
+/// the relation (which would miss the cache on every probe of a large one). A key of one
+/// value is looked up in a direct map while the values are small, as interned constants
+/// are, and otherwise, like any wider key, in a hash table.
+#[derive(Clone, Debug, Default)]
+struct KeyMap {
+    width: usize,
+    /// The key of id `i` is `keys[i * width..(i + 1) * width]`.
+    keys: Vec<u32>,
+    len: u32,
+    table: HashTable<u32>,
+    /// For width 1: the id (or [`NIL`]) of every value below its length. Such values are
+    /// never looked up in `table`.
+    direct: Vec<u32>,
+}
+
+impl KeyMap {
+    fn new(width: usize) -> Self {
+        KeyMap { width, ..KeyMap::default() }
+    }
+
+    fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    #[inline]
+    fn find(&self, key: impl Fn(usize) -> u32) -> Option<u32> {
+        match self.width {
+            0 => (self.len > 0).then_some(0),
+            1 => match self.direct.get(key(0) as usize) {
+                Some(&id) => (id != NIL).then_some(id),
+                None => self.find_hashed(&key),
+            },
+            _ => self.find_hashed(&key),
+        }
+    }
+
+    #[inline]
+    fn find_hashed(&self, key: &impl Fn(usize) -> u32) -> Option<u32> {
+        if self.table.is_empty() {
+            return None;
+        }
+        let w = self.width;
+        let keys = &self.keys;
+        let hash = hash_values((0..w).map(key));
+        self.table.find(hash, |&id| keys[id as usize * w..][..w].iter().enumerate().all(|(i, &v)| v == key(i))).copied()
+    }
+
+    /// The id of the key, added if new.
+    #[inline]
+    fn insert(&mut self, key: impl Fn(usize) -> u32) -> u32 {
+        match self.width {
+            0 => {
+                self.len = 1;
+                0
+            }
+            1 => {
+                let v = key(0) as usize;
+                if v >= self.direct.len() && !self.grow_direct(v) {
+                    return self.insert_hashed(&key);
+                }
+                match self.direct[v] {
+                    NIL => {
+                        let id = self.push(&key);
+                        self.direct[v] = id;
+                        id
+                    }
+                    id => id,
+                }
+            }
+            _ => self.insert_hashed(&key),
+        }
+    }
+
+    fn push(&mut self, key: &impl Fn(usize) -> u32) -> u32 {
+        self.keys.extend((0..self.width).map(key));
+        self.len += 1;
+        self.len - 1
+    }
+
+    fn insert_hashed(&mut self, key: &impl Fn(usize) -> u32) -> u32 {
+        let w = self.width;
+        let hash = hash_values((0..w).map(key));
+        let keys = &self.keys;
+        let entry = self.table.entry(
             hash,
-            |&h| cols.iter().all(|&c| at(h, c) == at(row, c)),
-            |&h| hash_values(cols.iter().map(|&c| at(h, c))),
+            |&id| keys[id as usize * w..][..w].iter().enumerate().all(|(i, &v)| v == key(i)),
+            |&id| hash_values(keys[id as usize * w..][..w].iter().copied()),
         );
         match entry {
-            Entry::Occupied(mut e) => {
-                self.next.push(*e.get());
-                *e.get_mut() = row;
-            }
-            Entry::Vacant(v) => {
-                self.next.push(NIL);
-                v.insert(row);
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(vacant) => {
+                vacant.insert(self.len);
+                self.push(key)
             }
         }
     }
 
-    /// The newest row whose key columns equal `key(i)` for each index column `i`, or [`NIL`].
+    /// Extends the direct map to cover `v` if that keeps it within a few words per key,
+    /// moving in the keys the table holds; false when `v` is too large.
+    #[cold]
+    fn grow_direct(&mut self, v: usize) -> bool {
+        let limit = 1024 + 8 * self.len();
+        if v >= limit {
+            return false;
+        }
+        let old = self.direct.len();
+        let len = (2 * old).clamp(v + 1, limit);
+        self.direct.resize(len, NIL);
+        for (id, &k) in self.keys.iter().enumerate() {
+            if (old..len).contains(&(k as usize)) {
+                self.direct[k as usize] = id as u32;
+            }
+        }
+        true
+    }
+}
+
+/// A hash index on some columns: for each distinct key the rows with that key, in
+/// chunks of consecutive arena slots linked from the newest chunk back. A chain
+/// therefore lists rows in descending order, which lets a reader restricted to rows
+/// `lo..hi` skip and stop early.
+///
+/// The index covers the relation: each entry holds the row id and the values of the
+/// columns outside the key (the key's values are the probe's), so a join reads a chain
+/// as consecutive memory and never touches the rows themselves, which for a large
+/// relation would miss the cache once per row.
+///
+/// An index holds the rows `0..indexed` and is extended by [`Rows::sync_index`] only
+/// when a join is about to probe it: an index that no join with a non-empty input needs
+/// (in right-linear closure, the closure keyed for a join with the edge delta that exists
+/// in the first round only) then costs nothing.
+#[derive(Clone, Debug)]
+pub(crate) struct Index {
+    pub(crate) cols: Vec<usize>,
+    /// The columns outside the key, in order: what each entry holds after the row id.
+    pub(crate) covered: Vec<usize>,
+    keys: KeyMap,
+    /// Per key id, the arena offset of its newest chunk.
+    tails: Vec<u32>,
+    /// Chunks `[previous chunk or NIL, length, capacity, entries…]`.
+    arena: Vec<u32>,
+    indexed: u32,
+}
+
+/// Chunk capacities (in entries) double from the first to the last, so a key with one
+/// row costs a few words and a key with many wastes at most half a chunk.
+const FIRST_CHUNK: u32 = 2;
+const LAST_CHUNK: u32 = 1024;
+const CHUNK_HEADER: usize = 3;
+
+impl Index {
+    fn new(cols: &[usize], arity: usize) -> Self {
+        Index {
+            cols: cols.to_vec(),
+            covered: (0..arity).filter(|c| !cols.contains(c)).collect(),
+            keys: KeyMap::new(cols.len()),
+            tails: Vec::new(),
+            arena: Vec::new(),
+            indexed: 0,
+        }
+    }
+
+    fn add(&mut self, row: &[u32], r: u32) {
+        let Index { cols, covered, keys, tails, arena, .. } = self;
+        let width = 1 + covered.len();
+        let id = keys.insert(|i| row[cols[i]]) as usize;
+        if id == tails.len() {
+            tails.push(NIL);
+        }
+        let mut tail = tails[id];
+        let full = tail == NIL || arena[tail as usize + 1] == arena[tail as usize + 2];
+        if full {
+            let capacity = if tail == NIL { FIRST_CHUNK } else { (2 * arena[tail as usize + 2]).min(LAST_CHUNK) };
+            let start = arena.len();
+            arena.extend([tail, 0, capacity]);
+            arena.resize(start + CHUNK_HEADER + capacity as usize * width, 0);
+            tail = start as u32;
+            tails[id] = tail;
+        }
+        let t = tail as usize;
+        let len = arena[t + 1];
+        let at = t + CHUNK_HEADER + len as usize * width;
+        arena[at] = r;
+        for (slot, &c) in arena[at + 1..at + width].iter_mut().zip(covered.iter()) {
+            *slot = row[c];
+        }
+        arena[t + 1] = len + 1;
+    }
+
+    /// The entries of the rows whose key columns equal `key(i)` for each index column
+    /// `i`, newest first: the row id and the values of [`Index::covered`].
     #[inline]
-    pub(crate) fn first(&self, data: &[u32], arity: usize, hash: u64, key: impl Fn(usize) -> u32) -> u32 {
-        let cols = &self.cols;
-        self.heads
-            .find(hash, |&h| cols.iter().enumerate().all(|(i, &c)| data[h as usize * arity + c] == key(i)))
-            .copied()
-            .unwrap_or(NIL)
+    pub(crate) fn chain(&self, key: impl Fn(usize) -> u32) -> Chain<'_> {
+        let chunk = self.keys.find(key).map_or(NIL, |id| self.tails[id as usize]);
+        let left = if chunk == NIL { 0 } else { self.arena[chunk as usize + 1] };
+        Chain { arena: &self.arena, width: 1 + self.covered.len(), chunk, left }
+    }
+}
+
+/// The entries of one key of an [`Index`], in descending row order.
+pub(crate) struct Chain<'a> {
+    arena: &'a [u32],
+    width: usize,
+    chunk: u32,
+    /// Entries of the current chunk not yet returned.
+    left: u32,
+}
+
+impl<'a> Iterator for Chain<'a> {
+    type Item = (u32, &'a [u32]);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        while self.left == 0 {
+            if self.chunk == NIL {
+                return None;
+            }
+            self.chunk = self.arena[self.chunk as usize];
+            if self.chunk == NIL {
+                return None;
+            }
+            self.left = self.arena[self.chunk as usize + 1];
+        }
+        self.left -= 1;
+        let at = self.chunk as usize + CHUNK_HEADER + self.left as usize * self.width;
+        let entry = &self.arena[at..at + self.width];
+        Some((entry[0], &entry[1..]))
     }
 }
 
@@ -110,15 +310,6 @@ impl Rows {
         self.dead.get(r as usize / 64).is_none_or(|w| w & (1 << (r % 64)) == 0)
     }
 
-    fn push(&mut self, tuple: &[u32]) {
-        let row = self.end;
-        self.data.extend_from_slice(tuple);
-        self.end += 1;
-        for index in &mut self.indexes {
-            index.add(&self.data, self.arity, row);
-        }
-    }
-
     fn kill(&mut self, row: u32) {
         let word = row as usize / 64;
         if self.dead.len() <= word {
@@ -133,62 +324,273 @@ impl Rows {
         (0..self.end).filter(|&r| self.is_alive(r)).map(|r| self.row(r))
     }
 
-    /// Returns the id of the index on `cols`, building it over the existing rows if new.
+    /// Returns the id of the index on `cols`, declaring it if new; it is built when first
+    /// synced.
     pub(crate) fn ensure_index(&mut self, cols: &[usize]) -> usize {
         if let Some(i) = self.indexes.iter().position(|ix| ix.cols == cols) {
             return i;
         }
-        let mut index =
-            Index { cols: cols.to_vec(), heads: HashTable::new(), next: Vec::with_capacity(self.end as usize) };
-        for r in 0..self.end {
-            index.add(&self.data, self.arity, r);
-        }
-        self.indexes.push(index);
+        self.indexes.push(Index::new(cols, self.arity));
         self.indexes.len() - 1
+    }
+
+    /// Extends index `id` over every row; a reader must sync before probing.
+    pub(crate) fn sync_index(&mut self, id: usize) {
+        let index = &mut self.indexes[id];
+        for r in index.indexed..self.end {
+            let start = r as usize * self.arity;
+            index.add(&self.data[start..start + self.arity], r);
+        }
+        index.indexed = self.end;
     }
 }
 
-/// The set of tuples of a relation: ids of its rows, plus staged tuples that will become
-/// rows `rows.end()..` at the next commit.
-#[derive(Clone, Debug, Default)]
+/// The last-column values of the tuples of one group of a [`RowSet`], in the cheapest of
+/// three forms for their number and spread. Closure-like relations are dense, and their
+/// groups become bitmaps of a few hundred bytes: a whole set of millions of tuples then
+/// fits in the cache, where a hash table of the tuples would miss it on every probe.
+#[derive(Clone, Debug)]
+enum Values {
+    /// Up to [`FEW`] values inline, unsorted: the groups of sparse relations.
+    Few { len: u8, vals: [u32; FEW] },
+    /// A hash set, for a group too spread out for a bitmap.
+    Hashed(Box<HashTable<u32>>),
+    /// The values `64 * base + i` for the set bits `i` of `words`. The fields sit in the
+    /// enum itself so that a probe makes one hop to the heap; the count is not kept, since
+    /// only the rare changes of form need it.
+    Bits { base: u32, words: Box<[u64]> },
+}
+
+const FEW: usize = 4;
+
+/// A bitmap is used when it takes at most one word per value; it is given up only when
+/// it would take more than `SPARSE_WORDS_PER_VALUE` words per value (plus slack), so that
+/// a group near the threshold does not flip back and forth.
+const SPARSE_WORDS_PER_VALUE: usize = 4;
+
+#[inline]
+fn hash_value(v: u32) -> u64 {
+    // Fibonacci hashing: a bijection on the low bits the table indexes with, and good top
+    // bits for its control bytes.
+    u64::from(v).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// The word of `v` in a bitmap starting at word `base`, if it is covered.
+#[inline]
+fn word_of(base: u32, words: &[u64], v: u32) -> Option<usize> {
+    let w = (v >> 6).wrapping_sub(base) as usize;
+    (w < words.len()).then_some(w)
+}
+
+fn bit_values(base: u32, words: &[u64]) -> impl Iterator<Item = u32> + '_ {
+    words.iter().enumerate().flat_map(move |(i, &word)| {
+        let first = (base + i as u32) << 6;
+        (0..64).filter(move |b| word & (1 << b) != 0).map(move |b| first + b)
+    })
+}
+
+fn bitmap(all: &[u32]) -> Values {
+    let lo = all.iter().min().copied().unwrap_or(0) >> 6;
+    let hi = all.iter().max().copied().unwrap_or(0) >> 6;
+    let mut words = vec![0u64; (hi - lo) as usize + 1];
+    for &v in all {
+        words[((v >> 6) - lo) as usize] |= 1 << (v & 63);
+    }
+    Values::Bits { base: lo, words: words.into_boxed_slice() }
+}
+
+impl Values {
+    fn new() -> Self {
+        Values::Few { len: 0, vals: [0; FEW] }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Values::Few { len, .. } => *len as usize,
+            Values::Hashed(table) => table.len(),
+            Values::Bits { words, .. } => words.iter().map(|w| w.count_ones() as usize).sum(),
+        }
+    }
+
+    #[inline]
+    fn contains(&self, v: u32) -> bool {
+        match self {
+            Values::Bits { base, words } => word_of(*base, words, v).is_some_and(|w| words[w] & (1 << (v & 63)) != 0),
+            Values::Few { len, vals } => vals[..*len as usize].contains(&v),
+            Values::Hashed(table) => table.find(hash_value(v), |&x| x == v).is_some(),
+        }
+    }
+
+    /// Adds `v`; false when it was present.
+    #[inline]
+    fn insert(&mut self, v: u32) -> bool {
+        match self {
+            Values::Bits { base, words } => {
+                if let Some(w) = word_of(*base, words, v) {
+                    let bit = 1 << (v & 63);
+                    let old = words[w];
+                    words[w] = old | bit;
+                    return old & bit == 0;
+                }
+            }
+            Values::Few { len, vals } if (*len as usize) < FEW => {
+                if vals[..*len as usize].contains(&v) {
+                    return false;
+                }
+                vals[*len as usize] = v;
+                *len += 1;
+                return true;
+            }
+            _ => {}
+        }
+        self.insert_slow(v)
+    }
+
+    /// Insertion that may change the form: a full inline group, a value outside the
+    /// bitmap's range, or a hash set that has become dense.
+    #[cold]
+    fn insert_slow(&mut self, v: u32) -> bool {
+        if self.contains(v) {
+            return false;
+        }
+        match self {
+            Values::Few { vals, .. } => {
+                let all: Vec<u32> = vals.iter().copied().chain([v]).collect();
+                *self = Values::from_values(&all);
+            }
+            Values::Hashed(table) => {
+                table.insert_unique(hash_value(v), v, |&x| hash_value(x));
+                let len = table.len();
+                // Checking at powers of two keeps the scan for the range amortised O(1).
+                if len >= 16 && len.is_power_of_two() {
+                    let all: Vec<u32> = table.iter().copied().collect();
+                    *self = Values::from_values(&all);
+                }
+            }
+            Values::Bits { base, words } => {
+                let (lo, hi) = ((*base).min(v >> 6), (*base + words.len() as u32 - 1).max(v >> 6));
+                let span = (hi - lo) as usize + 1;
+                let len = self.len();
+                if span > SPARSE_WORDS_PER_VALUE * (len + 1) + 4 {
+                    let Values::Bits { base, words } = self else { unreachable!() };
+                    let all: Vec<u32> = bit_values(*base, words).chain([v]).collect();
+                    *self = Values::hashed(&all);
+                } else {
+                    let Values::Bits { base, words } = self else { unreachable!() };
+                    let mut wider = vec![0u64; span];
+                    let offset = (*base - lo) as usize;
+                    wider[offset..offset + words.len()].copy_from_slice(words);
+                    wider[((v >> 6) - lo) as usize] |= 1 << (v & 63);
+                    *base = lo;
+                    *words = wider.into_boxed_slice();
+                }
+            }
+        }
+        true
+    }
+
+    /// A bitmap when it takes at most a word per value, else a hash set.
+    fn from_values(all: &[u32]) -> Self {
+        let (lo, hi) = (all.iter().min().copied().unwrap_or(0), all.iter().max().copied().unwrap_or(0));
+        if (((hi >> 6) - (lo >> 6)) as usize) < all.len() {
+            bitmap(all)
+        } else {
+            Values::hashed(all)
+        }
+    }
+
+    fn hashed(all: &[u32]) -> Self {
+        let mut table = HashTable::with_capacity(all.len());
+        for &v in all {
+            table.insert_unique(hash_value(v), v, |&x| hash_value(x));
+        }
+        Values::Hashed(Box::new(table))
+    }
+
+    /// Removes `v`; false when it was absent.
+    fn remove(&mut self, v: u32) -> bool {
+        match self {
+            Values::Few { len, vals } => {
+                let Some(i) = vals[..*len as usize].iter().position(|&x| x == v) else { return false };
+                vals[i] = vals[*len as usize - 1];
+                *len -= 1;
+                true
+            }
+            Values::Hashed(table) => table.find_entry(hash_value(v), |&x| x == v).map(|e| e.remove()).is_ok(),
+            Values::Bits { base, words } => {
+                let Some(w) = word_of(*base, words, v) else { return false };
+                let bit = 1 << (v & 63);
+                let was = words[w] & bit != 0;
+                words[w] &= !bit;
+                was
+            }
+        }
+    }
+}
+
+/// The set of tuples of a relation, plus staged tuples that will become rows
+/// `rows.end()..` at the next commit.
+///
+/// Tuples are grouped by their prefix (every column but the last) and each group keeps
+/// the set of its last values ([`Values`]). A probe finds the group through a [`KeyMap`]
+/// with one entry per distinct prefix, which stays small and cache-resident for the
+/// relations whose sets are large (a closure over `n` nodes has at most `n` groups), and
+/// then tests a bit or a few values. The set holds no row ids: removal finds the rows
+/// through an index on the prefix ([`remove_tuples`]).
+#[derive(Clone, Debug)]
 pub(crate) struct RowSet {
-    table: HashTable<u32>,
+    /// Group ids by prefix; `values` is indexed by them.
+    groups: KeyMap,
+    values: Vec<Values>,
+    /// Whether the empty tuple is in the set (arity 0 only).
+    empty: bool,
     staged: Vec<u32>,
     staged_count: u32,
 }
 
-/// Tuple equality without a `memcmp` call: tuples are short, and the call itself costs more
-/// than the comparison in the innermost loops.
-#[inline]
-pub(crate) fn same(a: &[u32], b: &[u32]) -> bool {
-    match (a, b) {
-        ([], []) => true,
-        ([a0], [b0]) => a0 == b0,
-        ([a0, a1], [b0, b1]) => a0 == b0 && a1 == b1,
-        ([a0, a1, a2], [b0, b1, b2]) => a0 == b0 && a1 == b1 && a2 == b2,
-        _ => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y),
-    }
-}
-
-/// The values of row `r`, committed or staged.
-#[inline]
-fn tuple_at<'a>(rows: &'a Rows, staged: &'a [u32], r: u32) -> &'a [u32] {
-    if r < rows.end {
-        rows.row(r)
-    } else {
-        let start = (r - rows.end) as usize * rows.arity;
-        &staged[start..start + rows.arity]
-    }
-}
-
 impl RowSet {
-    fn find(&self, rows: &Rows, tuple: &[u32]) -> Option<u32> {
-        let hash = hash_values(tuple.iter().copied());
-        self.table.find(hash, |&r| same(tuple_at(rows, &self.staged, r), tuple)).copied()
+    fn new(arity: usize) -> Self {
+        RowSet {
+            groups: KeyMap::new(arity.saturating_sub(1)),
+            values: Vec::new(),
+            empty: false,
+            staged: Vec::new(),
+            staged_count: 0,
+        }
+    }
+
+    /// The group of the prefix `key(0), …`, if any tuple has it.
+    #[inline]
+    fn find_group(&self, key: impl Fn(usize) -> u32) -> Option<&Values> {
+        self.groups.find(key).map(|g| &self.values[g as usize])
+    }
+
+    /// The group of `prefix`, created empty if new.
+    #[inline]
+    fn group_mut(&mut self, prefix: &[u32]) -> &mut Values {
+        let g = self.groups.insert(|i| prefix[i]) as usize;
+        if g == self.values.len() {
+            self.values.push(Values::new());
+        }
+        &mut self.values[g]
+    }
+
+    /// Whether the tuple with values `key(0), …, key(arity - 1)` is in the set.
+    #[inline]
+    pub(crate) fn contains_by(&self, arity: usize, key: impl Fn(usize) -> u32) -> bool {
+        if arity == 0 {
+            return self.empty;
+        }
+        self.find_group(&key).is_some_and(|values| values.contains(key(arity - 1)))
     }
 
     pub(crate) fn contains(&self, rows: &Rows, tuple: &[u32]) -> bool {
-        tuple.len() == rows.arity && self.find(rows, tuple).is_some()
+        tuple.len() == rows.arity && self.contains_by(rows.arity, |i| tuple[i])
+    }
+
+    /// The number of tuples with this prefix.
+    fn group_len(&self, prefix: &[u32]) -> usize {
+        self.find_group(|i| prefix[i]).map_or(0, Values::len)
     }
 
     /// Adds a tuple of the right arity to the set and the staging buffer; false when it was
@@ -196,49 +598,89 @@ impl RowSet {
     #[inline]
     pub(crate) fn stage(&mut self, rows: &Rows, tuple: &[u32]) -> bool {
         debug_assert_eq!(tuple.len(), rows.arity, "callers check the arity");
-        let staged = &self.staged;
-        let hash = hash_values(tuple.iter().copied());
-        let entry = self.table.entry(
-            hash,
-            |&r| same(tuple_at(rows, staged, r), tuple),
-            |&r| hash_values(tuple_at(rows, staged, r).iter().copied()),
-        );
-        let Entry::Vacant(vacant) = entry else { return false };
-        vacant.insert(rows.end + self.staged_count);
-        self.staged.extend_from_slice(tuple);
-        self.staged_count += 1;
-        true
+        let added = match tuple.split_last() {
+            None => !std::mem::replace(&mut self.empty, true),
+            Some((&last, prefix)) => self.group_mut(prefix).insert(last),
+        };
+        if added {
+            push_tuple(&mut self.staged, tuple);
+            self.staged_count += 1;
+        }
+        added
     }
 
-    /// Turns the staged tuples into rows (indexes included); returns how many there were.
+    /// Turns the staged tuples into rows; returns how many there were.
     pub(crate) fn commit(&mut self, rows: &mut Rows) -> u32 {
         let count = self.staged_count;
-        if rows.arity == 0 {
-            for _ in 0..count {
-                rows.push(&[]);
-            }
-        } else {
-            for tuple in self.staged.chunks_exact(rows.arity) {
-                rows.push(tuple);
-            }
-        }
+        rows.data.extend_from_slice(&self.staged);
+        rows.end += count;
         self.staged.clear();
         self.staged_count = 0;
         count
     }
 
-    /// Tombstones a committed tuple; false when it was absent. Nothing may be staged.
-    pub(crate) fn remove(&mut self, rows: &mut Rows, tuple: &[u32]) -> bool {
-        debug_assert_eq!(self.staged_count, 0, "removal happens between joins");
-        if tuple.len() != rows.arity {
-            return false;
+    /// Takes a tuple out of the set (not out of the rows); false when it was absent.
+    fn unset(&mut self, tuple: &[u32]) -> bool {
+        match tuple.split_last() {
+            None => std::mem::replace(&mut self.empty, false),
+            Some((&last, prefix)) => match self.groups.find(|i| prefix[i]) {
+                None => false,
+                Some(g) => self.values[g as usize].remove(last),
+            },
         }
-        let hash = hash_values(tuple.iter().copied());
-        let Ok(entry) = self.table.find_entry(hash, |&r| same(rows.row(r), tuple)) else { return false };
-        let (row, _) = entry.remove();
-        rows.kill(row);
-        true
     }
+}
+
+/// Removes `tuples` (of any arity; those of the wrong one are absent) from the set and
+/// tombstones their rows; returns how many were present. Nothing may be staged.
+///
+/// The set holds no row ids, so the rows are found afterwards as the live rows whose
+/// tuple is no longer in the set: by walking the chains of an index on the prefix columns
+/// (every column but the last, or the only one) of the affected groups, or, when those
+/// groups cover much of the relation anyway, by one scan of all rows.
+pub(crate) fn remove_tuples<'t>(
+    rows: &mut Rows,
+    set: &mut RowSet,
+    tuples: impl IntoIterator<Item = &'t [u32]>,
+) -> usize {
+    debug_assert_eq!(set.staged_count, 0, "removal happens between joins");
+    let arity = rows.arity;
+    let mut removed: Vec<&[u32]> = tuples.into_iter().filter(|t| t.len() == arity && set.unset(t)).collect();
+    let count = removed.len();
+    if count == 0 {
+        return 0;
+    }
+    let key_len = (arity.max(2) - 1).min(arity);
+    let mut chained = usize::MAX;
+    if key_len > 0 && count * 4 < rows.len() {
+        removed.sort_unstable();
+        removed.dedup_by(|a, b| a[..key_len] == b[..key_len]);
+        // The rows the chains hold: each affected group, its removed rows included.
+        chained = count + if arity == 1 { 0 } else { removed.iter().map(|t| set.group_len(&t[..key_len])).sum() };
+    }
+    if chained.saturating_mul(4) >= rows.len() {
+        for r in 0..rows.end {
+            if rows.is_alive(r) && !set.contains(rows, rows.row(r)) {
+                rows.kill(r);
+            }
+        }
+        return count;
+    }
+    let cols: Vec<usize> = (0..key_len).collect();
+    let id = rows.ensure_index(&cols);
+    rows.sync_index(id);
+    let mut dead = Vec::new();
+    for key in removed.iter().map(|t| &t[..key_len]) {
+        for (r, _) in rows.indexes[id].chain(|i| key[i]) {
+            if rows.is_alive(r) && !set.contains(rows, rows.row(r)) {
+                dead.push(r);
+            }
+        }
+    }
+    for r in dead {
+        rows.kill(r);
+    }
+    count
 }
 
 /// Rows with their set: a whole relation.
@@ -250,7 +692,7 @@ pub(crate) struct Relation {
 
 impl Relation {
     pub(crate) fn new(arity: usize) -> Self {
-        Relation { rows: Rows::new(arity), set: RowSet::default() }
+        Relation { rows: Rows::new(arity), set: RowSet::new(arity) }
     }
 
     #[cfg(test)]
@@ -272,7 +714,7 @@ impl Relation {
 
     #[cfg(test)]
     pub(crate) fn remove(&mut self, tuple: &[u32]) -> bool {
-        self.set.remove(&mut self.rows, tuple)
+        remove_tuples(&mut self.rows, &mut self.set, [tuple]) == 1
     }
 
     pub(crate) fn live_rows(&self) -> impl Iterator<Item = &[u32]> + '_ {
@@ -289,6 +731,7 @@ impl Relation {
         for row in self.live_rows() {
             fresh.insert(row);
         }
+        // Index ids are positions that compiled plans hold, so the order is kept.
         for index in &self.rows.indexes {
             fresh.rows.ensure_index(&index.cols);
         }
@@ -299,6 +742,7 @@ impl Relation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     #[test]
     fn set_semantics_and_tombstones() {
@@ -336,14 +780,21 @@ mod tests {
         let ix = r.rows.ensure_index(&[0]);
         r.insert(&[5, 2]);
         r.insert(&[1, 4]);
-        let index = &r.rows.indexes[ix];
-        let mut chain = Vec::new();
-        let mut row = index.first(&r.rows.data, 2, hash_values([1].into_iter()), |_| 1);
-        while row != NIL {
-            chain.push(row);
-            row = index.next[row as usize];
+        r.rows.sync_index(ix);
+        let rows_of = |r: &Relation, key: u32| r.rows.indexes[ix].chain(|_| key).map(|(row, _)| row).collect::<Vec<_>>();
+        assert_eq!(rows_of(&r, 1), vec![2, 0]);
+        // Entries carry the columns outside the key.
+        assert_eq!(r.rows.indexes[ix].chain(|_| 1).next(), Some((2, &[4][..])));
+        // Enough rows for several chunks, still newest first.
+        for b in 10..100 {
+            r.insert(&[1, b]);
         }
-        assert_eq!(chain, vec![2, 0]);
+        r.rows.sync_index(ix);
+        let chain = rows_of(&r, 1);
+        let mut expected: Vec<u32> = (0..r.rows.end()).filter(|&row| r.rows.row(row)[0] == 1).collect();
+        expected.reverse();
+        assert_eq!(chain, expected);
+        assert!(rows_of(&r, 9).is_empty());
     }
 
     #[test]
@@ -354,6 +805,10 @@ mod tests {
         assert!(!r.insert(&[]));
         assert_eq!(r.len(), 1);
         assert_eq!(r.live_rows().count(), 1);
+        assert!(r.remove(&[]));
+        assert_eq!(r.len(), 0);
+        assert!(r.insert(&[]));
+        assert_eq!(r.len(), 1);
     }
 
     #[test]
@@ -369,6 +824,62 @@ mod tests {
         r.compact_if_sparse();
         assert_eq!(r.rows.end(), 4);
         assert!(r.contains(&[7]));
-        assert_eq!(r.rows.indexes[0].next.len(), 4);
+        r.rows.sync_index(0);
+        assert_eq!(r.rows.indexes[0].chain(|_| 7).collect::<Vec<_>>(), vec![(1, &[][..])]);
+    }
+
+    /// Groups pass through every form (inline, hashed, bitmap, and back to hashed when a
+    /// far value arrives) and agree with a `BTreeSet` throughout, removals included.
+    #[test]
+    fn grouped_set_agrees_with_a_btree_set() {
+        let mut r = Relation::new(3);
+        let mut expected = BTreeSet::new();
+        let mut state = 12345u64;
+        let mut next = |bound: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound) as u32
+        };
+        for round in 0..6000 {
+            let a = next(5);
+            // Dense values, and in one group now and then a far one, so that its bitmap
+            // gives up while the others stay bitmaps.
+            let c = if a == 4 && round % 7 == 0 { next(1 << 30) } else { next(600) + 1000 * a };
+            let tuple = [a, a % 2, c];
+            assert_eq!(r.insert(&tuple), expected.insert(tuple), "{tuple:?}");
+            if round % 5 == 0 {
+                let victim = [next(5), next(2), next(600)];
+                assert_eq!(r.remove(&victim), expected.remove(&victim), "{victim:?}");
+            }
+        }
+        assert_eq!(r.len(), expected.len());
+        for tuple in &expected {
+            assert!(r.contains(tuple));
+        }
+        let live: BTreeSet<[u32; 3]> = r.live_rows().map(|t| [t[0], t[1], t[2]]).collect();
+        assert_eq!(live, expected);
+        assert!(r.set.values.iter().any(|v| matches!(v, Values::Bits { .. })));
+        assert!(r.set.values.iter().any(|v| matches!(v, Values::Hashed(_))));
+        // A probe's hop to the group: keep the group records small.
+        assert!(std::mem::size_of::<Values>() <= 24);
+    }
+
+    #[test]
+    fn removing_many_tuples_at_once_scans_and_few_walk_chains() {
+        let mut r = Relation::new(2);
+        for a in 0..50 {
+            for b in 0..40 {
+                r.insert(&[a, b]);
+            }
+        }
+        let few: Vec<[u32; 2]> = vec![[3, 4], [3, 5], [9, 0], [77, 1]];
+        assert_eq!(remove_tuples(&mut r.rows, &mut r.set, few.iter().map(|t| &t[..])), 3);
+        assert_eq!(r.len(), 50 * 40 - 3);
+        assert!(!r.contains(&[3, 4]) && r.contains(&[3, 6]));
+        let many: Vec<[u32; 2]> = (0..30).flat_map(|a| (0..40).map(move |b| [a, b])).collect();
+        assert_eq!(remove_tuples(&mut r.rows, &mut r.set, many.iter().map(|t| &t[..])), 30 * 40 - 3);
+        assert_eq!(r.len(), 20 * 40);
+        assert_eq!(r.live_rows().filter(|t| t[0] < 30).count(), 0);
     }
 }

@@ -2,7 +2,7 @@
 //! code computes a fixpoint from scratch and propagates insertions during DRed.
 
 use crate::database::Database;
-use crate::join::{any_empty, run_staged, JoinStats, PhysPlan, Scratch, View};
+use crate::join::{run_staged, JoinStats, PhysPlan, Scratch, View};
 use crate::{Progress, Round};
 use ir::{PredId, Program, RuleId};
 use plan::{AtomSource, Output, ProgramPlan};
@@ -49,7 +49,7 @@ impl Compiled {
             derived[head.index()] = true;
             let body = &program.rule(id).body;
             let delta = (0..body.len())
-                .map(|i| PhysPlan::indexed(&plan::plan_rule_delta_first(program, id, i), head_arity, db))
+                .map(|i| PhysPlan::indexed(&plan::plan_rule_delta_first(program, id, i), head_arity, db, true))
                 .collect();
             let fact = body.is_empty().then(|| {
                 rule_plan
@@ -90,7 +90,8 @@ impl Compiled {
         for rule in &mut self.rules {
             let sizes = |pred: PredId| db.len(pred);
             let plan = plan::plan_rule_guarded(program, rule.rule, &sizes);
-            rule.guarded = Some(PhysPlan::indexed(&plan, db.arity(rule.head), db));
+            // Rederivation stages into a database of its own, so every set can be read.
+            rule.guarded = Some(PhysPlan::indexed(&plan, db.arity(rule.head), db, false));
         }
     }
 }
@@ -158,6 +159,7 @@ pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_fac
             }
         }
         let mut lo = start.to_vec();
+        let mut ranges = Vec::new();
         loop {
             let hi = db.ends();
             for rule in stratum.rules.iter().map(|&r| &c.rules[r]) {
@@ -166,29 +168,43 @@ pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_fac
                     if lo[delta_pred] >= hi[delta_pred] {
                         continue;
                     }
+                    ranges.clear();
+                    ranges.extend(variant.steps.iter().map(|s| {
+                        let q = s.pred.index();
+                        let position = match s.source {
+                            AtomSource::Body(j) => j,
+                            AtomSource::Head => i,
+                        };
+                        match position.cmp(&i) {
+                            Ordering::Less => (0, lo[q]),
+                            Ordering::Equal => (lo[q], hi[q]),
+                            Ordering::Greater => (0, hi[q]),
+                        }
+                    }));
+                    if ranges.iter().any(|&(from, to)| from >= to) {
+                        continue;
+                    }
+                    // Only now, with a join certain to run, are its indexes brought up to date.
+                    variant.sync_indexes(&mut db.rows);
+                    let h = rule.head.index();
                     let Database { rows, sets } = &mut *db;
+                    let (before, rest) = sets.split_at_mut(h);
+                    let (head_set, after) = rest.split_first_mut().expect("the head has a set");
+                    let set_of = |q: usize| match q.cmp(&h) {
+                        Ordering::Less => Some(&before[q]),
+                        Ordering::Equal => None,
+                        Ordering::Greater => Some(&after[q - h - 1]),
+                    };
                     let views: Vec<View<'_>> = variant
                         .steps
                         .iter()
-                        .map(|s| {
+                        .zip(&ranges)
+                        .map(|(s, &(from, to))| {
                             let q = s.pred.index();
-                            let rel = &rows[q];
-                            let position = match s.source {
-                                AtomSource::Body(j) => j,
-                                AtomSource::Head => i,
-                            };
-                            match position.cmp(&i) {
-                                Ordering::Less => View::new(rel, 0, lo[q]),
-                                Ordering::Equal => View::new(rel, lo[q], hi[q]),
-                                Ordering::Greater => View::new(rel, 0, hi[q]),
-                            }
+                            View::new(&rows[q], from, to).with_set(set_of(q))
                         })
                         .collect();
-                    if any_empty(&views) {
-                        continue;
-                    }
-                    let h = rule.head.index();
-                    run_staged(variant, &views, &rows[h], &mut sets[h], &mut run.scratch, &mut run.stats);
+                    run_staged(variant, &views, &rows[h], head_set, &mut run.scratch, &mut run.stats);
                     db.commit(rule.head);
                 }
             }

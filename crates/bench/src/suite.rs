@@ -1,0 +1,506 @@
+//! What the suite measures (the default one and `--quick`), running every job in child
+//! processes, and the cross-system checks that make a wrong answer fail the run.
+
+use crate::dlc::Change;
+use crate::measure::{self, Job, Sample, System};
+use crate::oracle;
+use crate::rng::SplitMix64;
+use crate::workload::{Graph, Query, Rules, Workload};
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+/// The random graph of PEERS.md: 2,000 nodes, 10,000 distinct edges, seed 42.
+pub const RANDOM: Graph = Graph::Random { nodes: 2000, edges: 10000, seed: 42 };
+/// random500 of PEERS.md: 500 nodes, 2,500 distinct edges, seed 42.
+pub const RANDOM500: Graph = Graph::Random { nodes: 500, edges: 2500, seed: 42 };
+
+/// A full-closure row: dlc against the peers.
+#[derive(Clone, Debug)]
+pub struct ClosureRow {
+    pub workload: Workload,
+}
+
+impl ClosureRow {
+    /// `--no-magic` evaluates the whole of `R` whatever the query; running it with the
+    /// point query lets the same runs serve the magic comparison as well.
+    pub fn no_magic(&self) -> Job {
+        Job::new(self.workload, Query::Point(self.workload.point_node()), System::DlcNoMagic)
+    }
+
+    /// The magic program of the all-free query `R(X,Y)`: what magic costs where it
+    /// cannot help.
+    pub fn magic_full(&self) -> Job {
+        Job::new(self.workload, Query::Full, System::Dlc)
+    }
+
+    pub fn peer(&self, system: System) -> Job {
+        Job::new(self.workload, Query::Full, system)
+    }
+
+    pub fn jobs(&self) -> Vec<Job> {
+        let mut jobs = vec![self.no_magic(), self.magic_full()];
+        jobs.extend([System::Datafrog, System::Ascent, System::Crepe].map(|s| self.peer(s)));
+        jobs
+    }
+}
+
+/// A selection-query row: dlc with magic against `--no-magic`.
+#[derive(Clone, Debug)]
+pub struct QueryRow {
+    pub workload: Workload,
+    pub query: Query,
+}
+
+impl QueryRow {
+    pub fn magic(&self) -> Job {
+        Job::new(self.workload, self.query, System::Dlc)
+    }
+
+    pub fn no_magic(&self) -> Job {
+        Job::new(self.workload, self.query, System::DlcNoMagic)
+    }
+}
+
+/// The semi-naive engine against the reference naive engine, full closure.
+#[derive(Clone, Debug)]
+pub struct ReferenceRow {
+    pub workload: Workload,
+}
+
+impl ReferenceRow {
+    pub fn seminaive(&self) -> Job {
+        Job::new(self.workload, Query::Full, System::DlcNoMagic)
+    }
+
+    pub fn reference(&self) -> Job {
+        Job::new(self.workload, Query::Full, System::DlcReference)
+    }
+}
+
+/// One EDB change: DRed on the materialised magic program against recomputation.
+#[derive(Clone, Debug)]
+pub struct UpdateRow {
+    pub workload: Workload,
+    pub query: Query,
+    pub change: Change,
+    /// Why this change: `random edge`, `worst case: the edge out of the query node`.
+    pub note: String,
+}
+
+impl UpdateRow {
+    pub fn dred(&self) -> Job {
+        Job::new(self.workload, self.query, System::Dred).with_change(self.change)
+    }
+
+    pub fn recompute(&self) -> Job {
+        Job::new(self.workload, self.query, System::Recompute).with_change(self.change)
+    }
+}
+
+/// Everything one run of the harness measures.
+#[derive(Clone, Debug)]
+pub struct Suite {
+    pub quick: bool,
+    pub runs: usize,
+    pub closure: Vec<ClosureRow>,
+    pub queries: Vec<QueryRow>,
+    pub reference: Vec<ReferenceRow>,
+    pub updates: Vec<UpdateRow>,
+}
+
+fn tc(rules: Rules, graph: Graph) -> Workload {
+    Workload::Tc { rules, graph }
+}
+
+impl Suite {
+    /// The default suite (PEERS.md's graphs) or the `--quick` smoke-test version.
+    pub fn new(quick: bool) -> Self {
+        let (random, random_nl, chain, chain_nl, grid, forest, paths) = if quick {
+            (
+                RANDOM500,
+                Graph::Random { nodes: 200, edges: 1000, seed: 42 },
+                Graph::Chain { nodes: 500 },
+                Graph::Chain { nodes: 200 },
+                Graph::Grid { width: 20, height: 20 },
+                Graph::Forest { trees: 200, size: 20, seed: 42 },
+                Graph::Paths { count: 200, len: 20 },
+            )
+        } else {
+            (
+                RANDOM,
+                RANDOM500,
+                Graph::Chain { nodes: 2000 },
+                Graph::Chain { nodes: 500 },
+                Graph::Grid { width: 40, height: 40 },
+                Graph::Forest { trees: 1000, size: 20, seed: 42 },
+                Graph::Paths { count: 1000, len: 20 },
+            )
+        };
+        let peers_rows = [
+            tc(Rules::Rlin, random),
+            tc(Rules::Llin, random),
+            tc(Rules::Rlin, chain),
+            tc(Rules::Llin, chain),
+            tc(Rules::NonLinear, random_nl),
+            tc(Rules::NonLinear, chain_nl),
+        ];
+        let mut closure: Vec<ClosureRow> = peers_rows.iter().map(|&workload| ClosureRow { workload }).collect();
+        closure.extend([tc(Rules::Rlin, grid), tc(Rules::Llin, grid)].map(|workload| ClosureRow { workload }));
+
+        let mut queries: Vec<QueryRow> =
+            closure.iter().map(|r| QueryRow { workload: r.workload, query: Query::Point(0) }).collect();
+        for graph in [forest, paths] {
+            for rules in [Rules::Rlin, Rules::Llin] {
+                queries.push(QueryRow { workload: tc(rules, graph), query: Query::Point(0) });
+            }
+        }
+        let last = |g: Graph| g.nodes() - 1;
+        for (graph, target) in [(chain, last(chain)), (random, last(random))] {
+            for rules in [Rules::Rlin, Rules::Llin] {
+                queries.push(QueryRow { workload: tc(rules, graph), query: Query::Pair(0, target) });
+            }
+        }
+        let same_gen =
+            if quick { Workload::SameGen { fanout: 3, depth: 4 } } else { Workload::SameGen { fanout: 3, depth: 6 } };
+        let points_to = if quick {
+            Workload::PointsTo { vars: 500, allocs: 100, assigns: 600, loads: 100, stores: 100, seed: 7 }
+        } else {
+            Workload::PointsTo { vars: 1500, allocs: 300, assigns: 1800, loads: 300, stores: 300, seed: 7 }
+        };
+        for workload in [same_gen, points_to] {
+            queries.push(QueryRow { workload, query: Query::Point(workload.point_node()) });
+        }
+
+        let reference = if quick {
+            vec![
+                tc(Rules::Rlin, Graph::Chain { nodes: 60 }),
+                tc(Rules::Rlin, Graph::Random { nodes: 50, edges: 150, seed: 42 }),
+            ]
+        } else {
+            let small_random = Graph::Random { nodes: 100, edges: 300, seed: 42 };
+            vec![
+                tc(Rules::Rlin, Graph::Chain { nodes: 150 }),
+                tc(Rules::Llin, Graph::Chain { nodes: 150 }),
+                tc(Rules::Rlin, small_random),
+                tc(Rules::NonLinear, small_random),
+            ]
+        };
+        let reference = reference.into_iter().map(|workload| ReferenceRow { workload }).collect();
+
+        let mut updates = Vec::new();
+        let point = Query::Point(0);
+        let edges_per_kind = if quick { 2 } else { 5 };
+        let llin = tc(Rules::Llin, random);
+        for change in random_changes(random, edges_per_kind) {
+            updates.push(UpdateRow { workload: llin, query: point, change, note: "random edge".into() });
+        }
+        // Random insertions rarely change `R(0,Y)`: almost every node is reachable already.
+        let new_answers = new_answer_insert(random);
+        let new_answers_note = "edge from node 0 to a node it did not reach: new answers";
+        updates.push(UpdateRow { workload: llin, query: point, change: new_answers, note: new_answers_note.into() });
+        if !quick {
+            let rlin = tc(Rules::Rlin, random);
+            for change in random_changes(random, 1) {
+                updates.push(UpdateRow { workload: rlin, query: point, change, note: "random edge".into() });
+            }
+            updates.push(UpdateRow {
+                workload: rlin,
+                query: point,
+                change: new_answers,
+                note: new_answers_note.into(),
+            });
+        }
+        let n = chain.nodes();
+        updates.push(UpdateRow {
+            workload: tc(Rules::Llin, chain),
+            query: point,
+            change: Change::Delete(0, 1),
+            note: "worst case: the edge out of the query node".into(),
+        });
+        updates.push(UpdateRow {
+            workload: tc(Rules::Llin, chain),
+            query: point,
+            change: Change::Delete(n / 2, n / 2 + 1),
+            note: "the middle edge".into(),
+        });
+        updates.push(UpdateRow {
+            workload: tc(Rules::Rlin, chain),
+            query: point,
+            change: Change::Delete(0, 1),
+            note: "worst case: the edge out of the query node, demand on every node".into(),
+        });
+
+        Suite { quick, runs: if quick { 1 } else { 3 }, closure, queries, reference, updates }
+    }
+
+    /// Every distinct job, in a stable order.
+    pub fn jobs(&self) -> Vec<Job> {
+        let mut all: Vec<Job> = Vec::new();
+        all.extend(self.closure.iter().flat_map(ClosureRow::jobs));
+        all.extend(self.queries.iter().flat_map(|r| [r.magic(), r.no_magic()]));
+        all.extend(self.reference.iter().flat_map(|r| [r.seminaive(), r.reference()]));
+        all.extend(self.updates.iter().flat_map(|r| [r.dred(), r.recompute()]));
+        let mut seen = HashSet::new();
+        all.retain(|j| seen.insert(j.key()));
+        all
+    }
+}
+
+/// `count` edge deletions of random existing edges and `count` insertions of random new
+/// edges (no self-loops), drawn with a fixed seed of their own.
+fn random_changes(graph: Graph, count: usize) -> Vec<Change> {
+    let edges = graph.edges();
+    let present: HashSet<(u32, u32)> = edges.iter().copied().collect();
+    let mut rng = SplitMix64::new(6);
+    let mut out = Vec::new();
+    let mut deleted = HashSet::new();
+    while deleted.len() < count {
+        let e = edges[rng.below(edges.len() as u32) as usize];
+        if deleted.insert(e) {
+            out.push(Change::Delete(e.0, e.1));
+        }
+    }
+    let mut inserted = HashSet::new();
+    while inserted.len() < count {
+        let e = (rng.below(graph.nodes()), rng.below(graph.nodes()));
+        if e.0 != e.1 && !present.contains(&e) && inserted.insert(e) {
+            out.push(Change::Insert(e.0, e.1));
+        }
+    }
+    out
+}
+
+/// Inserts the edge from node 0 to the first node that node 0 does not reach.
+fn new_answer_insert(graph: Graph) -> Change {
+    let reached = oracle::reachable_from(graph.nodes(), &graph.edges(), 0);
+    let target = (1..graph.nodes()).find(|&v| !reached[v as usize]).unwrap_or(1);
+    Change::Insert(0, target)
+}
+
+/// The samples of every job (failed runs keep their message).
+#[derive(Clone, Debug, Default)]
+pub struct Results {
+    pub samples: HashMap<String, Vec<Result<Sample, String>>>,
+    pub wall: Duration,
+}
+
+/// The median figures of one job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    pub secs: f64,
+    pub rss_mib: f64,
+    pub answers: u64,
+    /// Medians of the extra fields.
+    pub extra: HashMap<String, f64>,
+    pub runs: usize,
+}
+
+impl Summary {
+    pub fn get(&self, key: &str) -> Option<f64> {
+        self.extra.get(key).copied()
+    }
+}
+
+impl Results {
+    /// The medians of a job, or why it has none.
+    pub fn summary(&self, job: &Job) -> Result<Summary, String> {
+        let samples = self.samples.get(&job.key()).ok_or_else(|| "not run".to_string())?;
+        let ok: Vec<&Sample> = samples.iter().filter_map(|s| s.as_ref().ok()).collect();
+        if ok.is_empty() {
+            let why = samples.iter().find_map(|s| s.as_ref().err()).cloned().unwrap_or_else(|| "not run".into());
+            return Err(why);
+        }
+        let med = |f: &dyn Fn(&Sample) -> f64| measure::median(&ok.iter().map(|s| f(s)).collect::<Vec<_>>());
+        let keys: HashSet<&String> = ok.iter().flat_map(|s| s.extra.keys()).collect();
+        let extra = keys.into_iter().map(|k| (k.clone(), med(&|s: &Sample| s.get(k).unwrap_or(f64::NAN)))).collect();
+        Ok(Summary {
+            secs: med(&|s| s.secs),
+            rss_mib: med(&|s| s.rss_mib),
+            answers: ok[0].answers,
+            extra,
+            runs: ok.len(),
+        })
+    }
+}
+
+/// Runs every job `suite.runs` times, round-robin so that a burst of machine noise hits
+/// all systems alike, each time in a fresh child process.
+pub fn run(suite: &Suite, timeout: Duration, filter: Option<&str>) -> Results {
+    let mut jobs = suite.jobs();
+    if let Some(f) = filter {
+        jobs.retain(|j| j.key().contains(f));
+    }
+    let start = Instant::now();
+    let mut results = Results::default();
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            let why = format!("cannot find the bench binary: {e}");
+            results.samples.extend(jobs.iter().map(|j| (j.key(), vec![Err(why.clone())])));
+            return results;
+        }
+    };
+    let total = jobs.len() * suite.runs;
+    let mut done = 0;
+    for round in 0..suite.runs {
+        for job in &jobs {
+            done += 1;
+            let outcome = measure::run_child(&exe, job, timeout);
+            match &outcome {
+                Ok(s) => eprintln!(
+                    "[{done}/{total}] run {} {:<60} {:>9.4} s {:>8.1} MiB {:>9} answers",
+                    round + 1,
+                    job.key(),
+                    s.secs,
+                    s.rss_mib,
+                    s.answers
+                ),
+                Err(e) => eprintln!("[{done}/{total}] run {} {:<60} FAILED: {e}", round + 1, job.key()),
+            }
+            results.samples.entry(job.key()).or_default().push(outcome);
+        }
+    }
+    results.wall = start.elapsed();
+    results
+}
+
+/// Every disagreement between runs or systems; an empty list means all answers agree.
+pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (key, samples) in &results.samples {
+        let counts: HashSet<(u64, u64)> = samples
+            .iter()
+            .filter_map(|s| s.as_ref().ok())
+            .map(|s| (s.answers, s.get("relation").unwrap_or(-1.0) as u64))
+            .collect();
+        if counts.len() > 1 {
+            problems.push(format!("{key}: the runs disagree: {counts:?}"));
+        }
+    }
+    let answers = |job: &Job| results.summary(job).ok().map(|s| s.answers);
+    let mut agree = |what: String, jobs: &[(&str, Option<u64>)]| {
+        let known: Vec<&(&str, Option<u64>)> = jobs.iter().filter(|(_, n)| n.is_some()).collect();
+        if known.windows(2).any(|w| w[0].1 != w[1].1) {
+            let list: Vec<String> = known.iter().map(|(name, n)| format!("{name} {}", n.unwrap_or(0))).collect();
+            problems.push(format!("{what}: answer counts differ: {}", list.join(", ")));
+        }
+    };
+    let mut oracle_problems = Vec::new();
+    let mut expect = |what: String, got: Option<u64>, want: u64| {
+        if let Some(got) = got.filter(|&g| g != want) {
+            oracle_problems.push(format!("{what}: {got} answers, breadth-first search says {want}"));
+        }
+    };
+    let mut facts: HashMap<Graph, (u64, Vec<bool>)> = HashMap::new();
+    let mut graph_facts = |g: Graph| facts.entry(g).or_insert_with(|| oracle::graph_facts(g)).clone();
+    for row in &suite.closure {
+        let Workload::Tc { graph, .. } = row.workload else { continue };
+        let closure = results.summary(&row.no_magic()).ok().and_then(|s| s.get("relation")).map(|n| n as u64);
+        expect(format!("full closure of {}", row.workload.label()), closure, graph_facts(graph).0);
+    }
+    for row in &suite.queries {
+        let Workload::Tc { graph, .. } = row.workload else { continue };
+        let reached = graph_facts(graph).1;
+        let want = match row.query {
+            Query::Full => graph_facts(graph).0,
+            Query::Point(0) => reached.iter().filter(|&&r| r).count() as u64,
+            Query::Pair(0, b) => u64::from(reached[b as usize]),
+            _ => continue,
+        };
+        expect(format!("{} {}", row.workload.label(), row.query.label("R")), answers(&row.magic()), want);
+    }
+    for row in &suite.updates {
+        let (Workload::Tc { graph, .. }, Query::Point(0)) = (row.workload, row.query) else { continue };
+        let edges = row.change.apply_to(&row.workload.generate()).edges();
+        let want = oracle::reachable_from(graph.nodes(), &edges, 0).iter().filter(|&&r| r).count() as u64;
+        expect(format!("{} R(0,Y) after {}", row.workload.label(), row.change), answers(&row.dred()), want);
+    }
+    let mut chain_problems = Vec::new();
+    for row in &suite.closure {
+        let closure = results.summary(&row.no_magic()).ok().and_then(|s| s.get("relation")).map(|n| n as u64);
+        let mut counts = vec![("dlc --no-magic (|R|)", closure), ("dlc magic R(X,Y)", answers(&row.magic_full()))];
+        for system in [System::Datafrog, System::Ascent, System::Crepe] {
+            counts.push((system.name(), answers(&row.peer(system))));
+        }
+        agree(format!("full closure of {}", row.workload.label()), &counts);
+        if let (Workload::Tc { graph: Graph::Chain { nodes }, .. }, Some(n)) = (row.workload, closure) {
+            let expected = u64::from(nodes) * u64::from(nodes - 1) / 2;
+            if n != expected {
+                chain_problems
+                    .push(format!("{}: closure {n}, but a chain of {nodes} has {expected}", row.workload.label()));
+            }
+        }
+    }
+    for row in &suite.queries {
+        let label = format!("{} {}", row.workload.label(), row.query.label(row.workload.query_pred()));
+        agree(label, &[("magic", answers(&row.magic())), ("--no-magic", answers(&row.no_magic()))]);
+    }
+    for row in &suite.reference {
+        agree(
+            format!("reference engine on {}", row.workload.label()),
+            &[("semi-naive", answers(&row.seminaive())), ("reference", answers(&row.reference()))],
+        );
+    }
+    for row in &suite.updates {
+        agree(
+            format!("{} {} after {}", row.workload.label(), row.query.label("R"), row.change),
+            &[("DRed", answers(&row.dred())), ("recomputation", answers(&row.recompute()))],
+        );
+    }
+    problems.extend(chain_problems);
+    problems.extend(oracle_problems);
+    problems.sort();
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suites_have_distinct_jobs_and_valid_specs() {
+        for quick in [true, false] {
+            let suite = Suite::new(quick);
+            let jobs = suite.jobs();
+            assert!(jobs.len() > 20);
+            for job in &jobs {
+                assert_eq!(&Job::parse(&job.args()[1..]).unwrap(), job);
+            }
+        }
+    }
+
+    #[test]
+    fn check_reports_a_peer_that_disagrees_and_a_wrong_closure() {
+        let suite = Suite::new(true);
+        let row = &suite.closure[2];
+        assert!(matches!(row.workload, Workload::Tc { graph: Graph::Chain { nodes: 500 }, .. }));
+        let sample = |answers: u64, relation: f64| {
+            let extra = [("relation".to_string(), relation)].into_iter().collect();
+            Ok(Sample { secs: 1.0, rss_mib: 1.0, answers, extra })
+        };
+        let mut results = Results::default();
+        results.samples.insert(row.no_magic().key(), vec![sample(499, 124_750.0)]);
+        results.samples.insert(row.peer(System::Ascent).key(), vec![sample(124_750, 124_750.0)]);
+        assert!(check(&suite, &results).is_empty());
+        results.samples.insert(row.peer(System::Crepe).key(), vec![sample(124_749, 124_749.0)]);
+        let problems = check(&suite, &results);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("crepe 124749"), "{problems:?}");
+        results.samples.insert(row.no_magic().key(), vec![sample(499, 124_000.0)]);
+        assert!(check(&suite, &results).iter().any(|p| p.contains("breadth-first search says 124750")));
+    }
+
+    #[test]
+    fn random_changes_delete_present_and_insert_absent_edges() {
+        let g = Graph::Random { nodes: 30, edges: 100, seed: 1 };
+        let edges: HashSet<(u32, u32)> = g.edges().into_iter().collect();
+        let changes = random_changes(g, 3);
+        assert_eq!(changes.len(), 6);
+        for c in changes {
+            match c {
+                Change::Delete(u, v) => assert!(edges.contains(&(u, v))),
+                Change::Insert(u, v) => assert!(u != v && !edges.contains(&(u, v))),
+            }
+        }
+    }
+}
