@@ -42,9 +42,7 @@ fn render_one(d: &Diagnostic, sources: &SourceMap, color: bool, out: &mut Vec<u8
     for label in labels {
         let colour = if label.primary { Color::Red } else { Color::Blue };
         report = report.with_label(
-            Label::new((name(label.span.file), label.span.range()))
-                .with_message(&label.message)
-                .with_color(colour),
+            Label::new((name(label.span.file), label.span.range())).with_message(&label.message).with_color(colour),
         );
     }
     for note in &d.notes {

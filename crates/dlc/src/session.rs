@@ -103,7 +103,10 @@ pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
     // that is a bug in dlc, reported as such instead of evaluating a broken program.
     let broken: Vec<Diagnostic> = ir::validate(&magic.program)
         .iter()
-        .map(|e| e.to_diagnostic(&magic.program).with_note("internal error: the magic rewrite produced this rule; please report it"))
+        .map(|e| {
+            e.to_diagnostic(&magic.program)
+                .with_note("internal error: the magic rewrite produced this rule; please report it")
+        })
         .collect();
     if !broken.is_empty() {
         return Err(Failed { sources, diagnostics: broken });

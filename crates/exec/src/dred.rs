@@ -39,6 +39,20 @@ pub struct UpdateReport {
     pub work: u64,
 }
 
+/// How many facts one [`Maintained::apply_counting`] touched: the sizes of the lists of
+/// [`UpdateReport`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UpdateCounts {
+    /// Over-deletion waves that removed a derived fact.
+    pub waves: usize,
+    pub overdeleted: usize,
+    pub rederived: usize,
+    pub inserted: usize,
+    pub edb_inserted: usize,
+    pub edb_deleted: usize,
+    pub work: u64,
+}
+
 /// A program's plan with its database (input and derived facts) kept up to date.
 pub struct Maintained {
     compiled: Compiled,
@@ -77,7 +91,21 @@ impl Maintained {
 
     /// Applies one batch with DRed and reports every phase.
     pub fn apply(&mut self, update: &Update) -> UpdateReport {
+        self.run_update(update, true).0
+    }
+
+    /// Applies one batch like [`Maintained::apply`] but reports only how many facts each
+    /// phase touched. An edge on most derivations over-deletes and puts back millions of
+    /// facts, and the lists of [`UpdateReport`] then cost more time and memory (one
+    /// allocation per fact and list) than the maintenance itself.
+    pub fn apply_counting(&mut self, update: &Update) -> UpdateCounts {
+        self.run_update(update, false).1
+    }
+
+    /// DRed itself; the fact lists of the report are made only with `detail`.
+    fn run_update(&mut self, update: &Update, detail: bool) -> (UpdateReport, UpdateCounts) {
         let mut report = UpdateReport::default();
+        let mut counts = UpdateCounts::default();
         let work_before = self.run.stats.firings;
 
         // Everything deleted, input facts and over-deleted derived facts alike, in wave
@@ -91,7 +119,6 @@ impl Maintained {
             }
         }
 
-        let t0 = std::time::Instant::now(); let mut twave = std::time::Duration::ZERO;
         // Phase 1: over-delete. The delta atom reads the previous wave, every other atom
         // the whole pre-update database. Since that database is a fixpoint, whatever the
         // rules derive from it is in it, so staging into `gone` is the only probe needed.
@@ -132,18 +159,16 @@ impl Maintained {
                     gone.commit(rule.head);
                 }
             }
-            let tw = std::time::Instant::now();
-            let wave = self.derived_rows(&gone, &hi);
-            if !wave.is_empty() {
+            let grew = (0..hi.len()).any(|p| self.compiled.derived[p] && gone.rel(PredId(p as u32)).end() > hi[p]);
+            counts.waves += usize::from(grew);
+            if detail && grew {
+                let wave = self.derived_rows(&gone, &hi);
                 report
                     .overdeleted_waves
                     .push(wave.into_iter().flat_map(|(p, ts)| ts.into_iter().map(move |t| (p, t))).collect());
             }
-            twave += tw.elapsed();
             lo = hi;
         }
-        eprintln!("overdelete {:?} (waves {:?}) work {}", t0.elapsed(), twave, self.run.stats.firings - work_before);
-        let t0 = std::time::Instant::now();
         for (p, rows) in gone.rows.iter().enumerate() {
             if rows.len() > 0 {
                 self.db.remove_all(PredId(p as u32), rows.live_rows());
@@ -161,13 +186,14 @@ impl Maintained {
             }
         }
 
-        eprintln!("remove {:?}", t0.elapsed()); let t0 = std::time::Instant::now();
         // Phase 2: rederive the over-deleted facts with a one-step derivation from what
         // remains (with the new input facts).
         let mut rederived = self.db.empty_like();
         for rule in &self.compiled.rules {
             let (Some(guarded), candidates) = (&rule.guarded, gone.rel(rule.head)) else { continue };
-            if candidates.len() == 0 || guarded.steps.iter().any(|s| s.source != AtomSource::Head && self.db.len(s.pred) == 0) {
+            if candidates.len() == 0
+                || guarded.steps.iter().any(|s| s.source != AtomSource::Head && self.db.len(s.pred) == 0)
+            {
                 continue;
             }
             guarded.sync_indexes(&mut self.db.rows);
@@ -176,7 +202,9 @@ impl Maintained {
                 .iter()
                 .map(|s| match s.source {
                     AtomSource::Head => View::whole(candidates),
-                    AtomSource::Body(_) => View::whole(self.db.rel(s.pred)).with_set(Some(&self.db.sets[s.pred.index()])),
+                    AtomSource::Body(_) => {
+                        View::whole(self.db.rel(s.pred)).with_set(Some(&self.db.sets[s.pred.index()]))
+                    }
                 })
                 .collect();
             let Database { rows, sets } = &mut rederived;
@@ -190,27 +218,41 @@ impl Maintained {
             }
         }
 
-        eprintln!("rederive {:?} work {}", t0.elapsed(), self.run.stats.firings - work_before); let t0 = std::time::Instant::now();
         // Phase 3: propagate the rederived and inserted facts to a fixpoint.
         let before_insert = self.db.ends();
         propagate(&self.compiled, &mut self.db, &start, false, &mut self.run);
-        eprintln!("propagate {:?} work {}", t0.elapsed(), self.run.stats.firings - work_before); let t0 = std::time::Instant::now();
-        report.inserted = self.derived_rows(&self.db, &before_insert);
-        eprintln!("inserted list {:?}", t0.elapsed()); let t0 = std::time::Instant::now();
-        self.db.compact();
-        eprintln!("compact {:?}", t0.elapsed()); let t0 = std::time::Instant::now();
-
         let zero = vec![0; self.db.relation_count()];
-        report.overdeleted = self.derived_rows(&gone, &zero);
-        report.rederived = self.derived_rows(&rederived, &zero);
+        counts.inserted = self.derived_count(&self.db, &before_insert);
+        counts.overdeleted = self.derived_count(&gone, &zero);
+        counts.rederived = self.derived_count(&rederived, &zero);
+        if detail {
+            report.inserted = self.derived_rows(&self.db, &before_insert);
+            report.overdeleted = self.derived_rows(&gone, &zero);
+            report.rederived = self.derived_rows(&rederived, &zero);
+        }
+        self.db.compact();
+
         for list in
             [&mut report.edb_inserted, &mut report.edb_deleted, &mut report.noop_inserts, &mut report.noop_deletes]
         {
             list.sort();
         }
-        eprintln!("lists {:?}", t0.elapsed());
         report.work = self.run.stats.firings - work_before;
-        report
+        counts.edb_inserted = report.edb_inserted.len();
+        counts.edb_deleted = report.edb_deleted.len();
+        counts.work = report.work;
+        (report, counts)
+    }
+
+    /// The number of tuples of derived predicates in rows `from[p]..` of `db`.
+    fn derived_count(&self, db: &Database, from: &[u32]) -> usize {
+        (0..db.relation_count())
+            .filter(|&p| self.compiled.derived[p])
+            .map(|p| {
+                let rel = db.rel(PredId(p as u32));
+                (from[p]..rel.end()).filter(|&r| rel.is_alive(r)).count()
+            })
+            .sum()
     }
 
     /// The tuples of derived predicates in rows `from[p]..` of `db`, sorted per predicate;

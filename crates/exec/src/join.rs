@@ -3,7 +3,7 @@
 //! selections, binding variables and finally projecting the head tuple into a buffer.
 
 use crate::database::Database;
-use crate::relation::{RowSet, Rows};
+use crate::relation::{Index, RowSet, Rows};
 use ir::PredId;
 use plan::{AtomSource, Output, RulePlan};
 
@@ -48,6 +48,10 @@ pub(crate) struct PhysStep {
     lookup: Lookup,
     checks: Vec<Check>,
     binds: Vec<(usize, usize)>,
+    /// For an index step, how many membership steps right after it test only values this
+    /// step binds (and constants): guards that a filtered index can apply once per row of
+    /// the relation instead of once per probe ([`PhysPlan::filtered_index`]).
+    guards: usize,
 }
 
 /// A compiled rule plan ready to run.
@@ -66,21 +70,29 @@ pub(crate) struct PhysPlan {
 pub(crate) struct View<'a> {
     pub(crate) rel: &'a Rows,
     pub(crate) set: Option<&'a RowSet>,
+    /// Replaces the step's index by one already filtered by its guards.
+    filtered: Option<&'a Index>,
+    /// The set as a bitmap ([`RowSet::as_bitmap`]), when it is one.
+    bits: Option<(u32, &'a [u64])>,
     pub(crate) lo: u32,
     pub(crate) hi: u32,
 }
 
 impl<'a> View<'a> {
     pub(crate) fn new(rel: &'a Rows, lo: u32, hi: u32) -> Self {
-        View { rel, set: None, lo, hi }
+        View { rel, set: None, bits: None, filtered: None, lo, hi }
     }
 
     pub(crate) fn whole(rel: &'a Rows) -> Self {
-        View { rel, set: None, lo: 0, hi: rel.end() }
+        View { rel, set: None, bits: None, filtered: None, lo: 0, hi: rel.end() }
     }
 
     pub(crate) fn with_set(self, set: Option<&'a RowSet>) -> Self {
-        View { set, ..self }
+        View { set, bits: set.and_then(RowSet::as_bitmap), ..self }
+    }
+
+    pub(crate) fn with_filtered(self, filtered: Option<&'a Index>) -> Self {
+        View { filtered, ..self }
     }
 }
 
@@ -103,7 +115,14 @@ impl PhysPlan {
                 let mut checks: Vec<Check> = s.consts.iter().map(|&(c, v)| Check::Const(c, v)).collect();
                 checks.extend(s.key.iter().map(|&(c, slot)| Check::Var(c, slot)));
                 checks.extend(s.repeats.iter().map(|&(a, b)| Check::Cols(a, b)));
-                PhysStep { pred: s.pred, source: s.source, lookup: Lookup::Scan, checks, binds: s.binds.clone() }
+                PhysStep {
+                    pred: s.pred,
+                    source: s.source,
+                    lookup: Lookup::Scan,
+                    checks,
+                    binds: s.binds.clone(),
+                    guards: 0,
+                }
             })
             .collect();
         Self::with_steps(plan, head_arity, steps)
@@ -118,10 +137,8 @@ impl PhysPlan {
     pub(crate) fn indexed(plan: &RulePlan, head_arity: usize, db: &mut Database, head_set_busy: bool) -> Self {
         let mut phys = Self::scanning(plan, head_arity);
         for (step, s) in phys.steps.iter_mut().zip(&plan.steps).skip(1) {
-            if s.key.is_empty() && s.consts.is_empty() {
-                continue;
-            }
             let arity = db.arity(s.pred);
+            // Zero-arity atoms (the demand of an all-free query) are tests too.
             let all_bound = s.binds.is_empty() && s.key.len() + s.consts.len() == arity;
             if all_bound && !(head_set_busy && s.pred == plan.head) {
                 let mut by_col = vec![KeySource::Const(0); arity];
@@ -133,6 +150,9 @@ impl PhysPlan {
                 }
                 step.lookup = Lookup::Member(by_col);
                 step.checks.clear();
+                continue;
+            }
+            if s.key.is_empty() && s.consts.is_empty() {
                 continue;
             }
             let mut cols: Vec<usize> = s.key.iter().map(|&(c, _)| c).collect();
@@ -149,7 +169,70 @@ impl PhysPlan {
             step.checks = s.repeats.iter().map(|&(a, b)| Check::Cols(at(a), at(b))).collect();
             step.binds = s.binds.iter().map(|&(c, slot)| (at(c), slot)).collect();
         }
+        phys.count_guards();
         phys
+    }
+
+    fn count_guards(&mut self) {
+        for k in 0..self.steps.len() {
+            if !matches!(self.steps[k].lookup, Lookup::Index(..)) {
+                continue;
+            }
+            let bound: Vec<usize> = self.steps[k].binds.iter().map(|&(_, slot)| slot).collect();
+            let local = |source: &KeySource| match *source {
+                KeySource::Var(slot) => bound.contains(&slot),
+                KeySource::Const(_) => true,
+            };
+            self.steps[k].guards = self.steps[k + 1..]
+                .iter()
+                .take_while(|s| matches!(&s.lookup, Lookup::Member(key) if key.iter().all(local)))
+                .count();
+        }
+    }
+
+    /// The index steps with guards that [`PhysPlan::filtered_index`] can apply, with the
+    /// predicates that must not change while such an index is used (the step's own and
+    /// its guards').
+    pub(crate) fn guarded_steps(&self) -> impl Iterator<Item = (usize, &[PhysStep])> + '_ {
+        (0..self.steps.len())
+            .filter(|&k| self.steps[k].guards > 0)
+            .map(|k| (k, &self.steps[k..=k + self.steps[k].guards]))
+    }
+
+    /// The index of step `k` restricted to the rows of its relation in `db` that pass the
+    /// membership steps after it: while those relations do not change, a join reading it
+    /// skips the guards ([`View::with_filtered`]). Entries keep their row ids, so views of
+    /// row ranges work as with the full index.
+    pub(crate) fn filtered_index(&self, k: usize, db: &Database) -> Index {
+        let step = &self.steps[k];
+        let Lookup::Index(id, _) = step.lookup else { unreachable!("guards follow index steps only") };
+        let rel = db.rel(step.pred);
+        let full = &rel.indexes[id];
+        let mut index = Index::new(&full.cols, rel.arity);
+        let mut vals = vec![0; self.var_count];
+        let mut entry = Vec::with_capacity(full.covered.len());
+        for r in (0..rel.end()).filter(|&r| rel.is_alive(r)) {
+            let row = rel.row(r);
+            entry.clear();
+            entry.extend(full.covered.iter().map(|&c| row[c]));
+            if !passes(step, &entry, &vals) {
+                continue;
+            }
+            bind(step, &entry, &mut vals);
+            let guards = &self.steps[k + 1..=k + step.guards];
+            let kept = guards.iter().all(|g| {
+                let Lookup::Member(key) = &g.lookup else { return false };
+                let value = |c: usize| match key[c] {
+                    KeySource::Var(slot) => vals[slot],
+                    KeySource::Const(v) => v,
+                };
+                db.sets[g.pred.index()].contains_by(key.len(), value)
+            });
+            if kept {
+                index.add(row, r);
+            }
+        }
+        index
     }
 
     /// Brings every index the steps probe up to date with its relation in `rows`; joins
@@ -195,6 +278,33 @@ impl PhysPlan {
         self.step(0, views, vals, head, stats, &mut leaf);
     }
 
+    /// Runs the membership steps from `depth` on as filters, without a level of recursion
+    /// each: the depth of the next other step (or the end), or `None` when one fails.
+    #[inline(always)]
+    fn filters(&self, mut depth: usize, views: &[View<'_>], vals: &[u32]) -> Option<usize> {
+        while let Some(PhysStep { lookup: Lookup::Member(key), .. }) = self.steps.get(depth) {
+            let view = &views[depth];
+            let value = |c: usize| match key[c] {
+                KeySource::Var(slot) => vals[slot],
+                KeySource::Const(v) => v,
+            };
+            let found = match view.bits {
+                Some((base, words)) => {
+                    let v = value(0);
+                    words.get((v >> 6).wrapping_sub(base) as usize).is_some_and(|w| w & (1 << (v & 63)) != 0)
+                }
+                None => {
+                    view.set.expect("the caller supplies the set of a membership step").contains_by(key.len(), value)
+                }
+            };
+            if !found {
+                return None;
+            }
+            depth += 1;
+        }
+        Some(depth)
+    }
+
     fn step<L: FnMut(&[u32], &mut [u32])>(
         &self,
         depth: usize,
@@ -227,9 +337,14 @@ impl PhysPlan {
                     KeySource::Var(slot) => vals[slot],
                     KeySource::Const(c) => c,
                 };
+                // A filtered index has applied the guards after this step already.
+                let (index, skip) = match view.filtered {
+                    Some(filtered) => (filtered, step.guards),
+                    None => (&rel.indexes[*index_id], 0),
+                };
                 // Chains run from the newest row down, so rows at or past `hi` come first
                 // and the first row below `lo` ends the range.
-                for (r, entry) in rel.indexes[*index_id].chain(key_value) {
+                for (r, entry) in index.chain(key_value) {
                     if r >= view.hi {
                         continue;
                     }
@@ -238,7 +353,9 @@ impl PhysPlan {
                     }
                     if rel.is_alive(r) && passes(step, entry, vals) {
                         bind(step, entry, vals);
-                        self.step(depth + 1, views, vals, head, stats, leaf);
+                        if let Some(next) = self.filters(depth + 1 + skip, views, vals) {
+                            self.step(next, views, vals, head, stats, leaf);
+                        }
                     }
                 }
             }
@@ -248,7 +365,9 @@ impl PhysPlan {
                         stats.row_tests += 1;
                         if passes(step, rel.row(r), vals) {
                             bind(step, rel.row(r), vals);
-                            self.step(depth + 1, views, vals, head, stats, leaf);
+                            if let Some(next) = self.filters(depth + 1, views, vals) {
+                                self.step(next, views, vals, head, stats, leaf);
+                            }
                         }
                     }
                 }

@@ -11,13 +11,15 @@
 
 mod database;
 mod dred;
+mod implied;
 mod join;
+mod order;
 mod reference;
 mod relation;
 mod seminaive;
 
 pub use database::Database;
-pub use dred::{Maintained, Update, UpdateReport};
+pub use dred::{Maintained, Update, UpdateCounts, UpdateReport};
 
 use ir::{PredId, Program};
 use plan::ProgramPlan;

@@ -191,7 +191,7 @@ const LAST_CHUNK: u32 = 1024;
 const CHUNK_HEADER: usize = 3;
 
 impl Index {
-    fn new(cols: &[usize], arity: usize) -> Self {
+    pub(crate) fn new(cols: &[usize], arity: usize) -> Self {
         Index {
             cols: cols.to_vec(),
             covered: (0..arity).filter(|c| !cols.contains(c)).collect(),
@@ -202,7 +202,8 @@ impl Index {
         }
     }
 
-    fn add(&mut self, row: &[u32], r: u32) {
+    /// Adds row `r` with values `row`; rows must come in ascending order.
+    pub(crate) fn add(&mut self, row: &[u32], r: u32) {
         let Index { cols, covered, keys, tails, arena, .. } = self;
         let width = 1 + covered.len();
         let id = keys.insert(|i| row[cols[i]]) as usize;
@@ -584,6 +585,15 @@ impl RowSet {
         self.find_group(&key).is_some_and(|values| values.contains(key(arity - 1)))
     }
 
+    /// For a one-column set held as one bitmap, its first word and words: a join that
+    /// tests membership once per derivation (a demand guard) then tests a bit directly.
+    pub(crate) fn as_bitmap(&self) -> Option<(u32, &[u64])> {
+        match self.values.as_slice() {
+            [Values::Bits { base, words }] if self.groups.width == 0 => Some((*base, words)),
+            _ => None,
+        }
+    }
+
     pub(crate) fn contains(&self, rows: &Rows, tuple: &[u32]) -> bool {
         tuple.len() == rows.arity && self.contains_by(rows.arity, |i| tuple[i])
     }
@@ -706,6 +716,7 @@ impl Relation {
     }
 
     /// Adds a tuple of the right arity; false when it was already present.
+    #[cfg(test)]
     pub(crate) fn insert(&mut self, tuple: &[u32]) -> bool {
         let added = self.set.stage(&self.rows, tuple);
         self.set.commit(&mut self.rows);
@@ -717,6 +728,7 @@ impl Relation {
         remove_tuples(&mut self.rows, &mut self.set, [tuple]) == 1
     }
 
+    #[cfg(test)]
     pub(crate) fn live_rows(&self) -> impl Iterator<Item = &[u32]> + '_ {
         self.rows.live_rows()
     }
@@ -727,15 +739,23 @@ impl Relation {
         if self.rows.dead_count == 0 || self.rows.dead_count * 2 < self.rows.end {
             return;
         }
-        let mut fresh = Relation::new(self.rows.arity);
-        for row in self.live_rows() {
-            fresh.insert(row);
+        debug_assert_eq!(self.set.staged_count, 0, "compaction happens between joins");
+        // The set holds no row ids, so it stays as it is; only rows and indexes change.
+        let mut fresh = Rows::new(self.rows.arity);
+        fresh.data.reserve(self.rows.len() * self.rows.arity);
+        for row in self.rows.live_rows() {
+            push_tuple(&mut fresh.data, row);
         }
-        // Index ids are positions that compiled plans hold, so the order is kept.
-        for index in &self.rows.indexes {
-            fresh.rows.ensure_index(&index.cols);
+        fresh.end = self.rows.len() as u32;
+        // Index ids are positions that compiled plans hold, so the order is kept; the
+        // indexes in use are rebuilt now, so that the next update does not pay for it.
+        for (id, index) in self.rows.indexes.iter().enumerate() {
+            fresh.ensure_index(&index.cols);
+            if index.indexed > 0 {
+                fresh.sync_index(id);
+            }
         }
-        *self = fresh;
+        self.rows = fresh;
     }
 }
 
@@ -781,7 +801,8 @@ mod tests {
         r.insert(&[5, 2]);
         r.insert(&[1, 4]);
         r.rows.sync_index(ix);
-        let rows_of = |r: &Relation, key: u32| r.rows.indexes[ix].chain(|_| key).map(|(row, _)| row).collect::<Vec<_>>();
+        let rows_of =
+            |r: &Relation, key: u32| r.rows.indexes[ix].chain(|_| key).map(|(row, _)| row).collect::<Vec<_>>();
         assert_eq!(rows_of(&r, 1), vec![2, 0]);
         // Entries carry the columns outside the key.
         assert_eq!(r.rows.indexes[ix].chain(|_| 1).next(), Some((2, &[4][..])));

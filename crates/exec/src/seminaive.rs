@@ -3,9 +3,11 @@
 
 use crate::database::Database;
 use crate::join::{run_staged, JoinStats, PhysPlan, Scratch, View};
+use crate::relation::Index;
 use crate::{Progress, Round};
 use ir::{PredId, Program, RuleId};
 use plan::{AtomSource, Output, ProgramPlan};
+use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 
 /// A well-formed rule compiled for semi-naive evaluation and DRed.
@@ -13,8 +15,12 @@ pub(crate) struct CompiledRule {
     pub(crate) rule: RuleId,
     pub(crate) head: PredId,
     pub(crate) body_preds: Vec<PredId>,
-    /// For each body position, a plan that reads that atom first (as the delta).
+    /// For each body position, a plan that reads that atom first (as the delta): what
+    /// DRed's over-deletion runs.
     pub(crate) delta: Vec<PhysPlan>,
+    /// The same for the body without its implied guards (`implied.rs`), with the
+    /// predicate of each delta position: what the fixpoint loop runs.
+    pub(crate) fixpoint: Vec<(PredId, PhysPlan)>,
     /// The plan that reads candidate head facts first (DRed rederivation), once
     /// [`Compiled::add_guards`] made it.
     pub(crate) guarded: Option<PhysPlan>,
@@ -42,15 +48,29 @@ impl Compiled {
         let mut rules = Vec::new();
         let mut position_of = vec![None; plan.rules.len()];
         let mut derived = vec![false; db.relation_count()];
+        let well_formed: Vec<bool> = plan.rules.iter().map(|r| r.well_formed).collect();
+        let reduced = crate::implied::reduce(program, &well_formed, db);
         for rule_plan in plan.rules.iter().filter(|r| r.well_formed) {
             let id = rule_plan.rule;
             let head = rule_plan.head;
             let head_arity = db.arity(head);
             derived[head.index()] = true;
             let body = &program.rule(id).body;
-            let delta = (0..body.len())
+            let delta: Vec<PhysPlan> = (0..body.len())
                 .map(|i| PhysPlan::indexed(&plan::plan_rule_delta_first(program, id, i), head_arity, db, true))
                 .collect();
+            let fixpoint = match &reduced {
+                Some(reduced) if reduced.rule(id).body.len() < body.len() => {
+                    let reduced_body = &reduced.rule(id).body;
+                    (0..reduced_body.len())
+                        .map(|i| {
+                            let plan = plan::plan_rule_delta_first(reduced, id, i);
+                            (reduced_body[i].pred, PhysPlan::indexed(&plan, head_arity, db, true))
+                        })
+                        .collect()
+                }
+                _ => body.iter().map(|a| a.pred).zip(delta.iter().cloned()).collect(),
+            };
             let fact = body.is_empty().then(|| {
                 rule_plan
                     .project
@@ -68,6 +88,7 @@ impl Compiled {
                 head,
                 body_preds: body.iter().map(|a| a.pred).collect(),
                 delta,
+                fixpoint,
                 guarded: None,
                 fact,
             });
@@ -83,13 +104,13 @@ impl Compiled {
         Compiled { rules, strata, derived }
     }
 
-    /// Makes the rederivation plans of DRed. Their join order depends on relation sizes
-    /// (a candidate fact binds the head variables, and which body atom to probe first
+    /// Makes the rederivation plans of DRed. Their join order depends on the data (a
+    /// candidate fact binds the head variables, and which body atom to probe first
     /// matters a lot), so they are made once the database has been evaluated.
     pub(crate) fn add_guards(&mut self, program: &Program, db: &mut Database) {
         for rule in &mut self.rules {
-            let sizes = |pred: PredId| db.len(pred);
-            let plan = plan::plan_rule_guarded(program, rule.rule, &sizes);
+            let order = crate::order::guarded_order(program, rule.rule, db);
+            let plan = plan::plan_rule_in_order(program, rule.rule, &order);
             // Rederivation stages into a database of its own, so every set can be read.
             rule.guarded = Some(PhysPlan::indexed(&plan, db.arity(rule.head), db, false));
         }
@@ -160,11 +181,13 @@ pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_fac
         }
         let mut lo = start.to_vec();
         let mut ranges = Vec::new();
+        let mut guards = StaticGuards::new(c, stratum);
         loop {
             let hi = db.ends();
-            for rule in stratum.rules.iter().map(|&r| &c.rules[r]) {
-                for (i, variant) in rule.delta.iter().enumerate() {
-                    let delta_pred = rule.body_preds[i].index();
+            for &r in &stratum.rules {
+                let rule = &c.rules[r];
+                for (i, (delta_pred, variant)) in rule.fixpoint.iter().enumerate() {
+                    let delta_pred = delta_pred.index();
                     if lo[delta_pred] >= hi[delta_pred] {
                         continue;
                     }
@@ -186,6 +209,9 @@ pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_fac
                     }
                     // Only now, with a join certain to run, are its indexes brought up to date.
                     variant.sync_indexes(&mut db.rows);
+                    if stratum.recursive {
+                        guards.prepare(variant, (r, i), hi[delta_pred] - lo[delta_pred], db);
+                    }
                     let h = rule.head.index();
                     let Database { rows, sets } = &mut *db;
                     let (before, rest) = sets.split_at_mut(h);
@@ -199,9 +225,10 @@ pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_fac
                         .steps
                         .iter()
                         .zip(&ranges)
-                        .map(|(s, &(from, to))| {
+                        .enumerate()
+                        .map(|(k, (s, &(from, to)))| {
                             let q = s.pred.index();
-                            View::new(&rows[q], from, to).with_set(set_of(q))
+                            View::new(&rows[q], from, to).with_set(set_of(q)).with_filtered(guards.get((r, i), k))
                         })
                         .collect();
                     run_staged(variant, &views, &rows[h], head_set, &mut run.scratch, &mut run.stats);
@@ -215,5 +242,62 @@ pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_fac
                 break;
             }
         }
+    }
+}
+
+/// Filtered indexes ([`PhysPlan::filtered_index`]) for the joins of one stratum's
+/// fixpoint. A guard can be applied once per row instead of once per probe when the
+/// relations of the index step and of its guards are all outside the stratum, so that
+/// nothing changes them while the stratum runs: the demand guard `@m:R^bf(X)` of
+/// right-linear closure, say, filters the edges `E(X,Y)` read by `Y`.
+///
+/// Building one reads the whole relation, so it is built only once the deltas that the
+/// join has read add up to a fair share of that relation; a small update in DRed keeps
+/// testing the guards per probe.
+struct StaticGuards {
+    /// Whether each predicate is derived by the stratum.
+    inside: Vec<bool>,
+    /// Per join (rule, delta position).
+    joins: FxHashMap<(usize, usize), GuardedJoin>,
+}
+
+/// What [`StaticGuards`] knows of one join.
+struct GuardedJoin {
+    /// Delta rows the join has read so far.
+    read: u64,
+    /// Per step, its filtered index once built.
+    built: Vec<Option<Index>>,
+}
+
+impl StaticGuards {
+    fn new(c: &Compiled, stratum: &CompiledStratum) -> Self {
+        let mut inside = vec![false; c.derived.len()];
+        for &r in &stratum.rules {
+            inside[c.rules[r].head.index()] = true;
+        }
+        StaticGuards { inside, joins: FxHashMap::default() }
+    }
+
+    /// Counts `delta` more rows read by `join` and builds the filtered indexes of its
+    /// static guarded steps once they pay off.
+    fn prepare(&mut self, variant: &PhysPlan, join: (usize, usize), delta: u32, db: &Database) {
+        let inside = &self.inside;
+        let mut steps =
+            variant.guarded_steps().filter(|(_, run)| run.iter().all(|s| !inside[s.pred.index()])).peekable();
+        if steps.peek().is_none() {
+            return;
+        }
+        let state =
+            self.joins.entry(join).or_insert_with(|| GuardedJoin { read: 0, built: vec![None; variant.steps.len()] });
+        state.read += u64::from(delta);
+        for (k, run) in steps {
+            if state.built[k].is_none() && state.read * 8 >= db.len(run[0].pred) as u64 {
+                state.built[k] = Some(variant.filtered_index(k, db));
+            }
+        }
+    }
+
+    fn get(&self, join: (usize, usize), step: usize) -> Option<&Index> {
+        self.joins.get(&join).and_then(|state| state.built[step].as_ref())
     }
 }

@@ -107,10 +107,16 @@ pub fn plan_rule_guarded(program: &Program, rule: RuleId, size: &dyn Fn(ir::Pred
     build(program, rule, &order)
 }
 
+/// The plan reading the atoms in exactly the given order, for evaluators that choose
+/// the order themselves (with statistics this crate does not have).
+pub fn plan_rule_in_order(program: &Program, rule: RuleId, order: &[AtomSource]) -> RulePlan {
+    build(program, rule, order)
+}
+
 /// Orders the atoms `rest` of `body` given the variables `bound` so far: next comes an
-/// atom sharing a variable with what is bound (so no cross product is formed when a join
-/// is possible), preferring one whose arguments are then all bound (a pure filter), then
-/// the smallest relation by `size`, then the leftmost.
+/// atom sharing a variable with what is bound or with every variable bound (so no cross
+/// product is formed when a join is possible), preferring one whose arguments are then
+/// all bound (a pure filter), then the smallest relation by `size`, then the leftmost.
 pub fn greedy_order(
     body: &[Atom],
     mut bound: Vec<Symbol>,
@@ -121,8 +127,10 @@ pub fn greedy_order(
     while !rest.is_empty() {
         let rank = |&(k, &i): &(usize, &usize)| {
             let vars = body[i].args.iter().filter_map(|t| t.var());
-            let connected = vars.clone().any(|v| bound.contains(&v));
             let all_bound = vars.clone().all(|v| bound.contains(&v));
+            // A fully bound atom (a zero-arity one included) is a filter, never a cross
+            // product, so it counts as connected and runs as early as it can.
+            let connected = all_bound || vars.clone().any(|v| bound.contains(&v));
             (!connected, !all_bound, size(body[i].pred), k)
         };
         let pick = rest.iter().enumerate().min_by_key(rank).map_or(0, |(k, _)| k);
