@@ -88,7 +88,7 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if !allowed.contains(&args.format) {
         return usage_error(
             err,
-            &format!("--emit {:?} does not support --format {:?}", args.emit, args.format).to_lowercase(),
+            &format!("--emit {} does not support --format {}", value_name(args.emit), value_name(args.format)),
         );
     }
     if args.emit == Emit::Ast {
@@ -138,6 +138,11 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         let _ = writeln!(out);
     }
     0
+}
+
+/// The name a user types for a value of a `--flag` (`magic-ir`, `dot`).
+fn value_name(value: impl clap::ValueEnum) -> String {
+    value.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string())
 }
 
 fn to_json_text(value: &Value) -> String {
