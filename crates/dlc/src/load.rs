@@ -14,7 +14,12 @@ pub fn read_source(path: &Path, sources: &mut SourceMap) -> Result<ir::FileId, D
 }
 
 fn unreadable(path: &Path, e: &std::io::Error) -> Diagnostic {
-    Diagnostic::error(Code::UNREADABLE_FILE, format!("cannot read `{}`: {e}", path.display()))
+    let d = Diagnostic::error(Code::UNREADABLE_FILE, format!("cannot read `{}`: {e}", path.display()));
+    match e.kind() {
+        std::io::ErrorKind::InvalidData => d.with_help("dlc reads UTF-8 text; convert the file (e.g. with iconv)"),
+        std::io::ErrorKind::IsADirectory => d.with_help("a program is one file; directories are for --facts"),
+        _ => d,
+    }
 }
 
 /// How a facts file is read, decided by its extension.
