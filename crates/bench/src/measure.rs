@@ -27,7 +27,7 @@ pub enum System {
     Datafrog,
     Ascent,
     Crepe,
-    /// DRed: `Maintained::apply` of one change to the materialised magic program.
+    /// DRed: `Maintained::apply_counting` of one change to the materialised magic program.
     Dred,
     /// Planning and `exec::evaluate` of the magic program on the changed EDB.
     Recompute,
@@ -225,13 +225,13 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             let change = job.change.ok_or("dred needs a change")?;
             let mut inc = dlc::maintained(&job.workload, job.query, &edb)?;
             extra.insert("initial_work".into(), inc.state.initial_work() as f64);
-            let (report, elapsed) = inc.apply(change);
+            let (counts, elapsed) = inc.apply(change);
             let rss = peak_rss_mib();
-            let count = |v: &Vec<(ir::PredId, Vec<Vec<u32>>)>| v.iter().map(|(_, t)| t.len()).sum::<usize>() as f64;
-            extra.insert("overdeleted".into(), count(&report.overdeleted));
-            extra.insert("rederived".into(), count(&report.rederived));
-            extra.insert("inserted".into(), count(&report.inserted));
-            extra.insert("work".into(), report.work as f64);
+            extra.insert("overdeleted".into(), counts.overdeleted as f64);
+            extra.insert("rederived".into(), counts.rederived as f64);
+            extra.insert("inserted".into(), counts.inserted as f64);
+            extra.insert("waves".into(), counts.waves as f64);
+            extra.insert("work".into(), counts.work as f64);
             (elapsed.as_secs_f64(), rss, dlc::count_answers(&inc.program, inc.state.db()))
         }
         System::Recompute => {

@@ -3,7 +3,7 @@
 
 use crate::dlc::Change;
 use crate::measure::{Job, System};
-use crate::suite::{ClosureRow, Results, Suite, Summary, RANDOM, RANDOM500};
+use crate::suite::{self, ClosureRow, Results, Suite, Summary, UpdateRow, RANDOM, RANDOM500};
 use crate::workload::{Graph, Query, Rules, Workload};
 
 /// Facts about the machine the run happened on, read before and after the run.
@@ -112,6 +112,17 @@ fn cell(summary: &Result<Summary, String>) -> String {
     match summary {
         Ok(s) => format!("{}, {}", secs(s.secs), mib(s.rss_mib)),
         Err(e) => format!("failed: {e}"),
+    }
+}
+
+/// `leaf delete` for the targets table, from the note the suite gave the change.
+fn short_change(row: &UpdateRow) -> String {
+    match row.note.as_str() {
+        suite::LEAF_DELETE => "leaf delete".into(),
+        suite::OUTSIDE_DELETE => "delete outside".into(),
+        suite::OUTSIDE_INSERT => "insert outside".into(),
+        suite::JOIN_INSERT => "insert, new answers".into(),
+        other => other.into(),
     }
 }
 
@@ -245,6 +256,36 @@ impl Report<'_> {
         }
     }
 
+    /// Deletions that change a handful of facts yet cost about as much as recomputing: the
+    /// cost is then not DRed's over-deletion but some O(|EDB|) step of applying it.
+    fn slow_small_updates(&mut self) {
+        let mut slow = Vec::new();
+        for row in &self.suite.updates {
+            let (Ok(d), Some(r)) = (self.get(&row.dred()), self.dred_ratio(row)) else { continue };
+            let touched: f64 = ["overdeleted", "rederived", "inserted"].iter().map(|k| d.get(k).unwrap_or(0.0)).sum();
+            // Inserts are left out: their DRed cost is tiny already, the ratio is bounded by
+            // how cheap the recomputation of a narrow magic program is.
+            if matches!(row.change, Change::Delete(..)) && touched <= 10.0 && r < 10.0 {
+                slow.push(format!(
+                    "{} {} ({}, derived facts touched: {})",
+                    row.workload.label(),
+                    short_change(row),
+                    ratio(r),
+                    count(touched)
+                ));
+            }
+        }
+        if slow.is_empty() {
+            return;
+        }
+        self.line(&format!(
+            "Deletions that touch at most 10 derived facts yet are not 10× cheaper than recomputing: {}. Their cost",
+            slow.join("; ")
+        ));
+        self.line("grows with the whole EDB, not with the facts touched (compare the two forest sizes), so it lies in");
+        self.line("some step of applying the update outside the over-deletion itself.");
+    }
+
     fn phase_table(&mut self) {
         self.line("| run | load | compile | eval | iterations | rule firings | facts derived |");
         self.line("|---|---:|---:|---:|---:|---:|---:|");
@@ -276,8 +317,114 @@ impl Report<'_> {
         }
     }
 
+    /// Median recompute ÷ DRed of one update row.
+    fn dred_ratio(&self, row: &UpdateRow) -> Option<f64> {
+        match (self.get(&row.dred()), self.get(&row.recompute())) {
+            (Ok(d), Ok(c)) => Some(c.secs / d.secs),
+            _ => None,
+        }
+    }
+
+    /// The DRed target on local changes: one row per workload, listing each change with
+    /// its ratio, so the table says which kinds of change meet ≥ 10× and which do not.
+    fn local_dred_targets(&self, rows: &mut Vec<(String, String, String)>) {
+        let mut workloads: Vec<Workload> = Vec::new();
+        for row in &self.suite.updates {
+            let local = matches!(row.workload, Workload::Tc { graph: Graph::Forest { .. } | Graph::Paths { .. }, .. });
+            if local && !workloads.contains(&row.workload) {
+                workloads.push(row.workload);
+            }
+        }
+        for workload in workloads {
+            let mut measured = Vec::new();
+            let (mut met, mut total) = (0, 0);
+            let mut unmet = Vec::new();
+            for row in self.suite.updates.iter().filter(|r| r.workload == workload) {
+                let Some(r) = self.dred_ratio(row) else { continue };
+                total += 1;
+                let what = short_change(row);
+                if r >= 10.0 {
+                    met += 1;
+                } else {
+                    unmet.push(what.clone());
+                }
+                measured.push(format!("{what}: {}", ratio(r)));
+            }
+            let verdict = if total == 0 {
+                status(None).to_string()
+            } else if met == total {
+                format!("**met** ({met} of {total})")
+            } else if met == 0 {
+                format!("**missed** (0 of {total})")
+            } else {
+                format!("**met on {met} of {total}**; missed: {}", unmet.join(", "))
+            };
+            rows.push((
+                format!(
+                    "DRed one-edge change, {} `R(0,Y)`, local change: ≥ 10× cheaper than recomputation",
+                    workload.label()
+                ),
+                measured.join("; "),
+                verdict,
+            ));
+        }
+    }
+
+    /// Where the magic run's time goes on the forests: why the whole-pipeline ratio of the
+    /// forest target stays far below its eval-only ratio and does not grow with the forest.
+    fn forest_note(&mut self) {
+        let rows: Vec<_> = self
+            .suite
+            .queries
+            .iter()
+            .filter(|r| matches!(r.workload, Workload::Tc { graph: Graph::Forest { .. }, .. }))
+            .cloned()
+            .collect();
+        let mut lines = Vec::new();
+        for row in &rows {
+            let (Ok(m), Ok(n)) = (self.get(&row.magic()), self.get(&row.no_magic())) else { continue };
+            let g = |s: &Summary, k: &str| s.get(k).unwrap_or(f64::NAN);
+            lines.push(format!(
+                "- {}: magic {} = load {} + compile {} + eval {} ({} facts derived); `--no-magic` {} = load {} + eval {} ({} facts).",
+                row.workload.label(),
+                secs(m.secs),
+                secs(g(&m, "load")),
+                secs(g(&m, "compile")),
+                secs(g(&m, "eval")),
+                count(g(&m, "derived")),
+                secs(n.secs),
+                secs(g(&n, "load")),
+                secs(g(&n, "eval")),
+                count(g(&n, "derived")),
+            ));
+        }
+        if lines.is_empty() {
+            return;
+        }
+        self.line("What dominates the magic run on the forest (medians):");
+        self.line("");
+        for l in lines {
+            self.line(&l);
+        }
+        self.line("");
+        self.line("Magic derives only the queried tree's facts, but two costs are O(|E|) whatever the query and are");
+        self.line("paid by both modes: loading (interning every value of the forest into the program's constants and");
+        self.line(
+            "inserting every `E` fact into the database) and, inside `exec::evaluate`, building the indexes over all",
+        );
+        self.line("of `E` before the first round — which is why magic's eval still grows with the forest although it");
+        self.line(
+            "derives the same few dozen facts. `--no-magic`'s closure also grows linearly (a random recursive tree",
+        );
+        self.line(
+            "of S nodes has about S·ln S closure tuples), so the ratio stays roughly constant as the forest grows",
+        );
+        self.line("instead of growing with the number of trees. The ≥ 50× target is missed while these O(|E|) costs");
+        self.line("dominate the magic run; the eval-only ratio is the part the rewrite itself controls.");
+    }
+
     fn targets(&mut self) {
-        let mut rows: Vec<(String, String, Option<bool>)> = Vec::new();
+        let mut rows: Vec<(String, String, String)> = Vec::new();
         // The linear rows on the suite's main random graph (the first closure row's graph).
         let random_graph = match self.suite.closure.first().map(|r| r.workload) {
             Some(Workload::Tc { graph, .. }) => graph,
@@ -321,11 +468,15 @@ impl Report<'_> {
                 _ => macro_ok = None,
             }
         }
-        rows.push(("Full TC on the random graph: dlc within 2× of datafrog".into(), vs_frog.join("; "), frog_ok));
+        rows.push((
+            "Full TC on the random graph: dlc within 2× of datafrog".into(),
+            vs_frog.join("; "),
+            status(frog_ok).into(),
+        ));
         rows.push((
             "Full TC on the random graph: dlc not slower than ascent and crepe".into(),
             vs_macro.join("; "),
-            macro_ok,
+            status(macro_ok).into(),
         ));
 
         // 3. Magic on the forest at least 50x faster than --no-magic.
@@ -348,10 +499,12 @@ impl Report<'_> {
         rows.push((
             "Point query `R(0,Y)` with magic on the forest ≥ 50× faster than `--no-magic`".into(),
             forest.join("; "),
-            forest_ok,
+            status(forest_ok).into(),
         ));
 
-        // 4. DRed one-edge delete on the random graph at least 10x cheaper than recomputation.
+        // 4. DRed one-edge delete on the random graph at least 10x cheaper than recomputation:
+        // the worst case, since the deleted edge lies on most derivations of the giant
+        // component and DRed over-deletes all of it before rederiving.
         for rules in [Rules::Llin, Rules::Rlin] {
             let ratios: Vec<f64> = self
                 .suite
@@ -359,10 +512,7 @@ impl Report<'_> {
                 .iter()
                 .filter(|r| r.workload == Workload::Tc { rules, graph: random_graph })
                 .filter(|r| matches!(r.change, Change::Delete(..)))
-                .filter_map(|r| match (self.get(&r.dred()), self.get(&r.recompute())) {
-                    (Ok(d), Ok(c)) => Some(c.secs / d.secs),
-                    _ => None,
-                })
+                .filter_map(|r| self.dred_ratio(r))
                 .collect();
             if ratios.is_empty() {
                 continue;
@@ -383,13 +533,14 @@ impl Report<'_> {
             };
             rows.push((
                 format!(
-                    "DRed one-edge delete, {} `R(0,Y)`: ≥ 10× cheaper than recomputation",
+                    "DRed one-edge delete, {} `R(0,Y)` (worst case: over-deletes the giant component): ≥ 10× cheaper than recomputation",
                     Workload::Tc { rules, graph: random_graph }.label()
                 ),
                 text,
-                Some(med >= 10.0),
+                status(Some(med >= 10.0)).into(),
             ));
         }
+        self.local_dred_targets(&mut rows);
 
         // 5. Peak memory within 2x of the smallest peer on full TC.
         let mut memory = Vec::new();
@@ -408,13 +559,13 @@ impl Report<'_> {
         rows.push((
             "Peak memory on full TC within 2× of the smallest peer (every row)".into(),
             memory.join("; "),
-            memory_ok,
+            status(memory_ok).into(),
         ));
 
         self.line("| target | measured | status |");
         self.line("|---|---|---|");
-        for (target, measured, met) in rows {
-            self.line(&format!("| {target} | {measured} | {} |", status(met)));
+        for (target, measured, verdict) in rows {
+            self.line(&format!("| {target} | {measured} | {verdict} |"));
         }
     }
 }
@@ -513,6 +664,13 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("");
     r.targets();
     r.line("");
+    r.line("The random-graph DRed rows are the worst case and stay in the table as such: the deleted edge lies on");
+    r.line("most derivations of the giant component, so DRed over-deletes all of it and rederives (or re-inserts)");
+    r.line("it, more work than a recomputation. The forest and paths rows show when DRed pays off: the change is");
+    r.line("local to one small component (see the DRed section for the changes).");
+    r.line("");
+    r.forest_note();
+    r.line("");
     r.line("## Full closure: dlc against the peers");
     r.line("");
     r.line("Each cell: time, peak memory, time ÷ fastest peer in the row. dlc `--no-magic` evaluates the source");
@@ -538,13 +696,22 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("## Incremental maintenance (DRed)");
     r.line("");
     r.line("The magic program of `R(0,Y)` is materialised first (not timed); then one edge is deleted or inserted.");
-    r.line(
-        "\"DRed apply\" times `Maintained::apply`; \"recompute\" times `plan::plan_program` + `exec::evaluate` of the",
-    );
-    r.line("same magic program on the changed EDB, whose database is built before the clock starts. Memory is the");
-    r.line("peak of the whole child, so for DRed it includes the initial materialisation.");
+    r.line("\"DRed apply\" times `Maintained::apply_counting` (the same work as `apply`, returning counts instead of");
+    r.line("the per-fact lists, which on huge deletions cost much memory); \"recompute\" times `plan::plan_program` +");
+    r.line("`exec::evaluate` of the same magic program on the changed EDB, whose database is built before the clock");
+    r.line("starts. Memory is the peak of the whole child, so for DRed it includes the initial materialisation.");
+    r.line("After every update the answers of DRed's maintained state are checked against the recomputation and");
+    r.line("against a breadth-first search of the changed graph.");
+    r.line("");
+    r.line("On forest and paths graphs node 0 lies in the first component (nodes `0..S`). The local changes are:");
+    r.line("delete the edge into node S−1 (a leaf of the queried tree, the end of the queried path); delete the");
+    r.line("graph's last edge (in the last component, outside the demand of `R(0,Y)`); insert an edge between the");
+    r.line("last two components; insert the edge from node S−1 to node S, the root of the next component, which");
+    r.line("adds its nodes to the answers. Recomputing costs at least O(|E|) however small the change.");
     r.line("");
     r.update_table();
+    r.line("");
+    r.slow_small_updates();
     r.line("");
     r.line("## Where dlc's time goes");
     r.line("");

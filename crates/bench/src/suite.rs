@@ -115,7 +115,7 @@ fn tc(rules: Rules, graph: Graph) -> Workload {
 impl Suite {
     /// The default suite (PEERS.md's graphs) or the `--quick` smoke-test version.
     pub fn new(quick: bool) -> Self {
-        let (random, random_nl, chain, chain_nl, grid, forest, paths) = if quick {
+        let (random, random_nl, chain, chain_nl, grid, forest, paths, big_forest) = if quick {
             (
                 RANDOM500,
                 Graph::Random { nodes: 200, edges: 1000, seed: 42 },
@@ -124,6 +124,7 @@ impl Suite {
                 Graph::Grid { width: 20, height: 20 },
                 Graph::Forest { trees: 200, size: 20, seed: 42 },
                 Graph::Paths { count: 200, len: 20 },
+                Graph::Forest { trees: 1000, size: 50, seed: 42 },
             )
         } else {
             (
@@ -134,6 +135,9 @@ impl Suite {
                 Graph::Grid { width: 40, height: 40 },
                 Graph::Forest { trees: 1000, size: 20, seed: 42 },
                 Graph::Paths { count: 1000, len: 20 },
+                // Ten times the trees and 2.5 times their size: if magic's cost is one tree,
+                // the speed-up over `--no-magic` grows with the forest; if it is O(|E|), not.
+                Graph::Forest { trees: 10000, size: 50, seed: 42 },
             )
         };
         let peers_rows = [
@@ -149,7 +153,7 @@ impl Suite {
 
         let mut queries: Vec<QueryRow> =
             closure.iter().map(|r| QueryRow { workload: r.workload, query: Query::Point(0) }).collect();
-        for graph in [forest, paths] {
+        for graph in [forest, big_forest, paths] {
             for rules in [Rules::Rlin, Rules::Llin] {
                 queries.push(QueryRow { workload: tc(rules, graph), query: Query::Point(0) });
             }
@@ -230,6 +234,16 @@ impl Suite {
             note: "worst case: the edge out of the query node, demand on every node".into(),
         });
 
+        // Local changes, where DRed should pay off: the queried component is one small tree
+        // or path, so a change near its leaves, or outside it, touches few derived facts.
+        for graph in [forest, paths, big_forest] {
+            for rules in [Rules::Llin, Rules::Rlin] {
+                for (change, note) in local_changes(graph) {
+                    updates.push(UpdateRow { workload: tc(rules, graph), query: point, change, note: note.into() });
+                }
+            }
+        }
+
         Suite { quick, runs: if quick { 1 } else { 3 }, closure, queries, reference, updates }
     }
 
@@ -268,6 +282,34 @@ fn random_changes(graph: Graph, count: usize) -> Vec<Change> {
         }
     }
     out
+}
+
+/// What a local change is about; the report groups the DRed rows of the targets by it.
+pub const LEAF_DELETE: &str = "leaf edge of the queried component";
+pub const OUTSIDE_DELETE: &str = "edge outside the queried component";
+pub const OUTSIDE_INSERT: &str = "insert between two other components";
+pub const JOIN_INSERT: &str = "insert from a leaf of the queried component to the next one: new answers";
+
+/// The local changes of a forest or paths graph, whose component 0 holds nodes
+/// `0..size`: delete the edge into the last node of component 0 (a leaf: in a random
+/// recursive tree no later node picks it as parent; in a path it is the end), delete the
+/// last edge of the graph (in the last component), insert an edge between the last two
+/// components, and join component 0's last node to the root of component 1.
+pub fn local_changes(graph: Graph) -> Vec<(Change, &'static str)> {
+    let (parts, size) = match graph {
+        Graph::Forest { trees, size, .. } => (trees, size),
+        Graph::Paths { count, len } => (count, len),
+        _ => return Vec::new(),
+    };
+    let edges = graph.edges();
+    let Some(&(leaf_parent, leaf)) = edges.iter().find(|&&(_, c)| c == size - 1) else { return Vec::new() };
+    let Some(&(u, v)) = edges.last() else { return Vec::new() };
+    vec![
+        (Change::Delete(leaf_parent, leaf), LEAF_DELETE),
+        (Change::Delete(u, v), OUTSIDE_DELETE),
+        (Change::Insert(parts * size - 1, (parts - 2) * size), OUTSIDE_INSERT),
+        (Change::Insert(size - 1, size), JOIN_INSERT),
+    ]
 }
 
 /// Inserts the edge from node 0 to the first node that node 0 does not reach.
@@ -488,6 +530,38 @@ mod tests {
         assert!(problems[0].contains("crepe 124749"), "{problems:?}");
         results.samples.insert(row.no_magic().key(), vec![sample(499, 124_000.0)]);
         assert!(check(&suite, &results).iter().any(|p| p.contains("breadth-first search says 124750")));
+    }
+
+    #[test]
+    fn local_changes_stay_where_they_claim() {
+        for graph in [Graph::Forest { trees: 5, size: 6, seed: 3 }, Graph::Paths { count: 5, len: 6 }] {
+            let edges: HashSet<(u32, u32)> = graph.edges().into_iter().collect();
+            let changes = local_changes(graph);
+            assert_eq!(changes.len(), 4);
+            let reached = |c: Change| {
+                let after = c.apply_to(&tc(Rules::Llin, graph).generate()).edges();
+                oracle::reachable_from(graph.nodes(), &after, 0).iter().filter(|&&r| r).count()
+            };
+            for (change, note) in changes {
+                let (u, v) = change.edge();
+                match (change, note) {
+                    (Change::Delete(..), LEAF_DELETE) => {
+                        assert!(edges.contains(&(u, v)) && v == 5 && !edges.iter().any(|&(p, _)| p == v));
+                        assert_eq!(reached(change), 4);
+                    }
+                    (Change::Delete(..), OUTSIDE_DELETE) => {
+                        assert!(edges.contains(&(u, v)) && u >= 24);
+                        assert_eq!(reached(change), 5);
+                    }
+                    (Change::Insert(..), OUTSIDE_INSERT) => {
+                        assert!(!edges.contains(&(u, v)) && u >= 6 && v >= 6);
+                        assert_eq!(reached(change), 5);
+                    }
+                    (Change::Insert(..), JOIN_INSERT) => assert_eq!(reached(change), 11),
+                    other => panic!("unexpected change {other:?}"),
+                }
+            }
+        }
     }
 
     #[test]
