@@ -69,6 +69,18 @@ impl Maintained {
         let start = vec![0; edb.relation_count()];
         propagate(&compiled, &mut edb, &start, true, &mut run);
         compiled.add_guards(program, &mut edb);
+        // DRed probes indexes the evaluation may never have read: the rederivation plans',
+        // those of a join with a delta that existed in the first round only (in right-linear
+        // closure, the closure keyed for the edge delta), and the one removal walks in an
+        // input relation. Built lazily, each would cost the first update that needs it
+        // O(|relation|) time and memory however small the change; built here, with the
+        // materialisation, every later sync adds only the rows an update appended.
+        for (p, rows) in edb.rows.iter_mut().enumerate() {
+            if !compiled.derived[p] {
+                rows.ensure_removal_index();
+            }
+            rows.sync_all_indexes();
+        }
         let initial_work = run.stats.firings;
         Maintained { compiled, db: edb, run, initial_work }
     }

@@ -335,6 +335,19 @@ impl Rows {
         self.indexes.len() - 1
     }
 
+    /// Declares the index [`remove_tuples`] walks to find the rows of removed tuples.
+    pub(crate) fn ensure_removal_index(&mut self) -> Option<usize> {
+        let key_len = removal_key_len(self.arity);
+        (key_len > 0).then(|| self.ensure_index(&(0..key_len).collect::<Vec<_>>()))
+    }
+
+    /// Extends every declared index over every row.
+    pub(crate) fn sync_all_indexes(&mut self) {
+        for id in 0..self.indexes.len() {
+            self.sync_index(id);
+        }
+    }
+
     /// Extends index `id` over every row; a reader must sync before probing.
     pub(crate) fn sync_index(&mut self, id: usize) {
         let index = &mut self.indexes[id];
@@ -641,6 +654,12 @@ impl RowSet {
     }
 }
 
+/// The prefix columns that [`remove_tuples`] finds rows by: every column but the last,
+/// or the only one (none for arity 0).
+fn removal_key_len(arity: usize) -> usize {
+    (arity.max(2) - 1).min(arity)
+}
+
 /// Removes `tuples` (of any arity; those of the wrong one are absent) from the set and
 /// tombstones their rows; returns how many were present. Nothing may be staged.
 ///
@@ -660,7 +679,7 @@ pub(crate) fn remove_tuples<'t>(
     if count == 0 {
         return 0;
     }
-    let key_len = (arity.max(2) - 1).min(arity);
+    let key_len = removal_key_len(arity);
     let mut chained = usize::MAX;
     if key_len > 0 && count * 4 < rows.len() {
         removed.sort_unstable();
@@ -676,8 +695,7 @@ pub(crate) fn remove_tuples<'t>(
         }
         return count;
     }
-    let cols: Vec<usize> = (0..key_len).collect();
-    let id = rows.ensure_index(&cols);
+    let id = rows.ensure_removal_index().expect("a relation with a prefix key");
     rows.sync_index(id);
     let mut dead = Vec::new();
     for key in removed.iter().map(|t| &t[..key_len]) {
