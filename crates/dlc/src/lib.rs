@@ -253,7 +253,7 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
             for t in &final_answers {
                 let _ = writeln!(out, "{}", report::answer_text(source, queried, t));
             }
-            let sizes = report::relation_sizes(primary, &main_run.eval.db);
+            let sizes = session::relation_sizes(primary, &main_run.eval.db);
             let mut summary = format!(
                 "{} answer(s); {} program: {}",
                 final_answers.len(),

@@ -57,8 +57,10 @@ pub fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut dyn Write, err: &m
         repl.apply(out);
     }
     let mut line = String::new();
+    let mut line_number = 0;
     loop {
         line.clear();
+        line_number += 1;
         match input.read_line(&mut line) {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
@@ -72,7 +74,7 @@ pub fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut dyn Write, err: &m
             }
             ":stats" => {
                 let program = &repl.maintainer.program;
-                let sizes = report::relation_sizes(program, repl.maintainer.state.db());
+                let sizes = session::relation_sizes(program, repl.maintainer.state.db());
                 let _ = writeln!(out, "{}", report::sizes_text(program, &sizes));
             }
             ":facts" => {
@@ -85,7 +87,7 @@ pub fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut dyn Write, err: &m
                 repl.apply(out);
                 repl.query(text, out, err);
             }
-            _ if text.starts_with('+') || text.starts_with('-') => repl.stage(text, err),
+            _ if text.starts_with('+') || text.starts_with('-') => repl.stage(line_number, text, err),
             _ => {
                 let _ = writeln!(err, "not understood: `{text}` (`:help` lists the commands)");
             }
@@ -97,8 +99,8 @@ pub fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut dyn Write, err: &m
 }
 
 impl Repl {
-    fn stage(&mut self, text: &str, err: &mut dyn Write) {
-        let file = self.sources.add(format!("<stdin:{}>", self.sources_len()), text.to_string());
+    fn stage(&mut self, line: usize, text: &str, err: &mut dyn Write) {
+        let file = self.sources.add(format!("<stdin:{line}>"), text.to_string());
         let (batches, diags) = syntax::parse_updates(text, file, &mut self.maintainer.program);
         crate::print_diagnostics(err, &diags, &self.sources, self.color);
         if diag::has_errors(&diags) {
@@ -112,17 +114,13 @@ impl Repl {
                         let _ = writeln!(err, "ignored: no rule reads {shown}");
                         continue;
                     }
-                    let tuple: Tuple = (fact.pred, fact.values.iter().map(|c| c.0).collect());
+                    let tuple = session::tuple_of(fact);
                     let list = if sign == '+' { &mut self.staged.inserts } else { &mut self.staged.deletes };
                     list.push(tuple);
                     self.staged_text.push(format!("{sign}{shown}"));
                 }
             }
         }
-    }
-
-    fn sources_len(&self) -> usize {
-        self.batches + self.staged_text.len()
     }
 
     /// Applies the staged changes, if any, and prints the batch report.

@@ -1,6 +1,6 @@
 //! Text and JSON renderings of evaluation results and update reports.
 
-use crate::session::{derived_preds, Batch, BatchOutcome, Evaluated};
+use crate::session::{relation_sizes, Batch, BatchOutcome, Evaluated};
 use ir::{PredId, Program};
 use serde_json::{json, Map, Value};
 use std::fmt::Write;
@@ -36,11 +36,6 @@ pub fn group(facts: &[(PredId, Vec<u32>)]) -> Vec<(PredId, Vec<Vec<u32>>)> {
         }
     }
     out
-}
-
-/// Sizes of the derived relations of `program` in `db`.
-pub fn relation_sizes(program: &Program, db: &exec::Database) -> Vec<(PredId, usize)> {
-    derived_preds(program).into_iter().map(|p| (p, db.len(p))).collect()
 }
 
 pub fn sizes_json(program: &Program, sizes: &[(PredId, usize)]) -> Value {

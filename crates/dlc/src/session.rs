@@ -39,7 +39,8 @@ pub struct Failed {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-fn tuple_of(fact: &Fact) -> Tuple {
+/// A fact as exec stores it.
+pub fn tuple_of(fact: &Fact) -> Tuple {
     (fact.pred, fact.values.iter().map(|c| c.0).collect())
 }
 
@@ -163,10 +164,10 @@ fn read_updates(
     batches
 }
 
-/// `E(a,b)` for a fact.
+/// `E(a,b)` for a fact (the printer itself is `report::fact_text`).
 pub fn fact_text(program: &Program, fact: &Fact) -> String {
-    let values: Vec<u32> = fact.values.iter().map(|c| c.0).collect();
-    format!("{}{}", program.display_pred(fact.pred), program.display_tuple(&values))
+    let (pred, tuple) = tuple_of(fact);
+    crate::report::fact_text(program, pred, &tuple)
 }
 
 pub fn engine(arg: EngineArg) -> Engine {
@@ -218,6 +219,11 @@ pub fn evaluate(
 pub fn derived_preds(program: &Program) -> Vec<PredId> {
     let heads: BTreeSet<PredId> = program.rules.iter().map(|r| r.head.pred).collect();
     heads.into_iter().collect()
+}
+
+/// Sizes of the derived relations of `program` in `db`.
+pub fn relation_sizes(program: &Program, db: &Database) -> Vec<(PredId, usize)> {
+    derived_preds(program).into_iter().map(|p| (p, db.len(p))).collect()
 }
 
 /// The answer of one update batch, with the before/after difference of the query's answers.
@@ -283,7 +289,7 @@ impl Maintainer {
             elapsed,
             recompute_work,
             mismatches,
-            sizes: derived_preds(&self.program).into_iter().map(|p| (p, self.state.db().len(p))).collect(),
+            sizes: relation_sizes(&self.program, self.state.db()),
         }
     }
 }
