@@ -7,7 +7,7 @@
 use crate::dlc::{self, Change, Mode};
 use crate::peers::{self, Peer};
 use crate::workload::{Query, Workload};
-use exec::Engine;
+use exec::{Engine, Maintenance};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Read;
@@ -27,14 +27,18 @@ pub enum System {
     Datafrog,
     Ascent,
     Crepe,
-    /// DRed: `Maintained::apply_counting` of one change to the materialised magic program.
+    /// DRed as SPEC §5 defines it (`Maintenance::Dred`): `Maintained::apply_counting` of one
+    /// change to the materialised magic program.
     Dred,
-    /// Planning and `exec::evaluate` of the magic program on the changed EDB.
+    /// DRed with ranked over-deletion (`Maintenance::Ranked`), measured like `Dred`.
+    DredRanked,
+    /// Planning, `exec::index_inputs` and `exec::evaluate` of the magic program on the
+    /// changed EDB.
     Recompute,
 }
 
 impl System {
-    const ALL: [System; 8] = [
+    const ALL: [System; 9] = [
         System::Dlc,
         System::DlcNoMagic,
         System::DlcReference,
@@ -42,6 +46,7 @@ impl System {
         System::Ascent,
         System::Crepe,
         System::Dred,
+        System::DredRanked,
         System::Recompute,
     ];
 
@@ -54,6 +59,7 @@ impl System {
             System::Ascent => "ascent",
             System::Crepe => "crepe",
             System::Dred => "dred",
+            System::DredRanked => "dred-ranked",
             System::Recompute => "recompute",
         }
     }
@@ -138,7 +144,7 @@ pub struct Sample {
     pub rss_mib: f64,
     /// The number of answers of the query.
     pub answers: u64,
-    /// Further figures (`relation`, `load`, `eval`, `iterations`, `overdeleted`, ...).
+    /// Further figures (`relation`, `load`, `index`, `eval`, `iterations`, `overdeleted`, ...).
     pub extra: BTreeMap<String, f64>,
 }
 
@@ -194,6 +200,7 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             let rss = peak_rss_mib();
             extra.insert("load".into(), run.phases.load.as_secs_f64());
             extra.insert("compile".into(), run.phases.compile.as_secs_f64());
+            extra.insert("index".into(), run.phases.index.as_secs_f64());
             extra.insert("eval".into(), run.phases.eval.as_secs_f64());
             extra.insert("iterations".into(), run.eval.iterations as f64);
             extra.insert("work".into(), run.eval.work as f64);
@@ -221,9 +228,10 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             drop(closure.keep);
             (secs, rss, closure.len)
         }
-        System::Dred => {
-            let change = job.change.ok_or("dred needs a change")?;
-            let mut inc = dlc::maintained(&job.workload, job.query, &edb)?;
+        System::Dred | System::DredRanked => {
+            let change = job.change.ok_or_else(|| format!("{} needs a change", job.system))?;
+            let maintenance = if job.system == System::Dred { Maintenance::Dred } else { Maintenance::Ranked };
+            let mut inc = dlc::maintained(&job.workload, job.query, &edb, maintenance)?;
             extra.insert("initial_work".into(), inc.state.initial_work() as f64);
             let (counts, elapsed) = inc.apply(change);
             let rss = peak_rss_mib();
@@ -313,8 +321,10 @@ mod tests {
     #[test]
     fn job_arguments_round_trip() {
         let w = Workload::parse("tc-llin:chain:20").unwrap();
-        let job = Job::new(w, Query::Point(0), System::Dred).with_change(Change::Delete(0, 1));
-        assert_eq!(Job::parse(&job.args()[1..]).unwrap(), job);
+        for system in [System::Dred, System::DredRanked, System::Recompute] {
+            let job = Job::new(w, Query::Point(0), system).with_change(Change::Delete(0, 1));
+            assert_eq!(Job::parse(&job.args()[1..]).unwrap(), job);
+        }
         assert!(Job::parse(&["x".to_string()]).is_err());
     }
 

@@ -77,7 +77,8 @@ impl ReferenceRow {
     }
 }
 
-/// One EDB change: DRed on the materialised magic program against recomputation.
+/// One EDB change: DRed (SPEC §5's and ranked) on the materialised magic program against
+/// recomputation.
 #[derive(Clone, Debug)]
 pub struct UpdateRow {
     pub workload: Workload,
@@ -88,8 +89,17 @@ pub struct UpdateRow {
 }
 
 impl UpdateRow {
+    /// The maintenance run of this change with `system` (`Dred` or `DredRanked`).
+    pub fn maintenance(&self, system: System) -> Job {
+        Job::new(self.workload, self.query, system).with_change(self.change)
+    }
+
     pub fn dred(&self) -> Job {
-        Job::new(self.workload, self.query, System::Dred).with_change(self.change)
+        self.maintenance(System::Dred)
+    }
+
+    pub fn ranked(&self) -> Job {
+        self.maintenance(System::DredRanked)
     }
 
     pub fn recompute(&self) -> Job {
@@ -253,7 +263,7 @@ impl Suite {
         all.extend(self.closure.iter().flat_map(ClosureRow::jobs));
         all.extend(self.queries.iter().flat_map(|r| [r.magic(), r.no_magic()]));
         all.extend(self.reference.iter().flat_map(|r| [r.seminaive(), r.reference()]));
-        all.extend(self.updates.iter().flat_map(|r| [r.dred(), r.recompute()]));
+        all.extend(self.updates.iter().flat_map(|r| [r.dred(), r.ranked(), r.recompute()]));
         let mut seen = HashSet::new();
         all.retain(|j| seen.insert(j.key()));
         all
@@ -455,7 +465,9 @@ pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
         let (Workload::Tc { graph, .. }, Query::Point(0)) = (row.workload, row.query) else { continue };
         let edges = row.change.apply_to(&row.workload.generate()).edges();
         let want = oracle::reachable_from(graph.nodes(), &edges, 0).iter().filter(|&&r| r).count() as u64;
-        expect(format!("{} R(0,Y) after {}", row.workload.label(), row.change), answers(&row.dred()), want);
+        let what = format!("{} R(0,Y) after {}", row.workload.label(), row.change);
+        expect(format!("{what} (DRed)"), answers(&row.dred()), want);
+        expect(format!("{what} (ranked DRed)"), answers(&row.ranked()), want);
     }
     let mut chain_problems = Vec::new();
     for row in &suite.closure {
@@ -486,7 +498,11 @@ pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
     for row in &suite.updates {
         agree(
             format!("{} {} after {}", row.workload.label(), row.query.label("R"), row.change),
-            &[("DRed", answers(&row.dred())), ("recomputation", answers(&row.recompute()))],
+            &[
+                ("DRed", answers(&row.dred())),
+                ("ranked DRed", answers(&row.ranked())),
+                ("recomputation", answers(&row.recompute())),
+            ],
         );
     }
     problems.extend(chain_problems);
@@ -530,6 +546,26 @@ mod tests {
         assert!(problems[0].contains("crepe 124749"), "{problems:?}");
         results.samples.insert(row.no_magic().key(), vec![sample(499, 124_000.0)]);
         assert!(check(&suite, &results).iter().any(|p| p.contains("breadth-first search says 124750")));
+    }
+
+    #[test]
+    fn check_reports_a_ranked_update_that_disagrees() {
+        let suite = Suite::new(true);
+        let row = suite.updates.iter().find(|r| r.note == LEAF_DELETE).expect("the quick suite has local changes");
+        let Workload::Tc { graph, .. } = row.workload else { panic!("local changes are on graphs") };
+        let edges = row.change.apply_to(&row.workload.generate()).edges();
+        let want = oracle::reachable_from(graph.nodes(), &edges, 0).iter().filter(|&&r| r).count() as u64;
+        let sample = |answers: u64| Ok(Sample { secs: 1.0, rss_mib: 1.0, answers, extra: Default::default() });
+        let mut results = Results::default();
+        for job in [row.dred(), row.ranked(), row.recompute()] {
+            results.samples.insert(job.key(), vec![sample(want)]);
+        }
+        assert!(check(&suite, &results).is_empty(), "{:?}", check(&suite, &results));
+        results.samples.insert(row.ranked().key(), vec![sample(want + 1)]);
+        let problems = check(&suite, &results);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems.iter().any(|p| p.contains(&format!("ranked DRed {}", want + 1))), "{problems:?}");
+        assert!(problems.iter().any(|p| p.contains("(ranked DRed)") && p.contains("breadth-first")), "{problems:?}");
     }
 
     #[test]

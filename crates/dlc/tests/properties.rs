@@ -2,7 +2,7 @@
 //! random queries, the magic program's answers equal the original program's (both
 //! engines), and DRed over the magic program equals recomputation after every batch.
 
-use exec::{Database, Engine, EvalOptions, Maintained, Update};
+use exec::{Database, Engine, EvalOptions, Maintained, Maintenance, Update};
 use ir::{FileId, PredId, Program};
 use proptest::prelude::*;
 
@@ -144,11 +144,13 @@ proptest! {
     fn dred_on_the_magic_program_equals_recomputation(
         (text, facts) in program(),
         batches in proptest::collection::vec(proptest::collection::vec((any::<bool>(), any::<prop::sample::Index>(), proptest::collection::vec(0..CONSTS.len(), 3)), 1..5), 1..4),
+        ranked in any::<bool>(),
     ) {
         let (program, tuples) = compile(&text, &facts);
         let magic = magic::rewrite(&program, program.query.as_ref().unwrap()).program;
         let mut current: std::collections::BTreeSet<(PredId, Vec<u32>)> = tuples.iter().cloned().collect();
-        let mut state = Maintained::new(plan::plan_program(&magic), &magic, database(&magic, &tuples));
+        let maintenance = if ranked { Maintenance::Ranked } else { Maintenance::Dred };
+        let mut state = Maintained::with_maintenance(plan::plan_program(&magic), &magic, database(&magic, &tuples), maintenance);
         let consts: Vec<u32> = CONSTS.iter().map(|c| magic.consts.get(c).map_or(u32::MAX, |k| k.0)).collect();
         for batch in batches {
             let mut update = Update { inserts: Vec::new(), deletes: Vec::new() };

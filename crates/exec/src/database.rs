@@ -1,6 +1,6 @@
 //! The database: one set-semantics relation per predicate of a program.
 
-use crate::relation::{remove_tuples, Relation, RowSet, Rows};
+use crate::relation::{remove_rows, remove_tuples, Relation, RowSet, Rows};
 use ir::{Fact, PredId, Program};
 
 /// One relation per [`PredId`] (indexed by [`PredId::index`]); tuples are `u32` values
@@ -11,6 +11,11 @@ pub struct Database {
     pub(crate) rows: Vec<Rows>,
     /// The tuple set of each relation, kept apart so a join can stage into it.
     pub(crate) sets: Vec<RowSet>,
+    /// The rank of the rows appended next. Every join's commit ([`Database::commit`])
+    /// takes a new one, so a fact derived by a join has a derivation (the one that
+    /// produced it) from facts of strictly lower rank: joins read committed rows only.
+    /// Ranked maintenance relies on exactly that.
+    rank: u32,
 }
 
 impl Database {
@@ -22,7 +27,7 @@ impl Database {
 
     fn from_relations(relations: Vec<Relation>) -> Self {
         let (rows, sets) = relations.into_iter().map(|r| (r.rows, r.set)).unzip();
-        Database { rows, sets }
+        Database { rows, sets, rank: 0 }
     }
 
     /// A database holding exactly `facts`; facts of unknown predicates or the wrong arity
@@ -44,7 +49,9 @@ impl Database {
         match (self.rows.get_mut(p), self.sets.get_mut(p)) {
             (Some(rows), Some(set)) if rows.arity == tuple.len() => {
                 let added = set.stage(rows, tuple);
+                let first = rows.end();
                 set.commit(rows);
+                rows.append_rank(first, self.rank);
                 added
             }
             _ => false,
@@ -124,9 +131,35 @@ impl Database {
         remove_tuples(&mut self.rows[p], &mut self.sets[p], tuples)
     }
 
-    /// Turns the tuples staged into `pred`'s set into rows.
+    /// Turns the tuples staged into `pred`'s set into rows, of a new rank.
     pub(crate) fn commit(&mut self, pred: PredId) -> u32 {
-        self.sets[pred.index()].commit(&mut self.rows[pred.index()])
+        let rows = &mut self.rows[pred.index()];
+        let first = rows.end();
+        let count = self.sets[pred.index()].commit(rows);
+        if count > 0 {
+            self.rank += 1;
+            rows.append_rank(first, self.rank);
+        }
+        count
+    }
+
+    /// Commits what is staged in every relation.
+    pub(crate) fn commit_all(&mut self) {
+        for p in 0..self.relation_count() {
+            self.commit(PredId(p as u32));
+        }
+    }
+
+    /// Starts a new rank for the tuples [`Database::insert`] adds next, above every row so
+    /// far: facts inserted from now on may rest on any fact present.
+    pub(crate) fn next_rank(&mut self) {
+        self.rank += 1;
+    }
+
+    /// Removes the tuples of the live rows `ids` of `pred`.
+    pub(crate) fn remove_rows(&mut self, pred: PredId, ids: &[u32]) {
+        let p = pred.index();
+        remove_rows(&mut self.rows[p], &mut self.sets[p], ids);
     }
 
     /// Compacts every relation that is mostly tombstones (between updates only).
@@ -142,7 +175,9 @@ impl Database {
                 rel
             })
             .collect();
+        let rank = self.rank;
         *self = Self::from_relations(relations);
+        self.rank = rank;
     }
 
     /// Row-range ends of every relation: a version marker of the whole database.
@@ -151,11 +186,16 @@ impl Database {
     }
 
     /// The tuples of `pred` in rows `from..` (the ones added since a marker), sorted.
-    /// Sorting happens on packed keys or row ids, so that every tuple is allocated once,
-    /// already in its place: reports of DRed list millions of tuples.
     pub(crate) fn sorted_rows_since(&self, pred: PredId, from: u32) -> Vec<Vec<u32>> {
+        self.sorted_rows_between(pred, from, self.rel(pred).end())
+    }
+
+    /// The tuples of `pred` in rows `from..to`, sorted. Sorting happens on packed keys or
+    /// row ids, so that every tuple is allocated once, already in its place: reports of
+    /// DRed list millions of tuples.
+    pub(crate) fn sorted_rows_between(&self, pred: PredId, from: u32, to: u32) -> Vec<Vec<u32>> {
         let rel = self.rel(pred);
-        let live = (from..rel.end()).filter(|&r| rel.is_alive(r));
+        let live = (from..to).filter(|&r| rel.is_alive(r));
         match rel.arity {
             0 => live.map(|_| Vec::new()).collect(),
             1 => {

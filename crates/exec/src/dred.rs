@@ -3,6 +3,7 @@
 
 use crate::database::Database;
 use crate::join::{run_staged, View};
+use crate::relation::Rows;
 use crate::seminaive::{propagate, Compiled, Run};
 use ir::{PredId, Program};
 use plan::{AtomSource, ProgramPlan};
@@ -39,6 +40,47 @@ pub struct UpdateReport {
     pub work: u64,
 }
 
+/// Calls `emit` with the head of every derivation that reads one fact of rows
+/// `lo[p]..hi[p]` of `delta` at some body position and the whole of `db` at the others
+/// (duplicates included). The indexes the joins probe must be synced
+/// ([`sync_delta_indexes`]).
+pub(crate) fn derive_from(
+    c: &Compiled,
+    db: &Database,
+    delta: &[Rows],
+    (lo, hi): (&[u32], &[u32]),
+    run: &mut Run,
+    emit: &mut impl FnMut(PredId, &[u32]),
+) {
+    for rule in &c.rules {
+        for (i, variant) in rule.delta.iter().enumerate() {
+            let p = rule.body_preds[i].index();
+            if lo[p] >= hi[p] {
+                continue;
+            }
+            if variant.steps.iter().any(|s| s.source != AtomSource::Body(i) && db.len(s.pred) == 0) {
+                continue;
+            }
+            let views: Vec<View<'_>> = variant
+                .steps
+                .iter()
+                .map(|s| match s.source {
+                    AtomSource::Body(j) if j == i => View::new(&delta[p], lo[p], hi[p]),
+                    _ => View::whole(db.rel(s.pred)).with_set(Some(&db.sets[s.pred.index()])),
+                })
+                .collect();
+            variant.run(&views, &mut run.scratch, &mut run.stats, &mut |tuple| emit(rule.head, tuple));
+        }
+    }
+}
+
+/// Brings the indexes [`derive_from`] probes up to date with `db`.
+pub(crate) fn sync_delta_indexes(c: &Compiled, db: &mut Database) {
+    for variant in c.rules.iter().flat_map(|rule| &rule.delta) {
+        variant.sync_indexes(&mut db.rows);
+    }
+}
+
 /// How many facts one [`Maintained::apply_counting`] touched: the sizes of the lists of
 /// [`UpdateReport`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -53,22 +95,42 @@ pub struct UpdateCounts {
     pub work: u64,
 }
 
+/// How [`Maintained`] handles deletions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Maintenance {
+    /// Delete-and-rederive exactly as SPEC §5 defines it: over-delete every fact with a
+    /// derivation that used a deleted fact, then rederive and insert.
+    #[default]
+    Dred,
+    /// DRed whose over-deletion is ranked: every fact keeps the rank of the evaluation step
+    /// that first derived it, and a fact is over-deleted only when no derivation from
+    /// lower-ranked facts survives. Over-deletion then stops at the first alternative
+    /// derivation instead of spreading through everything downstream of the deleted fact.
+    Ranked,
+}
+
 /// A program's plan with its database (input and derived facts) kept up to date.
 pub struct Maintained {
     compiled: Compiled,
     db: Database,
     run: Run,
     initial_work: u64,
+    maintenance: Maintenance,
 }
 
 impl Maintained {
     /// Evaluates from scratch (semi-naive) and keeps the result for updates.
-    pub fn new(plan: ProgramPlan, program: &Program, mut edb: Database) -> Self {
+    pub fn new(plan: ProgramPlan, program: &Program, edb: Database) -> Self {
+        Self::with_maintenance(plan, program, edb, Maintenance::Dred)
+    }
+
+    /// Evaluates from scratch and keeps the result for updates made with `maintenance`.
+    pub fn with_maintenance(plan: ProgramPlan, program: &Program, mut edb: Database, maintenance: Maintenance) -> Self {
         let mut compiled = Compiled::new(&plan, program, &mut edb);
         let mut run = Run::new(false, None);
         let start = vec![0; edb.relation_count()];
         propagate(&compiled, &mut edb, &start, true, &mut run);
-        compiled.add_guards(program, &mut edb);
+        compiled.add_guards(program, &mut edb, maintenance == Maintenance::Ranked);
         // DRed probes indexes the evaluation may never have read: the rederivation plans',
         // those of a join with a delta that existed in the first round only (in right-linear
         // closure, the closure keyed for the edge delta), and the one removal walks in an
@@ -80,9 +142,12 @@ impl Maintained {
                 rows.ensure_removal_index();
             }
             rows.sync_all_indexes();
+            if maintenance == Maintenance::Ranked {
+                rows.ensure_locator();
+            }
         }
         let initial_work = run.stats.firings;
-        Maintained { compiled, db: edb, run, initial_work }
+        Maintained { compiled, db: edb, run, initial_work, maintenance }
     }
 
     /// The current input and derived facts.
@@ -131,61 +196,27 @@ impl Maintained {
             }
         }
 
-        // Phase 1: over-delete. The delta atom reads the previous wave, every other atom
-        // the whole pre-update database. Since that database is a fixpoint, whatever the
-        // rules derive from it is in it, so staging into `gone` is the only probe needed.
-        let mut lo = vec![0; self.db.relation_count()];
-        loop {
-            let hi = gone.ends();
-            if lo == hi {
-                break;
+        // Phase 1: over-delete. `gone` ends up holding every removed fact, input and
+        // derived, in wave order (rows are appended, so each wave is a row range), and
+        // the database without them.
+        let waves = match self.maintenance {
+            Maintenance::Dred => self.overdelete(&mut gone),
+            Maintenance::Ranked => crate::ranked::overdelete(&self.compiled, &mut self.db, &mut gone, &mut self.run),
+        };
+        for (k, from) in waves.iter().enumerate() {
+            let to = waves.get(k + 1).cloned().unwrap_or_else(|| gone.ends());
+            if self.derived_count_between(&gone, from, &to) == 0 {
+                continue;
             }
-            for rule in &self.compiled.rules {
-                for (i, variant) in rule.delta.iter().enumerate() {
-                    let p = rule.body_preds[i].index();
-                    if lo[p] >= hi[p] {
-                        continue;
-                    }
-                    if variant.steps.iter().any(|s| s.source != AtomSource::Body(i) && self.db.len(s.pred) == 0) {
-                        continue;
-                    }
-                    variant.sync_indexes(&mut self.db.rows);
-                    let Database { rows: gone_rows, sets: gone_sets } = &mut gone;
-                    let views: Vec<View<'_>> = variant
-                        .steps
-                        .iter()
-                        .map(|s| match s.source {
-                            AtomSource::Body(j) if j == i => View::new(&gone_rows[p], lo[p], hi[p]),
-                            _ => View::whole(self.db.rel(s.pred)).with_set(Some(&self.db.sets[s.pred.index()])),
-                        })
-                        .collect();
-                    let h = rule.head.index();
-                    run_staged(
-                        variant,
-                        &views,
-                        &gone_rows[h],
-                        &mut gone_sets[h],
-                        &mut self.run.scratch,
-                        &mut self.run.stats,
-                    );
-                    gone.commit(rule.head);
-                }
-            }
-            let grew = (0..hi.len()).any(|p| self.compiled.derived[p] && gone.rel(PredId(p as u32)).end() > hi[p]);
-            counts.waves += usize::from(grew);
-            if detail && grew {
-                let wave = self.derived_rows(&gone, &hi);
+            counts.waves += 1;
+            if detail {
+                let wave = self.derived_rows_between(&gone, from, &to);
                 report
                     .overdeleted_waves
                     .push(wave.into_iter().flat_map(|(p, ts)| ts.into_iter().map(move |t| (p, t))).collect());
             }
-            lo = hi;
         }
-        for (p, rows) in gone.rows.iter().enumerate() {
-            if rows.len() > 0 {
-                self.db.remove_all(PredId(p as u32), rows.live_rows());
-            }
-        }
+        self.db.next_rank();
 
         // What remains is closed under the rules except for what phases 2 and 3 add, so
         // everything from here on is a delta for the final propagation.
@@ -219,11 +250,12 @@ impl Maintained {
                     }
                 })
                 .collect();
-            let Database { rows, sets } = &mut rederived;
+            let Database { rows, sets, .. } = &mut rederived;
             let h = rule.head.index();
             run_staged(guarded, &views, &rows[h], &mut sets[h], &mut self.run.scratch, &mut self.run.stats);
             rederived.commit(rule.head);
         }
+        self.db.next_rank();
         for (p, rows) in rederived.rows.iter().enumerate() {
             for tuple in rows.live_rows() {
                 self.db.insert(PredId(p as u32), tuple);
@@ -258,11 +290,16 @@ impl Maintained {
 
     /// The number of tuples of derived predicates in rows `from[p]..` of `db`.
     fn derived_count(&self, db: &Database, from: &[u32]) -> usize {
+        self.derived_count_between(db, from, &db.ends())
+    }
+
+    /// The number of tuples of derived predicates in rows `from[p]..to[p]` of `db`.
+    fn derived_count_between(&self, db: &Database, from: &[u32], to: &[u32]) -> usize {
         (0..db.relation_count())
             .filter(|&p| self.compiled.derived[p])
             .map(|p| {
                 let rel = db.rel(PredId(p as u32));
-                (from[p]..rel.end()).filter(|&r| rel.is_alive(r)).count()
+                (from[p]..to[p]).filter(|&r| rel.is_alive(r)).count()
             })
             .sum()
     }
@@ -270,10 +307,47 @@ impl Maintained {
     /// The tuples of derived predicates in rows `from[p]..` of `db`, sorted per predicate;
     /// only predicates with such tuples.
     fn derived_rows(&self, db: &Database, from: &[u32]) -> Vec<(PredId, Vec<Vec<u32>>)> {
+        self.derived_rows_between(db, from, &db.ends())
+    }
+
+    /// [`Maintained::derived_rows`] of rows `from[p]..to[p]`.
+    fn derived_rows_between(&self, db: &Database, from: &[u32], to: &[u32]) -> Vec<(PredId, Vec<Vec<u32>>)> {
         (0..db.relation_count())
             .filter(|&p| self.compiled.derived[p])
-            .map(|p| (PredId(p as u32), db.sorted_rows_since(PredId(p as u32), from[p])))
+            .map(|p| (PredId(p as u32), db.sorted_rows_between(PredId(p as u32), from[p], to[p])))
             .filter(|(_, tuples)| !tuples.is_empty())
             .collect()
+    }
+
+    /// SPEC §5's over-deletion: wave `k + 1` holds the derived facts with a derivation
+    /// using a fact of wave `k`, the deleted input facts being wave 0. The delta atom
+    /// reads the previous wave, every other atom the whole pre-update database: since that
+    /// database is a fixpoint, whatever the rules derive from it is in it, so staging into
+    /// `gone` is the only probe needed. Returns where each wave begins in `gone`.
+    fn overdelete(&mut self, gone: &mut Database) -> Vec<Vec<u32>> {
+        sync_delta_indexes(&self.compiled, &mut self.db);
+        let mut waves = Vec::new();
+        let mut lo = vec![0; self.db.relation_count()];
+        loop {
+            let hi = gone.ends();
+            if lo == hi {
+                break;
+            }
+            waves.push(hi.clone());
+            let Database { rows: gone_rows, sets: gone_sets, .. } = &mut *gone;
+            derive_from(&self.compiled, &self.db, gone_rows, (&lo, &hi), &mut self.run, &mut |head, tuple| {
+                gone_sets[head.index()].stage(&gone_rows[head.index()], tuple);
+            });
+            gone.commit_all();
+            lo = hi;
+        }
+        // The last entry marks the end of the last wave, which began no wave.
+        waves.pop();
+        for (p, rows) in gone.rows.iter().enumerate() {
+            if rows.len() > 0 {
+                self.db.remove_all(PredId(p as u32), rows.live_rows());
+            }
+        }
+        waves
     }
 }

@@ -38,6 +38,23 @@ enum Lookup {
     /// where reading more than the old or full version of a non-delta atom derives facts
     /// no later than they would be and nothing that is not a consequence.
     Member(Vec<KeySource>),
+    /// Every column is bound, in a plan that reads row ranges of a relation that are not
+    /// the whole of it ([`Membership::Located`]): the row holding the tuple, found
+    /// through the relation's locator, must lie in the view's range.
+    Locate(Vec<KeySource>),
+}
+
+/// How the steps of a plan whose columns are all bound test a tuple.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Membership {
+    /// In the relation's tuple set, which every view then supplies.
+    Sets,
+    /// In the tuple set, except for the head relation, whose set the join stages into:
+    /// there an index serves.
+    HeadBusy,
+    /// By the row the relation's locator finds, which must lie in the view's range: for
+    /// the rank checks of ranked maintenance, which read only rows of lower rank.
+    Located,
 }
 
 /// One physical step: what to read and how.
@@ -130,17 +147,16 @@ impl PhysPlan {
 
     /// The first step scans (it reads a delta or a guard set); every later step with a
     /// join key or constants probes a hash index of `db` on those columns, declared here if
-    /// missing, or, when every column is bound, tests membership in the relation's set.
-    /// The caller gives every such step a view with the set ([`View::with_set`]), except
-    /// for the head relation when `head_set_busy`: a join staging into a relation's set
-    /// cannot read it too, so there an index serves.
-    pub(crate) fn indexed(plan: &RulePlan, head_arity: usize, db: &mut Database, head_set_busy: bool) -> Self {
+    /// missing, or, when every column is bound, tests the tuple as `membership` says. With
+    /// [`Membership::Sets`] and [`Membership::HeadBusy`] the caller gives every step that
+    /// tests membership a view with the set ([`View::with_set`]).
+    pub(crate) fn indexed(plan: &RulePlan, head_arity: usize, db: &mut Database, membership: Membership) -> Self {
         let mut phys = Self::scanning(plan, head_arity);
         for (step, s) in phys.steps.iter_mut().zip(&plan.steps).skip(1) {
             let arity = db.arity(s.pred);
             // Zero-arity atoms (the demand of an all-free query) are tests too.
             let all_bound = s.binds.is_empty() && s.key.len() + s.consts.len() == arity;
-            if all_bound && !(head_set_busy && s.pred == plan.head) {
+            if all_bound && !(membership == Membership::HeadBusy && s.pred == plan.head) {
                 let mut by_col = vec![KeySource::Const(0); arity];
                 for &(c, slot) in &s.key {
                     by_col[c] = KeySource::Var(slot);
@@ -148,7 +164,8 @@ impl PhysPlan {
                 for &(c, v) in &s.consts {
                     by_col[c] = KeySource::Const(v);
                 }
-                step.lookup = Lookup::Member(by_col);
+                step.lookup =
+                    if membership == Membership::Located { Lookup::Locate(by_col) } else { Lookup::Member(by_col) };
                 step.checks.clear();
                 continue;
             }
@@ -329,6 +346,15 @@ impl PhysPlan {
                     KeySource::Const(v) => v,
                 };
                 if set.contains_by(key.len(), value) {
+                    self.step(depth + 1, views, vals, head, stats, leaf);
+                }
+            }
+            Lookup::Locate(key) => {
+                let value = |c: usize| match key[c] {
+                    KeySource::Var(slot) => vals[slot],
+                    KeySource::Const(v) => v,
+                };
+                if rel.locate(value).is_some_and(|r| view.lo <= r && r < view.hi) {
                     self.step(depth + 1, views, vals, head, stats, leaf);
                 }
             }

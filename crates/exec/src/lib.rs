@@ -14,12 +14,13 @@ mod dred;
 mod implied;
 mod join;
 mod order;
+mod ranked;
 mod reference;
 mod relation;
 mod seminaive;
 
 pub use database::Database;
-pub use dred::{Maintained, Update, UpdateCounts, UpdateReport};
+pub use dred::{Maintained, Maintenance, Update, UpdateCounts, UpdateReport};
 
 use ir::{PredId, Program};
 use plan::ProgramPlan;
@@ -74,6 +75,20 @@ pub struct Evaluation {
     /// Rule firings: complete body matches, duplicates included. DRed reports the same
     /// measure, so an update's work can be compared with a from-scratch evaluation.
     pub work: u64,
+}
+
+/// Builds, over the facts now in `db`, every index on an input relation that the
+/// semi-naive evaluation of `plan` will probe. [`evaluate`] builds what is missing itself;
+/// calling this first, when the input facts are loaded, moves that O(|input|) work out of
+/// the query: a magic point query then derives and reads only its own part of the data,
+/// however large the rest. Indexes of later rows are extended when a join first needs them.
+pub fn index_inputs(plan: &ProgramPlan, program: &Program, db: &mut Database) {
+    let compiled = seminaive::Compiled::new(plan, program, db);
+    for (p, rows) in db.rows.iter_mut().enumerate() {
+        if !compiled.derived[p] {
+            rows.sync_all_indexes();
+        }
+    }
 }
 
 /// Evaluates `plan` (made from `program`) to a fixpoint over the facts in `edb`.

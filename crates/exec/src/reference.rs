@@ -15,7 +15,7 @@ pub(crate) fn evaluate(plan: &ProgramPlan, db: &mut Database, run: &mut Run) {
     loop {
         let snapshot = db.ends();
         for phys in &plans {
-            let Database { rows, sets } = &mut *db;
+            let Database { rows, sets, .. } = &mut *db;
             let views: Vec<View<'_>> =
                 phys.steps.iter().map(|s| View::new(&rows[s.pred.index()], 0, snapshot[s.pred.index()])).collect();
             let h = phys.head.index();

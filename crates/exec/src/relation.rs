@@ -282,11 +282,82 @@ pub(crate) struct Rows {
     dead: Vec<u64>,
     dead_count: u32,
     pub(crate) indexes: Vec<Index>,
+    /// `(first row, rank)` for each run of rows appended with one rank, in row order:
+    /// ranks only grow as rows are appended ([`Rows::append_rank`]), so the rows of rank
+    /// below `k` are a prefix of the rows ([`Rows::rank_end`]).
+    ranks: Vec<(u32, u32)>,
+    /// Finds the row of a tuple, for the relations of a ranked maintained database.
+    locator: Option<Locator>,
 }
 
 impl Rows {
     fn new(arity: usize) -> Self {
-        Rows { arity, data: Vec::new(), end: 0, dead: Vec::new(), dead_count: 0, indexes: Vec::new() }
+        Rows {
+            arity,
+            data: Vec::new(),
+            end: 0,
+            dead: Vec::new(),
+            dead_count: 0,
+            indexes: Vec::new(),
+            ranks: Vec::new(),
+            locator: None,
+        }
+    }
+
+    /// Records that the rows from `first` to the end were appended with `rank`, which is
+    /// at least the rank of every earlier row.
+    pub(crate) fn append_rank(&mut self, first: u32, rank: u32) {
+        if first >= self.end {
+            return;
+        }
+        match self.ranks.last() {
+            Some(&(_, last)) if last == rank => {}
+            last => {
+                debug_assert!(last.is_none_or(|&(_, r)| r < rank), "ranks grow with the rows");
+                self.ranks.push((first, rank));
+            }
+        }
+    }
+
+    /// [`Rows::append_rank`] for one row `first` of a relation being rebuilt.
+    fn append_rank_at(&mut self, first: u32, rank: u32) {
+        if self.ranks.last().is_none_or(|&(_, last)| last != rank) {
+            self.ranks.push((first, rank));
+        }
+    }
+
+    /// The rank row `r` was appended with.
+    pub(crate) fn rank_of(&self, r: u32) -> u32 {
+        let run = self.ranks.partition_point(|&(first, _)| first <= r);
+        run.checked_sub(1).map_or(0, |i| self.ranks[i].1)
+    }
+
+    /// The first row of rank `rank` or more: rows `0..rank_end(rank)` are those of lower rank.
+    pub(crate) fn rank_end(&self, rank: u32) -> u32 {
+        let run = self.ranks.partition_point(|&(_, r)| r < rank);
+        self.ranks.get(run).map_or(self.end, |&(first, _)| first)
+    }
+
+    /// Keeps a [`Locator`] of this relation from now on (see [`Rows::locate`]).
+    pub(crate) fn ensure_locator(&mut self) {
+        if self.locator.is_none() {
+            self.locator = Some(Locator::default());
+        }
+        self.sync_locator();
+    }
+
+    /// Extends the locator, if any, over every row; a reader must sync before locating.
+    pub(crate) fn sync_locator(&mut self) {
+        let Some(mut locator) = self.locator.take() else { return };
+        locator.sync(self);
+        self.locator = Some(locator);
+    }
+
+    /// The live row holding the tuple `key(0), …, key(arity - 1)`, found through the
+    /// locator (which must exist and be synced).
+    #[inline]
+    pub(crate) fn locate(&self, key: impl Fn(usize) -> u32) -> Option<u32> {
+        self.locator.as_ref().expect("ranked maintenance keeps a locator per relation").find(self, key)
     }
 
     /// The end of the row range, tombstones included: the engines' version marker.
@@ -356,6 +427,37 @@ impl Rows {
             index.add(&self.data[start..start + self.arity], r);
         }
         index.indexed = self.end;
+    }
+}
+
+/// The row of each tuple: a hash table of row ids keyed by the rows' values, which it
+/// reads from the relation instead of copying them (a few bytes per row). Ranked
+/// maintenance needs the row, and so the rank, of the facts a deletion may affect; the
+/// tuple set holds no row ids, and a full-key index would cost several times the memory.
+/// Rows killed stay in the table until compaction and are skipped when found.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Locator {
+    table: HashTable<u32>,
+    /// Rows `0..located` are in the table.
+    located: u32,
+}
+
+impl Locator {
+    fn sync(&mut self, rows: &Rows) {
+        for r in self.located..rows.end {
+            let hash = hash_values(rows.row(r).iter().copied());
+            self.table.insert_unique(hash, r, |&id| hash_values(rows.row(id).iter().copied()));
+        }
+        self.located = rows.end;
+    }
+
+    #[inline]
+    fn find(&self, rows: &Rows, key: impl Fn(usize) -> u32) -> Option<u32> {
+        debug_assert_eq!(self.located, rows.end, "the locator is synced before use");
+        let hash = hash_values((0..rows.arity).map(&key));
+        self.table
+            .find(hash, |&id| rows.is_alive(id) && rows.row(id).iter().enumerate().all(|(i, &v)| v == key(i)))
+            .copied()
     }
 }
 
@@ -711,6 +813,19 @@ pub(crate) fn remove_tuples<'t>(
     count
 }
 
+/// Removes the tuples of the live rows `ids` from the set and tombstones the rows, for a
+/// caller that knows the rows already ([`Rows::locate`]). Nothing may be staged.
+pub(crate) fn remove_rows(rows: &mut Rows, set: &mut RowSet, ids: &[u32]) {
+    debug_assert_eq!(set.staged_count, 0, "removal happens between joins");
+    for &r in ids {
+        if rows.is_alive(r) {
+            let start = r as usize * rows.arity;
+            set.unset(&rows.data[start..start + rows.arity]);
+            rows.kill(r);
+        }
+    }
+}
+
 /// Rows with their set: a whole relation.
 #[derive(Clone, Debug)]
 pub(crate) struct Relation {
@@ -765,6 +880,26 @@ impl Relation {
             push_tuple(&mut fresh.data, row);
         }
         fresh.end = self.rows.len() as u32;
+        // Row numbers shift down past the tombstones; the rank of each surviving row stays.
+        let mut live_before = 0;
+        let mut runs = self.rows.ranks.iter().peekable();
+        let mut rank = 0;
+        for r in 0..self.rows.end {
+            while let Some(&&(first, next)) = runs.peek() {
+                if first > r {
+                    break;
+                }
+                rank = next;
+                runs.next();
+            }
+            if self.rows.is_alive(r) {
+                fresh.append_rank_at(live_before, rank);
+                live_before += 1;
+            }
+        }
+        if self.rows.locator.is_some() {
+            fresh.ensure_locator();
+        }
         // Index ids are positions that compiled plans hold, so the order is kept; the
         // indexes in use are rebuilt now, so that the next update does not pay for it.
         for (id, index) in self.rows.indexes.iter().enumerate() {

@@ -2,7 +2,7 @@
 //! code computes a fixpoint from scratch and propagates insertions during DRed.
 
 use crate::database::Database;
-use crate::join::{run_staged, JoinStats, PhysPlan, Scratch, View};
+use crate::join::{run_staged, JoinStats, Membership, PhysPlan, Scratch, View};
 use crate::relation::Index;
 use crate::{Progress, Round};
 use ir::{PredId, Program, RuleId};
@@ -24,6 +24,10 @@ pub(crate) struct CompiledRule {
     /// The plan that reads candidate head facts first (DRed rederivation), once
     /// [`Compiled::add_guards`] made it.
     pub(crate) guarded: Option<PhysPlan>,
+    /// The same plan testing fully bound atoms by their rows, so that it can read the rows
+    /// of lower rank only: ranked maintenance's support check, once
+    /// [`Compiled::add_guards`] made it for a ranked state.
+    pub(crate) rank_check: Option<PhysPlan>,
     /// The head tuple of an empty-body rule.
     pub(crate) fact: Option<Vec<u32>>,
 }
@@ -57,7 +61,14 @@ impl Compiled {
             derived[head.index()] = true;
             let body = &program.rule(id).body;
             let delta: Vec<PhysPlan> = (0..body.len())
-                .map(|i| PhysPlan::indexed(&plan::plan_rule_delta_first(program, id, i), head_arity, db, true))
+                .map(|i| {
+                    PhysPlan::indexed(
+                        &plan::plan_rule_delta_first(program, id, i),
+                        head_arity,
+                        db,
+                        Membership::HeadBusy,
+                    )
+                })
                 .collect();
             let fixpoint = match &reduced {
                 Some(reduced) if reduced.rule(id).body.len() < body.len() => {
@@ -65,7 +76,7 @@ impl Compiled {
                     (0..reduced_body.len())
                         .map(|i| {
                             let plan = plan::plan_rule_delta_first(reduced, id, i);
-                            (reduced_body[i].pred, PhysPlan::indexed(&plan, head_arity, db, true))
+                            (reduced_body[i].pred, PhysPlan::indexed(&plan, head_arity, db, Membership::HeadBusy))
                         })
                         .collect()
                 }
@@ -90,6 +101,7 @@ impl Compiled {
                 delta,
                 fixpoint,
                 guarded: None,
+                rank_check: None,
                 fact,
             });
         }
@@ -106,13 +118,18 @@ impl Compiled {
 
     /// Makes the rederivation plans of DRed. Their join order depends on the data (a
     /// candidate fact binds the head variables, and which body atom to probe first
-    /// matters a lot), so they are made once the database has been evaluated.
-    pub(crate) fn add_guards(&mut self, program: &Program, db: &mut Database) {
+    /// matters a lot), so they are made once the database has been evaluated. With
+    /// `ranked`, also the support checks of ranked maintenance, in the same order.
+    pub(crate) fn add_guards(&mut self, program: &Program, db: &mut Database, ranked: bool) {
         for rule in &mut self.rules {
             let order = crate::order::guarded_order(program, rule.rule, db);
             let plan = plan::plan_rule_in_order(program, rule.rule, &order);
+            let arity = db.arity(rule.head);
             // Rederivation stages into a database of its own, so every set can be read.
-            rule.guarded = Some(PhysPlan::indexed(&plan, db.arity(rule.head), db, false));
+            rule.guarded = Some(PhysPlan::indexed(&plan, arity, db, Membership::Sets));
+            if ranked {
+                rule.rank_check = Some(PhysPlan::indexed(&plan, arity, db, Membership::Located));
+            }
         }
     }
 }
@@ -213,7 +230,7 @@ pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_fac
                         guards.prepare(variant, (r, i), hi[delta_pred] - lo[delta_pred], db);
                     }
                     let h = rule.head.index();
-                    let Database { rows, sets } = &mut *db;
+                    let Database { rows, sets, .. } = &mut *db;
                     let (before, rest) = sets.split_at_mut(h);
                     let (head_set, after) = rest.split_first_mut().expect("the head has a set");
                     let set_of = |q: usize| match q.cmp(&h) {

@@ -1,6 +1,6 @@
 //! Tests of the engines against the SPEC's worked examples and against each other.
 
-use crate::{evaluate, Database, Engine, EvalOptions, Evaluation, Maintained, Update};
+use crate::{evaluate, Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Update};
 use ir::{PredId, Program};
 use plan::plan_program;
 use plan::testing::program;
@@ -235,6 +235,66 @@ fn dred_example_1_delete_and_reinsert_an_edge() {
 }
 
 #[test]
+fn ranked_overdeletion_stops_at_an_alternative_derivation() {
+    let rules = "R(X,Y) <- E(X,Y)\nR(X,Z) <- E(X,Y), R(Y,Z)";
+    let mut p = with_facts(rules, "E(a,b). E(a,c). E(b,d). E(c,d). E(d,e).");
+    let bd = fact(&mut p, "E", &["b", "d"]);
+    let delete = Update { inserts: vec![], deletes: vec![bd] };
+    let new = |m| Maintained::with_maintenance(plan_program(&p), &p, Database::from_facts(&p, &p.facts), m);
+    let (mut dred, mut ranked) = (new(Maintenance::Dred), new(Maintenance::Ranked));
+    let (by_dred, by_rank) = (dred.apply(&delete), ranked.apply(&delete));
+    assert!(dred.db().same_tuples(ranked.db()));
+    assert_eq!(sorted_text(&p, ranked.db(), "R"), ["(a,b)", "(a,c)", "(a,d)", "(a,e)", "(c,d)", "(c,e)", "(d,e)"]);
+    // SPEC's DRed over-deletes everything derived through E(b,d) and puts `a`'s back.
+    assert_eq!(round_text(&p, &by_dred.overdeleted), "R(a,d) R(a,e) R(b,d) R(b,e)");
+    assert_eq!(round_text(&p, &by_dred.rederived), "R(a,d) R(a,e)");
+    // R(a,d) was first derived through c as well, from lower-ranked facts: it stays, and
+    // R(a,e) is never visited.
+    assert_eq!(round_text(&p, &by_rank.overdeleted), "R(b,d) R(b,e)");
+    assert!(by_rank.rederived.is_empty() && by_rank.inserted.is_empty());
+    assert_eq!(by_rank.overdeleted_waves.len(), 2);
+}
+
+#[test]
+fn ranked_maintenance_removes_facts_that_only_support_each_other() {
+    // After E(c,a) goes, R(c,a) and R(c,b) each still have a derivation through the
+    // other side of the cycle a <-> b, but none from the remaining input.
+    let rules = "R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), R(Y,Z)";
+    let mut p = with_facts(rules, "E(a,b). E(b,a). E(c,a).");
+    let ca = fact(&mut p, "E", &["c", "a"]);
+    let mut ranked =
+        Maintained::with_maintenance(plan_program(&p), &p, Database::from_facts(&p, &p.facts), Maintenance::Ranked);
+    assert_eq!(ranked.db().len(pred(&p, "R")), 6);
+    let report = ranked.apply(&Update { inserts: vec![], deletes: vec![ca.clone()] });
+    assert_eq!(sorted_text(&p, ranked.db(), "R"), ["(a,a)", "(a,b)", "(b,a)", "(b,b)"]);
+    assert_eq!(round_text(&p, &report.overdeleted), "R(c,a) R(c,b)");
+    let back = ranked.apply(&Update { inserts: vec![ca], deletes: vec![] });
+    assert_eq!(round_text(&p, &back.inserted), "R(c,a) R(c,b)");
+    assert_eq!(ranked.db().len(pred(&p, "R")), 6);
+}
+
+#[test]
+fn ranked_example_1_reaches_the_same_state_as_dred() {
+    let mut p = with_facts(MAGIC, EXAMPLE_1_EDGES);
+    let ab = fact(&mut p, "E", &["a", "b"]);
+    let mut ranked =
+        Maintained::with_maintenance(plan_program(&p), &p, Database::from_facts(&p, &p.facts), Maintenance::Ranked);
+    let report = ranked.apply(&Update { inserts: vec![], deletes: vec![ab.clone()] });
+    assert_eq!(sorted_text(&p, ranked.db(), "M"), vec!["(a)", "(d)", "(e)"]);
+    assert_eq!(sorted_text(&p, ranked.db(), "Q"), vec!["(a,d)", "(a,e)", "(e,d)"]);
+    // Exactly the facts that are gone: Q(a,d) and M(d), which SPEC's DRed over-deletes
+    // and rederives, keep their support through `a -> e -> d`.
+    assert_eq!(
+        round_text(&p, &report.overdeleted),
+        "M(b) M(c) Q(a,b) Q(a,c) Q(b,b) Q(b,c) Q(b,d) Q(c,b) Q(c,c) Q(c,d)"
+    );
+    assert!(report.rederived.is_empty());
+    let back = ranked.apply(&Update { inserts: vec![ab], deletes: vec![] });
+    assert!(back.overdeleted.is_empty());
+    assert_eq!((ranked.db().len(pred(&p, "Q")), ranked.db().len(pred(&p, "M"))), (11, 5));
+}
+
+#[test]
 fn counting_updates_match_the_full_reports() {
     let mut p = with_facts(MAGIC, EXAMPLE_1_EDGES);
     let new = || Maintained::new(plan_program(&p), &p, Database::from_facts(&p, &p.facts));
@@ -288,12 +348,14 @@ fn magic_programs_on_random_graphs_agree_with_reference_and_recomputation() {
         state ^= state << 17;
         (state % bound as u64) as usize
     };
-    for round in 0..60 {
+    for round in 0..120 {
         let edges: Vec<(usize, usize)> = (0..4 + next(10)).map(|_| (next(6), next(6))).collect();
         let text: String = edges.iter().map(|&(x, y)| format!("E({},{}). ", names[x], names[y])).collect();
         let mut p = with_facts(rules[round % rules.len()], text.trim_end());
         let db = both(&p);
-        let mut maintained = Maintained::new(plan_program(&p), &p, Database::from_facts(&p, &p.facts));
+        let maintenance = if round % 2 == 0 { Maintenance::Dred } else { Maintenance::Ranked };
+        let edb = Database::from_facts(&p, &p.facts);
+        let mut maintained = Maintained::with_maintenance(plan_program(&p), &p, edb, maintenance);
         assert!(maintained.db().same_tuples(&db));
         let mut current = edges.clone();
         for _ in 0..3 {
@@ -311,7 +373,8 @@ fn magic_programs_on_random_graphs_agree_with_reference_and_recomputation() {
             let scratch = with_facts(rules[round % rules.len()], text.trim_end());
             let expected = run(&scratch, Engine::Reference).db;
             for name in ["M", "Q"] {
-                assert_eq!(sorted_text(&p, maintained.db(), name), sorted_text(&scratch, &expected, name), "{round}");
+                let got = sorted_text(&p, maintained.db(), name);
+                assert_eq!(got, sorted_text(&scratch, &expected, name), "{round} {maintenance:?}");
             }
         }
     }
@@ -439,39 +502,57 @@ mod random {
         }
 
         #[test]
-        fn dred_matches_recomputation(
+        fn dred_and_ranked_match_recomputation(
             rules in rules(),
             facts in vec(input_fact(), 0..24),
             batches in vec((vec(input_fact(), 0..4), vec(input_fact(), 0..4)), 1..5),
         ) {
             let p = build(&rules);
             let mut current: BTreeSet<_> = facts.iter().map(|f| tuple_of(&p, f)).collect();
-            let mut maintained = Maintained::new(plan_program(&p), &p, database(&p, &current));
+            let new = |m| Maintained::with_maintenance(plan_program(&p), &p, database(&p, &current), m);
+            let (mut dred, mut ranked) = (new(Maintenance::Dred), new(Maintenance::Ranked));
             for (inserts, deletes) in &batches {
                 let update = Update {
                     inserts: inserts.iter().map(|f| tuple_of(&p, f)).collect(),
                     deletes: deletes.iter().map(|f| tuple_of(&p, f)).collect(),
                 };
+                let before = scratch(&p, &current, Engine::Reference);
                 for d in &update.deletes {
                     current.remove(d);
                 }
                 current.extend(update.inserts.iter().cloned());
-                let report = maintained.apply(&update);
                 let expected = scratch(&p, &current, Engine::Reference);
-                for id in p.pred_ids() {
-                    prop_assert_eq!(
-                        maintained.db().sorted_tuples(id), expected.db.sorted_tuples(id), "{}", p.pred_name(id)
-                    );
+                let (by_dred, by_rank) = (dred.apply(&update), ranked.apply(&update));
+                for (state, report) in [(&dred, &by_dred), (&ranked, &by_rank)] {
+                    for id in p.pred_ids() {
+                        prop_assert_eq!(
+                            state.db().sorted_tuples(id), expected.db.sorted_tuples(id), "{}", p.pred_name(id)
+                        );
+                    }
+                    // Rederived facts are over-deleted facts, and waves partition the over-deleted.
+                    let waves: usize = report.overdeleted_waves.iter().map(Vec::len).sum();
+                    let overdeleted: usize = report.overdeleted.iter().map(|(_, t)| t.len()).sum();
+                    prop_assert_eq!(waves, overdeleted);
+                    for (pred, tuples) in &report.rederived {
+                        prop_assert!(tuples.iter().all(|t| listed(&report.overdeleted, *pred, t)));
+                    }
                 }
-                // Rederived facts are over-deleted facts, and waves partition the over-deleted.
-                let waves: usize = report.overdeleted_waves.iter().map(Vec::len).sum();
-                let overdeleted: usize = report.overdeleted.iter().map(|(_, t)| t.len()).sum();
-                prop_assert_eq!(waves, overdeleted);
-                for (pred, tuples) in &report.rederived {
-                    let over = report.overdeleted.iter().find(|(q, _)| q == pred).map(|(_, t)| t);
-                    prop_assert!(tuples.iter().all(|t| over.is_some_and(|o| o.contains(t))));
+                // Ranked over-deletion lies between what is really gone and SPEC's.
+                for (pred, tuples) in &by_rank.overdeleted {
+                    prop_assert!(tuples.iter().all(|t| listed(&by_dred.overdeleted, *pred, t)));
+                }
+                for id in p.pred_ids().filter(|&id| p.rules.iter().any(|r| r.head.pred == id)) {
+                    for t in before.db.sorted_tuples(id) {
+                        if !expected.db.contains(id, &t) {
+                            prop_assert!(listed(&by_rank.overdeleted, id, &t), "{} lost", p.pred_name(id));
+                        }
+                    }
                 }
             }
         }
+    }
+
+    fn listed(lists: &[(PredId, Vec<Vec<u32>>)], pred: PredId, tuple: &[u32]) -> bool {
+        lists.iter().any(|(q, ts)| *q == pred && ts.iter().any(|t| t == tuple))
     }
 }

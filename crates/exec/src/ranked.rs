@@ -1,0 +1,155 @@
+//! Ranked over-deletion: the first phase of [`Maintenance::Ranked`](crate::Maintenance).
+//!
+//! Every row carries a rank: the commit that appended it ([`Database::commit`]). A join
+//! reads committed rows only, so every derived fact has a derivation from facts of lower
+//! rank — its *support*. That is the invariant this phase keeps: every fact left in the
+//! database has a derivation from facts left in it and of lower rank. Induction on the
+//! rank then shows every such fact is still derivable from the remaining input.
+//!
+//! SPEC §5's over-deletion removes every fact with *some* derivation through a deleted
+//! fact. Here a fact that lost a derivation is only a candidate; candidates are checked in
+//! increasing rank, and one that still has a derivation from lower-ranked facts stays, and
+//! its consequences are not even visited. Candidates of one rank are checked together: a
+//! check reads lower ranks only, all of which are settled by then. A fact that fails the
+//! check is removed, and the facts of higher rank derived through it become candidates;
+//! a fact of equal or lower rank cannot have had it in its support.
+//!
+//! Removed facts that are still derivable (through facts of higher rank) come back in
+//! DRed's rederive and insert phases, which follow unchanged: as with SPEC's DRed, what
+//! remains is closed under the rules except for the removed facts with a one-step
+//! derivation from it.
+
+use crate::database::Database;
+use crate::dred::{derive_from, sync_delta_indexes};
+use crate::join::{run_staged, View};
+use crate::seminaive::{Compiled, Run};
+use ir::PredId;
+use plan::AtomSource;
+use std::collections::BTreeMap;
+
+/// Candidates by rank, each a live row `(predicate, row)` of the database.
+type Queue = BTreeMap<u32, Vec<(u32, u32)>>;
+
+/// Removes the input facts staged in `gone` (and committed) from `db`, then every derived
+/// fact that loses its support, appending those to `gone` one batch per rank. Returns
+/// where each batch begins in `gone` (the input facts come before the first).
+pub(crate) fn overdelete(c: &Compiled, db: &mut Database, gone: &mut Database, run: &mut Run) -> Vec<Vec<u32>> {
+    for rows in &mut db.rows {
+        rows.sync_locator();
+    }
+    sync_delta_indexes(c, db);
+    let mut pending = Pending { queue: Queue::new(), queued: vec![Vec::new(); db.relation_count()] };
+    let mut lo = vec![0; db.relation_count()];
+    let mut hi = gone.ends();
+    // Input facts need no support, so their removal is not checked; every rank of derived
+    // fact above 0 (the facts of empty-body rules, which always keep theirs) may rest on them.
+    pending.add_consequences(c, db, gone, (&lo, &hi), 0, run);
+    let inputs: Vec<(u32, u32)> = (0..db.relation_count())
+        .flat_map(|p| {
+            let (rel, rows) = (&db.rows[p], &gone.rows[p]);
+            rows.live_rows().filter_map(move |tuple| rel.locate(|i| tuple[i]).map(|r| (p as u32, r)))
+        })
+        .collect();
+    remove(db, &inputs);
+    let mut batches = Vec::new();
+    let mut lost = Vec::new();
+    lo = hi;
+    while let Some((rank, candidates)) = pending.queue.pop_first() {
+        let supported = check(c, db, &candidates, rank, run);
+        lost.clear();
+        lost.extend(candidates.iter().filter(|&&(p, r)| !supported.contains(PredId(p), db.rows[p as usize].row(r))));
+        if lost.is_empty() {
+            continue;
+        }
+        for &(p, r) in &lost {
+            gone.insert(PredId(p), db.rows[p as usize].row(r));
+        }
+        hi = gone.ends();
+        batches.push(lo.clone());
+        pending.add_consequences(c, db, gone, (&lo, &hi), rank, run);
+        remove(db, &lost);
+        lo = hi;
+    }
+    batches
+}
+
+/// The candidates still to check.
+struct Pending {
+    queue: Queue,
+    /// Per relation, a bitset of the rows queued so far: each is checked once.
+    queued: Vec<Vec<u64>>,
+}
+
+impl Pending {
+    /// Queues, under their ranks, the facts of rank above `floor` that have a derivation
+    /// through one of the facts of rows `lo[p]..hi[p]` of `gone`, which `db` still holds.
+    fn add_consequences(
+        &mut self,
+        c: &Compiled,
+        db: &Database,
+        gone: &Database,
+        range: (&[u32], &[u32]),
+        floor: u32,
+        run: &mut Run,
+    ) {
+        let Pending { queue, queued } = self;
+        derive_from(c, db, &gone.rows, range, run, &mut |head, tuple| {
+            let rel = db.rel(head);
+            let Some(r) = rel.locate(|i| tuple[i]) else { return };
+            let rank = rel.rank_of(r);
+            let bits = &mut queued[head.index()];
+            let (word, bit) = (r as usize / 64, 1u64 << (r % 64));
+            if bits.len() <= word {
+                bits.resize(word + 1, 0);
+            }
+            if rank > floor && bits[word] & bit == 0 {
+                bits[word] |= bit;
+                queue.entry(rank).or_default().push((head.0, r));
+            }
+        });
+    }
+}
+
+/// The candidates of rank `rank` that still have a derivation from facts of lower rank,
+/// staged into the sets of a database of their own.
+fn check(c: &Compiled, db: &mut Database, candidates: &[(u32, u32)], rank: u32, run: &mut Run) -> Database {
+    let mut cands = db.empty_like();
+    let mut has = vec![false; db.relation_count()];
+    for &(p, r) in candidates {
+        cands.insert(PredId(p), db.rows[p as usize].row(r));
+        has[p as usize] = true;
+    }
+    let mut supported = db.empty_like();
+    for rule in c.rules.iter().filter(|rule| has[rule.head.index()]) {
+        let plan = rule.rank_check.as_ref().expect("a ranked state has rank checks");
+        let below: Vec<u32> = plan.steps.iter().map(|s| db.rel(s.pred).rank_end(rank)).collect();
+        if plan.steps.iter().zip(&below).any(|(s, &end)| s.source != AtomSource::Head && end == 0) {
+            continue;
+        }
+        plan.sync_indexes(&mut db.rows);
+        let views: Vec<View<'_>> = plan
+            .steps
+            .iter()
+            .zip(&below)
+            .map(|(s, &end)| match s.source {
+                AtomSource::Head => View::whole(cands.rel(rule.head)),
+                AtomSource::Body(_) => View::new(db.rel(s.pred), 0, end),
+            })
+            .collect();
+        let Database { rows, sets, .. } = &mut supported;
+        let h = rule.head.index();
+        run_staged(plan, &views, &rows[h], &mut sets[h], &mut run.scratch, &mut run.stats);
+    }
+    supported
+}
+
+/// Removes the facts of the live rows `(predicate, row)` from `db`.
+fn remove(db: &mut Database, facts: &[(u32, u32)]) {
+    let mut by_pred: Vec<Vec<u32>> = vec![Vec::new(); db.relation_count()];
+    for &(p, r) in facts {
+        by_pred[p as usize].push(r);
+    }
+    for (p, ids) in by_pred.iter().enumerate().filter(|(_, ids)| !ids.is_empty()) {
+        db.remove_rows(PredId(p as u32), ids);
+    }
+}
