@@ -13,6 +13,8 @@ Examples:
   dlc fixtures/ok/reach.dl --emit adorned --format dot | dot -Tsvg > calls.svg
   dlc prog.dl --facts edges/ --query 'R(n0,Y)'   facts from a directory of E.facts/E.csv files
   dlc fixtures/ok/reach.dl --delete 'E(a,b)'     maintain the answers incrementally (DRed)
+  dlc fixtures/ok/reach.dl --delete 'E(a,b)' --maintenance ranked
+                                                 ... over-deleting only facts that lost their support
   dlc fixtures/ok/reach.dl --updates changes.txt --check --emit trace --format json
   dlc repl fixtures/ok/reach.dl                  type `-E(a,b).`, `;`, `?- R(a,Y).` interactively";
 
@@ -89,6 +91,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub check: bool,
 
+    /// How update batches are maintained.
+    #[arg(long, value_enum, default_value_t = MaintenanceArg::Dred)]
+    pub maintenance: MaintenanceArg,
+
     /// Colour in diagnostics.
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
@@ -129,6 +135,16 @@ pub enum EngineArg {
     Seminaive,
     /// Naive synchronous rounds with nested-loop scans; counts row_tests.
     Reference,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MaintenanceArg {
+    /// Delete-and-rederive as SPEC §5 defines it: over-delete every fact with a derivation
+    /// through a deleted fact, then rederive what is still derivable.
+    Dred,
+    /// DRed that over-deletes a fact only when no derivation from facts derived before it
+    /// survives: usually far fewer facts, and the same final state.
+    Ranked,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

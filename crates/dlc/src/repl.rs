@@ -19,6 +19,8 @@ struct Repl {
     /// The source program with the current query; the maintained program is derived from it.
     source: Program,
     maintainer: Maintainer,
+    /// How batches are maintained; kept for the maintainer a new query recompiles.
+    maintenance: exec::Maintenance,
     no_magic: bool,
     staged: exec::Update,
     staged_text: Vec<String>,
@@ -35,8 +37,10 @@ pub fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut dyn Write, err: &m
     };
     crate::print_diagnostics(err, &session.warnings, &session.sources, color);
     let primary = if args.no_magic { session.program.clone() } else { session.magic.program.clone() };
+    let maintenance = session::maintenance(args.maintenance);
     let mut repl = Repl {
-        maintainer: Maintainer::new(primary, &session.facts),
+        maintainer: Maintainer::new(primary, &session.facts, maintenance),
+        maintenance,
         source: session.program,
         no_magic: args.no_magic,
         staged: exec::Update { inserts: Vec::new(), deletes: Vec::new() },
@@ -161,7 +165,7 @@ impl Repl {
             // A new query means new demand: recompile and evaluate the current facts from scratch.
             let facts: Vec<Tuple> = self.maintainer.facts.iter().cloned().collect();
             let primary = if self.no_magic { candidate.clone() } else { magic::rewrite(&candidate, &query).program };
-            self.maintainer = Maintainer::new(primary, &facts);
+            self.maintainer = Maintainer::new(primary, &facts, self.maintenance);
             let _ = writeln!(out, "recompiled for ?- {}.", candidate.display_atom(&query.atom));
             self.source = candidate;
         }

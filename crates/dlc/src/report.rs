@@ -152,6 +152,14 @@ pub fn compare_text(
     }
 }
 
+/// The `--maintenance` value naming a strategy.
+fn maintenance_name(maintenance: exec::Maintenance) -> &'static str {
+    match maintenance {
+        exec::Maintenance::Dred => "dred",
+        exec::Maintenance::Ranked => "ranked",
+    }
+}
+
 /// One update batch as JSON.
 pub fn batch_json(program: &Program, index: usize, batch: &Batch, outcome: &BatchOutcome, timing: bool) -> Value {
     let r = &outcome.report;
@@ -164,6 +172,7 @@ pub fn batch_json(program: &Program, index: usize, batch: &Batch, outcome: &Batc
         .collect();
     let mut obj = json!({
         "batch": index + 1,
+        "maintenance": maintenance_name(outcome.maintenance),
         "changes": batch.changes,
         "noop": noop,
         "overdeleted": grouped_json(program, &r.overdeleted),
@@ -208,7 +217,11 @@ pub fn batch_text(
         let v: Vec<String> = g.iter().flat_map(|(p, ts)| ts.iter().map(move |t| fact_text(program, *p, t))).collect();
         v.join(" ")
     };
-    let _ = writeln!(out, "  over-deleted {} in {} wave(s)", count(&r.overdeleted), r.overdeleted_waves.len());
+    let waves = match outcome.maintenance {
+        exec::Maintenance::Dred => "wave(s)",
+        exec::Maintenance::Ranked => "ranked wave(s)",
+    };
+    let _ = writeln!(out, "  over-deleted {} in {} {waves}", count(&r.overdeleted), r.overdeleted_waves.len());
     for (i, wave) in r.overdeleted_waves.iter().enumerate() {
         let _ = writeln!(out, "    wave {}: {}", i + 1, facts(&group(wave)));
     }

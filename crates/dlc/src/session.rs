@@ -1,10 +1,10 @@
 //! The compilation pipeline as the command line drives it: parse, load facts and
 //! updates, rewrite with magic sets, plan, evaluate, maintain.
 
-use crate::cli::{EngineArg, RunArgs};
+use crate::cli::{EngineArg, MaintenanceArg, RunArgs};
 use crate::load;
 use diag::{Code, Diagnostic, SourceMap};
-use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Update};
+use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Update};
 use ir::{Fact, PredId, Program};
 use magic::MagicProgram;
 use std::collections::BTreeSet;
@@ -177,6 +177,13 @@ pub fn engine(arg: EngineArg) -> Engine {
     }
 }
 
+pub fn maintenance(arg: MaintenanceArg) -> Maintenance {
+    match arg {
+        MaintenanceArg::Dred => Maintenance::Dred,
+        MaintenanceArg::Ranked => Maintenance::Ranked,
+    }
+}
+
 /// A database holding exactly these input tuples.
 pub fn edb_database(program: &Program, facts: &[Tuple]) -> Database {
     let mut db = Database::new(program);
@@ -209,7 +216,12 @@ pub fn evaluate(
 ) -> Evaluated {
     let start = Instant::now();
     let plan = plan::plan_program(program);
-    let edb = edb_database(program, facts);
+    let mut edb = edb_database(program, facts);
+    if engine == Engine::Seminaive {
+        // The input's indexes belong to the loaded database, as in a long-lived one; the
+        // evaluation then reads only what the query's demand reaches.
+        exec::index_inputs(&plan, program, &mut edb);
+    }
     let eval = exec::evaluate(&plan, program, edb, EvalOptions { engine, record_rounds, progress });
     let answers = answers(program, &eval.db);
     Evaluated { eval, answers, elapsed: start.elapsed() }
@@ -229,6 +241,8 @@ pub fn relation_sizes(program: &Program, db: &Database) -> Vec<(PredId, usize)> 
 /// The answer of one update batch, with the before/after difference of the query's answers.
 pub struct BatchOutcome {
     pub report: exec::UpdateReport,
+    /// The strategy that produced the report.
+    pub maintenance: Maintenance,
     pub answers_added: Vec<Vec<u32>>,
     pub answers_removed: Vec<Vec<u32>>,
     pub elapsed: Duration,
@@ -246,13 +260,14 @@ pub struct Maintainer {
     pub program: Program,
     pub state: Maintained,
     pub facts: BTreeSet<Tuple>,
+    maintenance: Maintenance,
 }
 
 impl Maintainer {
-    pub fn new(program: Program, facts: &[Tuple]) -> Self {
+    pub fn new(program: Program, facts: &[Tuple], maintenance: Maintenance) -> Self {
         let plan = plan::plan_program(&program);
-        let state = Maintained::new(plan, &program, edb_database(&program, facts));
-        Maintainer { program, state, facts: facts.iter().cloned().collect() }
+        let state = Maintained::with_maintenance(plan, &program, edb_database(&program, facts), maintenance);
+        Maintainer { program, state, facts: facts.iter().cloned().collect(), maintenance }
     }
 
     /// Applies one batch; with `recompute`, also evaluates the new input from scratch to
@@ -286,6 +301,7 @@ impl Maintainer {
             answers_added: after.iter().filter(|t| before.binary_search(t).is_err()).cloned().collect(),
             answers_removed: before.iter().filter(|t| after.binary_search(t).is_err()).cloned().collect(),
             report,
+            maintenance: self.maintenance,
             elapsed,
             recompute_work,
             mismatches,

@@ -147,6 +147,25 @@ fn dred_delete_of_e_a_b() {
     assert_eq!(original["updates"][0]["relations"]["R"], 18);
 }
 
+/// `--maintenance ranked` reaches SPEC §5's final state of Example 1, over-deleting only
+/// the 10 facts that are really gone: Q(a,d) and M(d), which DRed over-deletes and
+/// rederives, keep their first derivation through `a -> e -> d`.
+#[test]
+fn ranked_delete_of_e_a_b_reaches_the_same_state() {
+    let args = ["--emit", "trace", "--format", "json", "--delete", "E(a,b)", "--check", "--maintenance", "ranked"];
+    let trace = json(&[&args[..], &[REACH]].concat());
+    let update = &trace["updates"][0];
+    assert_eq!(update["maintenance"], "ranked");
+    assert_eq!(strings(&update["overdeleted"]["@a:R^bf"]), ["a,b", "a,c", "b,b", "b,c", "b,d", "c,b", "c,c", "c,d"]);
+    assert_eq!(strings(&update["overdeleted"]["@m:R^bf"]), ["b", "c"]);
+    assert!(update["rederived"].as_object().unwrap().is_empty());
+    assert_eq!(update["relations"]["@m:R^bf"], 3);
+    assert_eq!(update["relations"]["@a:R^bf"], 3);
+    assert_eq!(strings(&trace["answers"]), ["a,d", "a,e"]);
+    let original = json(&[&args[..], &["--no-magic", REACH]].concat());
+    assert_eq!(original["updates"][0]["relations"]["R"], 18);
+}
+
 #[test]
 fn dred_reinsert_restores_the_original_state() {
     let trace =
