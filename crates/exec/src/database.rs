@@ -1,6 +1,6 @@
 //! The database: one set-semantics relation per predicate of a program.
 
-use crate::relation::{remove_rows, remove_tuples, Relation, RowSet, Rows};
+use crate::relation::{remove_rows, remove_tuples, Rank, Relation, RowSet, Rows};
 use ir::{Fact, PredId, Program};
 
 /// One relation per [`PredId`] (indexed by [`PredId::index`]); tuples are `u32` values
@@ -15,7 +15,7 @@ pub struct Database {
     /// takes a new one, so a fact derived by a join has a derivation (the one that
     /// produced it) from facts of strictly lower rank: joins read committed rows only.
     /// Ranked maintenance relies on exactly that.
-    rank: u32,
+    rank: Rank,
 }
 
 impl Database {

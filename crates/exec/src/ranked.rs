@@ -22,13 +22,14 @@
 use crate::database::Database;
 use crate::dred::{derive_from, sync_delta_indexes};
 use crate::join::{run_staged, View};
+use crate::relation::Rank;
 use crate::seminaive::{Compiled, Run};
 use ir::PredId;
 use plan::AtomSource;
 use std::collections::BTreeMap;
 
 /// Candidates by rank, each a live row `(predicate, row)` of the database.
-type Queue = BTreeMap<u32, Vec<(u32, u32)>>;
+type Queue = BTreeMap<Rank, Vec<(u32, u32)>>;
 
 /// Removes the input facts staged in `gone` (and committed) from `db`, then every derived
 /// fact that loses its support, appending those to `gone` one batch per rank. Returns
@@ -41,15 +42,16 @@ pub(crate) fn overdelete(c: &Compiled, db: &mut Database, gone: &mut Database, r
     let mut pending = Pending { queue: Queue::new(), queued: vec![Vec::new(); db.relation_count()] };
     let mut lo = vec![0; db.relation_count()];
     let mut hi = gone.ends();
-    // Input facts need no support, so their removal is not checked; every rank of derived
-    // fact above 0 (the facts of empty-body rules, which always keep theirs) may rest on them.
-    pending.add_consequences(c, db, gone, (&lo, &hi), 0, run);
     let inputs: Vec<(u32, u32)> = (0..db.relation_count())
         .flat_map(|p| {
             let (rel, rows) = (&db.rows[p], &gone.rows[p]);
             rows.live_rows().filter_map(move |tuple| rel.locate(|i| tuple[i]).map(|r| (p as u32, r)))
         })
         .collect();
+    // Input facts need no support, so their removal is not checked. A fact ranked no
+    // higher than every deleted input fact cannot rest on one.
+    let floor = inputs.iter().map(|&(p, r)| db.rows[p as usize].rank_of(r)).min().unwrap_or(Rank::MAX);
+    pending.add_consequences(c, db, gone, (&lo, &hi), floor, run);
     remove(db, &inputs);
     let mut batches = Vec::new();
     let mut lost = Vec::new();
@@ -89,7 +91,7 @@ impl Pending {
         db: &Database,
         gone: &Database,
         range: (&[u32], &[u32]),
-        floor: u32,
+        floor: Rank,
         run: &mut Run,
     ) {
         let Pending { queue, queued } = self;
@@ -112,7 +114,7 @@ impl Pending {
 
 /// The candidates of rank `rank` that still have a derivation from facts of lower rank,
 /// staged into the sets of a database of their own.
-fn check(c: &Compiled, db: &mut Database, candidates: &[(u32, u32)], rank: u32, run: &mut Run) -> Database {
+fn check(c: &Compiled, db: &mut Database, candidates: &[(u32, u32)], rank: Rank, run: &mut Run) -> Database {
     let mut cands = db.empty_like();
     let mut has = vec![false; db.relation_count()];
     for &(p, r) in candidates {

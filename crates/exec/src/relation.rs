@@ -14,6 +14,10 @@ use hashbrown::hash_table::{Entry, HashTable};
 use rustc_hash::FxHasher;
 use std::hash::Hasher;
 
+/// The rank of a row: the commit that appended it (see `Database::commit`). Wide enough
+/// that a long-lived maintained database never runs out of ranks.
+pub(crate) type Rank = u64;
+
 /// Terminates an index chain and marks an absent id.
 pub(crate) const NIL: u32 = u32::MAX;
 
@@ -285,7 +289,7 @@ pub(crate) struct Rows {
     /// `(first row, rank)` for each run of rows appended with one rank, in row order:
     /// ranks only grow as rows are appended ([`Rows::append_rank`]), so the rows of rank
     /// below `k` are a prefix of the rows ([`Rows::rank_end`]).
-    ranks: Vec<(u32, u32)>,
+    ranks: Vec<(u32, Rank)>,
     /// Finds the row of a tuple, for the relations of a ranked maintained database.
     locator: Option<Locator>,
 }
@@ -306,7 +310,7 @@ impl Rows {
 
     /// Records that the rows from `first` to the end were appended with `rank`, which is
     /// at least the rank of every earlier row.
-    pub(crate) fn append_rank(&mut self, first: u32, rank: u32) {
+    pub(crate) fn append_rank(&mut self, first: u32, rank: Rank) {
         if first >= self.end {
             return;
         }
@@ -320,20 +324,20 @@ impl Rows {
     }
 
     /// [`Rows::append_rank`] for one row `first` of a relation being rebuilt.
-    fn append_rank_at(&mut self, first: u32, rank: u32) {
+    fn append_rank_at(&mut self, first: u32, rank: Rank) {
         if self.ranks.last().is_none_or(|&(_, last)| last != rank) {
             self.ranks.push((first, rank));
         }
     }
 
     /// The rank row `r` was appended with.
-    pub(crate) fn rank_of(&self, r: u32) -> u32 {
+    pub(crate) fn rank_of(&self, r: u32) -> Rank {
         let run = self.ranks.partition_point(|&(first, _)| first <= r);
         run.checked_sub(1).map_or(0, |i| self.ranks[i].1)
     }
 
     /// The first row of rank `rank` or more: rows `0..rank_end(rank)` are those of lower rank.
-    pub(crate) fn rank_end(&self, rank: u32) -> u32 {
+    pub(crate) fn rank_end(&self, rank: Rank) -> u32 {
         let run = self.ranks.partition_point(|&(_, r)| r < rank);
         self.ranks.get(run).map_or(self.end, |&(first, _)| first)
     }
