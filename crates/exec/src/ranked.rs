@@ -21,7 +21,7 @@
 
 use crate::database::Database;
 use crate::dred::{derive_from, sync_delta_indexes};
-use crate::join::{run_staged, View};
+use crate::join::View;
 use crate::relation::Rank;
 use crate::seminaive::{Compiled, Run};
 use ir::PredId;
@@ -59,7 +59,7 @@ pub(crate) fn overdelete(c: &Compiled, db: &mut Database, gone: &mut Database, r
     while let Some((rank, candidates)) = pending.queue.pop_first() {
         let supported = check(c, db, &candidates, rank, run);
         lost.clear();
-        lost.extend(candidates.iter().filter(|&&(p, r)| !supported.contains(PredId(p), db.rows[p as usize].row(r))));
+        lost.extend(candidates.iter().zip(&supported).filter(|(_, &kept)| !kept).map(|(&fact, _)| fact));
         if lost.is_empty() {
             continue;
         }
@@ -112,35 +112,48 @@ impl Pending {
     }
 }
 
-/// The candidates of rank `rank` that still have a derivation from facts of lower rank,
-/// staged into the sets of a database of their own.
-fn check(c: &Compiled, db: &mut Database, candidates: &[(u32, u32)], rank: Rank, run: &mut Run) -> Database {
-    let mut cands = db.empty_like();
+/// Whether each candidate of rank `rank` still has a derivation from live facts of lower
+/// rank. A candidate is a row of `db` itself, so a check reads it as a one-row range and
+/// needs no copy; the rules are tried until one finds a derivation.
+fn check(c: &Compiled, db: &mut Database, candidates: &[(u32, u32)], rank: Rank, run: &mut Run) -> Vec<bool> {
     let mut has = vec![false; db.relation_count()];
-    for &(p, r) in candidates {
-        cands.insert(PredId(p), db.rows[p as usize].row(r));
+    for &(p, _) in candidates {
         has[p as usize] = true;
     }
-    let mut supported = db.empty_like();
-    for rule in c.rules.iter().filter(|rule| has[rule.head.index()]) {
-        let plan = rule.rank_check.as_ref().expect("a ranked state has rank checks");
-        let below: Vec<u32> = plan.steps.iter().map(|s| db.rel(s.pred).rank_end(rank)).collect();
-        if plan.steps.iter().zip(&below).any(|(s, &end)| s.source != AtomSource::Head && end == 0) {
-            continue;
+    let rules: Vec<_> = c.rules.iter().filter(|rule| has[rule.head.index()]).collect();
+    for rule in &rules {
+        rule.rank_check.as_ref().expect("a ranked state has rank checks").sync_indexes(&mut db.rows);
+    }
+    let db = &*db;
+    // Per rule, the views of its check; the head's is set per candidate.
+    let mut checks: Vec<_> = rules
+        .iter()
+        .filter_map(|rule| {
+            let plan = rule.rank_check.as_ref().expect("a ranked state has rank checks");
+            let views: Vec<View<'_>> = plan
+                .steps
+                .iter()
+                .map(|s| match s.source {
+                    AtomSource::Head => View::new(db.rel(s.pred), 0, 0),
+                    AtomSource::Body(_) => View::new(db.rel(s.pred), 0, db.rel(s.pred).rank_end(rank)),
+                })
+                .collect();
+            let head_step = plan.steps.iter().position(|s| s.source == AtomSource::Head)?;
+            let hopeless = views.iter().zip(&plan.steps).any(|(v, s)| s.source != AtomSource::Head && v.hi == 0);
+            (!hopeless).then_some((rule.head, plan, head_step, views))
+        })
+        .collect();
+    let mut supported = Vec::with_capacity(candidates.len());
+    for &(p, r) in candidates {
+        let mut found = false;
+        for (head, plan, head_step, views) in checks.iter_mut().filter(|check| check.0 .0 == p) {
+            views[*head_step] = View::new(db.rel(*head), r, r + 1);
+            plan.run(views, &mut run.scratch, &mut run.stats, &mut |_| found = true);
+            if found {
+                break;
+            }
         }
-        plan.sync_indexes(&mut db.rows);
-        let views: Vec<View<'_>> = plan
-            .steps
-            .iter()
-            .zip(&below)
-            .map(|(s, &end)| match s.source {
-                AtomSource::Head => View::whole(cands.rel(rule.head)),
-                AtomSource::Body(_) => View::new(db.rel(s.pred), 0, end),
-            })
-            .collect();
-        let Database { rows, sets, .. } = &mut supported;
-        let h = rule.head.index();
-        run_staged(plan, &views, &rows[h], &mut sets[h], &mut run.scratch, &mut run.stats);
+        supported.push(found);
     }
     supported
 }
