@@ -187,3 +187,15 @@ fn repl_applies_batches_and_answers_queries() {
     assert!(out.stdout.contains("recompiled for ?- R(u,Y)."), "{}", out.stdout);
     assert!(out.stdout.contains("R(u,u)\nR(u,v)\nR(u,w)\n3 answer(s)"), "{}", out.stdout);
 }
+
+#[test]
+fn repl_keeps_ranked_maintenance_across_a_new_query() {
+    let input = "-E(a,b).\n;\n?- R(b,Y).\n+E(a,b).\n-E(e,d).\n;\n:quit\n";
+    let out = dlc_with_input(&["repl", "--color", "never", "--maintenance", "ranked", REACH], input);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("over-deleted 10 in 8 ranked wave(s)"), "{}", out.stdout);
+    assert!(out.stdout.contains("recompiled for ?- R(b,Y)."), "{}", out.stdout);
+    // The recompiled program is maintained the same way.
+    let batch2 = out.stdout.split("batch 2:").nth(1).expect("a second batch");
+    assert!(batch2.contains("ranked wave(s)"), "{}", out.stdout);
+}
