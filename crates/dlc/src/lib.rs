@@ -3,6 +3,7 @@
 //! and snapshot tests run the very same code in-process.
 
 pub mod cli;
+mod facts;
 mod load;
 mod progress;
 mod repl;

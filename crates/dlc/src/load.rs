@@ -2,8 +2,9 @@
 //! module of the workspace that touches the file system.
 
 use diag::{Code, Diagnostic, SourceMap};
-use ir::{Fact, Program};
+use ir::Program;
 use std::path::Path;
+use syntax::FactSink;
 
 /// Reads a file into the source map; an unreadable file becomes an E0012 diagnostic.
 pub fn read_source(path: &Path, sources: &mut SourceMap) -> Result<ir::FileId, Diagnostic> {
@@ -40,20 +41,21 @@ fn facts_format(path: &Path) -> FactsFormat {
 
 /// Loads `--facts PATH`: a file of ground atoms, one delimited file, or a directory of
 /// delimited files (other files in the directory are ignored, sorted by name for a stable
-/// order). Every bad line is reported; nothing is skipped silently.
+/// order). Every bad line is reported; nothing is skipped silently. The facts go to
+/// `sink` in file order.
 pub fn load_facts(
     path: &Path,
     program: &mut Program,
     sources: &mut SourceMap,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Vec<Fact> {
-    let mut facts = Vec::new();
+    sink: &mut dyn FactSink,
+) {
     if path.is_dir() {
         let entries = match std::fs::read_dir(path) {
             Ok(entries) => entries,
             Err(e) => {
                 diagnostics.push(unreadable(path, &e));
-                return facts;
+                return;
             }
         };
         let mut files: Vec<_> = entries
@@ -72,12 +74,11 @@ pub fn load_facts(
             );
         }
         for file in files {
-            facts.extend(load_facts_file(&file, program, sources, diagnostics));
+            load_facts_file(&file, program, sources, diagnostics, sink);
         }
     } else {
-        facts.extend(load_facts_file(path, program, sources, diagnostics));
+        load_facts_file(path, program, sources, diagnostics, sink);
     }
-    facts
 }
 
 fn load_facts_file(
@@ -85,22 +86,22 @@ fn load_facts_file(
     program: &mut Program,
     sources: &mut SourceMap,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Vec<Fact> {
+    sink: &mut dyn FactSink,
+) {
     let file = match read_source(path, sources) {
         Ok(file) => file,
         Err(d) => {
             diagnostics.push(d);
-            return Vec::new();
+            return;
         }
     };
-    let text = sources.text(file).to_string();
-    let (facts, diags) = match facts_format(path) {
-        FactsFormat::Atoms => syntax::parse_fact_atoms(&text, file, program),
+    let text = sources.text(file);
+    let diags = match facts_format(path) {
+        FactsFormat::Atoms => syntax::read_fact_atoms(text, file, program, sink),
         FactsFormat::Delimited(separator) => {
             let pred = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
-            syntax::parse_delimited_facts(&text, file, pred, separator, program)
+            syntax::read_delimited_facts(text, file, pred, separator, program, sink)
         }
     };
     diagnostics.extend(diags);
-    facts
 }

@@ -2,8 +2,9 @@
 //! DRed batch at `;` or an empty line; `?- ...` lines show (or recompile for) a query.
 
 use crate::cli::RunArgs;
+use crate::facts::InputFacts;
 use crate::report;
-use crate::session::{self, Maintainer, Tuple};
+use crate::session::{self, Maintainer};
 use diag::SourceMap;
 use ir::Program;
 use std::io::{BufRead, Write};
@@ -163,7 +164,7 @@ impl Repl {
             && query.atom.args.iter().map(|t| t.kind).eq(current.atom.args.iter().map(|t| t.kind));
         if !same {
             // A new query means new demand: recompile and evaluate the current facts from scratch.
-            let facts: Vec<Tuple> = self.maintainer.facts.iter().cloned().collect();
+            let facts: InputFacts = self.maintainer.facts.iter().collect();
             let primary = if self.no_magic { candidate.clone() } else { magic::rewrite(&candidate, &query).program };
             self.maintainer = Maintainer::new(primary, &facts, self.maintenance);
             let _ = writeln!(out, "recompiled for ?- {}.", candidate.display_atom(&query.atom));

@@ -2,6 +2,7 @@
 //! updates, rewrite with magic sets, plan, evaluate, maintain.
 
 use crate::cli::{EngineArg, MaintenanceArg, RunArgs};
+use crate::facts::InputFacts;
 use crate::load;
 use diag::{Code, Diagnostic, SourceMap};
 use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Update};
@@ -27,7 +28,7 @@ pub struct Session {
     /// The magic-sets rewrite of `program` for its query.
     pub magic: MagicProgram,
     /// All input facts: inline in the program and from `--facts`.
-    pub facts: Vec<Tuple>,
+    pub facts: InputFacts,
     pub batches: Vec<Batch>,
     /// Warnings to show even when compilation succeeds.
     pub warnings: Vec<Diagnostic>,
@@ -79,16 +80,17 @@ pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
         );
     }
 
-    let mut facts: Vec<Tuple> = program.facts.iter().map(tuple_of).collect();
+    let mut facts = InputFacts::default();
+    for fact in &program.facts {
+        facts.push(fact.pred, fact.values.iter().map(|c| c.0));
+    }
     for path in &args.facts {
-        let loaded = load::load_facts(path, &mut program, &mut sources, &mut diagnostics);
-        facts.extend(loaded.iter().map(tuple_of));
+        load::load_facts(path, &mut program, &mut sources, &mut diagnostics, &mut facts);
     }
 
     let batches = read_updates(args, &mut program, &mut sources, &mut diagnostics);
 
-    let given: BTreeSet<PredId> = facts.iter().map(|(p, _)| *p).collect();
-    let given: Vec<PredId> = given.into_iter().collect();
+    let given: Vec<PredId> = facts.preds().collect();
     // Only warn about empty predicates when the inputs were all read: after an error the
     // warning would mostly repeat it.
     if !diag::has_errors(&diagnostics) {
@@ -185,10 +187,10 @@ pub fn maintenance(arg: MaintenanceArg) -> Maintenance {
 }
 
 /// A database holding exactly these input tuples.
-pub fn edb_database(program: &Program, facts: &[Tuple]) -> Database {
+pub fn edb_database(program: &Program, facts: &InputFacts) -> Database {
     let mut db = Database::new(program);
-    for (pred, tuple) in facts {
-        db.insert(*pred, tuple);
+    for (pred, tuple) in facts.iter() {
+        db.insert(pred, tuple);
     }
     db
 }
@@ -209,7 +211,7 @@ pub fn answers(program: &Program, db: &Database) -> Vec<Vec<u32>> {
 /// Plans and evaluates `program` from scratch over `facts`.
 pub fn evaluate(
     program: &Program,
-    facts: &[Tuple],
+    facts: &InputFacts,
     engine: Engine,
     record_rounds: bool,
     progress: Option<Box<dyn FnMut(exec::Progress)>>,
@@ -264,10 +266,11 @@ pub struct Maintainer {
 }
 
 impl Maintainer {
-    pub fn new(program: Program, facts: &[Tuple], maintenance: Maintenance) -> Self {
+    pub fn new(program: Program, facts: &InputFacts, maintenance: Maintenance) -> Self {
         let plan = plan::plan_program(&program);
         let state = Maintained::with_maintenance(plan, &program, edb_database(&program, facts), maintenance);
-        Maintainer { program, state, facts: facts.iter().cloned().collect(), maintenance }
+        let facts = facts.iter().map(|(pred, tuple)| (pred, tuple.to_vec())).collect();
+        Maintainer { program, state, facts, maintenance }
     }
 
     /// Applies one batch; with `recompute`, also evaluates the new input from scratch to
@@ -286,7 +289,7 @@ impl Maintainer {
         let after = answers(&self.program, self.state.db());
         let (mut recompute_work, mut mismatches) = (None, Vec::new());
         if recompute || check {
-            let facts: Vec<Tuple> = self.facts.iter().cloned().collect();
+            let facts: InputFacts = self.facts.iter().collect();
             let fresh = evaluate(&self.program, &facts, Engine::Seminaive, false, None);
             recompute_work = Some(fresh.eval.work);
             if check {

@@ -6,7 +6,7 @@ use crate::lexer::{lex, Spanned, Token};
 use crate::lower::{ground_values, reserved_name, reserved_names};
 use crate::parser::{fact_line, run, update_line, Sign};
 use diag::{Code, Diagnostic, FileId, Span};
-use ir::{Fact, IrError, PredId, PredKind, PredName, Program};
+use ir::{Const, Fact, IrError, PredId, PredKind, PredName, Program};
 
 /// One batch of EDB changes, applied together.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,6 +26,26 @@ fn lines(src: &str) -> impl Iterator<Item = (usize, &str)> {
         offset += line.len() + 1;
         (start, line.strip_suffix('\r').unwrap_or(line))
     })
+}
+
+/// Splits a line at `separator` into `fields`, as `line.split(separator)` does. An ASCII
+/// separator (all that facts files use) is found by comparing bytes, which for the short
+/// fields of a facts file is much faster than the general searcher of `str::split`.
+fn split_fields<'a>(line: &'a str, separator: char, fields: &mut Vec<&'a str>) {
+    if !separator.is_ascii() {
+        fields.extend(line.split(separator));
+        return;
+    }
+    let separator = separator as u8;
+    let mut start = 0;
+    for (i, &byte) in line.as_bytes().iter().enumerate() {
+        if byte == separator {
+            // An ASCII byte is never inside a multi-byte character, so this is a boundary.
+            fields.push(&line[start..i]);
+            start = i + 1;
+        }
+    }
+    fields.push(&line[start..]);
 }
 
 /// Lexes one line; spans are made relative to the whole file.
@@ -77,6 +97,26 @@ fn idb_fact(program: &Program, pred: PredId, span: Span, code: Code) -> Diagnost
 /// blank lines are allowed.
 pub fn parse_fact_atoms(src: &str, file: FileId, program: &mut Program) -> (Vec<Fact>, Vec<Diagnostic>) {
     let mut facts = Vec::new();
+    let diagnostics = read_fact_atoms(src, file, program, &mut facts);
+    (facts, diagnostics)
+}
+
+/// What the facts readers hand each fact to, in file order, as soon as it is read: a
+/// caller that stores facts its own way (dlc keeps them flat, per predicate) need not
+/// build a [`Fact`] with a `Vec` of its own for each of millions of lines.
+pub trait FactSink {
+    fn fact(&mut self, pred: PredId, values: &[Const], span: Span);
+}
+
+/// Collects whole facts, as [`parse_fact_atoms`] and [`parse_delimited_facts`] return them.
+impl FactSink for Vec<Fact> {
+    fn fact(&mut self, pred: PredId, values: &[Const], span: Span) {
+        self.push(Fact { pred, values: values.to_vec(), span });
+    }
+}
+
+/// [`parse_fact_atoms`], handing each fact to `sink` instead of returning them.
+pub fn read_fact_atoms(src: &str, file: FileId, program: &mut Program, sink: &mut dyn FactSink) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     for (start, line) in lines(src) {
         let tokens = lex_line(line, start);
@@ -87,12 +127,12 @@ pub fn parse_fact_atoms(src: &str, file: FileId, program: &mut Program) -> (Vec<
         diagnostics.extend(errors);
         if let Some(atom) = atom {
             match input_fact(program, &atom, Code::EDB_HEADS_RULE) {
-                Ok(fact) => facts.push(fact),
+                Ok(fact) => sink.fact(fact.pred, &fact.values, fact.span),
                 Err(errors) => diagnostics.extend(errors),
             }
         }
     }
-    (facts, diagnostics)
+    diagnostics
 }
 
 /// Reads one delimited facts file for `pred_name` (`<Pred>.facts`/`.tsv` with `'\t'`,
@@ -112,18 +152,38 @@ pub fn parse_delimited_facts(
     program: &mut Program,
 ) -> (Vec<Fact>, Vec<Diagnostic>) {
     let mut facts = Vec::new();
+    let diagnostics = read_delimited_facts(src, file, pred_name, separator, program, &mut facts);
+    (facts, diagnostics)
+}
+
+/// [`parse_delimited_facts`], handing each fact to `sink` instead of returning them.
+pub fn read_delimited_facts(
+    src: &str,
+    file: FileId,
+    pred_name: &str,
+    separator: char,
+    program: &mut Program,
+    sink: &mut dyn FactSink,
+) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     if pred_name.starts_with('@') {
         diagnostics.push(reserved_name(pred_name, Span::new(file, 0..0)));
-        return (facts, diagnostics);
+        return diagnostics;
     }
     let mut pred = program.lookup_source(pred_name);
+    // Reused from line to line: a file of a million lines is then not a million
+    // allocations of fields and values.
+    let mut fields: Vec<&str> = Vec::new();
+    let mut values: Vec<Const> = Vec::new();
     for (start, line) in lines(src) {
         if line.trim().is_empty() {
             continue;
         }
         let span = Span::new(file, start..start + line.len());
-        let fields: Vec<&str> = if line == "()" { Vec::new() } else { line.split(separator).collect() };
+        fields.clear();
+        if line != "()" {
+            split_fields(line, separator, &mut fields);
+        }
         let id = *pred.get_or_insert_with(|| {
             let name = PredName::Source(program.symbols.intern(pred_name));
             program.declare_pred(name, fields.len(), PredKind::Edb, span)
@@ -143,10 +203,11 @@ pub fn parse_delimited_facts(
             );
             continue;
         }
-        let values = fields.iter().map(|f| program.consts.intern(f)).collect();
-        facts.push(Fact { pred: id, values, span });
+        values.clear();
+        values.extend(fields.iter().map(|f| program.consts.intern(f)));
+        sink.fact(id, &values, span);
     }
-    (facts, diagnostics)
+    diagnostics
 }
 
 /// Reads update batches: lines `+E(a,b).` (insert) and `-E(a,b).` (delete). A blank line
@@ -273,6 +334,37 @@ mod tests {
         assert_eq!(show(&p, &facts), ["New(1,x)", r#"New(2,"\"y\"")"#]);
         let new = p.lookup_source("New").unwrap();
         assert_eq!((p.pred(new).kind, p.pred(new).arity), (PredKind::Edb, 2));
+    }
+
+    #[test]
+    fn fields_split_as_str_split_does() {
+        let mut fields = Vec::new();
+        for line in ["", "a", "a,b", ",", "a,,b,", "ü,é€,x", "tab\there,and,ü"] {
+            for separator in [',', '\t', 'é', '€'] {
+                fields.clear();
+                split_fields(line, separator, &mut fields);
+                assert_eq!(fields, line.split(separator).collect::<Vec<_>>(), "{line:?} at {separator:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn delimited_facts_stream_into_a_sink_in_file_order() {
+        struct Rows(Vec<(PredId, Vec<u32>, Span)>);
+        impl FactSink for Rows {
+            fn fact(&mut self, pred: PredId, values: &[Const], span: Span) {
+                self.0.push((pred, values.iter().map(|c| c.0).collect(), span));
+            }
+        }
+        let src = "a\tb\nx\n\nb\ta\n";
+        let mut p = program();
+        let (facts, diagnostics) = parse_delimited_facts(src, FILE, "E", '\t', &mut p);
+        let mut rows = Rows(Vec::new());
+        let streamed = read_delimited_facts(src, FILE, "E", '\t', &mut program(), &mut rows);
+        assert_eq!(streamed, diagnostics);
+        let expected: Vec<_> = facts.iter().map(|f| (f.pred, f.values.iter().map(|c| c.0).collect(), f.span)).collect();
+        assert_eq!(rows.0, expected);
+        assert_eq!(show(&p, &facts), ["E(a,b)", "E(b,a)"]);
     }
 
     #[test]
