@@ -49,6 +49,11 @@ impl InputFacts {
         self.preds.iter().enumerate().filter(|(_, f)| f.len > 0).map(|(i, _)| PredId(i as u32))
     }
 
+    /// The tuples of `pred`: how many, and their values one tuple after another.
+    pub fn of(&self, pred: PredId) -> (usize, &[u32]) {
+        self.preds.get(pred.index()).map_or((0, &[][..]), |f| (f.len, &f.values[..]))
+    }
+
     /// Every tuple, by predicate in id order, then in the order added.
     pub fn iter(&self) -> impl Iterator<Item = (PredId, &[u32])> + '_ {
         self.preds.iter().enumerate().flat_map(|(i, facts)| {

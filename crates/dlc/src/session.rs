@@ -189,8 +189,16 @@ pub fn maintenance(arg: MaintenanceArg) -> Maintenance {
 /// A database holding exactly these input tuples.
 pub fn edb_database(program: &Program, facts: &InputFacts) -> Database {
     let mut db = Database::new(program);
-    for (pred, tuple) in facts.iter() {
-        db.insert(pred, tuple);
+    for pred in facts.preds() {
+        match facts.of(pred) {
+            // A nullary predicate's tuples are all the one empty tuple.
+            (_, []) => {
+                db.insert(pred, &[]);
+            }
+            (_, values) => {
+                db.insert_all(pred, values);
+            }
+        }
     }
     db
 }

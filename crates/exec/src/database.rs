@@ -58,6 +58,27 @@ impl Database {
         }
     }
 
+    /// Adds the tuples laid out one after another in `values` (`arity(pred)` values each),
+    /// as one batch: each is deduplicated as it comes, and they become rows at once, which
+    /// is what loading a large input wants. Returns how many were new. Nothing is added
+    /// when `values` does not divide into tuples of the predicate, or the predicate is
+    /// unknown or nullary (its one tuple goes through [`Database::insert`]).
+    pub fn insert_all(&mut self, pred: PredId, values: &[u32]) -> usize {
+        let p = pred.index();
+        let (Some(rows), Some(set)) = (self.rows.get_mut(p), self.sets.get_mut(p)) else { return 0 };
+        let arity = rows.arity;
+        if arity == 0 || !values.len().is_multiple_of(arity) {
+            return 0;
+        }
+        for tuple in values.chunks_exact(arity) {
+            set.stage(rows, tuple);
+        }
+        let first = rows.end();
+        let added = set.commit(rows);
+        rows.append_rank(first, self.rank);
+        added as usize
+    }
+
     /// Removes a tuple; false when it was absent.
     pub fn remove(&mut self, pred: PredId, tuple: &[u32]) -> bool {
         let p = pred.index();
@@ -239,5 +260,18 @@ mod tests {
         assert!(db.contains(e, &[a, b]));
         assert_eq!(db.sorted_tuples(e)[0], vec![a, b]);
         assert!(!db.insert(PredId(99), &[]));
+    }
+
+    #[test]
+    fn a_batch_of_tuples_loads_with_set_semantics() {
+        let p = program("Z().\nR(X) <- E(X,Y), Z()");
+        let (e, z) = (p.lookup_source("E").unwrap(), p.lookup_source("Z").unwrap());
+        let mut db = Database::new(&p);
+        assert_eq!(db.insert_all(e, &[1, 2, 3, 4, 1, 2]), 2);
+        assert_eq!(db.insert_all(e, &[3, 4, 5]), 0, "not a whole number of tuples");
+        assert_eq!(db.insert_all(e, &[5, 6, 1, 2]), 1);
+        assert_eq!(db.sorted_tuples(e), [[1, 2], [3, 4], [5, 6]]);
+        assert_eq!(db.insert_all(z, &[]), 0, "nullary tuples go through insert");
+        assert_eq!(db.insert_all(PredId(99), &[1]), 0);
     }
 }
