@@ -55,14 +55,14 @@ pub fn evaluated_program(source: &mut Source, mode: Mode) -> Program {
 /// the EDB predicate ids). Relations no rule mentions are not part of the program.
 pub fn database(program: &Program, source: &Source, edb: &Edb) -> Database {
     let mut db = Database::new(program);
-    let mut tuple = Vec::new();
+    let mut values = Vec::new();
     for relation in &edb.relations {
         let Some(pred) = program.lookup_source(relation.name) else { continue };
-        for row in relation.tuples() {
-            tuple.clear();
-            tuple.extend(row.iter().map(|&v| source.values[v as usize]));
-            db.insert(pred, &tuple);
-        }
+        values.clear();
+        values.extend(relation.tuples().flatten().map(|&v| source.values[v as usize]));
+        // As the dlc binary loads a predicate's facts: one batch.
+        debug_assert!(relation.arity > 0, "no workload has a nullary input relation");
+        db.insert_all(pred, &values);
     }
     db
 }
