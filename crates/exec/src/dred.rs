@@ -142,6 +142,7 @@ impl Maintained {
                 rows.ensure_removal_index();
             }
             rows.sync_all_indexes();
+            rows.reserve_headroom();
             if maintenance == Maintenance::Ranked {
                 rows.ensure_locator();
             }

@@ -416,6 +416,22 @@ impl Rows {
         (key_len > 0).then(|| self.ensure_index(&(0..key_len).collect::<Vec<_>>()))
     }
 
+    /// Makes room for a share more rows (and their index entries) than there are, so that
+    /// the next appends do not move everything: a relation loaded in one batch has no
+    /// spare capacity, and the first small update would then copy all of it.
+    pub(crate) fn reserve_headroom(&mut self) {
+        fn headroom<T>(v: &mut Vec<T>) {
+            let want = v.len() / 8;
+            if v.capacity() - v.len() < want {
+                v.reserve_exact(want);
+            }
+        }
+        headroom(&mut self.data);
+        for index in &mut self.indexes {
+            headroom(&mut index.arena);
+        }
+    }
+
     /// Extends every declared index over every row.
     pub(crate) fn sync_all_indexes(&mut self) {
         for id in 0..self.indexes.len() {
@@ -912,6 +928,8 @@ impl Relation {
                 fresh.sync_index(id);
             }
         }
+        // Compaction happens between updates of a maintained database, which will append.
+        fresh.reserve_headroom();
         self.rows = fresh;
     }
 }
