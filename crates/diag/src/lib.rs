@@ -1,7 +1,7 @@
 //! Diagnostics as plain data, and the one place that renders them with ariadne.
 //!
 //! Every pass reports user errors as [`Diagnostic`] values instead of aborting; the
-//! binary collects them and calls [`render`]. No other crate imports ariadne.
+//! binary collects them and calls [`render()`]. No other crate imports ariadne.
 
 mod codes;
 mod render;

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use std::fmt::Write;
 
 impl MagicProgram {
-    /// The generated rules, one per line, in output order (see [`crate::rewrite`]).
+    /// The generated rules, one per line, in output order (see [`crate::rewrite()`]).
     pub fn display_rules(&self) -> String {
         let mut out = String::new();
         for rule in &self.program.rules {

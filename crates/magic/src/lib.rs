@@ -1,7 +1,7 @@
 //! The magic-sets rewrite (SPEC §2–§3): IR → IR with full left-prefix SIPS, plus the
 //! adorned call graph and a trace of every call.
 //!
-//! [`rewrite`] turns a source [`ir::Program`] and a selection [`ir::Query`] into a
+//! [`rewrite()`] turns a source [`ir::Program`] and a selection [`ir::Query`] into a
 //! [`MagicProgram`]: a new program over answer predicates `@a:p^α` and demand predicates
 //! `@m:p^α` that shares every predicate id of the source (one EDB database serves both),
 //! together with what is needed to explain it: for each generated rule its kind and
