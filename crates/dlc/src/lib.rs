@@ -216,7 +216,8 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
     let mut exit = 0;
     let mut final_answers = main_run.answers.clone();
     if !session.batches.is_empty() {
-        let mut maintainer = Maintainer::new(primary.clone(), &session.facts, session::maintenance(args.maintenance));
+        let maintenance = session::maintenance(args.maintenance);
+        let mut maintainer = Maintainer::new(primary.clone(), &session.facts, maintenance, trace || args.check);
         let mut updates = Vec::new();
         for (i, batch) in session.batches.iter().enumerate() {
             let outcome = maintainer.apply(&batch.update, trace || args.check, args.check);

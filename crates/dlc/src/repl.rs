@@ -2,7 +2,6 @@
 //! DRed batch at `;` or an empty line; `?- ...` lines show (or recompile for) a query.
 
 use crate::cli::RunArgs;
-use crate::facts::InputFacts;
 use crate::report;
 use crate::session::{self, Maintainer};
 use diag::SourceMap;
@@ -40,7 +39,7 @@ pub fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut dyn Write, err: &m
     let primary = if args.no_magic { session.program.clone() } else { session.magic.program.clone() };
     let maintenance = session::maintenance(args.maintenance);
     let mut repl = Repl {
-        maintainer: Maintainer::new(primary, &session.facts, maintenance),
+        maintainer: Maintainer::new(primary, &session.facts, maintenance, false),
         maintenance,
         source: session.program,
         no_magic: args.no_magic,
@@ -84,8 +83,11 @@ pub fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut dyn Write, err: &m
             }
             ":facts" => {
                 let program = &repl.maintainer.program;
-                for (p, t) in &repl.maintainer.facts {
-                    let _ = writeln!(out, "{}.", report::fact_text(program, *p, t));
+                let facts = repl.maintainer.input_facts();
+                let mut listed: Vec<(ir::PredId, &[u32])> = facts.iter().collect();
+                listed.sort_unstable();
+                for (p, t) in listed {
+                    let _ = writeln!(out, "{}.", report::fact_text(program, p, t));
                 }
             }
             _ if text.starts_with("?-") => {
@@ -164,9 +166,9 @@ impl Repl {
             && query.atom.args.iter().map(|t| t.kind).eq(current.atom.args.iter().map(|t| t.kind));
         if !same {
             // A new query means new demand: recompile and evaluate the current facts from scratch.
-            let facts: InputFacts = self.maintainer.facts.iter().collect();
+            let facts = self.maintainer.input_facts();
             let primary = if self.no_magic { candidate.clone() } else { magic::rewrite(&candidate, &query).program };
-            self.maintainer = Maintainer::new(primary, &facts, self.maintenance);
+            self.maintainer = Maintainer::new(primary, &facts, self.maintenance, false);
             let _ = writeln!(out, "recompiled for ?- {}.", candidate.display_atom(&query.atom));
             self.source = candidate;
         }

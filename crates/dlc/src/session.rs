@@ -269,35 +269,61 @@ pub struct Maintainer {
     /// The maintained program; it owns its interners so that updates can mention new constants.
     pub program: Program,
     pub state: Maintained,
-    pub facts: BTreeSet<Tuple>,
     maintenance: Maintenance,
+    /// The input as the batches left it, kept apart from the maintained database: an
+    /// independent record for `--check` and for the recomputation a trace reports. Only
+    /// kept when asked for, since it costs an allocation per fact; otherwise the input
+    /// relations of the maintained database are the input.
+    record: Option<BTreeSet<Tuple>>,
 }
 
 impl Maintainer {
-    pub fn new(program: Program, facts: &InputFacts, maintenance: Maintenance) -> Self {
+    /// With `keep_record`, the input is also recorded apart ([`Maintainer::apply`] can then
+    /// recompute from it).
+    pub fn new(program: Program, facts: &InputFacts, maintenance: Maintenance, keep_record: bool) -> Self {
         let plan = plan::plan_program(&program);
         let state = Maintained::with_maintenance(plan, &program, edb_database(&program, facts), maintenance);
-        let facts = facts.iter().map(|(pred, tuple)| (pred, tuple.to_vec())).collect();
-        Maintainer { program, state, facts, maintenance }
+        let record = keep_record.then(|| facts.iter().map(|(pred, tuple)| (pred, tuple.to_vec())).collect());
+        Maintainer { program, state, maintenance, record }
+    }
+
+    /// The current input facts: the record if kept, else the maintained input relations.
+    pub fn input_facts(&self) -> InputFacts {
+        match &self.record {
+            Some(record) => record.iter().collect(),
+            None => {
+                let mut facts = InputFacts::default();
+                let db = self.state.db();
+                for pred in self.program.pred_ids().filter(|&p| self.program.pred(p).kind == ir::PredKind::Edb) {
+                    for tuple in db.tuples(pred) {
+                        facts.push(pred, tuple.iter().copied());
+                    }
+                }
+                facts
+            }
+        }
     }
 
     /// Applies one batch; with `recompute`, also evaluates the new input from scratch to
-    /// measure its work and (with `check`) to compare every relation.
+    /// measure its work and (with `check`) to compare every relation. Both need the record
+    /// ([`Maintainer::new`]'s `keep_record`); without it they are skipped.
     pub fn apply(&mut self, update: &Update, recompute: bool, check: bool) -> BatchOutcome {
         let before = answers(&self.program, self.state.db());
         let start = Instant::now();
         let report = self.state.apply(update);
         let elapsed = start.elapsed();
-        for t in &update.deletes {
-            self.facts.remove(t);
-        }
-        for t in &update.inserts {
-            self.facts.insert(t.clone());
+        if let Some(record) = &mut self.record {
+            for t in &update.deletes {
+                record.remove(t);
+            }
+            for t in &update.inserts {
+                record.insert(t.clone());
+            }
         }
         let after = answers(&self.program, self.state.db());
         let (mut recompute_work, mut mismatches) = (None, Vec::new());
-        if recompute || check {
-            let facts: InputFacts = self.facts.iter().collect();
+        if (recompute || check) && self.record.is_some() {
+            let facts = self.input_facts();
             let fresh = evaluate(&self.program, &facts, Engine::Seminaive, false, None);
             recompute_work = Some(fresh.eval.work);
             if check {

@@ -83,3 +83,17 @@ fn noop_updates_are_reported() {
     assert!(out.stdout.contains("no-op: -E(x,y) is not present"), "{}", out.stdout);
     assert!(out.stdout.contains("no-op: +E(a,b) is already present"), "{}", out.stdout);
 }
+
+#[test]
+fn repl_lists_the_current_input_facts() {
+    let input = "-E(a,b).\n+E(z,a).\n;\n:facts\n:quit\n";
+    let out = common::dlc_with_input(&["repl", "--color", "never", "fixtures/ok/reach.dl"], input);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let listed: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("E(")).collect();
+    assert_eq!(
+        listed,
+        ["E(a,e).", "E(b,c).", "E(c,b).", "E(c,d).", "E(e,d).", "E(u,v).", "E(v,w).", "E(w,u).", "E(z,a)."],
+        "{}",
+        out.stdout
+    );
+}

@@ -115,6 +115,12 @@ impl Database {
         self.rows.get(pred.index()).map_or(0, |rows| rows.arity)
     }
 
+    /// The tuples of `pred` in no particular order, without copying them (none for an
+    /// unknown predicate).
+    pub fn tuples(&self, pred: PredId) -> impl Iterator<Item = &[u32]> + '_ {
+        self.rows.get(pred.index()).into_iter().flat_map(Rows::live_rows)
+    }
+
     /// The tuples of `pred` in lexicographic order.
     pub fn sorted_tuples(&self, pred: PredId) -> Vec<Vec<u32>> {
         if pred.index() >= self.rows.len() {
@@ -273,5 +279,9 @@ mod tests {
         assert_eq!(db.sorted_tuples(e), [[1, 2], [3, 4], [5, 6]]);
         assert_eq!(db.insert_all(z, &[]), 0, "nullary tuples go through insert");
         assert_eq!(db.insert_all(PredId(99), &[1]), 0);
+        let mut listed: Vec<&[u32]> = db.tuples(e).collect();
+        listed.sort();
+        assert_eq!(listed, [&[1, 2][..], &[3, 4], &[5, 6]]);
+        assert_eq!(db.tuples(PredId(99)).count(), 0);
     }
 }
