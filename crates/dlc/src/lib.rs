@@ -215,9 +215,14 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
     // Incremental maintenance of the primary program over the batches.
     let mut exit = 0;
     let mut final_answers = main_run.answers.clone();
+    let mut final_sizes = session::relation_sizes(primary, &main_run.eval.db);
+    let elapsed = main_run.elapsed;
     if !session.batches.is_empty() {
         let maintenance = session::maintenance(args.maintenance);
-        let mut maintainer = Maintainer::new(primary.clone(), &session.facts, maintenance, trace || args.check);
+        // The evaluation just made is the maintained state's starting point.
+        let record = trace || args.check;
+        let mut maintainer =
+            Maintainer::from_evaluation(primary.clone(), main_run.eval, &session.facts, maintenance, record);
         let mut updates = Vec::new();
         for (i, batch) in session.batches.iter().enumerate() {
             let outcome = maintainer.apply(&batch.update, trace || args.check, args.check);
@@ -238,6 +243,7 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
             }
         }
         final_answers = session::answers(&maintainer.program, maintainer.state.db());
+        final_sizes = session::relation_sizes(&maintainer.program, maintainer.state.db());
         if json {
             doc["updates"] = Value::Array(updates);
         }
@@ -255,15 +261,14 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
             for t in &final_answers {
                 let _ = writeln!(out, "{}", report::answer_text(source, queried, t));
             }
-            let sizes = session::relation_sizes(primary, &main_run.eval.db);
             let mut summary = format!(
                 "{} answer(s); {} program: {}",
                 final_answers.len(),
                 primary_name,
-                report::sizes_text(primary, &sizes)
+                report::sizes_text(primary, &final_sizes)
             );
             if timing {
-                summary += &format!("; evaluated in {}", report::duration_text(main_run.elapsed));
+                summary += &format!("; evaluated in {}", report::duration_text(elapsed));
             }
             let _ = writeln!(err, "{summary}");
         }

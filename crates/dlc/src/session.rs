@@ -283,6 +283,30 @@ impl Maintainer {
     pub fn new(program: Program, facts: &InputFacts, maintenance: Maintenance, keep_record: bool) -> Self {
         let plan = plan::plan_program(&program);
         let state = Maintained::with_maintenance(plan, &program, edb_database(&program, facts), maintenance);
+        Self::keeping(program, state, facts, maintenance, keep_record)
+    }
+
+    /// [`Maintainer::new`] starting from `eval`, an evaluation of `program` over `facts`
+    /// (by [`evaluate`]), which it keeps instead of evaluating again.
+    pub fn from_evaluation(
+        program: Program,
+        eval: Evaluation,
+        facts: &InputFacts,
+        maintenance: Maintenance,
+        keep_record: bool,
+    ) -> Self {
+        let plan = plan::plan_program(&program);
+        let state = Maintained::from_evaluation(plan, &program, eval, maintenance);
+        Self::keeping(program, state, facts, maintenance, keep_record)
+    }
+
+    fn keeping(
+        program: Program,
+        state: Maintained,
+        facts: &InputFacts,
+        maintenance: Maintenance,
+        keep_record: bool,
+    ) -> Self {
         let record = keep_record.then(|| facts.iter().map(|(pred, tuple)| (pred, tuple.to_vec())).collect());
         Maintainer { program, state, maintenance, record }
     }

@@ -5,6 +5,7 @@ use crate::database::Database;
 use crate::join::{run_staged, View};
 use crate::relation::Rows;
 use crate::seminaive::{propagate, Compiled, Run};
+use crate::Evaluation;
 use ir::{PredId, Program};
 use plan::{AtomSource, ProgramPlan};
 
@@ -126,18 +127,59 @@ impl Maintained {
 
     /// Evaluates from scratch and keeps the result for updates made with `maintenance`.
     pub fn with_maintenance(plan: ProgramPlan, program: &Program, mut edb: Database, maintenance: Maintenance) -> Self {
-        let mut compiled = Compiled::new(&plan, program, &mut edb);
+        let compiled = Compiled::new(&plan, program, &mut edb);
         let mut run = Run::new(false, None);
         let start = vec![0; edb.relation_count()];
         propagate(&compiled, &mut edb, &start, true, &mut run);
-        compiled.add_guards(program, &mut edb, maintenance == Maintenance::Ranked);
+        let initial_work = run.stats.firings;
+        Self::keep(compiled, program, edb, run, initial_work, maintenance)
+    }
+
+    /// Keeps the result of [`crate::evaluate`] of the same `plan` and `program` for updates,
+    /// without evaluating again. The result of the reference engine is evaluated again from
+    /// its input relations (its ranks are not the semi-naive ones the maintenance relies
+    /// on, and the same evaluation then gives the same reports), and one that started from
+    /// derived facts is evaluated again as it is.
+    pub fn from_evaluation(plan: ProgramPlan, program: &Program, eval: Evaluation, maintenance: Maintenance) -> Self {
+        let mut db = eval.db;
+        if !eval.from_inputs_only {
+            return Self::with_maintenance(plan, program, db, maintenance);
+        }
+        if !eval.seminaive {
+            // A database as the input was given: the input facts alone, in a fresh database
+            // (whose ranks then match those of any other evaluation from the same input).
+            let derived: Vec<bool> = (0..db.relation_count())
+                .map(|p| plan.rules.iter().any(|r| r.well_formed && r.head.index() == p))
+                .collect();
+            let mut inputs = db.empty_like();
+            for (p, rows) in db.rows.iter().enumerate().filter(|&(p, _)| !derived[p]) {
+                for tuple in rows.live_rows() {
+                    inputs.insert(PredId(p as u32), tuple);
+                }
+            }
+            return Self::with_maintenance(plan, program, inputs, maintenance);
+        }
+        let compiled = Compiled::for_fixpoint(&plan, program, &mut db);
+        Self::keep(compiled, program, db, Run::new(false, None), eval.work, maintenance)
+    }
+
+    /// Readies an evaluated database for updates.
+    fn keep(
+        mut compiled: Compiled,
+        program: &Program,
+        mut db: Database,
+        run: Run,
+        initial_work: u64,
+        maintenance: Maintenance,
+    ) -> Self {
+        compiled.add_guards(program, &mut db, maintenance == Maintenance::Ranked);
         // DRed probes indexes the evaluation may never have read: the rederivation plans',
         // those of a join with a delta that existed in the first round only (in right-linear
         // closure, the closure keyed for the edge delta), and the one removal walks in an
         // input relation. Built lazily, each would cost the first update that needs it
         // O(|relation|) time and memory however small the change; built here, with the
         // materialisation, every later sync adds only the rows an update appended.
-        for (p, rows) in edb.rows.iter_mut().enumerate() {
+        for (p, rows) in db.rows.iter_mut().enumerate() {
             if !compiled.derived[p] {
                 rows.ensure_removal_index();
             }
@@ -147,8 +189,7 @@ impl Maintained {
                 rows.ensure_locator();
             }
         }
-        let initial_work = run.stats.firings;
-        Maintained { compiled, db: edb, run, initial_work, maintenance }
+        Maintained { compiled, db, run, initial_work, maintenance }
     }
 
     /// The current input and derived facts.

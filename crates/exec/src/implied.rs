@@ -23,9 +23,10 @@ type Inclusion = (PredId, usize, PredId);
 /// The program with the implied guards removed from the rule bodies (rule ids and
 /// everything else unchanged), or `None` when there are none. `db` holds the facts the
 /// evaluation starts from: a derived relation that already has facts there is assumed
-/// to satisfy nothing.
-pub(crate) fn reduce(program: &Program, well_formed: &[bool], db: &Database) -> Option<Program> {
-    let inclusions = inclusions(program, well_formed, db);
+/// to satisfy nothing — unless `rule_derived` says that every derived fact in it came
+/// from these rules (it is their fixpoint, evaluated from no derived facts).
+pub(crate) fn reduce(program: &Program, well_formed: &[bool], db: &Database, rule_derived: bool) -> Option<Program> {
+    let inclusions = inclusions(program, well_formed, db, rule_derived);
     if inclusions.is_empty() {
         return None;
     }
@@ -63,7 +64,7 @@ fn implied_guard(atom: &ir::Atom, body: &[ir::Atom], inclusions: &[Inclusion]) -
 /// The greatest set of inclusions that every rule justifies: assume all candidates, then
 /// drop those some rule fails, until none fails. Induction on the height of derivations
 /// makes what remains true of every fact the rules derive.
-fn inclusions(program: &Program, well_formed: &[bool], db: &Database) -> Vec<Inclusion> {
+fn inclusions(program: &Program, well_formed: &[bool], db: &Database, rule_derived: bool) -> Vec<Inclusion> {
     let unary: Vec<PredId> = program.pred_ids().filter(|&p| program.pred(p).arity == 1).collect();
     let heads: Vec<PredId> = {
         let mut heads: Vec<PredId> = program.rules.iter().map(|r| r.head.pred).collect();
@@ -72,7 +73,7 @@ fn inclusions(program: &Program, well_formed: &[bool], db: &Database) -> Vec<Inc
         heads
     };
     let mut set: Vec<Inclusion> = Vec::new();
-    for &p in heads.iter().filter(|&&p| db.len(p) == 0) {
+    for &p in heads.iter().filter(|&&p| rule_derived || db.len(p) == 0) {
         for c in 0..program.pred(p).arity {
             set.extend(unary.iter().filter(|&&g| g != p).map(|&g| (p, c, g)));
         }
@@ -112,7 +113,7 @@ mod tests {
             "M(a) <-\nQ(X,Y) <- M(X), E(X,Y)\nM(Y) <- M(X), Q(X,Y)\nQ(X,Z) <- M(X), Q(X,Y), Q(Y,Z)\nS(X,Z) <- M(X), E(X,Y), Q(Y,Z)",
         );
         let db = Database::new(&p);
-        let reduced = reduce(&p, &[true; 5], &db).expect("guards are implied");
+        let reduced = reduce(&p, &[true; 5], &db, false).expect("guards are implied");
         let body = |r: usize| reduced.rules[r].body.iter().map(|a| reduced.pred_name(a.pred)).collect::<Vec<_>>();
         assert_eq!(body(1), ["M", "E"], "an edge does not imply the demand");
         assert_eq!(body(2), ["Q"]);
@@ -124,8 +125,10 @@ mod tests {
     fn a_derived_relation_with_facts_of_its_own_implies_nothing() {
         let p = program("Q(X,Y) <- M(X), E(X,Y)\nR(X) <- M(X), Q(X,Y)");
         let mut db = Database::new(&p);
-        assert!(reduce(&p, &[true; 2], &db).is_some());
+        assert!(reduce(&p, &[true; 2], &db, false).is_some());
         db.insert(p.lookup_source("Q").unwrap(), &[1, 2]);
-        assert!(reduce(&p, &[true; 2], &db).is_none());
+        assert!(reduce(&p, &[true; 2], &db, false).is_none());
+        // Unless the facts are known to come from the rules.
+        assert!(reduce(&p, &[true; 2], &db, true).is_some());
     }
 }

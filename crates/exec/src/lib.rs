@@ -75,6 +75,10 @@ pub struct Evaluation {
     /// Rule firings: complete body matches, duplicates included. DRed reports the same
     /// measure, so an update's work can be compared with a from-scratch evaluation.
     pub work: u64,
+    /// Whether the evaluation started from no derived facts, and whether it was
+    /// semi-naive: what [`Maintained::from_evaluation`] needs to know to keep `db`.
+    pub(crate) from_inputs_only: bool,
+    pub(crate) seminaive: bool,
 }
 
 /// Builds, over the facts now in `db`, every index on an input relation that the
@@ -95,6 +99,7 @@ pub fn index_inputs(plan: &ProgramPlan, program: &Program, db: &mut Database) {
 /// Rules that fail `ir::validate` are never fired.
 pub fn evaluate(plan: &ProgramPlan, program: &Program, mut edb: Database, options: EvalOptions) -> Evaluation {
     let mut run = seminaive::Run::new(options.record_rounds, options.progress);
+    let from_inputs_only = plan.rules.iter().all(|r| !r.well_formed || edb.len(r.head) == 0);
     let row_tests = match options.engine {
         Engine::Reference => {
             reference::evaluate(plan, &mut edb, &mut run);
@@ -107,7 +112,15 @@ pub fn evaluate(plan: &ProgramPlan, program: &Program, mut edb: Database, option
             None
         }
     };
-    Evaluation { rounds: run.rounds, row_tests, iterations: run.iterations, work: run.stats.firings, db: edb }
+    Evaluation {
+        rounds: run.rounds,
+        row_tests,
+        iterations: run.iterations,
+        work: run.stats.firings,
+        db: edb,
+        from_inputs_only,
+        seminaive: options.engine == Engine::Seminaive,
+    }
 }
 
 #[cfg(test)]

@@ -49,11 +49,21 @@ pub(crate) struct Compiled {
 
 impl Compiled {
     pub(crate) fn new(plan: &ProgramPlan, program: &Program, db: &mut Database) -> Self {
+        Self::compile(plan, program, db, false)
+    }
+
+    /// [`Compiled::new`] for a database that already holds the fixpoint of `plan` evaluated
+    /// from no derived facts, whose derived facts therefore satisfy what the rules imply.
+    pub(crate) fn for_fixpoint(plan: &ProgramPlan, program: &Program, db: &mut Database) -> Self {
+        Self::compile(plan, program, db, true)
+    }
+
+    fn compile(plan: &ProgramPlan, program: &Program, db: &mut Database, rule_derived: bool) -> Self {
         let mut rules = Vec::new();
         let mut position_of = vec![None; plan.rules.len()];
         let mut derived = vec![false; db.relation_count()];
         let well_formed: Vec<bool> = plan.rules.iter().map(|r| r.well_formed).collect();
-        let reduced = crate::implied::reduce(program, &well_formed, db);
+        let reduced = crate::implied::reduce(program, &well_formed, db, rule_derived);
         for rule_plan in plan.rules.iter().filter(|r| r.well_formed) {
             let id = rule_plan.rule;
             let head = rule_plan.head;
