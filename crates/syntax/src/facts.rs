@@ -1,5 +1,7 @@
 //! Input that changes the EDB: facts files (ground atoms or delimited fields), update
-//! batches and single update atoms. All atom forms go through the program's atom parser.
+//! batches and single update atoms. All atom forms go through the program's atom parser,
+//! except that a facts line of plain constants `E(a,1).` is read by a recogniser that
+//! accepts only what that parser reads the same way (see [`simple_atom`]).
 
 use crate::ast;
 use crate::lexer::{lex, Spanned, Token};
@@ -65,20 +67,35 @@ fn input_fact(program: &mut Program, atom: &ast::Atom, idb_code: Code) -> Result
     if !errors.is_empty() {
         return Err(errors);
     }
-    let pred = match program.lookup_source(&atom.pred.text) {
+    let pred = input_pred(program, &atom.pred.text, values.len(), atom.span, idb_code).map_err(|e| vec![e])?;
+    Ok(Fact { pred, values, span: atom.span })
+}
+
+/// The predicate of an input fact named `name` with `arity` values, whose values are
+/// interned already: declared EDB if new, E0005/E0015 (`idb_code`) if rules define it,
+/// E0004 if its arity differs. Shared by [`input_fact`] and the fast path of
+/// [`read_fact_atoms`], so that both resolve and report alike.
+fn input_pred(
+    program: &mut Program,
+    name: &str,
+    arity: usize,
+    span: Span,
+    idb_code: Code,
+) -> Result<PredId, Diagnostic> {
+    let pred = match program.lookup_source(name) {
         Some(pred) => pred,
         None => {
-            let name = PredName::Source(program.symbols.intern(&atom.pred.text));
-            program.declare_pred(name, values.len(), PredKind::Edb, atom.span)
+            let name = PredName::Source(program.symbols.intern(name));
+            program.declare_pred(name, arity, PredKind::Edb, span)
         }
     };
     if program.pred(pred).kind == PredKind::Idb {
-        return Err(vec![idb_fact(program, pred, atom.span, idb_code)]);
+        return Err(idb_fact(program, pred, span, idb_code));
     }
-    if program.pred(pred).arity != values.len() {
-        return Err(vec![IrError::ArityMismatch { pred, found: values.len(), span: atom.span }.to_diagnostic(program)]);
+    if program.pred(pred).arity != arity {
+        return Err(IrError::ArityMismatch { pred, found: arity, span }.to_diagnostic(program));
     }
-    Ok(Fact { pred, values, span: atom.span })
+    Ok(pred)
 }
 
 /// The report for input facts of a predicate that rules define.
@@ -117,8 +134,36 @@ impl FactSink for Vec<Fact> {
 
 /// [`parse_fact_atoms`], handing each fact to `sink` instead of returning them.
 pub fn read_fact_atoms(src: &str, file: FileId, program: &mut Program, sink: &mut dyn FactSink) -> Vec<Diagnostic> {
+    read_atoms(src, file, program, sink, true)
+}
+
+/// [`read_fact_atoms`]; with `fast_path` off every line goes through the lexer and the
+/// parser, which the tests use as the reference the fast path must agree with.
+fn read_atoms(
+    src: &str,
+    file: FileId,
+    program: &mut Program,
+    sink: &mut dyn FactSink,
+    fast_path: bool,
+) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
+    // Reused from line to line, as in `read_delimited_facts`.
+    let mut args: Vec<&str> = Vec::new();
+    let mut values: Vec<Const> = Vec::new();
     for (start, line) in lines(src) {
+        args.clear();
+        if let Some(simple) = fast_path.then(|| simple_atom(line, &mut args)).flatten() {
+            // Interned before the predicate is resolved, as `ground_values` does before
+            // `input_pred`, so that even a rejected fact leaves the same constants behind.
+            values.clear();
+            values.extend(args.iter().map(|a| program.consts.intern(a)));
+            let span = Span::new(file, start + simple.span.start..start + simple.span.end);
+            match input_pred(program, simple.pred, values.len(), span, Code::EDB_HEADS_RULE) {
+                Ok(pred) => sink.fact(pred, &values, span),
+                Err(error) => diagnostics.push(error),
+            }
+            continue;
+        }
         let tokens = lex_line(line, start);
         if tokens.is_empty() {
             continue;
@@ -133,6 +178,98 @@ pub fn read_fact_atoms(src: &str, file: FileId, program: &mut Program, sink: &mu
         }
     }
     diagnostics
+}
+
+/// A line that [`simple_atom`] recognised: the predicate's text and the atom's byte range
+/// within the line (from the name to the `)`, as the parser spans an atom).
+#[derive(Debug, PartialEq, Eq)]
+struct SimpleAtom<'a> {
+    pred: &'a str,
+    span: std::ops::Range<usize>,
+}
+
+/// The lexer's whitespace (`[ \t\r\f]`, see [`Token`]); comments are not skipped here, so
+/// a line with one goes through the full path.
+fn is_blank(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\r' | b'\x0c')
+}
+
+/// The lexer's identifier continuation `[A-Za-z0-9_]`.
+fn is_name_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_'
+}
+
+/// Recognises the common shape of a facts line without the lexer and the parser, which
+/// dominate loading a large file: `Pred(c1, ..., cn)` with an optional final `.`, blanks
+/// between any of these tokens, and each `ci` a lower-case identifier or an integer
+/// `-?[0-9]+` (its text kept verbatim, as the lexer keeps `007` and `-1`). The argument
+/// texts are pushed to `args`.
+///
+/// Every token is scanned to its longest match over the lexer's own character classes
+/// and must be followed by a blank or by the one punctuation byte the shape allows next,
+/// so each token is the one logos would produce, and the tokens are a successful
+/// `fact_line` parse with only constants. Anything else (`None`: strings, comments,
+/// variables, `@`, bare names, several atoms, non-ASCII, any error) is left to the full
+/// path, so nothing but plain facts has to be reproduced here.
+fn simple_atom<'a>(line: &'a str, args: &mut Vec<&'a str>) -> Option<SimpleAtom<'a>> {
+    let bytes = line.as_bytes();
+    let at = |i: usize| bytes.get(i).copied();
+    let skip_blanks = |mut i: usize| {
+        while at(i).is_some_and(is_blank) {
+            i += 1;
+        }
+        i
+    };
+    let skip_name = |mut i: usize| {
+        while at(i).is_some_and(is_name_byte) {
+            i += 1;
+        }
+        i
+    };
+
+    let name_start = skip_blanks(0);
+    if !at(name_start)?.is_ascii_alphabetic() {
+        return None;
+    }
+    let name_end = skip_name(name_start + 1);
+    let mut i = skip_blanks(name_end);
+    if at(i)? != b'(' {
+        return None;
+    }
+    i = skip_blanks(i + 1);
+    if at(i)? != b')' {
+        loop {
+            let arg_start = i;
+            match at(i)? {
+                b'a'..=b'z' => i = skip_name(i + 1),
+                b'-' | b'0'..=b'9' => {
+                    i += usize::from(at(i)? == b'-');
+                    let digits = i;
+                    while at(i).is_some_and(|b| b.is_ascii_digit()) {
+                        i += 1;
+                    }
+                    // A lone `-` is the minus token, not an integer.
+                    if i == digits {
+                        return None;
+                    }
+                }
+                _ => return None,
+            }
+            args.push(&line[arg_start..i]);
+            i = skip_blanks(i);
+            match at(i)? {
+                b',' => i = skip_blanks(i + 1),
+                b')' => break,
+                _ => return None,
+            }
+        }
+    }
+    let atom_end = i + 1;
+    i = skip_blanks(atom_end);
+    if at(i) == Some(b'.') {
+        i = skip_blanks(i + 1);
+    }
+    (i == bytes.len()).then(|| SimpleAtom { pred: &line[name_start..name_end], span: name_start..atom_end })
 }
 
 /// Reads one delimited facts file for `pred_name` (`<Pred>.facts`/`.tsv` with `'\t'`,
@@ -266,6 +403,7 @@ pub fn parse_update_atom(src: &str, file: FileId, program: &mut Program) -> (Opt
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     const FILE: FileId = FileId(3);
 
@@ -446,6 +584,172 @@ mod tests {
             let (fact, diagnostics) = parse_update_atom(src, FILE, &mut p);
             assert!(fact.is_none());
             assert_eq!(codes_and_texts(src, &diagnostics), [(code, offending)], "for {src}");
+        }
+    }
+
+    #[test]
+    fn simple_atoms_are_recognised_with_the_parsers_spans() {
+        let cases: [(&str, &str, &[&str], &str); 7] = [
+            ("E(a,b).", "E", &["a", "b"], "E(a,b)"),
+            ("E(n0,n49)", "E", &["n0", "n49"], "E(n0,n49)"),
+            (" \tedge ( x_1 , -7 ,007,0 ) . \r", "edge", &["x_1", "-7", "007", "0"], "edge ( x_1 , -7 ,007,0 )"),
+            ("Z()", "Z", &[], "Z()"),
+            ("Z( \t).", "Z", &[], "Z( \t)"),
+            ("e2_(zZ9_)", "e2_", &["zZ9_"], "e2_(zZ9_)"),
+            ("N(-0) .  ", "N", &["-0"], "N(-0)"),
+        ];
+        for (line, pred, expected_args, atom) in cases {
+            let mut args = Vec::new();
+            let simple = simple_atom(line, &mut args).unwrap_or_else(|| panic!("{line:?} is simple"));
+            assert_eq!((simple.pred, &args[..], &line[simple.span]), (pred, expected_args, atom), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn anything_else_is_left_to_the_parser() {
+        let lines = [
+            "",
+            "  ",
+            "E",
+            "E.",
+            "E(a,b",
+            "E(a,b))",
+            "E(a,,b)",
+            "E(a,)",
+            "E(,a)",
+            "E(a b)",
+            "E(a,b)..",
+            "E(a,b). x",
+            "E(a,b).E(c,d)",
+            "E(a,b) // comment",
+            "E(a,b) % comment",
+            "E(\"a\",b)",
+            "E(X,b)",
+            "E(_,b)",
+            "E(_x,b)",
+            "E(@m,b)",
+            "@m(a)",
+            "_E(a)",
+            "1(a)",
+            "E(-,b)",
+            "E(- 1,b)",
+            "E(1a,b)",
+            "E(1_,b)",
+            "E(a-1,b)",
+            "E(+1,b)",
+            "E(1.5,b)",
+            "E(é,b)",
+            "É(a)",
+            "E(a,b)\u{a0}",
+            "E(a)\n",
+            "E(a) <- F(a)",
+            "E(a) :- F(a)",
+            "+E(a)",
+            "?- E(a)",
+            "E(a);",
+        ];
+        for line in lines {
+            assert_eq!(simple_atom(line, &mut Vec::new()), None, "{line:?}");
+        }
+    }
+
+    /// Everything reading `src` leaves behind: the facts (ids, and the texts behind them),
+    /// the diagnostics, and the program's predicates and constants afterwards.
+    type Outcome = (Vec<Fact>, Vec<(String, Vec<String>)>, Vec<Diagnostic>, Vec<String>, Vec<String>);
+
+    fn read_with(src: &str, fast_path: bool) -> Outcome {
+        let mut p = program();
+        let mut facts: Vec<Fact> = Vec::new();
+        let diagnostics = read_atoms(src, FILE, &mut p, &mut facts, fast_path);
+        let texts = facts
+            .iter()
+            .map(|f| (p.pred_name(f.pred), f.values.iter().map(|&c| p.consts.text(c).to_string()).collect()))
+            .collect();
+        let preds = p.preds.iter().map(|pred| format!("{pred:?}")).collect();
+        let consts = (0..p.consts.len() as u32).map(|c| p.consts.text(Const(c)).to_string()).collect();
+        (facts, texts, diagnostics, preds, consts)
+    }
+
+    fn blank() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec!["", "", "", " ", "  ", "\t", "\r", "\x0c"])
+    }
+
+    /// A line of the shape the fast path takes, over predicates of the test program (`E`
+    /// EDB and `R` IDB, both of arity 2) and new ones, with any arity.
+    fn simple_line() -> impl Strategy<Value = String> {
+        let pred = prop::sample::select(vec!["E", "E", "R", "N", "edge", "Z", "e2", "A_b"]);
+        let constant = prop::sample::select(vec![
+            "a",
+            "b",
+            "n0",
+            "n49",
+            "x_y",
+            "abc_",
+            "zZ9",
+            "0",
+            "7",
+            "007",
+            "-1",
+            "-0",
+            "-007",
+            "123456789012345678901234567890",
+        ]);
+        let arg = (blank(), constant, blank()).prop_map(|(l, c, r)| format!("{l}{c}{r}"));
+        let args = prop::collection::vec(arg, 0..4);
+        let dot = prop::sample::select(vec!["", ".", "."]);
+        (blank(), pred, blank(), args, blank(), blank(), dot, blank()).prop_map(
+            |(b0, pred, b1, args, inside, b2, dot, b3)| {
+                let args = if args.is_empty() { inside.to_string() } else { args.join(",") };
+                format!("{b0}{pred}{b1}({args}){b2}{dot}{b3}")
+            },
+        )
+    }
+
+    /// A simple line with a few pieces inserted, or characters removed, anywhere: the
+    /// near-misses whose every difference the fast path must notice.
+    fn near_miss() -> impl Strategy<Value = String> {
+        let piece = prop::sample::select(vec![
+            "\"", "\"s\"", "%c", "//c", "/", "X", "_", "_x", "@m", ":-", "<-", "-", "+", ".", ",", "(", ")", "é", "ü",
+            "1", "a", " ", "\t", ";", "#", "E(a,b)", "?-", "\u{a0}", "Ａ", "\n", "",
+        ]);
+        let edit = (any::<prop::sample::Index>(), piece, any::<bool>());
+        (simple_line(), prop::collection::vec(edit, 1..3)).prop_map(|(mut line, edits)| {
+            for (at, piece, remove) in edits {
+                let boundaries: Vec<usize> = line.char_indices().map(|(i, _)| i).chain([line.len()]).collect();
+                let i = boundaries[at.index(boundaries.len())];
+                if remove && i < line.len() {
+                    line.remove(i);
+                } else {
+                    line.insert_str(i, piece);
+                }
+            }
+            line
+        })
+    }
+
+    fn facts_file() -> impl Strategy<Value = String> {
+        let line = prop_oneof![
+            4 => simple_line(),
+            4 => near_miss(),
+            1 => prop::sample::select(vec!["", "% comment", "  // c", "E(a) <- F(a)", "@x(a)."]).prop_map(String::from),
+            1 => any::<String>(),
+        ];
+        let newline = prop::sample::select(vec!["\n", "\n", "\r\n"]);
+        prop::collection::vec((line, newline), 0..12)
+            .prop_map(|lines| lines.into_iter().flat_map(|(line, nl)| [line, nl.to_string()]).collect())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn simple_lines_take_the_fast_path(line in simple_line()) {
+            let mut args = Vec::new();
+            let simple = simple_atom(&line, &mut args);
+            proptest::prop_assert!(simple.is_some(), "{:?}", line);
+        }
+
+        #[test]
+        fn the_fast_path_reads_files_exactly_as_the_parser_does(src in facts_file()) {
+            proptest::prop_assert_eq!(read_with(&src, true), read_with(&src, false), "{:?}", src);
         }
     }
 }
