@@ -483,6 +483,14 @@ mod random {
         db
     }
 
+    /// The update of one generated batch.
+    fn update_of(p: &Program, inserts: &[(usize, Vec<usize>)], deletes: &[(usize, Vec<usize>)]) -> Update {
+        Update {
+            inserts: inserts.iter().map(|f| tuple_of(p, f)).collect(),
+            deletes: deletes.iter().map(|f| tuple_of(p, f)).collect(),
+        }
+    }
+
     fn scratch(p: &Program, facts: &BTreeSet<(PredId, Vec<u32>)>, engine: Engine) -> Evaluation {
         let options = EvalOptions { engine, record_rounds: false, progress: None };
         evaluate(&plan_program(p), p, database(p, facts), options)
@@ -521,10 +529,7 @@ mod random {
             let mut kept = Maintained::from_evaluation(plan_program(&p), &p, scratch(&p, &current, engine), m);
             prop_assert!(kept.db().same_tuples(fresh.db()));
             for (inserts, deletes) in &batches {
-                let update = Update {
-                    inserts: inserts.iter().map(|f| tuple_of(&p, f)).collect(),
-                    deletes: deletes.iter().map(|f| tuple_of(&p, f)).collect(),
-                };
+                let update = update_of(&p, inserts, deletes);
                 let (by_fresh, by_kept) = (fresh.apply(&update), kept.apply(&update));
                 prop_assert_eq!(&by_kept, &by_fresh);
                 prop_assert!(kept.db().same_tuples(fresh.db()));
@@ -542,10 +547,7 @@ mod random {
             let new = |m| Maintained::with_maintenance(plan_program(&p), &p, database(&p, &current), m);
             let (mut dred, mut ranked) = (new(Maintenance::Dred), new(Maintenance::Ranked));
             for (inserts, deletes) in &batches {
-                let update = Update {
-                    inserts: inserts.iter().map(|f| tuple_of(&p, f)).collect(),
-                    deletes: deletes.iter().map(|f| tuple_of(&p, f)).collect(),
-                };
+                let update = update_of(&p, inserts, deletes);
                 let before = scratch(&p, &current, Engine::Reference);
                 for d in &update.deletes {
                     current.remove(d);
@@ -601,10 +603,7 @@ mod random {
             prop_assert_eq!(unsupported_facts(&p, ranked.db()), Vec::<String>::new());
             let mut gone: Vec<(PredId, Vec<u32>)> = Vec::new();
             for (k, (inserts, deletes)) in batches.iter().enumerate() {
-                let mut update = Update {
-                    inserts: inserts.iter().map(|f| tuple_of(&p, f)).collect(),
-                    deletes: deletes.iter().map(|f| tuple_of(&p, f)).collect(),
-                };
+                let mut update = update_of(&p, inserts, deletes);
                 // Deletes of present facts mostly, and now and then everything deleted so
                 // far comes back.
                 let present: Vec<_> = current.iter().skip(k % 4).step_by(3).take(3).cloned().collect();
