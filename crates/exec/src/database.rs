@@ -49,9 +49,7 @@ impl Database {
         match (self.rows.get_mut(p), self.sets.get_mut(p)) {
             (Some(rows), Some(set)) if rows.arity == tuple.len() => {
                 let added = set.stage(rows, tuple);
-                let first = rows.end();
-                set.commit(rows);
-                rows.append_rank(first, self.rank);
+                set.commit(rows, self.rank);
                 added
             }
             _ => false,
@@ -73,10 +71,7 @@ impl Database {
         for tuple in values.chunks_exact(arity) {
             set.stage(rows, tuple);
         }
-        let first = rows.end();
-        let added = set.commit(rows);
-        rows.append_rank(first, self.rank);
-        added as usize
+        set.commit(rows, self.rank) as usize
     }
 
     /// Removes a tuple; false when it was absent.
@@ -160,14 +155,11 @@ impl Database {
 
     /// Turns the tuples staged into `pred`'s set into rows, of a new rank.
     pub(crate) fn commit(&mut self, pred: PredId) -> u32 {
-        let rows = &mut self.rows[pred.index()];
-        let first = rows.end();
-        let count = self.sets[pred.index()].commit(rows);
-        if count > 0 {
+        let set = &mut self.sets[pred.index()];
+        if set.staged_len() > 0 {
             self.rank += 1;
-            rows.append_rank(first, self.rank);
         }
-        count
+        set.commit(&mut self.rows[pred.index()], self.rank)
     }
 
     /// Commits what is staged in every relation.

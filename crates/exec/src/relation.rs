@@ -310,7 +310,7 @@ impl Rows {
 
     /// Records that the rows from `first` to the end were appended with `rank`, which is
     /// at least the rank of every earlier row.
-    pub(crate) fn append_rank(&mut self, first: u32, rank: Rank) {
+    fn append_rank(&mut self, first: u32, rank: Rank) {
         if first >= self.end {
             return;
         }
@@ -320,13 +320,6 @@ impl Rows {
                 debug_assert!(last.is_none_or(|&(_, r)| r < rank), "ranks grow with the rows");
                 self.ranks.push((first, rank));
             }
-        }
-    }
-
-    /// [`Rows::append_rank`] for one row `first` of a relation being rebuilt.
-    fn append_rank_at(&mut self, first: u32, rank: Rank) {
-        if self.ranks.last().is_none_or(|&(_, last)| last != rank) {
-            self.ranks.push((first, rank));
         }
     }
 
@@ -754,11 +747,18 @@ impl RowSet {
         added
     }
 
-    /// Turns the staged tuples into rows; returns how many there were.
-    pub(crate) fn commit(&mut self, rows: &mut Rows) -> u32 {
+    /// The number of tuples staged and not yet committed.
+    pub(crate) fn staged_len(&self) -> u32 {
+        self.staged_count
+    }
+
+    /// Turns the staged tuples into rows of `rank`; returns how many there were.
+    pub(crate) fn commit(&mut self, rows: &mut Rows, rank: Rank) -> u32 {
         let count = self.staged_count;
+        let first = rows.end;
         rows.data.extend_from_slice(&self.staged);
         rows.end += count;
+        rows.append_rank(first, rank);
         self.staged.clear();
         self.staged_count = 0;
         count
@@ -872,7 +872,7 @@ impl Relation {
     #[cfg(test)]
     pub(crate) fn insert(&mut self, tuple: &[u32]) -> bool {
         let added = self.set.stage(&self.rows, tuple);
-        self.set.commit(&mut self.rows);
+        self.set.commit(&mut self.rows, 0);
         added
     }
 
@@ -913,7 +913,7 @@ impl Relation {
                 runs.next();
             }
             if self.rows.is_alive(r) {
-                fresh.append_rank_at(live_before, rank);
+                fresh.append_rank(live_before, rank);
                 live_before += 1;
             }
         }
@@ -963,7 +963,7 @@ mod tests {
         assert!(!r.set.stage(&r.rows, &[8]));
         assert!(!r.set.stage(&r.rows, &[7]));
         assert_eq!(r.rows.end(), 1);
-        assert_eq!(r.set.commit(&mut r.rows), 1);
+        assert_eq!(r.set.commit(&mut r.rows, 0), 1);
         assert_eq!(r.rows.row(1), &[8]);
         assert!(r.contains(&[8]));
     }
