@@ -194,26 +194,21 @@ mod crp {
         }
     }
 
+    /// Runs one of the programs above (the `crepe!` types of each are its own).
+    macro_rules! run {
+        ($program:ident, $edges:expr) => {{
+            let mut runtime = $program::Crepe::new();
+            runtime.extend($edges.iter().map(|&(x, y)| $program::Edge(x, y)));
+            let (tc,) = runtime.run();
+            Closure { len: tc.len(), keep: Box::new(tc) }
+        }};
+    }
+
     pub fn closure(rules: Rules, edges: &[(u32, u32)]) -> Closure {
         match rules {
-            Rules::Rlin => {
-                let mut runtime = rlin::Crepe::new();
-                runtime.extend(edges.iter().map(|&(x, y)| rlin::Edge(x, y)));
-                let (tc,) = runtime.run();
-                Closure { len: tc.len(), keep: Box::new(tc) }
-            }
-            Rules::Llin => {
-                let mut runtime = llin::Crepe::new();
-                runtime.extend(edges.iter().map(|&(x, y)| llin::Edge(x, y)));
-                let (tc,) = runtime.run();
-                Closure { len: tc.len(), keep: Box::new(tc) }
-            }
-            Rules::NonLinear => {
-                let mut runtime = nonlinear::Crepe::new();
-                runtime.extend(edges.iter().map(|&(x, y)| nonlinear::Edge(x, y)));
-                let (tc,) = runtime.run();
-                Closure { len: tc.len(), keep: Box::new(tc) }
-            }
+            Rules::Rlin => run!(rlin, edges),
+            Rules::Llin => run!(llin, edges),
+            Rules::NonLinear => run!(nonlinear, edges),
         }
     }
 }
