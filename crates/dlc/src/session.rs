@@ -226,12 +226,7 @@ pub fn evaluate(
 ) -> Evaluated {
     let start = Instant::now();
     let plan = plan::plan_program(program);
-    let mut edb = edb_database(program, facts);
-    if engine == Engine::Seminaive {
-        // The input's indexes belong to the loaded database, as in a long-lived one; the
-        // evaluation then reads only what the query's demand reaches.
-        exec::index_inputs(&plan, program, &mut edb);
-    }
+    let edb = edb_database(program, facts);
     let eval = exec::evaluate(&plan, program, edb, EvalOptions { engine, record_rounds, progress });
     let answers = answers(program, &eval.db);
     Evaluated { eval, answers, elapsed: start.elapsed() }
