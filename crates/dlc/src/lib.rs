@@ -33,6 +33,69 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
+    let mut out = Output::new(out);
+    let mut code = run_command(args, input, &mut out, err);
+    // Output that did not reach its destination (a full disk, a closed pipe) is a failed
+    // run, however well everything else went.
+    let flushed = out.flush();
+    if let Some(e) = out.error.take().or(flushed.err()) {
+        let _ = writeln!(err, "dlc: cannot write the output: {e}");
+        code = EXIT_INPUT_ERROR;
+    }
+    if err.flush().is_err() {
+        code = EXIT_INPUT_ERROR;
+    }
+    code
+}
+
+/// Standard output, remembering the first write error: the writers all over dlc may then
+/// ignore the result of each `write!`, and the run still fails when one did not get
+/// through. After an error every write fails at once, so a long run stops producing
+/// output it cannot deliver.
+pub(crate) struct Output<'a> {
+    inner: &'a mut dyn Write,
+    error: Option<std::io::Error>,
+}
+
+impl<'a> Output<'a> {
+    fn new(inner: &'a mut dyn Write) -> Self {
+        Output { inner, error: None }
+    }
+
+    fn record<T>(&mut self, result: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &result {
+            if self.error.is_none() {
+                self.error = Some(std::io::Error::new(e.kind(), e.to_string()));
+            }
+        }
+        result
+    }
+}
+
+impl Write for Output<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.error.is_some() {
+            return Err(std::io::Error::other("an earlier write failed"));
+        }
+        let result = self.inner.write(buf);
+        self.record(result)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.error.is_some() {
+            return Err(std::io::Error::other("an earlier write failed"));
+        }
+        let result = self.inner.flush();
+        self.record(result)
+    }
+}
+
+fn run_command(
+    args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
+    input: &mut dyn BufRead,
+    out: &mut Output<'_>,
+    err: &mut dyn Write,
+) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -46,8 +109,15 @@ pub fn run(
             };
         }
     };
-    match cli.command {
-        Some(Command::Repl(args)) => repl::run(&args, input, out, err),
+    let args = match &cli.command {
+        Some(Command::Repl(args)) => args,
+        None => &cli.run,
+    };
+    if args.program.is_none() {
+        return usage_error(err, "no program file given: pass it as the last argument, e.g. `dlc prog.dl`");
+    }
+    match &cli.command {
+        Some(Command::Repl(args)) => repl::run(args, input, out, err),
         None => run_batch(&cli.run, out, err),
     }
 }

@@ -3,6 +3,7 @@
 mod common;
 
 use common::dlc;
+use std::io::{BufRead, Write};
 
 #[test]
 fn help_lists_examples() {
@@ -14,9 +15,11 @@ fn help_lists_examples() {
 
 #[test]
 fn missing_program_is_an_error_not_a_panic() {
-    let out = dlc(&[]);
-    assert_eq!(out.code, 1);
-    assert!(out.stderr.contains("E0012"), "{}", out.stderr);
+    for args in [&[][..], &["repl"], &["--emit", "ir"]] {
+        let out = dlc(args);
+        assert_eq!(out.code, 2, "{args:?}");
+        assert!(out.stderr.contains("no program file given"), "{}", out.stderr);
+    }
     let out = dlc(&["--color", "never", "no/such/file.dl"]);
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("E0012"), "{}", out.stderr);
@@ -96,4 +99,49 @@ fn repl_lists_the_current_input_facts() {
         "{}",
         out.stdout
     );
+}
+
+/// A writer that accepts `room` bytes, then fails as a full disk or a closed pipe does.
+struct Failing {
+    room: usize,
+    kind: std::io::ErrorKind,
+}
+
+impl Write for Failing {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.room == 0 {
+            return Err(std::io::Error::from(self.kind));
+        }
+        let n = buf.len().min(self.room);
+        self.room -= n;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn run_failing(args: &[&str], input: &mut dyn BufRead, room: usize, kind: std::io::ErrorKind) -> (i32, String) {
+    common::at_root();
+    let mut argv = vec!["dlc"];
+    argv.extend_from_slice(args);
+    let mut out = Failing { room, kind };
+    let mut err = Vec::new();
+    let code = dlc::run(argv, input, &mut out, &mut err);
+    (code, String::from_utf8(err).unwrap())
+}
+
+#[test]
+fn a_write_error_fails_the_run() {
+    let cases: [&[&str]; 4] = [
+        &["fixtures/ok/reach.dl"],
+        &["--help"],
+        &["--emit", "trace", "--delete", "E(a,b)", "fixtures/ok/reach.dl"],
+        &["--emit", "magic-ir", "fixtures/ok/reach.dl"],
+    ];
+    for args in cases {
+        let (code, stderr) = run_failing(args, &mut &b""[..], 10, std::io::ErrorKind::StorageFull);
+        assert_eq!(code, 1, "{args:?}: {stderr}");
+        assert!(stderr.contains("dlc: cannot write the output"), "{args:?}: {stderr}");
+    }
 }
