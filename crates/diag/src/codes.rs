@@ -66,4 +66,8 @@ codes! {
         "only input (EDB) facts can be inserted or deleted; derived facts follow from them";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
+    UNUSED_INPUT = "W0002", "input for a predicate the program does not use",
+        "facts files are named after their predicate (`E.facts` holds `E`); check the file name";
+    ATOM_IN_DELIMITED_FILE = "W0003", "atom in a delimited facts file",
+        "a file of atoms `E(a,b).` needs an extension other than .facts, .tsv or .csv, such as .dl";
 }

@@ -3,15 +3,99 @@
 
 use diag::{Code, Diagnostic, SourceMap};
 use ir::Program;
-use std::path::Path;
-use syntax::FactSink;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use syntax::{FactSink, MAX_LINE_BYTES};
 
-/// Reads a file into the source map; an unreadable file becomes an E0012 diagnostic.
+/// Reads a file into the source map; an unreadable file (or one with a line longer than
+/// [`MAX_LINE_BYTES`]) becomes an E0012 diagnostic.
 pub fn read_source(path: &Path, sources: &mut SourceMap) -> Result<ir::FileId, Diagnostic> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(sources.add(path.display().to_string(), text)),
-        Err(e) => Err(unreadable(path, &e)),
+    read_text(path, sources, Code::UNREADABLE_FILE)
+}
+
+/// [`read_source`], reporting a line that is too long with `long_line` (E0013 in facts).
+fn read_text(path: &Path, sources: &mut SourceMap, long_line: Code) -> Result<ir::FileId, Diagnostic> {
+    match read_bounded(path) {
+        Ok(mut text) => {
+            // A byte-order mark is no part of the text. The readers in `syntax` skip one
+            // too, but dropped here it does not shift the columns of reports on line 1.
+            if text.starts_with('\u{feff}') {
+                text.drain(..'\u{feff}'.len_utf8());
+            }
+            Ok(sources.add(path.display().to_string(), text))
+        }
+        Err(ReadError::Io(e)) => Err(unreadable(path, &e)),
+        Err(ReadError::LongLine { line }) => Err(Diagnostic::error(
+            long_line,
+            format!(
+                "line {line} of `{}` is longer than {MAX_LINE_BYTES} bytes; dlc stopped reading it",
+                path.display()
+            ),
+        )
+        .with_help("each line holds one rule, tuple or update; is this the right file?")),
+        Err(ReadError::NotUtf8 { line }) => Err(Diagnostic::error(
+            Code::UNREADABLE_FILE,
+            format!("cannot read `{}`: line {line} is not UTF-8 text", path.display()),
+        )
+        .with_help("dlc reads UTF-8 text; convert the file (e.g. with iconv)")),
     }
+}
+
+enum ReadError {
+    Io(std::io::Error),
+    /// Line `line` (from 1) is longer than [`MAX_LINE_BYTES`].
+    LongLine {
+        line: usize,
+    },
+    /// Line `line` holds bytes that are not UTF-8.
+    NotUtf8 {
+        line: usize,
+    },
+}
+
+/// How much [`read_bounded`] reads at a time: far less than [`MAX_LINE_BYTES`], so a line
+/// within one chunk is never too long and only the line across chunks needs counting.
+const CHUNK_BYTES: u64 = 1 << 16;
+
+/// Reads a whole file as text, but stops at the first line longer than
+/// [`MAX_LINE_BYTES`]: a stream without newlines (`/dev/zero`) is reported after 1 MiB
+/// instead of filling the memory.
+fn read_bounded(path: &Path) -> Result<String, ReadError> {
+    let mut file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let size = file.metadata().map_or(0, |m| m.len());
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    // Where the line being read starts, in `bytes`.
+    let mut line_start = 0;
+    loop {
+        let chunk_start = bytes.len();
+        match (&mut file).take(CHUNK_BYTES).read_to_end(&mut bytes) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(ReadError::Io(e)),
+        }
+        let chunk = &bytes[chunk_start..];
+        if let Some(last) = chunk.iter().rposition(|&b| b == b'\n') {
+            let first = chunk.iter().position(|&b| b == b'\n').expect("a last newline is a newline");
+            if chunk_start + first - line_start > MAX_LINE_BYTES {
+                break;
+            }
+            line_start = chunk_start + last + 1;
+        }
+        if bytes.len() - line_start > MAX_LINE_BYTES {
+            break;
+        }
+    }
+    let line_of = |bytes: &[u8], offset: usize| bytes[..offset].iter().filter(|&&b| b == b'\n').count() + 1;
+    // Either loop exit above with a long line: the first long line starts at `line_start`.
+    let first_newline_after = bytes[line_start..].iter().position(|&b| b == b'\n');
+    if first_newline_after.unwrap_or(bytes.len() - line_start) > MAX_LINE_BYTES {
+        return Err(ReadError::LongLine { line: line_of(&bytes, line_start) });
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        ReadError::NotUtf8 { line: line_of(e.as_bytes(), valid) }
+    })
 }
 
 fn unreadable(path: &Path, e: &std::io::Error) -> Diagnostic {
@@ -23,26 +107,32 @@ fn unreadable(path: &Path, e: &std::io::Error) -> Diagnostic {
     }
 }
 
-/// How a facts file is read, decided by its extension.
+/// How a facts file is read, decided by its name.
 enum FactsFormat {
     /// Ground atoms `E(a,b).` in the program's own syntax.
     Atoms,
-    /// One tuple per line, fields separated by this character; the predicate is the file stem.
-    Delimited(char),
+    /// One tuple per line, fields separated by `separator`, of the predicate named by the
+    /// file name without its extension (`stem`, possibly not a valid name: the reader
+    /// reports that).
+    Delimited { stem: String, separator: char },
 }
 
 fn facts_format(path: &Path) -> FactsFormat {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("facts" | "tsv") => FactsFormat::Delimited('\t'),
-        Some("csv") => FactsFormat::Delimited(','),
-        _ => FactsFormat::Atoms,
+    // By the name's text rather than `Path::extension`, which sees none in `.csv`: that
+    // is a file of the predicate with the empty name, which the reader rejects.
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    for (extension, separator) in [(".facts", '\t'), (".tsv", '\t'), (".csv", ',')] {
+        if let Some(stem) = name.strip_suffix(extension) {
+            return FactsFormat::Delimited { stem: stem.to_string(), separator };
+        }
     }
+    FactsFormat::Atoms
 }
 
 /// Loads `--facts PATH`: a file of ground atoms, one delimited file, or a directory of
-/// delimited files (other files in the directory are ignored, sorted by name for a stable
-/// order). Every bad line is reported; nothing is skipped silently. The facts go to
-/// `sink` in file order.
+/// delimited files (sorted by name for a stable order). Every bad line is reported, and
+/// so is every entry of a directory that is not read; nothing is skipped silently. The
+/// facts go to `sink` in file order.
 pub fn load_facts(
     path: &Path,
     program: &mut Program,
@@ -51,34 +141,98 @@ pub fn load_facts(
     sink: &mut dyn FactSink,
 ) {
     if path.is_dir() {
-        let entries = match std::fs::read_dir(path) {
-            Ok(entries) => entries,
-            Err(e) => {
-                diagnostics.push(unreadable(path, &e));
-                return;
-            }
-        };
-        let mut files: Vec<_> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.path())
-            .filter(|p| p.is_file() && matches!(facts_format(p), FactsFormat::Delimited(_)))
-            .collect();
-        files.sort();
-        if files.is_empty() {
-            diagnostics.push(
-                Diagnostic::warning(
-                    Code::UNREADABLE_FILE,
-                    format!("`{}` holds no .facts, .tsv or .csv files", path.display()),
-                )
-                .with_help("name each file after its predicate: `E.facts` (tab-separated) or `E.csv`"),
-            );
-        }
-        for file in files {
+        for file in facts_directory(path, diagnostics) {
             load_facts_file(&file, program, sources, diagnostics, sink);
         }
     } else {
         load_facts_file(path, program, sources, diagnostics, sink);
     }
+}
+
+/// The facts files of a directory, sorted: its regular files named `<Pred>.facts`,
+/// `.tsv` or `.csv`. Any other entry with such a name (a subdirectory, a FIFO, a broken
+/// symbolic link, one that cannot be examined) is an error; entries with other names are
+/// listed in one warning.
+fn facts_directory(path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<PathBuf> {
+    let entries = match std::fs::read_dir(path) {
+        Ok(entries) => entries,
+        Err(e) => {
+            diagnostics.push(unreadable(path, &e));
+            return Vec::new();
+        }
+    };
+    let errors_before = diagnostics.len();
+    let mut listed = Vec::new();
+    for entry in entries {
+        match entry {
+            Ok(entry) => listed.push(entry.path()),
+            Err(e) => diagnostics.push(Diagnostic::error(
+                Code::UNREADABLE_FILE,
+                format!("cannot list the entries of `{}`: {e}", path.display()),
+            )),
+        }
+    }
+    // By name, for a stable order of the files and of the reports.
+    listed.sort();
+    let (mut files, mut ignored) = (Vec::new(), Vec::new());
+    for file in listed {
+        if matches!(facts_format(&file), FactsFormat::Atoms) {
+            ignored.push(file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+            continue;
+        }
+        // `metadata` follows symbolic links: a link to a facts file is a facts file.
+        match std::fs::metadata(&file) {
+            Ok(meta) if meta.is_file() => files.push(file),
+            Ok(meta) => {
+                let what = if meta.is_dir() { "a directory" } else { "not a regular file (a FIFO, socket or device)" };
+                diagnostics.push(
+                    Diagnostic::error(Code::UNREADABLE_FILE, format!("`{}` is {what}", file.display())).with_help(
+                        "a facts directory holds regular files named after their predicates; rename or \
+                         remove this entry, or pass it to --facts by itself",
+                    ),
+                );
+            }
+            Err(e) => {
+                let link = std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_symlink());
+                let d = Diagnostic::error(Code::UNREADABLE_FILE, format!("cannot read `{}`: {e}", file.display()));
+                diagnostics.push(if link {
+                    d.with_help("it is a symbolic link whose target is missing, unreadable or a loop of links")
+                } else {
+                    d
+                });
+            }
+        }
+    }
+    if !ignored.is_empty() {
+        const SHOWN: usize = 5;
+        let mut names: Vec<String> = ignored.iter().take(SHOWN).map(|n| format!("`{n}`")).collect();
+        if ignored.len() > SHOWN {
+            names.push(format!("and {} more", ignored.len() - SHOWN));
+        }
+        diagnostics.push(
+            Diagnostic::warning(
+                Code::UNREADABLE_FILE,
+                format!(
+                    "`{}`: {} entr{} not read, not being named .facts, .tsv or .csv: {}",
+                    path.display(),
+                    ignored.len(),
+                    if ignored.len() == 1 { "y is" } else { "ies are" },
+                    names.join(", ")
+                ),
+            )
+            .with_help("a facts directory holds `<Pred>.facts`/`.tsv` (tab-separated) and `<Pred>.csv` files"),
+        );
+    }
+    if files.is_empty() && diagnostics.len() == errors_before {
+        diagnostics.push(
+            Diagnostic::warning(
+                Code::UNREADABLE_FILE,
+                format!("`{}` holds no .facts, .tsv or .csv files", path.display()),
+            )
+            .with_help("name each file after its predicate: `E.facts` (tab-separated) or `E.csv`"),
+        );
+    }
+    files
 }
 
 fn load_facts_file(
@@ -88,7 +242,7 @@ fn load_facts_file(
     diagnostics: &mut Vec<Diagnostic>,
     sink: &mut dyn FactSink,
 ) {
-    let file = match read_source(path, sources) {
+    let file = match read_text(path, sources, Code::BAD_FACTS_LINE) {
         Ok(file) => file,
         Err(d) => {
             diagnostics.push(d);
@@ -98,9 +252,8 @@ fn load_facts_file(
     let text = sources.text(file);
     let diags = match facts_format(path) {
         FactsFormat::Atoms => syntax::read_fact_atoms(text, file, program, sink),
-        FactsFormat::Delimited(separator) => {
-            let pred = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
-            syntax::read_delimited_facts(text, file, pred, separator, program, sink)
+        FactsFormat::Delimited { stem, separator } => {
+            syntax::read_delimited_facts(text, file, &stem, separator, program, sink)
         }
     };
     diagnostics.extend(diags);

@@ -80,6 +80,8 @@ pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
         );
     }
 
+    // Predicates declared from here on are named by facts files and updates only.
+    let mentioned = program.preds.len();
     let mut facts = InputFacts::default();
     for fact in &program.facts {
         facts.push(fact.pred, fact.values.iter().map(|c| c.0));
@@ -94,6 +96,7 @@ pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
     // Only warn about empty predicates when the inputs were all read: after an error the
     // warning would mostly repeat it.
     if !diag::has_errors(&diagnostics) {
+        diagnostics.extend(unused_input_warnings(&program, mentioned));
         diagnostics.extend(syntax::undefined_predicate_warnings(&program, &given));
     }
 
@@ -115,6 +118,37 @@ pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
         return Err(Failed { sources, diagnostics: broken });
     }
     Ok(Session { sources, program, magic, facts, batches, warnings: diagnostics })
+}
+
+/// A warning for every predicate from `first_unmentioned` on: the program never
+/// mentions them, so their facts or updates (which declared them) cannot change any
+/// answer. Usually a facts file named after something else than its predicate.
+fn unused_input_warnings(program: &Program, first_unmentioned: usize) -> Vec<Diagnostic> {
+    let read: BTreeSet<PredId> = program.rules.iter().flat_map(|r| r.body.iter().map(|a| a.pred)).collect();
+    let inputs: Vec<String> = read
+        .iter()
+        .filter(|&&p| program.pred(p).kind == ir::PredKind::Edb)
+        .map(|&p| format!("`{}`/{}", program.pred_name(p), program.pred(p).arity))
+        .collect();
+    let help = match inputs.len() {
+        0 => "the program reads no input predicates".to_string(),
+        _ => {
+            format!("the program reads {}; a facts file `E.facts` or `E.csv` holds the facts of `E`", inputs.join(", "))
+        }
+    };
+    program
+        .pred_ids()
+        .skip(first_unmentioned)
+        .map(|p| {
+            let pred = program.pred(p);
+            Diagnostic::warning(
+                Code::UNUSED_INPUT,
+                format!("`{}` is not a predicate of the program; its input is not used", program.pred_name(p)),
+            )
+            .with_primary(pred.span, format!("`{}`/{} first given here", program.pred_name(p), pred.arity))
+            .with_help(help.clone())
+        })
+        .collect()
 }
 
 fn read_updates(

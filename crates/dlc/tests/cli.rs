@@ -4,6 +4,23 @@ mod common;
 
 use common::dlc;
 use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+/// A fresh, empty directory for one test's files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(path: &Path, contents: impl AsRef<[u8]>) -> String {
+    std::fs::write(path, contents).unwrap();
+    path.display().to_string()
+}
+
+/// Reach (SPEC Example 1) without facts: they come from the test's files.
+const REACH_RULES: &str = "R(X,Y) <- E(X,Y).\nR(X,Z) <- R(X,Y), R(Y,Z).\n?- R(a,Y).\n";
 
 #[test]
 fn help_lists_examples() {
@@ -144,4 +161,132 @@ fn a_write_error_fails_the_run() {
         assert_eq!(code, 1, "{args:?}: {stderr}");
         assert!(stderr.contains("dlc: cannot write the output"), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn facts_directory_reports_every_entry_it_does_not_read() {
+    let dir = scratch("facts_dir");
+    let facts = dir.join("facts");
+    std::fs::create_dir(&facts).unwrap();
+    write(&facts.join("E.facts"), "a\tb\n");
+    write(&facts.join("README"), "not facts\n");
+    std::fs::create_dir(facts.join("Sub.facts")).unwrap();
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("nowhere", facts.join("Broken.facts")).unwrap();
+        std::os::unix::fs::symlink("Loop.facts", facts.join("Loop.facts")).unwrap();
+        std::os::unix::fs::symlink("E.facts", facts.join("Link.facts")).unwrap();
+    }
+    let fifo = std::process::Command::new("mkfifo").arg(facts.join("Fifo.csv")).status().is_ok_and(|s| s.success());
+    let program = write(&dir.join("reach.dl"), REACH_RULES);
+    let out = dlc(&["--color", "never", "--facts", facts.to_str().unwrap(), &program]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let sub = format!("`{}` is a directory", facts.join("Sub.facts").display());
+    assert!(out.stderr.contains(&sub), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("1 entry is not read, not being named .facts, .tsv or .csv: `README`"),
+        "{}",
+        out.stderr
+    );
+    if cfg!(unix) {
+        for name in ["Broken.facts", "Loop.facts"] {
+            let shown = format!("cannot read `{}`", facts.join(name).display());
+            assert!(out.stderr.contains(&shown), "{name}: {}", out.stderr);
+        }
+        assert!(!out.stderr.contains("Link.facts"), "a link to a file is read: {}", out.stderr);
+    }
+    if fifo {
+        let shown = format!("`{}` is not a regular file", facts.join("Fifo.csv").display());
+        assert!(out.stderr.contains(&shown), "{}", out.stderr);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn facts_directory_without_permissions_is_an_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("facts_dir_perms");
+    let facts = dir.join("facts");
+    std::fs::create_dir(&facts).unwrap();
+    write(&facts.join("E.facts"), "a\tb\n");
+    let program = write(&dir.join("reach.dl"), REACH_RULES);
+    // Without search permission the entries can be listed but not opened; without read
+    // permission not even listed.
+    for mode in [0o600, 0o300] {
+        std::fs::set_permissions(&facts, std::fs::Permissions::from_mode(mode)).unwrap();
+        let enforced = std::fs::File::open(facts.join("E.facts")).is_err() || std::fs::read_dir(&facts).is_err();
+        let out = dlc(&["--color", "never", "--facts", facts.to_str().unwrap(), &program]);
+        std::fs::set_permissions(&facts, std::fs::Permissions::from_mode(0o755)).unwrap();
+        if !enforced {
+            eprintln!("skipped mode {mode:o}: permissions are not enforced for this user (root)");
+            continue;
+        }
+        assert_eq!(out.code, 1, "{mode:o}: {}", out.stderr);
+        assert!(out.stderr.contains("E0012") && out.stderr.contains("Permission denied"), "{mode:o}: {}", out.stderr);
+        assert!(!out.stderr.contains("holds no .facts"), "{}", out.stderr);
+    }
+}
+
+#[test]
+fn a_byte_order_mark_is_not_part_of_the_text() {
+    let dir = scratch("bom");
+    let program = write(&dir.join("reach.dl"), format!("\u{feff}{REACH_RULES}"));
+    let csv = write(&dir.join("E.csv"), "\u{feff}a,b\nb,c\n");
+    let tsv = write(&dir.join("E.tsv"), "\u{feff}a\tb\nb\tc\n");
+    for facts in [&csv, &tsv] {
+        let out = dlc(&["--color", "never", "--facts", facts, &program]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(out.stdout, "R(a,b)\nR(a,c)\n");
+    }
+    // Reports on the first line point at the right column.
+    let broken = write(&dir.join("broken.dl"), "\u{feff}R(X) <- E(X) #\n?- R(a).\n");
+    let out = dlc(&["--color", "never", &broken]);
+    assert!(out.stderr.contains("broken.dl:1:14"), "{}", out.stderr);
+}
+
+#[test]
+fn facts_of_a_predicate_the_program_never_mentions_are_reported() {
+    let dir = scratch("unused_facts");
+    let program = write(&dir.join("reach.dl"), REACH_RULES);
+    let edges = write(&dir.join("edges.facts"), "E(a,b).\nE(b,c).\n");
+    let out = dlc(&["--color", "never", "--facts", &edges, &program]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("[W0003]"), "{}", out.stderr);
+    assert!(out.stderr.contains("the file is read as tab-separated fields of `edges`"), "{}", out.stderr);
+    assert!(out.stderr.contains("[W0002]") && out.stderr.contains("the program reads `E`/2"), "{}", out.stderr);
+    assert!(out.stderr.contains("edges.facts:1:1"), "{}", out.stderr);
+    // The same atoms in a file of another extension are read as atoms.
+    let atoms = write(&dir.join("edges.dl"), "E(a,b).\nE(b,c).\n");
+    let out = dlc(&["--color", "never", "--facts", &atoms, &program]);
+    assert_eq!((out.code, &out.stdout[..]), (0, "R(a,b)\nR(a,c)\n"), "{}", out.stderr);
+    assert!(!out.stderr.contains("Warning"), "{}", out.stderr);
+}
+
+#[test]
+fn file_names_that_are_no_predicate_names_are_rejected() {
+    let dir = scratch("odd_names");
+    let program = write(&dir.join("reach.dl"), REACH_RULES);
+    for name in ["E.x.facts", "my pred.csv", ".csv", "1E.tsv"] {
+        let facts = write(&dir.join(name), "a,b\n");
+        let out = dlc(&["--color", "never", "--facts", &facts, &program]);
+        assert_eq!(out.code, 1, "{name}: {}", out.stderr);
+        assert!(out.stderr.contains("[E0013]") && out.stderr.contains("the file name gives"), "{name}: {}", out.stderr);
+    }
+}
+
+#[test]
+fn an_endless_facts_line_is_an_error_not_a_crash() {
+    if !Path::new("/dev/zero").exists() {
+        eprintln!("skipped: no /dev/zero");
+        return;
+    }
+    let out = dlc(&["--color", "never", "--facts", "/dev/zero", "fixtures/ok/reach_dir.dl"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("line 1 of `/dev/zero` is longer than 1048576 bytes"), "{}", out.stderr);
+    // The same bound for a file with a long line after short ones, on the right line.
+    let dir = scratch("long_line");
+    let long = write(&dir.join("E.facts"), format!("a\tb\n{}\n", "x".repeat(syntax::MAX_LINE_BYTES + 1)));
+    let out = dlc(&["--color", "never", "--facts", &long, "fixtures/ok/reach_dir.dl"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("line 2 of"), "{}", out.stderr);
 }

@@ -19,11 +19,26 @@ pub struct UpdateBatch {
     pub span: Span,
 }
 
+/// The longest line a facts or update file may have: 1 MiB, far more than any tuple
+/// needs. A longer line is reported instead of read, and a reader of a stream stops at
+/// it, so that a file without newlines (`/dev/zero`) cannot make dlc grow without bound.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The report of a line longer than [`MAX_LINE_BYTES`] at byte `start` of `file`, as a
+/// `code` error (E0013 in facts files, E0014 in update files). The span is empty: the
+/// line itself is too long to show.
+pub fn line_too_long(file: FileId, start: usize, code: Code) -> Diagnostic {
+    Diagnostic::error(code, format!("this line is longer than {MAX_LINE_BYTES} bytes"))
+        .with_primary(Span::new(file, start..start), "a line longer than 1 MiB starts here")
+        .with_help("each line holds one short tuple or update; is this the right file?")
+}
+
 /// The lines of a source with their byte offsets, without the `\n` (and without a `\r`
-/// before it, so that CRLF files read the same).
+/// before it, so that CRLF files read the same). A UTF-8 byte-order mark at the start is
+/// not part of the first line (offsets still count it, so spans index `src`).
 fn lines(src: &str) -> impl Iterator<Item = (usize, &str)> {
-    let mut offset = 0;
-    src.split('\n').map(move |line| {
+    let mut offset = crate::bom_len(src);
+    src[offset..].split('\n').map(move |line| {
         let start = offset;
         offset += line.len() + 1;
         (start, line.strip_suffix('\r').unwrap_or(line))
@@ -151,6 +166,10 @@ fn read_atoms(
     let mut args: Vec<&str> = Vec::new();
     let mut values: Vec<Const> = Vec::new();
     for (start, line) in lines(src) {
+        if line.len() > MAX_LINE_BYTES {
+            diagnostics.push(line_too_long(file, start, Code::BAD_FACTS_LINE));
+            continue;
+        }
         args.clear();
         if let Some(simple) = fast_path.then(|| simple_atom(line, &mut args)).flatten() {
             // Interned before the predicate is resolved, as `ground_values` does before
@@ -307,7 +326,24 @@ pub fn read_delimited_facts(
         diagnostics.push(reserved_name(pred_name, Span::new(file, 0..0)));
         return diagnostics;
     }
+    if !is_pred_name(pred_name) {
+        let message = if pred_name.is_empty() {
+            "the file name gives no predicate name before its extension".to_string()
+        } else {
+            format!("the file name gives the predicate name `{pred_name}`, which is not a predicate name")
+        };
+        diagnostics.push(
+            Diagnostic::error(Code::BAD_FACTS_LINE, message)
+                .with_primary(Span::new(file, 0..0), "the facts of this file")
+                .with_help(
+                    "a .facts/.tsv/.csv file is named after its predicate: a letter, then letters, digits \
+                 and `_` (`E.facts`, `edge_2.csv`)",
+                ),
+        );
+        return diagnostics;
+    }
     let mut pred = program.lookup_source(pred_name);
+    let mut first_line = true;
     // Reused from line to line: a file of a million lines is then not a million
     // allocations of fields and values.
     let mut fields: Vec<&str> = Vec::new();
@@ -316,7 +352,27 @@ pub fn read_delimited_facts(
         if line.trim().is_empty() {
             continue;
         }
+        if line.len() > MAX_LINE_BYTES {
+            diagnostics.push(line_too_long(file, start, Code::BAD_FACTS_LINE));
+            continue;
+        }
         let span = Span::new(file, start..start + line.len());
+        // A file of atoms named like a delimited file reads as one-field (or, split at its
+        // commas, garbled) tuples without a single error; the first line tells.
+        if std::mem::take(&mut first_line) && looks_like_atom(line) {
+            let kind = if separator == '\t' { "tab-separated" } else { "comma-separated" };
+            diagnostics.push(
+                Diagnostic::warning(
+                    Code::ATOM_IN_DELIMITED_FILE,
+                    format!("this line looks like an atom, but the file is read as {kind} fields of `{pred_name}`"),
+                )
+                .with_primary(span, format!("read as {kind} fields"))
+                .with_help(
+                    "`.facts`/`.tsv` files hold tab-separated and `.csv` files comma-separated fields, one \
+                     tuple per line; a file of atoms `E(a,b).` needs another extension, such as `.dl`",
+                ),
+            );
+        }
         fields.clear();
         if line != "()" {
             split_fields(line, separator, &mut fields);
@@ -347,6 +403,20 @@ pub fn read_delimited_facts(
     diagnostics
 }
 
+/// Whether `name` is a predicate name of the language (what the lexer reads as a name).
+fn is_pred_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic()) && name.bytes().all(is_name_byte)
+}
+
+/// Whether a line of a delimited file has the shape of an atom, `Name(...)` with an
+/// optional final `.`.
+fn looks_like_atom(line: &str) -> bool {
+    let line = line.trim();
+    let line = line.strip_suffix('.').unwrap_or(line).trim_end();
+    let Some(open) = line.find('(') else { return false };
+    is_pred_name(line[..open].trim_end()) && line.ends_with(')')
+}
+
 /// Reads update batches: lines `+E(a,b).` (insert) and `-E(a,b).` (delete). A blank line
 /// or a line `;` ends a batch; lines holding only a comment are ignored and do not.
 /// Unknown predicates are declared EDB (they have no facts yet).
@@ -355,6 +425,10 @@ pub fn parse_updates(src: &str, file: FileId, program: &mut Program) -> (Vec<Upd
     let mut current: Option<UpdateBatch> = None;
     let mut diagnostics = Vec::new();
     for (start, line) in lines(src) {
+        if line.len() > MAX_LINE_BYTES {
+            diagnostics.push(line_too_long(file, start, Code::BAD_UPDATE));
+            continue;
+        }
         let tokens = lex_line(line, start);
         let ends_batch = match tokens.as_slice() {
             [] => line.trim().is_empty(),
@@ -530,6 +604,69 @@ mod tests {
         assert_eq!(diagnostics[0].code, Code::EDB_HEADS_RULE);
         let (_, diagnostics) = parse_delimited_facts("a\n", FILE, "@m:R^b", ',', &mut p);
         assert_eq!(diagnostics[0].code, Code::RESERVED_NAME);
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped_and_spans_still_index_the_source() {
+        let mut p = program();
+        let src = "\u{feff}a,b\n";
+        let (facts, diagnostics) = parse_delimited_facts(src, FILE, "E", ',', &mut p);
+        assert!(diagnostics.is_empty());
+        assert_eq!(show(&p, &facts), ["E(a,b)"]);
+        assert_eq!(&src[facts[0].span.range()], "a,b");
+        let src = "\u{feff}E(c,d).\n\u{feff}E(e,f).\n";
+        let (facts, diagnostics) = parse_fact_atoms(src, FILE, &mut p);
+        assert_eq!(show(&p, &facts), ["E(c,d)"]);
+        // Only a mark at the very start is skipped; elsewhere it is a character like any other.
+        assert_eq!(diagnostics.len(), 1);
+        let (batches, diagnostics) = parse_updates("\u{feff}+E(a,b).\n", FILE, &mut p);
+        assert!(diagnostics.is_empty());
+        assert_eq!(show(&p, &batches[0].inserts), ["E(a,b)"]);
+    }
+
+    #[test]
+    fn lines_longer_than_the_bound_are_reported_not_read() {
+        let mut p = program();
+        let long = format!("a\t{}\nb\tc\n", "x".repeat(MAX_LINE_BYTES));
+        let (facts, diagnostics) = parse_delimited_facts(&long, FILE, "E", '\t', &mut p);
+        assert_eq!(show(&p, &facts), ["E(b,c)"]);
+        assert_eq!(codes_and_texts(&long, &diagnostics), [("E0013", "")]);
+        let long = format!("E(a,{}).\n", "x".repeat(MAX_LINE_BYTES));
+        let (facts, diagnostics) = parse_fact_atoms(&long, FILE, &mut p);
+        assert!(facts.is_empty());
+        assert_eq!(codes_and_texts(&long, &diagnostics), [("E0013", "")]);
+        let long = format!("+E(a,{}).\n", "x".repeat(MAX_LINE_BYTES));
+        let (_, diagnostics) = parse_updates(&long, FILE, &mut p);
+        assert_eq!(codes_and_texts(&long, &diagnostics), [("E0014", "")]);
+    }
+
+    #[test]
+    fn an_atom_in_a_delimited_file_is_warned_about_once() {
+        let mut p = program();
+        for (src, separator, pred) in
+            [("E(a,b).\nE(b,c).\n", '\t', "edges"), ("E(a,b).\nE(b,c).\n", ',', "Pairs"), ("e (\"x y\")\n", '\t', "F")]
+        {
+            let (_, diagnostics) = parse_delimited_facts(src, FILE, pred, separator, &mut p);
+            assert_eq!(diagnostics.len(), 1, "{src:?}: {diagnostics:#?}");
+            assert_eq!((diagnostics[0].code, diagnostics[0].is_error()), (Code::ATOM_IN_DELIMITED_FILE, false));
+        }
+        for line in ["a\tb", "f(x", "(a)", "1(a)", "a b(c)", "x)"] {
+            assert!(!looks_like_atom(line), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn file_names_must_be_predicate_names() {
+        let mut p = program();
+        for name in ["E.x", "my pred", "", "1E", "_E", "é"] {
+            let (facts, diagnostics) = parse_delimited_facts("a,b\n", FILE, name, ',', &mut p);
+            assert!(facts.is_empty(), "{name:?}");
+            assert_eq!(diagnostics.len(), 1, "{name:?}");
+            assert_eq!(diagnostics[0].code, Code::BAD_FACTS_LINE, "{name:?}");
+        }
+        for name in ["E", "edge_2", "Zz9"] {
+            assert!(is_pred_name(name), "{name:?}");
+        }
     }
 
     #[test]

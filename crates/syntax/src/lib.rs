@@ -18,18 +18,36 @@ mod lower;
 mod parser;
 
 pub use facts::{
-    parse_delimited_facts, parse_fact_atoms, parse_update_atom, parse_updates, read_delimited_facts, read_fact_atoms,
-    FactSink, UpdateBatch,
+    line_too_long, parse_delimited_facts, parse_fact_atoms, parse_update_atom, parse_updates, read_delimited_facts,
+    read_fact_atoms, FactSink, UpdateBatch, MAX_LINE_BYTES,
 };
 pub use lower::{lower, undefined_predicate_warnings};
 
 use diag::{Code, Diagnostic, FileId};
 use lexer::{layout, lex, Token};
 
+/// The length of a UTF-8 byte-order mark at the start of `src` (3 bytes), or 0. Editors on
+/// some systems write one; it is not part of the text, and every reader skips it.
+pub(crate) fn bom_len(src: &str) -> usize {
+    if src.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
+    }
+}
+
 /// Parses a program into its AST, recovering after each bad statement so that every
-/// syntax error (E0001) in the file is reported.
+/// syntax error (E0001) in the file is reported. A byte-order mark at the start is
+/// skipped; spans still index `src`.
 pub fn parse(src: &str, file: FileId) -> (ast::File, Vec<Diagnostic>) {
-    let tokens = layout(src, lex(src));
+    let bom = bom_len(src);
+    let text = &src[bom..];
+    let mut tokens = layout(text, lex(text));
+    if bom > 0 {
+        for (_, span) in &mut tokens {
+            *span = (span.start + bom..span.end + bom).into();
+        }
+    }
     let (output, diagnostics) = parser::run(parser::program(file, src.len()), &tokens, src.len(), file, Code::PARSE);
     let empty = || ast::File { statements: Vec::new(), span: diag::Span::new(file, 0..src.len()) };
     (output.unwrap_or_else(empty), diagnostics)
@@ -335,6 +353,15 @@ mod tests {
         assert_eq!(texts, ["`E` has no rules and no facts", "`F` has no rules and no facts"]);
         assert!(warnings.iter().all(|w| w.code == Code::UNDEFINED_PREDICATE && !w.is_error()));
         assert_eq!(undefined_predicate_warnings(&p, &[f]).len(), 1);
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped_and_spans_index_the_source() {
+        let src = "\u{feff}R(X) <- E(X)\n?- R(a).\n";
+        let p = ok(src);
+        assert_eq!(text(src, p.rules[0].head.span), "R(X)");
+        let src = "\u{feff}R(X) <- E(X) #\n";
+        assert_eq!(codes_and_texts(src, &errors(src)), [("E0001", "#")]);
     }
 
     #[test]
