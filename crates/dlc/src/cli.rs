@@ -36,6 +36,13 @@ pub struct Cli {
 pub enum Command {
     /// Read updates (`+E(a,b).`, `-E(a,b).`, `;` to apply) and queries (`?- R(a,Y).`) from
     /// standard input and print what changes.
+    ///
+    /// A batch with a bad line is rejected whole. Every input fact is kept, whatever the
+    /// current query reads. Flags: --query, --facts, --insert/--delete/--updates (applied
+    /// first), --no-magic, --maintenance, --engine (of the evaluations: the first and after
+    /// a new query), --check (after every batch; exit status 3 if one differs), --no-timing
+    /// and --color work as for `dlc`; --emit, --format and --compare are rejected (usage
+    /// error): the repl prints answers and batch reports as text.
     Repl(RunArgs),
 }
 

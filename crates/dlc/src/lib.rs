@@ -51,7 +51,7 @@ pub fn run(
 /// Standard output, remembering the first write error: the writers all over dlc may then
 /// ignore the result of each `write!`, and the run still fails when one did not get
 /// through. After an error every write fails at once, so a long run stops producing
-/// output it cannot deliver.
+/// output it cannot deliver, and the repl sees [`Output::failed`] and stops.
 pub(crate) struct Output<'a> {
     inner: &'a mut dyn Write,
     error: Option<std::io::Error>,
@@ -60,6 +60,11 @@ pub(crate) struct Output<'a> {
 impl<'a> Output<'a> {
     fn new(inner: &'a mut dyn Write) -> Self {
         Output { inner, error: None }
+    }
+
+    /// Whether a write has failed.
+    pub(crate) fn failed(&self) -> bool {
+        self.error.is_some()
     }
 
     fn record<T>(&mut self, result: std::io::Result<T>) -> std::io::Result<T> {
@@ -74,7 +79,7 @@ impl<'a> Output<'a> {
 
 impl Write for Output<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if self.error.is_some() {
+        if self.failed() {
             return Err(std::io::Error::other("an earlier write failed"));
         }
         let result = self.inner.write(buf);
@@ -82,7 +87,7 @@ impl Write for Output<'_> {
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        if self.error.is_some() {
+        if self.failed() {
             return Err(std::io::Error::other("an earlier write failed"));
         }
         let result = self.inner.flush();

@@ -1,53 +1,112 @@
 //! `dlc repl`: a live materialised query. Update lines are staged and applied as one
 //! DRed batch at `;` or an empty line; `?- ...` lines show (or recompile for) a query.
 
-use crate::cli::RunArgs;
+use crate::cli::{Emit, Format, RunArgs};
+use crate::facts::InputFacts;
 use crate::report;
-use crate::session::{self, Maintainer};
+use crate::session::{self, Maintainer, Tuple};
+use crate::Output;
 use diag::SourceMap;
-use ir::Program;
+use exec::{Engine, Maintenance, Update};
+use ir::{PredId, Program};
+use std::collections::BTreeSet;
 use std::io::{BufRead, Write};
 
 const HELP: &str = "\
   +E(a,b).      stage an insertion        -E(a,b).   stage a deletion
-  ;  or empty   apply the staged changes as one batch (DRed) and show what changed
+  ;  or empty   apply the staged changes as one batch (DRed) and show what changed;
+                a batch with a bad line is rejected whole
   ?- R(a,Y).    show the answers (a different query is recompiled)
   :facts        list the input facts      :stats     relation sizes
   :help         this text                 :quit      leave (also end of input)";
 
+/// The longest input line the repl reads (as for facts files); a longer one is reported
+/// and skipped, so a stream without newlines cannot make it grow without bound.
+const MAX_LINE_BYTES: usize = syntax::MAX_LINE_BYTES;
+
+/// The flags of `dlc` that make no sense for a session that prints as it goes; the repl
+/// rejects them instead of ignoring them.
+fn unsupported_flag(args: &RunArgs) -> Option<&'static str> {
+    if args.emit != Emit::Answers {
+        Some("--emit")
+    } else if args.format != Format::Text {
+        Some("--format")
+    } else if args.compare {
+        Some("--compare")
+    } else {
+        None
+    }
+}
+
 struct Repl {
-    /// The source program with the current query; the maintained program is derived from it.
+    /// The source program with the current query, and every predicate an update named.
+    /// Its constants are not kept up to date: they live in the maintained program's
+    /// interner, which parsing borrows (see [`Repl::stage`]).
     source: Program,
     maintainer: Maintainer,
-    /// How batches are maintained; kept for the maintainer a new query recompiles.
-    maintenance: exec::Maintenance,
-    no_magic: bool,
-    staged: exec::Update,
+    /// How many predicates `source` had when the maintained program was compiled from it:
+    /// those keep their ids in the maintained program, later ones are unknown to it.
+    known_preds: usize,
+    /// The input facts of predicates the maintained program does not know (first named by
+    /// an update after it was compiled). No rule of it reads them, but a later query may:
+    /// they go to the next recompilation.
+    extra: BTreeSet<Tuple>,
+    settings: Settings,
+    staged: Update,
     staged_text: Vec<String>,
+    /// Input lines of the staged batch that had errors: the batch is then rejected whole,
+    /// as a bad line rejects an update file.
+    bad_lines: Vec<usize>,
     sources: SourceMap,
     color: bool,
     batches: usize,
+    /// Whether `--check` found a batch whose incremental state differs from recomputation.
+    check_failed: bool,
 }
 
-pub fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+/// What the command line chose for every evaluation and batch of the session.
+struct Settings {
+    engine: Engine,
+    maintenance: Maintenance,
+    no_magic: bool,
+    check: bool,
+    timing: bool,
+}
+
+pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>, err: &mut dyn Write) -> i32 {
+    if let Some(flag) = unsupported_flag(args) {
+        return crate::usage_error(
+            err,
+            &format!("`dlc repl` does not support {flag}; it prints answers and batch reports as text"),
+        );
+    }
     let color = crate::use_color(args.color);
     let session = match session::compile(args) {
         Ok(s) => s,
         Err(failed) => return crate::fail(err, failed, color),
     };
     crate::print_diagnostics(err, &session.warnings, &session.sources, color);
-    let primary = if args.no_magic { session.program.clone() } else { session.magic.program.clone() };
-    let maintenance = session::maintenance(args.maintenance);
-    let mut repl = Repl {
-        maintainer: Maintainer::new(primary, &session.facts, maintenance, false),
-        maintenance,
-        source: session.program,
+    let settings = Settings {
+        engine: session::engine(args.engine),
+        maintenance: session::maintenance(args.maintenance),
         no_magic: args.no_magic,
-        staged: exec::Update { inserts: Vec::new(), deletes: Vec::new() },
+        check: args.check,
+        timing: !args.no_timing,
+    };
+    let primary = if args.no_magic { session.program.clone() } else { session.magic.program.clone() };
+    let mut repl = Repl {
+        maintainer: settings.maintainer(primary, &session.facts),
+        known_preds: session.program.preds.len(),
+        source: session.program,
+        extra: BTreeSet::new(),
+        settings,
+        staged: empty_update(),
         staged_text: Vec::new(),
+        bad_lines: Vec::new(),
         sources: session.sources,
         color,
         batches: 0,
+        check_failed: false,
     };
     let _ = writeln!(
         out,
@@ -58,20 +117,33 @@ pub fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut dyn Write, err: &m
     for batch in session.batches {
         repl.staged = batch.update;
         repl.staged_text = batch.changes;
-        repl.apply(out);
+        repl.apply(out, err);
     }
-    let mut line = String::new();
+    let mut line = Vec::new();
     let mut line_number = 0;
-    loop {
-        line.clear();
+    while !out.failed() {
         line_number += 1;
-        match input.read_line(&mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let text = line.trim();
+        let text = match read_line(input, &mut line) {
+            Ok(Line::End) => break,
+            Ok(Line::Text) => match std::str::from_utf8(&line) {
+                Ok(text) => text.trim(),
+                Err(e) => {
+                    repl.reject_line(line_number, &format!("is not UTF-8 text ({e})"), err);
+                    continue;
+                }
+            },
+            Ok(Line::TooLong) => {
+                repl.reject_line(line_number, &format!("is longer than {MAX_LINE_BYTES} bytes"), err);
+                continue;
+            }
+            Err(e) => {
+                // The staged batch may be cut short: it is not applied.
+                let _ = writeln!(err, "dlc repl: cannot read standard input: {e}; staged changes are not applied");
+                return crate::EXIT_INPUT_ERROR;
+            }
+        };
         match text {
-            "" | ";" => repl.apply(out),
+            "" | ";" => repl.apply(out, err),
             ":quit" | ":q" => break,
             ":help" => {
                 let _ = writeln!(out, "{HELP}");
@@ -81,17 +153,9 @@ pub fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut dyn Write, err: &m
                 let sizes = session::relation_sizes(program, repl.maintainer.state.db());
                 let _ = writeln!(out, "{}", report::sizes_text(program, &sizes));
             }
-            ":facts" => {
-                let program = &repl.maintainer.program;
-                let facts = repl.maintainer.input_facts();
-                let mut listed: Vec<(ir::PredId, &[u32])> = facts.iter().collect();
-                listed.sort_unstable();
-                for (p, t) in listed {
-                    let _ = writeln!(out, "{}.", report::fact_text(program, p, t));
-                }
-            }
+            ":facts" => repl.list_facts(out),
             _ if text.starts_with("?-") => {
-                repl.apply(out);
+                repl.apply(out, err);
                 repl.query(text, out, err);
             }
             _ if text.starts_with('+') || text.starts_with('-') => repl.stage(line_number, text, err),
@@ -101,51 +165,185 @@ pub fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut dyn Write, err: &m
         }
         let _ = out.flush();
     }
-    repl.apply(out);
-    0
+    repl.apply(out, err);
+    if repl.check_failed {
+        crate::EXIT_CHECK_FAILED
+    } else {
+        0
+    }
+}
+
+fn empty_update() -> Update {
+    Update { inserts: Vec::new(), deletes: Vec::new() }
+}
+
+/// What [`read_line`] read.
+enum Line {
+    /// A line (its bytes, without the newline, are in the buffer).
+    Text,
+    /// A line longer than [`MAX_LINE_BYTES`], read to its end and dropped.
+    TooLong,
+    /// The end of the input.
+    End,
+}
+
+/// Reads one line into `buf`, holding at most [`MAX_LINE_BYTES`] of it.
+fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<Line> {
+    buf.clear();
+    let (mut read_any, mut too_long) = (false, false);
+    loop {
+        let available = match input.fill_buf() {
+            Ok(available) => available,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            break;
+        }
+        read_any = true;
+        let (chunk, ends_line) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (&available[..i], true),
+            None => (available, false),
+        };
+        if buf.len() + chunk.len() > MAX_LINE_BYTES {
+            too_long = true;
+            buf.clear();
+        } else if !too_long {
+            buf.extend_from_slice(chunk);
+        }
+        let used = chunk.len() + usize::from(ends_line);
+        input.consume(used);
+        if ends_line {
+            break;
+        }
+    }
+    Ok(match (read_any, too_long) {
+        (false, _) => Line::End,
+        (true, true) => Line::TooLong,
+        (true, false) => Line::Text,
+    })
+}
+
+impl Settings {
+    /// Evaluates `program` over `facts` with the chosen engine and keeps it for updates.
+    fn maintainer(&self, program: Program, facts: &InputFacts) -> Maintainer {
+        let evaluated = session::evaluate(&program, facts, self.engine, false, None);
+        Maintainer::from_evaluation(program, evaluated.eval, facts, self.maintenance, self.check)
+    }
 }
 
 impl Repl {
+    /// Reports an input line that could not be read as text; it may have been an update
+    /// of the staged batch, so that batch is rejected.
+    fn reject_line(&mut self, line: usize, problem: &str, err: &mut dyn Write) {
+        let _ =
+            writeln!(err, "error: input line {line} {problem}; the line is ignored and the batch it is in rejected");
+        self.bad_lines.push(line);
+    }
+
     fn stage(&mut self, line: usize, text: &str, err: &mut dyn Write) {
         let file = self.sources.add(format!("<stdin:{line}>"), text.to_string());
-        let (batches, diags) = syntax::parse_updates(text, file, &mut self.maintainer.program);
-        crate::print_diagnostics(err, &diags, &self.sources, self.color);
-        if diag::has_errors(&diags) {
-            return;
-        }
-        for batch in batches {
+        // Updates are read against the source program, which declares every predicate an
+        // update names (whatever the current query reads), with the live constants.
+        std::mem::swap(&mut self.source.consts, &mut self.maintainer.program.consts);
+        let (batches, diags) = syntax::parse_updates(text, file, &mut self.source);
+        let mut changes = Vec::new();
+        for batch in &batches {
             for (sign, facts) in [('-', &batch.deletes), ('+', &batch.inserts)] {
                 for fact in facts {
-                    let shown = session::fact_text(&self.maintainer.program, fact);
-                    if !self.maintainer.reads(fact.pred) {
-                        let _ = writeln!(err, "ignored: no rule reads {shown}");
-                        continue;
-                    }
-                    let tuple = session::tuple_of(fact);
-                    let list = if sign == '+' { &mut self.staged.inserts } else { &mut self.staged.deletes };
-                    list.push(tuple);
-                    self.staged_text.push(format!("{sign}{shown}"));
+                    changes.push((
+                        sign,
+                        session::tuple_of(fact),
+                        format!("{sign}{}", session::fact_text(&self.source, fact)),
+                    ));
                 }
             }
         }
-    }
-
-    /// Applies the staged changes, if any, and prints the batch report.
-    fn apply(&mut self, out: &mut dyn Write) {
-        if self.staged_text.is_empty() {
+        std::mem::swap(&mut self.source.consts, &mut self.maintainer.program.consts);
+        crate::print_diagnostics(err, &diags, &self.sources, self.color);
+        if diag::has_errors(&diags) {
+            self.bad_lines.push(line);
             return;
         }
-        let update = std::mem::replace(&mut self.staged, exec::Update { inserts: Vec::new(), deletes: Vec::new() });
-        let batch = session::Batch { changes: std::mem::take(&mut self.staged_text), update };
-        let outcome = self.maintainer.apply(&batch.update, false, false);
-        let mut text = String::new();
-        let queried = self.queried();
-        report::batch_text(&mut text, &self.maintainer.program, queried, self.batches, &batch, &outcome, true);
-        self.batches += 1;
-        let _ = write!(out, "{text}");
+        for (sign, tuple, shown) in changes {
+            let list = if sign == '+' { &mut self.staged.inserts } else { &mut self.staged.deletes };
+            list.push(tuple);
+            self.staged_text.push(shown);
+        }
     }
 
-    fn queried(&self) -> ir::PredId {
+    /// Applies the staged changes, if any, and prints the batch report; rejects them all
+    /// when a line of the batch had errors.
+    fn apply(&mut self, out: &mut dyn Write, err: &mut dyn Write) {
+        let update = std::mem::replace(&mut self.staged, empty_update());
+        let changes = std::mem::take(&mut self.staged_text);
+        let bad_lines = std::mem::take(&mut self.bad_lines);
+        if !bad_lines.is_empty() {
+            let lines: Vec<String> = bad_lines.iter().map(usize::to_string).collect();
+            let _ = writeln!(
+                err,
+                "batch rejected: input line(s) {} had errors, so none of its {} change(s) was applied; type the batch again",
+                lines.join(", "),
+                changes.len()
+            );
+            return;
+        }
+        if changes.is_empty() {
+            return;
+        }
+        // Changes of predicates the maintained program does not know cannot change its
+        // state; they are kept for a later query.
+        let known = |(pred, _): &Tuple| pred.index() < self.known_preds;
+        let (inserts, extra_inserts): (Vec<Tuple>, Vec<Tuple>) = update.inserts.into_iter().partition(known);
+        let (deletes, extra_deletes): (Vec<Tuple>, Vec<Tuple>) = update.deletes.into_iter().partition(known);
+        for tuple in &extra_deletes {
+            self.extra.remove(tuple);
+        }
+        self.extra.extend(extra_inserts);
+        let batch = session::Batch { changes, update: Update { inserts, deletes } };
+        let check = self.settings.check;
+        let outcome = self.maintainer.apply(&batch.update, check, check);
+        let mut text = String::new();
+        let queried = self.queried();
+        let timing = self.settings.timing;
+        report::batch_text(&mut text, &self.maintainer.program, queried, self.batches, &batch, &outcome, timing);
+        self.batches += 1;
+        let _ = write!(out, "{text}");
+        if !outcome.mismatches.is_empty() {
+            let program = &self.maintainer.program;
+            let names: Vec<String> = outcome.mismatches.iter().map(|p| program.pred_name(*p)).collect();
+            let _ = writeln!(
+                err,
+                "dlc: --check failed after batch {}: incremental state differs from recomputation in {}",
+                self.batches,
+                names.join(", ")
+            );
+            self.check_failed = true;
+        }
+    }
+
+    /// Every input fact, whatever the current query reads.
+    fn input_facts(&self) -> InputFacts {
+        let mut facts = self.maintainer.input_facts();
+        for (pred, tuple) in &self.extra {
+            facts.push(*pred, tuple.iter().copied());
+        }
+        facts
+    }
+
+    fn list_facts(&self, out: &mut dyn Write) {
+        let facts = self.input_facts();
+        let mut listed: Vec<(PredId, &[u32])> = facts.iter().collect();
+        listed.sort_unstable();
+        // Names from the source program (which knows every input predicate), values from
+        // the live constants.
+        let values = &self.maintainer.program;
+        for (pred, tuple) in listed {
+            let _ = writeln!(out, "{}{}.", self.source.display_pred(pred), values.display_tuple(tuple));
+        }
+    }
+
+    fn queried(&self) -> PredId {
         self.source.query.as_ref().expect("the repl always has a query").atom.pred
     }
 
@@ -165,10 +363,13 @@ impl Repl {
         let same = query.atom.pred == current.atom.pred
             && query.atom.args.iter().map(|t| t.kind).eq(current.atom.args.iter().map(|t| t.kind));
         if !same {
-            // A new query means new demand: recompile and evaluate the current facts from scratch.
-            let facts = self.maintainer.input_facts();
-            let primary = if self.no_magic { candidate.clone() } else { magic::rewrite(&candidate, &query).program };
-            self.maintainer = Maintainer::new(primary, &facts, self.maintenance, false);
+            // A new query means new demand: recompile and evaluate every input fact from scratch.
+            let facts = self.input_facts();
+            let primary =
+                if self.settings.no_magic { candidate.clone() } else { magic::rewrite(&candidate, &query).program };
+            self.maintainer = self.settings.maintainer(primary, &facts);
+            self.known_preds = candidate.preds.len();
+            self.extra.clear();
             let _ = writeln!(out, "recompiled for ?- {}.", candidate.display_atom(&query.atom));
             self.source = candidate;
         }

@@ -307,16 +307,9 @@ pub struct Maintainer {
 }
 
 impl Maintainer {
-    /// With `keep_record`, the input is also recorded apart ([`Maintainer::apply`] can then
-    /// recompute from it).
-    pub fn new(program: Program, facts: &InputFacts, maintenance: Maintenance, keep_record: bool) -> Self {
-        let plan = plan::plan_program(&program);
-        let state = Maintained::with_maintenance(plan, &program, edb_database(&program, facts), maintenance);
-        Self::keeping(program, state, facts, maintenance, keep_record)
-    }
-
-    /// [`Maintainer::new`] starting from `eval`, an evaluation of `program` over `facts`
-    /// (by [`evaluate`]), which it keeps instead of evaluating again.
+    /// Keeps `eval`, an evaluation of `program` over `facts` (by [`evaluate`]), for
+    /// updates. With `keep_record`, the input is also recorded apart ([`Maintainer::apply`]
+    /// can then recompute from it).
     pub fn from_evaluation(
         program: Program,
         eval: Evaluation,
@@ -359,7 +352,7 @@ impl Maintainer {
 
     /// Applies one batch; with `recompute`, also evaluates the new input from scratch to
     /// measure its work and (with `check`) to compare every relation. Both need the record
-    /// ([`Maintainer::new`]'s `keep_record`); without it they are skipped.
+    /// (`keep_record`); without it they are skipped.
     pub fn apply(&mut self, update: &Update, recompute: bool, check: bool) -> BatchOutcome {
         let before = answers(&self.program, self.state.db());
         let start = Instant::now();
@@ -397,13 +390,5 @@ impl Maintainer {
             mismatches,
             sizes: relation_sizes(&self.program, self.state.db()),
         }
-    }
-}
-
-impl Maintainer {
-    /// Whether any rule of the maintained program reads `pred` (an update of any other
-    /// predicate cannot change a derived fact).
-    pub fn reads(&self, pred: PredId) -> bool {
-        self.program.rules.iter().any(|r| r.body.iter().any(|a| a.pred == pred))
     }
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::dlc;
+use common::{dlc, dlc_with_bytes, dlc_with_input};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
@@ -160,6 +160,97 @@ fn a_write_error_fails_the_run() {
         let (code, stderr) = run_failing(args, &mut &b""[..], 10, std::io::ErrorKind::StorageFull);
         assert_eq!(code, 1, "{args:?}: {stderr}");
         assert!(stderr.contains("dlc: cannot write the output"), "{args:?}: {stderr}");
+    }
+}
+
+/// Standard input that repeats one line forever, as `yes` does.
+struct Yes(&'static [u8]);
+
+impl std::io::Read for Yes {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.0.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        Ok(n)
+    }
+}
+
+impl BufRead for Yes {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        Ok(self.0)
+    }
+    fn consume(&mut self, _: usize) {}
+}
+
+#[test]
+fn repl_stops_when_its_output_is_closed() {
+    // `yes '?- R(a,Y).' | dlc repl reach.dl | head -2`: the pipe closes after a few lines.
+    let mut input = Yes(b"?- R(a,Y).\n");
+    let (code, stderr) =
+        run_failing(&["repl", "fixtures/ok/reach.dl"], &mut input, 200, std::io::ErrorKind::BrokenPipe);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("cannot write the output"), "{stderr}");
+}
+
+#[test]
+fn repl_keeps_updates_of_predicates_the_current_query_does_not_read() {
+    let dir = scratch("repl_keeps");
+    let program = write(&dir.join("two.dl"), "R(X) <- E(X). S(X) <- F(X). E(a). F(a). ?- R(X).\n");
+    let input = "+F(b).\n-F(a).\n+G(c).\n;\n?- S(X).\n:facts\n";
+    let out = dlc_with_input(&["repl", "--color", "never", &program], input);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let after: Vec<&str> = out.stdout.lines().skip_while(|l| !l.starts_with("recompiled")).skip(1).collect();
+    assert_eq!(after, ["S(b)", "1 answer(s)", "E(a).", "F(b).", "G(c)."], "{}", out.stdout);
+    // A fresh run over the same input facts agrees.
+    let fresh = dlc(&["--query", "S(X)", "--insert", "F(b)", "--delete", "F(a)", &program]);
+    assert!(fresh.stdout.ends_with("S(b)\n"), "{}", fresh.stdout);
+}
+
+#[test]
+fn repl_rejects_a_batch_with_a_bad_line_whole() {
+    let input = "-E(a,b).\n+E(a,b,c).\n+E(a,zz).\n;\n:facts\n-E(a,b).\n;\n";
+    let out = dlc_with_input(&["repl", "--color", "never", "--no-timing", "fixtures/ok/reach.dl"], input);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("E0004"), "{}", out.stderr);
+    assert!(out.stderr.contains("batch rejected: input line(s) 2 had errors"), "{}", out.stderr);
+    let facts: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("E(")).collect();
+    assert!(facts.contains(&"E(a,b).") && !facts.iter().any(|f| f.contains("zz")), "{}", out.stdout);
+    // The next batch starts afresh and is applied.
+    assert!(out.stdout.contains("batch 1: -E(a,b)\n"), "{}", out.stdout);
+}
+
+#[test]
+fn repl_reports_a_line_that_is_not_utf8_and_goes_on() {
+    let input = b"+E(a,\xff).\n+E(a,x).\n;\n?- R(a,Y).\n";
+    let out = dlc_with_bytes(&["repl", "--color", "never", "--no-timing", "fixtures/ok/reach.dl"], input);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("input line 1 is not UTF-8 text"), "{}", out.stderr);
+    assert!(out.stderr.contains("batch rejected: input line(s) 1 had errors"), "{}", out.stderr);
+    // The session goes on: the query after the rejected batch is answered, without `x`.
+    assert!(out.stdout.ends_with("R(a,e)\n4 answer(s)\n"), "{}", out.stdout);
+}
+
+#[test]
+fn repl_rejects_the_flags_it_cannot_honour_and_honours_the_rest() {
+    for (flags, named) in
+        [(&["--format", "json"][..], "--format"), (&["--emit", "trace"], "--emit"), (&["--compare"], "--compare")]
+    {
+        let mut args = vec!["repl"];
+        args.extend_from_slice(flags);
+        args.push("fixtures/ok/reach.dl");
+        let out = dlc_with_input(&args, ":quit\n");
+        assert_eq!(out.code, 2, "{flags:?}");
+        assert!(out.stderr.contains(&format!("does not support {named}")), "{}", out.stderr);
+    }
+    let input = "-E(a,b).\n+E(d,a).\n;\n?- R(a,Y).\n";
+    for flags in [&["--check"][..], &["--engine", "reference"], &["--maintenance", "ranked", "--check"]] {
+        let mut args = vec!["repl", "--no-timing"];
+        args.extend_from_slice(flags);
+        args.push("fixtures/ok/reach.dl");
+        let out = dlc_with_input(&args, input);
+        assert_eq!(out.code, 0, "{flags:?}: {}", out.stderr);
+        assert!(out.stdout.contains("answers removed: R(a,b) R(a,c)"), "{flags:?}: {}", out.stdout);
+        // --check (and only --check) recomputes: the report shows that work beside its own.
+        assert_eq!(out.stdout.contains("recomputation"), flags.contains(&"--check"), "{flags:?}: {}", out.stdout);
     }
 }
 

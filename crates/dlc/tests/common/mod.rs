@@ -26,12 +26,16 @@ pub struct Output {
 
 /// Runs `dlc ARGS` in-process with the given standard input.
 pub fn dlc_with_input(args: &[&str], input: &str) -> Output {
+    dlc_with_bytes(args, input.as_bytes())
+}
+
+/// Runs `dlc ARGS` in-process with standard input of any bytes.
+pub fn dlc_with_bytes(args: &[&str], mut input: &[u8]) -> Output {
     at_root();
     let mut argv = vec!["dlc"];
     argv.extend_from_slice(args);
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let mut stdin = input.as_bytes();
-    let code = dlc::run(argv, &mut stdin, &mut out, &mut err);
+    let code = dlc::run(argv, &mut input, &mut out, &mut err);
     Output { code, stdout: String::from_utf8(out).unwrap(), stderr: String::from_utf8(err).unwrap() }
 }
 
