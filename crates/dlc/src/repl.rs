@@ -161,6 +161,10 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
             _ if text.starts_with('+') || text.starts_with('-') => repl.stage(line_number, text, err),
             _ => {
                 let _ = writeln!(err, "not understood: `{text}` (`:help` lists the commands)");
+                // Within a batch it may be an update with a typo (`E(a,b).` without a sign).
+                if !repl.staged_text.is_empty() || !repl.bad_lines.is_empty() {
+                    repl.bad_lines.push(line_number);
+                }
             }
         }
         let _ = out.flush();

@@ -216,6 +216,13 @@ fn repl_rejects_a_batch_with_a_bad_line_whole() {
     assert!(facts.contains(&"E(a,b).") && !facts.iter().any(|f| f.contains("zz")), "{}", out.stdout);
     // The next batch starts afresh and is applied.
     assert!(out.stdout.contains("batch 1: -E(a,b)\n"), "{}", out.stdout);
+    // A line that is no command inside a batch (an update without its sign) rejects it too;
+    // outside a batch it is only reported.
+    let input = "nonsense\n-E(a,b).\nE(a,c).\n;\n:facts\n";
+    let out = dlc_with_input(&["repl", "--color", "never", "fixtures/ok/reach.dl"], input);
+    assert!(out.stderr.contains("not understood: `nonsense`"), "{}", out.stderr);
+    assert!(out.stderr.contains("batch rejected: input line(s) 3 had errors"), "{}", out.stderr);
+    assert!(out.stdout.contains("E(a,b).") && !out.stdout.contains("E(a,c)."), "{}", out.stdout);
 }
 
 #[test]
