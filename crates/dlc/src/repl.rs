@@ -20,8 +20,8 @@ const HELP: &str = "\
   :facts        list the input facts      :stats     relation sizes
   :help         this text                 :quit      leave (also end of input)";
 
-/// The longest input line the repl reads (as for facts files); a longer one is reported
-/// and skipped, so a stream without newlines cannot make it grow without bound.
+/// The longest input line the repl reads (as for facts files); a longer one ends the
+/// session with an error, so a stream without newlines cannot make it grow without bound.
 const MAX_LINE_BYTES: usize = syntax::MAX_LINE_BYTES;
 
 /// The flags of `dlc` that make no sense for a session that prints as it goes; the repl
@@ -133,8 +133,13 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
                 }
             },
             Ok(Line::TooLong) => {
-                repl.reject_line(line_number, &format!("is longer than {MAX_LINE_BYTES} bytes"), err);
-                continue;
+                // Not a line anyone types; skipping to its end might never finish (`< /dev/zero`).
+                let _ = writeln!(
+                    err,
+                    "dlc repl: input line {line_number} is longer than {MAX_LINE_BYTES} bytes; stopped, staged changes \
+                     are not applied"
+                );
+                return crate::EXIT_INPUT_ERROR;
             }
             Err(e) => {
                 // The staged batch may be cut short: it is not applied.
@@ -185,7 +190,7 @@ fn empty_update() -> Update {
 enum Line {
     /// A line (its bytes, without the newline, are in the buffer).
     Text,
-    /// A line longer than [`MAX_LINE_BYTES`], read to its end and dropped.
+    /// A line longer than [`MAX_LINE_BYTES`]; reading stopped inside it.
     TooLong,
     /// The end of the input.
     End,
@@ -194,7 +199,6 @@ enum Line {
 /// Reads one line into `buf`, holding at most [`MAX_LINE_BYTES`] of it.
 fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<Line> {
     buf.clear();
-    let (mut read_any, mut too_long) = (false, false);
     loop {
         let available = match input.fill_buf() {
             Ok(available) => available,
@@ -202,30 +206,22 @@ fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<Line
             Err(e) => return Err(e),
         };
         if available.is_empty() {
-            break;
+            return Ok(if buf.is_empty() { Line::End } else { Line::Text });
         }
-        read_any = true;
         let (chunk, ends_line) = match available.iter().position(|&b| b == b'\n') {
             Some(i) => (&available[..i], true),
             None => (available, false),
         };
         if buf.len() + chunk.len() > MAX_LINE_BYTES {
-            too_long = true;
-            buf.clear();
-        } else if !too_long {
-            buf.extend_from_slice(chunk);
+            return Ok(Line::TooLong);
         }
+        buf.extend_from_slice(chunk);
         let used = chunk.len() + usize::from(ends_line);
         input.consume(used);
         if ends_line {
-            break;
+            return Ok(Line::Text);
         }
     }
-    Ok(match (read_any, too_long) {
-        (false, _) => Line::End,
-        (true, true) => Line::TooLong,
-        (true, false) => Line::Text,
-    })
 }
 
 impl Settings {
@@ -237,8 +233,8 @@ impl Settings {
 }
 
 impl Repl {
-    /// Reports an input line that could not be read as text; it may have been an update
-    /// of the staged batch, so that batch is rejected.
+    /// Reports an input line that is not UTF-8 text; it may have been an update of the
+    /// staged batch, so that batch is rejected.
     fn reject_line(&mut self, line: usize, problem: &str, err: &mut dyn Write) {
         let _ =
             writeln!(err, "error: input line {line} {problem}; the line is ignored and the batch it is in rejected");

@@ -192,6 +192,17 @@ fn repl_stops_when_its_output_is_closed() {
 }
 
 #[test]
+fn repl_stops_at_an_endless_line() {
+    // `dlc repl reach.dl < /dev/zero`: no newline ever comes.
+    common::at_root();
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let code = dlc::run(["dlc", "repl", "fixtures/ok/reach.dl"], &mut Yes(b"\0\0\0\0"), &mut out, &mut err);
+    let stderr = String::from_utf8(err).unwrap();
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("input line 1 is longer than 1048576 bytes"), "{stderr}");
+}
+
+#[test]
 fn repl_keeps_updates_of_predicates_the_current_query_does_not_read() {
     let dir = scratch("repl_keeps");
     let program = write(&dir.join("two.dl"), "R(X) <- E(X). S(X) <- F(X). E(a). F(a). ?- R(X).\n");
