@@ -111,20 +111,20 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             }
         }
         Emit::Adorned => match args.format {
-            Format::Json => to_json_text(&session.magic.graph_json()),
-            Format::Dot => session.magic.display_dot(),
-            Format::Text => session.magic.display_graph(),
+            Format::Json => to_json_text(&session.magic().graph_json()),
+            Format::Dot => session.magic().display_dot(),
+            Format::Text => session.magic().display_graph(),
         },
         Emit::MagicIr => {
             if json {
-                to_json_text(&session.magic.to_json())
+                to_json_text(&session.magic().to_json())
             } else {
                 // The program alone first (easy to copy), then the numbered trace it refers to.
-                format!("{}\n{}", session.magic.display_rules(), session.magic.display_trace())
+                format!("{}\n{}", session.magic().display_rules(), session.magic().display_trace())
             }
         }
         Emit::Plan => {
-            let program = if args.no_magic { &session.program } else { &session.magic.program };
+            let program = if args.no_magic { &session.program } else { &session.magic().program };
             let plan = plan::plan_program(program);
             if json {
                 to_json_text(&plan.to_json(program))
@@ -173,7 +173,8 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
     let trace = args.emit == Emit::Trace;
     let json = args.format == Format::Json;
     let source = &session.program;
-    let magic_program = &session.magic.program;
+    // Rewritten unless `--no-magic`, which `--compare` conflicts with.
+    let magic_program = session.magic.as_ref().map_or(source, |m| &m.program);
     let queried = source.query.as_ref().expect("compiled sessions have a query").atom.pred;
 
     // The program whose answers are reported (and maintained under updates).

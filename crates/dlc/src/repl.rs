@@ -22,6 +22,8 @@ struct Repl {
     /// How batches are maintained; kept for the maintainer a new query recompiles.
     maintenance: exec::Maintenance,
     no_magic: bool,
+    /// `--max-adornments`, for the rewrite a new query recompiles.
+    max_adornments: usize,
     staged: exec::Update,
     staged_text: Vec<String>,
     sources: SourceMap,
@@ -36,13 +38,14 @@ pub fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut dyn Write, err: &m
         Err(failed) => return crate::fail(err, failed, color),
     };
     crate::print_diagnostics(err, &session.warnings, &session.sources, color);
-    let primary = if args.no_magic { session.program.clone() } else { session.magic.program.clone() };
+    let primary = if args.no_magic { session.program.clone() } else { session.magic().program.clone() };
     let maintenance = session::maintenance(args.maintenance);
     let mut repl = Repl {
         maintainer: Maintainer::new(primary, &session.facts, maintenance, false),
         maintenance,
         source: session.program,
         no_magic: args.no_magic,
+        max_adornments: args.max_adornments,
         staged: exec::Update { inserts: Vec::new(), deletes: Vec::new() },
         staged_text: Vec::new(),
         sources: session.sources,
@@ -167,7 +170,17 @@ impl Repl {
         if !same {
             // A new query means new demand: recompile and evaluate the current facts from scratch.
             let facts = self.maintainer.input_facts();
-            let primary = if self.no_magic { candidate.clone() } else { magic::rewrite(&candidate, &query).program };
+            let primary = if self.no_magic {
+                candidate.clone()
+            } else {
+                match magic::rewrite_limited(&candidate, &query, self.max_adornments) {
+                    Ok(magic) => magic.program,
+                    Err(limit) => {
+                        crate::print_diagnostics(err, &[limit.to_diagnostic(&candidate)], &self.sources, self.color);
+                        return;
+                    }
+                }
+            };
             self.maintainer = Maintainer::new(primary, &facts, self.maintenance, false);
             let _ = writeln!(out, "recompiled for ?- {}.", candidate.display_atom(&query.atom));
             self.source = candidate;

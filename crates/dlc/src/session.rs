@@ -1,7 +1,7 @@
 //! The compilation pipeline as the command line drives it: parse, load facts and
 //! updates, rewrite with magic sets, plan, evaluate, maintain.
 
-use crate::cli::{EngineArg, MaintenanceArg, RunArgs};
+use crate::cli::{Emit, EngineArg, MaintenanceArg, RunArgs};
 use crate::facts::InputFacts;
 use crate::load;
 use diag::{Code, Diagnostic, SourceMap};
@@ -25,13 +25,22 @@ pub struct Session {
     pub sources: SourceMap,
     /// The source program (with its query, and every EDB predicate any input mentions).
     pub program: Program,
-    /// The magic-sets rewrite of `program` for its query.
-    pub magic: MagicProgram,
+    /// The magic-sets rewrite of `program` for its query; not made for `--no-magic`
+    /// unless the output shows it (see [`Session::magic`]).
+    pub magic: Option<MagicProgram>,
     /// All input facts: inline in the program and from `--facts`.
     pub facts: InputFacts,
     pub batches: Vec<Batch>,
     /// Warnings to show even when compilation succeeds.
     pub warnings: Vec<Diagnostic>,
+}
+
+impl Session {
+    /// The magic rewrite, which [`compile`] makes unless `--no-magic` asks for the
+    /// original program only and the output does not show the rewrite.
+    pub fn magic(&self) -> &MagicProgram {
+        self.magic.as_ref().expect("compile rewrites the program whenever the output needs it")
+    }
 }
 
 /// The outcome of a failed compilation: every diagnostic, errors and warnings.
@@ -101,7 +110,19 @@ pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
         return Err(Failed { sources, diagnostics });
     }
     let query = program.query.clone().expect("checked above: a query exists when there are no errors");
-    let magic = magic::rewrite(&program, &query);
+    // `--no-magic` evaluates the original program: a rewrite too large to make must not
+    // stop it, so it is made only when the output shows it.
+    let shows_magic = matches!(args.emit, Emit::Adorned | Emit::MagicIr);
+    if args.no_magic && !shows_magic {
+        return Ok(Session { sources, program, magic: None, facts, batches, warnings: diagnostics });
+    }
+    let magic = match magic::rewrite_limited(&program, &query, args.max_adornments) {
+        Ok(magic) => magic,
+        Err(limit) => {
+            diagnostics.push(limit.to_diagnostic(&program));
+            return Err(Failed { sources, diagnostics });
+        }
+    };
     // The rewrite must produce a program that passes the source checks; if it does not,
     // that is a bug in dlc, reported as such instead of evaluating a broken program.
     let broken: Vec<Diagnostic> = ir::validate(&magic.program)
@@ -114,7 +135,7 @@ pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
     if !broken.is_empty() {
         return Err(Failed { sources, diagnostics: broken });
     }
-    Ok(Session { sources, program, magic, facts, batches, warnings: diagnostics })
+    Ok(Session { sources, program, magic: Some(magic), facts, batches, warnings: diagnostics })
 }
 
 fn read_updates(

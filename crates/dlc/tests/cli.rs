@@ -97,3 +97,19 @@ fn repl_lists_the_current_input_facts() {
         out.stdout
     );
 }
+
+#[test]
+fn adornment_limit_stops_the_rewrite_but_not_no_magic() {
+    let fixture = "fixtures/err/E0016_adornment_limit.dl";
+    let out = dlc(&["--color", "never", "--max-adornments", "3", fixture]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("[E0016]") && out.stderr.contains("more than 3 adorned"), "{}", out.stderr);
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    // The original program needs no adornments at all.
+    let out = dlc(&["--max-adornments", "3", "--no-magic", fixture]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // The limit counts all six, so six pass.
+    let out = dlc(&["--max-adornments", "6", fixture]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(dlc(&["--max-adornments", "0", fixture]).code, 2);
+}

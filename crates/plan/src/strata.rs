@@ -35,9 +35,12 @@ pub fn strata(program: &Program) -> Vec<Stratum> {
             }
         }
     }
-    // Tarjan yields components in reverse topological order of the edges body -> head,
-    // that is dependents first; reversing gives dependencies first.
-    let mut components = petgraph::algo::tarjan_scc(&graph);
+    // Kosaraju yields components in reverse topological order of the edges body -> head,
+    // that is dependents first; reversing gives dependencies first. Unlike petgraph's
+    // Tarjan, which recurses once per node on a path and overflowed the stack on the
+    // tens of thousands of adorned predicates of a large magic program, it keeps its
+    // depth-first search on an explicit stack.
+    let mut components = petgraph::algo::kosaraju_scc(&graph);
     components.reverse();
     components
         .into_iter()
