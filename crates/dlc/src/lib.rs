@@ -180,8 +180,17 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
     // The program whose answers are reported (and maintained under updates).
     let (primary_name, primary) = if args.no_magic { ("original", source) } else { ("magic", magic_program) };
     let progress = progress::reporter(err_is_terminal());
-    let main_run = session::evaluate(primary, &session.facts, engine, trace, progress);
-    let original_run = args.compare.then(|| session::evaluate(source, &session.facts, engine, trace, None));
+    let max_tuples = args.max_tuples;
+    let main_run = match session::evaluate(primary, &session.facts, engine, trace, progress, max_tuples) {
+        Ok(run) => run,
+        Err(e) => return stopped(err, session, primary, &e, args.color),
+    };
+    let original_run =
+        match args.compare.then(|| session::evaluate(source, &session.facts, engine, trace, None, max_tuples)) {
+            None => None,
+            Some(Ok(run)) => Some(run),
+            Some(Err(e)) => return stopped(err, session, source, &e, args.color),
+        };
 
     let mut text = String::new();
     let mut doc = json!({});
@@ -222,11 +231,23 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         let maintenance = session::maintenance(args.maintenance);
         // The evaluation just made is the maintained state's starting point.
         let record = trace || args.check;
-        let mut maintainer =
-            Maintainer::from_evaluation(primary.clone(), main_run.eval, &session.facts, maintenance, record);
+        let mut maintainer = match Maintainer::from_evaluation(
+            primary.clone(),
+            main_run.eval,
+            &session.facts,
+            maintenance,
+            record,
+            max_tuples,
+        ) {
+            Ok(maintainer) => maintainer,
+            Err(e) => return stopped(err, session, primary, &e, args.color),
+        };
         let mut updates = Vec::new();
         for (i, batch) in session.batches.iter().enumerate() {
-            let outcome = maintainer.apply(&batch.update, trace || args.check, args.check);
+            let outcome = match maintainer.apply(&batch.update, trace || args.check, args.check) {
+                Ok(outcome) => outcome,
+                Err(e) => return stopped(err, session, primary, &e, args.color),
+            };
             if json {
                 updates.push(report::batch_json(primary, i, batch, &outcome, timing));
             } else {
@@ -275,6 +296,21 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         }
     }
     exit
+}
+
+/// Reports an evaluation or update that stopped because a relation of `program` outgrew
+/// `--max-tuples` or the memory: nothing of it is printed, since it is incomplete.
+fn stopped(
+    err: &mut dyn Write,
+    session: &Session,
+    program: &ir::Program,
+    error: &exec::ResourceError,
+    color: ColorArg,
+) -> i32 {
+    let diagnostic = session::resource_diagnostic(program, error);
+    print_diagnostics(err, &[diagnostic], &session.sources, use_color(color));
+    let _ = writeln!(err, "dlc: evaluation stopped; no answers were printed");
+    EXIT_INPUT_ERROR
 }
 
 fn err_is_terminal() -> bool {

@@ -24,11 +24,16 @@ struct Repl {
     no_magic: bool,
     /// `--max-adornments`, for the rewrite a new query recompiles.
     max_adornments: usize,
+    /// `--max-tuples`, for the maintainer a new query recompiles.
+    max_tuples: u32,
     staged: exec::Update,
     staged_text: Vec<String>,
     sources: SourceMap,
     color: bool,
     batches: usize,
+    /// Set when an update or recompilation stopped at a resource limit: the state is
+    /// incomplete, so the repl ends instead of answering from it.
+    stopped: bool,
 }
 
 pub fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
@@ -38,10 +43,15 @@ pub fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut dyn Write, err: &m
         Err(failed) => return crate::fail(err, failed, color),
     };
     crate::print_diagnostics(err, &session.warnings, &session.sources, color);
-    let primary = if args.no_magic { session.program.clone() } else { session.magic().program.clone() };
+    let primary = if args.no_magic { &session.program } else { &session.magic().program };
     let maintenance = session::maintenance(args.maintenance);
+    let maintainer = match Maintainer::new(primary.clone(), &session.facts, maintenance, false, args.max_tuples) {
+        Ok(maintainer) => maintainer,
+        Err(e) => return crate::stopped(err, &session, primary, &e, args.color),
+    };
     let mut repl = Repl {
-        maintainer: Maintainer::new(primary, &session.facts, maintenance, false),
+        maintainer,
+        max_tuples: args.max_tuples,
         maintenance,
         source: session.program,
         no_magic: args.no_magic,
@@ -51,6 +61,7 @@ pub fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut dyn Write, err: &m
         sources: session.sources,
         color,
         batches: 0,
+        stopped: false,
     };
     let _ = writeln!(
         out,
@@ -103,9 +114,16 @@ pub fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut dyn Write, err: &m
             }
         }
         let _ = out.flush();
+        if repl.stopped {
+            return crate::EXIT_INPUT_ERROR;
+        }
     }
     repl.apply(out);
-    0
+    if repl.stopped {
+        crate::EXIT_INPUT_ERROR
+    } else {
+        0
+    }
 }
 
 impl Repl {
@@ -140,12 +158,24 @@ impl Repl {
         }
         let update = std::mem::replace(&mut self.staged, exec::Update { inserts: Vec::new(), deletes: Vec::new() });
         let batch = session::Batch { changes: std::mem::take(&mut self.staged_text), update };
-        let outcome = self.maintainer.apply(&batch.update, false, false);
+        let outcome = match self.maintainer.apply(&batch.update, false, false) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                let diagnostic = session::resource_diagnostic(&self.maintainer.program, &e);
+                return self.stop(diagnostic, out);
+            }
+        };
         let mut text = String::new();
         let queried = self.queried();
         report::batch_text(&mut text, &self.maintainer.program, queried, self.batches, &batch, &outcome, true);
         self.batches += 1;
         let _ = write!(out, "{text}");
+    }
+
+    /// Reports a resource error and ends the repl (see [`Repl::stopped`]).
+    fn stop(&mut self, diagnostic: diag::Diagnostic, out: &mut dyn Write) {
+        crate::print_diagnostics(out, &[diagnostic], &self.sources, self.color);
+        self.stopped = true;
     }
 
     fn queried(&self) -> ir::PredId {
@@ -181,7 +211,10 @@ impl Repl {
                     }
                 }
             };
-            self.maintainer = Maintainer::new(primary, &facts, self.maintenance, false);
+            match Maintainer::new(primary.clone(), &facts, self.maintenance, false, self.max_tuples) {
+                Ok(maintainer) => self.maintainer = maintainer,
+                Err(e) => return self.stop(session::resource_diagnostic(&primary, &e), err),
+            }
             let _ = writeln!(out, "recompiled for ?- {}.", candidate.display_atom(&query.atom));
             self.source = candidate;
         }

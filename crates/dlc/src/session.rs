@@ -5,7 +5,7 @@ use crate::cli::{Emit, EngineArg, MaintenanceArg, RunArgs};
 use crate::facts::InputFacts;
 use crate::load;
 use diag::{Code, Diagnostic, SourceMap};
-use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Update};
+use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, ResourceError, Update};
 use ir::{Fact, PredId, Program};
 use magic::MagicProgram;
 use std::collections::BTreeSet;
@@ -207,9 +207,28 @@ pub fn maintenance(arg: MaintenanceArg) -> Maintenance {
     }
 }
 
-/// A database holding exactly these input tuples.
-pub fn edb_database(program: &Program, facts: &InputFacts) -> Database {
+/// The report of an evaluation or update that stopped because a relation of `program`
+/// outgrew `--max-tuples` or the memory.
+pub fn resource_diagnostic(program: &Program, error: &ResourceError) -> Diagnostic {
+    let d = Diagnostic::error(Code::RESOURCE_LIMIT, error.message(program));
+    let d = match error.kind {
+        exec::ResourceKind::TupleLimit { .. } => d,
+        _ => d.with_help("free memory or lower what the program derives; `--max-tuples N` stops it earlier"),
+    };
+    let pred = program.pred(error.pred);
+    let what = match pred.name {
+        ir::PredName::Source(_) => "first used here",
+        _ => "generated for this atom",
+    };
+    let d = if pred.span == diag::Span::default() { d } else { d.with_primary(pred.span, what) };
+    d.with_note("nothing was printed: the relations are incomplete")
+}
+
+/// A database holding exactly these input tuples, whose relations may hold at most
+/// `max_tuples` tuples each.
+pub fn edb_database(program: &Program, facts: &InputFacts, max_tuples: u32) -> Database {
     let mut db = Database::new(program);
+    db.set_tuple_limit(max_tuples);
     for pred in facts.preds() {
         match facts.of(pred) {
             // A nullary predicate's tuples are all the one empty tuple.
@@ -237,20 +256,22 @@ pub fn answers(program: &Program, db: &Database) -> Vec<Vec<u32>> {
     db.sorted_tuples(query.atom.pred).into_iter().filter(|t| query.matches(t)).collect()
 }
 
-/// Plans and evaluates `program` from scratch over `facts`.
+/// Plans and evaluates `program` from scratch over `facts`, with at most `max_tuples`
+/// tuples per relation.
 pub fn evaluate(
     program: &Program,
     facts: &InputFacts,
     engine: Engine,
     record_rounds: bool,
     progress: Option<Box<dyn FnMut(exec::Progress)>>,
-) -> Evaluated {
+    max_tuples: u32,
+) -> Result<Evaluated, ResourceError> {
     let start = Instant::now();
     let plan = plan::plan_program(program);
-    let edb = edb_database(program, facts);
-    let eval = exec::evaluate(&plan, program, edb, EvalOptions { engine, record_rounds, progress });
+    let edb = edb_database(program, facts, max_tuples);
+    let eval = exec::try_evaluate(&plan, program, edb, EvalOptions { engine, record_rounds, progress })?;
     let answers = answers(program, &eval.db);
-    Evaluated { eval, answers, elapsed: start.elapsed() }
+    Ok(Evaluated { eval, answers, elapsed: start.elapsed() })
 }
 
 /// The predicates that head a rule of `program`: the relations evaluation derives.
@@ -291,15 +312,25 @@ pub struct Maintainer {
     /// kept when asked for, since it costs an allocation per fact; otherwise the input
     /// relations of the maintained database are the input.
     record: Option<BTreeSet<Tuple>>,
+    /// `--max-tuples`, for the recomputations [`Maintainer::apply`] makes.
+    max_tuples: u32,
 }
 
 impl Maintainer {
     /// With `keep_record`, the input is also recorded apart ([`Maintainer::apply`] can then
     /// recompute from it).
-    pub fn new(program: Program, facts: &InputFacts, maintenance: Maintenance, keep_record: bool) -> Self {
+    /// Every relation may hold at most `max_tuples` tuples.
+    pub fn new(
+        program: Program,
+        facts: &InputFacts,
+        maintenance: Maintenance,
+        keep_record: bool,
+        max_tuples: u32,
+    ) -> Result<Self, ResourceError> {
         let plan = plan::plan_program(&program);
-        let state = Maintained::with_maintenance(plan, &program, edb_database(&program, facts), maintenance);
-        Self::keeping(program, state, facts, maintenance, keep_record)
+        let edb = edb_database(&program, facts, max_tuples);
+        let state = Maintained::try_with_maintenance(plan, &program, edb, maintenance)?;
+        Ok(Self::keeping(program, state, facts, maintenance, keep_record, max_tuples))
     }
 
     /// [`Maintainer::new`] starting from `eval`, an evaluation of `program` over `facts`
@@ -310,10 +341,11 @@ impl Maintainer {
         facts: &InputFacts,
         maintenance: Maintenance,
         keep_record: bool,
-    ) -> Self {
+        max_tuples: u32,
+    ) -> Result<Self, ResourceError> {
         let plan = plan::plan_program(&program);
-        let state = Maintained::from_evaluation(plan, &program, eval, maintenance);
-        Self::keeping(program, state, facts, maintenance, keep_record)
+        let state = Maintained::try_from_evaluation(plan, &program, eval, maintenance)?;
+        Ok(Self::keeping(program, state, facts, maintenance, keep_record, max_tuples))
     }
 
     fn keeping(
@@ -322,9 +354,10 @@ impl Maintainer {
         facts: &InputFacts,
         maintenance: Maintenance,
         keep_record: bool,
+        max_tuples: u32,
     ) -> Self {
         let record = keep_record.then(|| facts.iter().map(|(pred, tuple)| (pred, tuple.to_vec())).collect());
-        Maintainer { program, state, maintenance, record }
+        Maintainer { program, state, maintenance, record, max_tuples }
     }
 
     /// The current input facts: the record if kept, else the maintained input relations.
@@ -347,10 +380,10 @@ impl Maintainer {
     /// Applies one batch; with `recompute`, also evaluates the new input from scratch to
     /// measure its work and (with `check`) to compare every relation. Both need the record
     /// ([`Maintainer::new`]'s `keep_record`); without it they are skipped.
-    pub fn apply(&mut self, update: &Update, recompute: bool, check: bool) -> BatchOutcome {
+    pub fn apply(&mut self, update: &Update, recompute: bool, check: bool) -> Result<BatchOutcome, ResourceError> {
         let before = answers(&self.program, self.state.db());
         let start = Instant::now();
-        let report = self.state.apply(update);
+        let report = self.state.try_apply(update)?;
         let elapsed = start.elapsed();
         if let Some(record) = &mut self.record {
             for t in &update.deletes {
@@ -364,7 +397,7 @@ impl Maintainer {
         let (mut recompute_work, mut mismatches) = (None, Vec::new());
         if (recompute || check) && self.record.is_some() {
             let facts = self.input_facts();
-            let fresh = evaluate(&self.program, &facts, Engine::Seminaive, false, None);
+            let fresh = evaluate(&self.program, &facts, Engine::Seminaive, false, None, self.max_tuples)?;
             recompute_work = Some(fresh.eval.work);
             if check {
                 mismatches = self
@@ -374,7 +407,7 @@ impl Maintainer {
                     .collect();
             }
         }
-        BatchOutcome {
+        Ok(BatchOutcome {
             answers_added: after.iter().filter(|t| before.binary_search(t).is_err()).cloned().collect(),
             answers_removed: before.iter().filter(|t| after.binary_search(t).is_err()).cloned().collect(),
             report,
@@ -383,7 +416,7 @@ impl Maintainer {
             recompute_work,
             mismatches,
             sizes: relation_sizes(&self.program, self.state.db()),
-        }
+        })
     }
 }
 
