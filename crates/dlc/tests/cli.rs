@@ -132,7 +132,10 @@ fn tuple_limit_ends_evaluation_updates_and_the_repl_with_an_error() {
     let out = dlc(&["--color", "never", "--max-tuples", "30", "--insert", "A(a4)", fixture]);
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("grew past 30 tuples"), "{}", out.stderr);
-    let out = common::dlc_with_input(&["repl", "--color", "never", "--max-tuples", "30", fixture], "+A(a4).\n;\n?- P(X,Y).\n");
+    let out = common::dlc_with_input(
+        &["repl", "--color", "never", "--max-tuples", "30", fixture],
+        "+A(a4).\n;\n?- P(X,Y).\n",
+    );
     assert_eq!(out.code, 1);
     assert!(out.stdout.contains("grew past 30 tuples"), "{}", out.stdout);
     assert!(!out.stdout.contains("answer(s)\n"), "no answers from the incomplete state: {}", out.stdout);
