@@ -838,11 +838,12 @@ impl RowSet {
     /// with the failure set, when the memory is not there.
     #[cold]
     fn grow_staged(&mut self, width: usize) -> bool {
-        let additional = width.max(self.staged.len());
         if self.staged.try_reserve(width).is_ok() {
             return true;
         }
-        self.failure = Some(ResourceKind::Allocation { bytes: additional * 4 });
+        // What the doubling asked for.
+        let values = (2 * self.staged.capacity()).max(self.staged.len() + width);
+        self.failure = Some(ResourceKind::Allocation { bytes: values * 4 });
         self.room = 0;
         false
     }
