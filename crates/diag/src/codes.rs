@@ -64,6 +64,10 @@ codes! {
         "an update line is `+E(a,b).` (insert) or `-E(a,b).` (delete); `;` or a blank line ends a batch";
     UPDATE_IDB = "E0015", "update of a derived predicate",
         "only input (EDB) facts can be inserted or deleted; derived facts follow from them";
+    ADORNMENT_LIMIT = "E0016", "too many adorned predicates",
+        "raise the limit with `--max-adornments N`, or evaluate the original program with `--no-magic`";
+    RESOURCE_LIMIT = "E0017", "relation too large",
+        "raise the limit with `--max-tuples N` if the machine has the memory; a rule whose body atoms share no variable derives the product of their sizes";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

@@ -80,6 +80,18 @@ pub struct RunArgs {
     #[arg(long)]
     pub compare: bool,
 
+    /// Fail when the magic rewrite needs more than N adorned predicates (a predicate of
+    /// arity n can be called with up to 2^n adornments, each a copy of its rules).
+    #[arg(long, value_name = "N", default_value_t = magic::DEFAULT_MAX_ADORNMENTS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub max_adornments: usize,
+
+    /// Stop with an error when a relation would hold more than N tuples, instead of
+    /// running out of memory.
+    #[arg(long, value_name = "N", default_value_t = exec::DEFAULT_MAX_TUPLES,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tuples: u32,
+
     /// Insert an input fact after the first evaluation, e.g. 'E(x,y)'. Repeatable; all
     /// --insert/--delete flags form one batch.
     #[arg(long, value_name = "ATOM")]

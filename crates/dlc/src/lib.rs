@@ -186,20 +186,20 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             }
         }
         Emit::Adorned => match args.format {
-            Format::Json => to_json_text(&session.magic.graph_json()),
-            Format::Dot => session.magic.display_dot(),
-            Format::Text => session.magic.display_graph(),
+            Format::Json => to_json_text(&session.magic().graph_json()),
+            Format::Dot => session.magic().display_dot(),
+            Format::Text => session.magic().display_graph(),
         },
         Emit::MagicIr => {
             if json {
-                to_json_text(&session.magic.to_json())
+                to_json_text(&session.magic().to_json())
             } else {
                 // The program alone first (easy to copy), then the numbered trace it refers to.
-                format!("{}\n{}", session.magic.display_rules(), session.magic.display_trace())
+                format!("{}\n{}", session.magic().display_rules(), session.magic().display_trace())
             }
         }
         Emit::Plan => {
-            let program = if args.no_magic { &session.program } else { &session.magic.program };
+            let program = if args.no_magic { &session.program } else { &session.magic().program };
             let plan = plan::plan_program(program);
             if json {
                 to_json_text(&plan.to_json(program))
@@ -248,14 +248,24 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
     let trace = args.emit == Emit::Trace;
     let json = args.format == Format::Json;
     let source = &session.program;
-    let magic_program = &session.magic.program;
+    // Rewritten unless `--no-magic`, which `--compare` conflicts with.
+    let magic_program = session.magic.as_ref().map_or(source, |m| &m.program);
     let queried = source.query.as_ref().expect("compiled sessions have a query").atom.pred;
 
     // The program whose answers are reported (and maintained under updates).
     let (primary_name, primary) = if args.no_magic { ("original", source) } else { ("magic", magic_program) };
     let progress = progress::reporter(err_is_terminal());
-    let main_run = session::evaluate(primary, &session.facts, engine, trace, progress);
-    let original_run = args.compare.then(|| session::evaluate(source, &session.facts, engine, trace, None));
+    let max_tuples = args.max_tuples;
+    let main_run = match session::evaluate(primary, &session.facts, engine, trace, progress, max_tuples) {
+        Ok(run) => run,
+        Err(e) => return stopped(err, session, primary, &e, args.color),
+    };
+    let original_run =
+        match args.compare.then(|| session::evaluate(source, &session.facts, engine, trace, None, max_tuples)) {
+            None => None,
+            Some(Ok(run)) => Some(run),
+            Some(Err(e)) => return stopped(err, session, source, &e, args.color),
+        };
 
     let mut text = String::new();
     let mut doc = json!({});
@@ -296,11 +306,23 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         let maintenance = session::maintenance(args.maintenance);
         // The evaluation just made is the maintained state's starting point.
         let record = trace || args.check;
-        let mut maintainer =
-            Maintainer::from_evaluation(primary.clone(), main_run.eval, &session.facts, maintenance, record);
+        let mut maintainer = match Maintainer::from_evaluation(
+            primary.clone(),
+            main_run.eval,
+            &session.facts,
+            maintenance,
+            record,
+            max_tuples,
+        ) {
+            Ok(maintainer) => maintainer,
+            Err(e) => return stopped(err, session, primary, &e, args.color),
+        };
         let mut updates = Vec::new();
         for (i, batch) in session.batches.iter().enumerate() {
-            let outcome = maintainer.apply(&batch.update, trace || args.check, args.check);
+            let outcome = match maintainer.apply(&batch.update, trace || args.check, args.check) {
+                Ok(outcome) => outcome,
+                Err(e) => return stopped(err, session, primary, &e, args.color),
+            };
             if json {
                 updates.push(report::batch_json(primary, i, batch, &outcome, timing));
             } else {
@@ -349,6 +371,21 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         }
     }
     exit
+}
+
+/// Reports an evaluation or update that stopped because a relation of `program` outgrew
+/// `--max-tuples` or the memory: nothing of it is printed, since it is incomplete.
+fn stopped(
+    err: &mut dyn Write,
+    session: &Session,
+    program: &ir::Program,
+    error: &exec::ResourceError,
+    color: ColorArg,
+) -> i32 {
+    let diagnostic = session::resource_diagnostic(program, error);
+    print_diagnostics(err, &[diagnostic], &session.sources, use_color(color));
+    let _ = writeln!(err, "dlc: evaluation stopped; no answers were printed");
+    EXIT_INPUT_ERROR
 }
 
 fn err_is_terminal() -> bool {

@@ -62,6 +62,9 @@ struct Repl {
     batches: usize,
     /// Whether `--check` found a batch whose incremental state differs from recomputation.
     check_failed: bool,
+    /// Set when an update or recompilation stopped at a resource limit: the state is
+    /// incomplete, so the repl ends instead of answering from it.
+    stopped: bool,
 }
 
 /// What the command line chose for every evaluation and batch of the session.
@@ -71,6 +74,10 @@ struct Settings {
     no_magic: bool,
     check: bool,
     timing: bool,
+    /// `--max-adornments`, for the rewrite a new query recompiles.
+    max_adornments: usize,
+    /// `--max-tuples`, for every evaluation and batch.
+    max_tuples: u32,
 }
 
 pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>, err: &mut dyn Write) -> i32 {
@@ -92,10 +99,16 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
         no_magic: args.no_magic,
         check: args.check,
         timing: !args.no_timing,
+        max_adornments: args.max_adornments,
+        max_tuples: args.max_tuples,
     };
-    let primary = if args.no_magic { session.program.clone() } else { session.magic.program.clone() };
+    let primary = if args.no_magic { &session.program } else { &session.magic().program };
+    let maintainer = match settings.maintainer(primary.clone(), &session.facts) {
+        Ok(maintainer) => maintainer,
+        Err(e) => return crate::stopped(err, &session, primary, &e, args.color),
+    };
     let mut repl = Repl {
-        maintainer: settings.maintainer(primary, &session.facts),
+        maintainer,
         known_preds: session.program.preds.len(),
         source: session.program,
         extra: BTreeSet::new(),
@@ -107,6 +120,7 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
         color,
         batches: 0,
         check_failed: false,
+        stopped: false,
     };
     let _ = writeln!(
         out,
@@ -173,9 +187,14 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
             }
         }
         let _ = out.flush();
+        if repl.stopped {
+            return crate::EXIT_INPUT_ERROR;
+        }
     }
     repl.apply(out, err);
-    if repl.check_failed {
+    if repl.stopped {
+        crate::EXIT_INPUT_ERROR
+    } else if repl.check_failed {
         crate::EXIT_CHECK_FAILED
     } else {
         0
@@ -226,9 +245,9 @@ fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<Line
 
 impl Settings {
     /// Evaluates `program` over `facts` with the chosen engine and keeps it for updates.
-    fn maintainer(&self, program: Program, facts: &InputFacts) -> Maintainer {
-        let evaluated = session::evaluate(&program, facts, self.engine, false, None);
-        Maintainer::from_evaluation(program, evaluated.eval, facts, self.maintenance, self.check)
+    fn maintainer(&self, program: Program, facts: &InputFacts) -> Result<Maintainer, exec::ResourceError> {
+        let evaluated = session::evaluate(&program, facts, self.engine, false, None, self.max_tuples)?;
+        Maintainer::from_evaluation(program, evaluated.eval, facts, self.maintenance, self.check, self.max_tuples)
     }
 }
 
@@ -302,7 +321,13 @@ impl Repl {
         self.extra.extend(extra_inserts);
         let batch = session::Batch { changes, update: Update { inserts, deletes } };
         let check = self.settings.check;
-        let outcome = self.maintainer.apply(&batch.update, check, check);
+        let outcome = match self.maintainer.apply(&batch.update, check, check) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                let diagnostic = session::resource_diagnostic(&self.maintainer.program, &e);
+                return self.stop(diagnostic, err);
+            }
+        };
         let mut text = String::new();
         let queried = self.queried();
         let timing = self.settings.timing;
@@ -320,6 +345,12 @@ impl Repl {
             );
             self.check_failed = true;
         }
+    }
+
+    /// Reports a resource error and ends the repl (see [`Repl::stopped`]).
+    fn stop(&mut self, diagnostic: diag::Diagnostic, err: &mut dyn Write) {
+        crate::print_diagnostics(err, &[diagnostic], &self.sources, self.color);
+        self.stopped = true;
     }
 
     /// Every input fact, whatever the current query reads.
@@ -365,9 +396,21 @@ impl Repl {
         if !same {
             // A new query means new demand: recompile and evaluate every input fact from scratch.
             let facts = self.input_facts();
-            let primary =
-                if self.settings.no_magic { candidate.clone() } else { magic::rewrite(&candidate, &query).program };
-            self.maintainer = self.settings.maintainer(primary, &facts);
+            let primary = if self.settings.no_magic {
+                candidate.clone()
+            } else {
+                match magic::rewrite_limited(&candidate, &query, self.settings.max_adornments) {
+                    Ok(magic) => magic.program,
+                    Err(limit) => {
+                        crate::print_diagnostics(err, &[limit.to_diagnostic(&candidate)], &self.sources, self.color);
+                        return;
+                    }
+                }
+            };
+            match self.settings.maintainer(primary.clone(), &facts) {
+                Ok(maintainer) => self.maintainer = maintainer,
+                Err(e) => return self.stop(session::resource_diagnostic(&primary, &e), err),
+            }
             self.known_preds = candidate.preds.len();
             self.extra.clear();
             let _ = writeln!(out, "recompiled for ?- {}.", candidate.display_atom(&query.atom));

@@ -1,11 +1,11 @@
 //! The compilation pipeline as the command line drives it: parse, load facts and
 //! updates, rewrite with magic sets, plan, evaluate, maintain.
 
-use crate::cli::{EngineArg, MaintenanceArg, RunArgs};
+use crate::cli::{Emit, EngineArg, MaintenanceArg, RunArgs};
 use crate::facts::InputFacts;
 use crate::load;
 use diag::{Code, Diagnostic, SourceMap};
-use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Update};
+use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, ResourceError, Update};
 use ir::{Fact, PredId, Program};
 use magic::MagicProgram;
 use std::collections::BTreeSet;
@@ -25,13 +25,22 @@ pub struct Session {
     pub sources: SourceMap,
     /// The source program (with its query, and every EDB predicate any input mentions).
     pub program: Program,
-    /// The magic-sets rewrite of `program` for its query.
-    pub magic: MagicProgram,
+    /// The magic-sets rewrite of `program` for its query; not made for `--no-magic`
+    /// unless the output shows it (see [`Session::magic`]).
+    pub magic: Option<MagicProgram>,
     /// All input facts: inline in the program and from `--facts`.
     pub facts: InputFacts,
     pub batches: Vec<Batch>,
     /// Warnings to show even when compilation succeeds.
     pub warnings: Vec<Diagnostic>,
+}
+
+impl Session {
+    /// The magic rewrite, which [`compile`] makes unless `--no-magic` asks for the
+    /// original program only and the output does not show the rewrite.
+    pub fn magic(&self) -> &MagicProgram {
+        self.magic.as_ref().expect("compile rewrites the program whenever the output needs it")
+    }
 }
 
 /// The outcome of a failed compilation: every diagnostic, errors and warnings.
@@ -104,7 +113,19 @@ pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
         return Err(Failed { sources, diagnostics });
     }
     let query = program.query.clone().expect("checked above: a query exists when there are no errors");
-    let magic = magic::rewrite(&program, &query);
+    // `--no-magic` evaluates the original program: a rewrite too large to make must not
+    // stop it, so it is made only when the output shows it.
+    let shows_magic = matches!(args.emit, Emit::Adorned | Emit::MagicIr);
+    if args.no_magic && !shows_magic {
+        return Ok(Session { sources, program, magic: None, facts, batches, warnings: diagnostics });
+    }
+    let magic = match magic::rewrite_limited(&program, &query, args.max_adornments) {
+        Ok(magic) => magic,
+        Err(limit) => {
+            diagnostics.push(limit.to_diagnostic(&program));
+            return Err(Failed { sources, diagnostics });
+        }
+    };
     // The rewrite must produce a program that passes the source checks; if it does not,
     // that is a bug in dlc, reported as such instead of evaluating a broken program.
     let broken: Vec<Diagnostic> = ir::validate(&magic.program)
@@ -117,7 +138,7 @@ pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
     if !broken.is_empty() {
         return Err(Failed { sources, diagnostics: broken });
     }
-    Ok(Session { sources, program, magic, facts, batches, warnings: diagnostics })
+    Ok(Session { sources, program, magic: Some(magic), facts, batches, warnings: diagnostics })
 }
 
 /// A warning for every predicate from `first_unmentioned` on: the program never
@@ -220,9 +241,28 @@ pub fn maintenance(arg: MaintenanceArg) -> Maintenance {
     }
 }
 
-/// A database holding exactly these input tuples.
-pub fn edb_database(program: &Program, facts: &InputFacts) -> Database {
+/// The report of an evaluation or update that stopped because a relation of `program`
+/// outgrew `--max-tuples` or the memory.
+pub fn resource_diagnostic(program: &Program, error: &ResourceError) -> Diagnostic {
+    let d = Diagnostic::error(Code::RESOURCE_LIMIT, error.message(program));
+    let d = match error.kind {
+        exec::ResourceKind::TupleLimit { .. } => d,
+        _ => d.with_help("free memory or lower what the program derives; `--max-tuples N` stops it earlier"),
+    };
+    let pred = program.pred(error.pred);
+    let what = match pred.name {
+        ir::PredName::Source(_) => "first used here",
+        _ => "generated for this atom",
+    };
+    let d = if pred.span == diag::Span::default() { d } else { d.with_primary(pred.span, what) };
+    d.with_note("nothing was printed: the relations are incomplete")
+}
+
+/// A database holding exactly these input tuples, whose relations may hold at most
+/// `max_tuples` tuples each.
+pub fn edb_database(program: &Program, facts: &InputFacts, max_tuples: u32) -> Database {
     let mut db = Database::new(program);
+    db.set_tuple_limit(max_tuples);
     for pred in facts.preds() {
         match facts.of(pred) {
             // A nullary predicate's tuples are all the one empty tuple.
@@ -250,20 +290,22 @@ pub fn answers(program: &Program, db: &Database) -> Vec<Vec<u32>> {
     db.sorted_tuples(query.atom.pred).into_iter().filter(|t| query.matches(t)).collect()
 }
 
-/// Plans and evaluates `program` from scratch over `facts`.
+/// Plans and evaluates `program` from scratch over `facts`, with at most `max_tuples`
+/// tuples per relation.
 pub fn evaluate(
     program: &Program,
     facts: &InputFacts,
     engine: Engine,
     record_rounds: bool,
     progress: Option<Box<dyn FnMut(exec::Progress)>>,
-) -> Evaluated {
+    max_tuples: u32,
+) -> Result<Evaluated, ResourceError> {
     let start = Instant::now();
     let plan = plan::plan_program(program);
-    let edb = edb_database(program, facts);
-    let eval = exec::evaluate(&plan, program, edb, EvalOptions { engine, record_rounds, progress });
+    let edb = edb_database(program, facts, max_tuples);
+    let eval = exec::try_evaluate(&plan, program, edb, EvalOptions { engine, record_rounds, progress })?;
     let answers = answers(program, &eval.db);
-    Evaluated { eval, answers, elapsed: start.elapsed() }
+    Ok(Evaluated { eval, answers, elapsed: start.elapsed() })
 }
 
 /// The predicates that head a rule of `program`: the relations evaluation derives.
@@ -304,6 +346,8 @@ pub struct Maintainer {
     /// kept when asked for, since it costs an allocation per fact; otherwise the input
     /// relations of the maintained database are the input.
     record: Option<BTreeSet<Tuple>>,
+    /// `--max-tuples`, for the recomputations [`Maintainer::apply`] makes.
+    max_tuples: u32,
 }
 
 impl Maintainer {
@@ -316,10 +360,11 @@ impl Maintainer {
         facts: &InputFacts,
         maintenance: Maintenance,
         keep_record: bool,
-    ) -> Self {
+        max_tuples: u32,
+    ) -> Result<Self, ResourceError> {
         let plan = plan::plan_program(&program);
-        let state = Maintained::from_evaluation(plan, &program, eval, maintenance);
-        Self::keeping(program, state, facts, maintenance, keep_record)
+        let state = Maintained::try_from_evaluation(plan, &program, eval, maintenance)?;
+        Ok(Self::keeping(program, state, facts, maintenance, keep_record, max_tuples))
     }
 
     fn keeping(
@@ -328,9 +373,10 @@ impl Maintainer {
         facts: &InputFacts,
         maintenance: Maintenance,
         keep_record: bool,
+        max_tuples: u32,
     ) -> Self {
         let record = keep_record.then(|| facts.iter().map(|(pred, tuple)| (pred, tuple.to_vec())).collect());
-        Maintainer { program, state, maintenance, record }
+        Maintainer { program, state, maintenance, record, max_tuples }
     }
 
     /// The current input facts: the record if kept, else the maintained input relations.
@@ -353,10 +399,10 @@ impl Maintainer {
     /// Applies one batch; with `recompute`, also evaluates the new input from scratch to
     /// measure its work and (with `check`) to compare every relation. Both need the record
     /// (`keep_record`); without it they are skipped.
-    pub fn apply(&mut self, update: &Update, recompute: bool, check: bool) -> BatchOutcome {
+    pub fn apply(&mut self, update: &Update, recompute: bool, check: bool) -> Result<BatchOutcome, ResourceError> {
         let before = answers(&self.program, self.state.db());
         let start = Instant::now();
-        let report = self.state.apply(update);
+        let report = self.state.try_apply(update)?;
         let elapsed = start.elapsed();
         if let Some(record) = &mut self.record {
             for t in &update.deletes {
@@ -370,7 +416,7 @@ impl Maintainer {
         let (mut recompute_work, mut mismatches) = (None, Vec::new());
         if (recompute || check) && self.record.is_some() {
             let facts = self.input_facts();
-            let fresh = evaluate(&self.program, &facts, Engine::Seminaive, false, None);
+            let fresh = evaluate(&self.program, &facts, Engine::Seminaive, false, None, self.max_tuples)?;
             recompute_work = Some(fresh.eval.work);
             if check {
                 mismatches = self
@@ -380,7 +426,7 @@ impl Maintainer {
                     .collect();
             }
         }
-        BatchOutcome {
+        Ok(BatchOutcome {
             answers_added: after.iter().filter(|t| before.binary_search(t).is_err()).cloned().collect(),
             answers_removed: before.iter().filter(|t| after.binary_search(t).is_err()).cloned().collect(),
             report,
@@ -389,6 +435,6 @@ impl Maintainer {
             recompute_work,
             mismatches,
             sizes: relation_sizes(&self.program, self.state.db()),
-        }
+        })
     }
 }

@@ -399,3 +399,47 @@ fn an_endless_facts_line_is_an_error_not_a_crash() {
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(out.stderr.contains("line 2 of"), "{}", out.stderr);
 }
+
+#[test]
+fn adornment_limit_stops_the_rewrite_but_not_no_magic() {
+    let fixture = "fixtures/err/E0016_adornment_limit.dl";
+    let out = dlc(&["--color", "never", "--max-adornments", "3", fixture]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("[E0016]") && out.stderr.contains("more than 3 adorned"), "{}", out.stderr);
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    // The original program needs no adornments at all.
+    let out = dlc(&["--max-adornments", "3", "--no-magic", fixture]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // The limit counts all six, so six pass.
+    let out = dlc(&["--max-adornments", "6", fixture]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(dlc(&["--max-adornments", "0", fixture]).code, 2);
+}
+
+#[test]
+fn tuple_limit_ends_evaluation_updates_and_the_repl_with_an_error() {
+    let fixture = "fixtures/err/E0017_tuple_limit.dl";
+    let out = dlc(&["--color", "never", "--max-tuples", "20", fixture]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("[E0017]") && out.stderr.contains("grew past 20 tuples"), "{}", out.stderr);
+    assert!(out.stdout.is_empty(), "no partial answers: {}", out.stdout);
+    // The same for the original program and with the reference engine.
+    for extra in ["--no-magic", "--compare"] {
+        let out = dlc(&["--color", "never", "--max-tuples", "20", "--engine", "reference", extra, fixture]);
+        assert_eq!(out.code, 1, "{extra}: {}", out.stderr);
+        assert!(out.stderr.contains("[E0017]"), "{extra}: {}", out.stderr);
+    }
+    assert_eq!(dlc(&["--max-tuples", "30", fixture]).code, 0);
+    // An update that grows a relation past the limit.
+    let out = dlc(&["--color", "never", "--max-tuples", "30", "--insert", "A(a4)", fixture]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("grew past 30 tuples"), "{}", out.stderr);
+    let out = common::dlc_with_input(
+        &["repl", "--color", "never", "--max-tuples", "30", fixture],
+        "+A(a4).\n;\n?- P(X,Y).\n",
+    );
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("grew past 30 tuples"), "{}", out.stderr);
+    assert!(!out.stdout.contains("answer(s)\n"), "no answers from the incomplete state: {}", out.stdout);
+    assert_eq!(dlc(&["--max-tuples", "0", fixture]).code, 2);
+}

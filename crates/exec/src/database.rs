@@ -1,5 +1,6 @@
 //! The database: one set-semantics relation per predicate of a program.
 
+use crate::limits::ResourceError;
 use crate::relation::{remove_rows, remove_tuples, Rank, Relation, RowSet, Rows};
 use ir::{Fact, PredId, Program};
 
@@ -41,6 +42,39 @@ impl Database {
             db.insert(fact.pred, &tuple);
         }
         db
+    }
+
+    /// Lets every relation hold at most `limit` tuples (by default, as many as `u32` row
+    /// ids allow). A relation that would grow past it stops growing, and the evaluation
+    /// or update that made it grow ends with a [`ResourceError`]; so does a
+    /// [`Database::insert`] of input facts past it, at the next evaluation.
+    pub fn set_tuple_limit(&mut self, limit: u32) {
+        for (rows, set) in self.rows.iter().zip(&mut self.sets) {
+            set.set_limit(rows, limit);
+        }
+    }
+
+    /// The first relation, if any, that stopped growing, and why.
+    pub fn failure(&self) -> Option<ResourceError> {
+        (0..self.rows.len()).find_map(|p| self.failure_of(PredId(p as u32)))
+    }
+
+    /// Why relation `pred` stopped growing, if it did: a tuple over the limit, rows or
+    /// an index without memory.
+    pub(crate) fn failure_of(&self, pred: PredId) -> Option<ResourceError> {
+        let p = pred.index();
+        let kind = self.sets[p].failure.or(self.rows[p].failure)?;
+        Some(ResourceError { pred, kind })
+    }
+
+    /// `Err` with [`Database::failure`], if any.
+    pub(crate) fn check(&self) -> Result<(), ResourceError> {
+        self.failure().map_or(Ok(()), Err)
+    }
+
+    /// `Err` when relation `pred` stopped growing.
+    pub(crate) fn check_pred(&self, pred: PredId) -> Result<(), ResourceError> {
+        self.failure_of(pred).map_or(Ok(()), Err)
     }
 
     /// Adds a tuple; false when it was present already or does not fit the predicate.
@@ -133,9 +167,20 @@ impl Database {
             })
     }
 
-    /// An empty database with the same relations (arities) and no indexes.
+    /// An empty database with the same relations (arities and tuple limits) and no
+    /// indexes.
     pub(crate) fn empty_like(&self) -> Database {
-        Self::from_relations(self.rows.iter().map(|rows| Relation::new(rows.arity)).collect())
+        let relations = self
+            .rows
+            .iter()
+            .zip(&self.sets)
+            .map(|(rows, set)| {
+                let mut rel = Relation::new(rows.arity);
+                rel.set.set_limit(&rel.rows, set.limit());
+                rel
+            })
+            .collect();
+        Self::from_relations(relations)
     }
 
     pub(crate) fn rel(&self, pred: PredId) -> &Rows {

@@ -3,6 +3,7 @@
 
 use crate::database::Database;
 use crate::join::{run_staged, View};
+use crate::limits::ResourceError;
 use crate::relation::Rows;
 use crate::seminaive::{propagate, Compiled, Run};
 use crate::Evaluation;
@@ -117,6 +118,9 @@ pub struct Maintained {
     run: Run,
     initial_work: u64,
     maintenance: Maintenance,
+    /// The error an update stopped with: the database is incomplete from then on, so
+    /// every later update reports it again.
+    failure: Option<ResourceError>,
 }
 
 impl Maintained {
@@ -126,11 +130,27 @@ impl Maintained {
     }
 
     /// Evaluates from scratch and keeps the result for updates made with `maintenance`.
-    pub fn with_maintenance(plan: ProgramPlan, program: &Program, mut edb: Database, maintenance: Maintenance) -> Self {
+    ///
+    /// # Panics
+    /// When a relation outgrows its limit or the memory; [`Maintained::try_with_maintenance`]
+    /// reports that.
+    pub fn with_maintenance(plan: ProgramPlan, program: &Program, edb: Database, maintenance: Maintenance) -> Self {
+        Self::try_with_maintenance(plan, program, edb, maintenance)
+            .unwrap_or_else(|e| panic!("evaluation stopped: {e}"))
+    }
+
+    /// [`Maintained::with_maintenance`], ending with the [`ResourceError`] of a relation
+    /// that outgrows its limit ([`Database::set_tuple_limit`]) or the memory.
+    pub fn try_with_maintenance(
+        plan: ProgramPlan,
+        program: &Program,
+        mut edb: Database,
+        maintenance: Maintenance,
+    ) -> Result<Self, ResourceError> {
         let compiled = Compiled::new(&plan, program, &mut edb);
         let mut run = Run::new(false, None);
         let start = vec![0; edb.relation_count()];
-        propagate(&compiled, &mut edb, &start, true, &mut run);
+        propagate(&compiled, &mut edb, &start, true, &mut run)?;
         let initial_work = run.stats.firings;
         Self::keep(compiled, program, edb, run, initial_work, maintenance)
     }
@@ -140,10 +160,25 @@ impl Maintained {
     /// its input relations (its ranks are not the semi-naive ones the maintenance relies
     /// on, and the same evaluation then gives the same reports), and one that started from
     /// derived facts is evaluated again as it is.
+    ///
+    /// # Panics
+    /// When a relation outgrows its limit or the memory; [`Maintained::try_from_evaluation`]
+    /// reports that.
     pub fn from_evaluation(plan: ProgramPlan, program: &Program, eval: Evaluation, maintenance: Maintenance) -> Self {
+        Self::try_from_evaluation(plan, program, eval, maintenance)
+            .unwrap_or_else(|e| panic!("evaluation stopped: {e}"))
+    }
+
+    /// [`Maintained::from_evaluation`], ending with a [`ResourceError`] instead of a panic.
+    pub fn try_from_evaluation(
+        plan: ProgramPlan,
+        program: &Program,
+        eval: Evaluation,
+        maintenance: Maintenance,
+    ) -> Result<Self, ResourceError> {
         let mut db = eval.db;
         if !eval.from_inputs_only {
-            return Self::with_maintenance(plan, program, db, maintenance);
+            return Self::try_with_maintenance(plan, program, db, maintenance);
         }
         if !eval.seminaive {
             // A database as the input was given: the input facts alone, in a fresh database
@@ -157,7 +192,7 @@ impl Maintained {
                     inputs.insert(PredId(p as u32), tuple);
                 }
             }
-            return Self::with_maintenance(plan, program, inputs, maintenance);
+            return Self::try_with_maintenance(plan, program, inputs, maintenance);
         }
         let compiled = Compiled::for_fixpoint(&plan, program, &mut db);
         Self::keep(compiled, program, db, Run::new(false, None), eval.work, maintenance)
@@ -171,7 +206,7 @@ impl Maintained {
         run: Run,
         initial_work: u64,
         maintenance: Maintenance,
-    ) -> Self {
+    ) -> Result<Self, ResourceError> {
         compiled.add_guards(program, &mut db, maintenance == Maintenance::Ranked);
         // DRed probes indexes the evaluation may never have read: the rederivation plans',
         // those of a join with a delta that existed in the first round only (in right-linear
@@ -189,7 +224,8 @@ impl Maintained {
                 rows.ensure_locator();
             }
         }
-        Maintained { compiled, db, run, initial_work, maintenance }
+        db.check()?;
+        Ok(Maintained { compiled, db, run, initial_work, maintenance, failure: None })
     }
 
     /// The current input and derived facts.
@@ -209,20 +245,46 @@ impl Maintained {
     }
 
     /// Applies one batch with DRed and reports every phase.
+    ///
+    /// # Panics
+    /// When a relation outgrows its limit or the memory; [`Maintained::try_apply`]
+    /// reports that.
     pub fn apply(&mut self, update: &Update) -> UpdateReport {
-        self.run_update(update, true).0
+        self.try_apply(update).unwrap_or_else(|e| panic!("update stopped: {e}"))
+    }
+
+    /// [`Maintained::apply`], ending with the [`ResourceError`] of a relation that
+    /// outgrows its limit or the memory. The state is then incomplete, and every later
+    /// update fails with the same error.
+    pub fn try_apply(&mut self, update: &Update) -> Result<UpdateReport, ResourceError> {
+        self.guarded_update(update, true).map(|(report, _)| report)
     }
 
     /// Applies one batch like [`Maintained::apply`] but reports only how many facts each
     /// phase touched. An edge on most derivations over-deletes and puts back millions of
     /// facts, and the lists of [`UpdateReport`] then cost more time and memory (one
     /// allocation per fact and list) than the maintenance itself.
+    ///
+    /// # Panics
+    /// When a relation outgrows its limit or the memory.
     pub fn apply_counting(&mut self, update: &Update) -> UpdateCounts {
-        self.run_update(update, false).1
+        self.guarded_update(update, false).unwrap_or_else(|e| panic!("update stopped: {e}")).1
+    }
+
+    /// [`Maintained::run_update`] unless an earlier update failed, keeping its failure.
+    fn guarded_update(&mut self, update: &Update, detail: bool) -> Result<(UpdateReport, UpdateCounts), ResourceError> {
+        if let Some(failure) = self.failure {
+            return Err(failure);
+        }
+        let outcome = self.run_update(update, detail);
+        if let Err(failure) = outcome {
+            self.failure = Some(failure);
+        }
+        outcome
     }
 
     /// DRed itself; the fact lists of the report are made only with `detail`.
-    fn run_update(&mut self, update: &Update, detail: bool) -> (UpdateReport, UpdateCounts) {
+    fn run_update(&mut self, update: &Update, detail: bool) -> Result<(UpdateReport, UpdateCounts), ResourceError> {
         let mut report = UpdateReport::default();
         let mut counts = UpdateCounts::default();
         let work_before = self.run.stats.firings;
@@ -242,9 +304,10 @@ impl Maintained {
         // derived, in wave order (rows are appended, so each wave is a row range), and
         // the database without them.
         let waves = match self.maintenance {
-            Maintenance::Dred => self.overdelete(&mut gone),
+            Maintenance::Dred => self.overdelete(&mut gone)?,
             Maintenance::Ranked => crate::ranked::overdelete(&self.compiled, &mut self.db, &mut gone, &mut self.run),
         };
+        gone.check()?;
         for (k, from) in waves.iter().enumerate() {
             let to = waves.get(k + 1).cloned().unwrap_or_else(|| gone.ends());
             if self.derived_count_between(&gone, from, &to) == 0 {
@@ -270,6 +333,7 @@ impl Maintained {
                 report.noop_inserts.push((*pred, tuple.clone()));
             }
         }
+        self.db.check()?;
 
         // Phase 2: rederive the over-deleted facts with a one-step derivation from what
         // remains (with the new input facts).
@@ -296,6 +360,7 @@ impl Maintained {
             let h = rule.head.index();
             run_staged(guarded, &views, &rows[h], &mut sets[h], &mut self.run.scratch, &mut self.run.stats);
             rederived.commit(rule.head);
+            rederived.check_pred(rule.head)?;
         }
         self.db.next_rank();
         for (p, rows) in rederived.rows.iter().enumerate() {
@@ -303,10 +368,11 @@ impl Maintained {
                 self.db.insert(PredId(p as u32), tuple);
             }
         }
+        self.db.check()?;
 
         // Phase 3: propagate the rederived and inserted facts to a fixpoint.
         let before_insert = self.db.ends();
-        propagate(&self.compiled, &mut self.db, &start, false, &mut self.run);
+        propagate(&self.compiled, &mut self.db, &start, false, &mut self.run)?;
         let zero = vec![0; self.db.relation_count()];
         counts.inserted = self.derived_count(&self.db, &before_insert);
         counts.overdeleted = self.derived_count(&gone, &zero);
@@ -327,7 +393,7 @@ impl Maintained {
         counts.edb_inserted = report.edb_inserted.len();
         counts.edb_deleted = report.edb_deleted.len();
         counts.work = report.work;
-        (report, counts)
+        Ok((report, counts))
     }
 
     /// The number of tuples of derived predicates in rows `from[p]..` of `db`.
@@ -366,7 +432,7 @@ impl Maintained {
     /// reads the previous wave, every other atom the whole pre-update database: since that
     /// database is a fixpoint, whatever the rules derive from it is in it, so staging into
     /// `gone` is the only probe needed. Returns where each wave begins in `gone`.
-    fn overdelete(&mut self, gone: &mut Database) -> Vec<Vec<u32>> {
+    fn overdelete(&mut self, gone: &mut Database) -> Result<Vec<Vec<u32>>, ResourceError> {
         sync_delta_indexes(&self.compiled, &mut self.db);
         let mut waves = Vec::new();
         let mut lo = vec![0; self.db.relation_count()];
@@ -381,6 +447,7 @@ impl Maintained {
                 gone_sets[head.index()].stage(&gone_rows[head.index()], tuple);
             });
             gone.commit_all();
+            gone.check()?;
             lo = hi;
         }
         // The last entry marks the end of the last wave, which began no wave.
@@ -390,6 +457,6 @@ impl Maintained {
                 self.db.remove_all(PredId(p as u32), rows.live_rows());
             }
         }
-        waves
+        Ok(waves)
     }
 }

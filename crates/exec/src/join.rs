@@ -6,6 +6,7 @@ use crate::database::Database;
 use crate::relation::{Index, RowSet, Rows};
 use ir::PredId;
 use plan::{AtomSource, Output, RulePlan};
+use std::cell::Cell;
 
 /// Where a probe takes the value of one index column from.
 #[derive(Clone, Copy, Debug)]
@@ -277,6 +278,21 @@ impl PhysPlan {
         stats: &mut JoinStats,
         emit: &mut F,
     ) {
+        self.run_until(views, scratch, stats, &Cell::new(false), emit);
+    }
+
+    /// [`PhysPlan::run`] that ends early once `emit` sets `stop`: it is looked at once
+    /// per row of every step but the last, so a join whose head relation stopped growing
+    /// does not go on enumerating (a cross product of two large relations would take
+    /// minutes to), while the derivations themselves cost nothing more.
+    pub(crate) fn run_until<F: FnMut(&[u32])>(
+        &self,
+        views: &[View<'_>],
+        scratch: &mut Scratch,
+        stats: &mut JoinStats,
+        stop: &Cell<bool>,
+        emit: &mut F,
+    ) {
         debug_assert_eq!(views.len(), self.steps.len());
         scratch.vals.clear();
         scratch.vals.resize(self.var_count, 0);
@@ -292,7 +308,7 @@ impl PhysPlan {
             emit(head);
         };
         let Scratch { vals, head, .. } = scratch;
-        self.step(0, views, vals, head, stats, &mut leaf);
+        self.step(0, views, vals, head, stats, stop, &mut leaf);
     }
 
     /// Runs the membership steps from `depth` on as filters, without a level of recursion
@@ -322,6 +338,7 @@ impl PhysPlan {
         Some(depth)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn step<L: FnMut(&[u32], &mut [u32])>(
         &self,
         depth: usize,
@@ -329,6 +346,7 @@ impl PhysPlan {
         vals: &mut [u32],
         head: &mut [u32],
         stats: &mut JoinStats,
+        stop: &Cell<bool>,
         leaf: &mut L,
     ) {
         let Some(step) = self.steps.get(depth) else {
@@ -336,6 +354,9 @@ impl PhysPlan {
             leaf(vals, head);
             return;
         };
+        if stop.get() {
+            return;
+        }
         let view = views[depth];
         let rel = view.rel;
         match &step.lookup {
@@ -346,7 +367,7 @@ impl PhysPlan {
                     KeySource::Const(v) => v,
                 };
                 if set.contains_by(key.len(), value) {
-                    self.step(depth + 1, views, vals, head, stats, leaf);
+                    self.step(depth + 1, views, vals, head, stats, stop, leaf);
                 }
             }
             Lookup::Locate(key) => {
@@ -355,7 +376,7 @@ impl PhysPlan {
                     KeySource::Const(v) => v,
                 };
                 if rel.locate(value).is_some_and(|r| view.lo <= r && r < view.hi) {
-                    self.step(depth + 1, views, vals, head, stats, leaf);
+                    self.step(depth + 1, views, vals, head, stats, stop, leaf);
                 }
             }
             Lookup::Index(index_id, key) => {
@@ -380,7 +401,7 @@ impl PhysPlan {
                     if rel.is_alive(r) && passes(step, entry, vals) {
                         bind(step, entry, vals);
                         if let Some(next) = self.filters(depth + 1 + skip, views, vals) {
-                            self.step(next, views, vals, head, stats, leaf);
+                            self.step(next, views, vals, head, stats, stop, leaf);
                         }
                     }
                 }
@@ -392,7 +413,7 @@ impl PhysPlan {
                         if passes(step, rel.row(r), vals) {
                             bind(step, rel.row(r), vals);
                             if let Some(next) = self.filters(depth + 1, views, vals) {
-                                self.step(next, views, vals, head, stats, leaf);
+                                self.step(next, views, vals, head, stats, stop, leaf);
                             }
                         }
                     }
@@ -426,7 +447,8 @@ fn bind(step: &PhysStep, row: &[u32], vals: &mut [u32]) {
 }
 
 /// Runs `plan` and stages its head tuples into `set` (the set of the head relation whose
-/// rows are `rows`): each derivation costs one probe, and duplicates never pile up.
+/// rows are `rows`): each derivation costs one probe, and duplicates never pile up. The
+/// join ends early when the set stops growing ([`RowSet::failure`]).
 pub(crate) fn run_staged(
     plan: &PhysPlan,
     views: &[View<'_>],
@@ -435,7 +457,10 @@ pub(crate) fn run_staged(
     scratch: &mut Scratch,
     stats: &mut JoinStats,
 ) {
-    plan.run(views, scratch, stats, &mut |tuple| {
-        set.stage(rows, tuple);
+    let stop = Cell::new(false);
+    plan.run_until(views, scratch, stats, &stop, &mut |tuple| {
+        if !set.stage(rows, tuple) && set.failure.is_some() {
+            stop.set(true);
+        }
     });
 }

@@ -13,6 +13,7 @@ mod database;
 mod dred;
 mod implied;
 mod join;
+mod limits;
 mod order;
 mod ranked;
 mod reference;
@@ -21,6 +22,7 @@ mod seminaive;
 
 pub use database::Database;
 pub use dred::{Maintained, Maintenance, Update, UpdateCounts, UpdateReport};
+pub use limits::{ResourceError, ResourceKind, DEFAULT_MAX_TUPLES};
 
 use ir::{PredId, Program};
 use plan::ProgramPlan;
@@ -97,22 +99,36 @@ pub fn index_inputs(plan: &ProgramPlan, program: &Program, db: &mut Database) {
 
 /// Evaluates `plan` (made from `program`) to a fixpoint over the facts in `edb`.
 /// Rules that fail `ir::validate` are never fired.
-pub fn evaluate(plan: &ProgramPlan, program: &Program, mut edb: Database, options: EvalOptions) -> Evaluation {
+///
+/// # Panics
+/// When a relation outgrows its limit or the memory; [`try_evaluate`] reports that.
+pub fn evaluate(plan: &ProgramPlan, program: &Program, edb: Database, options: EvalOptions) -> Evaluation {
+    try_evaluate(plan, program, edb, options).unwrap_or_else(|e| panic!("evaluation stopped: {e}"))
+}
+
+/// [`evaluate`], ending with a [`ResourceError`] when a relation would grow past its
+/// limit ([`Database::set_tuple_limit`]) or the memory for it cannot be allocated.
+pub fn try_evaluate(
+    plan: &ProgramPlan,
+    program: &Program,
+    mut edb: Database,
+    options: EvalOptions,
+) -> Result<Evaluation, ResourceError> {
     let mut run = seminaive::Run::new(options.record_rounds, options.progress);
     let from_inputs_only = plan.rules.iter().all(|r| !r.well_formed || edb.len(r.head) == 0);
     let row_tests = match options.engine {
         Engine::Reference => {
-            reference::evaluate(plan, &mut edb, &mut run);
+            reference::evaluate(plan, &mut edb, &mut run)?;
             Some(run.stats.row_tests)
         }
         Engine::Seminaive => {
             let compiled = seminaive::Compiled::new(plan, program, &mut edb);
             let start = vec![0; edb.relation_count()];
-            seminaive::propagate(&compiled, &mut edb, &start, true, &mut run);
+            seminaive::propagate(&compiled, &mut edb, &start, true, &mut run)?;
             None
         }
     };
-    Evaluation {
+    Ok(Evaluation {
         rounds: run.rounds,
         row_tests,
         iterations: run.iterations,
@@ -120,7 +136,7 @@ pub fn evaluate(plan: &ProgramPlan, program: &Program, mut edb: Database, option
         db: edb,
         from_inputs_only,
         seminaive: options.engine == Engine::Seminaive,
-    }
+    })
 }
 
 #[cfg(test)]

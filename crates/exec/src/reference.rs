@@ -3,15 +3,18 @@
 
 use crate::database::Database;
 use crate::join::{run_staged, PhysPlan, View};
+use crate::limits::ResourceError;
 use crate::seminaive::Run;
 use plan::ProgramPlan;
 
 /// Runs rounds until one adds nothing. Every rule reads the database as it was at the
 /// start of the round: the views end at the round's starting row counts, so tuples added
-/// during the round stay invisible until the next one.
-pub(crate) fn evaluate(plan: &ProgramPlan, db: &mut Database, run: &mut Run) {
+/// during the round stay invisible until the next one. Stops when a relation stops
+/// growing (see [`crate::seminaive::propagate`]).
+pub(crate) fn evaluate(plan: &ProgramPlan, db: &mut Database, run: &mut Run) -> Result<(), ResourceError> {
     let plans: Vec<PhysPlan> =
         plan.rules.iter().filter(|r| r.well_formed).map(|r| PhysPlan::scanning(r, db.arity(r.head))).collect();
+    db.check()?;
     loop {
         let snapshot = db.ends();
         for phys in &plans {
@@ -21,10 +24,11 @@ pub(crate) fn evaluate(plan: &ProgramPlan, db: &mut Database, run: &mut Run) {
             let h = phys.head.index();
             run_staged(phys, &views, &rows[h], &mut sets[h], &mut run.scratch, &mut run.stats);
             db.commit(phys.head);
+            db.check_pred(phys.head)?;
         }
         let grew = run.finish_round(db, &snapshot);
         if !grew {
-            break;
+            return Ok(());
         }
     }
 }

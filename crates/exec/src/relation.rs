@@ -10,6 +10,7 @@
 //! consistent older version of the relation: the engines read "old", "delta" and "full"
 //! versions as row ranges. Deleted rows become tombstones that every reader skips.
 
+use crate::limits::ResourceKind;
 use hashbrown::hash_table::{Entry, HashTable};
 use rustc_hash::FxHasher;
 use std::hash::Hasher;
@@ -292,6 +293,9 @@ pub(crate) struct Rows {
     ranks: Vec<(u32, Rank)>,
     /// Finds the row of a tuple, for the relations of a ranked maintained database.
     locator: Option<Locator>,
+    /// Set when an index could not grow ([`Rows::sync_index`]); the relation's indexes
+    /// are then incomplete and the evaluation reading them must stop.
+    pub(crate) failure: Option<ResourceKind>,
 }
 
 impl Rows {
@@ -305,6 +309,7 @@ impl Rows {
             indexes: Vec::new(),
             ranks: Vec::new(),
             locator: None,
+            failure: None,
         }
     }
 
@@ -416,7 +421,8 @@ impl Rows {
         fn headroom<T>(v: &mut Vec<T>) {
             let want = v.len() / 8;
             if v.capacity() - v.len() < want {
-                v.reserve_exact(want);
+                // Headroom only saves a copy later; without the memory, do without it.
+                let _ = v.try_reserve_exact(want);
             }
         }
         headroom(&mut self.data);
@@ -432,9 +438,27 @@ impl Rows {
         }
     }
 
-    /// Extends index `id` over every row; a reader must sync before probing.
+    /// Extends index `id` over every row; a reader must sync before probing. When the
+    /// index cannot grow (its arena would pass the `u32` offsets its chains use, or the
+    /// memory is not there) it is left as it is and [`Rows::failure`] set.
     pub(crate) fn sync_index(&mut self, id: usize) {
         let index = &mut self.indexes[id];
+        let new_rows = (self.end - index.indexed) as usize;
+        if new_rows == 0 || self.failure.is_some() {
+            return;
+        }
+        // Checked before the arena grows: each row adds an entry, and at worst (a new key
+        // per row) a two-entry chunk with its header.
+        let width = 1 + index.covered.len();
+        let worst = index.arena.len().saturating_add(new_rows.saturating_mul(2 * width + CHUNK_HEADER));
+        if worst > NIL as usize {
+            self.failure = Some(ResourceKind::IndexSize);
+            return;
+        }
+        if index.arena.try_reserve(new_rows * width).is_err() {
+            self.failure = Some(ResourceKind::Allocation { bytes: new_rows * width * 4 });
+            return;
+        }
         for r in index.indexed..self.end {
             let start = r as usize * self.arity;
             index.add(&self.data[start..start + self.arity], r);
@@ -675,6 +699,16 @@ pub(crate) struct RowSet {
     empty: bool,
     staged: Vec<u32>,
     staged_count: u32,
+    /// At most this many live rows ([`RowSet::set_limit`]).
+    limit: u32,
+    /// How many more tuples may be staged before [`RowSet::stage`] looks again: at most
+    /// what the limit leaves, and what keeps row ids within `u32`. Never more than the
+    /// true room, which only grows behind its back (removals, compaction).
+    room: u32,
+    /// Why the set stopped taking tuples, if it did: a tuple over the limit, or memory
+    /// that could not be allocated. Staging then refuses everything new, so a runaway
+    /// join ends with bounded memory, and the engine stops at its next commit.
+    pub(crate) failure: Option<ResourceKind>,
 }
 
 impl RowSet {
@@ -685,7 +719,27 @@ impl RowSet {
             empty: false,
             staged: Vec::new(),
             staged_count: 0,
+            limit: NIL,
+            room: NIL,
+            failure: None,
         }
+    }
+
+    /// Lets the relation hold at most `limit` tuples.
+    pub(crate) fn set_limit(&mut self, rows: &Rows, limit: u32) {
+        self.limit = limit;
+        self.room = self.room_left(rows);
+    }
+
+    /// How many tuples may be staged between two commits: what the limit leaves of the
+    /// live rows, and what keeps the row ids `end..` below [`NIL`].
+    fn room_left(&self, rows: &Rows) -> u32 {
+        self.limit.saturating_sub(rows.len() as u32).min(NIL - rows.end)
+    }
+
+    /// The limit set by [`RowSet::set_limit`].
+    pub(crate) fn limit(&self) -> u32 {
+        self.limit
     }
 
     /// The group of the prefix `key(0), …`, if any tuple has it.
@@ -733,18 +787,65 @@ impl RowSet {
 
     /// Adds a tuple of the right arity to the set and the staging buffer; false when it was
     /// present (as a row or staged).
+    ///
+    /// A tuple over the limit, or one the staging buffer has no memory for, is refused
+    /// and [`RowSet::failure`] set; from then on every new tuple is refused.
     #[inline]
     pub(crate) fn stage(&mut self, rows: &Rows, tuple: &[u32]) -> bool {
         debug_assert_eq!(tuple.len(), rows.arity, "callers check the arity");
+        // One comparison per derivation; the limit itself is looked at only near it.
+        if self.staged_count >= self.room && !self.make_room(rows, tuple) {
+            return false;
+        }
         let added = match tuple.split_last() {
             None => !std::mem::replace(&mut self.empty, true),
             Some((&last, prefix)) => self.group_mut(prefix).insert(last),
         };
         if added {
+            if self.staged.capacity() - self.staged.len() < tuple.len() && !self.grow_staged(tuple.len()) {
+                self.unset(tuple);
+                return false;
+            }
             push_tuple(&mut self.staged, tuple);
             self.staged_count += 1;
         }
         added
+    }
+
+    /// Whether one more tuple may be staged now that `room` ran out: the room is counted
+    /// again (removals may have made more), and a tuple that is new when there is none
+    /// sets the failure. A tuple already present is no growth, so it fails nothing.
+    #[cold]
+    fn make_room(&mut self, rows: &Rows, tuple: &[u32]) -> bool {
+        if self.failure.is_some() {
+            return false;
+        }
+        self.room = self.room_left(rows);
+        if self.staged_count < self.room {
+            return true;
+        }
+        if !self.contains(rows, tuple) {
+            self.failure = Some(if self.limit <= rows.len() as u32 + self.staged_count {
+                ResourceKind::TupleLimit { limit: self.limit }
+            } else {
+                ResourceKind::RowIds
+            });
+        }
+        false
+    }
+
+    /// Grows the staging buffer (doubling) for one more tuple of `width` values; false,
+    /// with the failure set, when the memory is not there.
+    #[cold]
+    fn grow_staged(&mut self, width: usize) -> bool {
+        if self.staged.try_reserve(width).is_ok() {
+            return true;
+        }
+        // What the doubling asked for.
+        let values = (2 * self.staged.capacity()).max(self.staged.len() + width);
+        self.failure = Some(ResourceKind::Allocation { bytes: values * 4 });
+        self.room = 0;
+        false
     }
 
     /// The number of tuples staged and not yet committed.
@@ -752,15 +853,26 @@ impl RowSet {
         self.staged_count
     }
 
-    /// Turns the staged tuples into rows of `rank`; returns how many there were.
+    /// Turns the staged tuples into rows of `rank`; returns how many there were. When the
+    /// rows cannot grow by that much, nothing is committed and the failure is set.
     pub(crate) fn commit(&mut self, rows: &mut Rows, rank: Rank) -> u32 {
         let count = self.staged_count;
+        if count > 0 && rows.data.try_reserve(self.staged.len()).is_err() {
+            self.failure = Some(ResourceKind::Allocation { bytes: (rows.data.len() + self.staged.len()) * 4 });
+            self.room = 0;
+            self.staged = Vec::new();
+            self.staged_count = 0;
+            return 0;
+        }
         let first = rows.end;
         rows.data.extend_from_slice(&self.staged);
         rows.end += count;
         rows.append_rank(first, rank);
         self.staged.clear();
         self.staged_count = 0;
+        if self.failure.is_none() {
+            self.room = self.room_left(rows);
+        }
         count
     }
 
@@ -895,7 +1007,11 @@ impl Relation {
         debug_assert_eq!(self.set.staged_count, 0, "compaction happens between joins");
         // The set holds no row ids, so it stays as it is; only rows and indexes change.
         let mut fresh = Rows::new(self.rows.arity);
-        fresh.data.reserve(self.rows.len() * self.rows.arity);
+        // Compaction only saves memory and time later; without the memory for the copy,
+        // the tombstones stay.
+        if fresh.data.try_reserve_exact(self.rows.len() * self.rows.arity).is_err() {
+            return;
+        }
         for row in self.rows.live_rows() {
             push_tuple(&mut fresh.data, row);
         }

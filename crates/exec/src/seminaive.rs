@@ -3,6 +3,7 @@
 
 use crate::database::Database;
 use crate::join::{run_staged, JoinStats, Membership, PhysPlan, Scratch, View};
+use crate::limits::ResourceError;
 use crate::relation::Index;
 use crate::{Progress, Round};
 use ir::{PredId, Program, RuleId};
@@ -195,7 +196,18 @@ impl Run {
 /// Within a stratum each iteration evaluates, for every rule and every body position whose
 /// relation has a delta, the rule with that atom reading the delta, atoms to its left the
 /// old rows and atoms to its right the full rows as of the start of the iteration.
-pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_facts: bool, run: &mut Run) {
+///
+/// Stops with the [`ResourceError`] of the first relation that stops growing (checked
+/// after each join), leaving `db` incomplete.
+pub(crate) fn propagate(
+    c: &Compiled,
+    db: &mut Database,
+    start: &[u32],
+    fire_facts: bool,
+    run: &mut Run,
+) -> Result<(), ResourceError> {
+    // Input relations loaded past their limit.
+    db.check()?;
     for stratum in &c.strata {
         let mut round_begin = db.ends();
         if fire_facts {
@@ -203,6 +215,7 @@ pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_fac
                 if let Some(fact) = &rule.fact {
                     run.stats.firings += 1;
                     db.insert(rule.head, fact);
+                    db.check_pred(rule.head)?;
                 }
             }
         }
@@ -236,6 +249,9 @@ pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_fac
                     }
                     // Only now, with a join certain to run, are its indexes brought up to date.
                     variant.sync_indexes(&mut db.rows);
+                    for step in &variant.steps {
+                        db.check_pred(step.pred)?;
+                    }
                     if stratum.recursive {
                         guards.prepare(variant, (r, i), hi[delta_pred] - lo[delta_pred], db);
                     }
@@ -260,6 +276,7 @@ pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_fac
                         .collect();
                     run_staged(variant, &views, &rows[h], head_set, &mut run.scratch, &mut run.stats);
                     db.commit(rule.head);
+                    db.check_pred(rule.head)?;
                 }
             }
             lo = hi;
@@ -270,6 +287,7 @@ pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_fac
             }
         }
     }
+    Ok(())
 }
 
 /// Filtered indexes ([`PhysPlan::filtered_index`]) for the joins of one stratum's

@@ -19,9 +19,66 @@ mod rewrite;
 mod testing;
 
 pub use graph::{CallEdge, CallGraph};
-pub use rewrite::rewrite;
+pub use rewrite::{rewrite, rewrite_limited};
 
-use ir::{Adornment, Atom, PredId, PredName, Program, Rule, RuleId, Symbol};
+use diag::{Code, Diagnostic};
+use ir::{Adornment, Atom, DisplayPred, PredId, PredName, Program, Rule, RuleId, Span, Symbol};
+
+/// The default limit on adorned predicates of [`rewrite_limited`].
+///
+/// Real programs call a predicate with a handful of adornments, so even a program of a
+/// thousand predicates stays far below it; a predicate of arity `n` can be called with
+/// up to `2^n` (12,870 for arity 16 with eight bound positions: 400 MB and seconds of
+/// rewriting; arity 30: more memory than any machine has). Each adorned predicate costs
+/// a copy of its predicate's rules, so the limit keeps the rewritten program within a
+/// few thousand times the source.
+pub const DEFAULT_MAX_ADORNMENTS: usize = 4096;
+
+/// The rewrite stopped: a call would have created one adorned predicate more than the
+/// limit allows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdornmentLimit {
+    /// The limit that was reached.
+    pub limit: usize,
+    /// The called (source) predicate and the adornment it would have got.
+    pub pred: PredId,
+    pub adornment: Adornment,
+    /// The adornments of `pred` so far, this one included.
+    pub pred_adornments: usize,
+    /// The call (or the query) that would have created it.
+    pub span: Span,
+    /// The query the rewrite was for.
+    pub query_span: Span,
+}
+
+impl AdornmentLimit {
+    /// The report for a user, naming the predicate, its count and the limit. `program`
+    /// is the source program the rewrite read.
+    pub fn to_diagnostic(&self, program: &Program) -> Diagnostic {
+        let name = DisplayPred(program, self.pred).to_string();
+        let arity = program.pred(self.pred).arity;
+        let mut d = Diagnostic::error(
+            Code::ADORNMENT_LIMIT,
+            format!("the magic rewrite needs more than {} adorned predicates", self.limit),
+        )
+        .with_primary(
+            self.span,
+            format!("this call would add `{name}^{}`, adornment {} of `{name}`", self.adornment, self.pred_adornments),
+        );
+        if self.query_span != self.span {
+            d = d.with_secondary(self.query_span, "rewriting for this query");
+        }
+        d.with_note(format!(
+            "`{name}` (arity {arity}) is called with {} different adornment(s) so far; a predicate of arity n can \
+             have up to 2^n",
+            self.pred_adornments
+        ))
+        .with_help(format!(
+            "raise the limit with `--max-adornments N` (now {}), or evaluate the original program with `--no-magic`",
+            self.limit
+        ))
+    }
+}
 
 /// The result of the rewrite: the generated program and its trace.
 #[derive(Clone, Debug)]

@@ -3,8 +3,8 @@
 
 use crate::graph::{CallEdge, CallGraph};
 use crate::names::{declare_answer, declare_demand};
-use crate::{CallTrace, MagicProgram, RuleKind, RuleTrace};
-use ir::{Adornment, Atom, Bf, Origin, PredId, PredKind, Program, Query, Rule, RuleId, Symbol, Term};
+use crate::{AdornmentLimit, CallTrace, MagicProgram, RuleKind, RuleTrace};
+use ir::{Adornment, Atom, Bf, Origin, PredId, PredKind, Program, Query, Rule, RuleId, Span, Symbol, Term};
 
 /// Rewrites `program` for `query` (usually `program.query`; it should name an IDB
 /// predicate, which [`ir::validate`] checks beforehand).
@@ -19,7 +19,30 @@ use ir::{Adornment, Atom, Bf, Origin, PredId, PredKind, Program, Query, Rule, Ru
 /// A demand rule that reads `m(x) <- m(x)` is not emitted but recorded in
 /// [`MagicProgram::dropped`]. The source rules are not copied; the inline facts are.
 /// A query on a predicate without rules yields just the seed, so its answers are empty.
+///
+/// There is no bound on the number of adorned predicates here: a predicate of arity `n`
+/// can be called with up to `2^n` adornments. Input from users goes through
+/// [`rewrite_limited`].
 pub fn rewrite(program: &Program, query: &Query) -> MagicProgram {
+    match rewrite_limited(program, query, usize::MAX) {
+        Ok(magic) => magic,
+        Err(_) => unreachable!("no program has more than usize::MAX adorned predicates"),
+    }
+}
+
+/// [`rewrite`], stopping with an [`AdornmentLimit`] as soon as a call would create
+/// adorned predicate number `max_adornments + 1` (counted over all predicates, the
+/// query's included), before anything is declared or emitted for it.
+///
+/// The limit bounds the whole output: every adorned predicate `p^α` is expanded once,
+/// into one main rule and at most one demand rule per IDB body atom for each source rule
+/// of `p`, so the rewritten program has at most `1 + max_adornments * max_p R(p)` rules,
+/// where `R(p)` counts the rules of `p` plus their IDB body atoms.
+pub fn rewrite_limited(
+    program: &Program,
+    query: &Query,
+    max_adornments: usize,
+) -> Result<MagicProgram, AdornmentLimit> {
     let mut out = program.empty_like();
     out.facts = program.facts.clone();
 
@@ -36,8 +59,10 @@ pub fn rewrite(program: &Program, query: &Query) -> MagicProgram {
         adorned: Vec::new(),
         rules: Vec::new(),
         dropped: Vec::new(),
+        max_adornments,
+        query_span: query.atom.span,
     };
-    rewriter.schedule(query_pred, &query_adornment);
+    rewriter.schedule(query_pred, &query_adornment, query.atom.span)?;
     rewriter.graph.query = rewriter.graph.node(query_pred, &query_adornment);
 
     let seed = Rule {
@@ -55,12 +80,22 @@ pub fn rewrite(program: &Program, query: &Query) -> MagicProgram {
         let (pred, adornment) = rewriter.adorned[next].clone();
         next += 1;
         for (rule_id, rule) in program.rules_for(pred) {
-            rewriter.expand(&adornment, rule_id, rule);
+            rewriter.expand(&adornment, rule_id, rule)?;
         }
     }
 
     let Rewriter { out, graph, adorned, rules, dropped, .. } = rewriter;
-    MagicProgram { program: out, answer_pred, demand_pred, query_pred, query_adornment, adorned, rules, dropped, graph }
+    Ok(MagicProgram {
+        program: out,
+        answer_pred,
+        demand_pred,
+        query_pred,
+        query_adornment,
+        adorned,
+        rules,
+        dropped,
+        graph,
+    })
 }
 
 /// The state of one rewrite: the output under construction and its trace.
@@ -71,15 +106,33 @@ struct Rewriter<'a> {
     adorned: Vec<(PredId, Adornment)>,
     rules: Vec<RuleTrace>,
     dropped: Vec<Rule>,
+    /// At most this many entries in `adorned`.
+    max_adornments: usize,
+    query_span: Span,
 }
 
 impl Rewriter<'_> {
-    /// Adds `(pred, adornment)` to the worklist and the call graph unless it is there.
-    fn schedule(&mut self, pred: PredId, adornment: &Adornment) {
-        if self.graph.node(pred, adornment).is_none() {
-            self.graph.add_node(pred, adornment.clone());
-            self.adorned.push((pred, adornment.clone()));
+    /// Adds `(pred, adornment)`, called at `span`, to the worklist and the call graph
+    /// unless it is there; fails when that would take `adorned` past the limit.
+    fn schedule(&mut self, pred: PredId, adornment: &Adornment, span: Span) -> Result<(), AdornmentLimit> {
+        if self.graph.node(pred, adornment).is_some() {
+            return Ok(());
         }
+        if self.adorned.len() >= self.max_adornments {
+            // Counted only now, on the way out: the limit is usually thousands.
+            let pred_adornments = 1 + self.adorned.iter().filter(|(p, _)| *p == pred).count();
+            return Err(AdornmentLimit {
+                limit: self.max_adornments,
+                pred,
+                adornment: adornment.clone(),
+                pred_adornments,
+                span,
+                query_span: self.query_span,
+            });
+        }
+        self.graph.add_node(pred, adornment.clone());
+        self.adorned.push((pred, adornment.clone()));
+        Ok(())
     }
 
     fn emit(&mut self, rule: Rule, trace: RuleTrace) -> RuleId {
@@ -93,7 +146,7 @@ impl Rewriter<'_> {
 
     /// Emits the demand rules and the main rule of source rule `rule` (whose head
     /// predicate is called with `adornment`).
-    fn expand(&mut self, adornment: &Adornment, rule_id: RuleId, rule: &Rule) {
+    fn expand(&mut self, adornment: &Adornment, rule_id: RuleId, rule: &Rule) -> Result<(), AdornmentLimit> {
         let head_pred = rule.head.pred;
         let caller = self.graph.node(head_pred, adornment).expect("the expanded predicate was scheduled");
         let answer = declare_answer(&mut self.out, head_pred, adornment, rule.head.span);
@@ -110,7 +163,7 @@ impl Rewriter<'_> {
         for (position, atom) in rule.body.iter().enumerate() {
             if self.is_idb(atom.pred) {
                 let call_adornment = adorn(&atom.args, &bound);
-                self.schedule(atom.pred, &call_adornment);
+                self.schedule(atom.pred, &call_adornment, atom.span)?;
                 let callee = self.graph.node(atom.pred, &call_adornment).expect("the call was just scheduled");
                 self.graph.graph.add_edge(caller, callee, CallEdge { source_rule: rule_id, position });
 
@@ -155,6 +208,7 @@ impl Rewriter<'_> {
             origin: Origin::Main { rule: rule_id },
         };
         self.emit(main, RuleTrace { kind: RuleKind::Main, source_rule: Some(rule_id), calls });
+        Ok(())
     }
 }
 
@@ -478,6 +532,38 @@ mod tests {
         assert!(answers(&m.program).is_empty());
     }
 
+    /// Swapping and rotating four arguments reaches every adornment with two bound
+    /// positions: six adorned predicates.
+    const PERMUTATIONS: &str =
+        "P(A,B,C,D) <- E(A,B,C,D)\nP(A,B,C,D) <- P(B,A,C,D)\nP(A,B,C,D) <- P(B,C,D,A)\n?- P(a,b,Z,W).";
+
+    #[test]
+    fn the_adornment_limit_stops_the_rewrite_at_the_call_that_passes_it() {
+        let program = parse(PERMUTATIONS);
+        let query = program.query.clone().unwrap();
+        let full = rewrite(&program, &query);
+        assert_eq!(full.adorned.len(), 6);
+        assert_eq!(rewrite_limited(&program, &query, 6).unwrap().display_rules(), full.display_rules());
+
+        let limit = rewrite_limited(&program, &query, 3).unwrap_err();
+        let p = program.lookup_source("P").unwrap();
+        assert_eq!((limit.limit, limit.pred, limit.pred_adornments), (3, p, 4));
+        // The fourth adornment in discovery order, found at the call that makes it.
+        assert_eq!(limit.adornment, full.adorned[3].1);
+        assert_eq!(&PERMUTATIONS[limit.span.range()], "P(B,C,D,A)");
+        assert_eq!(&PERMUTATIONS[limit.query_span.range()], "P(a,b,Z,W)");
+
+        let d = limit.to_diagnostic(&program);
+        assert_eq!(d.code, diag::Code::ADORNMENT_LIMIT);
+        assert!(d.message.contains("more than 3 adorned predicates"), "{}", d.message);
+        assert!(d.labels[0].message.contains("P^ffbb"), "{:?}", d.labels);
+        assert!(d.help.as_deref().unwrap().contains("--max-adornments"));
+
+        // Even the query's own adornment counts.
+        let limit = rewrite_limited(&program, &query, 0).unwrap_err();
+        assert_eq!((limit.pred_adornments, limit.span), (1, limit.query_span));
+    }
+
     /// A random program over IDB predicates `P0..P2` and EDB predicates `E0, E1`, written
     /// as text: every rule is safe because head variables are drawn from its body.
     fn program_text() -> impl Strategy<Value = String> {
@@ -541,6 +627,15 @@ mod tests {
                 let count = m.adorned.iter().filter(|(p, _)| p == pred).count();
                 prop_assert!(count <= 1 << program.pred(*pred).arity);
             }
+            // The bound `rewrite_limited` promises: the adorned predicates bound the rules.
+            let expansion = |pred: PredId| -> usize {
+                program.rules_for(pred).map(|(_, r)| 1 + r.body.iter().filter(|a| program.pred(a.pred).kind == PredKind::Idb).count()).sum()
+            };
+            let widest = program.pred_ids().map(expansion).max().unwrap_or(0);
+            prop_assert!(m.program.rules.len() <= 1 + m.adorned.len() * widest);
+            // A limit below the count stops the rewrite; one at the count does not.
+            prop_assert!(rewrite_limited(&program, &query, m.adorned.len()).is_ok());
+            prop_assert!(rewrite_limited(&program, &query, m.adorned.len() - 1).is_err());
             for (rule, trace) in m.program.rules.iter().zip(&m.rules) {
                 let head_name = &m.program.pred(rule.head.pred).name;
                 match trace.kind {

@@ -35,18 +35,34 @@ pub fn strata(program: &Program) -> Vec<Stratum> {
             }
         }
     }
-    // Tarjan yields components in reverse topological order of the edges body -> head,
-    // that is dependents first; reversing gives dependencies first.
-    let mut components = petgraph::algo::tarjan_scc(&graph);
+    // Kosaraju yields components in reverse topological order of the edges body -> head,
+    // that is dependents first; reversing gives dependencies first. Unlike petgraph's
+    // Tarjan, which recurses once per node on a path and overflowed the stack on the
+    // tens of thousands of adorned predicates of a large magic program, it keeps its
+    // depth-first search on an explicit stack.
+    let mut components = petgraph::algo::kosaraju_scc(&graph);
     components.reverse();
+    // Each rule is placed by its head's component in one pass: a magic program can have
+    // tens of thousands of components, and a scan of all rules per component is quadratic.
+    let mut component_of = vec![usize::MAX; program.preds.len()];
+    for (c, nodes) in components.iter().enumerate() {
+        for &n in nodes {
+            component_of[graph[n].index()] = c;
+        }
+    }
+    let mut rules_of: Vec<Vec<RuleId>> = vec![Vec::new(); components.len()];
+    for id in program.rule_ids() {
+        rules_of[component_of[program.rule(id).head.pred.index()]].push(id);
+    }
     components
         .into_iter()
-        .map(|nodes| {
+        .zip(rules_of)
+        .enumerate()
+        .map(|(c, (nodes, rules))| {
             let mut preds: Vec<PredId> = nodes.iter().map(|&n| graph[n]).collect();
             preds.sort();
-            let rules: Vec<RuleId> =
-                program.rule_ids().filter(|&id| preds.contains(&program.rule(id).head.pred)).collect();
-            let recursive = rules.iter().any(|&id| program.rule(id).body.iter().any(|a| preds.contains(&a.pred)));
+            let recursive =
+                rules.iter().any(|&id| program.rule(id).body.iter().any(|a| component_of[a.pred.index()] == c));
             Stratum { preds, rules, recursive }
         })
         .collect()
@@ -72,5 +88,21 @@ mod tests {
         assert_eq!(names, vec![vec!["B", "C"], vec!["A"], vec!["Top"]]);
         assert_eq!(s.iter().map(|st| st.recursive).collect::<Vec<_>>(), vec![true, true, false]);
         assert_eq!(s[0].rules, vec![RuleId(3), RuleId(4), RuleId(5)]);
+    }
+
+    /// A chain of predicates as long as a large magic program has adorned ones: a
+    /// recursive strongly-connected-components search would overflow the stack.
+    #[test]
+    fn a_long_chain_of_predicates_needs_no_deep_stack() {
+        let n = 10_000;
+        let mut src = String::from("P0(X) <- E(X)\n");
+        for i in 1..n {
+            src += &format!("P{i}(X) <- P{}(X)\n", i - 1);
+        }
+        let p = program(&src);
+        let s = strata(&p);
+        assert_eq!(s.len(), n);
+        assert_eq!(p.pred_name(s[0].preds[0]), "P0");
+        assert_eq!(p.pred_name(s[n - 1].preds[0]), format!("P{}", n - 1));
     }
 }
