@@ -4,6 +4,7 @@
 use crate::database::Database;
 use crate::join::{run_staged, PhysPlan, View};
 use crate::seminaive::Run;
+use ir::PredId;
 use plan::ProgramPlan;
 
 /// Runs rounds until one adds nothing. Every rule reads the database as it was at the
@@ -12,6 +13,7 @@ use plan::ProgramPlan;
 pub(crate) fn evaluate(plan: &ProgramPlan, db: &mut Database, run: &mut Run) {
     let plans: Vec<PhysPlan> =
         plan.rules.iter().filter(|r| r.well_formed).map(|r| PhysPlan::scanning(r, db.arity(r.head))).collect();
+    run.count_facts(db);
     loop {
         let snapshot = db.ends();
         for phys in &plans {
@@ -22,7 +24,7 @@ pub(crate) fn evaluate(plan: &ProgramPlan, db: &mut Database, run: &mut Run) {
             run_staged(phys, &views, &rows[h], &mut sets[h], &mut run.scratch, &mut run.stats);
             db.commit(phys.head);
         }
-        let grew = run.finish_round(db, &snapshot);
+        let grew = run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
         if !grew {
             break;
         }

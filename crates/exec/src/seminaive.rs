@@ -36,6 +36,11 @@ pub(crate) struct CompiledStratum {
     /// Indexes into [`Compiled::rules`].
     pub(crate) rules: Vec<usize>,
     pub(crate) recursive: bool,
+    /// The predicates its rules derive, sorted: the only relations it changes.
+    pub(crate) heads: Vec<PredId>,
+    /// Every predicate its rules read or derive, sorted: the relations whose row ranges
+    /// its joins look at. A stratum costs time in these, never in the whole database.
+    pub(crate) reads: Vec<PredId>,
 }
 
 /// Everything the semi-naive engine and DRed need, with the indexes it probes already
@@ -118,9 +123,17 @@ impl Compiled {
         let strata = plan
             .strata
             .iter()
-            .map(|s| CompiledStratum {
-                rules: s.rules.iter().filter_map(|id| position_of.get(id.index()).copied().flatten()).collect(),
-                recursive: s.recursive,
+            .map(|s| {
+                let members: Vec<usize> =
+                    s.rules.iter().filter_map(|id| position_of.get(id.index()).copied().flatten()).collect();
+                let mut heads: Vec<PredId> = members.iter().map(|&r| rules[r].head).collect();
+                heads.sort_unstable();
+                heads.dedup();
+                let mut reads = heads.clone();
+                reads.extend(members.iter().flat_map(|&r| rules[r].body_preds.iter().copied()));
+                reads.sort_unstable();
+                reads.dedup();
+                CompiledStratum { rules: members, recursive: s.recursive, heads, reads }
             })
             .collect();
         Compiled { rules, strata, derived }
@@ -152,6 +165,8 @@ pub(crate) struct Run {
     pub(crate) iterations: usize,
     pub(crate) stats: JoinStats,
     pub(crate) scratch: Scratch,
+    /// The facts in the database, kept up to date for progress reports.
+    facts: usize,
 }
 
 impl Run {
@@ -163,27 +178,38 @@ impl Run {
             iterations: 0,
             stats: JoinStats::default(),
             scratch: Scratch::default(),
+            facts: 0,
         }
     }
 
-    /// Ends a round that began at the row counts `begin`: records its new facts if asked,
-    /// reports progress, and tells whether anything was added.
-    pub(crate) fn finish_round(&mut self, db: &Database, begin: &[u32]) -> bool {
+    /// Starts counting the facts of `db` for progress reports: once per evaluation, so
+    /// that a round costs time in the relations it changed only.
+    pub(crate) fn count_facts(&mut self, db: &Database) {
+        if self.progress.is_some() {
+            self.facts = db.total_len();
+        }
+    }
+
+    /// Ends a round in which only the relations of `begin` can have grown, each from the
+    /// row count given: records their new facts if asked (`begin` sorted by predicate),
+    /// reports progress, and tells whether anything was added. Rows are only appended
+    /// during a round, so the growth in rows is the growth in facts.
+    pub(crate) fn finish_round(&mut self, db: &Database, begin: impl Iterator<Item = (PredId, u32)> + Clone) -> bool {
         self.iterations += 1;
-        let ends = db.ends();
-        let grew = ends.iter().zip(begin).any(|(end, start)| end > start);
+        let grown: usize = begin.clone().map(|(p, start)| (db.rel(p).end() - start) as usize).sum();
         if self.record_rounds {
-            let new = (0..ends.len())
-                .filter(|&p| ends[p] > begin[p])
-                .map(|p| (PredId(p as u32), db.sorted_rows_since(PredId(p as u32), begin[p])))
+            let new = begin
+                .filter(|&(p, start)| db.rel(p).end() > start)
+                .map(|(p, start)| (p, db.sorted_rows_since(p, start)))
                 .filter(|(_, tuples)| !tuples.is_empty())
                 .collect();
             self.rounds.push(Round { round: self.iterations, new });
         }
+        self.facts += grown;
         if let Some(progress) = self.progress.as_mut() {
-            progress(Progress { iteration: self.iterations, facts: db.total_len() });
+            progress(Progress { iteration: self.iterations, facts: self.facts });
         }
-        grew
+        grown > 0
     }
 }
 
@@ -196,8 +222,17 @@ impl Run {
 /// relation has a delta, the rule with that atom reading the delta, atoms to its left the
 /// old rows and atoms to its right the full rows as of the start of the iteration.
 pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_facts: bool, run: &mut Run) {
+    run.count_facts(db);
+    // Row ranges per relation, kept up to date only for the relations the current stratum
+    // reads, so that a program of many small strata is not a pass over every relation each.
+    let mut lo = start.to_vec();
+    let mut hi = db.ends();
+    let mut ranges = Vec::new();
     for stratum in &c.strata {
-        let mut round_begin = db.ends();
+        for &q in &stratum.reads {
+            lo[q.index()] = start[q.index()];
+        }
+        let mut round_begin: Vec<u32> = stratum.heads.iter().map(|&h| db.rel(h).end()).collect();
         if fire_facts {
             for rule in stratum.rules.iter().map(|&r| &c.rules[r]) {
                 if let Some(fact) = &rule.fact {
@@ -206,11 +241,11 @@ pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_fac
                 }
             }
         }
-        let mut lo = start.to_vec();
-        let mut ranges = Vec::new();
-        let mut guards = StaticGuards::new(c, stratum);
+        let mut guards = StaticGuards::new(stratum);
         loop {
-            let hi = db.ends();
+            for &q in &stratum.reads {
+                hi[q.index()] = db.rel(q).end();
+            }
             for &r in &stratum.rules {
                 let rule = &c.rules[r];
                 for (i, (delta_pred, variant)) in rule.fixpoint.iter().enumerate() {
@@ -262,9 +297,13 @@ pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_fac
                     db.commit(rule.head);
                 }
             }
-            lo = hi;
-            let grew = run.finish_round(db, &round_begin);
-            round_begin = db.ends();
+            for &q in &stratum.reads {
+                lo[q.index()] = hi[q.index()];
+            }
+            let grew = run.finish_round(db, stratum.heads.iter().copied().zip(round_begin.iter().copied()));
+            for (begin, &h) in round_begin.iter_mut().zip(&stratum.heads) {
+                *begin = db.rel(h).end();
+            }
             if !grew || !stratum.recursive {
                 break;
             }
@@ -282,8 +321,8 @@ pub(crate) fn propagate(c: &Compiled, db: &mut Database, start: &[u32], fire_fac
 /// join has read add up to a fair share of that relation; a small update in DRed keeps
 /// testing the guards per probe.
 struct StaticGuards {
-    /// Whether each predicate is derived by the stratum.
-    inside: Vec<bool>,
+    /// The predicates the stratum derives, sorted.
+    inside: Vec<PredId>,
     /// Per join (rule, delta position).
     joins: FxHashMap<(usize, usize), GuardedJoin>,
 }
@@ -297,20 +336,18 @@ struct GuardedJoin {
 }
 
 impl StaticGuards {
-    fn new(c: &Compiled, stratum: &CompiledStratum) -> Self {
-        let mut inside = vec![false; c.derived.len()];
-        for &r in &stratum.rules {
-            inside[c.rules[r].head.index()] = true;
-        }
-        StaticGuards { inside, joins: FxHashMap::default() }
+    fn new(stratum: &CompiledStratum) -> Self {
+        StaticGuards { inside: stratum.heads.clone(), joins: FxHashMap::default() }
     }
 
     /// Counts `delta` more rows read by `join` and builds the filtered indexes of its
     /// static guarded steps once they pay off.
     fn prepare(&mut self, variant: &PhysPlan, join: (usize, usize), delta: u32, db: &Database) {
         let inside = &self.inside;
-        let mut steps =
-            variant.guarded_steps().filter(|(_, run)| run.iter().all(|s| !inside[s.pred.index()])).peekable();
+        let mut steps = variant
+            .guarded_steps()
+            .filter(|(_, run)| run.iter().all(|s| inside.binary_search(&s.pred).is_err()))
+            .peekable();
         if steps.peek().is_none() {
             return;
         }

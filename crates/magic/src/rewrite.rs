@@ -50,12 +50,16 @@ pub fn rewrite(program: &Program, query: &Query) -> MagicProgram {
 
     // The worklist is `adorned` itself: entries are appended as calls discover them and
     // each is expanded exactly once, when `next` reaches it.
+    let mut rules_of: Vec<Vec<RuleId>> = vec![Vec::new(); program.preds.len()];
+    for id in program.rule_ids() {
+        rules_of[program.rule(id).head.pred.index()].push(id);
+    }
     let mut next = 0;
     while next < rewriter.adorned.len() {
         let (pred, adornment) = rewriter.adorned[next].clone();
         next += 1;
-        for (rule_id, rule) in program.rules_for(pred) {
-            rewriter.expand(&adornment, rule_id, rule);
+        for &rule_id in &rules_of[pred.index()] {
+            rewriter.expand(&adornment, rule_id, program.rule(rule_id));
         }
     }
 
