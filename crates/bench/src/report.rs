@@ -904,7 +904,8 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("column bound, `R(X,c)` (magic adornment `fb`), on chains of growing length, measured like the other");
     r.line("queries (`--filter fb:`). The growth exponent is the slope of time against size between a row and");
     r.line("the one before it on a log-log scale: 1 is linear, 2 quadratic; at the small sizes, process start-up");
-    r.line("and fixed costs keep it below 1.");
+    r.line("and fixed costs keep it below 1. Each program is measured in one run (the query rows in as many as");
+    r.line("the rest of the suite).");
     r.line("");
     r.scaling_table();
     r.line("");
