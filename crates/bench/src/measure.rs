@@ -35,10 +35,13 @@ pub enum System {
     /// Planning, `exec::index_inputs` and `exec::evaluate` of the magic program on the
     /// changed EDB.
     Recompute,
+    /// The whole pipeline on a generated program's text, whose size is the point: parse,
+    /// lower, validate, magic rewrite, plan, and evaluate on its few inline facts.
+    DlcCompile,
 }
 
 impl System {
-    const ALL: [System; 9] = [
+    const ALL: [System; 10] = [
         System::Dlc,
         System::DlcNoMagic,
         System::DlcReference,
@@ -48,6 +51,7 @@ impl System {
         System::Dred,
         System::DredRanked,
         System::Recompute,
+        System::DlcCompile,
     ];
 
     pub fn name(self) -> &'static str {
@@ -61,6 +65,7 @@ impl System {
             System::Dred => "dred",
             System::DredRanked => "dred-ranked",
             System::Recompute => "recompute",
+            System::DlcCompile => "dlc-compile",
         }
     }
 
@@ -241,6 +246,13 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             extra.insert("waves".into(), counts.waves as f64);
             extra.insert("work".into(), counts.work as f64);
             (elapsed.as_secs_f64(), rss, dlc::count_answers(&inc.program, inc.state.db()))
+        }
+        System::DlcCompile => {
+            let run = dlc::compile_program(&job.workload.rules_text())?;
+            let rss = peak_rss_mib();
+            extra.insert("compile".into(), run.phases.compile.as_secs_f64());
+            extra.insert("eval".into(), run.phases.eval.as_secs_f64());
+            (run.phases.total().as_secs_f64(), rss, dlc::count_answers(&run.program, &run.eval.db))
         }
         System::Recompute => {
             let change = job.change.ok_or("recompute needs a change")?;

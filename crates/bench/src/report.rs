@@ -118,6 +118,11 @@ fn ratio_summary(ratios: &[f64], what: &str) -> String {
     format!("median {} over {} {what}s (range {} – {})", ratio(med), ratios.len(), ratio(lo), ratio(hi))
 }
 
+/// The slope of time against size on a log-log scale between two measurements.
+fn growth_exponent(size: u64, secs: f64, next_size: u64, next_secs: f64) -> f64 {
+    (next_secs / secs).ln() / (next_size as f64 / size as f64).ln()
+}
+
 /// The two maintenance strategies the DRed section compares, with the names its tables use.
 const STRATEGIES: [(System, &str); 2] = [(System::Dred, "SPEC DRed"), (System::DredRanked, "ranked")];
 
@@ -235,6 +240,29 @@ impl Report<'_> {
                 cell(&s),
                 cell(&r)
             ));
+        }
+    }
+
+    /// One line per size of every growing program or query, with the exponent of the
+    /// time's growth from the size before: `log(t / t₀) / log(n / n₀)`, 1 for linear.
+    fn scaling_table(&mut self) {
+        self.line("| what grows | size | time | memory | growth exponent |");
+        self.line("|---|---:|---:|---:|---:|");
+        let mut previous: Option<(&str, u64, f64)> = None;
+        for row in &self.suite.scaling {
+            let summary = self.get(&row.job);
+            let exponent = match (&summary, previous) {
+                (Ok(s), Some((family, size, secs))) if family == row.family && secs > 0.0 => {
+                    format!("{:.2}", growth_exponent(size, secs, row.size, s.secs))
+                }
+                _ => "–".into(),
+            };
+            let (time, memory) = match &summary {
+                Ok(s) => (secs(s.secs), mib(s.rss_mib)),
+                Err(e) => (format!("failed: {e}"), "–".into()),
+            };
+            self.line(&format!("| {} | {} | {time} | {memory} | {exponent} |", row.family, count(row.size as f64)));
+            previous = summary.ok().map(|s| (row.family.as_str(), row.size, s.secs));
         }
     }
 
@@ -868,6 +896,19 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("");
     r.slow_small_updates();
     r.line("");
+    r.line("## Compile time and growth");
+    r.line("");
+    r.line("The `compile` group: generated programs of growing size through the whole pipeline from text —");
+    r.line("parse, lower, validate, magic rewrite, plan, and semi-naive evaluation on the program's few inline");
+    r.line("facts (`dlc-compile` jobs, `--filter compile`) — and the right-linear closure queried with its second");
+    r.line("column bound, `R(X,c)` (magic adornment `fb`), on chains of growing length, measured like the other");
+    r.line("queries (`--filter fb:`). The growth exponent is the slope of time against size between a row and");
+    r.line("the one before it on a log-log scale: 1 is linear, 2 quadratic; at the small sizes, process start-up");
+    r.line("and fixed costs keep it below 1. Each program is measured in one run (the query rows in as many as");
+    r.line("the rest of the suite).");
+    r.line("");
+    r.scaling_table();
+    r.line("");
     r.line("## Where dlc's time goes");
     r.line("");
     r.line("Medians per phase: load = parse rules, intern values, fill the EDB database; compile = magic rewrite and");
@@ -899,5 +940,11 @@ mod tests {
         assert_eq!(super::count(999.0), "999");
         assert_eq!(super::count(1000.0), "1,000");
         assert_eq!(super::ratio(1455.2), "1455×");
+    }
+
+    #[test]
+    fn growth_exponents_are_log_log_slopes() {
+        assert!((super::growth_exponent(10, 1.0, 100, 10.0) - 1.0).abs() < 1e-9);
+        assert!((super::growth_exponent(10, 1.0, 100, 100.0) - 2.0).abs() < 1e-9);
     }
 }

@@ -5,7 +5,7 @@ use crate::dlc::Change;
 use crate::measure::{self, Job, Sample, System};
 use crate::oracle;
 use crate::rng::SplitMix64;
-use crate::workload::{Graph, Query, Rules, Workload};
+use crate::workload::{Graph, Query, Rules, Shape, Workload};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -107,6 +107,66 @@ impl UpdateRow {
     }
 }
 
+/// One point of a growth curve: a program (or a query) of some size. Rows of one family
+/// grow by a factor each, and the report prints the exponent of the time between them.
+#[derive(Clone, Debug)]
+pub struct ScaleRow {
+    /// What grows: rows with the same family form one curve, in order of size.
+    pub family: String,
+    pub size: u64,
+    pub job: Job,
+    /// The answers the query must have.
+    pub answers: u64,
+}
+
+/// The `compile` group: each generated program shape at sizes a decade apart, and the
+/// right-linear closure queried `R(X,c)` (adornment `fb`) on chains of growing length.
+fn scaling(quick: bool) -> Vec<ScaleRow> {
+    let decades = |from: u32, to: u32| -> Vec<u32> {
+        std::iter::successors(Some(from), |&n| n.checked_mul(10)).take_while(|&n| n <= to).collect()
+    };
+    let shapes: [(Shape, u32, u32); 5] = if quick {
+        [
+            (Shape::Chain, 100, 1_000),
+            (Shape::JoinChain, 100, 1_000),
+            (Shape::Body, 10, 1_000),
+            (Shape::Rules, 1_000, 10_000),
+            (Shape::Blank, 10_000, 100_000),
+        ]
+    } else {
+        [
+            (Shape::Chain, 100, 100_000),
+            (Shape::JoinChain, 100, 100_000),
+            (Shape::Body, 10, 10_000),
+            (Shape::Rules, 1_000, 1_000_000),
+            (Shape::Blank, 10_000, 1_000_000),
+        ]
+    };
+    let mut rows = Vec::new();
+    for (shape, from, to) in shapes {
+        for size in decades(from, to) {
+            rows.push(ScaleRow {
+                family: format!("compile: {}", shape.label()),
+                size: u64::from(size),
+                job: Job::new(Workload::Program { shape, size }, Query::Full, System::DlcCompile),
+                answers: shape.answers(size),
+            });
+        }
+    }
+    let (from, to) = if quick { (1_000, 10_000) } else { (10_000, 1_000_000) };
+    for edges in decades(from, to) {
+        // A chain of `edges` edges; `R(X,last)` has every other node as an answer.
+        let workload = tc(Rules::Rlin, Graph::Chain { nodes: edges + 1 });
+        rows.push(ScaleRow {
+            family: "eval: right-linear `R(X,c)` on a chain, c its last node (edges)".into(),
+            size: u64::from(edges),
+            job: Job::new(workload, Query::Target(edges), System::Dlc),
+            answers: u64::from(edges),
+        });
+    }
+    rows
+}
+
 /// Everything one run of the harness measures.
 #[derive(Clone, Debug)]
 pub struct Suite {
@@ -116,6 +176,7 @@ pub struct Suite {
     pub queries: Vec<QueryRow>,
     pub reference: Vec<ReferenceRow>,
     pub updates: Vec<UpdateRow>,
+    pub scaling: Vec<ScaleRow>,
 }
 
 fn tc(rules: Rules, graph: Graph) -> Workload {
@@ -254,7 +315,19 @@ impl Suite {
             }
         }
 
-        Suite { quick, runs: if quick { 1 } else { 3 }, closure, queries, reference, updates }
+        let scaling = scaling(quick);
+        Suite { quick, runs: if quick { 1 } else { 3 }, closure, queries, reference, updates, scaling }
+    }
+
+    /// How many times `job` runs: the compile group's programs once (a growth curve
+    /// spans decades, so noise of a few per cent does not move its exponents, and its
+    /// largest programs take seconds each), every other job `runs` times.
+    pub fn runs_of(&self, job: &Job) -> usize {
+        if job.system == System::DlcCompile {
+            1
+        } else {
+            self.runs
+        }
     }
 
     /// Every distinct job, in a stable order.
@@ -264,6 +337,7 @@ impl Suite {
         all.extend(self.queries.iter().flat_map(|r| [r.magic(), r.no_magic()]));
         all.extend(self.reference.iter().flat_map(|r| [r.seminaive(), r.reference()]));
         all.extend(self.updates.iter().flat_map(|r| [r.dred(), r.ranked(), r.recompute()]));
+        all.extend(self.scaling.iter().map(|r| r.job));
         let mut seen = HashSet::new();
         all.retain(|j| seen.insert(j.key()));
         all
@@ -392,10 +466,10 @@ pub fn run(suite: &Suite, timeout: Duration, filter: Option<&str>) -> Results {
             return results;
         }
     };
-    let total = jobs.len() * suite.runs;
+    let total: usize = jobs.iter().map(|j| suite.runs_of(j)).sum();
     let mut done = 0;
     for round in 0..suite.runs {
-        for job in &jobs {
+        for job in jobs.iter().filter(|j| round < suite.runs_of(j)) {
             done += 1;
             let outcome = measure::run_child(&exe, job, timeout);
             match &outcome {
@@ -430,6 +504,11 @@ pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
         }
     }
     let answers = |job: &Job| results.summary(job).ok().map(|s| s.answers);
+    for row in &suite.scaling {
+        if let Some(got) = answers(&row.job).filter(|&n| n != row.answers) {
+            problems.push(format!("{}: {got} answers, {} expected", row.job.key(), row.answers));
+        }
+    }
     let mut agree = |what: String, jobs: &[(&str, Option<u64>)]| {
         let known: Vec<&(&str, Option<u64>)> = jobs.iter().filter(|(_, n)| n.is_some()).collect();
         if known.windows(2).any(|w| w[0].1 != w[1].1) {

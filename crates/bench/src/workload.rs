@@ -8,7 +8,7 @@
 
 use crate::rng::SplitMix64;
 use std::collections::HashSet;
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 /// The three ways of writing transitive closure that PEERS.md measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -177,6 +177,99 @@ pub enum Workload {
     /// `allocs` allocation sites (one object each) and as many assignments, loads and
     /// stores as given. Variables are values `0..vars`, objects `vars..vars+allocs`.
     PointsTo { vars: u32, allocs: u32, assigns: u32, loads: u32, stores: u32, seed: u64 },
+    /// A generated program whose size is the point: how compile time grows with it. Its
+    /// few input facts are inline; the query is part of the text.
+    Program { shape: Shape, size: u32 },
+}
+
+/// The shapes of [`Workload::Program`], each grown by its `size`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// `p_i(X) <- p_{i+1}(X)` for `i < size`, then `p_size(X) <- e(X)`; `?- p0(X)`.
+    Chain,
+    /// `p_i(X,Y) <- p_{i-1}(X,Z), e(Z,Y)` for `0 < i < size` over `p0(X,Y) <- e(X,Y)`, on
+    /// a cycle of three; `?- p_{size-1}(a,Y)`.
+    JoinChain,
+    /// One rule `p(X0,Xn) <- e(X0,X1), ..., e(X(n-1),Xn)` of `size` atoms; `?- p(a,Y)`.
+    Body,
+    /// `size` independent rules `p_i(X,Y) <- e(X,Y), f(Y)`; `?- p0(a,Y)`.
+    Rules,
+    /// `p(X) <- e(X)`, then `size` blank and comment lines, then the fact and the query.
+    Blank,
+}
+
+impl Shape {
+    const ALL: [Shape; 5] = [Shape::Chain, Shape::JoinChain, Shape::Body, Shape::Rules, Shape::Blank];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::Chain => "chain",
+            Shape::JoinChain => "joinchain",
+            Shape::Body => "body",
+            Shape::Rules => "rules",
+            Shape::Blank => "blank",
+        }
+    }
+
+    /// What `size` counts, for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Shape::Chain => "chain of unary predicates `p_i(X) <- p_{i+1}(X)` (predicates)",
+            Shape::JoinChain => "chain `p_i(X,Y) <- p_{i-1}(X,Z), e(Z,Y)` (predicates)",
+            Shape::Body => "one rule, a path of `e` atoms (body atoms)",
+            Shape::Rules => "independent rules `p_i(X,Y) <- e(X,Y), f(Y)` (rules)",
+            Shape::Blank => "blank and comment lines between two statements (lines)",
+        }
+    }
+
+    /// The whole program text of this shape at `size`, with its facts and query.
+    pub fn text(self, size: u32) -> String {
+        let mut out = String::new();
+        match self {
+            Shape::Chain => {
+                for i in 0..size {
+                    let _ = writeln!(out, "p{i}(X) <- p{}(X)", i + 1);
+                }
+                let _ = writeln!(out, "p{size}(X) <- e(X)\ne(a). e(b).\n?- p0(X).");
+            }
+            Shape::JoinChain => {
+                out.push_str("p0(X,Y) <- e(X,Y)\n");
+                for i in 1..size {
+                    let _ = writeln!(out, "p{i}(X,Y) <- p{}(X,Z), e(Z,Y)", i - 1);
+                }
+                let _ = writeln!(out, "e(a,b). e(b,c). e(c,a).\n?- p{}(a,Y).", size.max(1) - 1);
+            }
+            Shape::Body => {
+                let body: Vec<String> = (0..size).map(|i| format!("e(X{i},X{})", i + 1)).collect();
+                let _ = writeln!(out, "p(X0,X{size}) <- {}\ne(a,b). e(b,a).\n?- p(a,Y).", body.join(", "));
+            }
+            Shape::Rules => {
+                for i in 0..size {
+                    let _ = writeln!(out, "p{i}(X,Y) <- e(X,Y), f(Y)");
+                }
+                out.push_str("e(a,b). f(b).\n?- p0(a,Y).\n");
+            }
+            Shape::Blank => {
+                out.push_str("p(X) <- e(X)\n");
+                for i in 0..size {
+                    out.push_str(if i % 2 == 0 { "\n" } else { "% a comment\n" });
+                }
+                out.push_str("e(a).\n?- p(X).\n");
+            }
+        }
+        out
+    }
+
+    /// The answers of the query of [`Shape::text`].
+    pub fn answers(self, size: u32) -> u64 {
+        match self {
+            Shape::Chain => 2,
+            Shape::JoinChain | Shape::Body | Shape::Rules | Shape::Blank => {
+                let _ = size;
+                1
+            }
+        }
+    }
 }
 
 /// One EDB relation as flat rows of `arity` values each.
@@ -249,6 +342,11 @@ impl Workload {
                     seed: parts[6].parse().ok()?,
                 })
             })(),
+            Some(kind) if kind.starts_with("prog-") && parts.len() == 2 => Shape::ALL
+                .into_iter()
+                .find(|shape| shape.name() == &kind[5..])
+                .zip(num(1))
+                .map(|(shape, size)| Workload::Program { shape, size }),
             _ => None,
         };
         parsed.ok_or_else(|| format!("not a workload spec: `{spec}`"))
@@ -260,6 +358,7 @@ impl Workload {
             Workload::Tc { rules, graph } => format!("{}, {}", graph.label(), rules.name()),
             Workload::SameGen { fanout, depth } => format!("same-generation, tree {fanout}^{depth}"),
             Workload::PointsTo { vars, .. } => format!("points-to, {vars} variables"),
+            Workload::Program { shape, size } => format!("{}, {size}", shape.name()),
         }
     }
 
@@ -269,6 +368,7 @@ impl Workload {
             Workload::Tc { .. } => "R",
             Workload::SameGen { .. } => "sg",
             Workload::PointsTo { .. } => "pt",
+            Workload::Program { .. } => "p",
         }
     }
 
@@ -286,6 +386,7 @@ impl Workload {
                 "hpt(B,O) <- store(P,W), pt(P,B), pt(W,O).\n",
             )
             .to_string(),
+            Workload::Program { shape, size } => shape.text(*size),
         }
     }
 
@@ -326,6 +427,8 @@ impl Workload {
                     values: vars + allocs,
                 }
             }
+            // The program's few facts are inline.
+            Workload::Program { .. } => Edb { relations: Vec::new(), values: 0 },
         }
     }
 
@@ -340,7 +443,7 @@ impl Workload {
             Workload::PointsTo { .. } => {
                 self.generate().relation("alloc").and_then(|r| r.rows.first().copied()).unwrap_or(0)
             }
-            Workload::Tc { .. } => 0,
+            Workload::Tc { .. } | Workload::Program { .. } => 0,
         }
     }
 }
@@ -357,6 +460,7 @@ impl fmt::Display for Workload {
             Workload::PointsTo { vars, allocs, assigns, loads, stores, seed } => {
                 write!(f, "pt:{vars}:{allocs}:{assigns}:{loads}:{stores}:{seed}")
             }
+            Workload::Program { shape, size } => write!(f, "prog-{}:{size}", shape.name()),
         }
     }
 }
@@ -370,6 +474,8 @@ pub enum Query {
     Point(u32),
     /// `R(a,b)`: does one tuple hold.
     Pair(u32, u32),
+    /// `R(X,c)`: the second column bound (adornment `fb`).
+    Target(u32),
 }
 
 impl Query {
@@ -380,6 +486,7 @@ impl Query {
             (["full"], _, _) => Ok(Query::Full),
             (["point", _], Some(c), _) => Ok(Query::Point(c)),
             (["bb", _, _], Some(a), Some(b)) => Ok(Query::Pair(a, b)),
+            (["fb", _], Some(c), _) => Ok(Query::Target(c)),
             _ => Err(format!("not a query spec: `{spec}`")),
         }
     }
@@ -390,6 +497,7 @@ impl Query {
             Query::Full => format!("?- {pred}(X,Y)."),
             Query::Point(c) => format!("?- {pred}({c},Y)."),
             Query::Pair(a, b) => format!("?- {pred}({a},{b})."),
+            Query::Target(c) => format!("?- {pred}(X,{c})."),
         }
     }
 
@@ -405,6 +513,7 @@ impl Query {
             Query::Full => true,
             Query::Point(c) => x == c,
             Query::Pair(a, b) => x == a && y == b,
+            Query::Target(c) => y == c,
         }
     }
 }
@@ -415,6 +524,7 @@ impl fmt::Display for Query {
             Query::Full => write!(f, "full"),
             Query::Point(c) => write!(f, "point:{c}"),
             Query::Pair(a, b) => write!(f, "bb:{a}:{b}"),
+            Query::Target(c) => write!(f, "fb:{c}"),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! selections, binding variables and finally projecting the head tuple into a buffer.
 
 use crate::database::Database;
-use crate::relation::{Index, RowSet, Rows};
+use crate::relation::{Chain, Index, RowSet, Rows};
 use ir::PredId;
 use plan::{AtomSource, Output, RulePlan};
 use std::cell::Cell;
@@ -308,7 +308,41 @@ impl PhysPlan {
             emit(head);
         };
         let Scratch { vals, head, .. } = scratch;
-        self.step(0, views, vals, head, stats, stop, &mut leaf);
+        if self.steps.is_empty() {
+            stats.firings += 1;
+            leaf(vals, head);
+            return;
+        }
+        // The depth-first search over the steps keeps its own stack of cursors, one per
+        // step being read, so a body of any length is no deeper a recursion than one atom.
+        let mut stack: Vec<(usize, Cursor<'_>)> = vec![(0, self.open(0, views, vals))];
+        while let Some((depth, cursor)) = stack.last_mut() {
+            if stop.get() {
+                return;
+            }
+            match self.advance(*depth, cursor, views, vals, stats) {
+                Some(next) if next == self.steps.len() => {
+                    stats.firings += 1;
+                    leaf(vals, head);
+                }
+                // The innermost step, where most rows are read, runs in a loop of its own
+                // instead of through the stack.
+                Some(next) if next + 1 == self.steps.len() => {
+                    let mut last = self.open(next, views, vals);
+                    while self.advance(next, &mut last, views, vals, stats).is_some() {
+                        stats.firings += 1;
+                        leaf(vals, head);
+                    }
+                }
+                Some(next) => {
+                    let cursor = self.open(next, views, vals);
+                    stack.push((next, cursor));
+                }
+                None => {
+                    stack.pop();
+                }
+            }
+        }
     }
 
     /// Runs the membership steps from `depth` on as filters, without a level of recursion
@@ -338,47 +372,11 @@ impl PhysPlan {
         Some(depth)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn step<L: FnMut(&[u32], &mut [u32])>(
-        &self,
-        depth: usize,
-        views: &[View<'_>],
-        vals: &mut [u32],
-        head: &mut [u32],
-        stats: &mut JoinStats,
-        stop: &Cell<bool>,
-        leaf: &mut L,
-    ) {
-        let Some(step) = self.steps.get(depth) else {
-            stats.firings += 1;
-            leaf(vals, head);
-            return;
-        };
-        if stop.get() {
-            return;
-        }
+    /// The cursor of step `depth` over its view, given the values bound before it.
+    fn open<'a>(&self, depth: usize, views: &[View<'a>], vals: &[u32]) -> Cursor<'a> {
         let view = views[depth];
-        let rel = view.rel;
-        match &step.lookup {
-            Lookup::Member(key) => {
-                let set = view.set.expect("the caller supplies the set of a membership step");
-                let value = |c: usize| match key[c] {
-                    KeySource::Var(slot) => vals[slot],
-                    KeySource::Const(v) => v,
-                };
-                if set.contains_by(key.len(), value) {
-                    self.step(depth + 1, views, vals, head, stats, stop, leaf);
-                }
-            }
-            Lookup::Locate(key) => {
-                let value = |c: usize| match key[c] {
-                    KeySource::Var(slot) => vals[slot],
-                    KeySource::Const(v) => v,
-                };
-                if rel.locate(value).is_some_and(|r| view.lo <= r && r < view.hi) {
-                    self.step(depth + 1, views, vals, head, stats, stop, leaf);
-                }
-            }
+        match &self.steps[depth].lookup {
+            Lookup::Member(_) | Lookup::Locate(_) => Cursor::Test,
             Lookup::Index(index_id, key) => {
                 let key_value = |i: usize| match key[i] {
                     KeySource::Var(slot) => vals[slot],
@@ -386,12 +384,55 @@ impl PhysPlan {
                 };
                 // A filtered index has applied the guards after this step already.
                 let (index, skip) = match view.filtered {
-                    Some(filtered) => (filtered, step.guards),
-                    None => (&rel.indexes[*index_id], 0),
+                    Some(filtered) => (filtered, self.steps[depth].guards),
+                    None => (&view.rel.indexes[*index_id], 0),
                 };
+                Cursor::Chain(index.chain(key_value), skip)
+            }
+            Lookup::Scan => Cursor::Rows(view.lo),
+        }
+    }
+
+    /// Moves the cursor of step `depth` to its next matching row and binds that row's
+    /// values: the depth of the step to run next (past the membership steps it passes;
+    /// the number of steps for a complete match), or `None` when the step is exhausted.
+    fn advance(
+        &self,
+        depth: usize,
+        cursor: &mut Cursor<'_>,
+        views: &[View<'_>],
+        vals: &mut [u32],
+        stats: &mut JoinStats,
+    ) -> Option<usize> {
+        let step = &self.steps[depth];
+        let view = views[depth];
+        let rel = view.rel;
+        match cursor {
+            Cursor::Done => None,
+            Cursor::Test => {
+                *cursor = Cursor::Done;
+                let found = match &step.lookup {
+                    Lookup::Member(key) => {
+                        let set = view.set.expect("the caller supplies the set of a membership step");
+                        set.contains_by(key.len(), |c: usize| match key[c] {
+                            KeySource::Var(slot) => vals[slot],
+                            KeySource::Const(v) => v,
+                        })
+                    }
+                    Lookup::Locate(key) => rel
+                        .locate(|c: usize| match key[c] {
+                            KeySource::Var(slot) => vals[slot],
+                            KeySource::Const(v) => v,
+                        })
+                        .is_some_and(|r| view.lo <= r && r < view.hi),
+                    Lookup::Index(..) | Lookup::Scan => unreachable!("only tests have a test cursor"),
+                };
+                found.then_some(depth + 1)
+            }
+            Cursor::Chain(chain, skip) => {
                 // Chains run from the newest row down, so rows at or past `hi` come first
                 // and the first row below `lo` ends the range.
-                for (r, entry) in index.chain(key_value) {
+                for (r, entry) in chain.by_ref() {
                     if r >= view.hi {
                         continue;
                     }
@@ -400,27 +441,42 @@ impl PhysPlan {
                     }
                     if rel.is_alive(r) && passes(step, entry, vals) {
                         bind(step, entry, vals);
-                        if let Some(next) = self.filters(depth + 1 + skip, views, vals) {
-                            self.step(next, views, vals, head, stats, stop, leaf);
+                        if let Some(next) = self.filters(depth + 1 + *skip, views, vals) {
+                            return Some(next);
                         }
                     }
                 }
+                *cursor = Cursor::Done;
+                None
             }
-            Lookup::Scan => {
-                for r in view.lo..view.hi {
+            Cursor::Rows(next) => {
+                while *next < view.hi {
+                    let r = *next;
+                    *next += 1;
                     if rel.is_alive(r) {
                         stats.row_tests += 1;
                         if passes(step, rel.row(r), vals) {
                             bind(step, rel.row(r), vals);
                             if let Some(next) = self.filters(depth + 1, views, vals) {
-                                self.step(next, views, vals, head, stats, stop, leaf);
+                                return Some(next);
                             }
                         }
                     }
                 }
+                None
             }
         }
     }
+}
+
+/// Where the search stands in one step: the rows of a scan from a row on, the rest of an
+/// index chain (and how many guard steps its index has applied), a membership test still
+/// to make, or nothing left.
+enum Cursor<'a> {
+    Rows(u32),
+    Chain(Chain<'a>, usize),
+    Test,
+    Done,
 }
 
 /// Buffers a join reuses between runs: variable bindings and the head tuple.

@@ -4,7 +4,7 @@
 
 use crate::database::Database;
 use crate::relation::hash_values;
-use ir::{Program, RuleId, Symbol, TermKind};
+use ir::{Program, Rule, RuleId, Symbol, TermKind};
 use plan::AtomSource;
 use rustc_hash::FxHashMap;
 
@@ -40,15 +40,30 @@ pub(crate) fn fanout(db: &Database, pred: ir::PredId, cols: &[usize]) -> f64 {
     1.0 + sharing as f64 / pairs as f64 * (rows.len() as f64 - 1.0)
 }
 
-/// The order of a rederivation plan: the head (the candidate) first, then repeatedly the
-/// body atom sharing a variable with what is bound or fully bound (no cross product while
-/// a join is possible), preferring one that is then fully bound (a membership test), then
-/// the one whose probe returns the fewest rows, then the leftmost.
+/// The order of a rederivation plan: the head (the candidate) first, then the body in
+/// the order of [`data_order`].
 pub(crate) fn guarded_order(program: &Program, rule: RuleId, db: &Database) -> Vec<AtomSource> {
     let rule = program.rule(rule);
-    let mut bound: Vec<Symbol> = rule.head.vars();
-    let mut rest: Vec<usize> = (0..rule.body.len()).collect();
     let mut order = vec![AtomSource::Head];
+    order.extend(data_order(rule, rule.head.vars(), (0..rule.body.len()).collect(), db));
+    order
+}
+
+/// The order of a semi-naive join reading body atom `position` first (the delta), then
+/// the rest in the order of [`data_order`].
+pub(crate) fn delta_order(rule: &Rule, position: usize, db: &Database) -> Vec<AtomSource> {
+    let mut order = vec![AtomSource::Body(position)];
+    let rest = (0..rule.body.len()).filter(|&i| i != position).collect();
+    order.extend(data_order(rule, rule.body[position].vars(), rest, db));
+    order
+}
+
+/// Orders the body atoms `rest` given the variables `bound`: repeatedly the atom sharing
+/// a variable with what is bound or fully bound (no cross product while a join is
+/// possible), preferring one that is then fully bound (a membership test), then the one
+/// whose probe returns the fewest rows, then the leftmost.
+fn data_order(rule: &Rule, mut bound: Vec<Symbol>, mut rest: Vec<usize>, db: &Database) -> Vec<AtomSource> {
+    let mut order = Vec::with_capacity(rest.len());
     while !rest.is_empty() {
         let rank = |&i: &usize| {
             let atom = &rule.body[i];

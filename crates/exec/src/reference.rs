@@ -5,6 +5,7 @@ use crate::database::Database;
 use crate::join::{run_staged, PhysPlan, View};
 use crate::limits::ResourceError;
 use crate::seminaive::Run;
+use ir::PredId;
 use plan::ProgramPlan;
 
 /// Runs rounds until one adds nothing. Every rule reads the database as it was at the
@@ -15,6 +16,7 @@ pub(crate) fn evaluate(plan: &ProgramPlan, db: &mut Database, run: &mut Run) -> 
     let plans: Vec<PhysPlan> =
         plan.rules.iter().filter(|r| r.well_formed).map(|r| PhysPlan::scanning(r, db.arity(r.head))).collect();
     db.check()?;
+    run.count_facts(db);
     loop {
         let snapshot = db.ends();
         for phys in &plans {
@@ -26,7 +28,7 @@ pub(crate) fn evaluate(plan: &ProgramPlan, db: &mut Database, run: &mut Run) -> 
             db.commit(phys.head);
             db.check_pred(phys.head)?;
         }
-        let grew = run.finish_round(db, &snapshot);
+        let grew = run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
         if !grew {
             return Ok(());
         }

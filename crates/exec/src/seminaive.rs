@@ -9,6 +9,7 @@ use crate::{Progress, Round};
 use ir::{PredId, Program, RuleId};
 use plan::{AtomSource, Output, ProgramPlan};
 use rustc_hash::FxHashMap;
+use std::cell::OnceCell;
 use std::cmp::Ordering;
 
 /// A well-formed rule compiled for semi-naive evaluation and DRed.
@@ -17,11 +18,15 @@ pub(crate) struct CompiledRule {
     pub(crate) head: PredId,
     pub(crate) body_preds: Vec<PredId>,
     /// For each body position, a plan that reads that atom first (as the delta): what
-    /// DRed's over-deletion runs.
+    /// DRed's over-deletion runs. Made at once for a short body, by
+    /// [`Compiled::add_guards`] for a long one (only DRed reads them).
     pub(crate) delta: Vec<PhysPlan>,
     /// The same for the body without its implied guards (`implied.rs`), with the
-    /// predicate of each delta position: what the fixpoint loop runs.
-    pub(crate) fixpoint: Vec<(PredId, PhysPlan)>,
+    /// predicate of each delta position: what the fixpoint loop runs. Made at once for a
+    /// short body; for a long one when the fixpoint first reads that delta, since a body
+    /// of `n` atoms has `n` plans of `n` steps and most deltas stay empty.
+    pub(crate) fixpoint: Vec<(PredId, OnceCell<PhysPlan>)>,
+    pub(crate) head_arity: usize,
     /// The plan that reads candidate head facts first (DRed rederivation), once
     /// [`Compiled::add_guards`] made it.
     pub(crate) guarded: Option<PhysPlan>,
@@ -31,12 +36,35 @@ pub(crate) struct CompiledRule {
     pub(crate) rank_check: Option<PhysPlan>,
     /// The head tuple of an empty-body rule.
     pub(crate) fact: Option<Vec<u32>>,
+    /// The rule as the fixpoint runs it (implied guards dropped), kept when its body is
+    /// short enough to re-choose the join orders of `fixpoint` from the data, or so long
+    /// that they are made when first needed.
+    pub(crate) text: Option<ir::Rule>,
 }
+
+impl CompiledRule {
+    /// The fixpoint plan reading body position `i` first, made now if it was not.
+    pub(crate) fn fixpoint_plan(&self, i: usize, db: &mut Database) -> &PhysPlan {
+        self.fixpoint[i].1.get_or_init(|| {
+            let text = self.text.as_ref().expect("a rule without its plans keeps its text");
+            let plan = plan::plan_rule_text_delta_first(text, self.rule, &|p| db.arity(p), i);
+            PhysPlan::indexed(&plan, self.head_arity, db, Membership::HeadBusy)
+        })
+    }
+}
+
+/// The longest body whose plans are all made when the rule is compiled.
+const EAGER_MAX_BODY: usize = 64;
 
 pub(crate) struct CompiledStratum {
     /// Indexes into [`Compiled::rules`].
     pub(crate) rules: Vec<usize>,
     pub(crate) recursive: bool,
+    /// The predicates its rules derive, sorted: the only relations it changes.
+    pub(crate) heads: Vec<PredId>,
+    /// Every predicate its rules read or derive, sorted: the relations whose row ranges
+    /// its joins look at. A stratum costs time in these, never in the whole database.
+    pub(crate) reads: Vec<PredId>,
 }
 
 /// Everything the semi-naive engine and DRed need, with the indexes it probes already
@@ -71,27 +99,25 @@ impl Compiled {
             let head_arity = db.arity(head);
             derived[head.index()] = true;
             let body = &program.rule(id).body;
-            let delta: Vec<PhysPlan> = (0..body.len())
-                .map(|i| {
-                    PhysPlan::indexed(
-                        &plan::plan_rule_delta_first(program, id, i),
-                        head_arity,
-                        db,
-                        Membership::HeadBusy,
-                    )
-                })
-                .collect();
+            let eager = body.len() <= EAGER_MAX_BODY;
+            let delta: Vec<PhysPlan> = if eager { delta_plans(program, id, head_arity, db) } else { Vec::new() };
+            let fixpoint_rule = match &reduced {
+                Some(reduced) => reduced.rule(id),
+                None => program.rule(id),
+            };
             let fixpoint = match &reduced {
-                Some(reduced) if reduced.rule(id).body.len() < body.len() => {
+                Some(reduced) if eager && reduced.rule(id).body.len() < body.len() => {
                     let reduced_body = &reduced.rule(id).body;
                     (0..reduced_body.len())
                         .map(|i| {
                             let plan = plan::plan_rule_delta_first(reduced, id, i);
-                            (reduced_body[i].pred, PhysPlan::indexed(&plan, head_arity, db, Membership::HeadBusy))
+                            let phys = PhysPlan::indexed(&plan, head_arity, db, Membership::HeadBusy);
+                            (reduced_body[i].pred, OnceCell::from(phys))
                         })
                         .collect()
                 }
-                _ => body.iter().map(|a| a.pred).zip(delta.iter().cloned()).collect(),
+                _ if eager => body.iter().map(|a| a.pred).zip(delta.iter().cloned().map(OnceCell::from)).collect(),
+                _ => fixpoint_rule.body.iter().map(|a| (a.pred, OnceCell::new())).collect(),
             };
             let fact = body.is_empty().then(|| {
                 rule_plan
@@ -104,6 +130,8 @@ impl Compiled {
                     })
                     .collect()
             });
+            let keep_text = (2..=REPLAN_MAX_BODY).contains(&fixpoint_rule.body.len()) || !eager;
+            let text = keep_text.then(|| fixpoint_rule.clone());
             position_of[id.index()] = Some(rules.len());
             rules.push(CompiledRule {
                 rule: id,
@@ -114,14 +142,24 @@ impl Compiled {
                 guarded: None,
                 rank_check: None,
                 fact,
+                text,
+                head_arity,
             });
         }
         let strata = plan
             .strata
             .iter()
-            .map(|s| CompiledStratum {
-                rules: s.rules.iter().filter_map(|id| position_of.get(id.index()).copied().flatten()).collect(),
-                recursive: s.recursive,
+            .map(|s| {
+                let members: Vec<usize> =
+                    s.rules.iter().filter_map(|id| position_of.get(id.index()).copied().flatten()).collect();
+                let mut heads: Vec<PredId> = members.iter().map(|&r| rules[r].head).collect();
+                heads.sort_unstable();
+                heads.dedup();
+                let mut reads = heads.clone();
+                reads.extend(members.iter().flat_map(|&r| rules[r].body_preds.iter().copied()));
+                reads.sort_unstable();
+                reads.dedup();
+                CompiledStratum { rules: members, recursive: s.recursive, heads, reads }
             })
             .collect();
         Compiled { rules, strata, derived }
@@ -133,6 +171,9 @@ impl Compiled {
     /// `ranked`, also the support checks of ranked maintenance, in the same order.
     pub(crate) fn add_guards(&mut self, program: &Program, db: &mut Database, ranked: bool) {
         for rule in &mut self.rules {
+            if rule.delta.len() < rule.body_preds.len() {
+                rule.delta = delta_plans(program, rule.rule, rule.head_arity, db);
+            }
             let order = crate::order::guarded_order(program, rule.rule, db);
             let plan = plan::plan_rule_in_order(program, rule.rule, &order);
             let arity = db.arity(rule.head);
@@ -145,6 +186,16 @@ impl Compiled {
     }
 }
 
+/// The plans of `rule` reading each body position first.
+fn delta_plans(program: &Program, rule: RuleId, head_arity: usize, db: &mut Database) -> Vec<PhysPlan> {
+    (0..program.rule(rule).body.len())
+        .map(|i| {
+            let plan = plan::plan_rule_delta_first(program, rule, i);
+            PhysPlan::indexed(&plan, head_arity, db, Membership::HeadBusy)
+        })
+        .collect()
+}
+
 /// The state of one evaluation: counters, recorded rounds and reused buffers.
 pub(crate) struct Run {
     record_rounds: bool,
@@ -153,6 +204,8 @@ pub(crate) struct Run {
     pub(crate) iterations: usize,
     pub(crate) stats: JoinStats,
     pub(crate) scratch: Scratch,
+    /// The facts in the database, kept up to date for progress reports.
+    facts: usize,
 }
 
 impl Run {
@@ -164,27 +217,38 @@ impl Run {
             iterations: 0,
             stats: JoinStats::default(),
             scratch: Scratch::default(),
+            facts: 0,
         }
     }
 
-    /// Ends a round that began at the row counts `begin`: records its new facts if asked,
-    /// reports progress, and tells whether anything was added.
-    pub(crate) fn finish_round(&mut self, db: &Database, begin: &[u32]) -> bool {
+    /// Starts counting the facts of `db` for progress reports: once per evaluation, so
+    /// that a round costs time in the relations it changed only.
+    pub(crate) fn count_facts(&mut self, db: &Database) {
+        if self.progress.is_some() {
+            self.facts = db.total_len();
+        }
+    }
+
+    /// Ends a round in which only the relations of `begin` can have grown, each from the
+    /// row count given: records their new facts if asked (`begin` sorted by predicate),
+    /// reports progress, and tells whether anything was added. Rows are only appended
+    /// during a round, so the growth in rows is the growth in facts.
+    pub(crate) fn finish_round(&mut self, db: &Database, begin: impl Iterator<Item = (PredId, u32)> + Clone) -> bool {
         self.iterations += 1;
-        let ends = db.ends();
-        let grew = ends.iter().zip(begin).any(|(end, start)| end > start);
+        let grown: usize = begin.clone().map(|(p, start)| (db.rel(p).end() - start) as usize).sum();
         if self.record_rounds {
-            let new = (0..ends.len())
-                .filter(|&p| ends[p] > begin[p])
-                .map(|p| (PredId(p as u32), db.sorted_rows_since(PredId(p as u32), begin[p])))
+            let new = begin
+                .filter(|&(p, start)| db.rel(p).end() > start)
+                .map(|(p, start)| (p, db.sorted_rows_since(p, start)))
                 .filter(|(_, tuples)| !tuples.is_empty())
                 .collect();
             self.rounds.push(Round { round: self.iterations, new });
         }
+        self.facts += grown;
         if let Some(progress) = self.progress.as_mut() {
-            progress(Progress { iteration: self.iterations, facts: db.total_len() });
+            progress(Progress { iteration: self.iterations, facts: self.facts });
         }
-        grew
+        grown > 0
     }
 }
 
@@ -208,8 +272,17 @@ pub(crate) fn propagate(
 ) -> Result<(), ResourceError> {
     // Input relations loaded past their limit.
     db.check()?;
+    run.count_facts(db);
+    // Row ranges per relation, kept up to date only for the relations the current stratum
+    // reads, so that a program of many small strata is not a pass over every relation each.
+    let mut lo = start.to_vec();
+    let mut hi = db.ends();
+    let mut ranges = Vec::new();
     for stratum in &c.strata {
-        let mut round_begin = db.ends();
+        for &q in &stratum.reads {
+            lo[q.index()] = start[q.index()];
+        }
+        let mut round_begin: Vec<u32> = stratum.heads.iter().map(|&h| db.rel(h).end()).collect();
         if fire_facts {
             for rule in stratum.rules.iter().map(|&r| &c.rules[r]) {
                 if let Some(fact) = &rule.fact {
@@ -219,18 +292,35 @@ pub(crate) fn propagate(
                 }
             }
         }
-        let mut lo = start.to_vec();
-        let mut ranges = Vec::new();
-        let mut guards = StaticGuards::new(c, stratum);
+        let mut guards = StaticGuards::new(stratum);
+        let mut replanned: FxHashMap<(usize, usize), Replanned> = FxHashMap::default();
         loop {
-            let hi = db.ends();
+            for &q in &stratum.reads {
+                hi[q.index()] = db.rel(q).end();
+            }
             for &r in &stratum.rules {
                 let rule = &c.rules[r];
-                for (i, (delta_pred, variant)) in rule.fixpoint.iter().enumerate() {
+                // Atom `i` reads the delta, those before it the old rows and those after
+                // it all rows: no join runs while a relation is empty, and none past the
+                // first atom without old rows, so a long body is not a plan per atom.
+                if rule.fixpoint.iter().any(|&(q, _)| hi[q.index()] == 0) {
+                    continue;
+                }
+                for (i, &(delta_pred, _)) in rule.fixpoint.iter().enumerate() {
+                    if i > 0 && lo[rule.fixpoint[i - 1].0.index()] == 0 {
+                        break;
+                    }
                     let delta_pred = delta_pred.index();
                     if lo[delta_pred] >= hi[delta_pred] {
                         continue;
                     }
+                    let planned = rule.fixpoint_plan(i, db);
+                    if let Some(text) = rule.text.as_ref().filter(|t| t.body.len() <= REPLAN_MAX_BODY) {
+                        if replan((r, i), rule.rule, planned, text, &mut replanned, db) {
+                            guards.forget((r, i));
+                        }
+                    }
+                    let variant = replanned.get(&(r, i)).map_or(planned, |x| &x.plan);
                     ranges.clear();
                     ranges.extend(variant.steps.iter().map(|s| {
                         let q = s.pred.index();
@@ -279,15 +369,68 @@ pub(crate) fn propagate(
                     db.check_pred(rule.head)?;
                 }
             }
-            lo = hi;
-            let grew = run.finish_round(db, &round_begin);
-            round_begin = db.ends();
+            for &q in &stratum.reads {
+                lo[q.index()] = hi[q.index()];
+            }
+            let grew = run.finish_round(db, stratum.heads.iter().copied().zip(round_begin.iter().copied()));
+            for (begin, &h) in round_begin.iter_mut().zip(&stratum.heads) {
+                *begin = db.rel(h).end();
+            }
             if !grew || !stratum.recursive {
                 break;
             }
         }
     }
     Ok(())
+}
+
+/// The longest body whose fixpoint join orders are re-chosen from the data; longer ones
+/// keep the order [`plan::plan_rule_delta_first`] gave them.
+const REPLAN_MAX_BODY: usize = 12;
+
+/// A relation must have grown past this many rows, and to twice its size when the plan
+/// was chosen, for a join order to be chosen again.
+const REPLAN_MIN_ROWS: usize = 64;
+
+/// A fixpoint join whose order was chosen from the data, and the sizes of the relations
+/// of its steps then.
+struct Replanned {
+    plan: PhysPlan,
+    sizes: Vec<usize>,
+}
+
+/// Chooses the order of join `join` again from the data ([`crate::order::delta_order`])
+/// when one of its relations has doubled since the order was chosen (or has grown
+/// from empty, when the order was chosen without data): which atom to probe after the
+/// delta depends on how many rows a probe returns, and derived relations are empty
+/// when evaluation starts. The right-linear closure `@a:R^bb(X,Z) <- @m:R^bb(X,Z),
+/// E(X,Y), @a:R^bb(Y,Z)` from a delta of `@a:R^bb(Y,Z)` must probe `E` by `Y` (one row),
+/// not the demands by `Z` (all of them, as they share the queried `Z`). Tells whether
+/// the plan changed.
+fn replan(
+    join: (usize, usize),
+    id: RuleId,
+    planned: &PhysPlan,
+    rule: &ir::Rule,
+    replanned: &mut FxHashMap<(usize, usize), Replanned>,
+    db: &mut Database,
+) -> bool {
+    let current = replanned.get(&join);
+    let steps = &current.map_or(planned, |x| &x.plan).steps;
+    let grown = steps.iter().enumerate().any(|(k, s)| {
+        let now = db.len(s.pred);
+        let then = current.map_or(0, |x| x.sizes[k]);
+        now >= REPLAN_MIN_ROWS && now > 2 * then
+    });
+    if !grown {
+        return false;
+    }
+    let order = crate::order::delta_order(rule, join.1, db);
+    let text = plan::plan_rule_text_in_order(rule, id, &|p| db.arity(p), &order);
+    let plan = PhysPlan::indexed(&text, planned.head_arity, db, Membership::HeadBusy);
+    let sizes = plan.steps.iter().map(|s| db.len(s.pred)).collect();
+    replanned.insert(join, Replanned { plan, sizes });
+    true
 }
 
 /// Filtered indexes ([`PhysPlan::filtered_index`]) for the joins of one stratum's
@@ -300,8 +443,8 @@ pub(crate) fn propagate(
 /// join has read add up to a fair share of that relation; a small update in DRed keeps
 /// testing the guards per probe.
 struct StaticGuards {
-    /// Whether each predicate is derived by the stratum.
-    inside: Vec<bool>,
+    /// The predicates the stratum derives, sorted.
+    inside: Vec<PredId>,
     /// Per join (rule, delta position).
     joins: FxHashMap<(usize, usize), GuardedJoin>,
 }
@@ -315,20 +458,18 @@ struct GuardedJoin {
 }
 
 impl StaticGuards {
-    fn new(c: &Compiled, stratum: &CompiledStratum) -> Self {
-        let mut inside = vec![false; c.derived.len()];
-        for &r in &stratum.rules {
-            inside[c.rules[r].head.index()] = true;
-        }
-        StaticGuards { inside, joins: FxHashMap::default() }
+    fn new(stratum: &CompiledStratum) -> Self {
+        StaticGuards { inside: stratum.heads.clone(), joins: FxHashMap::default() }
     }
 
     /// Counts `delta` more rows read by `join` and builds the filtered indexes of its
     /// static guarded steps once they pay off.
     fn prepare(&mut self, variant: &PhysPlan, join: (usize, usize), delta: u32, db: &Database) {
         let inside = &self.inside;
-        let mut steps =
-            variant.guarded_steps().filter(|(_, run)| run.iter().all(|s| !inside[s.pred.index()])).peekable();
+        let mut steps = variant
+            .guarded_steps()
+            .filter(|(_, run)| run.iter().all(|s| inside.binary_search(&s.pred).is_err()))
+            .peekable();
         if steps.peek().is_none() {
             return;
         }
@@ -340,6 +481,11 @@ impl StaticGuards {
                 state.built[k] = Some(variant.filtered_index(k, db));
             }
         }
+    }
+
+    /// Drops what is known of `join`, whose steps have changed.
+    fn forget(&mut self, join: (usize, usize)) {
+        self.joins.remove(&join);
     }
 
     fn get(&self, join: (usize, usize), step: usize) -> Option<&Index> {

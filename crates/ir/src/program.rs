@@ -1,7 +1,7 @@
 //! The program: predicate arena, rules, inline facts and the query.
 
 use crate::{Adornment, Const, Interner, Span, Symbol};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Index of a predicate in [`Program::preds`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -139,15 +139,8 @@ pub struct Rule {
 impl Rule {
     /// Distinct variables of the body, in order of first occurrence.
     pub fn body_vars(&self) -> Vec<Symbol> {
-        let mut out = Vec::new();
-        for atom in &self.body {
-            for v in atom.vars() {
-                if !out.contains(&v) {
-                    out.push(v);
-                }
-            }
-        }
-        out
+        let mut seen: FxHashSet<Symbol> = FxHashSet::default();
+        self.body.iter().flat_map(|atom| atom.args.iter().filter_map(Term::var)).filter(|&v| seen.insert(v)).collect()
     }
 }
 

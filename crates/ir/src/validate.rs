@@ -68,7 +68,7 @@ pub fn validate(program: &Program) -> Vec<IrError> {
         for atom in &rule.body {
             check_arity(atom.pred, atom.args.len(), atom.span, &mut errors);
         }
-        let bound = rule.body_vars();
+        let bound: rustc_hash::FxHashSet<Symbol> = rule.body_vars().into_iter().collect();
         let mut reported = Vec::new();
         for term in &rule.head.args {
             if let TermKind::Var(v) = term.kind {

@@ -5,6 +5,7 @@ use crate::graph::{CallEdge, CallGraph};
 use crate::names::{declare_answer, declare_demand};
 use crate::{AdornmentLimit, CallTrace, MagicProgram, RuleKind, RuleTrace};
 use ir::{Adornment, Atom, Bf, Origin, PredId, PredKind, Program, Query, Rule, RuleId, Span, Symbol, Term};
+use rustc_hash::FxHashSet;
 
 /// Rewrites `program` for `query` (usually `program.query`; it should name an IDB
 /// predicate, which [`ir::validate`] checks beforehand).
@@ -75,12 +76,16 @@ pub fn rewrite_limited(
 
     // The worklist is `adorned` itself: entries are appended as calls discover them and
     // each is expanded exactly once, when `next` reaches it.
+    let mut rules_of: Vec<Vec<RuleId>> = vec![Vec::new(); program.preds.len()];
+    for id in program.rule_ids() {
+        rules_of[program.rule(id).head.pred.index()].push(id);
+    }
     let mut next = 0;
     while next < rewriter.adorned.len() {
         let (pred, adornment) = rewriter.adorned[next].clone();
         next += 1;
-        for (rule_id, rule) in program.rules_for(pred) {
-            rewriter.expand(&adornment, rule_id, rule)?;
+        for &rule_id in &rules_of[pred.index()] {
+            rewriter.expand(&adornment, rule_id, program.rule(rule_id))?;
         }
     }
 
@@ -152,8 +157,8 @@ impl Rewriter<'_> {
         let answer = declare_answer(&mut self.out, head_pred, adornment, rule.head.span);
         let demand = declare_demand(&mut self.out, head_pred, adornment, rule.head.span);
         let guard_args = restrict(&rule.head.args, adornment);
-        let mut bound: Vec<Symbol> = Vec::new();
-        add_vars(&mut bound, &guard_args);
+        let mut bound = Bound::default();
+        bound.add(&guard_args);
         let guard = Atom { pred: demand, args: guard_args, span: rule.head.span };
 
         // `body` is always the guard followed by the adorned atoms seen so far, so at an
@@ -162,7 +167,7 @@ impl Rewriter<'_> {
         let mut calls = Vec::new();
         for (position, atom) in rule.body.iter().enumerate() {
             if self.is_idb(atom.pred) {
-                let call_adornment = adorn(&atom.args, &bound);
+                let call_adornment = adorn(&atom.args, &bound.set);
                 self.schedule(atom.pred, &call_adornment, atom.span)?;
                 let callee = self.graph.node(atom.pred, &call_adornment).expect("the call was just scheduled");
                 self.graph.graph.add_edge(caller, callee, CallEdge { source_rule: rule_id, position });
@@ -180,7 +185,7 @@ impl Rewriter<'_> {
                     position,
                     atom: call_atom.clone(),
                     adornment: call_adornment,
-                    bound_before: bound.clone(),
+                    bound_before: bound.order.clone(),
                     prefix: body.clone(),
                     demand_rule: None,
                 };
@@ -198,7 +203,7 @@ impl Rewriter<'_> {
                 body.push(atom.clone());
             }
             // Full left-prefix SIPS: after any atom, EDB or IDB, all its variables are bound.
-            add_vars(&mut bound, &atom.args);
+            bound.add(&atom.args);
         }
 
         let main = Rule {
@@ -219,7 +224,7 @@ fn restrict(args: &[Term], adornment: &Adornment) -> Vec<Term> {
 }
 
 /// The adornment of a call: `b` for a constant or a variable in `bound`, else `f`.
-fn adorn(args: &[Term], bound: &[Symbol]) -> Adornment {
+fn adorn(args: &[Term], bound: &FxHashSet<Symbol>) -> Adornment {
     Adornment(
         args.iter()
             .map(|t| match t.var() {
@@ -230,11 +235,21 @@ fn adorn(args: &[Term], bound: &[Symbol]) -> Adornment {
     )
 }
 
-/// Appends the variables of `args` that are not yet in `bound`, in order.
-fn add_vars(bound: &mut Vec<Symbol>, args: &[Term]) {
-    for v in args.iter().filter_map(Term::var) {
-        if !bound.contains(&v) {
-            bound.push(v);
+/// The variables bound so far in a rule body, in the order they became bound, and as a
+/// set (a long body is not a scan of them per argument).
+#[derive(Default)]
+struct Bound {
+    order: Vec<Symbol>,
+    set: FxHashSet<Symbol>,
+}
+
+impl Bound {
+    /// Adds the variables of `args` not bound yet, in order.
+    fn add(&mut self, args: &[Term]) {
+        for v in args.iter().filter_map(Term::var) {
+            if self.set.insert(v) {
+                self.order.push(v);
+            }
         }
     }
 }

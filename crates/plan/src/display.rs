@@ -63,20 +63,25 @@ fn write_tree(f: &mut impl Write, program: &Program, plan: &RulePlan) -> fmt::Re
     write_join(f, program, plan, plan.steps.len(), 2)
 }
 
-/// Writes the join of the first `count` steps at indentation `depth`.
+/// Writes the join of the first `count` steps at indentation `depth`: the join operators
+/// from the last step's down (each one deeper), the first step's scan, then every other
+/// step's scan under its operator. Written with loops, not one call per step, so that a
+/// body of thousands of atoms does not exhaust the stack.
 fn write_join(f: &mut impl Write, program: &Program, plan: &RulePlan, count: usize, depth: usize) -> fmt::Result {
-    if count == 1 {
-        return write_scan(f, program, plan, &plan.steps[0], depth);
+    for k in (1..count).rev() {
+        let step = &plan.steps[k];
+        let pad = "  ".repeat(depth + (count - 1 - k));
+        if step.key.is_empty() {
+            writeln!(f, "{pad}product")?;
+        } else {
+            writeln!(f, "{pad}join on [{}]", var_names(program, plan, step.key.iter().map(|&(_, s)| s)))?;
+        }
     }
-    let step = &plan.steps[count - 1];
-    let pad = "  ".repeat(depth);
-    if step.key.is_empty() {
-        writeln!(f, "{pad}product")?;
-    } else {
-        writeln!(f, "{pad}join on [{}]", var_names(program, plan, step.key.iter().map(|&(_, s)| s)))?;
+    write_scan(f, program, plan, &plan.steps[0], depth + count - 1)?;
+    for k in 1..count {
+        write_scan(f, program, plan, &plan.steps[k], depth + (count - 1 - k) + 1)?;
     }
-    write_join(f, program, plan, count - 1, depth + 1)?;
-    write_scan(f, program, plan, step, depth + 1)
+    Ok(())
 }
 
 fn write_scan(f: &mut impl Write, program: &Program, plan: &RulePlan, step: &Step, mut depth: usize) -> fmt::Result {

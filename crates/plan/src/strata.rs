@@ -2,7 +2,7 @@
 //! predicates, in an order where every component comes after those it reads.
 
 use ir::{PredId, Program, RuleId};
-use petgraph::graph::{DiGraph, NodeIndex};
+use rustc_hash::FxHashSet;
 
 /// One strongly connected component of derived predicates and the rules defining them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,53 +19,113 @@ pub struct Stratum {
 /// Computes the strata, dependencies first. Predicates that head no rule (EDB) are inputs
 /// and belong to no stratum.
 pub fn strata(program: &Program) -> Vec<Stratum> {
-    let mut graph: DiGraph<PredId, ()> = DiGraph::new();
-    let mut node_of: Vec<Option<NodeIndex>> = vec![None; program.preds.len()];
+    // Nodes are the derived predicates in order of their first rule; the edges body ->
+    // head are kept once each, in order of first occurrence.
+    let mut node_of: Vec<Option<usize>> = vec![None; program.preds.len()];
+    let mut preds: Vec<PredId> = Vec::new();
     for rule in &program.rules {
         let head = rule.head.pred.index();
         if node_of[head].is_none() {
-            node_of[head] = Some(graph.add_node(rule.head.pred));
+            node_of[head] = Some(preds.len());
+            preds.push(rule.head.pred);
         }
     }
+    let mut successors: Vec<Vec<usize>> = vec![Vec::new(); preds.len()];
+    let mut seen: FxHashSet<(usize, usize)> = FxHashSet::default();
     for rule in &program.rules {
         let Some(head) = node_of[rule.head.pred.index()] else { continue };
         for atom in &rule.body {
             if let Some(body) = node_of[atom.pred.index()] {
-                graph.update_edge(body, head, ());
+                if seen.insert((body, head)) {
+                    successors[body].push(head);
+                }
             }
         }
     }
-    // Kosaraju yields components in reverse topological order of the edges body -> head,
-    // that is dependents first; reversing gives dependencies first. Unlike petgraph's
-    // Tarjan, which recurses once per node on a path and overflowed the stack on the
-    // tens of thousands of adorned predicates of a large magic program, it keeps its
-    // depth-first search on an explicit stack.
-    let mut components = petgraph::algo::kosaraju_scc(&graph);
+    // Tarjan yields components in reverse topological order of the edges body -> head,
+    // that is dependents first; reversing gives dependencies first.
+    let mut components = tarjan(&successors);
     components.reverse();
-    // Each rule is placed by its head's component in one pass: a magic program can have
-    // tens of thousands of components, and a scan of all rules per component is quadratic.
-    let mut component_of = vec![usize::MAX; program.preds.len()];
+    let components: Vec<Vec<PredId>> =
+        components.into_iter().map(|nodes| nodes.into_iter().map(|n| preds[n]).collect()).collect();
+    let mut component_of: Vec<Option<usize>> = vec![None; program.preds.len()];
     for (c, nodes) in components.iter().enumerate() {
-        for &n in nodes {
-            component_of[graph[n].index()] = c;
+        for &p in nodes {
+            component_of[p.index()] = Some(c);
         }
     }
-    let mut rules_of: Vec<Vec<RuleId>> = vec![Vec::new(); components.len()];
+    let mut strata: Vec<Stratum> = components
+        .into_iter()
+        .map(|mut preds| {
+            preds.sort();
+            Stratum { preds, rules: Vec::new(), recursive: false }
+        })
+        .collect();
     for id in program.rule_ids() {
-        rules_of[component_of[program.rule(id).head.pred.index()]].push(id);
+        let rule = program.rule(id);
+        let Some(c) = component_of[rule.head.pred.index()] else { continue };
+        strata[c].rules.push(id);
+        strata[c].recursive |= rule.body.iter().any(|a| component_of[a.pred.index()] == Some(c));
+    }
+    strata
+}
+
+/// The strongly connected components of the graph, each as soon as the depth-first
+/// search leaves its root: dependents first for edges pointing at dependents. Nodes are
+/// searched in index order and successors from the last added, as petgraph's
+/// `tarjan_scc` does, so the order of the strata is the one it gave; unlike it, the
+/// search keeps its own stack, so a chain of a hundred thousand predicates is no
+/// deeper a recursion than one predicate.
+fn tarjan(successors: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    const UNSEEN: usize = usize::MAX;
+    let n = successors.len();
+    let mut number = vec![UNSEEN; n];
+    let mut low = vec![0; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut components = Vec::new();
+    let mut counter = 0;
+    // The search path: each node with how many of its successors it has looked at.
+    let mut frames: Vec<(usize, usize)> = Vec::new();
+    for root in 0..n {
+        if number[root] != UNSEEN {
+            continue;
+        }
+        frames.push((root, 0));
+        while let Some(&(v, seen)) = frames.last() {
+            if seen == 0 && number[v] == UNSEEN {
+                number[v] = counter;
+                low[v] = counter;
+                counter += 1;
+                on_stack[v] = true;
+                stack.push(v);
+            }
+            let out = &successors[v];
+            if seen < out.len() {
+                let w = out[out.len() - 1 - seen];
+                frames.last_mut().expect("a frame is on top").1 += 1;
+                if number[w] == UNSEEN {
+                    frames.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(number[w]);
+                }
+                continue;
+            }
+            frames.pop();
+            if let Some(&(parent, _)) = frames.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == number[v] {
+                let at = stack.iter().rposition(|&w| w == v).expect("the root is on the stack");
+                let component = stack.split_off(at);
+                for &w in &component {
+                    on_stack[w] = false;
+                }
+                components.push(component);
+            }
+        }
     }
     components
-        .into_iter()
-        .zip(rules_of)
-        .enumerate()
-        .map(|(c, (nodes, rules))| {
-            let mut preds: Vec<PredId> = nodes.iter().map(|&n| graph[n]).collect();
-            preds.sort();
-            let recursive =
-                rules.iter().any(|&id| program.rule(id).body.iter().any(|a| component_of[a.pred.index()] == c));
-            Stratum { preds, rules, recursive }
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -18,7 +18,8 @@ pub fn program(src: &str) -> Program {
             None => parsed.push((read_atom(line), None)),
         }
     }
-    let heads: Vec<String> = parsed.iter().filter(|(_, b)| b.is_some()).map(|(h, _)| h.0.clone()).collect();
+    let heads: std::collections::HashSet<String> =
+        parsed.iter().filter(|(_, b)| b.is_some()).map(|(h, _)| h.0.clone()).collect();
     let mut p = Program::new();
     let span = Span { file: Default::default(), start: 0, end: 0 };
     let lower = |p: &mut Program, (name, args): &(String, Vec<String>)| {

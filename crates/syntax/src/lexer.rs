@@ -113,9 +113,15 @@ pub fn lex(src: &str) -> Vec<Spanned<'_>> {
 /// starts a new statement, so `P(a) <-` on its own line stays an empty-body rule.
 pub fn layout<'a>(src: &str, tokens: Vec<Spanned<'a>>) -> Vec<Spanned<'a>> {
     let mut out: Vec<Spanned<'a>> = Vec::with_capacity(tokens.len());
+    // The position of the first token after the current run of newlines: found once per
+    // run, so that a long run of blank or comment lines is read once, not once per line.
+    let mut next_index = 0;
     for (index, &(token, span)) in tokens.iter().enumerate() {
         if token == Token::Newline {
-            let next = tokens[index + 1..].iter().find(|(t, _)| *t != Token::Newline);
+            if next_index <= index {
+                next_index = index + tokens[index..].iter().take_while(|(t, _)| *t == Token::Newline).count();
+            }
+            let next = tokens.get(next_index);
             let keep = match (out.last(), next) {
                 (None, _) | (_, None) => false,
                 (Some((Token::LParen | Token::Comma | Token::QueryOp | Token::Dot | Token::Newline, _)), _) => false,
@@ -263,5 +269,13 @@ mod tests {
         assert_eq!(laid_out("P <-\n  E"), vec![Name("P"), Arrow, Name("E")]);
         assert_eq!(laid_out("  P <-\n  Q <-"), vec![Name("P"), Arrow, Newline, Name("Q"), Arrow]);
         assert_eq!(laid_out("  P <-\n\n    E"), vec![Name("P"), Arrow, Name("E")]);
+    }
+
+    #[test]
+    fn long_runs_of_blank_and_comment_lines_collapse() {
+        use Token::*;
+        let run = "\n% note\n\n".repeat(50_000);
+        let src = format!("P <-{run}  E\nQ{run}R");
+        assert_eq!(laid_out(&src), vec![Name("P"), Arrow, Name("E"), Newline, Name("Q"), Newline, Name("R")]);
     }
 }
