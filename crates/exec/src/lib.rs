@@ -11,6 +11,7 @@
 
 mod database;
 mod dred;
+mod explain;
 mod implied;
 mod join;
 mod order;
@@ -21,6 +22,7 @@ mod seminaive;
 
 pub use database::Database;
 pub use dred::{Maintained, Maintenance, Update, UpdateCounts, UpdateReport};
+pub use explain::{Attempt, Explainer, Proof, ProofNode, RuleAttempt, Step, WhyNot};
 
 use ir::{PredId, Program};
 use plan::ProgramPlan;
