@@ -18,8 +18,8 @@ mod lower;
 mod parser;
 
 pub use facts::{
-    parse_delimited_facts, parse_fact_atoms, parse_update_atom, parse_updates, read_delimited_facts, read_fact_atoms,
-    FactSink, UpdateBatch,
+    parse_delimited_facts, parse_fact_atoms, parse_ground_atom, parse_update_atom, parse_updates, read_delimited_facts,
+    read_fact_atoms, FactSink, UpdateBatch,
 };
 pub use lower::{lower, undefined_predicate_warnings};
 
