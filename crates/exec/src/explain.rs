@@ -16,7 +16,8 @@
 //! program is for the caller to say.
 
 use crate::database::Database;
-use crate::relation::{hash_values, Rank, Rows};
+use crate::relation::{hash_values, Rank, Rows, NIL};
+use hashbrown::HashTable;
 use ir::{PredId, Program, RuleId, Symbol, TermKind};
 use rustc_hash::FxHashMap;
 
@@ -163,109 +164,129 @@ fn unify(args: &[Arg], row: &[u32], vals: &mut [u32]) -> bool {
     true
 }
 
-/// The rows of one relation grouped by the values of some columns: `(hash of the key,
-/// row)` pairs sorted, so the rows of a key are a run, in row order (and rows of lower
-/// rank come first). Built on first use, from the live rows.
+/// The live rows of one relation grouped by the value of one column: a hash table of
+/// the first row of each value, and per row the next row with its value, in row order
+/// (so rows of lower rank come first and a reader below a rank stops early). Built on
+/// first use in one pass over the rows. One column, not all the bound ones: keys of
+/// several columns of a closure are millions of distinct keys, whose table costs more to
+/// build than the evaluation; a column has at most as many keys as there are constants,
+/// and the rows of one value are few enough to filter.
 struct KeyIndex {
-    cols: Vec<usize>,
-    entries: Vec<(u64, u32)>,
+    col: usize,
+    /// `(value, first row)` pairs.
+    first: HashTable<(u32, u32)>,
+    /// `next[r]`: the next live row after `r` with the same value, or [`NIL`].
+    next: Vec<u32>,
+}
+
+fn value_hash(v: u32) -> u64 {
+    hash_values(std::iter::once(v))
 }
 
 impl KeyIndex {
-    fn new(rows: &Rows, cols: &[usize]) -> Self {
-        let mut entries: Vec<(u64, u32)> = (0..rows.end())
-            .filter(|&r| rows.is_alive(r))
-            .map(|r| {
-                let row = rows.row(r);
-                (hash_values(cols.iter().map(|&c| row[c])), r)
-            })
-            .collect();
-        entries.sort_unstable();
-        KeyIndex { cols: cols.to_vec(), entries }
-    }
-
-    /// Appends to `out` the rows below `end` whose key columns hold `key`.
-    fn lookup(&self, rows: &Rows, key: &[u32], end: u32, out: &mut Vec<u32>) {
-        let hash = hash_values(key.iter().copied());
-        let from = self.entries.partition_point(|&(h, _)| h < hash);
-        for &(h, r) in &self.entries[from..] {
-            if h != hash || r >= end {
-                break;
-            }
-            let row = rows.row(r);
-            if self.cols.iter().zip(key).all(|(&c, &v)| row[c] == v) {
-                out.push(r);
+    fn new(rows: &Rows, col: usize) -> Self {
+        let mut first: HashTable<(u32, u32)> = HashTable::new();
+        let mut next = vec![NIL; rows.end() as usize];
+        // Walking down the rows and pushing each in front of its value's list leaves
+        // every list in ascending row order.
+        for r in (0..rows.end()).rev().filter(|&r| rows.is_alive(r)) {
+            let v = rows.row(r)[col];
+            match first.find_mut(value_hash(v), |&(u, _)| u == v) {
+                Some((_, head)) => {
+                    next[r as usize] = *head;
+                    *head = r;
+                }
+                None => {
+                    first.insert_unique(value_hash(v), (v, r), |&(u, _)| value_hash(u));
+                }
             }
         }
+        KeyIndex { col, first, next }
     }
+
+    /// Appends to `out` the rows below `end` whose column holds `value`.
+    fn lookup(&self, value: u32, end: u32, out: &mut Vec<u32>) {
+        let mut r = self.first.find(value_hash(value), |&(u, _)| u == value).map_or(NIL, |&(_, r)| r);
+        while r != NIL && r < end {
+            out.push(r);
+            r = self.next[r as usize];
+        }
+    }
+}
+
+/// Roughly how many distinct values each column of `rows` holds, from a sample of rows
+/// spread over the relation: which bound column an index should key on.
+fn spread(rows: &Rows) -> Vec<usize> {
+    const SAMPLE: u32 = 256;
+    let step = (rows.end() / SAMPLE).max(1);
+    let sample: Vec<u32> = (0..rows.end()).step_by(step as usize).filter(|&r| rows.is_alive(r)).collect();
+    (0..rows.arity)
+        .map(|c| {
+            let mut values: Vec<u32> = sample.iter().map(|&r| rows.row(r)[c]).collect();
+            values.sort_unstable();
+            values.dedup();
+            values.len()
+        })
+        .collect()
 }
 
 /// The relations of a database with the indexes explanations probe.
 struct Indexed<'a> {
     db: &'a Database,
-    /// Per relation, its indexes so far (few per relation: one per pattern of bound columns).
+    /// Per relation, its indexes so far (one per column keyed).
     indexes: Vec<Vec<KeyIndex>>,
-    /// Scratch for a probe's key columns and values.
-    cols: Vec<usize>,
-    key: Vec<u32>,
+    /// Per relation, [`spread`] once computed.
+    spreads: Vec<Option<Vec<usize>>>,
 }
 
 impl<'a> Indexed<'a> {
     fn new(db: &'a Database) -> Self {
-        Indexed {
-            db,
-            indexes: (0..db.relation_count()).map(|_| Vec::new()).collect(),
-            cols: Vec::new(),
-            key: Vec::new(),
-        }
+        let n = db.relation_count();
+        Indexed { db, indexes: (0..n).map(|_| Vec::new()).collect(), spreads: vec![None; n] }
     }
 
     /// Appends to `out` the live rows below `end` of `pred` that can match `args` under
-    /// `vals` (the bound positions agree; the caller unifies the rest).
+    /// `vals`: those agreeing on the most selective bound column (the caller unifies).
     fn candidates(&mut self, pred: PredId, args: &[Arg], vals: &[u32], end: u32, out: &mut Vec<u32>) {
         out.clear();
         let rows = self.db.rel(pred);
         if rows.arity != args.len() {
             return;
         }
-        self.cols.clear();
-        self.key.clear();
-        for (c, arg) in args.iter().enumerate() {
-            let value = match *arg {
-                Arg::Const(v) => v,
-                Arg::Var(i) => vals[i],
-            };
-            if value != UNBOUND {
-                self.cols.push(c);
-                self.key.push(value);
-            }
-        }
         let end = end.min(rows.end());
-        if self.cols.is_empty() {
+        let bound = |c: usize| match args[c] {
+            Arg::Const(v) => Some(v),
+            Arg::Var(i) => Some(vals[i]).filter(|&v| v != UNBOUND),
+        };
+        let spread = self.spreads[pred.index()].get_or_insert_with(|| spread(rows));
+        let Some(col) = (0..args.len()).filter(|&c| bound(c).is_some()).max_by_key(|&c| (spread[c], usize::MAX - c))
+        else {
             out.extend((0..end).filter(|&r| rows.is_alive(r)));
             return;
-        }
+        };
+        let value = bound(col).expect("a bound column");
         let indexes = &mut self.indexes[pred.index()];
-        let i = match indexes.iter().position(|ix| ix.cols == self.cols) {
+        let i = match indexes.iter().position(|ix| ix.col == col) {
             Some(i) => i,
             None => {
-                indexes.push(KeyIndex::new(rows, &self.cols));
+                indexes.push(KeyIndex::new(rows, col));
                 indexes.len() - 1
             }
         };
         // Rows are alive when indexed, and the database does not change while borrowed.
-        indexes[i].lookup(rows, &self.key, end, out);
+        indexes[i].lookup(value, end, out);
     }
 
     /// The live row holding `tuple`.
     fn locate(&mut self, pred: PredId, tuple: &[u32]) -> Option<u32> {
-        if pred.index() >= self.db.relation_count() {
+        if pred.index() >= self.db.relation_count() || !self.db.contains(pred, tuple) {
             return None;
         }
         let args: Vec<Arg> = tuple.iter().map(|&v| Arg::Const(v)).collect();
         let mut out = Vec::new();
         self.candidates(pred, &args, &[], u32::MAX, &mut out);
-        out.first().copied()
+        let rows = self.db.rel(pred);
+        out.into_iter().find(|&r| rows.row(r) == tuple)
     }
 }
 
@@ -352,7 +373,7 @@ fn for_each_match(
 
 /// A join order for `rule`'s body given the variables bound in `vals`: at each step the
 /// atom with the most bound arguments (constants included), earlier atoms first on ties.
-fn greedy_order(rule: &CompiledRule, vals: &[u32]) -> Vec<usize> {
+fn greedy_order(db: &Database, rule: &CompiledRule, vals: &[u32]) -> Vec<usize> {
     let mut bound: Vec<bool> = vals.iter().map(|&v| v != UNBOUND).collect();
     let mut left: Vec<usize> = (0..rule.body.len()).collect();
     let mut order = Vec::with_capacity(left.len());
@@ -363,8 +384,9 @@ fn greedy_order(rule: &CompiledRule, vals: &[u32]) -> Vec<usize> {
                 .iter()
                 .filter(|arg| matches!(arg, Arg::Const(_)) || matches!(arg, Arg::Var(i) if bound[*i]))
                 .count();
-            // Fully bound atoms are lookups; otherwise prefer more bound columns.
-            (b == args.len(), b)
+            // Fully bound atoms are lookups; otherwise prefer more bound columns, then the
+            // smaller relation.
+            (b == args.len(), b, std::cmp::Reverse(db.len(rule.body[a].pred)))
         };
         let best = (0..left.len()).max_by_key(|&k| (score(left[k]), std::cmp::Reverse(k))).expect("not empty");
         let a = left.remove(best);
@@ -494,7 +516,7 @@ impl<'a> Explainer<'a> {
             if !rule.bind_head(tuple, &mut vals) {
                 continue;
             }
-            let order = greedy_order(rule, &vals);
+            let order = greedy_order(db, rule, &vals);
             let n = order.len();
             for_each_match(&mut self.ix, &mut self.scratch, rule, &order, &vals, &end, &mut |level, _, matched| {
                 if level == n {
