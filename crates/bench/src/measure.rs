@@ -5,6 +5,7 @@
 //! system's heap and page cache state from leaking into the next one's peak memory.
 
 use crate::dlc::{self, Change, Mode};
+use crate::oracle;
 use crate::peers::{self, Peer};
 use crate::workload::{Query, Workload};
 use exec::{Engine, Maintenance};
@@ -35,10 +36,15 @@ pub enum System {
     /// Planning, `exec::index_inputs` and `exec::evaluate` of the magic program on the
     /// changed EDB.
     Recompute,
+    /// dlc with magic sets, then `exec::Explainer` proofs of `R(0,y)` for nodes `y` at
+    /// distance 1, 2 and 3 from node 0, each with a fresh explainer.
+    Explain,
+    /// The same on the `--no-magic` evaluation (the whole closure).
+    ExplainNoMagic,
 }
 
 impl System {
-    const ALL: [System; 9] = [
+    const ALL: [System; 11] = [
         System::Dlc,
         System::DlcNoMagic,
         System::DlcReference,
@@ -48,6 +54,8 @@ impl System {
         System::Dred,
         System::DredRanked,
         System::Recompute,
+        System::Explain,
+        System::ExplainNoMagic,
     ];
 
     pub fn name(self) -> &'static str {
@@ -61,6 +69,8 @@ impl System {
             System::Dred => "dred",
             System::DredRanked => "dred-ranked",
             System::Recompute => "recompute",
+            System::Explain => "dlc-explain",
+            System::ExplainNoMagic => "dlc-explain-nomagic",
         }
     }
 
@@ -209,6 +219,24 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             }
             extra.insert("relation".into(), dlc::relation_len(&run.program, &job.workload, &run.eval.db) as f64);
             extra.insert("derived".into(), (run.eval.db.total_len() - edb.fact_count()) as f64);
+            (run.phases.total().as_secs_f64(), rss, dlc::count_answers(&run.program, &run.eval.db))
+        }
+        System::Explain | System::ExplainNoMagic => {
+            let Workload::Tc { graph, .. } = job.workload else {
+                return Err(format!("{} runs closure workloads only", job.system));
+            };
+            let mode = if job.system == System::Explain { Mode::Magic } else { Mode::NoMagic };
+            let run = dlc::run(&job.workload, job.query, &edb, mode, Engine::Seminaive)?;
+            extra.insert("eval".into(), run.phases.eval.as_secs_f64());
+            let edges = graph.edges();
+            for distance in 1..=3 {
+                let Some(target) = oracle::node_at_distance(graph.nodes(), &edges, 0, distance) else { continue };
+                let (secs, height, nodes) = dlc::explain_pair(&run, 0, target)?;
+                extra.insert(format!("explain_{distance}"), secs);
+                extra.insert(format!("height_{distance}"), height as f64);
+                extra.insert(format!("nodes_{distance}"), nodes as f64);
+            }
+            let rss = peak_rss_mib();
             (run.phases.total().as_secs_f64(), rss, dlc::count_answers(&run.program, &run.eval.db))
         }
         System::Datafrog | System::Ascent | System::Crepe => {
