@@ -215,7 +215,9 @@ impl KeyIndex {
 }
 
 /// Roughly how many distinct values each column of `rows` holds, from a sample of rows
-/// spread over the relation: which bound column an index should key on.
+/// spread over the relation: which bound column an index should key on, and how many
+/// rows a bound value selects. A column whose sample is all distinct is taken to be a
+/// key of the relation.
 fn spread(rows: &Rows) -> Vec<usize> {
     const SAMPLE: u32 = 256;
     let step = (rows.end() / SAMPLE).max(1);
@@ -225,7 +227,11 @@ fn spread(rows: &Rows) -> Vec<usize> {
             let mut values: Vec<u32> = sample.iter().map(|&r| rows.row(r)[c]).collect();
             values.sort_unstable();
             values.dedup();
-            values.len()
+            if values.len() == sample.len() {
+                rows.len()
+            } else {
+                values.len()
+            }
         })
         .collect()
 }
@@ -237,12 +243,14 @@ struct Indexed<'a> {
     indexes: Vec<Vec<KeyIndex>>,
     /// Per relation, [`spread`] once computed.
     spreads: Vec<Option<Vec<usize>>>,
+    /// Candidate rows handed out so far: the work of the explanations.
+    tried: u64,
 }
 
 impl<'a> Indexed<'a> {
     fn new(db: &'a Database) -> Self {
         let n = db.relation_count();
-        Indexed { db, indexes: (0..n).map(|_| Vec::new()).collect(), spreads: vec![None; n] }
+        Indexed { db, indexes: (0..n).map(|_| Vec::new()).collect(), spreads: vec![None; n], tried: 0 }
     }
 
     /// Appends to `out` the live rows below `end` of `pred` that can match `args` under
@@ -262,6 +270,7 @@ impl<'a> Indexed<'a> {
         let Some(col) = (0..args.len()).filter(|&c| bound(c).is_some()).max_by_key(|&c| (spread[c], usize::MAX - c))
         else {
             out.extend((0..end).filter(|&r| rows.is_alive(r)));
+            self.tried += out.len() as u64;
             return;
         };
         let value = bound(col).expect("a bound column");
@@ -275,6 +284,20 @@ impl<'a> Indexed<'a> {
         };
         // Rows are alive when indexed, and the database does not change while borrowed.
         indexes[i].lookup(value, end, out);
+        self.tried += out.len() as u64;
+    }
+
+    /// About how many rows of `pred` match `args` when the columns `bound(c)` are known:
+    /// none for a fully bound atom (a lookup), the rows per value of its most spread bound
+    /// column, or the whole relation.
+    fn estimate(&mut self, pred: PredId, args: &[Arg], bound: impl Fn(usize) -> bool) -> usize {
+        let rows = self.db.rel(pred);
+        if (0..args.len()).all(&bound) {
+            return 0;
+        }
+        let spread = self.spreads[pred.index()].get_or_insert_with(|| spread(rows));
+        let distinct = (0..args.len()).filter(|&c| bound(c)).map(|c| spread[c]).max().unwrap_or(1);
+        rows.len() / distinct.max(1)
     }
 
     /// The live row holding `tuple`.
@@ -372,23 +395,25 @@ fn for_each_match(
 }
 
 /// A join order for `rule`'s body given the variables bound in `vals`: at each step the
-/// atom with the most bound arguments (constants included), earlier atoms first on ties.
-fn greedy_order(db: &Database, rule: &CompiledRule, vals: &[u32]) -> Vec<usize> {
+/// atom expected to match the fewest rows ([`Indexed::estimate`]), earlier atoms first on
+/// ties. In `@a:R^bf(X,Z) <- @m:R^bf(X), @a:R^bf(X,Y), E(Y,Z)` with `X` and `Z` bound,
+/// `E(Y,Z)` comes before `@a:R^bf(X,Y)`, all of whose rows share their `X`.
+fn greedy_order(ix: &mut Indexed<'_>, rule: &CompiledRule, vals: &[u32]) -> Vec<usize> {
     let mut bound: Vec<bool> = vals.iter().map(|&v| v != UNBOUND).collect();
     let mut left: Vec<usize> = (0..rule.body.len()).collect();
     let mut order = Vec::with_capacity(left.len());
     while !left.is_empty() {
-        let score = |a: usize| {
-            let args = &rule.body[a].args;
-            let b = args
-                .iter()
-                .filter(|arg| matches!(arg, Arg::Const(_)) || matches!(arg, Arg::Var(i) if bound[*i]))
-                .count();
-            // Fully bound atoms are lookups; otherwise prefer more bound columns, then the
-            // smaller relation.
-            (b == args.len(), b, std::cmp::Reverse(db.len(rule.body[a].pred)))
-        };
-        let best = (0..left.len()).max_by_key(|&k| (score(left[k]), std::cmp::Reverse(k))).expect("not empty");
+        let mut best = 0;
+        let mut best_cost = usize::MAX;
+        for (k, &a) in left.iter().enumerate() {
+            let atom = &rule.body[a];
+            let known =
+                |c: usize| matches!(atom.args[c], Arg::Const(_)) || matches!(atom.args[c], Arg::Var(i) if bound[i]);
+            let cost = ix.estimate(atom.pred, &atom.args, known);
+            if cost < best_cost {
+                (best, best_cost) = (k, cost);
+            }
+        }
         let a = left.remove(best);
         for arg in &rule.body[a].args {
             if let Arg::Var(i) = *arg {
@@ -464,6 +489,12 @@ impl<'a> Explainer<'a> {
         self.derived.get(pred.index()).copied().unwrap_or(false)
     }
 
+    /// The candidate rows tried so far while matching rule bodies: the work done, the
+    /// measure `row_tests` is for evaluation.
+    pub fn rows_tried(&self) -> u64 {
+        self.ix.tried
+    }
+
     /// Whether the database holds the fact.
     pub fn contains(&self, pred: PredId, tuple: &[u32]) -> bool {
         self.ix.db.contains(pred, tuple)
@@ -516,7 +547,7 @@ impl<'a> Explainer<'a> {
             if !rule.bind_head(tuple, &mut vals) {
                 continue;
             }
-            let order = greedy_order(db, rule, &vals);
+            let order = greedy_order(&mut self.ix, rule, &vals);
             let n = order.len();
             for_each_match(&mut self.ix, &mut self.scratch, rule, &order, &vals, &end, &mut |level, _, matched| {
                 if level == n {
