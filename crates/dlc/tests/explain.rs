@@ -80,6 +80,7 @@ fn a_deep_proof_prints_its_top_levels_and_a_note() {
     let out = dlc(&["--no-magic", "--explain", "P(n0,n300)", "--format", "json", path.to_str().unwrap()]);
     let doc: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(doc["nodes"].as_array().unwrap().len(), 600);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -238,7 +239,8 @@ proptest! {
         let magic = magic::rewrite(&source, &query).program;
         let inputs: BTreeSet<(PredId, Vec<u32>)> =
             source.facts.iter().map(|f| (f.pred, f.values.iter().map(|c| c.0).collect())).collect();
-        let path = scratch_dir().join("random.dl");
+        let dir = scratch_dir();
+        let path = dir.join("random.dl");
         std::fs::write(&path, &text).unwrap();
         let path = path.to_str().unwrap();
         let out = dlc(&["--format", "json", path]);
@@ -283,5 +285,7 @@ proptest! {
             prop_assert_eq!(out.code, 0);
             prop_assert!(out.stdout.contains("is not derived"), "{}", out.stdout);
         }
+        // Kept when a check fails, to look at.
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
