@@ -149,6 +149,20 @@ pub fn compile_program(text: &str) -> Result<Run, String> {
     Ok(Run { program: magic, eval, phases })
 }
 
+/// Times a proof of `R(from,to)` (the answer relation of the query's predicate in the
+/// evaluated program) with a fresh `exec::Explainer`, as `dlc --explain` makes one:
+/// the seconds, the proof's height and its number of facts.
+pub fn explain_pair(run: &Run, from: u32, to: u32) -> Result<(f64, usize, usize), String> {
+    let query = run.program.query.as_ref().expect("evaluated programs carry their query");
+    let value = |n: u32| run.program.consts.get(&n.to_string()).map(|c| c.0).ok_or(format!("no node {n}"));
+    let tuple = [value(from)?, value(to)?];
+    let start = Instant::now();
+    let proof = exec::Explainer::new(&run.program, &run.eval.db).prove(query.atom.pred, &tuple);
+    let secs = start.elapsed().as_secs_f64();
+    let proof = proof.ok_or_else(|| format!("R({from},{to}) has no proof"))?;
+    Ok((secs, proof.height(), proof.nodes.len()))
+}
+
 /// The number of answers of `program`'s query in `db`. Binary queries with one constant
 /// probe every constant instead of listing the relation, so counting the answers of a
 /// point query on a relation of millions of tuples allocates nothing.

@@ -5,6 +5,7 @@
 //! system's heap and page cache state from leaking into the next one's peak memory.
 
 use crate::dlc::{self, Change, Mode};
+use crate::oracle;
 use crate::peers::{self, Peer};
 use crate::workload::{Query, Workload};
 use exec::{Engine, Maintenance};
@@ -38,10 +39,15 @@ pub enum System {
     /// The whole pipeline on a generated program's text, whose size is the point: parse,
     /// lower, validate, magic rewrite, plan, and evaluate on its few inline facts.
     DlcCompile,
+    /// dlc with magic sets, then `exec::Explainer` proofs of `R(0,y)` for nodes `y` at
+    /// distance 1, 2 and 3 from node 0, each with a fresh explainer.
+    Explain,
+    /// The same on the `--no-magic` evaluation (the whole closure).
+    ExplainNoMagic,
 }
 
 impl System {
-    const ALL: [System; 10] = [
+    const ALL: [System; 12] = [
         System::Dlc,
         System::DlcNoMagic,
         System::DlcReference,
@@ -52,6 +58,8 @@ impl System {
         System::DredRanked,
         System::Recompute,
         System::DlcCompile,
+        System::Explain,
+        System::ExplainNoMagic,
     ];
 
     pub fn name(self) -> &'static str {
@@ -66,6 +74,8 @@ impl System {
             System::DredRanked => "dred-ranked",
             System::Recompute => "recompute",
             System::DlcCompile => "dlc-compile",
+            System::Explain => "dlc-explain",
+            System::ExplainNoMagic => "dlc-explain-nomagic",
         }
     }
 
@@ -214,6 +224,24 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             }
             extra.insert("relation".into(), dlc::relation_len(&run.program, &job.workload, &run.eval.db) as f64);
             extra.insert("derived".into(), (run.eval.db.total_len() - edb.fact_count()) as f64);
+            (run.phases.total().as_secs_f64(), rss, dlc::count_answers(&run.program, &run.eval.db))
+        }
+        System::Explain | System::ExplainNoMagic => {
+            let Workload::Tc { graph, .. } = job.workload else {
+                return Err(format!("{} runs closure workloads only", job.system));
+            };
+            let mode = if job.system == System::Explain { Mode::Magic } else { Mode::NoMagic };
+            let run = dlc::run(&job.workload, job.query, &edb, mode, Engine::Seminaive)?;
+            extra.insert("eval".into(), run.phases.eval.as_secs_f64());
+            let edges = graph.edges();
+            for distance in 1..=3 {
+                let Some(target) = oracle::node_at_distance(graph.nodes(), &edges, 0, distance) else { continue };
+                let (secs, height, nodes) = dlc::explain_pair(&run, 0, target)?;
+                extra.insert(format!("explain_{distance}"), secs);
+                extra.insert(format!("height_{distance}"), height as f64);
+                extra.insert(format!("nodes_{distance}"), nodes as f64);
+            }
+            let rss = peak_rss_mib();
             (run.phases.total().as_secs_f64(), rss, dlc::count_answers(&run.program, &run.eval.db))
         }
         System::Datafrog | System::Ascent | System::Crepe => {

@@ -25,6 +25,27 @@ pub fn reachable_from(nodes: u32, edges: &[(u32, u32)], source: u32) -> Vec<bool
     reached
 }
 
+/// The smallest node whose shortest path from `source` has exactly `distance` edges.
+pub fn node_at_distance(nodes: u32, edges: &[(u32, u32)], source: u32, distance: u32) -> Option<u32> {
+    let succ = successors(nodes, edges);
+    let mut depth = vec![u32::MAX; nodes as usize];
+    depth[source as usize] = 0;
+    let mut frontier = vec![source];
+    for d in 1..=distance {
+        let mut next = Vec::new();
+        for &x in &frontier {
+            for &y in &succ[x as usize] {
+                if depth[y as usize] == u32::MAX {
+                    depth[y as usize] = d;
+                    next.push(y);
+                }
+            }
+        }
+        frontier = next;
+    }
+    frontier.into_iter().min()
+}
+
 /// The number of pairs `(x, y)` with `y` reachable from `x`: the size of the closure.
 pub fn closure_size(nodes: u32, edges: &[(u32, u32)]) -> u64 {
     let succ = successors(nodes, edges);
@@ -63,5 +84,8 @@ mod tests {
         let cycle = [(0, 1), (1, 2), (2, 0)];
         assert_eq!(closure_size(3, &cycle), 9);
         assert!(reachable_from(3, &cycle, 0)[0]);
+        assert_eq!(node_at_distance(10, &chain, 0, 3), Some(3));
+        assert_eq!(node_at_distance(3, &cycle, 0, 2), Some(2));
+        assert_eq!(node_at_distance(3, &cycle, 0, 3), None, "node 0 was reached at distance 0");
     }
 }

@@ -167,6 +167,20 @@ fn scaling(quick: bool) -> Vec<ScaleRow> {
     rows
 }
 
+/// Proofs of answers `R(0,y)` against the evaluation that derived them.
+#[derive(Clone, Debug)]
+pub struct ExplainRow {
+    pub workload: Workload,
+}
+
+impl ExplainRow {
+    /// The explanation run through the magic program (`System::Explain`) or the
+    /// `--no-magic` one (`System::ExplainNoMagic`).
+    pub fn job(&self, system: System) -> Job {
+        Job::new(self.workload, Query::Point(0), system)
+    }
+}
+
 /// Everything one run of the harness measures.
 #[derive(Clone, Debug)]
 pub struct Suite {
@@ -177,6 +191,7 @@ pub struct Suite {
     pub reference: Vec<ReferenceRow>,
     pub updates: Vec<UpdateRow>,
     pub scaling: Vec<ScaleRow>,
+    pub explain: Vec<ExplainRow>,
 }
 
 fn tc(rules: Rules, graph: Graph) -> Workload {
@@ -315,8 +330,12 @@ impl Suite {
             }
         }
 
+        let explain = [tc(Rules::Llin, random), tc(Rules::Rlin, random), tc(Rules::NonLinear, random_nl)]
+            .map(|workload| ExplainRow { workload })
+            .to_vec();
+
         let scaling = scaling(quick);
-        Suite { quick, runs: if quick { 1 } else { 3 }, closure, queries, reference, updates, scaling }
+        Suite { quick, runs: if quick { 1 } else { 3 }, closure, queries, reference, updates, scaling, explain }
     }
 
     /// How many times `job` runs: the compile group's programs once (a growth curve
@@ -338,6 +357,7 @@ impl Suite {
         all.extend(self.reference.iter().flat_map(|r| [r.seminaive(), r.reference()]));
         all.extend(self.updates.iter().flat_map(|r| [r.dred(), r.ranked(), r.recompute()]));
         all.extend(self.scaling.iter().map(|r| r.job));
+        all.extend(self.explain.iter().flat_map(|r| [r.job(System::Explain), r.job(System::ExplainNoMagic)]));
         let mut seen = HashSet::new();
         all.retain(|j| seen.insert(j.key()));
         all
@@ -581,6 +601,17 @@ pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
                 ("DRed", answers(&row.dred())),
                 ("ranked DRed", answers(&row.ranked())),
                 ("recomputation", answers(&row.recompute())),
+            ],
+        );
+    }
+    for row in &suite.explain {
+        let query = QueryRow { workload: row.workload, query: Query::Point(0) };
+        agree(
+            format!("explained {} R(0,Y)", row.workload.label()),
+            &[
+                ("magic", answers(&query.magic())),
+                ("explain", answers(&row.job(System::Explain))),
+                ("explain --no-magic", answers(&row.job(System::ExplainNoMagic))),
             ],
         );
     }

@@ -16,6 +16,9 @@ Examples:
   dlc fixtures/ok/reach.dl --delete 'E(a,b)' --maintenance ranked
                                                  ... over-deleting only facts that lost their support
   dlc fixtures/ok/reach.dl --updates changes.txt --check --emit trace --format json
+  dlc fixtures/ok/reach.dl --explain 'R(a,d)'   a proof of R(a,d) (add --format dot for a picture)
+  dlc fixtures/ok/reach.dl --explain-missing 'R(a,u)'
+                                                 ... and why R(a,u) is not derived
   dlc repl fixtures/ok/reach.dl                  type `-E(a,b).`, `;`, `?- R(a,Y).` interactively";
 
 /// dlc: a Datalog compiler with magic-sets rewriting and incremental (DRed) maintenance.
@@ -91,6 +94,17 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = exec::DEFAULT_MAX_TUPLES,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tuples: u32,
+
+    /// Print a proof of a fact, e.g. 'R(a,d)': the rules and facts it is derived from,
+    /// down to input facts, smallest height first (`--format text|json|dot`). Exit
+    /// status 1 when the fact does not hold.
+    #[arg(long, value_name = "FACT", conflicts_with_all = ["compare", "explain_missing"])]
+    pub explain: Option<String>,
+
+    /// Explain why a fact, e.g. 'R(a,u)', is not derived: for each rule that could derive
+    /// it, the first body atom that matches no fact (`--format text|json`).
+    #[arg(long, value_name = "FACT", conflicts_with = "compare")]
+    pub explain_missing: Option<String>,
 
     /// Insert an input fact after the first evaluation, e.g. 'E(x,y)'. Repeatable; all
     /// --insert/--delete flags form one batch.

@@ -3,6 +3,7 @@
 //! and snapshot tests run the very same code in-process.
 
 pub mod cli;
+mod explain;
 mod facts;
 mod load;
 mod progress;
@@ -156,6 +157,9 @@ fn fail(err: &mut dyn Write, failed: Failed, color: bool) -> i32 {
 
 fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let color = use_color(args.color);
+    if args.explain.is_some() || args.explain_missing.is_some() {
+        return explain::run(args, out, err, color);
+    }
     let allowed: &[Format] = match args.emit {
         Emit::Ast => &[Format::Text],
         Emit::Adorned => &[Format::Text, Format::Json, Format::Dot],

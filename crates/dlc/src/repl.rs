@@ -17,6 +17,7 @@ const HELP: &str = "\
   ;  or empty   apply the staged changes as one batch (DRed) and show what changed;
                 a batch with a bad line is rejected whole
   ?- R(a,Y).    show the answers (a different query is recompiled)
+  :why R(a,d)   a proof of a fact         :whynot R(a,u)  why a fact is not derived
   :facts        list the input facts      :stats     relation sizes
   :help         this text                 :quit      leave (also end of input)";
 
@@ -88,6 +89,9 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
         );
     }
     let color = crate::use_color(args.color);
+    if args.explain.is_some() || args.explain_missing.is_some() {
+        return crate::usage_error(err, "the repl explains facts with `:why R(a,d)` and `:whynot R(a,u)`, not flags");
+    }
     let session = match session::compile(args) {
         Ok(s) => s,
         Err(failed) => return crate::fail(err, failed, color),
@@ -176,6 +180,16 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
             _ if text.starts_with("?-") => {
                 repl.apply(out, err);
                 repl.query(text, out, err);
+            }
+            _ if text.starts_with(":why") => {
+                repl.apply(out, err);
+                let state = crate::explain::ReplState {
+                    source: &repl.source,
+                    program: &repl.maintainer.program,
+                    db: repl.maintainer.state.db(),
+                    magic: !repl.settings.no_magic,
+                };
+                crate::explain::repl_command(text, &state, &mut repl.sources, repl.color, out, err);
             }
             _ if text.starts_with('+') || text.starts_with('-') => repl.stage(line_number, text, err),
             _ => {

@@ -77,6 +77,33 @@ fn err_fixtures() {
     });
 }
 
+/// Every fixture under `fixtures/explain` (its `% args:` ask for `--explain` or
+/// `--explain-missing`) in every format, through the magic and the original program; one
+/// snapshot per fixture.
+#[test]
+fn explain_fixtures() {
+    insta::with_settings!({ snapshot_path => "../../../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
+        insta::glob!("../../../fixtures", "explain/*.dl", |path| {
+            let source = std::fs::read_to_string(path).unwrap();
+            let missing = fixture_args(&source).iter().any(|a| a == "--explain-missing");
+            let mut text = section("SOURCE", &source);
+            let mut forms: Vec<(&str, &[&str])> = vec![("TEXT", &[]), ("JSON", &["--format", "json"])];
+            if !missing {
+                forms.push(("DOT", &["--format", "dot"]));
+            }
+            forms.push(("TEXT --no-magic", &["--no-magic"]));
+            for (title, flags) in forms {
+                let (_, output) = run_fixture(path, flags);
+                text += &section(&format!("{title} (exit {})", output.code), &output.stdout);
+                if !output.stderr.is_empty() {
+                    text += &section("DIAGNOSTICS", &output.stderr);
+                }
+            }
+            insta::assert_snapshot!("explain", text);
+        });
+    });
+}
+
 /// Snapshot files that no fixture produces any more fail the suite (or are removed by
 /// `cargo xtask regen`), so `snapshots/` never holds orphans.
 #[test]
@@ -97,6 +124,7 @@ fn no_orphaned_snapshots() {
         expected.extend(EMITS.iter().map(|(e, _)| format!("{e}@{f}.snap")));
     }
     expected.extend(names("err").into_iter().map(|f| format!("diagnostics@{f}.snap")));
+    expected.extend(names("explain").into_iter().map(|f| format!("explain@{f}.snap")));
     let mut orphans = Vec::new();
     for entry in std::fs::read_dir(root.join("snapshots")).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();

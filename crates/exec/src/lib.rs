@@ -11,6 +11,7 @@
 
 mod database;
 mod dred;
+mod explain;
 mod implied;
 mod join;
 mod limits;
@@ -22,6 +23,7 @@ mod seminaive;
 
 pub use database::Database;
 pub use dred::{Maintained, Maintenance, Update, UpdateCounts, UpdateReport};
+pub use explain::{Attempt, Explainer, Proof, ProofNode, RuleAttempt, Step, WhyNot};
 pub use limits::{ResourceError, ResourceKind, DEFAULT_MAX_TUPLES};
 
 use ir::{PredId, Program};

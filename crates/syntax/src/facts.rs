@@ -474,6 +474,41 @@ pub fn parse_update_atom(src: &str, file: FileId, program: &mut Program) -> (Opt
     }
 }
 
+/// Reads a ground atom naming a fact to explain (`--explain 'R(a,d)'`): any predicate the
+/// program knows, input or derived. Syntax errors are E0001, an unknown predicate E0007,
+/// a wrong argument count E0004, a variable E0011. New constants are interned (a fact
+/// with one is simply not in any database); no predicate is declared.
+pub fn parse_ground_atom(src: &str, file: FileId, program: &mut Program) -> (Option<Fact>, Vec<Diagnostic>) {
+    let tokens: Vec<Spanned<'_>> = lex(src).into_iter().filter(|(t, _)| *t != Token::Newline).collect();
+    let (atom, mut diagnostics) = run(fact_line(file), &tokens, src.len(), file, Code::PARSE);
+    let Some(atom) = atom else { return (None, diagnostics) };
+    let reserved = reserved_names(&atom);
+    if !reserved.is_empty() {
+        diagnostics.extend(reserved);
+        return (None, diagnostics);
+    }
+    let Some(pred) = program.lookup_source(&atom.pred.text) else {
+        diagnostics.push(
+            Diagnostic::error(Code::QUERY_UNKNOWN, format!("`{}` is not a predicate of the program", atom.pred.text))
+                .with_primary(atom.pred.span, "unknown predicate")
+                .with_help("name a predicate the program's rules or facts mention"),
+        );
+        return (None, diagnostics);
+    };
+    if program.pred(pred).arity != atom.args.len() {
+        diagnostics
+            .push(IrError::ArityMismatch { pred, found: atom.args.len(), span: atom.span }.to_diagnostic(program));
+        return (None, diagnostics);
+    }
+    match ground_values(program, &atom) {
+        Ok(values) => (Some(Fact { pred, values, span: atom.span }), diagnostics),
+        Err(errors) => {
+            diagnostics.extend(errors);
+            (None, diagnostics)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -498,6 +533,23 @@ mod tests {
 
     fn codes_and_texts<'a>(src: &'a str, diagnostics: &[Diagnostic]) -> Vec<(&'static str, &'a str)> {
         diagnostics.iter().map(|d| (d.code.0, &src[d.primary_span().expect("has a span").range()])).collect()
+    }
+
+    #[test]
+    fn ground_atoms_to_explain_name_known_predicates_of_either_kind() {
+        let mut p = program();
+        for src in ["R(a,b)", "E(a,\"b c\").", "R(a, zz)"] {
+            let (fact, diagnostics) = parse_ground_atom(src, FILE, &mut p);
+            assert!(diagnostics.is_empty() && fact.is_some(), "{src}: {diagnostics:#?}");
+        }
+        let cases =
+            [("R(a,Y)", "E0011", "Y"), ("N(a)", "E0007", "N"), ("R(a)", "E0004", "R(a)"), ("R(a,", "E0001", "")];
+        for (src, code, text) in cases {
+            let (fact, diagnostics) = parse_ground_atom(src, FILE, &mut p);
+            assert!(fact.is_none(), "{src}");
+            assert_eq!(codes_and_texts(src, &diagnostics)[0], (code, text), "{src}");
+        }
+        assert!(p.lookup_source("N").is_none(), "nothing is declared");
     }
 
     #[test]

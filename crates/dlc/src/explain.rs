@@ -1,0 +1,561 @@
+//! `--explain` and `--explain-missing` (and the repl's `:why` and `:whynot`): a proof
+//! tree of a fact, or why a fact is not derived, in source terms.
+//!
+//! exec explains facts of relations; this module says which relations a source fact is
+//! in and how to show them. Through the magic program a fact `R(a,d)` is a fact of an
+//! answer relation `@a:R^α` (the query's adornment first), and is shown as `R(a,d)`;
+//! demand facts `@m:R^α(a)` keep their names and are shown as the demands that enabled
+//! a step; every generated rule is shown as the source rule (or query) it came from.
+
+use crate::cli::{Emit, Format, RunArgs};
+use crate::session::{self, Maintainer};
+use diag::SourceMap;
+use exec::{Attempt, Database, Explainer, Proof, Step, WhyNot};
+use ir::{Fact, Origin, PredId, PredKind, PredName, Program, RuleId, Span, Symbol, TermKind};
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+use std::io::Write;
+
+/// Text proofs deeper than this print the levels above it and a note: each level is
+/// indented, so a chain of 100,000 steps would print gigabytes.
+const MAX_TEXT_DEPTH: usize = 100;
+
+/// What an explanation reads: the evaluated (or maintained) program and its database,
+/// the source program it was made from, and the sources for locations.
+pub struct Context<'a> {
+    pub source: &'a Program,
+    /// The program whose facts `db` holds (the magic rewrite or the source itself); its
+    /// interner holds every constant of the fact asked about.
+    pub program: &'a Program,
+    pub db: &'a Database,
+    pub sources: &'a SourceMap,
+    /// Whether `program` is the magic rewrite.
+    pub magic: bool,
+}
+
+/// How to print.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Text,
+    Json,
+    Dot,
+}
+
+/// An explanation, printed, and whether the fact asked about holds.
+pub struct Explained {
+    pub text: String,
+    pub holds: bool,
+}
+
+impl Context<'_> {
+    fn program_name(&self) -> &'static str {
+        if self.magic {
+            "magic program"
+        } else {
+            "original program"
+        }
+    }
+
+    /// The relations of `program` that hold the source fact's predicate: itself, or
+    /// through magic sets its answer relations, the query's adornment first.
+    fn relations(&self, pred: PredId) -> Vec<PredId> {
+        if !self.magic || self.source.pred(pred).kind == PredKind::Edb {
+            return vec![pred];
+        }
+        let base = self.source.pred(pred).name.base();
+        let queried = self.program.query.as_ref().map(|q| q.atom.pred);
+        let mut found: Vec<PredId> = self
+            .program
+            .pred_ids()
+            .filter(|&p| matches!(&self.program.pred(p).name, PredName::Answer(s, _) if *s == base))
+            .collect();
+        found.sort_by_key(|&p| (Some(p) != queried, p));
+        found
+    }
+
+    /// `R(a,d)` for a fact of an answer relation, `@m:R^bf(a)` for a demand, `E(a,b)`.
+    fn fact_text(&self, pred: PredId, tuple: &[u32]) -> String {
+        let p = self.program;
+        match &p.pred(pred).name {
+            PredName::Answer(s, _) => format!("{}{}", p.symbols.text(*s), p.display_tuple(tuple)),
+            _ => format!("{}{}", p.display_pred(pred), p.display_tuple(tuple)),
+        }
+    }
+
+    fn is_demand(&self, pred: PredId) -> bool {
+        matches!(self.program.pred(pred).name, PredName::Demand(..))
+    }
+
+    fn location(&self, span: Span) -> String {
+        let (line, col) = self.sources.line_col(span.file, span.start);
+        format!("{}:{line}:{col}", self.sources.name(span.file))
+    }
+
+    /// How a rule of `program` is shown: what it is, where, and its source text.
+    fn rule_text(&self, rule: RuleId) -> RuleShown {
+        let r = self.program.rule(rule);
+        let source_rule = |id: RuleId| (format!("rule {}", id.0 + 1), self.source.rule(id));
+        let (what, span, text) = match r.origin {
+            Origin::Source => {
+                let (what, rule) = source_rule(rule);
+                (what, rule.span, self.source.display_rule(rule).to_string())
+            }
+            Origin::Main { rule } => {
+                let (what, rule) = source_rule(rule);
+                (what, rule.span, self.source.display_rule(rule).to_string())
+            }
+            Origin::Demand { rule, position } => {
+                let (what, rule) = source_rule(rule);
+                let call = &rule.body[position];
+                (
+                    format!("the call {} of {what}", self.source.display_atom(call)),
+                    call.span,
+                    self.source.display_rule(rule).to_string(),
+                )
+            }
+            Origin::Seed => {
+                let query = self.source.query.as_ref().map(|q| format!("?- {}.", self.source.display_atom(&q.atom)));
+                ("the query".to_string(), r.span, query.unwrap_or_default())
+            }
+        };
+        RuleShown { what, at: self.location(span), text }
+    }
+}
+
+struct RuleShown {
+    what: String,
+    at: String,
+    text: String,
+}
+
+/// `--explain`: a proof of the fact, or a message that it does not hold.
+pub fn explain(ctx: &Context<'_>, fact: &Fact, shape: Shape) -> Explained {
+    let tuple: Vec<u32> = fact.values.iter().map(|c| c.0).collect();
+    let asked = crate::report::fact_text(ctx.program, fact.pred, &tuple);
+    let mut explainer = Explainer::new(ctx.program, ctx.db);
+    let input = ctx.source.pred(fact.pred).kind == PredKind::Edb;
+    let found = ctx.relations(fact.pred).into_iter().find_map(|p| explainer.prove(p, &tuple));
+    let Some(proof) = found else {
+        let why = if input {
+            format!("{asked} is not an input fact")
+        } else if ctx.magic && ctx.relations(fact.pred).is_empty() {
+            format!("{asked} is not derived: the query never calls {}", ctx.source.pred_name(fact.pred))
+        } else {
+            format!("{asked} is not derived ({}); --explain-missing (:whynot in the repl) says why", ctx.program_name())
+        };
+        let text = match shape {
+            Shape::Json => crate::to_json_text(
+                &json!({ "fact": asked, "program": program_key(ctx), "holds": false, "message": why }),
+            ),
+            Shape::Text | Shape::Dot => why + "\n",
+        };
+        return Explained { text, holds: false };
+    };
+    let text = match shape {
+        Shape::Text => proof_text(ctx, &asked, &proof),
+        Shape::Json => crate::to_json_text(&proof_json(ctx, &asked, &proof)),
+        Shape::Dot => proof_dot(ctx, &proof),
+    };
+    Explained { text, holds: true }
+}
+
+fn program_key(ctx: &Context<'_>) -> &'static str {
+    if ctx.magic {
+        "magic"
+    } else {
+        "original"
+    }
+}
+
+/// One line of a proof node: the fact and how it holds.
+fn node_line(ctx: &Context<'_>, proof: &Proof, i: usize) -> String {
+    let node = &proof.nodes[i];
+    let fact = ctx.fact_text(node.pred, &node.tuple);
+    let fact = if ctx.is_demand(node.pred) { format!("demand {fact}") } else { fact };
+    match &node.step {
+        Step::Input => format!("{fact}  input fact"),
+        Step::Given => format!("{fact}  given with the input, not derived"),
+        Step::Rule { rule, .. } => {
+            let shown = ctx.rule_text(*rule);
+            format!("{fact}  by {} at {}  {}", shown.what, shown.at, shown.text)
+        }
+    }
+}
+
+/// The proof as an indented tree; a derived fact met again is not expanded again.
+fn proof_text(ctx: &Context<'_>, asked: &str, proof: &Proof) -> String {
+    let mut out = format!("{asked}: a proof of height {} ({})\n", proof.height(), ctx.program_name());
+    let mut expanded = vec![false; proof.nodes.len()];
+    let mut stack = vec![(0usize, 0usize)];
+    while let Some((i, depth)) = stack.pop() {
+        let indent = "  ".repeat(depth);
+        let node = &proof.nodes[i];
+        let Step::Rule { body, .. } = &node.step else {
+            let _ = writeln!(out, "{indent}{}", node_line(ctx, proof, i));
+            continue;
+        };
+        if expanded[i] {
+            let fact = ctx.fact_text(node.pred, &node.tuple);
+            let fact = if ctx.is_demand(node.pred) { format!("demand {fact}") } else { fact };
+            let _ = writeln!(out, "{indent}{fact}  (shown above)");
+            continue;
+        }
+        expanded[i] = true;
+        let _ = writeln!(out, "{indent}{}", node_line(ctx, proof, i));
+        if depth + 1 >= MAX_TEXT_DEPTH && !body.is_empty() {
+            let _ =
+                writeln!(out, "{indent}  … {} more level(s) below; --format json lists the whole proof", node.height);
+            continue;
+        }
+        stack.extend(body.iter().rev().map(|&c| (c, depth + 1)));
+    }
+    out
+}
+
+/// The proof as JSON: a flat list of nodes (the first is the fact) with their children's
+/// indices, since a proof is a DAG and can be far too deep to nest. A derived node's
+/// `rule.number` is the rule's position in the evaluated program (as `--emit ir` or
+/// `--emit magic-ir` list it), its children the facts of that rule's body atoms.
+fn proof_json(ctx: &Context<'_>, asked: &str, proof: &Proof) -> Value {
+    let nodes: Vec<Value> = proof
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| {
+            let mut v = json!({
+                "id": i,
+                "fact": ctx.fact_text(node.pred, &node.tuple),
+                "relation": ctx.program.pred_name(node.pred),
+                "tuple": crate::report::tuple_json(ctx.program, &node.tuple),
+                "demand": ctx.is_demand(node.pred),
+                "height": node.height,
+            });
+            match &node.step {
+                Step::Input => v["kind"] = json!("input"),
+                Step::Given => v["kind"] = json!("given"),
+                Step::Rule { rule, body } => {
+                    let shown = ctx.rule_text(*rule);
+                    v["kind"] = json!("derived");
+                    v["rule"] = json!({
+                        "by": shown.what,
+                        "at": shown.at,
+                        "text": shown.text,
+                        "number": rule.0 + 1,
+                    });
+                    v["children"] = json!(body);
+                }
+            }
+            v
+        })
+        .collect();
+    json!({ "fact": asked, "program": program_key(ctx), "holds": true, "height": proof.height(), "nodes": nodes })
+}
+
+fn dot_escape(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// The proof as a Graphviz digraph, each fact once, edges from a fact to its body facts.
+fn proof_dot(ctx: &Context<'_>, proof: &Proof) -> String {
+    let mut out = String::from("digraph proof {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n");
+    for (i, node) in proof.nodes.iter().enumerate() {
+        let fact = ctx.fact_text(node.pred, &node.tuple);
+        let (how, style) = match &node.step {
+            Step::Input => ("input fact".to_string(), "shape=ellipse"),
+            Step::Given => ("given".to_string(), "shape=ellipse, style=dotted"),
+            Step::Rule { rule, .. } => {
+                let shown = ctx.rule_text(*rule);
+                let style = if ctx.is_demand(node.pred) { "style=dashed" } else { "style=solid" };
+                (format!("by {} at {}", shown.what, shown.at), style)
+            }
+        };
+        let label = format!("{}\\n{}", dot_escape(&fact), dot_escape(&how));
+        let _ = writeln!(out, "  n{i} [label=\"{label}\", {style}];");
+    }
+    for (i, node) in proof.nodes.iter().enumerate() {
+        if let Step::Rule { body, .. } = &node.step {
+            for c in body {
+                let _ = writeln!(out, "  n{i} -> n{c};");
+            }
+        }
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// `--explain-missing`: why the fact is not derived, rule by rule.
+pub fn explain_missing(ctx: &Context<'_>, fact: &Fact, shape: Shape) -> Explained {
+    let tuple: Vec<u32> = fact.values.iter().map(|c| c.0).collect();
+    let asked = crate::report::fact_text(ctx.program, fact.pred, &tuple);
+    let mut explainer = Explainer::new(ctx.program, ctx.db);
+    let input = ctx.source.pred(fact.pred).kind == PredKind::Edb;
+    let relations = ctx.relations(fact.pred);
+    let holds = relations.iter().any(|&p| explainer.contains(p, &tuple));
+    let mut text = String::new();
+    let mut doc = json!({ "fact": asked, "program": program_key(ctx), "holds": holds });
+    if input {
+        let what = if holds { "is an input fact" } else { "is not an input fact (its predicate has no rules)" };
+        let _ = writeln!(text, "{asked} {what}");
+        doc["input"] = json!(true);
+    } else if holds {
+        let _ = writeln!(text, "{asked} is derived ({}); --explain '{asked}' shows a proof", ctx.program_name());
+    } else if relations.is_empty() {
+        let name = ctx.source.pred_name(fact.pred);
+        let _ = writeln!(
+            text,
+            "{asked} is not derived: the query never calls {name}, so the magic program has no rules for it; \
+             --no-magic explains it in the original program"
+        );
+        doc["called"] = json!(false);
+    } else {
+        let _ = writeln!(text, "{asked} is not derived ({})", ctx.program_name());
+        let mut through = Vec::new();
+        for &relation in &relations {
+            let why = explainer.why_not(relation, &tuple);
+            through.push(why_not_json(ctx, relation, &tuple, &why));
+            why_not_text(ctx, relation, &tuple, &why, &mut text);
+        }
+        doc["relations"] = json!(through);
+    }
+    let text = match shape {
+        Shape::Json => crate::to_json_text(&doc),
+        Shape::Text | Shape::Dot => text,
+    };
+    Explained { text, holds }
+}
+
+/// The demand fact guarding `relation` for `tuple` (`@m:R^bf(a)` for `@a:R^bf(a,u)`), if
+/// `relation` is an answer relation of the magic program.
+fn demand_of(ctx: &Context<'_>, relation: PredId, tuple: &[u32]) -> Option<(PredId, Vec<u32>)> {
+    let PredName::Answer(base, adornment) = &ctx.program.pred(relation).name else { return None };
+    let demand = ctx.program.lookup(&PredName::Demand(*base, adornment.clone()))?;
+    let bound = adornment.0.iter().zip(tuple).filter(|(bf, _)| **bf == ir::Bf::Bound).map(|(_, &v)| v).collect();
+    Some((demand, bound))
+}
+
+/// `atom` with the bound variables of `example` replaced by their values, an answer
+/// relation written as its source predicate.
+fn instantiate(ctx: &Context<'_>, atom: &ir::Atom, example: &[(Symbol, u32)]) -> String {
+    let p = ctx.program;
+    let args: Vec<String> = atom
+        .args
+        .iter()
+        .map(|t| match t.kind {
+            TermKind::Var(v) => match example.iter().find(|(u, _)| *u == v) {
+                Some(&(_, value)) => p.const_text(ir::Const(value)),
+                None => p.symbols.text(v).to_string(),
+            },
+            TermKind::Const(c) => p.const_text(c),
+        })
+        .collect();
+    let name = match &p.pred(atom.pred).name {
+        PredName::Answer(s, _) => p.symbols.text(*s).to_string(),
+        _ => p.pred_name(atom.pred),
+    };
+    format!("{name}({})", args.join(","))
+}
+
+fn why_not_text(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot, out: &mut String) {
+    let indent = if ctx.magic {
+        let name = ctx.program.pred_name(relation);
+        match demand_of(ctx, relation, tuple) {
+            Some((demand, bound)) if !ctx.db.contains(demand, &bound) => {
+                let _ = writeln!(
+                    out,
+                    "  as {name}: the demand {} was never raised, so no rule of {name} was tried for it",
+                    crate::report::fact_text(ctx.program, demand, &bound)
+                );
+            }
+            Some((demand, bound)) => {
+                let _ = writeln!(
+                    out,
+                    "  as {name}: the demand {} was raised",
+                    crate::report::fact_text(ctx.program, demand, &bound)
+                );
+            }
+            None => {
+                let _ = writeln!(out, "  as {name}:");
+            }
+        }
+        "    "
+    } else {
+        "  "
+    };
+    for attempt in &why.rules {
+        let shown = ctx.rule_text(attempt.rule);
+        let _ = writeln!(out, "{indent}{} at {}  {}", shown.what, shown.at, shown.text);
+        let rule = ctx.program.rule(attempt.rule);
+        let line = match &attempt.outcome {
+            Attempt::HeadMismatch => format!("its head {} does not fit", instantiate(ctx, &rule.head, &[])),
+            Attempt::Failed { atom, examples, partial } => {
+                let body = &rule.body[*atom];
+                let shown: Vec<String> = examples.iter().map(|e| instantiate(ctx, body, e)).collect();
+                let more = if *partial > examples.len() { ", …" } else { "" };
+                let what = if ctx.is_demand(body.pred) { "demand" } else { "atom" };
+                let prefix = if *atom == 0 {
+                    "under the head's bindings".to_string()
+                } else {
+                    format!("under {partial} match(es) of the atoms before it")
+                };
+                format!(
+                    "{what} {} (body atom {} of {}) finds no fact {prefix}: {}{more}",
+                    instantiate(ctx, body, &[]),
+                    atom + 1,
+                    rule.body.len(),
+                    shown.join(", ")
+                )
+            }
+            Attempt::Matched => "its body matches (the database is not at a fixpoint)".to_string(),
+            Attempt::GaveUp { reached } => {
+                format!("the search gave up after many partial matches; the first {reached} body atom(s) match")
+            }
+        };
+        let _ = writeln!(out, "{indent}  {line}");
+    }
+}
+
+fn why_not_json(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot) -> Value {
+    let rules: Vec<Value> = why
+        .rules
+        .iter()
+        .map(|attempt| {
+            let shown = ctx.rule_text(attempt.rule);
+            let rule = ctx.program.rule(attempt.rule);
+            let mut v = json!({ "by": shown.what, "at": shown.at, "text": shown.text });
+            match &attempt.outcome {
+                Attempt::HeadMismatch => v["outcome"] = json!("head does not fit"),
+                Attempt::Failed { atom, examples, partial } => {
+                    let body = &rule.body[*atom];
+                    v["outcome"] = json!("no match");
+                    v["atom"] = json!(atom + 1);
+                    v["atom_text"] = json!(instantiate(ctx, body, &[]));
+                    v["demand"] = json!(ctx.is_demand(body.pred));
+                    v["partial_matches"] = json!(partial);
+                    v["examples"] = json!(examples.iter().map(|e| instantiate(ctx, body, e)).collect::<Vec<_>>());
+                }
+                Attempt::Matched => v["outcome"] = json!("matched"),
+                Attempt::GaveUp { reached } => {
+                    v["outcome"] = json!("gave up");
+                    v["matched_atoms"] = json!(reached);
+                }
+            }
+            v
+        })
+        .collect();
+    let mut v = json!({ "relation": ctx.program.pred_name(relation), "rules": rules });
+    if let Some((demand, bound)) = demand_of(ctx, relation, tuple) {
+        v["demand"] = json!({
+            "fact": crate::report::fact_text(ctx.program, demand, &bound),
+            "raised": ctx.db.contains(demand, &bound),
+        });
+    }
+    v
+}
+
+/// `dlc PROGRAM --explain FACT` / `--explain-missing FACT`: evaluates (and applies any
+/// update batches), then explains the fact in the final state.
+pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool) -> i32 {
+    let (flag, text, missing) = match (&args.explain, &args.explain_missing) {
+        (Some(text), _) => ("--explain", text, false),
+        (None, Some(text)) => ("--explain-missing", text, true),
+        (None, None) => unreachable!("called for --explain or --explain-missing"),
+    };
+    if args.emit != Emit::Answers {
+        return crate::usage_error(err, &format!("{flag} prints an explanation; it does not combine with --emit"));
+    }
+    let shape = match args.format {
+        Format::Text => Shape::Text,
+        Format::Json => Shape::Json,
+        Format::Dot if !missing => Shape::Dot,
+        Format::Dot => return crate::usage_error(err, "--explain-missing does not support --format dot"),
+    };
+    let session = match session::compile(args) {
+        Ok(s) => s,
+        Err(failed) => return crate::fail(err, failed, color),
+    };
+    crate::print_diagnostics(err, &session.warnings, &session.sources, color);
+    let mut sources = session.sources.clone();
+    let primary = if args.no_magic { &session.program } else { &session.magic().program };
+    let mut shown = primary.clone();
+    let file = sources.add(flag, text.clone());
+    let (fact, diagnostics) = syntax::parse_ground_atom(text, file, &mut shown);
+    let Some(fact) = fact.filter(|_| !diag::has_errors(&diagnostics)) else {
+        crate::print_diagnostics(err, &diagnostics, &sources, color);
+        let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+        let _ = writeln!(err, "dlc: {errors} error(s); nothing was explained");
+        return crate::EXIT_INPUT_ERROR;
+    };
+    let run =
+        match session::evaluate(primary, &session.facts, session::engine(args.engine), false, None, args.max_tuples) {
+            Ok(run) => run,
+            Err(e) => return crate::stopped(err, &session, primary, &e, args.color),
+        };
+    // After update batches, the maintained state: explanations then use present facts only.
+    let (evaluated, maintained) = if session.batches.is_empty() {
+        (Some(run.eval), None)
+    } else {
+        let maintenance = session::maintenance(args.maintenance);
+        let maintained =
+            Maintainer::from_evaluation(primary.clone(), run.eval, &session.facts, maintenance, false, args.max_tuples);
+        let mut maintainer = match maintained {
+            Ok(maintainer) => maintainer,
+            Err(e) => return crate::stopped(err, &session, primary, &e, args.color),
+        };
+        for batch in &session.batches {
+            if let Err(e) = maintainer.apply(&batch.update, false, false) {
+                return crate::stopped(err, &session, primary, &e, args.color);
+            }
+        }
+        (None, Some(maintainer))
+    };
+    let db = match (&evaluated, &maintained) {
+        (Some(eval), _) => &eval.db,
+        (None, Some(maintainer)) => maintainer.state.db(),
+        (None, None) => unreachable!("one of the two is made"),
+    };
+    let ctx = Context { source: &session.program, program: &shown, db, sources: &sources, magic: !args.no_magic };
+    let explained = if missing { explain_missing(&ctx, &fact, shape) } else { explain(&ctx, &fact, shape) };
+    let _ = write!(out, "{}", explained.text);
+    if missing || explained.holds {
+        0
+    } else {
+        crate::EXIT_INPUT_ERROR
+    }
+}
+
+/// What the repl's `:why` and `:whynot` explain in: its current program and state.
+pub struct ReplState<'a> {
+    pub source: &'a Program,
+    pub program: &'a Program,
+    pub db: &'a Database,
+    pub magic: bool,
+}
+
+/// The repl's `:why FACT` (a proof) and `:whynot FACT` (why it is not derived), in the
+/// maintained state: a proof after a deletion uses only facts still present.
+pub fn repl_command(
+    line: &str,
+    state: &ReplState<'_>,
+    sources: &mut SourceMap,
+    color: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) {
+    let (command, rest, missing) = match line.strip_prefix(":whynot") {
+        Some(rest) => (":whynot", rest, true),
+        None => (":why", line.strip_prefix(":why").unwrap_or(line), false),
+    };
+    let text = rest.trim();
+    if text.is_empty() || !rest.starts_with(char::is_whitespace) {
+        let _ = writeln!(err, "usage: {command} R(a,b)   (a fact, constants only)");
+        return;
+    }
+    let mut shown = state.program.clone();
+    let file = sources.add(format!("<{command}>"), text.to_string());
+    let (fact, diagnostics) = syntax::parse_ground_atom(text, file, &mut shown);
+    crate::print_diagnostics(err, &diagnostics, sources, color);
+    let Some(fact) = fact.filter(|_| !diag::has_errors(&diagnostics)) else { return };
+    let ctx = Context { source: state.source, program: &shown, db: state.db, sources, magic: state.magic };
+    let explained = if missing { explain_missing(&ctx, &fact, Shape::Text) } else { explain(&ctx, &fact, Shape::Text) };
+    let _ = write!(out, "{}", explained.text);
+}
