@@ -397,11 +397,17 @@ fn why_not_text(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
                 } else {
                     format!("under {partial} match(es) of the atoms before it")
                 };
+                // A magic main rule is its source rule behind a demand guard: count body
+                // atoms as the source rule shown above has them.
+                let guarded = ctx.magic && rule.body.first().is_some_and(|a| ctx.is_demand(a.pred));
+                let position = match (guarded, *atom) {
+                    (true, 0) => "the rule's demand guard".to_string(),
+                    (true, k) => format!("body atom {k} of {}", rule.body.len() - 1),
+                    (false, k) => format!("body atom {} of {}", k + 1, rule.body.len()),
+                };
                 format!(
-                    "{what} {} (body atom {} of {}) finds no fact {prefix}: {}{more}",
+                    "{what} {} ({position}) finds no fact {prefix}: {}{more}",
                     instantiate(ctx, body, &[]),
-                    atom + 1,
-                    rule.body.len(),
                     shown.join(", ")
                 )
             }
