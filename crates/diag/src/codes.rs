@@ -64,6 +64,12 @@ codes! {
         "an update line is `+E(a,b).` (insert) or `-E(a,b).` (delete); `;` or a blank line ends a batch";
     UPDATE_IDB = "E0015", "update of a derived predicate",
         "only input (EDB) facts can be inserted or deleted; derived facts follow from them";
+    UNSUPPORTED_SOUFFLE = "E0018", "unsupported Soufflé construct",
+        "dlc runs positive Datalog: rules over atoms with variables and constants; rewrite this part or run the program with Soufflé";
+    UNDECLARED_RELATION = "E0019", "relation not declared",
+        "a Soufflé program declares every relation it uses: `.decl r(x:symbol, y:number)`";
+    DECLARED_TWICE = "E0020", "relation declared twice",
+        "declare each relation once; remove one `.decl`";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

@@ -5,6 +5,7 @@
 pub mod cli;
 mod facts;
 mod load;
+mod outputs;
 mod progress;
 mod repl;
 mod report;
@@ -170,7 +171,27 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if args.emit == Emit::Ast {
         return emit_ast(args, out, err, color);
     }
-    let session = match session::compile(args) {
+    let prepared = match session::prepare(args, true) {
+        Ok(p) => p,
+        Err(failed) => return fail(err, failed, color),
+    };
+    if let Some(io) = prepared.souffle.as_ref().filter(|_| prepared.program.query.is_none()) {
+        // A Soufflé program without a query computes its `.output` relations.
+        if let Some(message) = outputs::unsupported_flags(args) {
+            return usage_error(err, &message);
+        }
+        print_diagnostics(err, &prepared.warnings, &prepared.sources, color);
+        if args.emit != Emit::Answers {
+            let text = outputs::emit(args, &prepared, io);
+            let _ = write!(out, "{text}");
+            return 0;
+        }
+        return outputs::run(args, &prepared, io, out, err);
+    }
+    if args.output_dir.is_some() {
+        return usage_error(err, "-D/--output-dir writes the `.output` relations of a Soufflé program without --query");
+    }
+    let session = match session::finish(prepared) {
         Ok(s) => s,
         Err(failed) => return fail(err, failed, color),
     };
@@ -217,20 +238,27 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
 }
 
 /// The name a user types for a value of a `--flag` (`magic-ir`, `dot`).
-fn value_name(value: impl clap::ValueEnum) -> String {
+pub(crate) fn value_name(value: impl clap::ValueEnum) -> String {
     value.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string())
 }
 
-fn to_json_text(value: &Value) -> String {
+pub(crate) fn to_json_text(value: &Value) -> String {
     serde_json::to_string_pretty(value).expect("JSON values always serialise") + "\n"
 }
 
 fn emit_ast(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool) -> i32 {
-    let (sources, file) = match session::read_program(args) {
+    let (mut sources, file) = match session::read_program(args) {
         Ok(x) => x,
         Err(failed) => return fail(err, failed, color),
     };
-    let (ast, diagnostics) = syntax::parse(sources.text(file), file);
+    let text = sources.text(file).to_string();
+    let (ast, diagnostics) = match session::dialect(args, &text) {
+        session::Dialect::Dlc => syntax::parse(&text, file),
+        session::Dialect::Souffle => {
+            // The tree after expansion: one rule per head and disjunct.
+            syntax::souffle::parse(&text, file, &mut load::IncludeFiles { sources: &mut sources })
+        }
+    };
     let _ = write!(out, "{ast}");
     print_diagnostics(err, &diagnostics, &sources, color);
     if diag::has_errors(&diagnostics) {

@@ -33,6 +33,8 @@ fn unsupported_flag(args: &RunArgs) -> Option<&'static str> {
         Some("--format")
     } else if args.compare {
         Some("--compare")
+    } else if args.output_dir.is_some() {
+        Some("--output-dir")
     } else {
         None
     }
@@ -71,6 +73,8 @@ struct Settings {
     no_magic: bool,
     check: bool,
     timing: bool,
+    /// The program is Soufflé's: `?-` queries are read in its syntax (lower-case variables).
+    souffle: bool,
 }
 
 pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>, err: &mut dyn Write) -> i32 {
@@ -92,6 +96,7 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
         no_magic: args.no_magic,
         check: args.check,
         timing: !args.no_timing,
+        souffle: session.souffle,
     };
     let primary = if args.no_magic { session.program.clone() } else { session.magic.program.clone() };
     let mut repl = Repl {
@@ -353,7 +358,8 @@ impl Repl {
         let mut candidate = self.source.clone();
         // Constants typed in earlier updates live in the maintained program's interner.
         candidate.consts = self.maintainer.program.consts.clone();
-        let diags = syntax::parse_query(text, file, &mut candidate);
+        let parse = if self.settings.souffle { syntax::souffle::parse_query } else { syntax::parse_query };
+        let diags = parse(text, file, &mut candidate);
         crate::print_diagnostics(err, &diags, &self.sources, self.color);
         if diag::has_errors(&diags) {
             return;

@@ -1,7 +1,7 @@
 //! The compilation pipeline as the command line drives it: parse, load facts and
 //! updates, rewrite with magic sets, plan, evaluate, maintain.
 
-use crate::cli::{EngineArg, MaintenanceArg, RunArgs};
+use crate::cli::{DialectArg, EngineArg, MaintenanceArg, RunArgs};
 use crate::facts::InputFacts;
 use crate::load;
 use diag::{Code, Diagnostic, SourceMap};
@@ -9,6 +9,7 @@ use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, U
 use ir::{Fact, PredId, Program};
 use magic::MagicProgram;
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// An input tuple of one predicate, as exec stores it.
@@ -32,6 +33,8 @@ pub struct Session {
     pub batches: Vec<Batch>,
     /// Warnings to show even when compilation succeeds.
     pub warnings: Vec<Diagnostic>,
+    /// Whether the program is a Soufflé program (queries are read in its syntax).
+    pub souffle: bool,
 }
 
 /// The outcome of a failed compilation: every diagnostic, errors and warnings.
@@ -61,23 +64,83 @@ pub fn read_program(args: &RunArgs) -> Result<(SourceMap, ir::FileId), Failed> {
 
 /// Runs the front end, loads facts and updates, and rewrites the program.
 pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
+    finish(prepare(args, false)?)
+}
+
+/// Which language a program is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Dlc,
+    Souffle,
+}
+
+/// The dialect `--dialect` names, or (`auto`) the one the text looks like.
+pub fn dialect(args: &RunArgs, text: &str) -> Dialect {
+    match args.dialect {
+        DialectArg::Dlc => Dialect::Dlc,
+        DialectArg::Souffle => Dialect::Souffle,
+        DialectArg::Auto if syntax::souffle::looks_like_souffle(text) => Dialect::Souffle,
+        DialectArg::Auto => Dialect::Dlc,
+    }
+}
+
+/// The I/O directives of a Soufflé program.
+pub struct SouffleIo {
+    pub inputs: Vec<syntax::souffle::Io>,
+    pub outputs: Vec<syntax::souffle::Io>,
+    pub printsize: Vec<syntax::souffle::Io>,
+}
+
+/// A program read and lowered, with its inputs loaded, before any rewrite.
+pub struct Prepared {
+    pub sources: SourceMap,
+    /// The program file.
+    pub file: ir::FileId,
+    pub program: Program,
+    pub facts: InputFacts,
+    pub batches: Vec<Batch>,
+    pub warnings: Vec<Diagnostic>,
+    /// For a Soufflé program, its `.input`/`.output`/`.printsize` directives.
+    pub souffle: Option<SouffleIo>,
+}
+
+/// Reads the program in its dialect and its query (none needed for a Soufflé program
+/// when `outputs_mode`: its `.output` relations are computed instead), and loads facts
+/// and updates.
+pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
     let (mut sources, file) = read_program(args)?;
     let text = sources.text(file).to_string();
-    let (program, mut diagnostics) = syntax::parse_program(&text, file);
+    let dialect = dialect(args, &text);
+    let (program, mut diagnostics, souffle) = match dialect {
+        Dialect::Dlc => {
+            let (program, diagnostics) = syntax::parse_program(&text, file);
+            (program, diagnostics, None)
+        }
+        Dialect::Souffle => {
+            let mut includes = load::IncludeFiles { sources: &mut sources };
+            let (parsed, diagnostics) = syntax::souffle::parse_program(&text, file, &mut includes);
+            match parsed {
+                Some(s) => {
+                    let io = SouffleIo { inputs: s.inputs, outputs: s.outputs, printsize: s.printsize };
+                    (Some(s.program), diagnostics, Some(io))
+                }
+                None => (None, diagnostics, None),
+            }
+        }
+    };
     let Some(mut program) = program.filter(|_| !diag::has_errors(&diagnostics)) else {
         return Err(Failed { sources, diagnostics });
     };
 
     if let Some(query) = &args.query {
         let qfile = sources.add("--query", query.clone());
-        diagnostics.extend(syntax::parse_query(query, qfile, &mut program));
+        diagnostics.extend(match dialect {
+            Dialect::Dlc => syntax::parse_query(query, qfile, &mut program),
+            Dialect::Souffle => syntax::souffle::parse_query(query, qfile, &mut program),
+        });
     }
-    if program.query.is_none() && !diag::has_errors(&diagnostics) {
-        let end = sources.text(file).len();
-        diagnostics.push(
-            Diagnostic::error(Code::NO_QUERY, "the program has no query")
-                .with_primary(diag::Span::new(file, end..end), "no `?-` line up to the end of the program"),
-        );
+    if program.query.is_none() && !diag::has_errors(&diagnostics) && !(outputs_mode && souffle.is_some()) {
+        diagnostics.push(no_query(&sources, file, dialect));
     }
 
     // Predicates declared from here on are named by facts files and updates only.
@@ -85,6 +148,14 @@ pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
     let mut facts = InputFacts::default();
     for fact in &program.facts {
         facts.push(fact.pred, fact.values.iter().map(|c| c.0));
+    }
+    if let Some(io) = &souffle {
+        let fact_dir = args.fact_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+        for input in &io.inputs {
+            load::load_souffle_input(input, &fact_dir, &mut program, &mut sources, &mut diagnostics, &mut facts);
+        }
+    } else if let Some(dir) = &args.fact_dir {
+        load::load_facts(dir, &mut program, &mut sources, &mut diagnostics, &mut facts);
     }
     for path in &args.facts {
         load::load_facts(path, &mut program, &mut sources, &mut diagnostics, &mut facts);
@@ -103,7 +174,28 @@ pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
     if diag::has_errors(&diagnostics) {
         return Err(Failed { sources, diagnostics });
     }
-    let query = program.query.clone().expect("checked above: a query exists when there are no errors");
+    Ok(Prepared { sources, file, program, facts, batches, warnings: diagnostics, souffle })
+}
+
+/// E0010 at the end of the program.
+fn no_query(sources: &SourceMap, file: ir::FileId, dialect: Dialect) -> Diagnostic {
+    let end = sources.text(file).len();
+    let d = Diagnostic::error(Code::NO_QUERY, "the program has no query")
+        .with_primary(diag::Span::new(file, end..end), "no `?-` line up to the end of the program");
+    match dialect {
+        Dialect::Dlc => d,
+        Dialect::Souffle => d.with_help("pass a query in Soufflé syntax, e.g. `--query 'path(1, y)'`"),
+    }
+}
+
+/// Rewrites a prepared program for its query.
+pub fn finish(prepared: Prepared) -> Result<Session, Failed> {
+    let Prepared { sources, file, program, facts, batches, warnings: diagnostics, souffle } = prepared;
+    let Some(query) = program.query.clone() else {
+        let dialect = if souffle.is_some() { Dialect::Souffle } else { Dialect::Dlc };
+        let diagnostics = vec![no_query(&sources, file, dialect)];
+        return Err(Failed { sources, diagnostics });
+    };
     let magic = magic::rewrite(&program, &query);
     // The rewrite must produce a program that passes the source checks; if it does not,
     // that is a bug in dlc, reported as such instead of evaluating a broken program.
@@ -117,7 +209,7 @@ pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
     if !broken.is_empty() {
         return Err(Failed { sources, diagnostics: broken });
     }
-    Ok(Session { sources, program, magic, facts, batches, warnings: diagnostics })
+    Ok(Session { sources, program, magic, facts, batches, warnings: diagnostics, souffle: souffle.is_some() })
 }
 
 /// A warning for every predicate from `first_unmentioned` on: the program never

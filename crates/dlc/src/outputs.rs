@@ -1,0 +1,186 @@
+//! Running a Soufflé program without a query, as Soufflé does: compute every `.output`
+//! and `.printsize` relation, write `<Rel>.csv` files (tab-separated) to the output
+//! directory, and print sizes.
+//!
+//! One wanted relation that rules derive is computed through the magic rewrite of the
+//! all-free query on it, which still narrows the work when its rules select constants
+//! (`q(y) :- r(0, y).`); several are computed by one evaluation of the whole program,
+//! which serves them all at once.
+
+use crate::cli::{Emit, Format, RunArgs};
+use crate::session::{self, Prepared, SouffleIo};
+use ir::{Atom, PredId, PredKind, Program, Query, Term, TermKind};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Why outputs mode cannot run with these flags, if it cannot.
+pub fn unsupported_flags(args: &RunArgs) -> Option<String> {
+    let needs_query =
+        |what: &str| format!("{what} needs a query with a Soufflé program: pass one, e.g. `--query 'path(1, y)'`");
+    if !matches!(args.emit, Emit::Answers | Emit::Ir | Emit::Plan | Emit::Ast) {
+        return Some(needs_query(&format!("--emit {}", crate::value_name(args.emit))));
+    }
+    if args.emit == Emit::Answers && args.format != Format::Text {
+        return Some(needs_query("--format json"));
+    }
+    if args.compare {
+        return Some(needs_query("--compare"));
+    }
+    if !args.insert.is_empty() || !args.delete.is_empty() || args.updates.is_some() || args.check {
+        return Some(needs_query("maintenance (--insert, --delete, --updates, --check)"));
+    }
+    None
+}
+
+/// The relations to compute: `.output` then `.printsize`, each once.
+fn wanted(io: &SouffleIo) -> Vec<PredId> {
+    let mut out = Vec::new();
+    for d in io.outputs.iter().chain(&io.printsize) {
+        if !out.contains(&d.pred) {
+            out.push(d.pred);
+        }
+    }
+    out
+}
+
+/// The all-free query `r(x0, ..., xn)` on `pred`.
+fn all_free_query(program: &mut Program, pred: PredId) -> Query {
+    let span = program.pred(pred).span;
+    let args = (0..program.pred(pred).arity)
+        .map(|i| Term { kind: TermKind::Var(program.symbols.intern(&format!("x{i}"))), span })
+        .collect();
+    Query { atom: Atom { pred, args, span } }
+}
+
+/// Whether the outputs are computed through the magic rewrite (one derived relation).
+fn uses_magic(args: &RunArgs, program: &Program, wanted: &[PredId]) -> bool {
+    !args.no_magic && wanted.len() == 1 && program.pred(wanted[0]).kind == PredKind::Idb
+}
+
+/// `--emit ir` / `--emit plan` of the program outputs mode evaluates.
+pub fn emit(args: &RunArgs, prepared: &Prepared, io: &SouffleIo) -> String {
+    let wanted = wanted(io);
+    let mut program = prepared.program.clone();
+    let program = if uses_magic(args, &program, &wanted) {
+        let query = all_free_query(&mut program, wanted[0]);
+        program.query = Some(query.clone());
+        if args.emit == Emit::Ir {
+            return program.to_string();
+        }
+        magic::rewrite(&program, &query).program
+    } else {
+        program
+    };
+    let json = args.format == Format::Json;
+    match args.emit {
+        Emit::Ir if json => crate::to_json_text(&crate::report::program_json(&program)),
+        Emit::Ir => program.to_string(),
+        _ => {
+            let plan = plan::plan_program(&program);
+            if json {
+                crate::to_json_text(&plan.to_json(&program))
+            } else {
+                plan.display(&program).to_string()
+            }
+        }
+    }
+}
+
+/// Evaluates and writes every output; returns the exit status.
+pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let start = Instant::now();
+    let engine = session::engine(args.engine);
+    let wanted = wanted(io);
+    let magic = uses_magic(args, &prepared.program, &wanted);
+    // Rows of each wanted relation, as interned values.
+    let mut rows: Vec<(PredId, Vec<Vec<u32>>)> = Vec::new();
+    let (name, sizes_program, sizes) = if magic {
+        let mut program = prepared.program.clone();
+        let query = all_free_query(&mut program, wanted[0]);
+        let rewritten = magic::rewrite(&program, &query).program;
+        let run = session::evaluate(&rewritten, &prepared.facts, engine, false, None);
+        rows.push((wanted[0], run.answers));
+        let sizes = session::relation_sizes(&rewritten, &run.eval.db);
+        ("magic", rewritten, sizes)
+    } else {
+        let program = &prepared.program;
+        let plan = plan::plan_program(program);
+        let edb = session::edb_database(program, &prepared.facts);
+        let options = exec::EvalOptions { engine, record_rounds: false, progress: None };
+        let eval = exec::evaluate(&plan, program, edb, options);
+        rows.extend(wanted.iter().map(|&p| (p, eval.db.sorted_tuples(p))));
+        ("original", program.clone(), session::relation_sizes(program, &eval.db))
+    };
+    let elapsed = start.elapsed();
+    let program = &prepared.program;
+    let rows_of = |pred: PredId| -> &[Vec<u32>] { &rows.iter().find(|(p, _)| *p == pred).expect("wanted").1 };
+
+    let dir = args.output_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let to_stdout = dir == Path::new("-");
+    let mut written = Vec::new();
+    for output in &io.outputs {
+        let rel = program.pred_name(output.pred);
+        let text = csv_text(program, rows_of(output.pred), output.delimiter);
+        if to_stdout || output.stdout {
+            let _ = write!(out, "---------------\n{rel}\n===============\n{text}===============\n");
+            continue;
+        }
+        let path = dir.join(output.filename.clone().unwrap_or_else(|| format!("{rel}.csv")));
+        let result = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&path, text));
+        if let Err(e) = result {
+            let _ = writeln!(err, "dlc: cannot write `{}` (`.output {rel}`): {e}", path.display());
+            return crate::EXIT_INPUT_ERROR;
+        }
+        written.push(format!("{} ({} row(s))", path.display(), rows_of(output.pred).len()));
+    }
+    for size in &io.printsize {
+        let _ = writeln!(out, "{}\t{}", program.pred_name(size.pred), rows_of(size.pred).len());
+    }
+    let mut summary = match written.len() {
+        0 => "no output files".to_string(),
+        _ => format!("wrote {}", written.join(", ")),
+    };
+    summary += &format!("; {name} program: {}", crate::report::sizes_text(&sizes_program, &sizes));
+    if !args.no_timing {
+        summary += &format!("; evaluated in {}", crate::report::duration_text(elapsed));
+    }
+    let _ = writeln!(err, "{summary}");
+    0
+}
+
+/// The rows as lines of `delimiter`-separated fields, sorted field by field (numbers
+/// numerically, as Soufflé orders a number column), a nullary tuple as `()`.
+fn csv_text(program: &Program, rows: &[Vec<u32>], delimiter: char) -> String {
+    let text = |v: u32| program.consts.text(ir::Const(v));
+    let mut sorted: Vec<&Vec<u32>> = rows.iter().collect();
+    sorted.sort_by(|a, b| {
+        a.iter()
+            .zip(b.iter())
+            .map(|(&x, &y)| {
+                let (x, y) = (text(x), text(y));
+                match (x.parse::<i64>(), y.parse::<i64>()) {
+                    (Ok(m), Ok(n)) => m.cmp(&n).then_with(|| x.cmp(y)),
+                    _ => x.cmp(y),
+                }
+            })
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let mut out = String::new();
+    let mut separator = [0u8; 4];
+    let separator: &str = delimiter.encode_utf8(&mut separator);
+    for row in sorted {
+        if row.is_empty() {
+            out.push_str("()");
+        }
+        for (i, &v) in row.iter().enumerate() {
+            if i > 0 {
+                out.push_str(separator);
+            }
+            out.push_str(text(v));
+        }
+        out.push('\n');
+    }
+    out
+}

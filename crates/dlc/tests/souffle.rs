@@ -1,0 +1,153 @@
+//! Soufflé programs end to end: every program under `fixtures/souffle/<name>/` is run
+//! with `-F <name>/in -D <tmp>` by the default path, `--no-magic` and the reference
+//! engine, and each must write exactly the files of `<name>/expected/` (computed once by
+//! the reference engine without magic and checked by hand; they are never regenerated,
+//! so a change of answers fails here).
+
+mod common;
+
+use common::{dlc, root};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A fresh, empty directory for one run's outputs.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dlc-souffle-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// File name -> contents of every file in `dir`.
+fn files(dir: &Path) -> BTreeMap<String, String> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return BTreeMap::new() };
+    entries
+        .map(|e| {
+            let path = e.unwrap().path();
+            (path.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&path).unwrap())
+        })
+        .collect()
+}
+
+fn fixtures() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> =
+        std::fs::read_dir(root().join("fixtures/souffle")).unwrap().map(|e| e.unwrap().path()).collect();
+    dirs.sort();
+    dirs
+}
+
+#[test]
+fn every_fixture_writes_its_expected_files_in_every_mode() {
+    let fixtures = fixtures();
+    assert!(fixtures.len() >= 7, "the Soufflé fixtures are missing");
+    for dir in fixtures {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let expected = files(&dir.join("expected"));
+        assert!(!expected.is_empty(), "{name} has no expected files");
+        let relative = |p: &str| format!("fixtures/souffle/{name}/{p}");
+        for (mode, flags) in
+            [("default", &[][..]), ("no_magic", &["--no-magic"]), ("reference", &["--engine", "reference"])]
+        {
+            let out = scratch(&format!("{name}-{mode}"));
+            let (prog, input) = (relative("prog.dl"), relative("in"));
+            let mut args = vec![prog.as_str(), "-F", input.as_str(), "-D", out.to_str().unwrap(), "--no-timing"];
+            args.extend_from_slice(flags);
+            let run = dlc(&args);
+            assert_eq!(run.code, 0, "{name} {mode} failed:\n{}", run.stderr);
+            assert_eq!(files(&out), expected, "{name} {mode} wrote other files");
+            let _ = std::fs::remove_dir_all(&out);
+        }
+    }
+}
+
+#[test]
+fn a_selection_in_the_program_goes_through_magic_and_agrees_with_plain_evaluation() {
+    let args = ["fixtures/souffle/magic_select/prog.dl", "-F", "fixtures/souffle/magic_select/in", "-D", "-"];
+    let default = dlc(&[&args[..], &["--no-timing"]].concat());
+    let plain = dlc(&[&args[..], &["--no-timing", "--no-magic"]].concat());
+    assert_eq!(default.code, 0, "{}", default.stderr);
+    assert_eq!(default.stdout, plain.stdout);
+    assert_eq!(default.stdout, "---------------\nq\n===============\n0\n1\n2\n6\n===============\n");
+    // The default path demanded only node 0's paths; the plain one computed them all.
+    assert!(default.stderr.contains("magic program") && default.stderr.contains("@m:path^bf 4"), "{}", default.stderr);
+    assert!(plain.stderr.contains("original program: path 19, q 4"), "{}", plain.stderr);
+}
+
+#[test]
+fn a_query_in_souffle_syntax_runs_the_magic_rewrite_for_it() {
+    let base = ["fixtures/souffle/tc/prog.dl", "-F", "fixtures/souffle/tc/in", "--no-timing"];
+    let run = dlc(&[&base[..], &["--query", "path(2, y)", "--compare"]].concat());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("answers agree           yes"), "{}", run.stdout);
+    let answers = dlc(&[&base[..], &["--query", "path(2, y)"]].concat());
+    assert_eq!(answers.stdout, "path(2,2)\npath(2,3)\npath(2,4)\n");
+    let magic_ir = dlc(&[&base[..], &["--query", "path(2, y)", "--emit", "magic-ir"]].concat());
+    assert!(magic_ir.stdout.starts_with("@m:path^bf(2) <-\n"), "{}", magic_ir.stdout);
+}
+
+#[test]
+fn printsize_prints_sizes_and_stdout_outputs_print() {
+    let out = scratch("printsize");
+    let run = dlc(&[
+        "fixtures/souffle/multi_output/prog.dl",
+        "-F",
+        "fixtures/souffle/multi_output/in",
+        "-D",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "node\t4\nlinked\t5\n");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn flags_that_need_a_query_are_usage_errors_without_one() {
+    let base = ["fixtures/souffle/tc/prog.dl", "-F", "fixtures/souffle/tc/in", "-D", "-"];
+    for extra in [&["--emit", "magic-ir"][..], &["--compare"], &["--delete", "edge(1,2)"], &["--emit", "trace"]] {
+        let run = dlc(&[&base[..], extra].concat());
+        assert_eq!(run.code, 2, "{extra:?}: {}", run.stderr);
+        assert!(run.stderr.contains("--query 'path(1, y)'"), "{}", run.stderr);
+    }
+    // -D is for Soufflé programs.
+    let run = dlc(&["fixtures/ok/reach.dl", "-D", "-"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+#[test]
+fn a_missing_input_file_is_an_error_at_its_directive() {
+    let run = dlc(&["fixtures/souffle/tc/prog.dl", "-F", "fixtures/souffle/tc", "-D", "-", "--color", "never"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("[E0012]") && run.stderr.contains("`.input edge` reads it"), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+}
+
+#[test]
+fn the_dialect_can_be_forced() {
+    // Without `.decl` a file is read as dlc's language; `--dialect souffle` overrides.
+    let run = dlc(&["fixtures/ok/reach.dl", "--dialect", "souffle", "--color", "never"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("[E0019]"), "{}", run.stderr);
+    let run = dlc(&["fixtures/souffle/tc/prog.dl", "--dialect", "dlc", "--color", "never"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("[E0001]"), "{}", run.stderr);
+}
+
+#[test]
+fn emit_ir_and_ast_work_without_a_query() {
+    let base = ["fixtures/souffle/magic_select/prog.dl", "-F", "fixtures/souffle/magic_select/in"];
+    let ir = dlc(&[&base[..], &["--emit", "ir"]].concat());
+    assert_eq!(ir.code, 0, "{}", ir.stderr);
+    assert!(ir.stdout.contains("q(y) <- path(0,y)"), "{}", ir.stdout);
+    let ast = dlc(&[&base[..], &["--emit", "ast"]].concat());
+    assert_eq!(ast.code, 0, "{}", ast.stderr);
+    assert!(ast.stdout.contains("Atom path"), "{}", ast.stdout);
+}
+
+#[test]
+fn the_repl_reads_queries_of_a_souffle_program_in_its_syntax() {
+    let args = ["repl", "fixtures/souffle/tc/prog.dl", "-F", "fixtures/souffle/tc/in", "--query", "path(1, y)"];
+    let run = common::dlc_with_input(&args, "?- path(10, y).\n");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("path(10,11)\n1 answer(s)"), "{}", run.stdout);
+    let run = dlc(&["repl", "fixtures/souffle/tc/prog.dl", "-D", "out"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
