@@ -2,10 +2,10 @@
 //! and `.printsize` relation, write `<Rel>.csv` files (tab-separated) to the output
 //! directory, and print sizes.
 //!
-//! One wanted relation that rules derive is computed through the magic rewrite of the
-//! all-free query on it, which still narrows the work when its rules select constants
-//! (`q(y) :- r(0, y).`); several are computed by one evaluation of the whole program,
-//! which serves them all at once.
+//! One wanted relation whose rules call a derived relation with a constant (`q(y) :-
+//! r(0, y).`) is computed through the magic rewrite of the all-free query on it, which
+//! then demands only `r(0, _)`; otherwise (several wanted relations, or no such selection)
+//! one evaluation of the whole program serves them all.
 
 use crate::cli::{Emit, Format, RunArgs};
 use crate::session::{self, Prepared, SouffleIo};
@@ -53,9 +53,36 @@ fn all_free_query(program: &mut Program, pred: PredId) -> Query {
     Query { atom: Atom { pred, args, span } }
 }
 
-/// Whether the outputs are computed through the magic rewrite (one derived relation).
+/// Whether the outputs are computed through the magic rewrite: one wanted relation, derived
+/// by rules that select a constant in a call of a derived relation. Without such a
+/// selection the rewrite narrows nothing and only adds work: on a non-linear closure its
+/// all-free query makes the second call `path^bf`, which then holds the closure a second
+/// time (twice the time of the plain evaluation).
 fn uses_magic(args: &RunArgs, program: &Program, wanted: &[PredId]) -> bool {
-    !args.no_magic && wanted.len() == 1 && program.pred(wanted[0]).kind == PredKind::Idb
+    !args.no_magic
+        && wanted.len() == 1
+        && program.pred(wanted[0]).kind == PredKind::Idb
+        && selects_a_constant(program, wanted[0])
+}
+
+/// Whether a rule that `pred` depends on calls a derived relation with a constant argument.
+fn selects_a_constant(program: &Program, pred: PredId) -> bool {
+    let mut seen = vec![false; program.preds.len()];
+    let mut worklist = vec![pred];
+    seen[pred.index()] = true;
+    while let Some(p) = worklist.pop() {
+        for (_, rule) in program.rules_for(p) {
+            for atom in rule.body.iter().filter(|a| program.pred(a.pred).kind == PredKind::Idb) {
+                if atom.args.iter().any(|t| t.constant().is_some()) {
+                    return true;
+                }
+                if !std::mem::replace(&mut seen[atom.pred.index()], true) {
+                    worklist.push(atom.pred);
+                }
+            }
+        }
+    }
+    false
 }
 
 /// `--emit ir` / `--emit plan` of the program outputs mode evaluates.

@@ -70,6 +70,9 @@ fn a_selection_in_the_program_goes_through_magic_and_agrees_with_plain_evaluatio
     // The default path demanded only node 0's paths; the plain one computed them all.
     assert!(default.stderr.contains("magic program") && default.stderr.contains("@m:path^bf 4"), "{}", default.stderr);
     assert!(plain.stderr.contains("original program: path 19, q 4"), "{}", plain.stderr);
+    // Without a selection the rewrite would narrow nothing: the whole program is evaluated.
+    let tc = dlc(&["fixtures/souffle/tc/prog.dl", "-F", "fixtures/souffle/tc/in", "-D", "-", "--no-timing"]);
+    assert!(tc.stderr.contains("original program: path 13"), "{}", tc.stderr);
 }
 
 #[test]
