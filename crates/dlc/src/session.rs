@@ -163,7 +163,9 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
 
     let batches = read_updates(args, &mut program, &mut sources, &mut diagnostics);
 
-    let given: Vec<PredId> = facts.preds().collect();
+    let mut given: Vec<PredId> = facts.preds().collect();
+    // An `.input` relation is given by its file, even an empty one.
+    given.extend(souffle.iter().flat_map(|io| io.inputs.iter().map(|i| i.pred)));
     // Only warn about empty predicates when the inputs were all read: after an error the
     // warning would mostly repeat it.
     if !diag::has_errors(&diagnostics) {

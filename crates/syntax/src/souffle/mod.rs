@@ -844,7 +844,11 @@ impl<'a> Parser<'a> {
             Kind::Ident if text == "nil" => return Err(self.unsupported(tok.span, "a record (`nil`)")),
             Kind::Ident => TermKind::Var(text.to_string()),
             Kind::Underscore => TermKind::Anon,
-            Kind::Number => TermKind::Int(text.to_string()),
+            // As Soufflé reads it: `007` is 7.
+            Kind::Number => match text.parse::<i64>() {
+                Ok(n) => TermKind::Int(n.to_string()),
+                Err(_) => return Err(self.unsupported(tok.span, "a number this large")),
+            },
             Kind::RadixNumber => {
                 let (digits, radix) = if let Some(hex) = text.strip_prefix("0x") { (hex, 16) } else { (&text[2..], 2) };
                 match i64::from_str_radix(digits, radix) {
@@ -859,7 +863,10 @@ impl<'a> Parser<'a> {
                 self.bump();
                 let span = tok.span.to(number.span);
                 self.bump();
-                return self.after_term(ast::Term { kind: TermKind::Int(format!("-{}", self.text(number))), span });
+                let Ok(n) = format!("-{}", self.text(number)).parse::<i64>() else {
+                    return Err(self.unsupported(span, "a number this large"));
+                };
+                return self.after_term(ast::Term { kind: TermKind::Int(n.to_string()), span });
             }
             Kind::Dollar => return Err(self.unsupported(tok.span, "`$` (a counter or an ADT branch)")),
             Kind::At => return Err(self.unsupported(tok.span, "a user-defined functor (`@f(...)`)")),

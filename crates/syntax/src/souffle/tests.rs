@@ -39,7 +39,7 @@ fn transitive_closure_with_io_directives() {
 #[test]
 fn multiple_heads_disjunction_facts_and_constants() {
     let src = r#".decl a(x:symbol) .decl b(x:symbol) .decl c(x:symbol, y:number) .decl d(x:symbol)
-        c("k", 1). c("m", -2). d("z").
+        c("k", 01). c("m", -2). d("z").
         a(x), b(x) :- c(x, _) ; (d(x), c(x, 0x10)).
         d(x) :- a(x).
     "#;
@@ -55,8 +55,14 @@ fn multiple_heads_disjunction_facts_and_constants() {
             "d(x) <- a(x)"
         ]
     );
-    // `c` has no rules: its facts are input facts.
-    assert_eq!(s.program.facts.len(), 2);
+    // `c` has no rules: its facts are input facts; numbers are read as numbers (`01` is 1).
+    let facts: Vec<String> = s
+        .program
+        .facts
+        .iter()
+        .map(|f| f.values.iter().map(|c| s.program.consts.text(*c)).collect::<Vec<_>>().join(","))
+        .collect();
+    assert_eq!(facts, ["k,1", "m,-2"]);
 }
 
 #[test]
