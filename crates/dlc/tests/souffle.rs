@@ -154,3 +154,78 @@ fn the_repl_reads_queries_of_a_souffle_program_in_its_syntax() {
     let run = dlc(&["repl", "fixtures/souffle/tc/prog.dl", "-D", "out"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
 }
+
+mod magic_per_output {
+    //! For random Soufflé programs with one `.output`, the default path (the magic
+    //! rewrite when the rules select a constant) writes the same rows as `--no-magic`.
+
+    use super::{common, scratch};
+    use proptest::prelude::*;
+
+    const RELATIONS: &[(&str, usize)] = &[("e0", 2), ("e1", 1), ("p0", 2), ("p1", 1), ("p2", 0), ("p3", 3)];
+    const IDB_FROM: usize = 2;
+    const TERMS: &[&str] = &["x", "y", "z", "w", "x", "y", "\"a\"", "\"b\""];
+
+    fn atom(rel: usize, args: &[usize]) -> String {
+        let (name, arity) = RELATIONS[rel];
+        let args: Vec<&str> = args.iter().take(arity).map(|&t| TERMS[t]).collect();
+        format!("{name}({})", args.join(", "))
+    }
+
+    /// A safe rule: head variables are drawn from the body's.
+    fn rule() -> impl Strategy<Value = String> {
+        let body_atom = (0..RELATIONS.len(), prop::collection::vec(0..TERMS.len(), 3));
+        (
+            IDB_FROM..RELATIONS.len(),
+            prop::collection::vec(body_atom, 1..4),
+            prop::collection::vec(any::<prop::sample::Index>(), 3),
+        )
+            .prop_map(|(head, body, picks)| {
+                let mut vars: Vec<usize> = Vec::new();
+                for (rel, args) in &body {
+                    for &t in args.iter().take(RELATIONS[*rel].1) {
+                        if !TERMS[t].starts_with('"') && !vars.contains(&t) {
+                            vars.push(t);
+                        }
+                    }
+                }
+                let head_args: Vec<usize> =
+                    picks.iter().map(|ix| if vars.is_empty() { 6 } else { vars[ix.index(vars.len())] }).collect();
+                let body: Vec<String> = body.iter().map(|(rel, args)| atom(*rel, args)).collect();
+                format!("{} :- {}.", atom(head, &head_args), body.join(", "))
+            })
+    }
+
+    fn program() -> impl Strategy<Value = String> {
+        let fact =
+            (0..IDB_FROM, prop::collection::vec(6..TERMS.len(), 3)).prop_map(|(rel, args)| atom(rel, &args) + ".");
+        (prop::collection::vec(rule(), 1..6), prop::collection::vec(fact, 0..10), IDB_FROM..RELATIONS.len()).prop_map(
+            |(rules, facts, output)| {
+                let mut text = String::new();
+                for (name, arity) in RELATIONS {
+                    let attrs: Vec<String> = (0..*arity).map(|i| format!("a{i}:symbol")).collect();
+                    text += &format!(".decl {name}({})\n", attrs.join(", "));
+                }
+                text += &format!(".output {}\n", RELATIONS[output].0);
+                text + &facts.join("\n") + "\n" + &rules.join("\n") + "\n"
+            },
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn default_rows_equal_plain_rows(src in program()) {
+            let dir = scratch("prop");
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("prog.dl");
+            std::fs::write(&path, &src).unwrap();
+            let path = path.to_str().unwrap();
+            let default = common::dlc(&[path, "-D", "-", "--no-timing"]);
+            let plain = common::dlc(&[path, "-D", "-", "--no-timing", "--no-magic"]);
+            let _ = std::fs::remove_dir_all(&dir);
+            prop_assert_eq!(default.code, 0, "{}\n{}", src, default.stderr);
+            prop_assert_eq!(&default.stdout, &plain.stdout, "{}", src);
+        }
+    }
+}
