@@ -229,3 +229,17 @@ mod magic_per_output {
         }
     }
 }
+
+#[test]
+fn number_fields_are_read_as_numbers_and_symbol_fields_verbatim() {
+    let dir = scratch("numbers");
+    std::fs::create_dir_all(dir.join("in")).unwrap();
+    let prog = ".type Id <: number\n.decl e(x:Id, s:symbol)\n.input e\n.decl r(x:number, s:symbol)\n.output r\n\
+                r(x, s) :- e(x, s).\nr(8, \"08\") :- e(08, _).\n";
+    std::fs::write(dir.join("prog.dl"), prog).unwrap();
+    std::fs::write(dir.join("in/e.facts"), "007\t007\n8\t-0\n").unwrap();
+    let run = dlc(&[dir.join("prog.dl").to_str().unwrap(), "-F", dir.join("in").to_str().unwrap(), "-D", "-"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "---------------\nr\n===============\n7\t007\n8\t-0\n8\t08\n===============\n");
+}

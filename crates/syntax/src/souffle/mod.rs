@@ -50,6 +50,9 @@ pub struct Io {
     pub delimiter: char,
     /// `IO=stdout`: written to standard output instead of a file.
     pub stdout: bool,
+    /// Per attribute, whether its type is a number type (`number`, `unsigned` or a type
+    /// defined from them): a field `007` of such a column is read as 7, as Soufflé does.
+    pub numeric: Vec<bool>,
     /// The relation's name in the directive.
     pub span: Span,
 }
@@ -96,9 +99,14 @@ pub fn parse_program(
         let name = PredName::Source(program.symbols.intern(&decl.name));
         program.declare_pred(name, decl.arity, PredKind::Edb, decl.span);
     }
+    let numeric = |name: &str| -> Vec<bool> {
+        let decl = front.decls.iter().find(|d| d.name == name).expect("every directive names a declared relation");
+        decl.types.iter().map(|t| is_numeric(t, &front.types)).collect()
+    };
     let resolve = |ios: &[RawIo], program: &Program| -> Vec<Io> {
         ios.iter()
             .map(|io| Io {
+                numeric: numeric(&io.name),
                 pred: program.lookup_source(&io.name).expect("every directive names a declared relation"),
                 filename: io.filename.clone(),
                 delimiter: io.delimiter,
@@ -169,6 +177,8 @@ struct Decl {
     name: String,
     arity: usize,
     span: Span,
+    /// The attributes' type names.
+    types: Vec<String>,
 }
 
 /// An I/O directive before its relation is resolved.
@@ -187,6 +197,25 @@ struct Front {
     inputs: Vec<RawIo>,
     outputs: Vec<RawIo>,
     printsize: Vec<RawIo>,
+    types: HashMap<String, Vec<String>>,
+}
+
+/// Whether `ty` is a number type: `number`, `unsigned`, or defined from number types only.
+/// Definitions are followed with a worklist and a visited set, so a cycle ends.
+fn is_numeric(ty: &str, types: &HashMap<String, Vec<String>>) -> bool {
+    let mut seen = HashSet::new();
+    let mut worklist = vec![ty];
+    while let Some(t) = worklist.pop() {
+        match t {
+            "number" | "unsigned" => {}
+            _ => match types.get(t) {
+                Some(from) if seen.insert(t) => worklist.extend(from.iter().map(String::as_str)),
+                Some(_) => {}
+                None => return false,
+            },
+        }
+    }
+    true
 }
 
 /// Preprocesses, parses and checks declarations; builds the native AST.
@@ -198,8 +227,9 @@ fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Di
     let mut parser = Parser::new(&tokens, &texts, eof);
     parser.program();
     diagnostics.append(&mut parser.diagnostics);
-    let Parser { clauses, queries, decls, ios, .. } = parser;
-    let front = check(clauses, queries, decls, ios, Span::new(file, 0..src.len()), &mut diagnostics);
+    let Parser { clauses, queries, decls, ios, types, .. } = parser;
+    let mut front = check(clauses, queries, decls, ios, Span::new(file, 0..src.len()), &mut diagnostics);
+    front.types = types;
     (front, diagnostics)
 }
 
@@ -358,6 +388,8 @@ struct Parser<'a> {
     queries: Vec<ast::Query>,
     decls: Vec<Decl>,
     ios: Vec<(IoKind, RawIo)>,
+    /// Each `.type` name with the types it is defined from.
+    types: HashMap<String, Vec<String>>,
 }
 
 impl<'a> Parser<'a> {
@@ -372,6 +404,7 @@ impl<'a> Parser<'a> {
             queries: Vec::new(),
             decls: Vec::new(),
             ios: Vec::new(),
+            types: HashMap::new(),
         }
     }
 
@@ -498,7 +531,9 @@ impl<'a> Parser<'a> {
         let tok = self.bump().expect("at a directive");
         match self.text(tok) {
             ".decl" => self.decl(),
-            ".type" | ".number_type" | ".symbol_type" => self.type_decl(),
+            ".type" => self.type_decl(None),
+            ".number_type" => self.type_decl(Some("number")),
+            ".symbol_type" => self.type_decl(Some("symbol")),
             ".input" => self.io(IoKind::Input, tok),
             ".output" => self.io(IoKind::Output, tok),
             ".printsize" => self.io(IoKind::Printsize, tok),
@@ -540,7 +575,7 @@ impl<'a> Parser<'a> {
             return Err(self.unsupported(name.span, "a qualified relation name (components)"));
         }
         self.expect(Kind::LParen, "`(`")?;
-        let mut arity = 0;
+        let mut types = Vec::new();
         if self.eat(Kind::RParen).is_none() {
             loop {
                 self.expect(Kind::Ident, "an attribute name")?;
@@ -549,7 +584,7 @@ impl<'a> Parser<'a> {
                 if self.text(ty) == "float" {
                     return Err(self.unsupported(ty.span, "the type `float`"));
                 }
-                arity += 1;
+                types.push(self.text(ty).to_string());
                 if self.eat(Kind::Comma).is_none() {
                     self.expect(Kind::RParen, "`,` or `)`")?;
                     break;
@@ -591,26 +626,34 @@ impl<'a> Parser<'a> {
                 _ => break,
             }
         }
-        self.decls.push(Decl { name: self.text(name).to_string(), arity, span: name.span });
+        self.decls.push(Decl { name: self.text(name).to_string(), arity: types.len(), span: name.span, types });
         Ok(())
     }
 
     /// `.type T <: symbol`, `.type T = number`, `.type T = A | B`: plain names to dlc.
-    fn type_decl(&mut self) -> Result<(), Reported> {
-        self.expect(Kind::Ident, "a type name")?;
-        if self.eat(Kind::Subtype).is_none() && self.eat(Kind::Eq).is_none() {
-            // `.number_type T` has nothing more.
+    /// `base` is the type of the old `.number_type T` / `.symbol_type T` forms.
+    fn type_decl(&mut self, base: Option<&str>) -> Result<(), Reported> {
+        let name = self.expect(Kind::Ident, "a type name")?;
+        let name = self.text(name).to_string();
+        if let Some(base) = base {
+            self.types.insert(name, vec![base.to_string()]);
             return Ok(());
+        }
+        if self.eat(Kind::Subtype).is_none() && self.eat(Kind::Eq).is_none() {
+            return Err(self.expected("`<:` or `=`"));
         }
         if let Some(open) = self.eat(Kind::LBracket) {
             return Err(self.unsupported(open.span, "a record type (`[...]`)"));
         }
+        let mut from = Vec::new();
         loop {
-            self.expect(Kind::Ident, "a type")?;
+            let ty = self.expect(Kind::Ident, "a type")?;
+            from.push(self.text(ty).to_string());
             if let Some(open) = self.eat(Kind::LBrace) {
                 return Err(self.unsupported(open.span, "an algebraic data type (`Branch {...}`)"));
             }
             if self.eat(Kind::Bar).is_none() {
+                self.types.insert(name, from);
                 return Ok(());
             }
         }
@@ -1016,7 +1059,7 @@ fn check(
         }
     }
     let decls = decls.into_iter().enumerate().filter(|(i, _)| unique.contains(i)).map(|(_, d)| d).collect();
-    Front { file: ast::File { statements, span: whole }, decls, inputs, outputs, printsize }
+    Front { file: ast::File { statements, span: whole }, decls, inputs, outputs, printsize, types: HashMap::new() }
 }
 
 /// E0019; `arity` (when used in an atom) gives the declaration to suggest.

@@ -83,6 +83,10 @@ fn io_parameters_types_qualifiers_and_true() {
     assert_eq!((s.inputs[0].filename.as_deref(), s.inputs[0].delimiter), (Some("edges.csv"), ','));
     assert!(s.outputs[0].stdout);
     assert_eq!(s.printsize.len(), 1);
+    assert_eq!(s.inputs[0].numeric, [false, false]);
+    let s = ok(".type A <: number\n.type B = A | unsigned\n.type C = B | symbol\n.number_type D\n\
+                .decl r(a:A, b:B, c:C, d:D, e:number, f:symbol, g:Unknown)\n.output r\n");
+    assert_eq!(s.outputs[0].numeric, [true, true, false, true, true, false, false]);
 }
 
 #[test]
