@@ -180,20 +180,25 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
 /// numerically, as Soufflé orders a number column), a nullary tuple as `()`.
 fn csv_text(program: &Program, rows: &[Vec<u32>], delimiter: char) -> String {
     let text = |v: u32| program.consts.text(ir::Const(v));
-    let mut sorted: Vec<&Vec<u32>> = rows.iter().collect();
-    sorted.sort_by(|a, b| {
-        a.iter()
-            .zip(b.iter())
-            .map(|(&x, &y)| {
-                let (x, y) = (text(x), text(y));
-                match (x.parse::<i64>(), y.parse::<i64>()) {
-                    (Ok(m), Ok(n)) => m.cmp(&n).then_with(|| x.cmp(y)),
-                    _ => x.cmp(y),
-                }
-            })
-            .find(|o| o.is_ne())
-            .unwrap_or(std::cmp::Ordering::Equal)
+    // The order of the values, decided once per distinct value: rows then compare ranks.
+    let mut values: Vec<u32> = rows.iter().flatten().copied().collect();
+    values.sort_unstable();
+    values.dedup();
+    let numbers: Vec<Option<i64>> = values.iter().map(|&v| text(v).parse().ok()).collect();
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&i, &j| {
+        let by_number = match (numbers[i], numbers[j]) {
+            (Some(m), Some(n)) => m.cmp(&n),
+            _ => std::cmp::Ordering::Equal,
+        };
+        by_number.then_with(|| text(values[i]).cmp(text(values[j])))
     });
+    let mut rank = vec![0u32; values.last().map_or(0, |&v| v as usize + 1)];
+    for (r, &i) in order.iter().enumerate() {
+        rank[values[i] as usize] = r as u32;
+    }
+    let mut sorted: Vec<&Vec<u32>> = rows.iter().collect();
+    sorted.sort_unstable_by(|a, b| a.iter().map(|&v| rank[v as usize]).cmp(b.iter().map(|&v| rank[v as usize])));
     let mut out = String::new();
     let mut separator = [0u8; 4];
     let separator: &str = delimiter.encode_utf8(&mut separator);
