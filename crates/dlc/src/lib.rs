@@ -189,7 +189,10 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         return outputs::run(args, &prepared, io, out, err);
     }
     if args.output_dir.is_some() {
-        return usage_error(err, "-D/--output-dir writes the `.output` relations of a Soufflé program without --query");
+        return usage_error(
+            err,
+            "-D/--output-dir writes the `.output` relations of a Soufflé program without a query (`?-` or --query)",
+        );
     }
     let session = match session::finish(prepared) {
         Ok(s) => s,

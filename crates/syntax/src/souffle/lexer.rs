@@ -84,6 +84,11 @@ pub(crate) fn lex(text: &str, offset: usize) -> Vec<(Kind, std::ops::Range<usize
     for (result, range) in Kind::lexer(text).spanned() {
         let range = range.start + offset..range.end + offset;
         match result {
+            // An unclosed comment runs to the end of the file: nothing after it is text.
+            Ok(Kind::OpenComment) => {
+                tokens.push((Kind::OpenComment, range));
+                break;
+            }
             Ok(kind) => tokens.push((kind, range)),
             Err(()) => match tokens.last_mut() {
                 Some((Kind::Error, last)) if last.end == range.start => last.end = range.end,
@@ -105,7 +110,7 @@ mod tests {
     #[test]
     fn comments_and_newlines_are_skipped() {
         assert_eq!(kinds("a /* b\n c */ // d\n e"), [Kind::Ident, Kind::Ident]);
-        assert_eq!(kinds("a /* b"), [Kind::Ident, Kind::OpenComment, Kind::Ident]);
+        assert_eq!(kinds("a /* b ) ("), [Kind::Ident, Kind::OpenComment]);
     }
 
     #[test]
