@@ -68,6 +68,12 @@ codes! {
         "raise the limit with `--max-adornments N`, or evaluate the original program with `--no-magic`";
     RESOURCE_LIMIT = "E0017", "relation too large",
         "raise the limit with `--max-tuples N` if the machine has the memory; a rule whose body atoms share no variable derives the product of their sizes";
+    UNSUPPORTED_SOUFFLE = "E0018", "unsupported Soufflé construct",
+        "dlc runs positive Datalog: rules over atoms with variables and constants; rewrite this part or run the program with Soufflé";
+    UNDECLARED_RELATION = "E0019", "relation not declared",
+        "a Soufflé program declares every relation it uses: `.decl r(x:symbol, y:number)`";
+    DECLARED_TWICE = "E0020", "relation declared twice",
+        "declare each relation once; remove one `.decl`";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

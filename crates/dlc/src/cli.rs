@@ -12,6 +12,7 @@ Examples:
   dlc fixtures/ok/reach.dl --emit magic-ir       the rewritten program and the per-call table
   dlc fixtures/ok/reach.dl --emit adorned --format dot | dot -Tsvg > calls.svg
   dlc prog.dl --facts edges/ --query 'R(n0,Y)'   facts from a directory of E.facts/E.csv files
+  dlc souffle.dl -F in -D out                    a Soufflé program: in/<Rel>.facts to out/<Rel>.csv
   dlc fixtures/ok/reach.dl --delete 'E(a,b)'     maintain the answers incrementally (DRed)
   dlc fixtures/ok/reach.dl --delete 'E(a,b)' --maintenance ranked
                                                  ... over-deleting only facts that lost their support
@@ -70,6 +71,21 @@ pub struct RunArgs {
     /// file, or a directory of such files. Repeatable.
     #[arg(long, value_name = "PATH")]
     pub facts: Vec<PathBuf>,
+
+    /// As Soufflé's -F: the directory of the `<Rel>.facts` file of every `.input` relation
+    /// of a Soufflé program (default: the current directory). For a dlc program, the same
+    /// as --facts DIR.
+    #[arg(short = 'F', long, value_name = "DIR")]
+    pub fact_dir: Option<PathBuf>,
+
+    /// As Soufflé's -D: where a Soufflé program without --query writes `<Rel>.csv` for
+    /// every `.output` relation (default: the current directory); `-` prints them.
+    #[arg(short = 'D', long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+
+    /// The language of the program: `auto` reads a file with a `.decl` line as Soufflé.
+    #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
+    pub dialect: DialectArg,
 
     /// Evaluation engine.
     #[arg(long, value_enum, default_value_t = EngineArg::Seminaive)]
@@ -160,6 +176,16 @@ pub enum Format {
     Text,
     Json,
     Dot,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DialectArg {
+    /// Soufflé if a line starts with `.decl`, dlc otherwise.
+    Auto,
+    /// dlc's own language.
+    Dlc,
+    /// The positive fragment of Soufflé.
+    Souffle,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

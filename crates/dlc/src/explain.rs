@@ -494,7 +494,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
     let run =
         match session::evaluate(primary, &session.facts, session::engine(args.engine), false, None, args.max_tuples) {
             Ok(run) => run,
-            Err(e) => return crate::stopped(err, &session, primary, &e, args.color),
+            Err(e) => return crate::stopped(err, &session.sources, primary, &e, args.color),
         };
     // After update batches, the maintained state: explanations then use present facts only.
     let (evaluated, maintained) = if session.batches.is_empty() {
@@ -505,11 +505,11 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
             Maintainer::from_evaluation(primary.clone(), run.eval, &session.facts, maintenance, false, args.max_tuples);
         let mut maintainer = match maintained {
             Ok(maintainer) => maintainer,
-            Err(e) => return crate::stopped(err, &session, primary, &e, args.color),
+            Err(e) => return crate::stopped(err, &session.sources, primary, &e, args.color),
         };
         for batch in &session.batches {
             if let Err(e) = maintainer.apply(&batch.update, false, false) {
-                return crate::stopped(err, &session, primary, &e, args.color);
+                return crate::stopped(err, &session.sources, primary, &e, args.color);
             }
         }
         (None, Some(maintainer))

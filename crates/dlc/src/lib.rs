@@ -6,6 +6,7 @@ pub mod cli;
 mod explain;
 mod facts;
 mod load;
+mod outputs;
 mod progress;
 mod repl;
 mod report;
@@ -174,7 +175,37 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if args.emit == Emit::Ast {
         return emit_ast(args, out, err, color);
     }
-    let session = match session::compile(args) {
+    let prepared = match session::prepare(args, true) {
+        Ok(p) => p,
+        Err(failed) => return fail(err, failed, color),
+    };
+    if let Some(io) = prepared.souffle.as_ref().filter(|_| prepared.program.query.is_none()) {
+        // A Soufflé program without a query computes its `.output` relations.
+        if let Some(message) = outputs::unsupported_flags(args) {
+            return usage_error(err, &message);
+        }
+        print_diagnostics(err, &prepared.warnings, &prepared.sources, color);
+        if args.emit != Emit::Answers {
+            return match outputs::emit(args, &prepared, io) {
+                Ok(text) => {
+                    let _ = write!(out, "{text}");
+                    0
+                }
+                Err(limit) => {
+                    print_diagnostics(err, &[limit], &prepared.sources, color);
+                    EXIT_INPUT_ERROR
+                }
+            };
+        }
+        return outputs::run(args, &prepared, io, out, err);
+    }
+    if args.output_dir.is_some() {
+        return usage_error(
+            err,
+            "-D/--output-dir writes the `.output` relations of a Soufflé program without a query (`?-` or --query)",
+        );
+    }
+    let session = match session::finish(prepared, args) {
         Ok(s) => s,
         Err(failed) => return fail(err, failed, color),
     };
@@ -221,20 +252,27 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
 }
 
 /// The name a user types for a value of a `--flag` (`magic-ir`, `dot`).
-fn value_name(value: impl clap::ValueEnum) -> String {
+pub(crate) fn value_name(value: impl clap::ValueEnum) -> String {
     value.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string())
 }
 
-fn to_json_text(value: &Value) -> String {
+pub(crate) fn to_json_text(value: &Value) -> String {
     serde_json::to_string_pretty(value).expect("JSON values always serialise") + "\n"
 }
 
 fn emit_ast(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool) -> i32 {
-    let (sources, file) = match session::read_program(args) {
+    let (mut sources, file) = match session::read_program(args) {
         Ok(x) => x,
         Err(failed) => return fail(err, failed, color),
     };
-    let (ast, diagnostics) = syntax::parse(sources.text(file), file);
+    let text = sources.text(file).to_string();
+    let (ast, diagnostics) = match session::dialect(args, &text) {
+        session::Dialect::Dlc => syntax::parse(&text, file),
+        session::Dialect::Souffle => {
+            // The tree after expansion: one rule per head and disjunct.
+            syntax::souffle::parse(&text, file, &mut load::IncludeFiles { sources: &mut sources })
+        }
+    };
     let _ = write!(out, "{ast}");
     print_diagnostics(err, &diagnostics, &sources, color);
     if diag::has_errors(&diagnostics) {
@@ -262,13 +300,13 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
     let max_tuples = args.max_tuples;
     let main_run = match session::evaluate(primary, &session.facts, engine, trace, progress, max_tuples) {
         Ok(run) => run,
-        Err(e) => return stopped(err, session, primary, &e, args.color),
+        Err(e) => return stopped(err, &session.sources, primary, &e, args.color),
     };
     let original_run =
         match args.compare.then(|| session::evaluate(source, &session.facts, engine, trace, None, max_tuples)) {
             None => None,
             Some(Ok(run)) => Some(run),
-            Some(Err(e)) => return stopped(err, session, source, &e, args.color),
+            Some(Err(e)) => return stopped(err, &session.sources, source, &e, args.color),
         };
 
     let mut text = String::new();
@@ -319,13 +357,13 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
             max_tuples,
         ) {
             Ok(maintainer) => maintainer,
-            Err(e) => return stopped(err, session, primary, &e, args.color),
+            Err(e) => return stopped(err, &session.sources, primary, &e, args.color),
         };
         let mut updates = Vec::new();
         for (i, batch) in session.batches.iter().enumerate() {
             let outcome = match maintainer.apply(&batch.update, trace || args.check, args.check) {
                 Ok(outcome) => outcome,
-                Err(e) => return stopped(err, session, primary, &e, args.color),
+                Err(e) => return stopped(err, &session.sources, primary, &e, args.color),
             };
             if json {
                 updates.push(report::batch_json(primary, i, batch, &outcome, timing));
@@ -381,13 +419,13 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
 /// `--max-tuples` or the memory: nothing of it is printed, since it is incomplete.
 fn stopped(
     err: &mut dyn Write,
-    session: &Session,
+    sources: &SourceMap,
     program: &ir::Program,
     error: &exec::ResourceError,
     color: ColorArg,
 ) -> i32 {
     let diagnostic = session::resource_diagnostic(program, error);
-    print_diagnostics(err, &[diagnostic], &session.sources, use_color(color));
+    print_diagnostics(err, &[diagnostic], sources, use_color(color));
     let _ = writeln!(err, "dlc: evaluation stopped; no answers were printed");
     EXIT_INPUT_ERROR
 }

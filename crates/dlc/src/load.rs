@@ -258,3 +258,80 @@ fn load_facts_file(
     };
     diagnostics.extend(diags);
 }
+
+/// Reads the files a Soufflé program `#include`s into the source map, relative to the
+/// directory of the including file.
+pub struct IncludeFiles<'a> {
+    pub sources: &'a mut SourceMap,
+}
+
+impl syntax::souffle::Includes for IncludeFiles<'_> {
+    fn include(&mut self, from: ir::FileId, path: &str) -> Result<(ir::FileId, String), String> {
+        let base = Path::new(self.sources.name(from)).parent().unwrap_or(Path::new(""));
+        let full = base.join(path);
+        match read_source(&full, self.sources) {
+            Ok(file) => Ok((file, self.sources.text(file).to_string())),
+            Err(d) => Err(d.message),
+        }
+    }
+}
+
+/// Loads the facts of one `.input` relation of a Soufflé program: the file named by its
+/// `filename` parameter or `<Rel>.facts`, relative to `fact_dir`, with its delimiter. A
+/// missing file is an error, as in Soufflé.
+pub fn load_souffle_input(
+    io: &syntax::souffle::Io,
+    fact_dir: &Path,
+    program: &mut Program,
+    sources: &mut SourceMap,
+    diagnostics: &mut Vec<Diagnostic>,
+    sink: &mut dyn FactSink,
+) {
+    let name = program.pred_name(io.pred);
+    let path = fact_dir.join(io.filename.clone().unwrap_or_else(|| format!("{name}.facts")));
+    let file = match read_text(&path, sources, Code::BAD_FACTS_LINE) {
+        Ok(file) => file,
+        Err(d) => {
+            let d = d.with_secondary(io.span, format!("`.input {name}` reads it"));
+            diagnostics.push(if io.filename.is_none() {
+                d.with_help(format!(
+                    "the facts of `.input {name}` are read from `<fact dir>/{name}.facts` (tab-separated); pass \
+                     the directory with -F DIR"
+                ))
+            } else {
+                d
+            });
+            return;
+        }
+    };
+    let text = sources.text(file);
+    if !io.numeric.contains(&true) {
+        diagnostics.extend(syntax::read_delimited_facts(text, file, &name, io.delimiter, program, sink));
+        return;
+    }
+    // A field of a number column is read as a number, as Soufflé does: `007` is 7. The
+    // tuples are read flat first, then passed on with those fields replaced (each
+    // distinct value looked at once).
+    let mut read = crate::facts::InputFacts::default();
+    diagnostics.extend(syntax::read_delimited_facts(text, file, &name, io.delimiter, program, &mut read));
+    let mut canonical: std::collections::HashMap<u32, ir::Const> = std::collections::HashMap::new();
+    let mut values = Vec::with_capacity(io.numeric.len());
+    for (pred, tuple) in read.iter() {
+        values.clear();
+        for (&value, &numeric) in tuple.iter().zip(&io.numeric) {
+            let value = ir::Const(value);
+            values.push(if numeric {
+                *canonical.entry(value.0).or_insert_with(|| {
+                    let text = program.consts.text(value);
+                    match text.parse::<i64>() {
+                        Ok(n) if n.to_string() != text => program.consts.intern(&n.to_string()),
+                        _ => value,
+                    }
+                })
+            } else {
+                value
+            });
+        }
+        sink.fact(pred, &values, io.span);
+    }
+}

@@ -34,6 +34,8 @@ fn unsupported_flag(args: &RunArgs) -> Option<&'static str> {
         Some("--format")
     } else if args.compare {
         Some("--compare")
+    } else if args.output_dir.is_some() {
+        Some("--output-dir")
     } else {
         None
     }
@@ -79,6 +81,8 @@ struct Settings {
     max_adornments: usize,
     /// `--max-tuples`, for every evaluation and batch.
     max_tuples: u32,
+    /// The program is Soufflé's: `?-` queries are read in its syntax (lower-case variables).
+    souffle: bool,
 }
 
 pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>, err: &mut dyn Write) -> i32 {
@@ -105,11 +109,12 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
         timing: !args.no_timing,
         max_adornments: args.max_adornments,
         max_tuples: args.max_tuples,
+        souffle: session.souffle,
     };
     let primary = if args.no_magic { &session.program } else { &session.magic().program };
     let maintainer = match settings.maintainer(primary.clone(), &session.facts) {
         Ok(maintainer) => maintainer,
-        Err(e) => return crate::stopped(err, &session, primary, &e, args.color),
+        Err(e) => return crate::stopped(err, &session.sources, primary, &e, args.color),
     };
     let mut repl = Repl {
         maintainer,
@@ -398,7 +403,8 @@ impl Repl {
         let mut candidate = self.source.clone();
         // Constants typed in earlier updates live in the maintained program's interner.
         candidate.consts = self.maintainer.program.consts.clone();
-        let diags = syntax::parse_query(text, file, &mut candidate);
+        let parse = if self.settings.souffle { syntax::souffle::parse_query } else { syntax::parse_query };
+        let diags = parse(text, file, &mut candidate);
         crate::print_diagnostics(err, &diags, &self.sources, self.color);
         if diag::has_errors(&diags) {
             return;

@@ -1,7 +1,7 @@
 //! The compilation pipeline as the command line drives it: parse, load facts and
 //! updates, rewrite with magic sets, plan, evaluate, maintain.
 
-use crate::cli::{Emit, EngineArg, MaintenanceArg, RunArgs};
+use crate::cli::{DialectArg, Emit, EngineArg, MaintenanceArg, RunArgs};
 use crate::facts::InputFacts;
 use crate::load;
 use diag::{Code, Diagnostic, SourceMap};
@@ -9,6 +9,7 @@ use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, R
 use ir::{Fact, PredId, Program};
 use magic::MagicProgram;
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// An input tuple of one predicate, as exec stores it.
@@ -33,6 +34,8 @@ pub struct Session {
     pub batches: Vec<Batch>,
     /// Warnings to show even when compilation succeeds.
     pub warnings: Vec<Diagnostic>,
+    /// Whether the program is a Soufflé program (queries are read in its syntax).
+    pub souffle: bool,
 }
 
 impl Session {
@@ -70,23 +73,83 @@ pub fn read_program(args: &RunArgs) -> Result<(SourceMap, ir::FileId), Failed> {
 
 /// Runs the front end, loads facts and updates, and rewrites the program.
 pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
+    finish(prepare(args, false)?, args)
+}
+
+/// Which language a program is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    Dlc,
+    Souffle,
+}
+
+/// The dialect `--dialect` names, or (`auto`) the one the text looks like.
+pub fn dialect(args: &RunArgs, text: &str) -> Dialect {
+    match args.dialect {
+        DialectArg::Dlc => Dialect::Dlc,
+        DialectArg::Souffle => Dialect::Souffle,
+        DialectArg::Auto if syntax::souffle::looks_like_souffle(text) => Dialect::Souffle,
+        DialectArg::Auto => Dialect::Dlc,
+    }
+}
+
+/// The I/O directives of a Soufflé program.
+pub struct SouffleIo {
+    pub inputs: Vec<syntax::souffle::Io>,
+    pub outputs: Vec<syntax::souffle::Io>,
+    pub printsize: Vec<syntax::souffle::Io>,
+}
+
+/// A program read and lowered, with its inputs loaded, before any rewrite.
+pub struct Prepared {
+    pub sources: SourceMap,
+    /// The program file.
+    pub file: ir::FileId,
+    pub program: Program,
+    pub facts: InputFacts,
+    pub batches: Vec<Batch>,
+    pub warnings: Vec<Diagnostic>,
+    /// For a Soufflé program, its `.input`/`.output`/`.printsize` directives.
+    pub souffle: Option<SouffleIo>,
+}
+
+/// Reads the program in its dialect and its query (none needed for a Soufflé program
+/// when `outputs_mode`: its `.output` relations are computed instead), and loads facts
+/// and updates.
+pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
     let (mut sources, file) = read_program(args)?;
     let text = sources.text(file).to_string();
-    let (program, mut diagnostics) = syntax::parse_program(&text, file);
+    let dialect = dialect(args, &text);
+    let (program, mut diagnostics, souffle) = match dialect {
+        Dialect::Dlc => {
+            let (program, diagnostics) = syntax::parse_program(&text, file);
+            (program, diagnostics, None)
+        }
+        Dialect::Souffle => {
+            let mut includes = load::IncludeFiles { sources: &mut sources };
+            let (parsed, diagnostics) = syntax::souffle::parse_program(&text, file, &mut includes);
+            match parsed {
+                Some(s) => {
+                    let io = SouffleIo { inputs: s.inputs, outputs: s.outputs, printsize: s.printsize };
+                    (Some(s.program), diagnostics, Some(io))
+                }
+                None => (None, diagnostics, None),
+            }
+        }
+    };
     let Some(mut program) = program.filter(|_| !diag::has_errors(&diagnostics)) else {
         return Err(Failed { sources, diagnostics });
     };
 
     if let Some(query) = &args.query {
         let qfile = sources.add("--query", query.clone());
-        diagnostics.extend(syntax::parse_query(query, qfile, &mut program));
+        diagnostics.extend(match dialect {
+            Dialect::Dlc => syntax::parse_query(query, qfile, &mut program),
+            Dialect::Souffle => syntax::souffle::parse_query(query, qfile, &mut program),
+        });
     }
-    if program.query.is_none() && !diag::has_errors(&diagnostics) {
-        let end = sources.text(file).len();
-        diagnostics.push(
-            Diagnostic::error(Code::NO_QUERY, "the program has no query")
-                .with_primary(diag::Span::new(file, end..end), "no `?-` line up to the end of the program"),
-        );
+    if program.query.is_none() && !diag::has_errors(&diagnostics) && !(outputs_mode && souffle.is_some()) {
+        diagnostics.push(no_query(&sources, file, dialect));
     }
 
     // Predicates declared from here on are named by facts files and updates only.
@@ -95,13 +158,23 @@ pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
     for fact in &program.facts {
         facts.push(fact.pred, fact.values.iter().map(|c| c.0));
     }
+    if let Some(io) = &souffle {
+        let fact_dir = args.fact_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+        for input in &io.inputs {
+            load::load_souffle_input(input, &fact_dir, &mut program, &mut sources, &mut diagnostics, &mut facts);
+        }
+    } else if let Some(dir) = &args.fact_dir {
+        load::load_facts(dir, &mut program, &mut sources, &mut diagnostics, &mut facts);
+    }
     for path in &args.facts {
         load::load_facts(path, &mut program, &mut sources, &mut diagnostics, &mut facts);
     }
 
     let batches = read_updates(args, &mut program, &mut sources, &mut diagnostics);
 
-    let given: Vec<PredId> = facts.preds().collect();
+    let mut given: Vec<PredId> = facts.preds().collect();
+    // An `.input` relation is given by its file, even an empty one.
+    given.extend(souffle.iter().flat_map(|io| io.inputs.iter().map(|i| i.pred)));
     // Only warn about empty predicates when the inputs were all read: after an error the
     // warning would mostly repeat it.
     if !diag::has_errors(&diagnostics) {
@@ -112,16 +185,39 @@ pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
     if diag::has_errors(&diagnostics) {
         return Err(Failed { sources, diagnostics });
     }
-    let query = program.query.clone().expect("checked above: a query exists when there are no errors");
+    Ok(Prepared { sources, file, program, facts, batches, warnings: diagnostics, souffle })
+}
+
+/// E0010 at the end of the program.
+fn no_query(sources: &SourceMap, file: ir::FileId, dialect: Dialect) -> Diagnostic {
+    let end = sources.text(file).len();
+    let d = Diagnostic::error(Code::NO_QUERY, "the program has no query")
+        .with_primary(diag::Span::new(file, end..end), "no `?-` line up to the end of the program");
+    match dialect {
+        Dialect::Dlc => d,
+        Dialect::Souffle => d.with_help("pass a query in Soufflé syntax, e.g. `--query 'path(1, y)'`"),
+    }
+}
+
+/// Rewrites a prepared program for its query.
+pub fn finish(prepared: Prepared, args: &RunArgs) -> Result<Session, Failed> {
+    let Prepared { sources, file, program, facts, batches, warnings: diagnostics, souffle } = prepared;
+    let Some(query) = program.query.clone() else {
+        let dialect = if souffle.is_some() { Dialect::Souffle } else { Dialect::Dlc };
+        let diagnostics = vec![no_query(&sources, file, dialect)];
+        return Err(Failed { sources, diagnostics });
+    };
     // `--no-magic` evaluates the original program: a rewrite too large to make must not
     // stop it, so it is made only when the output shows it.
     let shows_magic = matches!(args.emit, Emit::Adorned | Emit::MagicIr);
+    let souffle = souffle.is_some();
     if args.no_magic && !shows_magic {
-        return Ok(Session { sources, program, magic: None, facts, batches, warnings: diagnostics });
+        return Ok(Session { sources, program, magic: None, facts, batches, warnings: diagnostics, souffle });
     }
     let magic = match magic::rewrite_limited(&program, &query, args.max_adornments) {
         Ok(magic) => magic,
         Err(limit) => {
+            let mut diagnostics = diagnostics;
             diagnostics.push(limit.to_diagnostic(&program));
             return Err(Failed { sources, diagnostics });
         }
@@ -138,7 +234,7 @@ pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
     if !broken.is_empty() {
         return Err(Failed { sources, diagnostics: broken });
     }
-    Ok(Session { sources, program, magic: Some(magic), facts, batches, warnings: diagnostics })
+    Ok(Session { sources, program, magic: Some(magic), facts, batches, warnings: diagnostics, souffle })
 }
 
 /// A warning for every predicate from `first_unmentioned` on: the program never

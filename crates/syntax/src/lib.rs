@@ -16,6 +16,7 @@ mod facts;
 mod lexer;
 mod lower;
 mod parser;
+pub mod souffle;
 
 pub use facts::{
     line_too_long, parse_delimited_facts, parse_fact_atoms, parse_ground_atom, parse_update_atom, parse_updates,

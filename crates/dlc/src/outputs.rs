@@ -1,0 +1,231 @@
+//! Running a Soufflé program without a query, as Soufflé does: compute every `.output`
+//! and `.printsize` relation, write `<Rel>.csv` files (tab-separated) to the output
+//! directory, and print sizes.
+//!
+//! One wanted relation whose rules call a derived relation with a constant (`q(y) :-
+//! r(0, y).`) is computed through the magic rewrite of the all-free query on it, which
+//! then demands only `r(0, _)`; otherwise (several wanted relations, or no such selection)
+//! one evaluation of the whole program serves them all.
+
+use crate::cli::{Emit, Format, RunArgs};
+use crate::session::{self, Prepared, SouffleIo};
+use ir::{Atom, PredId, PredKind, Program, Query, Term, TermKind};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Why outputs mode cannot run with these flags, if it cannot.
+pub fn unsupported_flags(args: &RunArgs) -> Option<String> {
+    let needs_query =
+        |what: &str| format!("{what} needs a query with a Soufflé program: pass one, e.g. `--query 'path(1, y)'`");
+    if !matches!(args.emit, Emit::Answers | Emit::Ir | Emit::Plan | Emit::Ast) {
+        return Some(needs_query(&format!("--emit {}", crate::value_name(args.emit))));
+    }
+    if args.emit == Emit::Answers && args.format != Format::Text {
+        return Some(needs_query("--format json"));
+    }
+    if args.compare {
+        return Some(needs_query("--compare"));
+    }
+    if !args.insert.is_empty() || !args.delete.is_empty() || args.updates.is_some() || args.check {
+        return Some(needs_query("maintenance (--insert, --delete, --updates, --check)"));
+    }
+    None
+}
+
+/// The relations to compute: `.output` then `.printsize`, each once.
+fn wanted(io: &SouffleIo) -> Vec<PredId> {
+    let mut out = Vec::new();
+    for d in io.outputs.iter().chain(&io.printsize) {
+        if !out.contains(&d.pred) {
+            out.push(d.pred);
+        }
+    }
+    out
+}
+
+/// The all-free query `r(x0, ..., xn)` on `pred`.
+fn all_free_query(program: &mut Program, pred: PredId) -> Query {
+    let span = program.pred(pred).span;
+    let args = (0..program.pred(pred).arity)
+        .map(|i| Term { kind: TermKind::Var(program.symbols.intern(&format!("x{i}"))), span })
+        .collect();
+    Query { atom: Atom { pred, args, span } }
+}
+
+/// Whether the outputs are computed through the magic rewrite: one wanted relation, derived
+/// by rules that select a constant in a call of a derived relation. Without such a
+/// selection the rewrite narrows nothing and only adds work: on a non-linear closure its
+/// all-free query makes the second call `path^bf`, which then holds the closure a second
+/// time (twice the time of the plain evaluation).
+fn uses_magic(args: &RunArgs, program: &Program, wanted: &[PredId]) -> bool {
+    !args.no_magic
+        && wanted.len() == 1
+        && program.pred(wanted[0]).kind == PredKind::Idb
+        && selects_a_constant(program, wanted[0])
+}
+
+/// Whether a rule that `pred` depends on calls a derived relation with a constant argument.
+fn selects_a_constant(program: &Program, pred: PredId) -> bool {
+    let mut seen = vec![false; program.preds.len()];
+    let mut worklist = vec![pred];
+    seen[pred.index()] = true;
+    while let Some(p) = worklist.pop() {
+        for (_, rule) in program.rules_for(p) {
+            for atom in rule.body.iter().filter(|a| program.pred(a.pred).kind == PredKind::Idb) {
+                if atom.args.iter().any(|t| t.constant().is_some()) {
+                    return true;
+                }
+                if !std::mem::replace(&mut seen[atom.pred.index()], true) {
+                    worklist.push(atom.pred);
+                }
+            }
+        }
+    }
+    false
+}
+
+/// `--emit ir` / `--emit plan` of the program outputs mode evaluates.
+pub fn emit(args: &RunArgs, prepared: &Prepared, io: &SouffleIo) -> Result<String, diag::Diagnostic> {
+    let wanted = wanted(io);
+    let mut program = prepared.program.clone();
+    let program = if uses_magic(args, &program, &wanted) {
+        let query = all_free_query(&mut program, wanted[0]);
+        program.query = Some(query.clone());
+        if args.emit == Emit::Ir {
+            return Ok(program.to_string());
+        }
+        magic::rewrite_limited(&program, &query, args.max_adornments).map_err(|e| e.to_diagnostic(&program))?.program
+    } else {
+        program
+    };
+    let json = args.format == Format::Json;
+    Ok(match args.emit {
+        Emit::Ir if json => crate::to_json_text(&crate::report::program_json(&program)),
+        Emit::Ir => program.to_string(),
+        _ => {
+            let plan = plan::plan_program(&program);
+            if json {
+                crate::to_json_text(&plan.to_json(&program))
+            } else {
+                plan.display(&program).to_string()
+            }
+        }
+    })
+}
+
+/// Evaluates and writes every output; returns the exit status.
+pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let start = Instant::now();
+    let engine = session::engine(args.engine);
+    let wanted = wanted(io);
+    let magic = uses_magic(args, &prepared.program, &wanted);
+    // Rows of each wanted relation, as interned values.
+    let mut rows: Vec<(PredId, Vec<Vec<u32>>)> = Vec::new();
+    let (name, sizes_program, sizes) = if magic {
+        let mut program = prepared.program.clone();
+        let query = all_free_query(&mut program, wanted[0]);
+        let rewritten = match magic::rewrite_limited(&program, &query, args.max_adornments) {
+            Ok(magic) => magic.program,
+            Err(limit) => {
+                let color = crate::use_color(args.color);
+                crate::print_diagnostics(err, &[limit.to_diagnostic(&program)], &prepared.sources, color);
+                return crate::EXIT_INPUT_ERROR;
+            }
+        };
+        let run = match session::evaluate(&rewritten, &prepared.facts, engine, false, None, args.max_tuples) {
+            Ok(run) => run,
+            Err(e) => return crate::stopped(err, &prepared.sources, &rewritten, &e, args.color),
+        };
+        rows.push((wanted[0], run.answers));
+        let sizes = session::relation_sizes(&rewritten, &run.eval.db);
+        ("magic", rewritten, sizes)
+    } else {
+        let program = &prepared.program;
+        let plan = plan::plan_program(program);
+        let edb = session::edb_database(program, &prepared.facts, args.max_tuples);
+        let options = exec::EvalOptions { engine, record_rounds: false, progress: None };
+        let eval = match exec::try_evaluate(&plan, program, edb, options) {
+            Ok(eval) => eval,
+            Err(e) => return crate::stopped(err, &prepared.sources, program, &e, args.color),
+        };
+        rows.extend(wanted.iter().map(|&p| (p, eval.db.sorted_tuples(p))));
+        ("original", program.clone(), session::relation_sizes(program, &eval.db))
+    };
+    let elapsed = start.elapsed();
+    let program = &prepared.program;
+    let rows_of = |pred: PredId| -> &[Vec<u32>] { &rows.iter().find(|(p, _)| *p == pred).expect("wanted").1 };
+
+    let dir = args.output_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let to_stdout = dir == Path::new("-");
+    let mut written = Vec::new();
+    for output in &io.outputs {
+        let rel = program.pred_name(output.pred);
+        let text = csv_text(program, rows_of(output.pred), output.delimiter);
+        if to_stdout || output.stdout {
+            let _ = write!(out, "---------------\n{rel}\n===============\n{text}===============\n");
+            continue;
+        }
+        let path = dir.join(output.filename.clone().unwrap_or_else(|| format!("{rel}.csv")));
+        let result = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&path, text));
+        if let Err(e) = result {
+            let _ = writeln!(err, "dlc: cannot write `{}` (`.output {rel}`): {e}", path.display());
+            return crate::EXIT_INPUT_ERROR;
+        }
+        written.push(format!("{} ({} row(s))", path.display(), rows_of(output.pred).len()));
+    }
+    for size in &io.printsize {
+        let _ = writeln!(out, "{}\t{}", program.pred_name(size.pred), rows_of(size.pred).len());
+    }
+    let mut summary = match written.len() {
+        0 => "no output files".to_string(),
+        _ => format!("wrote {}", written.join(", ")),
+    };
+    summary += &format!("; {name} program: {}", crate::report::sizes_text(&sizes_program, &sizes));
+    if !args.no_timing {
+        summary += &format!("; evaluated in {}", crate::report::duration_text(elapsed));
+    }
+    let _ = writeln!(err, "{summary}");
+    0
+}
+
+/// The rows as lines of `delimiter`-separated fields, sorted field by field (numbers
+/// numerically, as Soufflé orders a number column), a nullary tuple as `()`.
+fn csv_text(program: &Program, rows: &[Vec<u32>], delimiter: char) -> String {
+    let text = |v: u32| program.consts.text(ir::Const(v));
+    // The order of the values, decided once per distinct value: rows then compare ranks.
+    let mut values: Vec<u32> = rows.iter().flatten().copied().collect();
+    values.sort_unstable();
+    values.dedup();
+    let numbers: Vec<Option<i64>> = values.iter().map(|&v| text(v).parse().ok()).collect();
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&i, &j| {
+        let by_number = match (numbers[i], numbers[j]) {
+            (Some(m), Some(n)) => m.cmp(&n),
+            _ => std::cmp::Ordering::Equal,
+        };
+        by_number.then_with(|| text(values[i]).cmp(text(values[j])))
+    });
+    let mut rank = vec![0u32; values.last().map_or(0, |&v| v as usize + 1)];
+    for (r, &i) in order.iter().enumerate() {
+        rank[values[i] as usize] = r as u32;
+    }
+    let mut sorted: Vec<&Vec<u32>> = rows.iter().collect();
+    sorted.sort_unstable_by(|a, b| a.iter().map(|&v| rank[v as usize]).cmp(b.iter().map(|&v| rank[v as usize])));
+    let mut out = String::new();
+    let mut separator = [0u8; 4];
+    let separator: &str = delimiter.encode_utf8(&mut separator);
+    for row in sorted {
+        if row.is_empty() {
+            out.push_str("()");
+        }
+        for (i, &v) in row.iter().enumerate() {
+            if i > 0 {
+                out.push_str(separator);
+            }
+            out.push_str(text(v));
+        }
+        out.push('\n');
+    }
+    out
+}

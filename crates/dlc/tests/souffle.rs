@@ -1,0 +1,245 @@
+//! Soufflé programs end to end: every program under `fixtures/souffle/<name>/` is run
+//! with `-F <name>/in -D <tmp>` by the default path, `--no-magic` and the reference
+//! engine, and each must write exactly the files of `<name>/expected/` (computed once by
+//! the reference engine without magic and checked by hand; they are never regenerated,
+//! so a change of answers fails here).
+
+mod common;
+
+use common::{dlc, root};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A fresh, empty directory for one run's outputs.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dlc-souffle-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// File name -> contents of every file in `dir`.
+fn files(dir: &Path) -> BTreeMap<String, String> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return BTreeMap::new() };
+    entries
+        .map(|e| {
+            let path = e.unwrap().path();
+            (path.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&path).unwrap())
+        })
+        .collect()
+}
+
+fn fixtures() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> =
+        std::fs::read_dir(root().join("fixtures/souffle")).unwrap().map(|e| e.unwrap().path()).collect();
+    dirs.sort();
+    dirs
+}
+
+#[test]
+fn every_fixture_writes_its_expected_files_in_every_mode() {
+    let fixtures = fixtures();
+    assert!(fixtures.len() >= 7, "the Soufflé fixtures are missing");
+    for dir in fixtures {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let expected = files(&dir.join("expected"));
+        assert!(!expected.is_empty(), "{name} has no expected files");
+        let relative = |p: &str| format!("fixtures/souffle/{name}/{p}");
+        for (mode, flags) in
+            [("default", &[][..]), ("no_magic", &["--no-magic"]), ("reference", &["--engine", "reference"])]
+        {
+            let out = scratch(&format!("{name}-{mode}"));
+            let (prog, input) = (relative("prog.dl"), relative("in"));
+            let mut args = vec![prog.as_str(), "-F", input.as_str(), "-D", out.to_str().unwrap(), "--no-timing"];
+            args.extend_from_slice(flags);
+            let run = dlc(&args);
+            assert_eq!(run.code, 0, "{name} {mode} failed:\n{}", run.stderr);
+            assert_eq!(files(&out), expected, "{name} {mode} wrote other files");
+            let _ = std::fs::remove_dir_all(&out);
+        }
+    }
+}
+
+#[test]
+fn a_selection_in_the_program_goes_through_magic_and_agrees_with_plain_evaluation() {
+    let args = ["fixtures/souffle/magic_select/prog.dl", "-F", "fixtures/souffle/magic_select/in", "-D", "-"];
+    let default = dlc(&[&args[..], &["--no-timing"]].concat());
+    let plain = dlc(&[&args[..], &["--no-timing", "--no-magic"]].concat());
+    assert_eq!(default.code, 0, "{}", default.stderr);
+    assert_eq!(default.stdout, plain.stdout);
+    assert_eq!(default.stdout, "---------------\nq\n===============\n0\n1\n2\n6\n===============\n");
+    // The default path demanded only node 0's paths; the plain one computed them all.
+    assert!(default.stderr.contains("magic program") && default.stderr.contains("@m:path^bf 4"), "{}", default.stderr);
+    assert!(plain.stderr.contains("original program: path 19, q 4"), "{}", plain.stderr);
+    // Without a selection the rewrite would narrow nothing: the whole program is evaluated.
+    let tc = dlc(&["fixtures/souffle/tc/prog.dl", "-F", "fixtures/souffle/tc/in", "-D", "-", "--no-timing"]);
+    assert!(tc.stderr.contains("original program: path 13"), "{}", tc.stderr);
+}
+
+#[test]
+fn a_query_in_souffle_syntax_runs_the_magic_rewrite_for_it() {
+    let base = ["fixtures/souffle/tc/prog.dl", "-F", "fixtures/souffle/tc/in", "--no-timing"];
+    let run = dlc(&[&base[..], &["--query", "path(2, y)", "--compare"]].concat());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("answers agree           yes"), "{}", run.stdout);
+    let answers = dlc(&[&base[..], &["--query", "path(2, y)"]].concat());
+    assert_eq!(answers.stdout, "path(2,2)\npath(2,3)\npath(2,4)\n");
+    let magic_ir = dlc(&[&base[..], &["--query", "path(2, y)", "--emit", "magic-ir"]].concat());
+    assert!(magic_ir.stdout.starts_with("@m:path^bf(2) <-\n"), "{}", magic_ir.stdout);
+}
+
+#[test]
+fn printsize_prints_sizes_and_stdout_outputs_print() {
+    let out = scratch("printsize");
+    let run = dlc(&[
+        "fixtures/souffle/multi_output/prog.dl",
+        "-F",
+        "fixtures/souffle/multi_output/in",
+        "-D",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "node\t4\nlinked\t5\n");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn flags_that_need_a_query_are_usage_errors_without_one() {
+    let base = ["fixtures/souffle/tc/prog.dl", "-F", "fixtures/souffle/tc/in", "-D", "-"];
+    for extra in [&["--emit", "magic-ir"][..], &["--compare"], &["--delete", "edge(1,2)"], &["--emit", "trace"]] {
+        let run = dlc(&[&base[..], extra].concat());
+        assert_eq!(run.code, 2, "{extra:?}: {}", run.stderr);
+        assert!(run.stderr.contains("--query 'path(1, y)'"), "{}", run.stderr);
+    }
+    // -D is for Soufflé programs.
+    let run = dlc(&["fixtures/ok/reach.dl", "-D", "-"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+#[test]
+fn a_missing_input_file_is_an_error_at_its_directive() {
+    let run = dlc(&["fixtures/souffle/tc/prog.dl", "-F", "fixtures/souffle/tc", "-D", "-", "--color", "never"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("[E0012]") && run.stderr.contains("`.input edge` reads it"), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+}
+
+#[test]
+fn the_dialect_can_be_forced() {
+    // Without `.decl` a file is read as dlc's language; `--dialect souffle` overrides.
+    let run = dlc(&["fixtures/ok/reach.dl", "--dialect", "souffle", "--color", "never"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("[E0019]"), "{}", run.stderr);
+    let run = dlc(&["fixtures/souffle/tc/prog.dl", "--dialect", "dlc", "--color", "never"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("[E0001]"), "{}", run.stderr);
+}
+
+#[test]
+fn emit_ir_and_ast_work_without_a_query() {
+    let base = ["fixtures/souffle/magic_select/prog.dl", "-F", "fixtures/souffle/magic_select/in"];
+    let ir = dlc(&[&base[..], &["--emit", "ir"]].concat());
+    assert_eq!(ir.code, 0, "{}", ir.stderr);
+    assert!(ir.stdout.contains("q(y) <- path(0,y)"), "{}", ir.stdout);
+    let ast = dlc(&[&base[..], &["--emit", "ast"]].concat());
+    assert_eq!(ast.code, 0, "{}", ast.stderr);
+    assert!(ast.stdout.contains("Atom path"), "{}", ast.stdout);
+}
+
+#[test]
+fn the_repl_reads_queries_of_a_souffle_program_in_its_syntax() {
+    let args = ["repl", "fixtures/souffle/tc/prog.dl", "-F", "fixtures/souffle/tc/in", "--query", "path(1, y)"];
+    let run = common::dlc_with_input(&args, "?- path(10, y).\n");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("path(10,11)\n1 answer(s)"), "{}", run.stdout);
+    let run = dlc(&["repl", "fixtures/souffle/tc/prog.dl", "-D", "out"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+mod magic_per_output {
+    //! For random Soufflé programs with one `.output`, the default path (the magic
+    //! rewrite when the rules select a constant) writes the same rows as `--no-magic`.
+
+    use super::{common, scratch};
+    use proptest::prelude::*;
+
+    const RELATIONS: &[(&str, usize)] = &[("e0", 2), ("e1", 1), ("p0", 2), ("p1", 1), ("p2", 0), ("p3", 3)];
+    const IDB_FROM: usize = 2;
+    const TERMS: &[&str] = &["x", "y", "z", "w", "x", "y", "\"a\"", "\"b\""];
+
+    fn atom(rel: usize, args: &[usize]) -> String {
+        let (name, arity) = RELATIONS[rel];
+        let args: Vec<&str> = args.iter().take(arity).map(|&t| TERMS[t]).collect();
+        format!("{name}({})", args.join(", "))
+    }
+
+    /// A safe rule: head variables are drawn from the body's.
+    fn rule() -> impl Strategy<Value = String> {
+        let body_atom = (0..RELATIONS.len(), prop::collection::vec(0..TERMS.len(), 3));
+        (
+            IDB_FROM..RELATIONS.len(),
+            prop::collection::vec(body_atom, 1..4),
+            prop::collection::vec(any::<prop::sample::Index>(), 3),
+        )
+            .prop_map(|(head, body, picks)| {
+                let mut vars: Vec<usize> = Vec::new();
+                for (rel, args) in &body {
+                    for &t in args.iter().take(RELATIONS[*rel].1) {
+                        if !TERMS[t].starts_with('"') && !vars.contains(&t) {
+                            vars.push(t);
+                        }
+                    }
+                }
+                let head_args: Vec<usize> =
+                    picks.iter().map(|ix| if vars.is_empty() { 6 } else { vars[ix.index(vars.len())] }).collect();
+                let body: Vec<String> = body.iter().map(|(rel, args)| atom(*rel, args)).collect();
+                format!("{} :- {}.", atom(head, &head_args), body.join(", "))
+            })
+    }
+
+    fn program() -> impl Strategy<Value = String> {
+        let fact =
+            (0..IDB_FROM, prop::collection::vec(6..TERMS.len(), 3)).prop_map(|(rel, args)| atom(rel, &args) + ".");
+        (prop::collection::vec(rule(), 1..6), prop::collection::vec(fact, 0..10), IDB_FROM..RELATIONS.len()).prop_map(
+            |(rules, facts, output)| {
+                let mut text = String::new();
+                for (name, arity) in RELATIONS {
+                    let attrs: Vec<String> = (0..*arity).map(|i| format!("a{i}:symbol")).collect();
+                    text += &format!(".decl {name}({})\n", attrs.join(", "));
+                }
+                text += &format!(".output {}\n", RELATIONS[output].0);
+                text + &facts.join("\n") + "\n" + &rules.join("\n") + "\n"
+            },
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn default_rows_equal_plain_rows(src in program()) {
+            let dir = scratch("prop");
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("prog.dl");
+            std::fs::write(&path, &src).unwrap();
+            let path = path.to_str().unwrap();
+            let default = common::dlc(&[path, "-D", "-", "--no-timing"]);
+            let plain = common::dlc(&[path, "-D", "-", "--no-timing", "--no-magic"]);
+            let _ = std::fs::remove_dir_all(&dir);
+            prop_assert_eq!(default.code, 0, "{}\n{}", src, default.stderr);
+            prop_assert_eq!(&default.stdout, &plain.stdout, "{}", src);
+        }
+    }
+}
+
+#[test]
+fn number_fields_are_read_as_numbers_and_symbol_fields_verbatim() {
+    let dir = scratch("numbers");
+    std::fs::create_dir_all(dir.join("in")).unwrap();
+    let prog = ".type Id <: number\n.decl e(x:Id, s:symbol)\n.input e\n.decl r(x:number, s:symbol)\n.output r\n\
+                r(x, s) :- e(x, s).\nr(8, \"08\") :- e(08, _).\n";
+    std::fs::write(dir.join("prog.dl"), prog).unwrap();
+    std::fs::write(dir.join("in/e.facts"), "007\t007\n8\t-0\n").unwrap();
+    let run = dlc(&[dir.join("prog.dl").to_str().unwrap(), "-F", dir.join("in").to_str().unwrap(), "-D", "-"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "---------------\nr\n===============\n7\t007\n8\t-0\n8\t08\n===============\n");
+}

@@ -1,0 +1,1077 @@
+//! The Soufflé front end: reads the positive fragment of Soufflé's language (`.decl`,
+//! `.input`, `.output`, `.printsize`, rules with lower-case variables, multiple heads,
+//! disjunction, `#include` and `#define`) into the native AST, which the native lowering
+//! then turns into an `ir::Program`. Everything outside the positive fragment (negation,
+//! arithmetic, comparisons, aggregates, functors, components, ...) is reported as E0018
+//! at its span rather than read approximately.
+//!
+//! The grammar is small and has no nesting except parenthesised disjunctions, whose depth
+//! is bounded ([`MAX_NESTING`]), so it is parsed by hand: statements are `.`-terminated
+//! clauses or directives whose end their shape decides, and newlines carry no meaning.
+
+mod lexer;
+
+use crate::ast::{self, Statement, TermKind};
+use diag::{Code, Diagnostic, FileId, Span};
+use ir::{PredId, PredKind, PredName, Program};
+use lexer::{lex, Kind};
+use std::collections::{HashMap, HashSet};
+
+/// How deeply parenthesised disjunctions may nest in a rule body.
+pub const MAX_NESTING: usize = 32;
+/// How many rules one clause may expand to (heads × disjuncts).
+pub const MAX_EXPANSION: usize = 1024;
+/// How deeply `#include`s may nest (a file including itself hits this bound).
+pub const MAX_INCLUDE_DEPTH: usize = 32;
+
+/// Reads the files that `#include` names; the library does no IO itself.
+pub trait Includes {
+    /// The id and text of the file `path` as included from `from` (a relative path is
+    /// relative to `from`'s directory), or why it cannot be read.
+    fn include(&mut self, from: FileId, path: &str) -> Result<(FileId, String), String>;
+}
+
+/// No includes: every `#include` is reported as unreadable.
+pub struct NoIncludes;
+
+impl Includes for NoIncludes {
+    fn include(&mut self, _from: FileId, _path: &str) -> Result<(FileId, String), String> {
+        Err("includes are not read here".to_string())
+    }
+}
+
+/// How one `.input`, `.output` or `.printsize` relation is read or written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Io {
+    pub pred: PredId,
+    /// The `filename` parameter, if given; otherwise `<Rel>.facts` / `<Rel>.csv`.
+    pub filename: Option<String>,
+    /// The `delimiter` parameter (one character); a tab by default.
+    pub delimiter: char,
+    /// `IO=stdout`: written to standard output instead of a file.
+    pub stdout: bool,
+    /// Per attribute, whether its type is a number type (`number`, `unsigned` or a type
+    /// defined from them): a field `007` of such a column is read as 7, as Soufflé does.
+    pub numeric: Vec<bool>,
+    /// The relation's name in the directive.
+    pub span: Span,
+}
+
+/// A Soufflé program lowered to IR, with its I/O directives.
+#[derive(Clone, Debug)]
+pub struct SouffleProgram {
+    pub program: Program,
+    pub inputs: Vec<Io>,
+    pub outputs: Vec<Io>,
+    pub printsize: Vec<Io>,
+}
+
+/// Whether `src` is a Soufflé program: some line starts with `.decl`.
+pub fn looks_like_souffle(src: &str) -> bool {
+    src.lines().any(|line| line.trim_start().starts_with(".decl"))
+}
+
+/// Parses a Soufflé program into the native AST (rules expanded: one per head and
+/// disjunct; facts of derived relations become empty-body rules).
+pub fn parse(src: &str, file: FileId, includes: &mut dyn Includes) -> (ast::File, Vec<Diagnostic>) {
+    let (front, mut diagnostics) = front(src, file, includes);
+    diagnostics.sort_by_key(|d| d.primary_span().map(|s| (s.file, s.start)));
+    (front.file, diagnostics)
+}
+
+/// Parses and lowers a Soufflé program. `None` when there is any error.
+pub fn parse_program(
+    src: &str,
+    file: FileId,
+    includes: &mut dyn Includes,
+) -> (Option<SouffleProgram>, Vec<Diagnostic>) {
+    let (front, mut diagnostics) = front(src, file, includes);
+    let failed = diag::has_errors(&diagnostics);
+    let (program, lowering) = crate::lower(&front.file);
+    diagnostics.extend(lowering);
+    diagnostics.sort_by_key(|d| d.primary_span().map(|s| (s.file, s.start)));
+    let Some(mut program) = program.filter(|_| !failed && !diag::has_errors(&diagnostics)) else {
+        return (None, diagnostics);
+    };
+    // Declared relations that no clause mentions still exist: an `.output` of one is an
+    // empty file, an `.input` of one is read (and unused).
+    for decl in &front.decls {
+        let name = PredName::Source(program.symbols.intern(&decl.name));
+        program.declare_pred(name, decl.arity, PredKind::Edb, decl.span);
+    }
+    let numeric = |name: &str| -> Vec<bool> {
+        let decl = front.decls.iter().find(|d| d.name == name).expect("every directive names a declared relation");
+        decl.types.iter().map(|t| is_numeric(t, &front.types)).collect()
+    };
+    let resolve = |ios: &[RawIo], program: &Program| -> Vec<Io> {
+        ios.iter()
+            .map(|io| Io {
+                numeric: numeric(&io.name),
+                pred: program.lookup_source(&io.name).expect("every directive names a declared relation"),
+                filename: io.filename.clone(),
+                delimiter: io.delimiter,
+                stdout: io.stdout,
+                span: io.span,
+            })
+            .collect()
+    };
+    let inputs = resolve(&front.inputs, &program);
+    let outputs = resolve(&front.outputs, &program);
+    let printsize = resolve(&front.printsize, &program);
+    (Some(SouffleProgram { program, inputs, outputs, printsize }), diagnostics)
+}
+
+/// Reads a `--query` in Soufflé syntax (`path(1, y)`: lower-case names are variables),
+/// with or without `?-` and a final `.`, and makes it the program's query. Checked like
+/// the native one: unknown predicate (E0007), input predicate (E0008), arity (E0004).
+pub fn parse_query(src: &str, file: FileId, program: &mut Program) -> Vec<Diagnostic> {
+    let texts = Texts { files: vec![(file, src.to_string())] };
+    let tokens: Vec<Tok> =
+        lex(src, 0).into_iter().map(|(kind, range)| Tok { kind, span: Span::new(file, range) }).collect();
+    let mut parser = Parser::new(&tokens, &texts, Span::new(file, src.len()..src.len()));
+    parser.eat(Kind::QueryOp);
+    let atom = parser.atom();
+    if atom.is_ok() {
+        parser.eat(Kind::Dot);
+        if let Some(extra) = parser.peek() {
+            let found = parser.describe(Some(extra));
+            parser.syntax(extra.span, format!("expected the end of the query, found {found}"));
+        }
+    }
+    let mut diagnostics = parser.diagnostics;
+    let Ok(atom) = atom else { return diagnostics };
+    if !diagnostics.is_empty() {
+        return diagnostics;
+    }
+    match crate::lower::lower_query(program, &atom) {
+        Ok(query) => program.query = Some(query),
+        Err(error) => diagnostics.push(error),
+    }
+    diagnostics
+}
+
+/// A token: its kind, and where it is (its text is the source under the span).
+#[derive(Clone, Copy, Debug)]
+struct Tok {
+    kind: Kind,
+    span: Span,
+}
+
+/// The texts of the files read, for the text of a token.
+struct Texts {
+    files: Vec<(FileId, String)>,
+}
+
+impl Texts {
+    fn text(&self, span: Span) -> &str {
+        self.files.iter().find(|(f, _)| *f == span.file).map_or("", |(_, t)| t.get(span.range()).unwrap_or(""))
+    }
+
+    fn file_text(&self, file: FileId) -> &str {
+        self.files.iter().find(|(f, _)| *f == file).map_or("", |(_, t)| t)
+    }
+}
+
+/// A `.decl`.
+struct Decl {
+    name: String,
+    arity: usize,
+    span: Span,
+    /// The attributes' type names.
+    types: Vec<String>,
+}
+
+/// An I/O directive before its relation is resolved.
+struct RawIo {
+    name: String,
+    filename: Option<String>,
+    delimiter: char,
+    stdout: bool,
+    span: Span,
+}
+
+/// What the parser and the checks made of the files.
+struct Front {
+    file: ast::File,
+    decls: Vec<Decl>,
+    inputs: Vec<RawIo>,
+    outputs: Vec<RawIo>,
+    printsize: Vec<RawIo>,
+    types: HashMap<String, Vec<String>>,
+}
+
+/// Whether `ty` is a number type: `number`, `unsigned`, or defined from number types only.
+/// Definitions are followed with a worklist and a visited set, so a cycle ends.
+fn is_numeric(ty: &str, types: &HashMap<String, Vec<String>>) -> bool {
+    let mut seen = HashSet::new();
+    let mut worklist = vec![ty];
+    while let Some(t) = worklist.pop() {
+        match t {
+            "number" | "unsigned" => {}
+            _ => match types.get(t) {
+                Some(from) if seen.insert(t) => worklist.extend(from.iter().map(String::as_str)),
+                Some(_) => {}
+                None => return false,
+            },
+        }
+    }
+    true
+}
+
+/// Preprocesses, parses and checks declarations; builds the native AST.
+fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let mut texts = Texts { files: vec![(file, src.to_string())] };
+    let tokens = preprocess(file, &mut texts, includes, &mut diagnostics);
+    let eof = Span::new(file, src.len()..src.len());
+    let mut parser = Parser::new(&tokens, &texts, eof);
+    parser.program();
+    diagnostics.append(&mut parser.diagnostics);
+    let Parser { clauses, queries, decls, ios, types, .. } = parser;
+    let mut front = check(clauses, queries, decls, ios, Span::new(file, 0..src.len()), &mut diagnostics);
+    front.types = types;
+    (front, diagnostics)
+}
+
+/// E0018: a construct outside the positive fragment.
+fn unsupported(span: Span, construct: &str) -> Diagnostic {
+    Diagnostic::error(Code::UNSUPPORTED_SOUFFLE, format!("{construct} is not supported"))
+        .with_primary(span, format!("{construct} here"))
+}
+
+/// Runs the preprocessor: `#include "file"` splices the tokens of that file in (their
+/// spans point into it), `#define NAME tokens` replaces later uses of the name; any other
+/// `#` line is E0018. Included files are processed with an explicit stack.
+fn preprocess(
+    file: FileId,
+    texts: &mut Texts,
+    includes: &mut dyn Includes,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Tok> {
+    let mut out = Vec::new();
+    let mut defines: HashMap<String, Vec<Tok>> = HashMap::new();
+    let lexed = |file: FileId, texts: &Texts| -> Vec<Tok> {
+        lex(texts.file_text(file), 0)
+            .into_iter()
+            .map(|(kind, range)| Tok { kind, span: Span::new(file, range) })
+            .collect()
+    };
+    // Each entry: a file's tokens, reversed so that `pop` yields them in order.
+    let mut stack: Vec<Vec<Tok>> = vec![lexed(file, texts).into_iter().rev().collect()];
+    while let Some(top) = stack.last_mut() {
+        let Some(tok) = top.pop() else {
+            stack.pop();
+            continue;
+        };
+        match tok.kind {
+            Kind::Hash => {
+                let line = texts.text(tok.span).to_string();
+                let body = line[1..].trim_start();
+                let word_len = body.find(|c: char| !c.is_ascii_alphanumeric() && c != '_').unwrap_or(body.len());
+                let (word, rest) = body.split_at(word_len);
+                // Where `rest` starts in the file.
+                let rest_start = tok.span.start as usize + line.len() - rest.len();
+                match word {
+                    "include" => {
+                        let path = rest.trim();
+                        let Some(path) = path.strip_prefix('"').and_then(|p| p.strip_suffix('"')) else {
+                            diagnostics.push(
+                                Diagnostic::error(Code::PARSE, "expected a quoted file name after `#include`")
+                                    .with_primary(tok.span, "here")
+                                    .with_help("write `#include \"other.dl\"`"),
+                            );
+                            continue;
+                        };
+                        if stack.len() > MAX_INCLUDE_DEPTH {
+                            diagnostics.push(
+                                Diagnostic::error(
+                                    Code::UNREADABLE_FILE,
+                                    format!("`#include` nested more than {MAX_INCLUDE_DEPTH} deep"),
+                                )
+                                .with_primary(tok.span, "this include")
+                                .with_help("does a file include itself?"),
+                            );
+                            continue;
+                        }
+                        match includes.include(tok.span.file, path) {
+                            Ok((id, text)) => {
+                                texts.files.push((id, text));
+                                let tokens = lexed(id, texts);
+                                stack.push(tokens.into_iter().rev().collect());
+                            }
+                            Err(e) => diagnostics.push(
+                                Diagnostic::error(Code::UNREADABLE_FILE, format!("cannot include `{path}`: {e}"))
+                                    .with_primary(tok.span, "included here")
+                                    .with_help("a relative path is relative to the including file's directory"),
+                            ),
+                        }
+                    }
+                    "define" => {
+                        let rest_trimmed = rest.trim_start();
+                        let name_start = rest_start + rest.len() - rest_trimmed.len();
+                        let name_len = rest_trimmed
+                            .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                            .unwrap_or(rest_trimmed.len());
+                        let name = &rest_trimmed[..name_len];
+                        if name.is_empty() {
+                            diagnostics.push(
+                                Diagnostic::error(Code::PARSE, "expected a name after `#define`")
+                                    .with_primary(tok.span, "here")
+                                    .with_help("write `#define NAME value`"),
+                            );
+                            continue;
+                        }
+                        if rest_trimmed[name_len..].starts_with('(') {
+                            diagnostics.push(unsupported(tok.span, "a function-like macro (`#define NAME(...)`)"));
+                            continue;
+                        }
+                        let value_start = name_start + name_len;
+                        let value = &texts.file_text(tok.span.file)[value_start..tok.span.end as usize];
+                        // A value naming an earlier macro is expanded now, so that later
+                        // uses need one lookup and a macro can never expand itself.
+                        let mut tokens = Vec::new();
+                        for (kind, range) in lex(value, value_start) {
+                            let t = Tok { kind, span: Span::new(tok.span.file, range) };
+                            match defines.get(texts.text(t.span)).filter(|_| t.kind == Kind::Ident) {
+                                Some(expansion) => tokens.extend(expansion.iter().copied()),
+                                None => tokens.push(t),
+                            }
+                        }
+                        defines.insert(name.to_string(), tokens);
+                    }
+                    _ => {
+                        let directive = if word.is_empty() { "#".to_string() } else { format!("#{word}") };
+                        diagnostics.push(
+                            unsupported(tok.span, &format!("the preprocessor directive `{directive}`"))
+                                .with_help("dlc's preprocessor reads `#include \"file\"` and `#define NAME value`"),
+                        );
+                    }
+                }
+            }
+            Kind::Ident if !defines.is_empty() => match defines.get(texts.text(tok.span)) {
+                Some(expansion) => out.extend(expansion.iter().copied()),
+                None => out.push(tok),
+            },
+            _ => out.push(tok),
+        }
+    }
+    out
+}
+
+/// A rule body in disjunctive normal form: each conjunction becomes one rule.
+type Dnf = Vec<Vec<ast::Atom>>;
+
+/// A clause as written: its heads, its body (none for facts), its span.
+struct Clause {
+    heads: Vec<ast::Atom>,
+    body: Option<Dnf>,
+    span: Span,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum IoKind {
+    Input,
+    Output,
+    Printsize,
+}
+
+/// A reported error; the parser then skips to the end of the statement.
+struct Reported;
+
+struct Parser<'a> {
+    tokens: &'a [Tok],
+    pos: usize,
+    texts: &'a Texts,
+    eof: Span,
+    diagnostics: Vec<Diagnostic>,
+    clauses: Vec<Clause>,
+    queries: Vec<ast::Query>,
+    decls: Vec<Decl>,
+    ios: Vec<(IoKind, RawIo)>,
+    /// Each `.type` name with the types it is defined from.
+    types: HashMap<String, Vec<String>>,
+}
+
+impl<'a> Parser<'a> {
+    fn new(tokens: &'a [Tok], texts: &'a Texts, eof: Span) -> Self {
+        Parser {
+            tokens,
+            pos: 0,
+            texts,
+            eof,
+            diagnostics: Vec::new(),
+            clauses: Vec::new(),
+            queries: Vec::new(),
+            decls: Vec::new(),
+            ios: Vec::new(),
+            types: HashMap::new(),
+        }
+    }
+
+    fn peek(&self) -> Option<Tok> {
+        self.tokens.get(self.pos).copied()
+    }
+
+    fn peek_at(&self, ahead: usize) -> Option<Tok> {
+        self.tokens.get(self.pos + ahead).copied()
+    }
+
+    fn at(&self, kind: Kind) -> bool {
+        self.peek().is_some_and(|t| t.kind == kind)
+    }
+
+    fn bump(&mut self) -> Option<Tok> {
+        let t = self.peek();
+        self.pos += usize::from(t.is_some());
+        t
+    }
+
+    fn eat(&mut self, kind: Kind) -> Option<Tok> {
+        if self.at(kind) {
+            self.bump()
+        } else {
+            None
+        }
+    }
+
+    fn text(&self, tok: Tok) -> &'a str {
+        self.texts.text(tok.span)
+    }
+
+    fn here(&self) -> Span {
+        self.peek().map_or(self.eof, |t| t.span)
+    }
+
+    /// How a token reads in an error message.
+    fn describe(&self, tok: Option<Tok>) -> String {
+        match tok {
+            None => "end of input".to_string(),
+            Some(t) if t.kind == Kind::Error => format!("unexpected character(s) `{}`", self.text(t)),
+            Some(t) if t.kind == Kind::OpenComment => "`/*` without a closing `*/`".to_string(),
+            Some(t) => format!("`{}`", self.text(t)),
+        }
+    }
+
+    fn syntax(&mut self, span: Span, message: String) -> Reported {
+        self.diagnostics.push(Diagnostic::error(Code::PARSE, message).with_primary(span, "here").with_help(
+            "a Soufflé rule is `head(x, y) :- body(x, z), other(z, y).`; relations are declared with \
+                 `.decl r(x:symbol, y:number)`",
+        ));
+        Reported
+    }
+
+    fn expected(&mut self, what: &str) -> Reported {
+        let found = self.describe(self.peek());
+        self.syntax(self.here(), format!("expected {what}, found {found}"))
+    }
+
+    fn expect(&mut self, kind: Kind, what: &str) -> Result<Tok, Reported> {
+        self.eat(kind).ok_or_else(|| self.expected(what))
+    }
+
+    fn unsupported(&mut self, span: Span, construct: &str) -> Reported {
+        self.diagnostics.push(unsupported(span, construct));
+        Reported
+    }
+
+    /// Skips to the end of a clause after an error: past the next `.`, or up to the next
+    /// directive.
+    fn recover(&mut self) {
+        while let Some(t) = self.peek() {
+            match t.kind {
+                Kind::Dot => {
+                    self.bump();
+                    return;
+                }
+                Kind::Directive => return,
+                _ => {
+                    self.bump();
+                }
+            }
+        }
+    }
+
+    /// Skips the rest of the line of `start` (the arguments of a directive dlc does not
+    /// support).
+    fn skip_line(&mut self, start: Span) {
+        while let Some(t) = self.peek() {
+            let text = self.texts.file_text(t.span.file);
+            let same_line = t.span.file == start.file
+                && text.get(start.start as usize..t.span.start as usize).is_some_and(|s| !s.contains('\n'));
+            if !same_line {
+                return;
+            }
+            self.bump();
+        }
+    }
+
+    fn program(&mut self) {
+        while let Some(tok) = self.peek() {
+            let result = match tok.kind {
+                Kind::Directive => self.directive(),
+                Kind::Ident => self.clause(),
+                Kind::QueryOp => self.query(),
+                Kind::OpenComment => {
+                    self.bump();
+                    Err(self.syntax(tok.span, "this comment has no closing `*/`".to_string()))
+                }
+                _ => {
+                    let r = self.expected("a directive such as `.decl`, a rule or a fact");
+                    self.bump();
+                    Err(r)
+                }
+            };
+            if result.is_err() {
+                self.recover();
+            }
+        }
+    }
+
+    fn directive(&mut self) -> Result<(), Reported> {
+        let tok = self.bump().expect("at a directive");
+        match self.text(tok) {
+            ".decl" => self.decl(),
+            ".type" => self.type_decl(None),
+            ".number_type" => self.type_decl(Some("number")),
+            ".symbol_type" => self.type_decl(Some("symbol")),
+            ".input" => self.io(IoKind::Input, tok),
+            ".output" => self.io(IoKind::Output, tok),
+            ".printsize" => self.io(IoKind::Printsize, tok),
+            ".comp" | ".init" => {
+                self.unsupported(tok.span, "a component (`.comp`, `.init`)");
+                // Skip the component's body, braces balanced.
+                let mut depth = 0usize;
+                while let Some(t) = self.bump() {
+                    match t.kind {
+                        Kind::LBrace => depth += 1,
+                        Kind::RBrace if depth <= 1 => break,
+                        Kind::RBrace => depth -= 1,
+                        _ if depth == 0 && self.text(tok) == ".init" => {
+                            self.skip_line(tok.span);
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
+                Ok(())
+            }
+            other => {
+                let construct = match other {
+                    ".plan" => "a query plan (`.plan`)".to_string(),
+                    ".functor" => "a user-defined functor (`.functor`)".to_string(),
+                    other => format!("the directive `{other}`"),
+                };
+                self.unsupported(tok.span, &construct);
+                self.skip_line(tok.span);
+                Ok(())
+            }
+        }
+    }
+
+    /// `.decl name(attr: type, ...) qualifiers`
+    fn decl(&mut self) -> Result<(), Reported> {
+        let name = self.expect(Kind::Ident, "a relation name")?;
+        if self.at(Kind::Dot) && self.peek_at(1).is_some_and(|t| t.kind == Kind::Ident) {
+            return Err(self.unsupported(name.span, "a qualified relation name (components)"));
+        }
+        self.expect(Kind::LParen, "`(`")?;
+        let mut types = Vec::new();
+        if self.eat(Kind::RParen).is_none() {
+            loop {
+                self.expect(Kind::Ident, "an attribute name")?;
+                self.expect(Kind::Colon, "`:` and the attribute's type")?;
+                let ty = self.expect(Kind::Ident, "a type")?;
+                if self.text(ty) == "float" {
+                    return Err(self.unsupported(ty.span, "the type `float`"));
+                }
+                types.push(self.text(ty).to_string());
+                if self.eat(Kind::Comma).is_none() {
+                    self.expect(Kind::RParen, "`,` or `)`")?;
+                    break;
+                }
+            }
+        }
+        // Qualifiers that choose a data structure or an optimisation change no answer.
+        while let Some(t) = self.peek().filter(|t| t.kind == Kind::Ident) {
+            if self.peek_at(1).is_some_and(|n| n.kind == Kind::LParen) {
+                break;
+            }
+            match self.text(t) {
+                "brie" | "btree" | "btree_delete" | "inline" | "no_inline" | "magic" | "no_magic" | "overridable"
+                | "override" | "input" | "output" | "printsize" => {
+                    self.bump();
+                }
+                "eqrel" => return Err(self.unsupported(t.span, "an equivalence relation (`eqrel`)")),
+                "choice" => {
+                    let end = self.peek_at(2).map_or(t.span, |d| d.span);
+                    self.unsupported(t.span.to(end), "`choice-domain`");
+                    self.bump();
+                    // Skip `-domain x, (y, z)`.
+                    while let Some(n) = self.peek() {
+                        match n.kind {
+                            Kind::Operator | Kind::Ident | Kind::Comma | Kind::LParen | Kind::RParen => {
+                                if n.kind == Kind::Ident
+                                    && self.peek_at(1).is_some_and(|m| m.kind == Kind::LParen)
+                                    && self.text(n) != "domain"
+                                {
+                                    break;
+                                }
+                                self.bump();
+                            }
+                            _ => break,
+                        }
+                    }
+                    return Ok(());
+                }
+                _ => break,
+            }
+        }
+        self.decls.push(Decl { name: self.text(name).to_string(), arity: types.len(), span: name.span, types });
+        Ok(())
+    }
+
+    /// `.type T <: symbol`, `.type T = number`, `.type T = A | B`: plain names to dlc.
+    /// `base` is the type of the old `.number_type T` / `.symbol_type T` forms.
+    fn type_decl(&mut self, base: Option<&str>) -> Result<(), Reported> {
+        let name = self.expect(Kind::Ident, "a type name")?;
+        let name = self.text(name).to_string();
+        if let Some(base) = base {
+            self.types.insert(name, vec![base.to_string()]);
+            return Ok(());
+        }
+        if self.eat(Kind::Subtype).is_none() && self.eat(Kind::Eq).is_none() {
+            return Err(self.expected("`<:` or `=`"));
+        }
+        if let Some(open) = self.eat(Kind::LBracket) {
+            return Err(self.unsupported(open.span, "a record type (`[...]`)"));
+        }
+        let mut from = Vec::new();
+        loop {
+            let ty = self.expect(Kind::Ident, "a type")?;
+            from.push(self.text(ty).to_string());
+            if let Some(open) = self.eat(Kind::LBrace) {
+                return Err(self.unsupported(open.span, "an algebraic data type (`Branch {...}`)"));
+            }
+            if self.eat(Kind::Bar).is_none() {
+                self.types.insert(name, from);
+                return Ok(());
+            }
+        }
+    }
+
+    /// `.input r1, r2(IO=file, filename="r.tsv", delimiter=",")`
+    fn io(&mut self, kind: IoKind, directive: Tok) -> Result<(), Reported> {
+        let mut names = vec![self.expect(Kind::Ident, "a relation name")?];
+        while self.eat(Kind::Comma).is_some() {
+            names.push(self.expect(Kind::Ident, "a relation name")?);
+        }
+        let (mut filename, mut delimiter, mut stdout) = (None, '\t', kind == IoKind::Printsize);
+        if self.eat(Kind::LParen).is_some() && self.eat(Kind::RParen).is_none() {
+            loop {
+                let key = self.expect(Kind::Ident, "a parameter name")?;
+                self.expect(Kind::Eq, "`=`")?;
+                let value_tok = self.bump().ok_or_else(|| self.expected("a parameter value"))?;
+                if !matches!(value_tok.kind, Kind::Str | Kind::Ident | Kind::Number) {
+                    return Err(self.syntax(value_tok.span, "expected a parameter value".to_string()));
+                }
+                let raw = self.text(value_tok);
+                let value =
+                    if value_tok.kind == Kind::Str { unescape(&raw[1..raw.len() - 1]) } else { raw.to_string() };
+                let param = key.span.to(value_tok.span);
+                match self.text(key) {
+                    "IO" | "io" => match value.as_str() {
+                        "file" => {}
+                        "stdout" if kind != IoKind::Input => stdout = true,
+                        other => return Err(self.unsupported(param, &format!("`IO={other}`"))),
+                    },
+                    "filename" => filename = Some(value),
+                    "delimiter" => {
+                        let mut chars = value.chars();
+                        match (chars.next(), chars.next()) {
+                            (Some(c), None) => delimiter = c,
+                            _ => return Err(self.unsupported(param, "a delimiter other than one character")),
+                        }
+                    }
+                    "headers" if value == "false" => {}
+                    other => {
+                        let directive = self.text(directive);
+                        return Err(self.unsupported(param, &format!("the `{directive}` parameter `{other}`")));
+                    }
+                }
+                if self.eat(Kind::Comma).is_none() {
+                    self.expect(Kind::RParen, "`,` or `)`")?;
+                    break;
+                }
+            }
+        }
+        for name in names {
+            let io = RawIo {
+                name: self.text(name).to_string(),
+                filename: filename.clone(),
+                delimiter,
+                stdout,
+                span: name.span,
+            };
+            self.ios.push((kind, io));
+        }
+        Ok(())
+    }
+
+    /// `?- r(1, y).`: a query in the file.
+    fn query(&mut self) -> Result<(), Reported> {
+        let start = self.bump().expect("at `?-`").span;
+        let atom = self.atom()?;
+        let end = self.expect(Kind::Dot, "`.`")?;
+        self.queries.push(ast::Query { atom, span: start.to(end.span) });
+        Ok(())
+    }
+
+    /// `h1(..), h2(..) :- body.` or the facts `f(..).`
+    fn clause(&mut self) -> Result<(), Reported> {
+        let start = self.here();
+        let mut heads = vec![self.atom()?];
+        while self.eat(Kind::Comma).is_some() {
+            heads.push(self.atom()?);
+        }
+        if let Some(t) = self.peek().filter(|t| t.kind == Kind::Compare && self.text(*t) == "<=") {
+            return Err(self.unsupported(t.span, "a subsumptive clause (`<=`)"));
+        }
+        let body = if self.eat(Kind::ColonDash).is_some() {
+            let body = self.disjunction(0)?;
+            if heads.len() * body.len() > MAX_EXPANSION {
+                return Err(self.unsupported(
+                    start.to(self.here()),
+                    &format!("a clause expanding to more than {MAX_EXPANSION} rules"),
+                ));
+            }
+            Some(body)
+        } else {
+            None
+        };
+        let end = match self.eat(Kind::Dot) {
+            Some(dot) => dot,
+            None if body.is_some() => return Err(self.expected("`,`, `;` or `.`")),
+            None => return Err(self.expected("`,`, `.` or `:-`")),
+        };
+        self.clauses.push(Clause { heads, body, span: start.to(end.span) });
+        Ok(())
+    }
+
+    /// `conj ; conj ; ...`
+    fn disjunction(&mut self, depth: usize) -> Result<Dnf, Reported> {
+        let mut dnf = self.conjunction(depth)?;
+        while self.eat(Kind::Semicolon).is_some() {
+            dnf.extend(self.conjunction(depth)?);
+        }
+        Ok(dnf)
+    }
+
+    /// `lit, lit, ...`: the product of the literals' disjunctions.
+    fn conjunction(&mut self, depth: usize) -> Result<Dnf, Reported> {
+        let start = self.here();
+        let mut dnf: Dnf = vec![Vec::new()];
+        loop {
+            let literal = self.literal(depth)?;
+            if dnf.len() * literal.len() > MAX_EXPANSION {
+                return Err(self.unsupported(
+                    start.to(self.here()),
+                    &format!("a body expanding to more than {MAX_EXPANSION} rules"),
+                ));
+            }
+            dnf = dnf
+                .iter()
+                .flat_map(|conj| {
+                    literal.iter().map(move |more| {
+                        let mut c = conj.clone();
+                        c.extend(more.iter().cloned());
+                        c
+                    })
+                })
+                .collect();
+            if self.eat(Kind::Comma).is_none() {
+                return Ok(dnf);
+            }
+        }
+    }
+
+    fn literal(&mut self, depth: usize) -> Result<Dnf, Reported> {
+        let Some(tok) = self.peek() else { return Err(self.expected("a body literal")) };
+        match tok.kind {
+            Kind::Bang => Err(self.unsupported(tok.span, "negation (`!`)")),
+            Kind::LParen => {
+                if depth >= MAX_NESTING {
+                    return Err(self.unsupported(tok.span, &format!("nesting deeper than {MAX_NESTING} parentheses")));
+                }
+                self.bump();
+                let dnf = self.disjunction(depth + 1)?;
+                self.expect(Kind::RParen, "`,`, `;` or `)`")?;
+                Ok(dnf)
+            }
+            Kind::Ident if self.peek_at(1).is_some_and(|t| t.kind == Kind::LParen) => {
+                let name = self.text(tok);
+                if matches!(name, "match" | "contains") {
+                    return Err(self.unsupported(tok.span, &format!("the constraint `{name}(...)`")));
+                }
+                let atom = self.atom()?;
+                if let Some(op) = self.peek().filter(|t| matches!(t.kind, Kind::Eq | Kind::Compare)) {
+                    return Err(self.unsupported(op.span, &format!("a comparison (`{}`)", self.text(op))));
+                }
+                Ok(vec![vec![atom]])
+            }
+            Kind::Ident if matches!(self.text(tok), "true" | "false") => {
+                self.bump();
+                Ok(if self.text(tok) == "true" { vec![Vec::new()] } else { Vec::new() })
+            }
+            _ => {
+                // A constraint `x < y`, `x = "a"`, `z = count : {...}`.
+                self.term()?;
+                match self.peek().filter(|t| matches!(t.kind, Kind::Eq | Kind::Compare)) {
+                    Some(op) => {
+                        self.bump();
+                        // `x = count : {...}`: an aggregate (or functor) on the right is
+                        // reported as what it is rather than as a comparison.
+                        if self.peek().is_some_and(|t| t.kind == Kind::Ident) {
+                            self.term()?;
+                        }
+                        Err(self.unsupported(op.span, &format!("a comparison (`{}`)", self.text(op))))
+                    }
+                    None => Err(self.expected("`(` after a relation name, or a comparison")),
+                }
+            }
+        }
+    }
+
+    /// `name(t, ...)`
+    fn atom(&mut self) -> Result<ast::Atom, Reported> {
+        let name = self.expect(Kind::Ident, "a relation name")?;
+        if let (Some(dot), Some(next)) = (self.peek(), self.peek_at(1)) {
+            if dot.kind == Kind::Dot && next.kind == Kind::Ident && dot.span.start == name.span.end {
+                return Err(self.unsupported(name.span.to(next.span), "a qualified relation name (components)"));
+            }
+        }
+        self.expect(Kind::LParen, "`(`")?;
+        let mut args = Vec::new();
+        let close = match self.eat(Kind::RParen) {
+            Some(close) => close,
+            None => loop {
+                args.push(self.term()?);
+                if self.eat(Kind::Comma).is_none() {
+                    break self.expect(Kind::RParen, "`,` or `)`")?;
+                }
+            },
+        };
+        let pred = ast::Name { text: self.text(name).to_string(), span: name.span };
+        Ok(ast::Atom { pred, args, span: name.span.to(close.span) })
+    }
+
+    /// A variable, `_`, a number or a string; anything else is unsupported.
+    fn term(&mut self) -> Result<ast::Term, Reported> {
+        let Some(tok) = self.peek() else { return Err(self.expected("a variable, a number or a string")) };
+        let text = self.text(tok);
+        let next = self.peek_at(1);
+        let kind = match tok.kind {
+            Kind::Ident if next.is_some_and(|n| n.kind == Kind::LParen) => {
+                let construct = if text == "as" {
+                    "a type cast (`as(...)`)".to_string()
+                } else {
+                    format!("the functor `{text}(...)`")
+                };
+                return Err(self.unsupported(tok.span, &construct));
+            }
+            Kind::Ident
+                if matches!(text, "count" | "sum" | "min" | "max" | "mean" | "range")
+                    && next.is_some_and(|n| !matches!(n.kind, Kind::Comma | Kind::RParen)) =>
+            {
+                return Err(self.unsupported(tok.span, &format!("the aggregate `{text}`")));
+            }
+            Kind::Ident if text == "nil" => return Err(self.unsupported(tok.span, "a record (`nil`)")),
+            Kind::Ident => TermKind::Var(text.to_string()),
+            Kind::Underscore => TermKind::Anon,
+            // As Soufflé reads it: `007` is 7.
+            Kind::Number => match text.parse::<i64>() {
+                Ok(n) => TermKind::Int(n.to_string()),
+                Err(_) => return Err(self.unsupported(tok.span, "a number this large")),
+            },
+            Kind::RadixNumber => {
+                let (digits, radix) = if let Some(hex) = text.strip_prefix("0x") { (hex, 16) } else { (&text[2..], 2) };
+                match i64::from_str_radix(digits, radix) {
+                    Ok(n) => TermKind::Int(n.to_string()),
+                    Err(_) => return Err(self.unsupported(tok.span, "a number this large")),
+                }
+            }
+            Kind::Float => return Err(self.unsupported(tok.span, "a float constant")),
+            Kind::Str => TermKind::Str(unescape(&text[1..text.len() - 1])),
+            Kind::Operator if text == "-" && next.is_some_and(|n| n.kind == Kind::Number) => {
+                let number = next.expect("checked");
+                self.bump();
+                let span = tok.span.to(number.span);
+                self.bump();
+                let Ok(n) = format!("-{}", self.text(number)).parse::<i64>() else {
+                    return Err(self.unsupported(span, "a number this large"));
+                };
+                return self.after_term(ast::Term { kind: TermKind::Int(n.to_string()), span });
+            }
+            Kind::Dollar => return Err(self.unsupported(tok.span, "`$` (a counter or an ADT branch)")),
+            Kind::At => return Err(self.unsupported(tok.span, "a user-defined functor (`@f(...)`)")),
+            Kind::LBracket => return Err(self.unsupported(tok.span, "a record (`[...]`)")),
+            Kind::LParen | Kind::Operator => return Err(self.unsupported(tok.span, "arithmetic")),
+            _ => return Err(self.expected("a variable, a number or a string")),
+        };
+        self.bump();
+        self.after_term(ast::Term { kind, span: tok.span })
+    }
+
+    /// A term followed by an arithmetic operator is arithmetic.
+    fn after_term(&mut self, term: ast::Term) -> Result<ast::Term, Reported> {
+        if let Some(op) = self.peek().filter(|t| t.kind == Kind::Operator) {
+            return Err(self.unsupported(op.span, &format!("arithmetic (`{}`)", self.text(op))));
+        }
+        Ok(term)
+    }
+}
+
+/// Resolves the escapes of a string's contents: `\"`, `\\`, `\n`, `\t`, `\r`; any other
+/// escaped character stands for itself.
+fn unescape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// Checks declarations (E0019 undeclared, E0020 declared twice, E0004 arity against the
+/// declaration) and I/O directives, and builds the native AST from what passed.
+fn check(
+    clauses: Vec<Clause>,
+    queries: Vec<ast::Query>,
+    decls: Vec<Decl>,
+    ios: Vec<(IoKind, RawIo)>,
+    whole: Span,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Front {
+    let mut declared: HashMap<&str, &Decl> = HashMap::new();
+    let mut unique = Vec::new();
+    for (i, decl) in decls.iter().enumerate() {
+        match declared.get(decl.name.as_str()) {
+            Some(first) => diagnostics.push(
+                Diagnostic::error(Code::DECLARED_TWICE, format!("relation `{}` is declared twice", decl.name))
+                    .with_primary(decl.span, "declared again here")
+                    .with_secondary(first.span, "first declared here"),
+            ),
+            None => {
+                declared.insert(&decl.name, decl);
+                unique.push(i);
+            }
+        }
+    }
+    let check_atom = |atom: &ast::Atom, diagnostics: &mut Vec<Diagnostic>| -> bool {
+        match declared.get(atom.pred.text.as_str()) {
+            None => {
+                diagnostics.push(undeclared(&atom.pred.text, atom.pred.span, Some(atom.args.len())));
+                false
+            }
+            Some(decl) if decl.arity != atom.args.len() => {
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::ARITY_MISMATCH,
+                        format!(
+                            "`{}` is used with {} argument(s) but is declared with {}",
+                            decl.name,
+                            atom.args.len(),
+                            decl.arity
+                        ),
+                    )
+                    .with_primary(atom.span, format!("{} argument(s) here", atom.args.len()))
+                    .with_secondary(decl.span, format!("declared with {} attribute(s) here", decl.arity)),
+                );
+                false
+            }
+            Some(_) => true,
+        }
+    };
+    let mut kept = Vec::new();
+    for clause in clauses {
+        let mut ok = true;
+        for atom in clause.heads.iter().chain(clause.body.iter().flatten().flatten()) {
+            ok &= check_atom(atom, diagnostics);
+        }
+        if ok {
+            kept.push(clause);
+        }
+    }
+    let derived: HashSet<&str> =
+        kept.iter().filter(|c| c.body.is_some()).flat_map(|c| c.heads.iter().map(|h| h.pred.text.as_str())).collect();
+    let (mut inputs, mut outputs, mut printsize) = (Vec::new(), Vec::new(), Vec::new());
+    for (kind, io) in ios {
+        if !declared.contains_key(io.name.as_str()) {
+            diagnostics.push(undeclared(&io.name, io.span, None));
+            continue;
+        }
+        match kind {
+            IoKind::Input if derived.contains(io.name.as_str()) => {
+                diagnostics.push(unsupported(io.span, "an `.input` relation that rules also derive").with_help(
+                    "dlc keeps input and derived relations apart: read the input into another relation \
+                     `r_in` and add the rule `r(x, y) :- r_in(x, y).`",
+                ));
+            }
+            IoKind::Input => inputs.push(io),
+            IoKind::Output => outputs.push(io),
+            IoKind::Printsize => printsize.push(io),
+        }
+    }
+    let mut statements = Vec::new();
+    for clause in &kept {
+        match &clause.body {
+            None => {
+                for head in &clause.heads {
+                    statements.push(if derived.contains(head.pred.text.as_str()) {
+                        Statement::Rule(ast::Rule { head: head.clone(), body: Vec::new(), span: clause.span })
+                    } else {
+                        Statement::Fact(head.clone())
+                    });
+                }
+            }
+            Some(dnf) => {
+                for head in &clause.heads {
+                    for conj in dnf {
+                        let rule = ast::Rule { head: head.clone(), body: conj.clone(), span: clause.span };
+                        statements.push(Statement::Rule(rule));
+                    }
+                }
+            }
+        }
+    }
+    for query in queries {
+        if check_atom(&query.atom, diagnostics) {
+            statements.push(Statement::Query(query));
+        }
+    }
+    let decls = decls.into_iter().enumerate().filter(|(i, _)| unique.contains(i)).map(|(_, d)| d).collect();
+    Front { file: ast::File { statements, span: whole }, decls, inputs, outputs, printsize, types: HashMap::new() }
+}
+
+/// E0019; `arity` (when used in an atom) gives the declaration to suggest.
+fn undeclared(name: &str, span: Span, arity: Option<usize>) -> Diagnostic {
+    let attributes = match arity {
+        Some(n) => (0..n).map(|i| format!("x{i}:symbol")).collect::<Vec<_>>().join(", "),
+        None => "x:symbol, ...".to_string(),
+    };
+    Diagnostic::error(Code::UNDECLARED_RELATION, format!("relation `{name}` is not declared"))
+        .with_primary(span, "used here")
+        .with_help(format!("declare it, with a type for each attribute: `.decl {name}({attributes})`"))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,282 @@
+//! Tests of the Soufflé front end: what it reads, and what it reports as unsupported.
+
+use super::*;
+
+const FILE: FileId = FileId(0);
+
+fn ok(src: &str) -> SouffleProgram {
+    let (program, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    assert!(diagnostics.is_empty(), "unexpected diagnostics: {diagnostics:#?}");
+    program.expect("no errors means a program")
+}
+
+fn rules(p: &Program) -> Vec<String> {
+    p.rules.iter().map(|r| ir::DisplayRule(p, r).to_string()).collect()
+}
+
+/// (code, text of the primary span, message) of each diagnostic of a failing program.
+fn errors(src: &str) -> Vec<(&'static str, String, String)> {
+    let (program, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    assert!(program.is_none(), "expected errors in {src:?}");
+    diagnostics
+        .iter()
+        .map(|d| (d.code.0, src[d.primary_span().expect("spanned").range()].to_string(), d.message.clone()))
+        .collect()
+}
+
+#[test]
+fn transitive_closure_with_io_directives() {
+    let src = "// tc\n.decl edge(x:number, y:number)\n.input edge\n.decl path(x:number, y:number)\n.output path\n\
+               path(x, y) :- edge(x, y).\npath(x, z) :- path(x, y), edge(y, z).\n";
+    let s = ok(src);
+    assert_eq!(rules(&s.program), ["path(x,y) <- edge(x,y)", "path(x,z) <- path(x,y), edge(y,z)"]);
+    let name = |io: &Io| s.program.pred_name(io.pred);
+    assert_eq!(s.inputs.iter().map(name).collect::<Vec<_>>(), ["edge"]);
+    assert_eq!(s.outputs.iter().map(name).collect::<Vec<_>>(), ["path"]);
+    assert_eq!((s.inputs[0].delimiter, s.inputs[0].filename.as_deref()), ('\t', None));
+}
+
+#[test]
+fn multiple_heads_disjunction_facts_and_constants() {
+    let src = r#".decl a(x:symbol) .decl b(x:symbol) .decl c(x:symbol, y:number) .decl d(x:symbol)
+        c("k", 01). c("m", -2). d("z").
+        a(x), b(x) :- c(x, _) ; (d(x), c(x, 0x10)).
+        d(x) :- a(x).
+    "#;
+    let s = ok(src);
+    assert_eq!(
+        rules(&s.program),
+        [
+            "d(z) <-",
+            "a(x) <- c(x,_0)",
+            "a(x) <- d(x), c(x,16)",
+            "b(x) <- c(x,_0)",
+            "b(x) <- d(x), c(x,16)",
+            "d(x) <- a(x)"
+        ]
+    );
+    // `c` has no rules: its facts are input facts; numbers are read as numbers (`01` is 1).
+    let facts: Vec<String> = s
+        .program
+        .facts
+        .iter()
+        .map(|f| f.values.iter().map(|c| s.program.consts.text(*c)).collect::<Vec<_>>().join(","))
+        .collect();
+    assert_eq!(facts, ["k,1", "m,-2"]);
+}
+
+#[test]
+fn io_parameters_types_qualifiers_and_true() {
+    let src = r#".type Node <: symbol
+        .type Id = number
+        .type Either = Node | Id
+        .decl e(x:Node, y:Node) brie
+        .input e(IO=file, filename="edges.csv", delimiter=",")
+        .decl r(x:Node) magic
+        .output r(IO=stdout)
+        .printsize r
+        r(x) :- e(x, _), true.
+        r(x) :- e(_, x), false.
+    "#;
+    let s = ok(src);
+    assert_eq!(rules(&s.program), ["r(x) <- e(x,_0)"]);
+    assert_eq!((s.inputs[0].filename.as_deref(), s.inputs[0].delimiter), (Some("edges.csv"), ','));
+    assert!(s.outputs[0].stdout);
+    assert_eq!(s.printsize.len(), 1);
+    assert_eq!(s.inputs[0].numeric, [false, false]);
+    let s = ok(".type A <: number\n.type B = A | unsigned\n.type C = B | symbol\n.number_type D\n\
+                .decl r(a:A, b:B, c:C, d:D, e:number, f:symbol, g:Unknown)\n.output r\n");
+    assert_eq!(s.outputs[0].numeric, [true, true, false, true, true, false, false]);
+}
+
+#[test]
+fn declared_but_unused_relations_exist() {
+    let s = ok(".decl e(x:number)\n.decl r(x:number, y:symbol)\n.output r\n");
+    let r = s.program.lookup_source("r").unwrap();
+    assert_eq!(s.program.pred(r).arity, 2);
+}
+
+#[test]
+fn unsupported_constructs_are_named_at_their_span() {
+    let decls = ".decl e(x:number, y:number)\n.decl r(x:number)\n";
+    let cases: &[(&str, &str, &str)] = &[
+        ("r(x) :- e(x, _), !e(_, x).", "!", "negation (`!`) is not supported"),
+        ("r(x) :- e(x, y), x < y.", "<", "a comparison (`<`) is not supported"),
+        ("r(x) :- e(x, y), y = 1.", "=", "a comparison (`=`) is not supported"),
+        ("r(x + 1) :- e(x, _).", "+", "arithmetic (`+`) is not supported"),
+        ("r(c) :- c = count : { e(_, _) }.", "count", "the aggregate `count` is not supported"),
+        ("r(x) :- e(x, cat(\"a\", \"b\")).", "cat", "the functor `cat(...)` is not supported"),
+        ("r(x) :- e(x, @f(x)).", "@", "a user-defined functor (`@f(...)`) is not supported"),
+        ("r(x) :- e(x, 1.5).", "1.5", "a float constant is not supported"),
+        ("r(x) :- e(x, $).", "$", "`$` (a counter or an ADT branch) is not supported"),
+        (".comp C { .decl q(x:number) }", ".comp", "a component (`.comp`, `.init`) is not supported"),
+        ("r(x) :- e(x, _).\n.plan 0:(1,2)", ".plan", "a query plan (`.plan`) is not supported"),
+        ("#ifdef X", "#ifdef X", "the preprocessor directive `#ifdef` is not supported"),
+        (".decl q(x:number) eqrel", "eqrel", "an equivalence relation (`eqrel`) is not supported"),
+        (".decl q(x:float)", "float", "the type `float` is not supported"),
+        (".input e(IO=sqlite)", "IO=sqlite", "`IO=sqlite` is not supported"),
+        ("r(x) <= r(x) :- e(x, _).", "<=", "a subsumptive clause (`<=`) is not supported"),
+        (".input r\nr(x) :- e(x, _).", "r", "an `.input` relation that rules also derive is not supported"),
+    ];
+    for (text, offending, message) in cases {
+        let src = format!("{decls}{text}\n");
+        let found = errors(&src);
+        assert_eq!(found.len(), 1, "{text}: {found:?}");
+        assert_eq!(found[0], ("E0018", offending.to_string(), message.to_string()), "{text}");
+    }
+}
+
+#[test]
+fn declarations_are_checked() {
+    let src =
+        ".decl e(x:number)\n.decl e(y:number)\n.decl r(x:number)\nr(x) :- e(x), f(x).\nr(x, y) :- e(x).\n.output g\n";
+    let found: Vec<(&str, String)> = errors(src).into_iter().map(|(c, t, _)| (c, t)).collect();
+    assert_eq!(
+        found,
+        [("E0020", "e".into()), ("E0019", "f".into()), ("E0004", "r(x, y)".into()), ("E0019", "g".into())]
+    );
+}
+
+#[test]
+fn syntax_errors_recover_at_the_next_clause() {
+    let src = ".decl r(x:number)\n.decl e(x:number)\nr(x) :- e(x)\nr(x) :- e(x).\nr(x :- e(x).\n";
+    let found = errors(src);
+    assert_eq!(found.iter().map(|(c, _, _)| *c).collect::<Vec<_>>(), ["E0001", "E0001"]);
+    assert_eq!(found[0].2, "expected `,`, `;` or `.`, found `r`");
+}
+
+#[test]
+fn defines_and_includes() {
+    struct Files;
+    impl Includes for Files {
+        fn include(&mut self, _from: FileId, path: &str) -> Result<(FileId, String), String> {
+            match path {
+                "decls.dl" => Ok((FileId(1), ".decl e(x:number, y:number)\n.input e\n".to_string())),
+                "bad.dl" => Ok((FileId(2), "q(1).\n".to_string())),
+                _ => Err("no such file".to_string()),
+            }
+        }
+    }
+    let src = "#include \"decls.dl\"\n#define START 7\n#define FROM START\n.decl r(y:number)\n.output r\nr(y) :- e(FROM, y).\n";
+    let (program, diagnostics) = parse_program(src, FILE, &mut Files);
+    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+    let s = program.unwrap();
+    assert_eq!(rules(&s.program), ["r(y) <- e(7,y)"]);
+    // A report about an included file points into it.
+    let (_, diagnostics) = parse_program("#include \"bad.dl\"\n.decl r(x:number)\n", FILE, &mut Files);
+    assert_eq!(diagnostics[0].code, Code::UNDECLARED_RELATION);
+    assert_eq!(diagnostics[0].primary_span().unwrap(), Span::new(FileId(2), 0..1));
+    let (_, diagnostics) = parse_program("#include \"nope.dl\"\n.decl r(x:number)\n", FILE, &mut Files);
+    assert_eq!(diagnostics[0].code, Code::UNREADABLE_FILE);
+    assert_eq!(diagnostics[0].message, "cannot include `nope.dl`: no such file");
+}
+
+#[test]
+fn a_self_include_stops_at_the_depth_bound() {
+    struct Again;
+    impl Includes for Again {
+        fn include(&mut self, _from: FileId, _path: &str) -> Result<(FileId, String), String> {
+            Ok((FileId(1), "#include \"me.dl\"\n".to_string()))
+        }
+    }
+    let (_, diagnostics) = parse_program("#include \"me.dl\"\n.decl r(x:number)\n", FILE, &mut Again);
+    assert_eq!(diagnostics.len(), 1);
+    assert!(diagnostics[0].message.contains("nested more than"));
+}
+
+#[test]
+fn deep_parentheses_are_bounded_not_recursed_without_limit() {
+    let body = format!("{}e(x){}", "(".repeat(100), ")".repeat(100));
+    let src = format!(".decl e(x:number)\n.decl r(x:number)\nr(x) :- {body}.\n");
+    let found = errors(&src);
+    assert_eq!(found[0].0, "E0018");
+}
+
+#[test]
+fn queries_in_souffle_syntax() {
+    let mut p = ok(".decl e(x:number, y:number)\n.decl r(x:number, y:number)\nr(x, y) :- e(x, y).\n").program;
+    assert!(parse_query("r(1, y)", FileId(1), &mut p).is_empty());
+    assert_eq!(ir::DisplayAtom(&p, &p.query.as_ref().unwrap().atom).to_string(), "r(1,y)");
+    assert!(parse_query("?- r(\"a\", _).", FileId(1), &mut p).is_empty());
+    let d = parse_query("r(1, y) x", FileId(1), &mut p);
+    assert_eq!(d[0].code, Code::PARSE);
+    assert_eq!(parse_query("e(1, y)", FileId(1), &mut p)[0].code, Code::QUERY_EDB);
+}
+
+#[test]
+fn dialect_detection() {
+    assert!(looks_like_souffle("// x\n  .decl e(x:number)\n"));
+    assert!(!looks_like_souffle("R(X) <- E(X). % .decl\n"));
+}
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn soup() -> impl Strategy<Value = String> {
+        let token = prop::sample::select(vec![
+            ".decl",
+            ".input",
+            ".output",
+            ".type",
+            ".comp",
+            "e",
+            "x",
+            "_",
+            "7",
+            "-",
+            "\"s\"",
+            "\"",
+            "(",
+            ")",
+            ",",
+            ".",
+            ":-",
+            ":",
+            ";",
+            "!",
+            "=",
+            "<",
+            "{",
+            "}",
+            "#include \"a\"\n",
+            "#define A e\n",
+            "#if\n",
+            "/*",
+            "*/",
+            "//",
+            "\n",
+            " ",
+            "number",
+            "symbol",
+            "count",
+            "@",
+            "$",
+            "[",
+            "0x",
+            "1.5",
+            "é",
+        ]);
+        prop::collection::vec(token, 0..40).prop_map(|tokens| tokens.join(" "))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn token_soups_never_panic(src in soup()) {
+            let (_, diagnostics) = parse_program(&src, FILE, &mut NoIncludes);
+            for d in &diagnostics {
+                for label in &d.labels {
+                    prop_assert!(label.span.end as usize <= src.len() && label.span.start <= label.span.end);
+                }
+            }
+            let mut p = Program::new();
+            let _ = parse_query(&src, FILE, &mut p);
+        }
+
+        #[test]
+        fn arbitrary_strings_never_panic(src in any::<String>()) {
+            let _ = parse_program(&src, FILE, &mut NoIncludes);
+        }
+    }
+}
