@@ -316,7 +316,7 @@ pub(crate) fn propagate(
                     }
                     let planned = rule.fixpoint_plan(i, db);
                     if let Some(text) = rule.text.as_ref().filter(|t| t.body.len() <= REPLAN_MAX_BODY) {
-                        if replan((r, i), rule.rule, planned, text, &mut replanned, db) {
+                        if replan((r, i), rule.rule, planned, text, &mut replanned, &stratum.heads, db) {
                             guards.forget((r, i));
                         }
                     }
@@ -400,10 +400,14 @@ struct Replanned {
 }
 
 /// Chooses the order of join `join` again from the data ([`crate::order::delta_order`])
-/// when one of its relations has doubled since the order was chosen (or has grown
-/// from empty, when the order was chosen without data): which atom to probe after the
-/// delta depends on how many rows a probe returns, and derived relations are empty
-/// when evaluation starts. The right-linear closure `@a:R^bb(X,Z) <- @m:R^bb(X,Z),
+/// when one of the stratum's own relations (`inside`, sorted) among its steps has
+/// doubled since the order was chosen (or has grown from empty, when the order was
+/// chosen without data): which atom to probe after the delta depends on how many rows a
+/// probe returns, and derived relations are empty when evaluation starts. Relations of
+/// earlier strata and inputs do not change while the stratum runs, so their size alone
+/// never asks for a new order: a point query over a large input whose derived
+/// relations stay small keeps its planned order and never pays for sampling the input
+/// or indexing it by another column. The right-linear closure `@a:R^bb(X,Z) <- @m:R^bb(X,Z),
 /// E(X,Y), @a:R^bb(Y,Z)` from a delta of `@a:R^bb(Y,Z)` must probe `E` by `Y` (one row),
 /// not the demands by `Z` (all of them, as they share the queried `Z`). Tells whether
 /// the plan changed.
@@ -413,11 +417,15 @@ fn replan(
     planned: &PhysPlan,
     rule: &ir::Rule,
     replanned: &mut FxHashMap<(usize, usize), Replanned>,
+    inside: &[PredId],
     db: &mut Database,
 ) -> bool {
     let current = replanned.get(&join);
     let steps = &current.map_or(planned, |x| &x.plan).steps;
     let grown = steps.iter().enumerate().any(|(k, s)| {
+        if inside.binary_search(&s.pred).is_err() {
+            return false;
+        }
         let now = db.len(s.pred);
         let then = current.map_or(0, |x| x.sizes[k]);
         now >= REPLAN_MIN_ROWS && now > 2 * then
