@@ -36,10 +36,9 @@ fn plan_text_shows_demand_rules_as_joins() {
     let text = plan::plan_program(&p).display(&p).to_string();
     let expected = "\
 r2: @m:R^bf(Y) <- @m:R^bf(X), @a:R^bf(X,Y)
-  project [Y] -> @m:R^bf
-    join on [X]
-      scan @m:R^bf(X)
-      scan @a:R^bf(X,Y)
+  1. scan @m:R^bf(X)
+  2. join on [X] with scan @a:R^bf(X,Y)
+  3. project [Y] -> @m:R^bf
 ";
     assert!(text.contains(expected), "{text}");
 }

@@ -1,5 +1,5 @@
-//! The stable `--emit plan` text and JSON of a [`ProgramPlan`]: per rule its text and the
-//! operator tree (project, join, select, scan), then the strata.
+//! The stable `--emit plan` text and JSON of a [`ProgramPlan`]: per rule its text and its
+//! left-deep pipeline as a flat list of steps (scan, select, join, project), then the strata.
 
 use crate::{AtomSource, Output, ProgramPlan, RulePlan, Step};
 use ir::{Atom, Const, DisplayAtom, DisplayConst, DisplayPred, DisplayRule, Program};
@@ -17,7 +17,7 @@ impl fmt::Display for DisplayPlan<'_> {
         let p = self.program;
         for plan in &self.plan.rules {
             writeln!(f, "r{}: {}", plan.rule.0, DisplayRule(p, p.rule(plan.rule)))?;
-            write_tree(f, p, plan)?;
+            write_steps(f, p, plan)?;
         }
         writeln!(f, "strata:")?;
         for (i, stratum) in self.plan.strata.iter().enumerate() {
@@ -53,48 +53,35 @@ fn output_names(program: &Program, plan: &RulePlan) -> String {
         .join(",")
 }
 
-/// Writes the indented operator tree of one rule: a left-deep chain of joins under the
-/// projection, each atom wrapped in its selections.
-fn write_tree(f: &mut impl Write, program: &Program, plan: &RulePlan) -> fmt::Result {
-    writeln!(f, "  project [{}] -> {}", output_names(program, plan), DisplayPred(program, plan.head))?;
+/// Writes the plan of one rule as a numbered pipeline, one line per step at constant
+/// indentation: the first atom's scan, then each later atom's scan joined on the variables
+/// bound before it (a product when none is), each with its selections, then the projection.
+/// A left-deep join is a list, so the text is linear in the body, however long.
+fn write_steps(f: &mut impl Write, program: &Program, plan: &RulePlan) -> fmt::Result {
     if plan.steps.is_empty() {
-        return writeln!(f, "    unit");
+        writeln!(f, "  1. unit")?;
     }
-    write_join(f, program, plan, plan.steps.len(), 2)
-}
-
-/// Writes the join of the first `count` steps at indentation `depth`: the join operators
-/// from the last step's down (each one deeper), the first step's scan, then every other
-/// step's scan under its operator. Written with loops, not one call per step, so that a
-/// body of thousands of atoms does not exhaust the stack.
-fn write_join(f: &mut impl Write, program: &Program, plan: &RulePlan, count: usize, depth: usize) -> fmt::Result {
-    for k in (1..count).rev() {
-        let step = &plan.steps[k];
-        let pad = "  ".repeat(depth + (count - 1 - k));
-        if step.key.is_empty() {
-            writeln!(f, "{pad}product")?;
-        } else {
-            writeln!(f, "{pad}join on [{}]", var_names(program, plan, step.key.iter().map(|&(_, s)| s)))?;
+    for (k, step) in plan.steps.iter().enumerate() {
+        write!(f, "  {}. ", k + 1)?;
+        if k > 0 {
+            if step.key.is_empty() {
+                write!(f, "product with ")?;
+            } else {
+                write!(f, "join on [{}] with ", var_names(program, plan, step.key.iter().map(|&(_, s)| s)))?;
+            }
         }
+        let guard = if step.source == AtomSource::Head { "guard " } else { "" };
+        write!(f, "scan {guard}{}", DisplayAtom(program, step_atom(program, plan, step)))?;
+        for &(col, value) in &step.consts {
+            write!(f, ", select #{col} = {}", DisplayConst(program, Const(value)))?;
+        }
+        for &(first, col) in &step.repeats {
+            write!(f, ", select #{first} = #{col}")?;
+        }
+        writeln!(f)?;
     }
-    write_scan(f, program, plan, &plan.steps[0], depth + count - 1)?;
-    for k in 1..count {
-        write_scan(f, program, plan, &plan.steps[k], depth + (count - 1 - k) + 1)?;
-    }
-    Ok(())
-}
-
-fn write_scan(f: &mut impl Write, program: &Program, plan: &RulePlan, step: &Step, mut depth: usize) -> fmt::Result {
-    for &(col, value) in &step.consts {
-        writeln!(f, "{}select #{col} = {}", "  ".repeat(depth), DisplayConst(program, Const(value)))?;
-        depth += 1;
-    }
-    for &(first, col) in &step.repeats {
-        writeln!(f, "{}select #{first} = #{col}", "  ".repeat(depth))?;
-        depth += 1;
-    }
-    let guard = if step.source == AtomSource::Head { "guard " } else { "" };
-    writeln!(f, "{}scan {guard}{}", "  ".repeat(depth), DisplayAtom(program, step_atom(program, plan, step)))
+    let n = plan.steps.len().max(1) + 1;
+    writeln!(f, "  {n}. project [{}] -> {}", output_names(program, plan), DisplayPred(program, plan.head))
 }
 
 pub(crate) fn to_json(plan: &ProgramPlan, program: &Program) -> Value {
@@ -102,18 +89,16 @@ pub(crate) fn to_json(plan: &ProgramPlan, program: &Program) -> Value {
         .rules
         .iter()
         .map(|rp| {
-            let tree = if rp.steps.is_empty() { json!({"op": "unit"}) } else { join_json(program, rp, rp.steps.len()) };
             json!({
                 "id": format!("r{}", rp.rule.0),
                 "rule": DisplayRule(program, program.rule(rp.rule)).to_string(),
-                "plan": {
-                    "op": "project",
+                "steps": rp.steps.iter().enumerate().map(|(k, step)| step_json(program, rp, k, step)).collect::<Vec<_>>(),
+                "project": {
                     "columns": rp.project.iter().map(|o| match *o {
                         Output::Var(s) => json!({"var": program.symbols.text(rp.vars[s])}),
                         Output::Const(c) => json!({"const": program.const_text(Const(c))}),
                     }).collect::<Vec<_>>(),
                     "head": program.pred_name(rp.head),
-                    "input": tree,
                 },
             })
         })
@@ -132,28 +117,31 @@ pub(crate) fn to_json(plan: &ProgramPlan, program: &Program) -> Value {
     json!({ "rules": rules, "strata": strata })
 }
 
-fn join_json(program: &Program, plan: &RulePlan, count: usize) -> Value {
-    let step = &plan.steps[count - 1];
-    let scan = scan_json(program, plan, step);
-    if count == 1 {
-        return scan;
-    }
-    let on: Vec<&str> = step.key.iter().map(|&(_, s)| program.symbols.text(plan.vars[s])).collect();
-    json!({ "op": "join", "on": on, "left": join_json(program, plan, count - 1), "right": scan })
-}
-
-fn scan_json(program: &Program, plan: &RulePlan, step: &Step) -> Value {
+/// One step of the flat JSON pipeline: `scan` for the first atom, `join` (with `on`, empty
+/// for a product) for each later one, the atom scanned and its selections. A flat list
+/// rather than nested join nodes, so that serialising and dropping it never recurses once
+/// per body atom.
+fn step_json(program: &Program, plan: &RulePlan, k: usize, step: &Step) -> Value {
     let atom = step_atom(program, plan, step);
+    let mut select: Vec<Value> = Vec::with_capacity(step.consts.len() + step.repeats.len());
+    for &(col, value) in &step.consts {
+        select.push(json!({ "column": col, "equals": program.const_text(Const(value)) }));
+    }
+    for &(first, col) in &step.repeats {
+        select.push(json!({ "column": first, "equals_column": col }));
+    }
     let mut node = json!({
-        "op": "scan",
+        "op": if k == 0 { "scan" } else { "join" },
         "pred": program.pred_name(step.pred),
         "atom": DisplayAtom(program, atom).to_string(),
+        "select": select,
     });
-    for &(first, col) in step.repeats.iter().rev() {
-        node = json!({ "op": "select", "column": first, "equals_column": col, "input": node });
+    if step.source == AtomSource::Head {
+        node["guard"] = json!(true);
     }
-    for &(col, value) in step.consts.iter().rev() {
-        node = json!({ "op": "select", "column": col, "equals": program.const_text(Const(value)), "input": node });
+    if k > 0 {
+        let on: Vec<&str> = step.key.iter().map(|&(_, s)| program.symbols.text(plan.vars[s])).collect();
+        node["on"] = json!(on);
     }
     node
 }
@@ -174,25 +162,21 @@ mod tests {
         let text = plan_program(&p).display(&p).to_string();
         let expected = "\
 r0: M(a) <-
-  project [a] -> M
-    unit
+  1. unit
+  2. project [a] -> M
 r1: Q(X,Y) <- M(X), E(X,Y)
-  project [X,Y] -> Q
-    join on [X]
-      scan M(X)
-      scan E(X,Y)
+  1. scan M(X)
+  2. join on [X] with scan E(X,Y)
+  3. project [X,Y] -> Q
 r2: M(Y) <- M(X), Q(X,Y)
-  project [Y] -> M
-    join on [X]
-      scan M(X)
-      scan Q(X,Y)
+  1. scan M(X)
+  2. join on [X] with scan Q(X,Y)
+  3. project [Y] -> M
 r3: Q(X,Z) <- M(X), Q(X,Y), Q(Y,Z)
-  project [X,Z] -> Q
-    join on [Y]
-      join on [X]
-        scan M(X)
-        scan Q(X,Y)
-      scan Q(Y,Z)
+  1. scan M(X)
+  2. join on [X] with scan Q(X,Y)
+  3. join on [Y] with scan Q(Y,Z)
+  4. project [X,Z] -> Q
 strata:
   0 (recursive): M, Q; rules r0, r1, r2, r3
 ";
@@ -201,23 +185,25 @@ strata:
 
     #[test]
     fn selections_and_products_are_printed() {
-        let p = program("P(X,b) <- E(a,X,X), F(Y)");
+        let p = program("P(X,b) <- F(Y), E(a,X,X)");
         let text = plan_program(&p).display(&p).to_string();
         let expected = "\
-r0: P(X,b) <- E(a,X,X), F(Y)
-  project [X,b] -> P
-    product
-      select #0 = a
-        select #1 = #2
-          scan E(a,X,X)
-      scan F(Y)
+r0: P(X,b) <- F(Y), E(a,X,X)
+  1. scan F(Y)
+  2. product with scan E(a,X,X), select #0 = a, select #1 = #2
+  3. project [X,b] -> P
 strata:
   0 (non-recursive): P; rules r0
 ";
         assert_eq!(text, expected);
         let json = plan_program(&p).to_json(&p);
-        assert_eq!(json["rules"][0]["plan"]["input"]["left"]["op"], "select");
-        assert_eq!(json["rules"][0]["plan"]["input"]["left"]["equals"], "a");
+        let steps = &json["rules"][0]["steps"];
+        assert_eq!(steps[0]["op"], "scan");
+        assert_eq!(steps[1]["op"], "join");
+        assert_eq!(steps[1]["on"], serde_json::json!([]));
+        assert_eq!(steps[1]["select"][0]["equals"], "a");
+        assert_eq!(steps[1]["select"][1]["equals_column"], 2);
+        assert_eq!(json["rules"][0]["project"]["head"], "P");
         assert_eq!(json["strata"][0]["recursive"], false);
     }
 }
