@@ -392,14 +392,15 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         if !trace && original_run.is_none() {
             doc["program"] = json!(primary_name);
         }
-        doc["answers"] = report::tuples_json(source, &final_answers);
+        doc["answers"] = report::tuples_json(source, final_answers.iter());
         let _ = write!(out, "{}", to_json_text(&doc));
     } else {
         let _ = write!(out, "{text}");
         if !trace {
-            for t in &final_answers {
-                let _ = writeln!(out, "{}", report::answer_text(source, queried, t));
-            }
+            // One buffered writer for millions of lines: standard output flushes every line.
+            let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
+            let _ = report::write_answers(&mut buffered, source, queried, &final_answers);
+            let _ = buffered.flush();
             let mut summary = format!(
                 "{} answer(s); {} program: {}",
                 final_answers.len(),

@@ -8,7 +8,7 @@
 //! one evaluation of the whole program serves them all.
 
 use crate::cli::{Emit, Format, RunArgs};
-use crate::session::{self, Prepared, SouffleIo};
+use crate::session::{self, Answers, Prepared, SouffleIo};
 use ir::{Atom, PredId, PredKind, Program, Query, Term, TermKind};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -121,7 +121,7 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
     let wanted = wanted(io);
     let magic = uses_magic(args, &prepared.program, &wanted);
     // Rows of each wanted relation, as interned values.
-    let mut rows: Vec<(PredId, Vec<Vec<u32>>)> = Vec::new();
+    let mut rows: Vec<(PredId, Answers)> = Vec::new();
     let (name, sizes_program, sizes) = if magic {
         let mut program = prepared.program.clone();
         let query = all_free_query(&mut program, wanted[0]);
@@ -149,12 +149,12 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
             Ok(eval) => eval,
             Err(e) => return crate::stopped(err, &prepared.sources, program, &e, args.color),
         };
-        rows.extend(wanted.iter().map(|&p| (p, eval.db.sorted_tuples(p))));
+        rows.extend(wanted.iter().map(|&p| (p, session::relation_rows(&eval.db, p))));
         ("original", program.clone(), session::relation_sizes(program, &eval.db))
     };
     let elapsed = start.elapsed();
     let program = &prepared.program;
-    let rows_of = |pred: PredId| -> &[Vec<u32>] { &rows.iter().find(|(p, _)| *p == pred).expect("wanted").1 };
+    let rows_of = |pred: PredId| -> &Answers { &rows.iter().find(|(p, _)| *p == pred).expect("wanted").1 };
 
     let dir = args.output_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let to_stdout = dir == Path::new("-");
@@ -191,7 +191,7 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
 
 /// The rows as lines of `delimiter`-separated fields, sorted field by field (numbers
 /// numerically, as Soufflé orders a number column), a nullary tuple as `()`.
-fn csv_text(program: &Program, rows: &[Vec<u32>], delimiter: char) -> String {
+fn csv_text(program: &Program, rows: &Answers, delimiter: char) -> String {
     let text = |v: u32| program.consts.text(ir::Const(v));
     // The order of the values, decided once per distinct value: rows then compare ranks.
     let mut values: Vec<u32> = rows.iter().flatten().copied().collect();
@@ -210,7 +210,7 @@ fn csv_text(program: &Program, rows: &[Vec<u32>], delimiter: char) -> String {
     for (r, &i) in order.iter().enumerate() {
         rank[values[i] as usize] = r as u32;
     }
-    let mut sorted: Vec<&Vec<u32>> = rows.iter().collect();
+    let mut sorted: Vec<&[u32]> = rows.iter().collect();
     sorted.sort_unstable_by(|a, b| a.iter().map(|&v| rank[v as usize]).cmp(b.iter().map(|&v| rank[v as usize])));
     let mut out = String::new();
     let mut separator = [0u8; 4];
