@@ -79,7 +79,9 @@ pub struct RunArgs {
     pub fact_dir: Option<PathBuf>,
 
     /// As Soufflé's -D: where a Soufflé program without --query writes `<Rel>.csv` for
-    /// every `.output` relation (default: the current directory); `-` prints them.
+    /// every `.output` relation (default: the current directory); with a query, the
+    /// query's answers as `<Pred>.csv`, tab-separated, instead of printing them. `-`
+    /// prints them.
     #[arg(short = 'D', long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
 
@@ -94,6 +96,12 @@ pub struct RunArgs {
     /// Evaluate the original program and filter by the query instead of using magic sets.
     #[arg(long, conflicts_with = "compare")]
     pub no_magic: bool,
+
+    /// With -D: write every derived relation of the program as `<Pred>.csv`, not only
+    /// the query's answers. Implies --no-magic: the rewrite derives the query's answers
+    /// only, so the original program is evaluated.
+    #[arg(long, requires = "output_dir", conflicts_with = "compare")]
+    pub all: bool,
 
     /// Evaluate both the magic and the original program and report them side by side.
     #[arg(long)]

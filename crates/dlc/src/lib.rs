@@ -157,6 +157,14 @@ fn fail(err: &mut dyn Write, failed: Failed, color: bool) -> i32 {
 }
 
 fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    // The magic rewrite derives the query's answers only; `--all` writes every relation.
+    let all_args;
+    let args = if args.all {
+        all_args = RunArgs { no_magic: true, ..args.clone() };
+        &all_args
+    } else {
+        args
+    };
     let color = use_color(args.color);
     if args.explain.is_some() || args.explain_missing.is_some() {
         return explain::run(args, out, err, color);
@@ -199,10 +207,10 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         }
         return outputs::run(args, &prepared, io, out, err);
     }
-    if args.output_dir.is_some() {
+    if args.output_dir.is_some() && (args.emit != Emit::Answers || args.format == Format::Json) {
         return usage_error(
             err,
-            "-D/--output-dir writes the `.output` relations of a Soufflé program without a query (`?-` or --query)",
+            "-D/--output-dir writes the query's answers as text files: it goes with the default `--emit answers` and `--format text` only",
         );
     }
     let session = match session::finish(prepared, args) {
@@ -343,6 +351,7 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
     let mut exit = 0;
     let mut final_answers = main_run.answers.clone();
     let mut final_sizes = session::relation_sizes(primary, &main_run.eval.db);
+    let mut all_rows = if args.all { derived_source_rows(primary, &main_run.eval.db) } else { Vec::new() };
     let elapsed = main_run.elapsed;
     if !session.batches.is_empty() {
         let maintenance = session::maintenance(args.maintenance);
@@ -383,6 +392,9 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         }
         final_answers = session::answers(&maintainer.program, maintainer.state.db());
         final_sizes = session::relation_sizes(&maintainer.program, maintainer.state.db());
+        if args.all {
+            all_rows = derived_source_rows(&maintainer.program, maintainer.state.db());
+        }
         if json {
             doc["updates"] = Value::Array(updates);
         }
@@ -392,20 +404,42 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         if !trace && original_run.is_none() {
             doc["program"] = json!(primary_name);
         }
-        doc["answers"] = report::tuples_json(source, &final_answers);
+        doc["answers"] = report::tuples_json(source, final_answers.iter());
         let _ = write!(out, "{}", to_json_text(&doc));
     } else {
         let _ = write!(out, "{text}");
         if !trace {
-            for t in &final_answers {
-                let _ = writeln!(out, "{}", report::answer_text(source, queried, t));
-            }
-            let mut summary = format!(
-                "{} answer(s); {} program: {}",
-                final_answers.len(),
-                primary_name,
-                report::sizes_text(primary, &final_sizes)
-            );
+            let mut summary = match &args.output_dir {
+                // As in Soufflé's outputs: `<Pred>.csv`, tab-separated, `-` for standard output.
+                Some(dir) => {
+                    let relations = match args.all {
+                        true => all_rows.iter().map(|(p, rows)| (*p, rows, "row(s)")).collect(),
+                        false => vec![(queried, &final_answers, "answer(s)")],
+                    };
+                    let mut written = Vec::new();
+                    for (pred, rows, unit) in relations {
+                        let target = if dir.as_path() == std::path::Path::new("-") {
+                            outputs::Target::Stdout
+                        } else {
+                            outputs::Target::File(dir.join(format!("{}.csv", source.pred_name(pred))))
+                        };
+                        if let Err(e) = outputs::write_relation(&target, source, pred, rows, '\t', out) {
+                            let _ = writeln!(err, "dlc: cannot write `{}`: {e}", target.describe());
+                            return EXIT_INPUT_ERROR;
+                        }
+                        written.push(format!("{} ({} {unit})", target.describe(), rows.len()));
+                    }
+                    format!("wrote {}", written.join(", "))
+                }
+                None => {
+                    // One buffered writer for millions of lines: standard output flushes every line.
+                    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
+                    let _ = report::write_answers(&mut buffered, source, queried, &final_answers);
+                    let _ = buffered.flush();
+                    format!("{} answer(s)", final_answers.len())
+                }
+            };
+            summary += &format!("; {} program: {}", primary_name, report::sizes_text(primary, &final_sizes));
             if timing {
                 summary += &format!("; evaluated in {}", report::duration_text(elapsed));
             }
@@ -413,6 +447,15 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         }
     }
     exit
+}
+
+/// Every derived relation of `program` named in the source (not `@a:`/`@m:` ones), sorted.
+fn derived_source_rows(program: &ir::Program, db: &exec::Database) -> Vec<(ir::PredId, session::Answers)> {
+    session::derived_preds(program)
+        .into_iter()
+        .filter(|&p| matches!(program.pred(p).name, ir::PredName::Source(_)))
+        .map(|p| (p, session::relation_rows(db, p)))
+        .collect()
 }
 
 /// Reports an evaluation or update that stopped because a relation of `program` outgrew

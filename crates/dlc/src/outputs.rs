@@ -8,7 +8,7 @@
 //! one evaluation of the whole program serves them all.
 
 use crate::cli::{Emit, Format, RunArgs};
-use crate::session::{self, Prepared, SouffleIo};
+use crate::session::{self, Answers, Prepared, SouffleIo};
 use ir::{Atom, PredId, PredKind, Program, Query, Term, TermKind};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -26,6 +26,9 @@ pub fn unsupported_flags(args: &RunArgs) -> Option<String> {
     }
     if args.compare {
         return Some(needs_query("--compare"));
+    }
+    if args.all {
+        return Some(needs_query("--all"));
     }
     if !args.insert.is_empty() || !args.delete.is_empty() || args.updates.is_some() || args.check {
         return Some(needs_query("maintenance (--insert, --delete, --updates, --check)"));
@@ -121,7 +124,7 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
     let wanted = wanted(io);
     let magic = uses_magic(args, &prepared.program, &wanted);
     // Rows of each wanted relation, as interned values.
-    let mut rows: Vec<(PredId, Vec<Vec<u32>>)> = Vec::new();
+    let mut rows: Vec<(PredId, Answers)> = Vec::new();
     let (name, sizes_program, sizes) = if magic {
         let mut program = prepared.program.clone();
         let query = all_free_query(&mut program, wanted[0]);
@@ -149,30 +152,32 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
             Ok(eval) => eval,
             Err(e) => return crate::stopped(err, &prepared.sources, program, &e, args.color),
         };
-        rows.extend(wanted.iter().map(|&p| (p, eval.db.sorted_tuples(p))));
+        rows.extend(wanted.iter().map(|&p| (p, session::relation_rows(&eval.db, p))));
         ("original", program.clone(), session::relation_sizes(program, &eval.db))
     };
     let elapsed = start.elapsed();
     let program = &prepared.program;
-    let rows_of = |pred: PredId| -> &[Vec<u32>] { &rows.iter().find(|(p, _)| *p == pred).expect("wanted").1 };
+    let rows_of = |pred: PredId| -> &Answers { &rows.iter().find(|(p, _)| *p == pred).expect("wanted").1 };
 
     let dir = args.output_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let to_stdout = dir == Path::new("-");
     let mut written = Vec::new();
     for output in &io.outputs {
         let rel = program.pred_name(output.pred);
-        let text = csv_text(program, rows_of(output.pred), output.delimiter);
-        if to_stdout || output.stdout {
-            let _ = write!(out, "---------------\n{rel}\n===============\n{text}===============\n");
-            continue;
+        let rows = rows_of(output.pred);
+        let target = if to_stdout || output.stdout {
+            Target::Stdout
+        } else {
+            Target::File(dir.join(output.filename.clone().unwrap_or_else(|| format!("{rel}.csv"))))
+        };
+        match write_relation(&target, program, output.pred, rows, output.delimiter, out) {
+            Ok(Some(path)) => written.push(format!("{} ({} row(s))", path.display(), rows.len())),
+            Ok(None) => {}
+            Err(e) => {
+                let _ = writeln!(err, "dlc: cannot write `{}` (`.output {rel}`): {e}", target.describe());
+                return crate::EXIT_INPUT_ERROR;
+            }
         }
-        let path = dir.join(output.filename.clone().unwrap_or_else(|| format!("{rel}.csv")));
-        let result = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&path, text));
-        if let Err(e) = result {
-            let _ = writeln!(err, "dlc: cannot write `{}` (`.output {rel}`): {e}", path.display());
-            return crate::EXIT_INPUT_ERROR;
-        }
-        written.push(format!("{} ({} row(s))", path.display(), rows_of(output.pred).len()));
     }
     for size in &io.printsize {
         let _ = writeln!(out, "{}\t{}", program.pred_name(size.pred), rows_of(size.pred).len());
@@ -189,9 +194,57 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
     0
 }
 
+/// Where [`write_relation`] writes one relation.
+pub enum Target {
+    /// Standard output, framed by the relation's name as Soufflé prints it.
+    Stdout,
+    File(PathBuf),
+}
+
+impl Target {
+    pub fn describe(&self) -> String {
+        match self {
+            Target::Stdout => "-".to_string(),
+            Target::File(path) => path.display().to_string(),
+        }
+    }
+}
+
+/// Writes the rows of `pred` to `target` as `delimiter`-separated lines (see
+/// [`write_csv`]), streamed through a buffer; returns the file written, if any.
+pub fn write_relation(
+    target: &Target,
+    program: &Program,
+    pred: PredId,
+    rows: &Answers,
+    delimiter: char,
+    out: &mut dyn Write,
+) -> std::io::Result<Option<PathBuf>> {
+    match target {
+        Target::Stdout => {
+            let rel = program.pred_name(pred);
+            let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
+            write!(buffered, "---------------\n{rel}\n===============\n")?;
+            write_csv(&mut buffered, program, rows, delimiter)?;
+            writeln!(buffered, "===============")?;
+            buffered.flush()?;
+            Ok(None)
+        }
+        Target::File(path) => {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            let mut buffered = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(path)?);
+            write_csv(&mut buffered, program, rows, delimiter)?;
+            buffered.flush()?;
+            Ok(Some(path.clone()))
+        }
+    }
+}
+
 /// The rows as lines of `delimiter`-separated fields, sorted field by field (numbers
 /// numerically, as Soufflé orders a number column), a nullary tuple as `()`.
-fn csv_text(program: &Program, rows: &[Vec<u32>], delimiter: char) -> String {
+pub fn write_csv(out: &mut dyn Write, program: &Program, rows: &Answers, delimiter: char) -> std::io::Result<()> {
     let text = |v: u32| program.consts.text(ir::Const(v));
     // The order of the values, decided once per distinct value: rows then compare ranks.
     let mut values: Vec<u32> = rows.iter().flatten().copied().collect();
@@ -210,22 +263,21 @@ fn csv_text(program: &Program, rows: &[Vec<u32>], delimiter: char) -> String {
     for (r, &i) in order.iter().enumerate() {
         rank[values[i] as usize] = r as u32;
     }
-    let mut sorted: Vec<&Vec<u32>> = rows.iter().collect();
+    let mut sorted: Vec<&[u32]> = rows.iter().collect();
     sorted.sort_unstable_by(|a, b| a.iter().map(|&v| rank[v as usize]).cmp(b.iter().map(|&v| rank[v as usize])));
-    let mut out = String::new();
     let mut separator = [0u8; 4];
     let separator: &str = delimiter.encode_utf8(&mut separator);
     for row in sorted {
         if row.is_empty() {
-            out.push_str("()");
+            out.write_all(b"()")?;
         }
         for (i, &v) in row.iter().enumerate() {
             if i > 0 {
-                out.push_str(separator);
+                out.write_all(separator.as_bytes())?;
             }
-            out.push_str(text(v));
+            out.write_all(text(v).as_bytes())?;
         }
-        out.push('\n');
+        out.write_all(b"\n")?;
     }
-    out
+    Ok(())
 }

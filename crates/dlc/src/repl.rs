@@ -438,7 +438,7 @@ impl Repl {
         }
         let queried = self.queried();
         let answers = session::answers(&self.maintainer.program, self.maintainer.state.db());
-        for t in &answers {
+        for t in answers.iter() {
             let _ = writeln!(out, "{}", report::answer_text(&self.maintainer.program, queried, t));
         }
         let _ = writeln!(out, "{} answer(s)", answers.len());

@@ -11,8 +11,8 @@ pub fn tuple_json(program: &Program, tuple: &[u32]) -> Value {
     Value::Array(tuple.iter().map(|&v| Value::String(program.consts.text(ir::Const(v)).to_string())).collect())
 }
 
-pub fn tuples_json(program: &Program, tuples: &[Vec<u32>]) -> Value {
-    Value::Array(tuples.iter().map(|t| tuple_json(program, t)).collect())
+pub fn tuples_json<T: AsRef<[u32]>>(program: &Program, tuples: impl IntoIterator<Item = T>) -> Value {
+    Value::Array(tuples.into_iter().map(|t| tuple_json(program, t.as_ref())).collect())
 }
 
 /// `{relation: [tuples]}` for grouped facts.
@@ -57,6 +57,20 @@ pub fn answer_text(program: &Program, queried: PredId, tuple: &[u32]) -> String 
     format!("{}{}", program.display_pred(queried), program.display_tuple(tuple))
 }
 
+/// Writes every answer as a line `R(a,b)` straight into `out`, with no string per answer.
+pub fn write_answers(
+    out: &mut dyn std::io::Write,
+    program: &Program,
+    queried: PredId,
+    answers: &crate::session::Answers,
+) -> std::io::Result<()> {
+    let pred = program.display_pred(queried).to_string();
+    for t in answers.iter() {
+        writeln!(out, "{pred}{}", program.display_tuple(t))?;
+    }
+    Ok(())
+}
+
 /// `@a:R^bf(a,b)`: a fact of any relation.
 pub fn fact_text(program: &Program, pred: PredId, tuple: &[u32]) -> String {
     format!("{}{}", program.display_pred(pred), program.display_tuple(tuple))
@@ -83,7 +97,7 @@ pub fn evaluation_json(program: &Program, run: &Evaluated, timing: bool) -> Valu
         "work": run.eval.work,
         "relations": sizes_json(program, &sizes),
         "derived_facts": sizes.iter().map(|(_, n)| n).sum::<usize>(),
-        "answers": tuples_json(program, &run.answers),
+        "answers": tuples_json(program, run.answers.iter()),
     });
     if timing {
         obj["seconds"] = json!(run.elapsed.as_secs_f64());
@@ -179,8 +193,8 @@ pub fn batch_json(program: &Program, index: usize, batch: &Batch, outcome: &Batc
         "overdeleted_waves": waves,
         "rederived": grouped_json(program, &r.rederived),
         "inserted": grouped_json(program, &r.inserted),
-        "answers_added": tuples_json(program, &outcome.answers_added),
-        "answers_removed": tuples_json(program, &outcome.answers_removed),
+        "answers_added": tuples_json(program, outcome.answers_added.iter()),
+        "answers_removed": tuples_json(program, outcome.answers_removed.iter()),
         "relations": sizes_json(program, &outcome.sizes),
         "work": r.work,
         "recompute_work": outcome.recompute_work,
@@ -232,7 +246,7 @@ pub fn batch_text(
         }
         .ok();
     }
-    let answers = |ts: &[Vec<u32>]| {
+    let answers = |ts: &crate::session::Answers| {
         if ts.is_empty() {
             "(none)".to_string()
         } else {

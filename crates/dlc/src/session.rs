@@ -376,14 +376,119 @@ pub fn edb_database(program: &Program, facts: &InputFacts, max_tuples: u32) -> D
 /// One evaluated program: the original or the magic rewrite.
 pub struct Evaluated {
     pub eval: Evaluation,
-    pub answers: Vec<Vec<u32>>,
+    pub answers: Answers,
     pub elapsed: Duration,
 }
 
-/// The query's answers in a database of `program` (whose query names the relation to read).
-pub fn answers(program: &Program, db: &Database) -> Vec<Vec<u32>> {
+/// Tuples of one arity in lexicographic order, stored flat: `arity` values per row in
+/// one vector, so that millions of answers cost one allocation, not one per answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answers {
+    arity: usize,
+    /// Kept apart from `values` since nullary rows take no values.
+    len: usize,
+    values: Vec<u32>,
+}
+
+impl Answers {
+    /// The rows of `arity` values each in `values`, in any order and without duplicates,
+    /// sorted in place.
+    pub fn sorted(arity: usize, len: usize, mut values: Vec<u32>) -> Self {
+        debug_assert_eq!(values.len(), arity * len);
+        match arity {
+            0 | 1 => values.sort_unstable(),
+            2 => {
+                // Packed keys sort as the pairs do and move 8 bytes per swap.
+                let mut keys: Vec<u64> =
+                    values.chunks_exact(2).map(|t| u64::from(t[0]) << 32 | u64::from(t[1])).collect();
+                keys.sort_unstable();
+                for (t, k) in values.chunks_exact_mut(2).zip(keys) {
+                    t[0] = (k >> 32) as u32;
+                    t[1] = k as u32;
+                }
+            }
+            _ => {
+                let row = |i: u32| &values[i as usize * arity..(i as usize + 1) * arity];
+                let mut ids: Vec<u32> = (0..len as u32).collect();
+                ids.sort_unstable_by(|&a, &b| row(a).cmp(row(b)));
+                let mut sorted = Vec::with_capacity(values.len());
+                for id in ids {
+                    sorted.extend_from_slice(row(id));
+                }
+                values = sorted;
+            }
+        }
+        Answers { arity, len, values }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The rows in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u32]> + '_ {
+        let arity = self.arity;
+        (0..self.len).map(move |i| &self.values[i * arity..(i + 1) * arity])
+    }
+
+    /// Whether `tuple` is one of the rows (binary search).
+    pub fn contains(&self, tuple: &[u32]) -> bool {
+        if tuple.len() != self.arity {
+            return false;
+        }
+        if self.arity == 0 {
+            return self.len > 0;
+        }
+        let rows = &self.values;
+        let (mut lo, mut hi) = (0, self.len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match rows[mid * self.arity..(mid + 1) * self.arity].cmp(tuple) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return true,
+            }
+        }
+        false
+    }
+
+    /// The rows of `self` that `other` lacks, in order.
+    pub fn minus(&self, other: &Answers) -> Answers {
+        let mut values = Vec::new();
+        let mut len = 0;
+        for t in self.iter().filter(|t| !other.contains(t)) {
+            values.extend_from_slice(t);
+            len += 1;
+        }
+        Answers { arity: self.arity, len, values }
+    }
+}
+
+/// The query's answers in a database of `program` (whose query names the relation to
+/// read): only the matching tuples are copied out of the relation, then sorted.
+pub fn answers(program: &Program, db: &Database) -> Answers {
     let query = program.query.as_ref().expect("evaluated programs carry their query");
-    db.sorted_tuples(query.atom.pred).into_iter().filter(|t| query.matches(t)).collect()
+    let arity = query.atom.args.len();
+    let (mut values, mut len) = (Vec::new(), 0);
+    for t in db.tuples(query.atom.pred).filter(|t| query.matches(t)) {
+        values.extend_from_slice(t);
+        len += 1;
+    }
+    Answers::sorted(arity, len, values)
+}
+
+/// Every tuple of `pred` in `db`, sorted.
+pub fn relation_rows(db: &Database, pred: PredId) -> Answers {
+    let (mut values, mut len) = (Vec::new(), 0);
+    for t in db.tuples(pred) {
+        values.extend_from_slice(t);
+        len += 1;
+    }
+    Answers::sorted(db.arity(pred), len, values)
 }
 
 /// Plans and evaluates `program` from scratch over `facts`, with at most `max_tuples`
@@ -420,8 +525,8 @@ pub struct BatchOutcome {
     pub report: exec::UpdateReport,
     /// The strategy that produced the report.
     pub maintenance: Maintenance,
-    pub answers_added: Vec<Vec<u32>>,
-    pub answers_removed: Vec<Vec<u32>>,
+    pub answers_added: Answers,
+    pub answers_removed: Answers,
     pub elapsed: Duration,
     /// The work a from-scratch evaluation of the new input does (when it was measured).
     pub recompute_work: Option<u64>,
@@ -523,8 +628,8 @@ impl Maintainer {
             }
         }
         Ok(BatchOutcome {
-            answers_added: after.iter().filter(|t| before.binary_search(t).is_err()).cloned().collect(),
-            answers_removed: before.iter().filter(|t| after.binary_search(t).is_err()).cloned().collect(),
+            answers_added: after.minus(&before),
+            answers_removed: before.minus(&after),
             report,
             maintenance: self.maintenance,
             elapsed,
@@ -532,5 +637,37 @@ impl Maintainer {
             mismatches,
             sizes: relation_sizes(&self.program, self.state.db()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Answers;
+
+    fn rows(a: &Answers) -> Vec<Vec<u32>> {
+        a.iter().map(<[u32]>::to_vec).collect()
+    }
+
+    #[test]
+    fn answers_sort_rows_lexicographically_at_every_arity() {
+        let one = Answers::sorted(1, 3, vec![5, 1, 3]);
+        assert_eq!(rows(&one), vec![vec![1], vec![3], vec![5]]);
+        let two = Answers::sorted(2, 3, vec![2, 1, 1, 9, 2, 0]);
+        assert_eq!(rows(&two), vec![vec![1, 9], vec![2, 0], vec![2, 1]]);
+        let three = Answers::sorted(3, 3, vec![1, 2, 3, 0, 9, 9, 1, 2, 0]);
+        assert_eq!(rows(&three), vec![vec![0, 9, 9], vec![1, 2, 0], vec![1, 2, 3]]);
+        let nullary = Answers::sorted(0, 1, Vec::new());
+        assert_eq!(rows(&nullary), vec![Vec::<u32>::new()]);
+        assert!(nullary.contains(&[]));
+        assert!(!Answers::sorted(0, 0, Vec::new()).contains(&[]));
+    }
+
+    #[test]
+    fn answers_difference_keeps_order() {
+        let before = Answers::sorted(3, 3, vec![1, 2, 3, 0, 9, 9, 4, 4, 4]);
+        let after = Answers::sorted(3, 2, vec![4, 4, 4, 1, 1, 1]);
+        assert!(before.contains(&[0, 9, 9]) && !before.contains(&[1, 1, 1]));
+        assert_eq!(rows(&before.minus(&after)), vec![vec![0, 9, 9], vec![1, 2, 3]]);
+        assert_eq!(rows(&after.minus(&before)), vec![vec![1, 1, 1]]);
     }
 }

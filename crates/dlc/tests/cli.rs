@@ -443,3 +443,61 @@ fn tuple_limit_ends_evaluation_updates_and_the_repl_with_an_error() {
     assert!(!out.stdout.contains("answer(s)\n"), "no answers from the incomplete state: {}", out.stdout);
     assert_eq!(dlc(&["--max-tuples", "0", fixture]).code, 2);
 }
+
+#[test]
+fn output_dir_writes_the_query_answers_as_a_sorted_tab_separated_file() {
+    let dir = scratch("output-dir-native");
+    let out = dir.join("out");
+    let facts = write(&dir.join("E.facts"), "3\t1\n10\t3\n1\t2\n2\t10\n");
+    let rules = write(&dir.join("tc.dl"), "R(X,Y) <- E(X,Y).\nR(X,Z) <- E(X,Y), R(Y,Z).\n");
+    let base = [rules.as_str(), "--facts", facts.as_str(), "--no-timing", "--query", "R(3,Y)"];
+    // Numbers sort numerically, as in Soufflé's outputs.
+    let expected = "3\t1\n3\t2\n3\t3\n3\t10\n";
+    for magic in [&[][..], &["--no-magic"]] {
+        let run = dlc(&[&base[..], magic, &["-D", out.to_str().unwrap()]].concat());
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+        assert!(run.stderr.contains("R.csv (4 answer(s))"), "{}", run.stderr);
+        assert_eq!(std::fs::read_to_string(out.join("R.csv")).unwrap(), expected);
+        let names: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec!["R.csv"]);
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+    let stdout = dlc(&[&base[..], &["-D", "-"]].concat());
+    assert_eq!(stdout.code, 0, "{}", stdout.stderr);
+    assert_eq!(stdout.stdout, format!("---------------\nR\n===============\n{expected}===============\n"));
+    // Without -D the same answers print as atoms, in the order of the constants' ids.
+    let plain = dlc(&base);
+    assert_eq!(plain.stdout, "R(3,3)\nR(3,1)\nR(3,10)\nR(3,2)\n");
+}
+
+#[test]
+fn output_dir_with_all_writes_every_derived_source_relation_of_the_original_program() {
+    let dir = scratch("output-dir-all");
+    let out = dir.join("out");
+    let facts = write(&dir.join("E.facts"), "1\t2\n2\t3\n");
+    let rules =
+        write(&dir.join("tc.dl"), "R(X,Y) <- E(X,Y).\nR(X,Z) <- E(X,Y), R(Y,Z).\nS(X) <- R(X,Y).\n?- R(1,Y).\n");
+    let base = [rules.as_str(), "--facts", facts.as_str(), "--no-timing", "--all"];
+    let run = dlc(&[&base[..], &["-D", out.to_str().unwrap()]].concat());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The original program is evaluated: no `@a:`/`@m:` relation, every tuple of R.
+    assert!(run.stderr.contains("original program"), "{}", run.stderr);
+    let mut names: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, vec!["R.csv", "S.csv"]);
+    assert_eq!(std::fs::read_to_string(out.join("R.csv")).unwrap(), "1\t2\n1\t3\n2\t3\n");
+    assert_eq!(std::fs::read_to_string(out.join("S.csv")).unwrap(), "1\n2\n");
+    // Updates are applied before the relations are written.
+    let updated = dlc(&[&base[..], &["-D", "-", "--delete", "E(2,3)"]].concat());
+    assert_eq!(updated.code, 0, "{}", updated.stderr);
+    assert!(
+        updated.stdout.ends_with(
+            "R\n===============\n1\t2\n===============\n---------------\nS\n===============\n1\n===============\n"
+        ),
+        "{}",
+        updated.stdout
+    );
+    // --all needs -D.
+    assert_eq!(dlc(&base).code, 2);
+}

@@ -110,9 +110,11 @@ fn flags_that_need_a_query_are_usage_errors_without_one() {
         assert_eq!(run.code, 2, "{extra:?}: {}", run.stderr);
         assert!(run.stderr.contains("--query 'path(1, y)'"), "{}", run.stderr);
     }
-    // -D is for Soufflé programs.
-    let run = dlc(&["fixtures/ok/reach.dl", "-D", "-"]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
+    // With a query, -D writes its answers as text: traces and JSON are usage errors.
+    for extra in [&["--emit", "trace"][..], &["--format", "json"]] {
+        let run = dlc(&[&["fixtures/ok/reach.dl", "-D", "-"][..], extra].concat());
+        assert_eq!(run.code, 2, "{extra:?}: {}", run.stderr);
+    }
 }
 
 #[test]
