@@ -12,6 +12,7 @@
 mod lexer;
 
 use crate::ast::{self, Statement, TermKind};
+use crate::lexer::unescape;
 use diag::{Code, Diagnostic, FileId, Span};
 use ir::{PredId, PredKind, PredName, Program};
 use lexer::{lex, Kind};
@@ -675,8 +676,7 @@ impl<'a> Parser<'a> {
                     return Err(self.syntax(value_tok.span, "expected a parameter value".to_string()));
                 }
                 let raw = self.text(value_tok);
-                let value =
-                    if value_tok.kind == Kind::Str { unescape(&raw[1..raw.len() - 1]) } else { raw.to_string() };
+                let value = if value_tok.kind == Kind::Str { unescape(raw) } else { raw.to_string() };
                 let param = key.span.to(value_tok.span);
                 match self.text(key) {
                     "IO" | "io" => match value.as_str() {
@@ -900,7 +900,7 @@ impl<'a> Parser<'a> {
                 }
             }
             Kind::Float => return Err(self.unsupported(tok.span, "a float constant")),
-            Kind::Str => TermKind::Str(unescape(&text[1..text.len() - 1])),
+            Kind::Str => TermKind::Str(unescape(text)),
             Kind::Operator if text == "-" && next.is_some_and(|n| n.kind == Kind::Number) => {
                 let number = next.expect("checked");
                 self.bump();
@@ -928,27 +928,6 @@ impl<'a> Parser<'a> {
         }
         Ok(term)
     }
-}
-
-/// Resolves the escapes of a string's contents: `\"`, `\\`, `\n`, `\t`, `\r`; any other
-/// escaped character stands for itself.
-fn unescape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some(other) => out.push(other),
-            None => out.push('\\'),
-        }
-    }
-    out
 }
 
 /// Checks declarations (E0019 undeclared, E0020 declared twice, E0004 arity against the
