@@ -10,7 +10,10 @@
 //!
 //! Case counts are modest for CI; `PROPTEST_CASES=5000 cargo test --test oracle` runs more.
 
+mod generate;
+
 use exec::{Database, Engine, EvalOptions, Maintained, Maintenance, Update};
+use generate::Arg;
 use ir::{FileId, PredId, Program, Symbol, Term, TermKind};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -120,25 +123,12 @@ const IDB: &[(&str, usize)] = &[("p0", 2), ("p1", 1), ("p2", 0), ("p3", 3), ("p4
 const VARS: &[&str] = &["X", "Y", "Z"];
 const CONSTS: &[&str] = &["a", "b", "c"];
 
-#[derive(Clone, Debug)]
-enum Arg {
-    Var(usize),
-    Const(usize),
-}
-
 fn arg() -> impl Strategy<Value = Arg> {
-    prop_oneof![4 => (0..VARS.len()).prop_map(Arg::Var), 1 => (0..CONSTS.len()).prop_map(Arg::Const)]
+    generate::arg(VARS.len(), CONSTS.len())
 }
 
 fn atom_text(name: &str, args: &[Arg]) -> String {
-    let args: Vec<&str> = args
-        .iter()
-        .map(|a| match a {
-            Arg::Var(v) => VARS[*v],
-            Arg::Const(c) => CONSTS[*c],
-        })
-        .collect();
-    format!("{name}({})", args.join(","))
+    generate::atom_text(name, args, VARS, CONSTS)
 }
 
 /// A safe rule for IDB predicate `head`: zero to three body atoms over every predicate

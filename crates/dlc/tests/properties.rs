@@ -2,7 +2,10 @@
 //! random queries, the magic program's answers equal the original program's (both
 //! engines), and DRed over the magic program equals recomputation after every batch.
 
+mod generate;
+
 use exec::{Database, Engine, EvalOptions, Maintained, Maintenance, Update};
+use generate::Arg;
 use ir::{FileId, PredId, Program};
 use proptest::prelude::*;
 
@@ -12,25 +15,12 @@ const IDB: &[(&str, usize)] = &[("p0", 2), ("p1", 1), ("p2", 0), ("p3", 3)];
 const VARS: &[&str] = &["X", "Y", "Z", "W"];
 const CONSTS: &[&str] = &["a", "b", "c"];
 
-#[derive(Clone, Debug)]
-enum Arg {
-    Var(usize),
-    Const(usize),
-}
-
 fn arg() -> impl Strategy<Value = Arg> {
-    prop_oneof![4 => (0..VARS.len()).prop_map(Arg::Var), 1 => (0..CONSTS.len()).prop_map(Arg::Const)]
+    generate::arg(VARS.len(), CONSTS.len())
 }
 
 fn atom_text(name: &str, args: &[Arg]) -> String {
-    let args: Vec<&str> = args
-        .iter()
-        .map(|a| match a {
-            Arg::Var(v) => VARS[*v],
-            Arg::Const(c) => CONSTS[*c],
-        })
-        .collect();
-    format!("{name}({})", args.join(","))
+    generate::atom_text(name, args, VARS, CONSTS)
 }
 
 /// A random safe rule for IDB predicate `head`: body atoms first, then head arguments
