@@ -157,18 +157,25 @@ fn why_not_names_the_first_atom_without_a_match() {
     assert!(why.rules.iter().any(|a| a.outcome == Attempt::HeadMismatch), "M(a) <- does not fit M(b)");
 }
 
+/// `source` evaluated over the chain `E = n0 -> n1 -> ... -> n{n}`, with the ids of the
+/// nodes in order.
+fn evaluated_on_a_chain(source: &str, n: usize) -> (ir::Program, Vec<u32>, Database) {
+    let mut p = program(source);
+    let e = p.lookup_source("E").unwrap();
+    let names: Vec<String> = (0..=n).map(|i| format!("n{i}")).collect();
+    let ids = plan::testing::values(&mut p, &names.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut db = Database::new(&p);
+    db.insert_all(e, &ids.windows(2).flatten().copied().collect::<Vec<u32>>());
+    let db = evaluate(&plan_program(&p), &p, db, EvalOptions::default()).db;
+    (p, ids, db)
+}
+
 #[test]
 fn a_proof_along_a_magic_chain_reads_each_fact_a_few_times() {
     // Every answer shares its first column: an index on it would hand out the whole
     // relation for every step, N² rows for a proof of N steps.
     const N: usize = 5_000;
-    let mut p = program("M(n0) <-\nQ(X,Y) <- M(X), E(X,Y)\nQ(X,Z) <- M(X), Q(X,Y), E(Y,Z)");
-    let e = p.lookup_source("E").unwrap();
-    let names: Vec<String> = (0..=N).map(|i| format!("n{i}")).collect();
-    let ids = plan::testing::values(&mut p, &names.iter().map(String::as_str).collect::<Vec<_>>());
-    let mut db = Database::new(&p);
-    db.insert_all(e, &ids.windows(2).flatten().copied().collect::<Vec<u32>>());
-    let db = evaluate(&plan_program(&p), &p, db, EvalOptions::default()).db;
+    let (p, ids, db) = evaluated_on_a_chain("M(n0) <-\nQ(X,Y) <- M(X), E(X,Y)\nQ(X,Z) <- M(X), Q(X,Y), E(Y,Z)", N);
     let q = p.lookup_source("Q").unwrap();
     let mut ex = Explainer::new(&p, &db);
     let proof = ex.prove(q, &[ids[0], ids[N]]).expect("the end of the chain is an answer");
@@ -192,14 +199,7 @@ fn a_derived_fact_given_with_the_input_is_shown_as_given() {
 #[test]
 fn a_proof_as_deep_as_a_long_chain_needs_no_deep_call_stack() {
     const N: usize = 100_000;
-    let mut p = program("P(n0) <-\nP(Y) <- P(X), E(X,Y)");
-    let e = p.lookup_source("E").unwrap();
-    let names: Vec<String> = (0..=N).map(|i| format!("n{i}")).collect();
-    let ids = plan::testing::values(&mut p, &names.iter().map(String::as_str).collect::<Vec<_>>());
-    let mut db = Database::new(&p);
-    let edges: Vec<u32> = ids.windows(2).flatten().copied().collect();
-    db.insert_all(e, &edges);
-    let db = evaluate(&plan_program(&p), &p, db, EvalOptions::default()).db;
+    let (p, ids, db) = evaluated_on_a_chain("P(n0) <-\nP(Y) <- P(X), E(X,Y)", N);
     let pp = p.lookup_source("P").unwrap();
     let proof = Explainer::new(&p, &db).prove(pp, &[ids[N]]).expect("the end of the chain is reached");
     assert_eq!(proof.height(), N + 1);
