@@ -326,13 +326,13 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
             doc["engine"] = json!(format!("{:?}", args.engine).to_lowercase());
             if let Some(orig) = &original_run {
                 doc["original"] = report::evaluation_json(source, orig, timing);
-                doc["agree"] = json!(orig.answers == main_run.answers);
+                doc["agree"] = json!(orig.answers() == main_run.answers());
             }
         } else {
             report::evaluation_text(&mut text, &format!("{primary_name} program"), primary, &main_run, timing);
             if let Some(orig) = &original_run {
                 report::evaluation_text(&mut text, "original program", source, orig, timing);
-                let agree = if orig.answers == main_run.answers { "yes" } else { "NO" };
+                let agree = if orig.answers() == main_run.answers() { "yes" } else { "NO" };
                 use std::fmt::Write as _;
                 let _ = writeln!(text, "== answers agree: {agree}");
             }
@@ -341,7 +341,7 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         if json {
             doc["magic"] = report::evaluation_json(magic_program, &main_run, timing);
             doc["original"] = report::evaluation_json(source, orig, timing);
-            doc["agree"] = json!(orig.answers == main_run.answers);
+            doc["agree"] = json!(orig.answers() == main_run.answers());
         } else {
             report::compare_text(&mut text, magic_program, &main_run, source, orig, timing);
         }
@@ -349,11 +349,12 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
 
     // Incremental maintenance of the primary program over the batches.
     let mut exit = 0;
-    let mut final_answers = main_run.answers.clone();
-    let mut final_sizes = session::relation_sizes(primary, &main_run.eval.db);
-    let mut all_rows = if args.all { derived_source_rows(primary, &main_run.eval.db) } else { Vec::new() };
     let elapsed = main_run.elapsed;
-    if !session.batches.is_empty() {
+    let mut maintained = None;
+    let mut main_eval = None;
+    if session.batches.is_empty() {
+        main_eval = Some(main_run.eval);
+    } else {
         let maintenance = session::maintenance(args.maintenance);
         // The evaluation just made is the maintained state's starting point.
         let record = trace || args.check;
@@ -390,21 +391,25 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
                 exit = EXIT_CHECK_FAILED;
             }
         }
-        final_answers = session::answers(&maintainer.program, maintainer.state.db());
-        final_sizes = session::relation_sizes(&maintainer.program, maintainer.state.db());
-        if args.all {
-            all_rows = derived_source_rows(&maintainer.program, maintainer.state.db());
-        }
         if json {
             doc["updates"] = Value::Array(updates);
         }
+        maintained = Some(maintainer);
     }
+    // The final state: the evaluation, or where the batches left it. Its answers are read
+    // straight from the relation by the writers below.
+    let (final_program, final_db) = match (&maintained, &main_eval) {
+        (Some(m), _) => (&m.program, m.state.db()),
+        (None, Some(eval)) => (primary, &eval.db),
+        (None, None) => unreachable!("one of the two is set above"),
+    };
+    let final_answers = session::Selected::answers(final_program, final_db);
 
     if json {
         if !trace && original_run.is_none() {
             doc["program"] = json!(primary_name);
         }
-        doc["answers"] = report::tuples_json(source, final_answers.iter());
+        doc["answers"] = report::tuples_json(final_program, final_answers.collect().iter());
         let _ = write!(out, "{}", to_json_text(&doc));
     } else {
         let _ = write!(out, "{text}");
@@ -413,8 +418,11 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
                 // As in Soufflé's outputs: `<Pred>.csv`, tab-separated, `-` for standard output.
                 Some(dir) => {
                     let relations = match args.all {
-                        true => all_rows.iter().map(|(p, rows)| (*p, rows, "row(s)")).collect(),
-                        false => vec![(queried, &final_answers, "answer(s)")],
+                        true => derived_source_preds(final_program)
+                            .into_iter()
+                            .map(|p| (p, session::Selected::relation(final_db, p), "row(s)"))
+                            .collect(),
+                        false => vec![(queried, final_answers, "answer(s)")],
                     };
                     let mut written = Vec::new();
                     for (pred, rows, unit) in relations {
@@ -423,23 +431,27 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
                         } else {
                             outputs::Target::File(dir.join(format!("{}.csv", source.pred_name(pred))))
                         };
-                        if let Err(e) = outputs::write_relation(&target, source, pred, rows, '\t', out) {
-                            let _ = writeln!(err, "dlc: cannot write `{}`: {e}", target.describe());
-                            return EXIT_INPUT_ERROR;
+                        match outputs::write_relation(&target, final_program, pred, rows, '\t', out) {
+                            Ok((_, count)) => written.push(format!("{} ({count} {unit})", target.describe())),
+                            Err(e) => {
+                                let _ = writeln!(err, "dlc: cannot write `{}`: {e}", target.describe());
+                                return EXIT_INPUT_ERROR;
+                            }
                         }
-                        written.push(format!("{} ({} {unit})", target.describe(), rows.len()));
                     }
                     format!("wrote {}", written.join(", "))
                 }
                 None => {
                     // One buffered writer for millions of lines: standard output flushes every line.
                     let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
-                    let _ = report::write_answers(&mut buffered, source, queried, &final_answers);
+                    let count = report::write_answers(&mut buffered, final_program, queried, final_answers);
                     let _ = buffered.flush();
-                    format!("{} answer(s)", final_answers.len())
+                    // A failed write is reported by `Output` when the run ends.
+                    format!("{} answer(s)", count.unwrap_or_else(|_| final_answers.count()))
                 }
             };
-            summary += &format!("; {} program: {}", primary_name, report::sizes_text(primary, &final_sizes));
+            let sizes = session::relation_sizes(final_program, final_db);
+            summary += &format!("; {} program: {}", primary_name, report::sizes_text(primary, &sizes));
             if timing {
                 summary += &format!("; evaluated in {}", report::duration_text(elapsed));
             }
@@ -449,12 +461,11 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
     exit
 }
 
-/// Every derived relation of `program` named in the source (not `@a:`/`@m:` ones), sorted.
-fn derived_source_rows(program: &ir::Program, db: &exec::Database) -> Vec<(ir::PredId, session::Answers)> {
+/// Every derived relation of `program` named in the source (not `@a:`/`@m:` ones).
+fn derived_source_preds(program: &ir::Program) -> Vec<ir::PredId> {
     session::derived_preds(program)
         .into_iter()
         .filter(|&p| matches!(program.pred(p).name, ir::PredName::Source(_)))
-        .map(|p| (p, session::relation_rows(db, p)))
         .collect()
 }
 

@@ -8,7 +8,7 @@
 //! one evaluation of the whole program serves them all.
 
 use crate::cli::{Emit, Format, RunArgs};
-use crate::session::{self, Answers, Prepared, SouffleIo};
+use crate::session::{self, Prepared, Selected, SouffleIo, ValueOrder};
 use ir::{Atom, PredId, PredKind, Program, Query, Term, TermKind};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -123,9 +123,8 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
     let engine = session::engine(args.engine);
     let wanted = wanted(io);
     let magic = uses_magic(args, &prepared.program, &wanted);
-    // Rows of each wanted relation, as interned values.
-    let mut rows: Vec<(PredId, Answers)> = Vec::new();
-    let (name, sizes_program, sizes) = if magic {
+    // The evaluated program and its database; the wanted relations are read from it.
+    let (name, evaluated, db) = if magic {
         let mut program = prepared.program.clone();
         let query = all_free_query(&mut program, wanted[0]);
         let rewritten = match magic::rewrite_limited(&program, &query, args.max_adornments) {
@@ -140,9 +139,7 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
             Ok(run) => run,
             Err(e) => return crate::stopped(err, &prepared.sources, &rewritten, &e, args.color),
         };
-        rows.push((wanted[0], run.answers));
-        let sizes = session::relation_sizes(&rewritten, &run.eval.db);
-        ("magic", rewritten, sizes)
+        ("magic", rewritten, run.eval.db)
     } else {
         let program = &prepared.program;
         let plan = plan::plan_program(program);
@@ -152,12 +149,19 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
             Ok(eval) => eval,
             Err(e) => return crate::stopped(err, &prepared.sources, program, &e, args.color),
         };
-        rows.extend(wanted.iter().map(|&p| (p, session::relation_rows(&eval.db, p))));
-        ("original", program.clone(), session::relation_sizes(program, &eval.db))
+        ("original", program.clone(), eval.db)
     };
     let elapsed = start.elapsed();
+    let sizes = session::relation_sizes(&evaluated, &db);
     let program = &prepared.program;
-    let rows_of = |pred: PredId| -> &Answers { &rows.iter().find(|(p, _)| *p == pred).expect("wanted").1 };
+    // The rows of a wanted relation: the magic program's answers to the all-free query
+    // on it, or the relation itself.
+    let rows_of = |pred: PredId| -> Selected<'_> {
+        match magic {
+            true => Selected::answers(&evaluated, &db),
+            false => Selected::relation(&db, pred),
+        }
+    };
 
     let dir = args.output_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let to_stdout = dir == Path::new("-");
@@ -170,9 +174,9 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
         } else {
             Target::File(dir.join(output.filename.clone().unwrap_or_else(|| format!("{rel}.csv"))))
         };
-        match write_relation(&target, program, output.pred, rows, output.delimiter, out) {
-            Ok(Some(path)) => written.push(format!("{} ({} row(s))", path.display(), rows.len())),
-            Ok(None) => {}
+        match write_relation(&target, &evaluated, output.pred, rows, output.delimiter, out) {
+            Ok((Some(path), count)) => written.push(format!("{} ({count} row(s))", path.display())),
+            Ok((None, _)) => {}
             Err(e) => {
                 let _ = writeln!(err, "dlc: cannot write `{}` (`.output {rel}`): {e}", target.describe());
                 return crate::EXIT_INPUT_ERROR;
@@ -180,13 +184,13 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
         }
     }
     for size in &io.printsize {
-        let _ = writeln!(out, "{}\t{}", program.pred_name(size.pred), rows_of(size.pred).len());
+        let _ = writeln!(out, "{}\t{}", program.pred_name(size.pred), rows_of(size.pred).count());
     }
     let mut summary = match written.len() {
         0 => "no output files".to_string(),
         _ => format!("wrote {}", written.join(", ")),
     };
-    summary += &format!("; {name} program: {}", crate::report::sizes_text(&sizes_program, &sizes));
+    summary += &format!("; {name} program: {}", crate::report::sizes_text(&evaluated, &sizes));
     if !args.no_timing {
         summary += &format!("; evaluated in {}", crate::report::duration_text(elapsed));
     }
@@ -211,45 +215,64 @@ impl Target {
 }
 
 /// Writes the rows of `pred` to `target` as `delimiter`-separated lines (see
-/// [`write_csv`]), streamed through a buffer; returns the file written, if any.
+/// [`write_csv`]), streamed through a buffer; returns the file written, if any, and the
+/// number of rows.
 pub fn write_relation(
     target: &Target,
     program: &Program,
     pred: PredId,
-    rows: &Answers,
+    rows: Selected<'_>,
     delimiter: char,
     out: &mut dyn Write,
-) -> std::io::Result<Option<PathBuf>> {
+) -> std::io::Result<(Option<PathBuf>, usize)> {
     match target {
         Target::Stdout => {
             let rel = program.pred_name(pred);
             let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
             write!(buffered, "---------------\n{rel}\n===============\n")?;
-            write_csv(&mut buffered, program, rows, delimiter)?;
+            let count = write_csv(&mut buffered, program, rows, delimiter)?;
             writeln!(buffered, "===============")?;
             buffered.flush()?;
-            Ok(None)
+            Ok((None, count))
         }
         Target::File(path) => {
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)?;
             }
             let mut buffered = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(path)?);
-            write_csv(&mut buffered, program, rows, delimiter)?;
+            let count = write_csv(&mut buffered, program, rows, delimiter)?;
             buffered.flush()?;
-            Ok(Some(path.clone()))
+            Ok((Some(path.clone()), count))
         }
     }
 }
 
 /// The rows as lines of `delimiter`-separated fields, sorted field by field (numbers
-/// numerically, as Soufflé orders a number column), a nullary tuple as `()`.
-pub fn write_csv(out: &mut dyn Write, program: &Program, rows: &Answers, delimiter: char) -> std::io::Result<()> {
+/// numerically, as Soufflé orders a number column), a nullary tuple as `()`; returns the
+/// number of rows. The rows are read in that order straight from the relation: the
+/// values are ranked once (the distinct values of the rows, found with a bit per
+/// constant), and each group of the relation is sorted by rank as it is written.
+pub fn write_csv(
+    out: &mut dyn Write,
+    program: &Program,
+    rows: Selected<'_>,
+    delimiter: char,
+) -> std::io::Result<usize> {
     let text = |v: u32| program.consts.text(ir::Const(v));
-    // The order of the values, decided once per distinct value: rows then compare ranks.
-    let mut values: Vec<u32> = rows.iter().flatten().copied().collect();
-    values.sort_unstable();
-    values.dedup();
+    let mut seen = vec![0u64; program.consts.len().div_ceil(64)];
+    let _ = rows.for_each(|t| {
+        for &v in t {
+            let (word, bit) = (v as usize / 64, v % 64);
+            if word >= seen.len() {
+                seen.resize(word + 1, 0);
+            }
+            seen[word] |= 1 << bit;
+        }
+        Ok::<(), std::convert::Infallible>(())
+    });
+    let values: Vec<u32> =
+        (0..seen.len() as u32 * 64).filter(|&v| seen[v as usize / 64] & (1 << (v % 64)) != 0).collect();
+    drop(seen);
     let numbers: Vec<Option<i64>> = values.iter().map(|&v| text(v).parse().ok()).collect();
     let mut order: Vec<usize> = (0..values.len()).collect();
     order.sort_by(|&i, &j| {
@@ -259,25 +282,32 @@ pub fn write_csv(out: &mut dyn Write, program: &Program, rows: &Answers, delimit
         };
         by_number.then_with(|| text(values[i]).cmp(text(values[j])))
     });
-    let mut rank = vec![0u32; values.last().map_or(0, |&v| v as usize + 1)];
-    for (r, &i) in order.iter().enumerate() {
-        rank[values[i] as usize] = r as u32;
+    // The texts of the values by id, looked up once each.
+    let mut texts: Vec<&str> = vec![""; values.last().map_or(0, |&v| v as usize + 1)];
+    for &v in &values {
+        texts[v as usize] = text(v);
     }
-    let mut sorted: Vec<&[u32]> = rows.iter().collect();
-    sorted.sort_unstable_by(|a, b| a.iter().map(|&v| rank[v as usize]).cmp(b.iter().map(|&v| rank[v as usize])));
+    let order = ValueOrder::ranked(order.into_iter().map(|i| values[i]).collect());
+    drop(values);
     let mut separator = [0u8; 4];
     let separator: &str = delimiter.encode_utf8(&mut separator);
-    for row in sorted {
-        if row.is_empty() {
-            out.write_all(b"()")?;
-        }
-        for (i, &v) in row.iter().enumerate() {
-            if i > 0 {
-                out.write_all(separator.as_bytes())?;
+    let mut lines = crate::report::Chunked::new(out);
+    let mut count = 0;
+    // The rows of a group share their prefix, whose text is made once per group.
+    let (mut prefix, mut prefix_text) = (None::<Vec<u32>>, Vec::new());
+    rows.for_each_sorted(&order, |row| {
+        count += 1;
+        let Some((&last, row_prefix)) = row.split_last() else { return lines.push(b"()\n") };
+        if prefix.as_deref() != Some(row_prefix) {
+            prefix_text.clear();
+            for &v in row_prefix {
+                prefix_text.extend_from_slice(texts[v as usize].as_bytes());
+                prefix_text.extend_from_slice(separator.as_bytes());
             }
-            out.write_all(text(v).as_bytes())?;
+            prefix = Some(row_prefix.to_vec());
         }
-        out.write_all(b"\n")?;
-    }
-    Ok(())
+        lines.push_line(&prefix_text, texts[last as usize].as_bytes())
+    })?;
+    lines.flush()?;
+    Ok(count)
 }

@@ -57,18 +57,130 @@ pub fn answer_text(program: &Program, queried: PredId, tuple: &[u32]) -> String 
     format!("{}{}", program.display_pred(queried), program.display_tuple(tuple))
 }
 
-/// Writes every answer as a line `R(a,b)` straight into `out`, with no string per answer.
+/// Writes every answer as a line `R(a,b)` straight into `out`, read in order from the
+/// relation, with no string per answer; returns how many were written.
 pub fn write_answers(
     out: &mut dyn std::io::Write,
     program: &Program,
     queried: PredId,
-    answers: &crate::session::Answers,
-) -> std::io::Result<()> {
-    let pred = program.display_pred(queried).to_string();
-    for t in answers.iter() {
-        writeln!(out, "{pred}{}", program.display_tuple(t))?;
+    answers: crate::session::Selected<'_>,
+) -> std::io::Result<usize> {
+    let mut open = program.display_pred(queried).to_string();
+    open.push('(');
+    let mut texts = ConstTexts::new(program);
+    let mut lines = Chunked::new(out);
+    let mut count = 0;
+    // The answers of a group share their prefix, whose text (`R(a,`) is made once per group.
+    let (mut prefix, mut prefix_text) = (None::<Vec<u32>>, Chunked::detached());
+    answers.for_each_sorted(&crate::session::ValueOrder::Ids, |t| {
+        count += 1;
+        let Some((&last, row_prefix)) = t.split_last() else {
+            lines.push(open.as_bytes())?;
+            return lines.push(b")\n");
+        };
+        if prefix.as_deref() != Some(row_prefix) {
+            prefix_text.buf.clear();
+            prefix_text.buf.extend_from_slice(open.as_bytes());
+            for &v in row_prefix {
+                texts.write(&mut prefix_text, v)?;
+                prefix_text.buf.push(b',');
+            }
+            prefix = Some(row_prefix.to_vec());
+        }
+        lines.push(&prefix_text.buf)?;
+        texts.write(&mut lines, last)?;
+        lines.push(b")\n")
+    })?;
+    lines.flush()?;
+    Ok(count)
+}
+
+/// Writes constants as the printers show them (`ir::write_constant`), as bytes: a bare
+/// constant's interned text as it is, decided once per constant; the rare text that needs
+/// quotes is escaped into a reused buffer.
+pub struct ConstTexts<'p> {
+    program: &'p Program,
+    /// Per constant: 0 not yet seen, 1 bare, 2 quoted.
+    form: Vec<u8>,
+    quoted: String,
+}
+
+impl<'p> ConstTexts<'p> {
+    pub fn new(program: &'p Program) -> Self {
+        ConstTexts { program, form: vec![0; program.consts.len()], quoted: String::new() }
     }
-    Ok(())
+
+    #[inline]
+    pub fn write(&mut self, out: &mut Chunked<'_>, v: u32) -> std::io::Result<()> {
+        let text = self.program.consts.text(ir::Const(v));
+        let form = match self.form.get_mut(v as usize) {
+            Some(0) | None => {
+                let form = if ir::is_bare_constant(text) { 1 } else { 2 };
+                if let Some(slot) = self.form.get_mut(v as usize) {
+                    *slot = form;
+                }
+                form
+            }
+            Some(form) => *form,
+        };
+        if form == 1 {
+            return out.push(text.as_bytes());
+        }
+        self.quoted.clear();
+        let _ = ir::write_constant(&mut self.quoted, text);
+        out.push(self.quoted.as_bytes())
+    }
+}
+
+/// Bytes gathered in a buffer of its own and handed to the writer in large chunks: a
+/// line of output is several short pieces, and a call through `dyn Write` per piece costs
+/// more than copying it.
+pub struct Chunked<'w> {
+    /// `None` for a buffer that only gathers bytes ([`Chunked::detached`]).
+    out: Option<&'w mut dyn std::io::Write>,
+    buf: Vec<u8>,
+}
+
+impl<'w> Chunked<'w> {
+    const SIZE: usize = 1 << 16;
+
+    pub fn new(out: &'w mut dyn std::io::Write) -> Self {
+        Chunked { out: Some(out), buf: Vec::with_capacity(Self::SIZE) }
+    }
+
+    /// A buffer that keeps what is pushed, for text made once and copied many times.
+    pub fn detached() -> Self {
+        Chunked { out: None, buf: Vec::new() }
+    }
+
+    #[inline]
+    pub fn push(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.buf.extend_from_slice(bytes);
+        if self.buf.len() >= Self::SIZE - 256 {
+            if let Some(out) = &mut self.out {
+                out.write_all(&self.buf)?;
+                self.buf.clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// Pushes `head`, `tail` and a newline.
+    #[inline]
+    pub fn push_line(&mut self, head: &[u8], tail: &[u8]) -> std::io::Result<()> {
+        self.buf.extend_from_slice(head);
+        self.buf.extend_from_slice(tail);
+        self.push(b"\n")
+    }
+
+    /// Hands over what is left; the writer itself is not flushed.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        if let Some(out) = &mut self.out {
+            out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
 }
 
 /// `@a:R^bf(a,b)`: a fact of any relation.
@@ -97,7 +209,7 @@ pub fn evaluation_json(program: &Program, run: &Evaluated, timing: bool) -> Valu
         "work": run.eval.work,
         "relations": sizes_json(program, &sizes),
         "derived_facts": sizes.iter().map(|(_, n)| n).sum::<usize>(),
-        "answers": tuples_json(program, run.answers.iter()),
+        "answers": tuples_json(program, run.answers().iter()),
     });
     if timing {
         obj["seconds"] = json!(run.elapsed.as_secs_f64());
@@ -124,7 +236,7 @@ pub fn evaluation_text(out: &mut String, title: &str, program: &Program, run: &E
         }
     }
     let _ = writeln!(out, "relations: {}", sizes_text(program, &relation_sizes(program, &run.eval.db)));
-    let answers: Vec<String> = run.answers.iter().map(|t| program.display_tuple(t).to_string()).collect();
+    let answers: Vec<String> = run.answers().iter().map(|t| program.display_tuple(t).to_string()).collect();
     let _ = writeln!(out, "answers ({}): {}", answers.len(), answers.join(" "));
     if timing {
         let _ = writeln!(out, "time: {}", duration_text(run.elapsed));
@@ -140,12 +252,12 @@ pub fn compare_text(
     original: &Evaluated,
     timing: bool,
 ) {
-    let agree = magic.answers == original.answers;
+    let agree = magic.answers() == original.answers();
     let row = |out: &mut String, label: &str, a: String, b: String| {
         let _ = writeln!(out, "{label:<24}{a:<16}{b}");
     };
     row(out, "", "magic".into(), "original".into());
-    row(out, "answers", magic.answers.len().to_string(), original.answers.len().to_string());
+    row(out, "answers", magic.answers().len().to_string(), original.answers().len().to_string());
     row(out, "answers agree", if agree { "yes" } else { "NO" }.into(), String::new());
     let msizes = relation_sizes(magic_program, &magic.eval.db);
     let osizes = relation_sizes(source, &original.eval.db);

@@ -376,8 +376,24 @@ pub fn edb_database(program: &Program, facts: &InputFacts, max_tuples: u32) -> D
 /// One evaluated program: the original or the magic rewrite.
 pub struct Evaluated {
     pub eval: Evaluation,
-    pub answers: Answers,
+    /// The evaluated program's query, which names the relation holding the answers.
+    query: ir::Query,
+    /// The answers copied out of the relation, when first asked for: printing them
+    /// reads the relation itself ([`Evaluated::selected`]).
+    answers: std::cell::OnceCell<Answers>,
     pub elapsed: Duration,
+}
+
+impl Evaluated {
+    /// The query's answers, sorted (copied out of the relation on first use).
+    pub fn answers(&self) -> &Answers {
+        self.answers.get_or_init(|| self.selected().collect())
+    }
+
+    /// The query's answers as they lie in the relation.
+    pub fn selected(&self) -> Selected<'_> {
+        Selected { db: &self.eval.db, pred: self.query.atom.pred, query: Some(&self.query) }
+    }
 }
 
 /// Tuples of one arity in lexicographic order, stored flat: `arity` values per row in
@@ -392,7 +408,9 @@ pub struct Answers {
 
 impl Answers {
     /// The rows of `arity` values each in `values`, in any order and without duplicates,
-    /// sorted in place.
+    /// sorted in place (for tests: the answers of a run are read in order from their
+    /// relation, [`Selected::collect`]).
+    #[cfg(test)]
     pub fn sorted(arity: usize, len: usize, mut values: Vec<u32>) -> Self {
         debug_assert_eq!(values.len(), arity * len);
         match arity {
@@ -468,27 +486,215 @@ impl Answers {
     }
 }
 
-/// The query's answers in a database of `program` (whose query names the relation to
-/// read): only the matching tuples are copied out of the relation, then sorted.
-pub fn answers(program: &Program, db: &Database) -> Answers {
-    let query = program.query.as_ref().expect("evaluated programs carry their query");
-    let arity = query.atom.args.len();
-    let (mut values, mut len) = (Vec::new(), 0);
-    for t in db.tuples(query.atom.pred).filter(|t| query.matches(t)) {
-        values.extend_from_slice(t);
-        len += 1;
-    }
-    Answers::sorted(arity, len, values)
+/// How writers order values: by their ids (the order of the text printers), or by a rank
+/// of their own (Soufflé's numeric order of the `-D` files).
+pub enum ValueOrder {
+    Ids,
+    Ranks {
+        /// The rank of each value (indexed by id; values never ranked have none).
+        rank: Vec<u32>,
+        /// The value of each rank, `0..`: the inverse of `rank`.
+        value_of_rank: Vec<u32>,
+    },
 }
 
-/// Every tuple of `pred` in `db`, sorted.
-pub fn relation_rows(db: &Database, pred: PredId) -> Answers {
-    let (mut values, mut len) = (Vec::new(), 0);
-    for t in db.tuples(pred) {
-        values.extend_from_slice(t);
-        len += 1;
+impl ValueOrder {
+    /// The values in `in_order`, ranked in that order.
+    pub fn ranked(in_order: Vec<u32>) -> Self {
+        let mut rank = vec![0u32; in_order.iter().max().map_or(0, |&v| v as usize + 1)];
+        for (r, &v) in in_order.iter().enumerate() {
+            rank[v as usize] = r as u32;
+        }
+        ValueOrder::Ranks { rank, value_of_rank: in_order }
     }
-    Answers::sorted(db.arity(pred), len, values)
+
+    #[inline]
+    fn key(&self, v: u32) -> u32 {
+        match self {
+            ValueOrder::Ids => v,
+            ValueOrder::Ranks { rank, .. } => rank[v as usize],
+        }
+    }
+
+    /// Sorts distinct values. By id, in place; by rank, through the ranks, which are dense:
+    /// a group with many values is sorted by setting their ranks' bits in `bits` and
+    /// reading them back in order (linear in the group and the ranks), a small one by
+    /// sorting its ranks.
+    fn sort(&self, values: &mut [u32], bits: &mut Vec<u64>) {
+        match self {
+            ValueOrder::Ids => values.sort_unstable(),
+            ValueOrder::Ranks { rank, value_of_rank } => {
+                let words = value_of_rank.len().div_ceil(64);
+                if words <= 4 * values.len() {
+                    bits.resize(words, 0);
+                    for &v in values.iter() {
+                        let r = rank[v as usize];
+                        bits[r as usize / 64] |= 1 << (r % 64);
+                    }
+                    let mut at = 0;
+                    for (w, word) in bits.iter_mut().enumerate() {
+                        let mut b = std::mem::take(word);
+                        while b != 0 {
+                            values[at] = value_of_rank[w * 64 + b.trailing_zeros() as usize];
+                            at += 1;
+                            b &= b - 1;
+                        }
+                    }
+                    debug_assert_eq!(at, values.len(), "the values of a group are distinct");
+                } else {
+                    for v in values.iter_mut() {
+                        *v = rank[*v as usize];
+                    }
+                    values.sort_unstable();
+                    for v in values.iter_mut() {
+                        *v = value_of_rank[*v as usize];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Some tuples of one relation of a database: those a query admits, or all of them.
+/// Writers read them in order straight from the relation ([`Selected::for_each_sorted`]),
+/// so printing a whole relation copies none of it.
+#[derive(Clone, Copy)]
+pub struct Selected<'a> {
+    pub db: &'a Database,
+    pub pred: PredId,
+    /// The query whose answers these are; `None` for the whole relation.
+    pub query: Option<&'a ir::Query>,
+}
+
+impl<'a> Selected<'a> {
+    /// The answers of `program`'s query (which names the relation to read) in `db`.
+    pub fn answers(program: &'a Program, db: &'a Database) -> Self {
+        let query = program.query.as_ref().expect("evaluated programs carry their query");
+        Selected { db, pred: query.atom.pred, query: Some(query) }
+    }
+
+    /// Every tuple of `pred`.
+    pub fn relation(db: &'a Database, pred: PredId) -> Self {
+        Selected { db, pred, query: None }
+    }
+
+    /// Calls `f` with every selected tuple, in lexicographic order of the values as
+    /// `order` orders them; stops at the first error.
+    ///
+    /// The tuples are read through the relation's tuple set, which groups them by their
+    /// prefix (every column but the last): a query that binds the whole prefix reads one
+    /// group, found by one probe; a bound last value is one lookup per group; other
+    /// bound columns skip the groups whose prefix differs. The groups are sorted by
+    /// their prefix, then each group's last values, so the only memory taken is a group
+    /// id per group and the values of one group.
+    pub fn for_each_sorted<E>(&self, order: &ValueOrder, f: impl FnMut(&[u32]) -> Result<(), E>) -> Result<(), E> {
+        self.walk(Some(order), f)
+    }
+
+    /// Calls `f` with every selected tuple, in no particular order.
+    pub fn for_each<E>(&self, f: impl FnMut(&[u32]) -> Result<(), E>) -> Result<(), E> {
+        self.walk(None, f)
+    }
+
+    /// Visits the selected tuples group by group, sorted by `order` if given.
+    fn walk<E>(&self, order: Option<&ValueOrder>, mut f: impl FnMut(&[u32]) -> Result<(), E>) -> Result<(), E> {
+        let Some(groups) = self.db.groups(self.pred) else { return Ok(()) };
+        let arity = groups.arity();
+        let bound: Vec<Option<u32>> = match self.query {
+            Some(q) if q.atom.args.len() == arity => q.atom.args.iter().map(|t| t.constant().map(|c| c.0)).collect(),
+            Some(_) => return Ok(()),
+            None => vec![None; arity],
+        };
+        // Bound columns are selected below; only a repeated variable (`R(X,X)`) needs
+        // each tuple checked against the query.
+        let repeated = self.query.is_some_and(|q| {
+            let vars: Vec<_> = q.atom.args.iter().filter_map(|t| t.var()).collect();
+            vars.iter().enumerate().any(|(i, v)| vars[..i].contains(v))
+        });
+        let accept = |t: &[u32]| !repeated || self.query.is_none_or(|q| q.matches(t));
+        if arity == 0 {
+            return match groups.has_empty_tuple() && accept(&[]) {
+                true => f(&[]),
+                false => Ok(()),
+            };
+        }
+        let (prefix_bound, last_bound) = bound.split_at(arity - 1);
+        let mut ids: Vec<u32> = match prefix_bound.iter().copied().collect::<Option<Vec<u32>>>() {
+            Some(prefix) => groups.find(&prefix).map(|g| g as u32).into_iter().collect(),
+            None => (0..groups.len() as u32)
+                .filter(|&g| groups.prefix(g as usize).iter().zip(prefix_bound).all(|(v, b)| b.is_none_or(|b| b == *v)))
+                .collect(),
+        };
+        if let Some(order) = order {
+            let prefix_key = |g: u32| groups.prefix(g as usize).iter().map(|&v| order.key(v));
+            match arity {
+                1 => {}
+                2 => ids.sort_unstable_by_key(|&g| order.key(groups.prefix(g as usize)[0])),
+                _ => ids.sort_unstable_by(|&a, &b| prefix_key(a).cmp(prefix_key(b))),
+            }
+        }
+        let mut row = vec![0u32; arity];
+        let mut values = Vec::new();
+        let mut scratch = Vec::new();
+        for g in ids {
+            let g = g as usize;
+            row[..arity - 1].copy_from_slice(groups.prefix(g));
+            if let Some(last) = last_bound[0] {
+                if groups.contains(g, last) {
+                    row[arity - 1] = last;
+                    if accept(&row) {
+                        f(&row)?;
+                    }
+                }
+                continue;
+            }
+            values.clear();
+            groups.values(g, &mut values);
+            if let Some(order) = order {
+                order.sort(&mut values, &mut scratch);
+            }
+            for &v in &values {
+                row[arity - 1] = v;
+                if accept(&row) {
+                    f(&row)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The selected tuples copied out, sorted.
+    pub fn collect(&self) -> Answers {
+        let arity = self.db.arity(self.pred);
+        let (mut values, mut len) = (Vec::new(), 0);
+        let _ = self.for_each_sorted(&ValueOrder::Ids, |t| {
+            values.extend_from_slice(t);
+            len += 1;
+            Ok::<(), std::convert::Infallible>(())
+        });
+        Answers { arity, len, values }
+    }
+
+    /// The number of selected tuples.
+    pub fn count(&self) -> usize {
+        match self.query {
+            None => self.db.len(self.pred),
+            Some(_) => {
+                let mut n = 0;
+                let _ = self.for_each(|_| {
+                    n += 1;
+                    Ok::<(), std::convert::Infallible>(())
+                });
+                n
+            }
+        }
+    }
+}
+
+/// The query's answers in a database of `program` (whose query names the relation to
+/// read), selected through the relation's groups and copied out in order.
+pub fn answers(program: &Program, db: &Database) -> Answers {
+    Selected::answers(program, db).collect()
 }
 
 /// Plans and evaluates `program` from scratch over `facts`, with at most `max_tuples`
@@ -505,8 +711,8 @@ pub fn evaluate(
     let plan = plan::plan_program(program);
     let edb = edb_database(program, facts, max_tuples);
     let eval = exec::try_evaluate(&plan, program, edb, EvalOptions { engine, record_rounds, progress })?;
-    let answers = answers(program, &eval.db);
-    Ok(Evaluated { eval, answers, elapsed: start.elapsed() })
+    let query = program.query.clone().expect("evaluated programs carry their query");
+    Ok(Evaluated { eval, query, answers: std::cell::OnceCell::new(), elapsed: start.elapsed() })
 }
 
 /// The predicates that head a rule of `program`: the relations evaluation derives.
@@ -642,7 +848,104 @@ impl Maintainer {
 
 #[cfg(test)]
 mod tests {
-    use super::Answers;
+    use super::{Answers, Selected, ValueOrder};
+    use exec::Database;
+
+    /// A program with derived relations of arity 1, 2 and 3 (`P`, `Q`, `T`), the constants
+    /// `0..3000` interned as ids `0..3000`, and random tuples in each: dense values (whose
+    /// groups become bitmaps), sparse ones (inline and hashed groups), then removals.
+    fn random_database() -> (ir::Program, Database) {
+        let text = "P(X) <- A(X).\nQ(X,Y) <- B(X,Y).\nT(X,Y,Z) <- C(X,Y,Z).\n";
+        let (program, diagnostics) = syntax::parse_program(text, ir::FileId(0));
+        let mut program = program.unwrap_or_else(|| panic!("{diagnostics:?}"));
+        for n in 0..3000 {
+            assert_eq!(program.consts.intern(&n.to_string()).0, n);
+        }
+        let mut db = Database::new(&program);
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |bound: u32| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % u64::from(bound)) as u32
+        };
+        for (name, arity) in [("P", 1), ("Q", 2), ("T", 3)] {
+            let pred = program.lookup_source(name).unwrap();
+            let mut inserted = Vec::new();
+            for i in 0..4000 {
+                let tuple: Vec<u32> = (0..arity).map(|_| if i % 3 == 0 { next(3000) } else { next(12) }).collect();
+                db.insert(pred, &tuple);
+                inserted.push(tuple);
+            }
+            for tuple in inserted.iter().step_by(7) {
+                db.remove(pred, tuple);
+            }
+        }
+        (program, db)
+    }
+
+    /// Answers read through the relation's groups equal a scan of every tuple filtered by
+    /// the query, for queries binding every combination of columns, with repeated
+    /// variables, on relations of arity 1 to 3.
+    #[test]
+    fn selection_through_groups_equals_a_scan() {
+        let (base, db) = random_database();
+        let mut checked = 0;
+        for (name, arity) in [("P", 1u32), ("Q", 2), ("T", 3)] {
+            // Each column: a fresh variable, a constant, or the first column's variable again.
+            for pattern in 0..3u32.pow(arity) {
+                let args: Vec<String> = (0..arity)
+                    .map(|i| match pattern / 3u32.pow(i) % 3 {
+                        0 => format!("X{i}"),
+                        1 => ["3", "7", "11", "2999"][(i as usize + pattern as usize) % 4].to_string(),
+                        _ => "X0".to_string(),
+                    })
+                    .collect();
+                let mut program = base.clone();
+                let query = format!("{name}({})", args.join(","));
+                let diagnostics = syntax::parse_query(&query, ir::FileId(1), &mut program);
+                assert!(diagnostics.is_empty(), "{query}: {diagnostics:?}");
+                let q = program.query.as_ref().unwrap();
+                let mut scanned: Vec<Vec<u32>> =
+                    db.tuples(q.atom.pred).filter(|t| q.matches(t)).map(<[u32]>::to_vec).collect();
+                scanned.sort();
+                let selected = Selected::answers(&program, &db);
+                assert_eq!(rows(&selected.collect()), scanned, "{query}");
+                assert_eq!(selected.count(), scanned.len(), "{query}");
+                checked += scanned.len();
+            }
+            let pred = base.lookup_source(name).unwrap();
+            let mut all = db.sorted_tuples(pred);
+            assert_eq!(rows(&Selected::relation(&db, pred).collect()), all);
+            // In another order of the values: reversed ids.
+            let reversed = ValueOrder::ranked((0..3000).rev().collect());
+            let mut read = Vec::new();
+            let _ = Selected::relation(&db, pred).for_each_sorted(&reversed, |t| {
+                read.push(t.to_vec());
+                Ok::<(), ()>(())
+            });
+            all.sort_by(|a, b| b.cmp(a));
+            assert_eq!(read, all);
+        }
+        assert!(checked > 1000, "the queries select something");
+    }
+
+    #[test]
+    fn ranked_sorts_agree_for_small_and_large_groups() {
+        let order = ValueOrder::ranked(vec![9, 4, 0, 7, 1, 8, 2, 6, 3, 5]);
+        let by_rank = |mut v: Vec<u32>| {
+            let mut bits = Vec::new();
+            order.sort(&mut v, &mut bits);
+            assert!(bits.iter().all(|&w| w == 0), "the bitmap is left clear for the next group");
+            v
+        };
+        assert_eq!(by_rank(vec![5, 9, 0]), vec![9, 0, 5]);
+        assert_eq!(by_rank((0..10).collect()), vec![9, 4, 0, 7, 1, 8, 2, 6, 3, 5]);
+        let large = ValueOrder::ranked((0..1000).rev().collect());
+        let mut v = vec![3, 999, 500, 0];
+        large.sort(&mut v, &mut Vec::new());
+        assert_eq!(v, vec![999, 500, 3, 0]);
+    }
 
     fn rows(a: &Answers) -> Vec<Vec<u32>> {
         a.iter().map(<[u32]>::to_vec).collect()

@@ -1,7 +1,7 @@
 //! The database: one set-semantics relation per predicate of a program.
 
 use crate::limits::ResourceError;
-use crate::relation::{remove_rows, remove_tuples, Rank, Relation, RowSet, Rows};
+use crate::relation::{remove_rows, remove_tuples, Groups, Rank, Relation, RowSet, Rows};
 use ir::{Fact, PredId, Program};
 
 /// One relation per [`PredId`] (indexed by [`PredId::index`]); tuples are `u32` values
@@ -148,6 +148,13 @@ impl Database {
     /// unknown predicate).
     pub fn tuples(&self, pred: PredId) -> impl Iterator<Item = &[u32]> + '_ {
         self.rows.get(pred.index()).into_iter().flat_map(Rows::live_rows)
+    }
+
+    /// The tuples of `pred` grouped by their prefix, to select and read them in order
+    /// without copying (see [`Groups`]). An unknown predicate has no tuples.
+    pub fn groups(&self, pred: PredId) -> Option<Groups<'_>> {
+        let p = pred.index();
+        Some(Groups::new(self.sets.get(p)?, self.rows.get(p)?.arity))
     }
 
     /// The tuples of `pred` in lexicographic order.

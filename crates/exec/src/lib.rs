@@ -25,6 +25,7 @@ pub use database::Database;
 pub use dred::{Maintained, Maintenance, Update, UpdateCounts, UpdateReport};
 pub use explain::{Attempt, Explainer, Proof, ProofNode, RuleAttempt, Step, WhyNot};
 pub use limits::{ResourceError, ResourceKind, DEFAULT_MAX_TUPLES};
+pub use relation::Groups;
 
 use ir::{PredId, Program};
 use plan::ProgramPlan;
