@@ -46,6 +46,12 @@ fn regen() -> ExitCode {
 }
 
 fn bench(args: &[String]) -> ExitCode {
+    // The binary table runs the release `dlc` beside the harness's own executable.
+    let mut build = cargo();
+    build.args(["build", "--release", "-p", "dlc", "--bin", "dlc"]);
+    if status(build) != ExitCode::SUCCESS {
+        return ExitCode::FAILURE;
+    }
     let mut cmd = cargo();
     cmd.args(["run", "--release", "-p", "bench", "--"]).args(args);
     status(cmd)

@@ -1,6 +1,7 @@
 //! The benchmark harness of issue 6: workload generators, dlc run in-process through its
 //! library crates, the Rust peers, child-process measurement and the BENCHMARKS.md report.
 
+pub mod binary;
 pub mod dlc;
 pub mod measure;
 pub mod oracle;

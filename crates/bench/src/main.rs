@@ -12,9 +12,11 @@ const USAGE: &str = "\
 usage: bench [--quick] [--runs N] [--timeout SECONDS] [--filter TEXT] [--out FILE]
        bench run-one WORKLOAD QUERY SYSTEM [CHANGE]
        bench describe WORKLOAD...
+       bench write-inputs WORKLOAD QUERY DIR
 
 Without --quick or --filter the report replaces BENCHMARKS.md at the workspace root;
-otherwise it is printed (or written to --out).";
+otherwise it is printed (or written to --out). `write-inputs` writes the files a
+binary run reads: DIR/prog.dl (Soufflé dialect), DIR/in/<Rel>.facts, and DIR/out.";
 
 struct Options {
     quick: bool,
@@ -48,6 +50,7 @@ fn default_report_path() -> PathBuf {
 
 fn run_suite(options: Options) -> ExitCode {
     let mut suite = Suite::new(options.quick);
+    suite.souffle = std::env::var_os("SOUFFLE").is_some();
     if let Some(runs) = options.runs {
         suite.runs = runs.max(1);
     }
@@ -82,6 +85,16 @@ fn run_suite(options: Options) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// `bench write-inputs WORKLOAD QUERY DIR`: the files of one binary run, to run by hand.
+fn write_inputs(args: &[String]) -> Result<(), String> {
+    let [workload, query, dir] = args else { return Err("usage: bench write-inputs WORKLOAD QUERY DIR".into()) };
+    let workload = bench::workload::Workload::parse(workload)?;
+    let query = bench::workload::Query::parse(query)?;
+    let program = bench::binary::souffle_program(&workload, query)?;
+    let layout = bench::binary::Layout { dir: PathBuf::from(dir) };
+    bench::binary::write_inputs(&layout, &program, &workload.generate()).map_err(|e| e.to_string())
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -104,6 +117,13 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        Some("write-inputs") => match write_inputs(&args[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bench write-inputs: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Some("-h" | "--help") => {
             println!("{USAGE}");
             ExitCode::SUCCESS

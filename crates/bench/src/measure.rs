@@ -4,6 +4,7 @@
 //! measured region and its peak RSS (`VmHWM`). A fresh process per run keeps one
 //! system's heap and page cache state from leaking into the next one's peak memory.
 
+use crate::binary;
 use crate::dlc::{self, Change, Mode};
 use crate::oracle;
 use crate::peers::{self, Peer};
@@ -44,10 +45,16 @@ pub enum System {
     Explain,
     /// The same on the `--no-magic` evaluation (the whole closure).
     ExplainNoMagic,
+    /// The `dlc` binary end to end on facts files (`crate::binary`).
+    DlcBinary,
+    /// Soufflé's interpreter on the same files, one thread.
+    SouffleInterpreted,
+    /// The program Soufflé compiles (`souffle -o`, outside the clock) on the same files.
+    SouffleCompiled,
 }
 
 impl System {
-    const ALL: [System; 12] = [
+    const ALL: [System; 15] = [
         System::Dlc,
         System::DlcNoMagic,
         System::DlcReference,
@@ -60,6 +67,9 @@ impl System {
         System::DlcCompile,
         System::Explain,
         System::ExplainNoMagic,
+        System::DlcBinary,
+        System::SouffleInterpreted,
+        System::SouffleCompiled,
     ];
 
     pub fn name(self) -> &'static str {
@@ -76,6 +86,9 @@ impl System {
             System::DlcCompile => "dlc-compile",
             System::Explain => "dlc-explain",
             System::ExplainNoMagic => "dlc-explain-nomagic",
+            System::DlcBinary => "dlc-binary",
+            System::SouffleInterpreted => "souffle",
+            System::SouffleCompiled => "souffle-compiled",
         }
     }
 
@@ -94,6 +107,11 @@ impl System {
 
     pub fn is_peer(self) -> bool {
         self.peer().is_some()
+    }
+
+    /// Whether the system runs as a program of its own on facts files (`crate::binary`).
+    pub fn is_binary(self) -> bool {
+        matches!(self, System::DlcBinary | System::SouffleInterpreted | System::SouffleCompiled)
     }
 }
 
@@ -200,6 +218,10 @@ pub fn peak_rss_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// How long a binary run (or Soufflé's compilation) may take inside a `run-one` child,
+/// which the harness kills after its own timeout anyway.
+const BINARY_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// Runs the job in this process: the child side of `run-one`.
 pub fn run_here(job: &Job) -> Result<Sample, String> {
     let edb = job.workload.generate();
@@ -281,6 +303,15 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             extra.insert("compile".into(), run.phases.compile.as_secs_f64());
             extra.insert("eval".into(), run.phases.eval.as_secs_f64());
             (run.phases.total().as_secs_f64(), rss, dlc::count_answers(&run.program, &run.eval.db))
+        }
+        System::DlcBinary | System::SouffleInterpreted | System::SouffleCompiled => {
+            let tools = binary::Tools::from_env();
+            let m = binary::run(job.system, &tools, &job.workload, job.query, &edb, BINARY_TIMEOUT)?;
+            extra.insert("read".into(), m.read_secs);
+            if let Some(compile) = m.compile_secs {
+                extra.insert("compile".into(), compile);
+            }
+            (m.run.secs, m.run.rss_mib, m.rows as usize)
         }
         System::Recompute => {
             let change = job.change.ok_or("recompute needs a change")?;

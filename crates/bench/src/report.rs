@@ -72,7 +72,10 @@ fn secs(s: f64) -> String {
 }
 
 fn mib(m: f64) -> String {
-    if m >= 10.0 {
+    if m.is_nan() {
+        // A child too short-lived for its memory to be read (`binary::run_measured`).
+        "– MiB".to_string()
+    } else if m >= 10.0 {
         format!("{m:.0} MiB")
     } else {
         format!("{m:.1} MiB")
@@ -194,6 +197,88 @@ impl Report<'_> {
             };
             cells.push(memory);
             self.line(&format!("| {} |", cells.join(" | ")));
+        }
+    }
+
+    /// The binary table: the `dlc` binary end to end against the in-process evaluation
+    /// (and Soufflé when measured), with issue 11's targets per row.
+    fn binary_table(&mut self) {
+        let souffle = self.suite.souffle;
+        let mut head =
+            "| workload | output | rows | dlc binary | in-process | read input | time ratio | memory ratio |"
+                .to_string();
+        let mut rule = "|---|---|---:|---|---|---:|---:|---:|".to_string();
+        if souffle {
+            head += " Soufflé interpreted | Soufflé compiled (compile) | dlc ÷ Soufflé compiled |";
+            rule += "---|---|---:|";
+        }
+        self.line(&head);
+        self.line(&rule);
+        let (mut worst_time, mut worst_memory) = (0.0f64, 0.0f64);
+        let mut measured = 0;
+        for row in &self.suite.binary {
+            let pred = row.workload.query_pred();
+            let output = match row.query {
+                Query::Full => format!("`{pred}` (whole)"),
+                query => format!("`Q(y) :- {}.`", query.label(pred).replace('Y', "y")),
+            };
+            let binary = self.get(&row.job(System::DlcBinary));
+            let in_process = self.get(&row.in_process());
+            let rows = row.expected_rows(self.results).map_or("–".into(), |n| count(n as f64));
+            let mut cells = vec![row.workload.label(), output, rows, cell(&binary), cell(&in_process)];
+            match (&binary, &in_process) {
+                (Ok(b), Ok(i)) => {
+                    let read = b.get("read").unwrap_or(0.0);
+                    let (time, memory) = (b.secs / (i.secs + read), b.rss_mib / i.rss_mib);
+                    worst_time = worst_time.max(time);
+                    worst_memory = worst_memory.max(memory);
+                    measured += 1;
+                    cells.extend([secs(read), ratio(time), ratio(memory)]);
+                }
+                _ => cells.extend(["–".to_string(), "–".to_string(), "–".to_string()]),
+            }
+            if souffle {
+                let interpreted = self.get(&row.job(System::SouffleInterpreted));
+                let compiled = self.get(&row.job(System::SouffleCompiled));
+                cells.push(cell(&interpreted));
+                cells.push(match &compiled {
+                    Ok(c) => format!("{} ({})", cell(&compiled), secs(c.get("compile").unwrap_or(f64::NAN))),
+                    Err(_) => cell(&compiled),
+                });
+                cells.push(match (&binary, &compiled) {
+                    (Ok(b), Ok(c)) => ratio(b.secs / c.secs),
+                    _ => "–".into(),
+                });
+            }
+            self.line(&format!("| {} |", cells.join(" | ")));
+        }
+        self.line("");
+        if measured > 0 {
+            let met = |worst: f64, target: f64| status(Some(worst <= target));
+            self.line(&format!(
+                "Targets of issue 11 (the binary within 1.15× the time of the in-process evaluation plus a plain read \
+                 of the input, and within 1.3× its peak memory): time {} (worst row {}), memory {} (worst row {}).",
+                met(worst_time, 1.15),
+                ratio(worst_time),
+                met(worst_memory, 1.3),
+                ratio(worst_memory)
+            ));
+        }
+        self.line("");
+        if souffle {
+            self.line("Soufflé ran on the same files in the same run: `souffle -F in -D out -j1 prog.dl`, and `souffle -o exe");
+            self.line(
+                "prog.dl` (its compile time in parentheses, outside the clock) then `exe -F in -D out -j1`; its output",
+            );
+            self.line("row counts are checked equal to dlc's.");
+        } else {
+            self.line(
+                "**Soufflé was not measured in this run**: no Soufflé binary was given (`SOUFFLE=/path/to/souffle`),",
+            );
+            self.line("and Soufflé 2.5 is in none of the package registries reachable where this file was generated.");
+            self.line(
+                "Its columns appear when `SOUFFLE` names a binary; PEERS.md's figures are at the end of this file.",
+            );
         }
     }
 
@@ -793,6 +878,8 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("cargo xtask bench --quick          # small workloads, one run each (< 1 min); prints, writes nothing");
     r.line("cargo xtask bench --filter random  # only the jobs whose key contains the text; prints");
     r.line("cargo run --release -p bench -- run-one tc-rlin:random:2000:10000:42 full datafrog   # one measurement");
+    r.line("cargo xtask bench --filter dlc-binary     # the binary table alone (with its in-process runs)");
+    r.line("SOUFFLE=/path/to/souffle cargo xtask bench # the binary table with Soufflé 2.5's interpreter and compiler");
     r.line("```");
     r.line("");
     r.line("Other options: `--runs N`, `--timeout SECONDS` (per child), `--out FILE`.");
@@ -885,6 +972,23 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("");
     r.query_table();
     r.line("");
+    r.line("## The `dlc` binary end to end");
+    r.line("");
+    r.line("What a user runs: the workload's input written as tab-separated `<Rel>.facts` files and the rules as a");
+    r.line("Soufflé program (`.decl`, `.input`, `.output`; `bench write-inputs WORKLOAD QUERY DIR` writes them), then");
+    r.line("the release binary `dlc -F in -D out prog.dl`, which reads the facts, evaluates and writes `<Rel>.csv`.");
+    r.line("The output is the whole relation, or for a point query the relation `Q(y) :- R(c, y).`, which dlc");
+    r.line("computes through the magic rewrite (one output relation selecting a constant). Writing the files is");
+    r.line("outside the clock; time is the child's wall time from spawn to exit, memory its peak resident set");
+    r.line("(`VmHWM` of `/proc/<pid>/status`, read continually while it runs). \"In-process\" is the");
+    r.line("same evaluation from the same run: the `--no-magic` job of the tables above for the whole relation,");
+    r.line("the magic job of the point query for `Q`; it starts from generated `u32` rows, so \"read input\" adds");
+    r.line("what reading the input files into memory costs (`std::fs::read`, page cache warm). Time ratio =");
+    r.line("binary ÷ (in-process + read input); memory ratio = binary ÷ in-process. The rows of every output file");
+    r.line("are counted and checked equal to the in-process answers before this file is written.");
+    r.line("");
+    r.binary_table();
+    r.line("");
     r.line("## Semi-naive against the reference engine");
     r.line("");
     r.line("The reference engine is the naive nested-loop evaluator that reproduces SPEC §4's rounds and");
@@ -953,9 +1057,10 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("");
     r.phase_table();
     r.line("");
-    r.line("## Soufflé, from PEERS.md (not measured here)");
+    r.line("## Soufflé, from PEERS.md");
     r.line("");
-    r.line("Soufflé 2.5 is not in the package registries reachable here. These are PEERS.md's figures from a");
+    r.line("Soufflé 2.5 is not in the package registries reachable here (see the binary table for measuring it");
+    r.line("with `SOUFFLE=...`). These are PEERS.md's figures from a");
     r.line("2-core machine of the same kind (`-j1`, seconds / MiB) on PEERS.md's own graphs; they are not from");
     r.line("this run, so compare them with dlc only through the peers measured in both places.");
     r.line("");

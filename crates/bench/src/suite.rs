@@ -181,6 +181,42 @@ impl ExplainRow {
     }
 }
 
+/// One program run end to end through the `dlc` binary on facts files (and through
+/// Soufflé when given), beside the in-process evaluation of the same program.
+#[derive(Clone, Debug)]
+pub struct BinaryRow {
+    pub workload: Workload,
+    /// `Full` writes the whole query relation; `Point(c)` writes `Q(y) :- R(c, y).`
+    pub query: Query,
+}
+
+impl BinaryRow {
+    pub fn job(&self, system: System) -> Job {
+        Job::new(self.workload, self.query, system)
+    }
+
+    /// The in-process run of the evaluation the binary makes: for the whole relation the
+    /// source program (the `--no-magic` job of the other tables, which evaluates all of it
+    /// whatever its query), for a selection the magic program of the point query.
+    pub fn in_process(&self) -> Job {
+        let point = Query::Point(self.workload.point_node());
+        match self.query {
+            Query::Full => Job::new(self.workload, point, System::DlcNoMagic),
+            query => Job::new(self.workload, query, System::Dlc),
+        }
+    }
+
+    /// The rows the output file must have: the size of the relation, or the answers of
+    /// the point query, as the in-process run counted them.
+    pub fn expected_rows(&self, results: &Results) -> Option<u64> {
+        let s = results.summary(&self.in_process()).ok()?;
+        match self.query {
+            Query::Full => s.get("relation").map(|n| n as u64),
+            _ => Some(s.answers),
+        }
+    }
+}
+
 /// Everything one run of the harness measures.
 #[derive(Clone, Debug)]
 pub struct Suite {
@@ -192,6 +228,9 @@ pub struct Suite {
     pub updates: Vec<UpdateRow>,
     pub scaling: Vec<ScaleRow>,
     pub explain: Vec<ExplainRow>,
+    pub binary: Vec<BinaryRow>,
+    /// Whether Soufflé runs too (`SOUFFLE` names its binary).
+    pub souffle: bool,
 }
 
 fn tc(rules: Rules, graph: Graph) -> Workload {
@@ -334,8 +373,22 @@ impl Suite {
             .map(|workload| ExplainRow { workload })
             .to_vec();
 
+        let mut binary = Vec::new();
+        for workload in [
+            tc(Rules::Rlin, random),
+            tc(Rules::Llin, random),
+            tc(Rules::Rlin, chain),
+            tc(Rules::Rlin, big_forest),
+            points_to,
+        ] {
+            for query in [Query::Full, Query::Point(workload.point_node())] {
+                binary.push(BinaryRow { workload, query });
+            }
+        }
+
         let scaling = scaling(quick);
-        Suite { quick, runs: if quick { 1 } else { 3 }, closure, queries, reference, updates, scaling, explain }
+        let runs = if quick { 1 } else { 3 };
+        Suite { quick, runs, closure, queries, reference, updates, scaling, explain, binary, souffle: false }
     }
 
     /// How many times `job` runs: the compile group's programs once (a growth curve
@@ -358,6 +411,12 @@ impl Suite {
         all.extend(self.updates.iter().flat_map(|r| [r.dred(), r.ranked(), r.recompute()]));
         all.extend(self.scaling.iter().map(|r| r.job));
         all.extend(self.explain.iter().flat_map(|r| [r.job(System::Explain), r.job(System::ExplainNoMagic)]));
+        for row in &self.binary {
+            all.extend([row.in_process(), row.job(System::DlcBinary)]);
+            if self.souffle {
+                all.extend([row.job(System::SouffleInterpreted), row.job(System::SouffleCompiled)]);
+            }
+        }
         let mut seen = HashSet::new();
         all.retain(|j| seen.insert(j.key()));
         all
@@ -474,7 +533,18 @@ impl Results {
 pub fn run(suite: &Suite, timeout: Duration, filter: Option<&str>) -> Results {
     let mut jobs = suite.jobs();
     if let Some(f) = filter {
-        jobs.retain(|j| j.key().contains(f));
+        // A binary run is compared with its in-process run, which comes along.
+        let companions: Vec<String> = suite
+            .binary
+            .iter()
+            .filter(|r| {
+                [System::DlcBinary, System::SouffleInterpreted, System::SouffleCompiled]
+                    .iter()
+                    .any(|&s| r.job(s).key().contains(f))
+            })
+            .map(|r| r.in_process().key())
+            .collect();
+        jobs.retain(|j| j.key().contains(f) || companions.contains(&j.key()));
     }
     let start = Instant::now();
     let mut results = Results::default();
@@ -615,6 +685,16 @@ pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
             ],
         );
     }
+    for row in &suite.binary {
+        let mut counts =
+            vec![("in-process", row.expected_rows(results)), ("dlc binary", answers(&row.job(System::DlcBinary)))];
+        if suite.souffle {
+            counts.push(("Soufflé interpreted", answers(&row.job(System::SouffleInterpreted))));
+            counts.push(("Soufflé compiled", answers(&row.job(System::SouffleCompiled))));
+        }
+        let label = format!("{} output {} rows", row.workload.label(), row.query.label(row.workload.query_pred()));
+        agree(label, &counts);
+    }
     problems.extend(chain_problems);
     problems.extend(oracle_problems);
     problems.sort();
@@ -656,6 +736,35 @@ mod tests {
         assert!(problems[0].contains("crepe 124749"), "{problems:?}");
         results.samples.insert(row.no_magic().key(), vec![sample(499, 124_000.0)]);
         assert!(check(&suite, &results).iter().any(|p| p.contains("breadth-first search says 124750")));
+    }
+
+    #[test]
+    fn check_reports_a_binary_output_with_other_rows_than_in_process() {
+        let mut suite = Suite::new(true);
+        let full = suite.binary.iter().find(|r| r.query == Query::Full).expect("a whole-relation row").clone();
+        let point = suite.binary.iter().find(|r| r.query != Query::Full).expect("a point row").clone();
+        let sample = |answers: u64, relation: f64| {
+            let extra = [("relation".to_string(), relation)].into_iter().collect();
+            Ok(Sample { secs: 1.0, rss_mib: 1.0, answers, extra })
+        };
+        let mut results = Results::default();
+        results.samples.insert(full.in_process().key(), vec![sample(7, 300.0)]);
+        results.samples.insert(full.job(System::DlcBinary).key(), vec![sample(300, 0.0)]);
+        results.samples.insert(point.in_process().key(), vec![sample(12, 300.0)]);
+        results.samples.insert(point.job(System::DlcBinary).key(), vec![sample(12, 0.0)]);
+        let binary_problems = |results: &Results, suite: &Suite| {
+            check(suite, results).into_iter().filter(|p| p.contains("output")).collect::<Vec<_>>()
+        };
+        assert!(binary_problems(&results, &suite).is_empty());
+        results.samples.insert(full.job(System::DlcBinary).key(), vec![sample(299, 0.0)]);
+        let problems = binary_problems(&results, &suite);
+        assert!(problems.len() == 1 && problems[0].contains("dlc binary 299"), "{problems:?}");
+        results.samples.insert(full.job(System::DlcBinary).key(), vec![sample(300, 0.0)]);
+        suite.souffle = true;
+        results.samples.insert(point.job(System::SouffleCompiled).key(), vec![sample(11, 0.0)]);
+        let problems = binary_problems(&results, &suite);
+        assert!(problems.len() == 1 && problems[0].contains("Soufflé compiled 11"), "{problems:?}");
+        assert!(suite.jobs().contains(&point.job(System::SouffleInterpreted)));
     }
 
     #[test]

@@ -1,0 +1,419 @@
+//! Programs run end to end as users run them: the workload's input written as
+//! tab-separated `<Rel>.facts` files and a Soufflé-dialect program (`.decl`, `.input`,
+//! `.output`), then one child process that reads the files, evaluates and writes
+//! `<Rel>.csv` — the `dlc` binary, or Soufflé's interpreter or a program Soufflé compiled.
+//! Writing the inputs is outside the clock; the child's wall time and peak resident set
+//! (its `VmHWM` in `/proc`) are the measurement, and the rows of the
+//! output file are counted afterwards.
+
+use crate::measure::System;
+use crate::workload::{Edb, Query, Rules, Workload};
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The relation a query's output file holds: the query predicate for the full relation,
+/// `Q` for a selection (`Q(y) :- R(c, y).`).
+pub fn output_relation(workload: &Workload, query: Query) -> &'static str {
+    match query {
+        Query::Full => workload.query_pred(),
+        _ => "Q",
+    }
+}
+
+/// The workload's rules as a Soufflé program over `number` columns, reading every input
+/// relation from `<Rel>.facts` and writing the output relation of `query`: the whole
+/// query predicate, or for a point query `Q(y) :- R(c, y).` (a single output relation
+/// that selects a constant, which dlc computes through magic sets).
+pub fn souffle_program(workload: &Workload, query: Query) -> Result<String, String> {
+    let binary = |name: &str| format!(".decl {name}(x:number, y:number)\n");
+    let mut text = String::new();
+    let inputs: &[&str] = match workload {
+        Workload::Tc { .. } => &["E"],
+        Workload::SameGen { .. } => &["par"],
+        Workload::PointsTo { .. } => &["alloc", "assign", "load", "store"],
+        Workload::Program { .. } => return Err("generated programs have no facts files".into()),
+    };
+    for input in inputs {
+        text += &binary(input);
+        let _ = writeln!(text, ".input {input}");
+    }
+    match workload {
+        Workload::Tc { rules, .. } => {
+            text += &binary("R");
+            text += "R(x, y) :- E(x, y).\n";
+            text += match rules {
+                Rules::Rlin => "R(x, z) :- E(x, y), R(y, z).\n",
+                Rules::Llin => "R(x, z) :- R(x, y), E(y, z).\n",
+                Rules::NonLinear => "R(x, z) :- R(x, y), R(y, z).\n",
+            };
+        }
+        Workload::SameGen { .. } => {
+            text += &binary("sg");
+            text += "sg(x, y) :- par(x, p), par(y, p).\nsg(x, y) :- par(x, p), sg(p, q), par(y, q).\n";
+        }
+        Workload::PointsTo { .. } => {
+            text += &binary("pt");
+            text += &binary("hpt");
+            text += concat!(
+                "pt(v, o) :- alloc(v, o).\n",
+                "pt(v, o) :- assign(v, w), pt(w, o).\n",
+                "pt(v, o) :- load(v, p), pt(p, b), hpt(b, o).\n",
+                "hpt(b, o) :- store(p, w), pt(p, b), pt(w, o).\n",
+            );
+        }
+        Workload::Program { .. } => unreachable!("rejected above"),
+    }
+    let pred = workload.query_pred();
+    match query {
+        Query::Full => {}
+        Query::Point(c) => {
+            let _ = writeln!(text, ".decl Q(y:number)\nQ(y) :- {pred}({c}, y).");
+        }
+        other => return Err(format!("the binary table runs full and point queries, not {other}")),
+    }
+    let _ = writeln!(text, ".output {}", output_relation(workload, query));
+    Ok(text)
+}
+
+/// The files of one end-to-end run in a directory of their own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub dir: PathBuf,
+}
+
+impl Layout {
+    pub fn program(&self) -> PathBuf {
+        self.dir.join("prog.dl")
+    }
+    pub fn input(&self) -> PathBuf {
+        self.dir.join("in")
+    }
+    pub fn output(&self) -> PathBuf {
+        self.dir.join("out")
+    }
+    /// Where a Soufflé compilation puts its executable.
+    pub fn executable(&self) -> PathBuf {
+        self.dir.join("exe")
+    }
+}
+
+/// Writes the program and every input relation as `<Rel>.facts`, one tab-separated line
+/// per tuple, and creates the empty output directory.
+pub fn write_inputs(layout: &Layout, program: &str, edb: &Edb) -> std::io::Result<()> {
+    std::fs::create_dir_all(layout.input())?;
+    std::fs::create_dir_all(layout.output())?;
+    std::fs::write(layout.program(), program)?;
+    for relation in &edb.relations {
+        let file = std::fs::File::create(layout.input().join(format!("{}.facts", relation.name)))?;
+        let mut out = std::io::BufWriter::new(file);
+        for tuple in relation.tuples() {
+            for (i, v) in tuple.iter().enumerate() {
+                write!(out, "{}{v}", if i == 0 { "" } else { "\t" })?;
+            }
+            out.write_all(b"\n")?;
+        }
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// The programs an end-to-end run calls: the `dlc` binary and, if given, Soufflé.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tools {
+    pub dlc: PathBuf,
+    pub souffle: Option<PathBuf>,
+}
+
+impl Tools {
+    /// `$DLC`, or the `dlc` beside this executable (both are built into the same
+    /// `target/release`); `$SOUFFLE` if set.
+    pub fn from_env() -> Self {
+        let beside = std::env::current_exe().ok().and_then(|exe| exe.parent().map(|d| d.join("dlc")));
+        let dlc = std::env::var_os("DLC").map(PathBuf::from).or(beside).unwrap_or_else(|| PathBuf::from("dlc"));
+        Tools { dlc, souffle: std::env::var_os("SOUFFLE").map(PathBuf::from) }
+    }
+}
+
+/// The command lines of one system's run: a compilation outside the clock (Soufflé's
+/// `-o`), then the measured run. Every system reads `in/`, writes `out/`, one thread.
+pub fn commands(
+    system: System,
+    tools: &Tools,
+    layout: &Layout,
+) -> Result<(Option<Vec<OsString>>, Vec<OsString>), String> {
+    let os = |p: PathBuf| p.into_os_string();
+    let io = |args: &mut Vec<OsString>| {
+        args.extend(["-F".into(), os(layout.input()), "-D".into(), os(layout.output())]);
+    };
+    let souffle = || tools.souffle.clone().ok_or_else(|| "SOUFFLE is not set: no Soufflé binary to run".to_string());
+    match system {
+        System::DlcBinary => {
+            let mut run = vec![os(tools.dlc.clone())];
+            io(&mut run);
+            run.push(os(layout.program()));
+            Ok((None, run))
+        }
+        System::SouffleInterpreted => {
+            let mut run = vec![os(souffle()?)];
+            io(&mut run);
+            run.extend(["-j1".into(), os(layout.program())]);
+            Ok((None, run))
+        }
+        System::SouffleCompiled => {
+            let compile = vec![os(souffle()?), "-o".into(), os(layout.executable()), os(layout.program())];
+            let mut run = vec![os(layout.executable())];
+            io(&mut run);
+            run.push("-j1".into());
+            Ok((Some(compile), run))
+        }
+        other => Err(format!("{other} is not run through a binary")),
+    }
+}
+
+/// Wall time and peak resident set (MiB; NaN when the child ended too soon to be read)
+/// of one child process.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChildCost {
+    pub secs: f64,
+    pub rss_mib: f64,
+}
+
+/// Runs `argv` to completion, its output discarded, killing it after `timeout`; its
+/// wall time from spawn to exit and its peak resident set, the last `VmHWM` read from
+/// `/proc/<pid>/status` before it exited (read continually for its first 20 ms, then
+/// every 200 µs: a high-water mark only grows, so at most the growth of its last
+/// moments is missed).
+pub fn run_measured(argv: &[OsString], timeout: Duration) -> Result<ChildCost, String> {
+    let (program, args) = argv.split_first().ok_or("an empty command line")?;
+    let err_file = tempfile_path("stderr");
+    let err = std::fs::File::create(&err_file).map_err(|e| format!("cannot create {}: {e}", err_file.display()))?;
+    let start = Instant::now();
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(err)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", Path::new(program).display()))?;
+    let status_path = PathBuf::from(format!("/proc/{}/status", child.id()));
+    let (mut peak_kib, mut readings) = (0.0f64, 0);
+    let status = loop {
+        if let Some(kib) = std::fs::read_to_string(&status_path).ok().as_deref().and_then(high_water_kib) {
+            peak_kib = peak_kib.max(kib);
+            readings += 1;
+        }
+        match child.try_wait().map_err(|e| e.to_string())? {
+            Some(status) => break status,
+            None if start.elapsed() > timeout => {
+                // Only this child, by its own handle.
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("timed out after {} s", timeout.as_secs()));
+            }
+            // Short runs are polled without sleeping, so that even a run of a millisecond
+            // is read a few times; longer ones every 200 µs.
+            None if start.elapsed() < Duration::from_millis(20) => std::thread::yield_now(),
+            None => std::thread::sleep(Duration::from_micros(200)),
+        }
+    };
+    let secs = start.elapsed().as_secs_f64();
+    let message = std::fs::read_to_string(&err_file).unwrap_or_default();
+    let _ = std::fs::remove_file(&err_file);
+    if !status.success() {
+        let mut message: String =
+            message.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+        message.truncate(300);
+        return Err(format!("{} failed ({status}): {message}", Path::new(program).display()));
+    }
+    // A child that ends within a millisecond or two may have been read only while it
+    // exited, when its mappings are being torn down: no figure then.
+    let rss_mib = if readings >= MIN_READINGS { peak_kib / 1024.0 } else { f64::NAN };
+    Ok(ChildCost { secs, rss_mib })
+}
+
+/// The readings of `/proc/<pid>/status` it takes to report a child's peak memory.
+const MIN_READINGS: u32 = 20;
+
+/// The `VmHWM` of a `/proc/<pid>/status` text, in KiB.
+fn high_water_kib(status: &str) -> Option<f64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// A fresh path in the temporary directory, unique to this process.
+fn tempfile_path(what: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    std::env::temp_dir().join(format!("dlc-bench-{}-{n}-{what}", std::process::id()))
+}
+
+/// The lines of a file: the rows of an output relation.
+pub fn count_rows(path: &Path) -> Result<u64, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read the output {}: {e}", path.display()))?;
+    Ok(bytes.iter().filter(|&&b| b == b'\n').count() as u64)
+}
+
+/// What one end-to-end run measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measured {
+    pub run: ChildCost,
+    /// Reading every input file into memory once (`std::fs::read`, the files just
+    /// written and so in the page cache): the least any reader of the input pays.
+    pub read_secs: f64,
+    /// The compilation before the run (Soufflé's `-o`), if any.
+    pub compile_secs: Option<f64>,
+    /// The rows of the output relation's file.
+    pub rows: u64,
+}
+
+/// Writes the inputs of `workload` and `query` to a fresh directory, runs `system` on
+/// them and counts the rows it wrote; the directory is removed afterwards.
+pub fn run(
+    system: System,
+    tools: &Tools,
+    workload: &Workload,
+    query: Query,
+    edb: &Edb,
+    timeout: Duration,
+) -> Result<Measured, String> {
+    let layout = Layout { dir: tempfile_path("run") };
+    let result = run_in(&layout, system, tools, workload, query, edb, timeout);
+    let _ = std::fs::remove_dir_all(&layout.dir);
+    result
+}
+
+fn run_in(
+    layout: &Layout,
+    system: System,
+    tools: &Tools,
+    workload: &Workload,
+    query: Query,
+    edb: &Edb,
+    timeout: Duration,
+) -> Result<Measured, String> {
+    let program = souffle_program(workload, query)?;
+    let (compile, run) = commands(system, tools, layout)?;
+    write_inputs(layout, &program, edb).map_err(|e| format!("cannot write the inputs: {e}"))?;
+    let compile_secs = match compile {
+        Some(argv) => Some(run_measured(&argv, timeout)?.secs),
+        None => None,
+    };
+    let read = Instant::now();
+    let mut bytes = 0;
+    for relation in &edb.relations {
+        let path = layout.input().join(format!("{}.facts", relation.name));
+        bytes += std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?.len();
+    }
+    let read_secs = read.elapsed().as_secs_f64();
+    std::hint::black_box(bytes);
+    let cost = run_measured(&run, timeout)?;
+    let rows = count_rows(&layout.output().join(format!("{}.csv", output_relation(workload, query))))?;
+    Ok(Measured { run: cost, read_secs, compile_secs, rows })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Graph;
+
+    #[test]
+    fn programs_are_souffle_programs_dlc_reads() {
+        let chain = Workload::Tc { rules: Rules::Llin, graph: Graph::Chain { nodes: 5 } };
+        let points_to = Workload::PointsTo { vars: 10, allocs: 3, assigns: 5, loads: 2, stores: 2, seed: 1 };
+        for (workload, query) in [(chain, Query::Full), (chain, Query::Point(0)), (points_to, Query::Point(4))] {
+            let text = souffle_program(&workload, query).unwrap();
+            assert!(syntax::souffle::looks_like_souffle(&text), "{text}");
+            let mut includes = syntax::souffle::NoIncludes;
+            let (parsed, diagnostics) = syntax::souffle::parse_program(&text, ir::FileId(0), &mut includes);
+            assert!(!diag::has_errors(&diagnostics), "{text}\n{diagnostics:?}");
+            let parsed = parsed.expect("a program");
+            assert_eq!(parsed.outputs.len(), 1);
+            assert_eq!(parsed.program.pred_name(parsed.outputs[0].pred), output_relation(&workload, query));
+        }
+        assert!(souffle_program(&chain, Query::Target(3)).is_err());
+    }
+
+    #[test]
+    fn command_lines_read_in_write_out_and_use_one_thread() {
+        let layout = Layout { dir: PathBuf::from("/tmp/x") };
+        let tools = Tools { dlc: "dlc".into(), souffle: Some("souffle".into()) };
+        let text =
+            |argv: &[OsString]| argv.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
+        let (none, dlc) = commands(System::DlcBinary, &tools, &layout).unwrap();
+        assert!(none.is_none());
+        assert_eq!(text(&dlc), "dlc -F /tmp/x/in -D /tmp/x/out /tmp/x/prog.dl");
+        let (_, interp) = commands(System::SouffleInterpreted, &tools, &layout).unwrap();
+        assert_eq!(text(&interp), "souffle -F /tmp/x/in -D /tmp/x/out -j1 /tmp/x/prog.dl");
+        let (compile, exe) = commands(System::SouffleCompiled, &tools, &layout).unwrap();
+        assert_eq!(text(&compile.unwrap()), "souffle -o /tmp/x/exe /tmp/x/prog.dl");
+        assert_eq!(text(&exe), "/tmp/x/exe -F /tmp/x/in -D /tmp/x/out -j1");
+        let without = Tools { souffle: None, ..tools };
+        assert!(commands(System::SouffleCompiled, &without, &layout).unwrap_err().contains("SOUFFLE"));
+    }
+
+    /// A stand-in for Soufflé: a shell script that writes the closure of a 5-node chain
+    /// (10 rows) as `-D DIR/R.csv`, or with `-o EXE` writes an executable doing the same.
+    fn fake_souffle(dir: &Path) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let rows = "0\t1\n0\t2\n0\t3\n0\t4\n1\t2\n1\t3\n1\t4\n2\t3\n2\t4\n3\t4\n";
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("rows"), rows).unwrap();
+        let script = format!(
+            r#"#!/bin/sh
+out=""; exe=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -D) out="$2"; shift ;;
+    -o) exe="$2"; shift ;;
+  esac
+  shift
+done
+if [ -n "$exe" ]; then
+  printf '#!/bin/sh\nexec "%s" "$@"\n' "$0" > "$exe"; chmod +x "$exe"; exit 0
+fi
+cp "{rows}" "$out/R.csv"
+"#,
+            rows = dir.join("rows").display()
+        );
+        let path = dir.join("souffle");
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[test]
+    fn souffle_runs_measure_the_child_and_count_its_rows() {
+        let dir = tempfile_path("fake");
+        let tools = Tools { dlc: "dlc".into(), souffle: Some(fake_souffle(&dir)) };
+        let workload = Workload::Tc { rules: Rules::Rlin, graph: Graph::Chain { nodes: 5 } };
+        let edb = workload.generate();
+        for system in [System::SouffleInterpreted, System::SouffleCompiled] {
+            let m = run(system, &tools, &workload, Query::Full, &edb, Duration::from_secs(20)).unwrap();
+            assert_eq!(m.rows, 10, "{system}");
+            assert!(m.run.secs > 0.0 && (m.run.rss_mib.is_nan() || m.run.rss_mib > 0.0), "{m:?}");
+            assert_eq!(m.compile_secs.is_some(), system == System::SouffleCompiled);
+        }
+        let failing = Tools { souffle: Some(dir.join("missing")), ..tools };
+        assert!(
+            run(System::SouffleInterpreted, &failing, &workload, Query::Full, &edb, Duration::from_secs(5)).is_err()
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn inputs_are_tab_separated_facts_files() {
+        let layout = Layout { dir: tempfile_path("inputs") };
+        let workload = Workload::Tc { rules: Rules::Rlin, graph: Graph::Chain { nodes: 4 } };
+        write_inputs(&layout, "prog", &workload.generate()).unwrap();
+        assert_eq!(std::fs::read_to_string(layout.input().join("E.facts")).unwrap(), "0\t1\n1\t2\n2\t3\n");
+        assert_eq!(count_rows(&layout.input().join("E.facts")).unwrap(), 3);
+        std::fs::remove_dir_all(&layout.dir).unwrap();
+    }
+}
