@@ -250,8 +250,8 @@ pub fn write_relation(
 /// The rows as lines of `delimiter`-separated fields, sorted field by field (numbers
 /// numerically, as Soufflé orders a number column), a nullary tuple as `()`; returns the
 /// number of rows. The rows are read in that order straight from the relation: the
-/// values are ranked once (the distinct values of the rows, found with a bit per
-/// constant), and each group of the relation is sorted by rank as it is written.
+/// values are ranked once, and each group of the relation is sorted by rank as it is
+/// written.
 pub fn write_csv(
     out: &mut dyn Write,
     program: &Program,
@@ -259,21 +259,37 @@ pub fn write_csv(
     delimiter: char,
 ) -> std::io::Result<usize> {
     let text = |v: u32| program.consts.text(ir::Const(v));
-    let mut seen = vec![0u64; program.consts.len().div_ceil(64)];
-    let _ = rows.for_each(|t| {
-        for &v in t {
-            let (word, bit) = (v as usize / 64, v % 64);
-            if word >= seen.len() {
-                seen.resize(word + 1, 0);
-            }
-            seen[word] |= 1 << bit;
+    // The values to rank: every constant of the program when there are no more of them
+    // than tuples in the relation and they are all numbers or all not (the order is then
+    // total, so ranking more values orders the rows' values the same); otherwise the
+    // distinct values of the rows, found in a pass over them with a bit per constant.
+    let all = program.consts.len();
+    let mut values: Vec<u32> = Vec::new();
+    let mut numbers: Vec<Option<i64>> = Vec::new();
+    if all <= rows.db.len(rows.pred) {
+        values = (0..all as u32).collect();
+        numbers = values.iter().map(|&v| text(v).parse().ok()).collect();
+        let numeric = numbers.iter().filter(|n| n.is_some()).count();
+        if numeric != 0 && numeric != all {
+            values.clear();
+            numbers.clear();
         }
-        Ok::<(), std::convert::Infallible>(())
-    });
-    let values: Vec<u32> =
-        (0..seen.len() as u32 * 64).filter(|&v| seen[v as usize / 64] & (1 << (v % 64)) != 0).collect();
-    drop(seen);
-    let numbers: Vec<Option<i64>> = values.iter().map(|&v| text(v).parse().ok()).collect();
+    }
+    if values.is_empty() {
+        let mut seen = vec![0u64; all.div_ceil(64)];
+        let _ = rows.for_each(|t| {
+            for &v in t {
+                let (word, bit) = (v as usize / 64, v % 64);
+                if word >= seen.len() {
+                    seen.resize(word + 1, 0);
+                }
+                seen[word] |= 1 << bit;
+            }
+            Ok::<(), std::convert::Infallible>(())
+        });
+        values = (0..seen.len() as u32 * 64).filter(|&v| seen[v as usize / 64] & (1 << (v % 64)) != 0).collect();
+        numbers = values.iter().map(|&v| text(v).parse().ok()).collect();
+    }
     let mut order: Vec<usize> = (0..values.len()).collect();
     order.sort_by(|&i, &j| {
         let by_number = match (numbers[i], numbers[j]) {
