@@ -115,7 +115,7 @@ pub fn run(workload: &Workload, query: Query, edb: &Edb, mode: Mode, engine: Eng
         exec::index_inputs(&plan, &program, &mut db);
     }
     let indexed = Instant::now();
-    let eval = exec::evaluate(&plan, &program, db, EvalOptions { engine, record_rounds: false, progress: None });
+    let eval = exec::evaluate(&plan, &program, db, EvalOptions { engine, ..EvalOptions::default() });
     let done = Instant::now();
     let phases = Phases {
         load: (parsed - start) + (filled - planned),

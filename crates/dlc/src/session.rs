@@ -5,7 +5,7 @@ use crate::cli::{DialectArg, Emit, EngineArg, MaintenanceArg, RunArgs};
 use crate::facts::InputFacts;
 use crate::load;
 use diag::{Code, Diagnostic, SourceMap};
-use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, ResourceError, Update};
+use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, ResourceError, Threads, Update};
 use ir::{Fact, PredId, Program};
 use magic::MagicProgram;
 use std::collections::BTreeSet;
@@ -330,6 +330,11 @@ pub fn engine(arg: EngineArg) -> Engine {
     }
 }
 
+/// `--threads`: the number given, or every core the machine runs at once.
+pub fn threads(arg: Option<usize>) -> Threads {
+    arg.map_or_else(Threads::available, Threads::new)
+}
+
 pub fn maintenance(arg: MaintenanceArg) -> Maintenance {
     match arg {
         MaintenanceArg::Dred => Maintenance::Dred,
@@ -497,6 +502,7 @@ pub fn evaluate(
     program: &Program,
     facts: &InputFacts,
     engine: Engine,
+    threads: Threads,
     record_rounds: bool,
     progress: Option<Box<dyn FnMut(exec::Progress)>>,
     max_tuples: u32,
@@ -504,7 +510,7 @@ pub fn evaluate(
     let start = Instant::now();
     let plan = plan::plan_program(program);
     let edb = edb_database(program, facts, max_tuples);
-    let eval = exec::try_evaluate(&plan, program, edb, EvalOptions { engine, record_rounds, progress })?;
+    let eval = exec::try_evaluate(&plan, program, edb, EvalOptions { engine, record_rounds, progress, threads })?;
     let answers = answers(program, &eval.db);
     Ok(Evaluated { eval, answers, elapsed: start.elapsed() })
 }
@@ -617,7 +623,8 @@ impl Maintainer {
         let (mut recompute_work, mut mismatches) = (None, Vec::new());
         if (recompute || check) && self.record.is_some() {
             let facts = self.input_facts();
-            let fresh = evaluate(&self.program, &facts, Engine::Seminaive, false, None, self.max_tuples)?;
+            let fresh =
+                evaluate(&self.program, &facts, Engine::Seminaive, self.state.threads(), false, None, self.max_tuples)?;
             recompute_work = Some(fresh.eval.work);
             if check {
                 mismatches = self

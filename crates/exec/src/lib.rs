@@ -20,6 +20,7 @@ mod ranked;
 mod reference;
 mod relation;
 mod seminaive;
+mod split;
 
 pub use database::Database;
 pub use dred::{Maintained, Maintenance, Update, UpdateCounts, UpdateReport};
@@ -47,7 +48,61 @@ pub struct EvalOptions {
     pub record_rounds: bool,
     /// Called once per round (iteration) with the round number and the total fact count.
     pub progress: Option<Box<dyn FnMut(Progress)>>,
+    /// The threads the semi-naive engine's joins may use (one by default). The reference
+    /// engine always runs on one.
+    pub threads: Threads,
 }
+
+/// How many threads the semi-naive engine splits a join over, and from how many rows of
+/// its delta on. Results do not depend on it: relations, their row order, ranks, rounds
+/// and work are those of one thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Threads {
+    count: usize,
+    min_split_rows: u32,
+}
+
+impl Threads {
+    /// Joins run on the calling thread.
+    pub const ONE: Threads = Threads { count: 1, min_split_rows: DEFAULT_MIN_SPLIT_ROWS };
+
+    /// `count` threads (at least one); a join is split once its delta has
+    /// [`DEFAULT_MIN_SPLIT_ROWS`] rows.
+    pub fn new(count: usize) -> Self {
+        Threads { count: count.max(1), ..Threads::ONE }
+    }
+
+    /// As many threads as the machine runs at once ([`std::thread::available_parallelism`]).
+    pub fn available() -> Self {
+        Threads::new(std::thread::available_parallelism().map_or(1, usize::from))
+    }
+
+    /// Splits joins from `rows` rows of delta on (at least two) instead of the default:
+    /// tests split the joins of small inputs with it.
+    pub fn splitting_from(self, rows: u32) -> Self {
+        Threads { min_split_rows: rows.max(2), ..self }
+    }
+
+    /// The number of threads.
+    pub fn count(self) -> usize {
+        self.count
+    }
+
+    /// The fewest delta rows a join is split for.
+    pub fn min_split_rows(self) -> u32 {
+        self.min_split_rows
+    }
+}
+
+impl Default for Threads {
+    fn default() -> Self {
+        Threads::ONE
+    }
+}
+
+/// The fewest rows of delta for which a join is split across threads: below it, starting
+/// the threads costs more than they save.
+pub const DEFAULT_MIN_SPLIT_ROWS: u32 = 1024;
 
 /// What the progress callback is told after each round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,6 +138,8 @@ pub struct Evaluation {
     /// semi-naive: what [`Maintained::from_evaluation`] needs to know to keep `db`.
     pub(crate) from_inputs_only: bool,
     pub(crate) seminaive: bool,
+    /// The threads it ran with, which a [`Maintained`] keeping it goes on using.
+    pub(crate) threads: Threads,
 }
 
 /// Builds, over the facts now in `db`, every index on an input relation that the
@@ -117,6 +174,7 @@ pub fn try_evaluate(
     options: EvalOptions,
 ) -> Result<Evaluation, ResourceError> {
     let mut run = seminaive::Run::new(options.record_rounds, options.progress);
+    run.threads = options.threads;
     let from_inputs_only = plan.rules.iter().all(|r| !r.well_formed || edb.len(r.head) == 0);
     let row_tests = match options.engine {
         Engine::Reference => {
@@ -138,6 +196,7 @@ pub fn try_evaluate(
         db: edb,
         from_inputs_only,
         seminaive: options.engine == Engine::Seminaive,
+        threads: options.threads,
     })
 }
 

@@ -2,10 +2,11 @@
 //! code computes a fixpoint from scratch and propagates insertions during DRed.
 
 use crate::database::Database;
-use crate::join::{run_staged, JoinStats, Membership, PhysPlan, Scratch, View};
+use crate::join::{JoinStats, Membership, PhysPlan, Scratch, View};
 use crate::limits::ResourceError;
 use crate::relation::Index;
-use crate::{Progress, Round};
+use crate::split::run_staged_split;
+use crate::{Progress, Round, Threads};
 use ir::{PredId, Program, RuleId};
 use plan::{AtomSource, Output, ProgramPlan};
 use rustc_hash::FxHashMap;
@@ -204,6 +205,8 @@ pub(crate) struct Run {
     pub(crate) iterations: usize,
     pub(crate) stats: JoinStats,
     pub(crate) scratch: Scratch,
+    /// The threads a join may be split over ([`run_staged_split`]).
+    pub(crate) threads: Threads,
     /// The facts in the database, kept up to date for progress reports.
     facts: usize,
 }
@@ -217,6 +220,7 @@ impl Run {
             iterations: 0,
             stats: JoinStats::default(),
             scratch: Scratch::default(),
+            threads: Threads::ONE,
             facts: 0,
         }
     }
@@ -364,7 +368,8 @@ pub(crate) fn propagate(
                             View::new(&rows[q], from, to).with_set(set_of(q)).with_filtered(guards.get((r, i), k))
                         })
                         .collect();
-                    run_staged(variant, &views, &rows[h], head_set, &mut run.scratch, &mut run.stats);
+                    let (scratch, stats) = (&mut run.scratch, &mut run.stats);
+                    run_staged_split(variant, &views, &rows[h], head_set, run.threads, scratch, stats);
                     db.commit(rule.head);
                     db.check_pred(rule.head)?;
                 }
