@@ -172,8 +172,8 @@ impl Report<'_> {
     }
 
     fn closure_table(&mut self) {
-        self.line("| graph, rules | closure | dlc `--no-magic` | dlc magic, `R(X,Y)` | datafrog | ascent | crepe | dlc ÷ smallest peer, memory |");
-        self.line("|---|---:|---|---|---|---|---|---:|");
+        self.line("| graph, rules | closure | dlc `--no-magic` | dlc `--no-magic`, 2 threads | dlc magic, `R(X,Y)` | datafrog | ascent | crepe | dlc ÷ smallest peer, memory |");
+        self.line("|---|---:|---|---|---|---|---|---|---:|");
         for row in &self.suite.closure {
             let best = self.fastest_peer(row);
             let closure = self.get(&row.no_magic()).ok().and_then(|s| s.get("relation"));
@@ -187,6 +187,9 @@ impl Report<'_> {
                     _ => String::new(),
                 };
                 cells.push(format!("{}{r}", cell(&s)));
+                if job == &row.no_magic() {
+                    cells.push(self.threads_cell(row));
+                }
             }
             let memory = match (self.get(&row.no_magic()), best) {
                 (Ok(s), Some((_, smallest))) => ratio(s.rss_mib / smallest),
@@ -194,6 +197,15 @@ impl Report<'_> {
             };
             cells.push(memory);
             self.line(&format!("| {} |", cells.join(" | ")));
+        }
+    }
+
+    /// The two-thread run of a closure row, with its speed-up over one thread.
+    fn threads_cell(&self, row: &ClosureRow) -> String {
+        let two = self.get(&row.no_magic_threads());
+        match (&two, self.get(&row.no_magic())) {
+            (Ok(t), Ok(one)) => format!("{}, speed-up {}", cell(&two), ratio(one.secs / t.secs)),
+            _ => cell(&two),
         }
     }
 

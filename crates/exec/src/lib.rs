@@ -53,21 +53,23 @@ pub struct EvalOptions {
     pub threads: Threads,
 }
 
-/// How many threads the semi-naive engine splits a join over, and from how many rows of
-/// its delta on. Results do not depend on it: relations, their row order, ranks, rounds
-/// and work are those of one thread.
+/// How many threads the semi-naive engine splits a join over, and from what size on.
+/// Results do not depend on it: relations, their row order, ranks, rounds and work are
+/// those of one thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Threads {
     count: usize,
     min_split_rows: u32,
+    min_split_firings: u64,
 }
 
 impl Threads {
     /// Joins run on the calling thread.
-    pub const ONE: Threads = Threads { count: 1, min_split_rows: DEFAULT_MIN_SPLIT_ROWS };
+    pub const ONE: Threads =
+        Threads { count: 1, min_split_rows: DEFAULT_MIN_SPLIT_ROWS, min_split_firings: DEFAULT_MIN_SPLIT_FIRINGS };
 
-    /// `count` threads (at least one); a join is split once its delta has
-    /// [`DEFAULT_MIN_SPLIT_ROWS`] rows.
+    /// `count` threads (at least one), splitting a join from [`DEFAULT_MIN_SPLIT_ROWS`]
+    /// rows of delta and [`DEFAULT_MIN_SPLIT_FIRINGS`] expected firings on.
     pub fn new(count: usize) -> Self {
         Threads { count: count.max(1), ..Threads::ONE }
     }
@@ -77,10 +79,10 @@ impl Threads {
         Threads::new(std::thread::available_parallelism().map_or(1, usize::from))
     }
 
-    /// Splits joins from `rows` rows of delta on (at least two) instead of the default:
-    /// tests split the joins of small inputs with it.
+    /// Splits every join from `rows` rows of delta on (at least two), whatever it is
+    /// expected to derive: tests split the joins of small inputs with it.
     pub fn splitting_from(self, rows: u32) -> Self {
-        Threads { min_split_rows: rows.max(2), ..self }
+        Threads { min_split_rows: rows.max(2), min_split_firings: 0, ..self }
     }
 
     /// The number of threads.
@@ -92,6 +94,12 @@ impl Threads {
     pub fn min_split_rows(self) -> u32 {
         self.min_split_rows
     }
+
+    /// The fewest firings a join must be expected to make (from its firings per delta
+    /// row the last time it ran) to be split.
+    pub fn min_split_firings(self) -> u64 {
+        self.min_split_firings
+    }
 }
 
 impl Default for Threads {
@@ -101,8 +109,16 @@ impl Default for Threads {
 }
 
 /// The fewest rows of delta for which a join is split across threads: below it, starting
-/// the threads costs more than they save.
-pub const DEFAULT_MIN_SPLIT_ROWS: u32 = 1024;
+/// the threads costs more than they save (a 2,000-node chain's closure runs 2,000 joins
+/// of up to 2,000 rows and one firing each).
+pub const DEFAULT_MIN_SPLIT_ROWS: u32 = 4096;
+
+/// The fewest firings a join must be expected to make to be split: a worker tests each
+/// derived tuple against the head relation, stages the new ones in a set of its own, and
+/// the merge stages them again, so a join that derives mostly new tuples with little
+/// search per tuple (a grid's closure: two firings per delta row, half of them new) is
+/// slower split; the split pays where firings are many per new tuple.
+pub const DEFAULT_MIN_SPLIT_FIRINGS: u64 = 1 << 17;
 
 /// What the progress callback is told after each round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

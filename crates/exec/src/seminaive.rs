@@ -298,6 +298,9 @@ pub(crate) fn propagate(
         }
         let mut guards = StaticGuards::new(stratum);
         let mut replanned: FxHashMap<(usize, usize), Replanned> = FxHashMap::default();
+        // Per join, its firings per delta row the last time it ran: what decides whether
+        // splitting it over threads pays.
+        let mut yields: FxHashMap<(usize, usize), f64> = FxHashMap::default();
         loop {
             for &q in &stratum.reads {
                 hi[q.index()] = db.rel(q).end();
@@ -368,8 +371,15 @@ pub(crate) fn propagate(
                             View::new(&rows[q], from, to).with_set(set_of(q)).with_filtered(guards.get((r, i), k))
                         })
                         .collect();
-                    let (scratch, stats) = (&mut run.scratch, &mut run.stats);
-                    run_staged_split(variant, &views, &rows[h], head_set, run.threads, scratch, stats);
+                    let delta = hi[delta_pred] - lo[delta_pred];
+                    let expected = yields.get(&(r, i)).map(|&per_row| per_row * f64::from(delta));
+                    let threads = match expected {
+                        Some(firings) if firings < run.threads.min_split_firings() as f64 => Threads::ONE,
+                        _ => run.threads,
+                    };
+                    let before = run.stats.firings;
+                    run_staged_split(variant, &views, &rows[h], head_set, threads, &mut run.scratch, &mut run.stats);
+                    yields.insert((r, i), (run.stats.firings - before) as f64 / f64::from(delta));
                     db.commit(rule.head);
                     db.check_pred(rule.head)?;
                 }
