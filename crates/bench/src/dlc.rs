@@ -4,7 +4,7 @@
 //! with `exec` — and, for updates, maintain the result with DRed (SPEC §5's or ranked).
 
 use crate::workload::{Edb, Query, Workload};
-use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Update, UpdateCounts};
+use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Threads, Update, UpdateCounts};
 use ir::{PredId, Program, TermKind};
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -101,6 +101,18 @@ pub struct Run {
 /// the inputs (index), evaluate (eval). Answers are counted afterwards ([`count_answers`])
 /// so that the clock stops when the relation is complete, as it does for the peers.
 pub fn run(workload: &Workload, query: Query, edb: &Edb, mode: Mode, engine: Engine) -> Result<Run, String> {
+    run_with_threads(workload, query, edb, mode, engine, Threads::ONE)
+}
+
+/// [`run`] with the semi-naive engine's joins split over `threads`.
+pub fn run_with_threads(
+    workload: &Workload,
+    query: Query,
+    edb: &Edb,
+    mode: Mode,
+    engine: Engine,
+    threads: Threads,
+) -> Result<Run, String> {
     let start = Instant::now();
     let mut source = source(workload, query, edb)?;
     let parsed = Instant::now();
@@ -115,7 +127,7 @@ pub fn run(workload: &Workload, query: Query, edb: &Edb, mode: Mode, engine: Eng
         exec::index_inputs(&plan, &program, &mut db);
     }
     let indexed = Instant::now();
-    let eval = exec::evaluate(&plan, &program, db, EvalOptions { engine, record_rounds: false, progress: None });
+    let eval = exec::evaluate(&plan, &program, db, EvalOptions { engine, threads, ..EvalOptions::default() });
     let done = Instant::now();
     let phases = Phases {
         load: (parsed - start) + (filled - planned),

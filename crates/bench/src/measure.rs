@@ -9,7 +9,7 @@ use crate::dlc::{self, Change, Mode};
 use crate::oracle;
 use crate::peers::{self, Peer};
 use crate::workload::{Query, Workload};
-use exec::{Engine, Maintenance};
+use exec::{Engine, Maintenance, Threads};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Read;
@@ -24,6 +24,8 @@ pub enum System {
     Dlc,
     /// dlc evaluating the source program and filtering by the query (`--no-magic`).
     DlcNoMagic,
+    /// `DlcNoMagic` with its joins split over two threads (`--threads 2`).
+    DlcNoMagic2,
     /// dlc's reference naive engine on the source program.
     DlcReference,
     Datafrog,
@@ -54,9 +56,10 @@ pub enum System {
 }
 
 impl System {
-    const ALL: [System; 15] = [
+    const ALL: [System; 16] = [
         System::Dlc,
         System::DlcNoMagic,
+        System::DlcNoMagic2,
         System::DlcReference,
         System::Datafrog,
         System::Ascent,
@@ -76,6 +79,7 @@ impl System {
         match self {
             System::Dlc => "dlc",
             System::DlcNoMagic => "dlc-nomagic",
+            System::DlcNoMagic2 => "dlc-nomagic-2t",
             System::DlcReference => "dlc-reference",
             System::Datafrog => "datafrog",
             System::Ascent => "ascent",
@@ -227,13 +231,14 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
     let edb = job.workload.generate();
     let mut extra = BTreeMap::new();
     let (secs, rss_mib, answers) = match job.system {
-        System::Dlc | System::DlcNoMagic | System::DlcReference => {
+        System::Dlc | System::DlcNoMagic | System::DlcNoMagic2 | System::DlcReference => {
             let (mode, engine) = match job.system {
                 System::Dlc => (Mode::Magic, Engine::Seminaive),
-                System::DlcNoMagic => (Mode::NoMagic, Engine::Seminaive),
+                System::DlcNoMagic | System::DlcNoMagic2 => (Mode::NoMagic, Engine::Seminaive),
                 _ => (Mode::NoMagic, Engine::Reference),
             };
-            let run = dlc::run(&job.workload, job.query, &edb, mode, engine)?;
+            let threads = Threads::new(if job.system == System::DlcNoMagic2 { 2 } else { 1 });
+            let run = dlc::run_with_threads(&job.workload, job.query, &edb, mode, engine, threads)?;
             let rss = peak_rss_mib();
             extra.insert("load".into(), run.phases.load.as_secs_f64());
             extra.insert("compile".into(), run.phases.compile.as_secs_f64());

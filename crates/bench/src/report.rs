@@ -175,8 +175,8 @@ impl Report<'_> {
     }
 
     fn closure_table(&mut self) {
-        self.line("| graph, rules | closure | dlc `--no-magic` | dlc magic, `R(X,Y)` | datafrog | ascent | crepe | dlc ÷ smallest peer, memory |");
-        self.line("|---|---:|---|---|---|---|---|---:|");
+        self.line("| graph, rules | closure | dlc `--no-magic` | dlc `--no-magic`, 2 threads | dlc magic, `R(X,Y)` | datafrog | ascent | crepe | dlc ÷ smallest peer, memory |");
+        self.line("|---|---:|---|---|---|---|---|---|---:|");
         for row in &self.suite.closure {
             let best = self.fastest_peer(row);
             let closure = self.get(&row.no_magic()).ok().and_then(|s| s.get("relation"));
@@ -190,6 +190,9 @@ impl Report<'_> {
                     _ => String::new(),
                 };
                 cells.push(format!("{}{r}", cell(&s)));
+                if job == &row.no_magic() {
+                    cells.push(self.threads_cell(row));
+                }
             }
             let memory = match (self.get(&row.no_magic()), best) {
                 (Ok(s), Some((_, smallest))) => ratio(s.rss_mib / smallest),
@@ -293,6 +296,15 @@ impl Report<'_> {
             self.line(
                 "Its columns appear when `SOUFFLE` names a binary; PEERS.md's figures are at the end of this file.",
             );
+        }
+    }
+
+    /// The two-thread run of a closure row, with its speed-up over one thread.
+    fn threads_cell(&self, row: &ClosureRow) -> String {
+        let two = self.get(&row.no_magic_threads());
+        match (&two, self.get(&row.no_magic())) {
+            (Ok(t), Ok(one)) => format!("{}, speed-up {}", cell(&two), ratio(one.secs / t.secs)),
+            _ => cell(&two),
         }
     }
 

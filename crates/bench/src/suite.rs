@@ -27,6 +27,11 @@ impl ClosureRow {
         Job::new(self.workload, Query::Point(self.workload.point_node()), System::DlcNoMagic)
     }
 
+    /// [`ClosureRow::no_magic`] with its joins split over two threads.
+    pub fn no_magic_threads(&self) -> Job {
+        Job { system: System::DlcNoMagic2, ..self.no_magic() }
+    }
+
     /// The magic program of the all-free query `R(X,Y)`: what magic costs where it
     /// cannot help.
     pub fn magic_full(&self) -> Job {
@@ -38,7 +43,7 @@ impl ClosureRow {
     }
 
     pub fn jobs(&self) -> Vec<Job> {
-        let mut jobs = vec![self.no_magic(), self.magic_full()];
+        let mut jobs = vec![self.no_magic(), self.no_magic_threads(), self.magic_full()];
         jobs.extend([System::Datafrog, System::Ascent, System::Crepe].map(|s| self.peer(s)));
         jobs
     }
@@ -616,8 +621,11 @@ pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
     let mut graph_facts = |g: Graph| facts.entry(g).or_insert_with(|| oracle::graph_facts(g)).clone();
     for row in &suite.closure {
         let Workload::Tc { graph, .. } = row.workload else { continue };
-        let closure = results.summary(&row.no_magic()).ok().and_then(|s| s.get("relation")).map(|n| n as u64);
-        expect(format!("full closure of {}", row.workload.label()), closure, graph_facts(graph).0);
+        let want = graph_facts(graph).0;
+        for job in [row.no_magic(), row.no_magic_threads()] {
+            let closure = results.summary(&job).ok().and_then(|s| s.get("relation")).map(|n| n as u64);
+            expect(format!("full closure of {} ({})", row.workload.label(), job.system), closure, want);
+        }
     }
     for row in &suite.queries {
         let Workload::Tc { graph, .. } = row.workload else { continue };

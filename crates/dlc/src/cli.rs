@@ -119,6 +119,12 @@ pub struct RunArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tuples: u32,
 
+    /// Split the semi-naive engine's large joins over N threads (default: every core).
+    /// Answers, traces and maintenance are the same with any N; the reference engine
+    /// runs on one.
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub threads: Option<usize>,
+
     /// Print a proof of a fact, e.g. 'R(a,d)': the rules and facts it is derived from,
     /// down to input facts, smallest height first (`--format text|json|dot`). Exit
     /// status 1 when the fact does not hold.

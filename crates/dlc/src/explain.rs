@@ -491,11 +491,18 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         let _ = writeln!(err, "dlc: {errors} error(s); nothing was explained");
         return crate::EXIT_INPUT_ERROR;
     };
-    let run =
-        match session::evaluate(primary, &session.facts, session::engine(args.engine), false, None, args.max_tuples) {
-            Ok(run) => run,
-            Err(e) => return crate::stopped(err, &session.sources, primary, &e, args.color),
-        };
+    let run = match session::evaluate(
+        primary,
+        &session.facts,
+        session::engine(args.engine),
+        session::threads(args.threads),
+        false,
+        None,
+        args.max_tuples,
+    ) {
+        Ok(run) => run,
+        Err(e) => return crate::stopped(err, &session.sources, primary, &e, args.color),
+    };
     // After update batches, the maintained state: explanations then use present facts only.
     let (evaluated, maintained) = if session.batches.is_empty() {
         (Some(run.eval), None)

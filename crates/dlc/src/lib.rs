@@ -295,6 +295,7 @@ fn emit_ast(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: boo
 fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let timing = !args.no_timing;
     let engine = session::engine(args.engine);
+    let threads = session::threads(args.threads);
     let trace = args.emit == Emit::Trace;
     let json = args.format == Format::Json;
     let source = &session.program;
@@ -306,12 +307,13 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
     let (primary_name, primary) = if args.no_magic { ("original", source) } else { ("magic", magic_program) };
     let progress = progress::reporter(err_is_terminal());
     let max_tuples = args.max_tuples;
-    let main_run = match session::evaluate(primary, &session.facts, engine, trace, progress, max_tuples) {
+    let main_run = match session::evaluate(primary, &session.facts, engine, threads, trace, progress, max_tuples) {
         Ok(run) => run,
         Err(e) => return stopped(err, &session.sources, primary, &e, args.color),
     };
     let original_run =
-        match args.compare.then(|| session::evaluate(source, &session.facts, engine, trace, None, max_tuples)) {
+        match args.compare.then(|| session::evaluate(source, &session.facts, engine, threads, trace, None, max_tuples))
+        {
             None => None,
             Some(Ok(run)) => Some(run),
             Some(Err(e)) => return stopped(err, &session.sources, source, &e, args.color),

@@ -121,6 +121,7 @@ pub fn emit(args: &RunArgs, prepared: &Prepared, io: &SouffleIo) -> Result<Strin
 pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let start = Instant::now();
     let engine = session::engine(args.engine);
+    let threads = session::threads(args.threads);
     let wanted = wanted(io);
     let magic = uses_magic(args, &prepared.program, &wanted);
     // The evaluated program and its database; the wanted relations are read from it.
@@ -135,7 +136,7 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
                 return crate::EXIT_INPUT_ERROR;
             }
         };
-        let run = match session::evaluate(&rewritten, &prepared.facts, engine, false, None, args.max_tuples) {
+        let run = match session::evaluate(&rewritten, &prepared.facts, engine, threads, false, None, args.max_tuples) {
             Ok(run) => run,
             Err(e) => return crate::stopped(err, &prepared.sources, &rewritten, &e, args.color),
         };
@@ -144,7 +145,7 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
         let program = &prepared.program;
         let plan = plan::plan_program(program);
         let edb = session::edb_database(program, &prepared.facts, args.max_tuples);
-        let options = exec::EvalOptions { engine, record_rounds: false, progress: None };
+        let options = exec::EvalOptions { engine, record_rounds: false, progress: None, threads };
         let eval = match exec::try_evaluate(&plan, program, edb, options) {
             Ok(eval) => eval,
             Err(e) => return crate::stopped(err, &prepared.sources, program, &e, args.color),

@@ -73,6 +73,8 @@ struct Repl {
 /// What the command line chose for every evaluation and batch of the session.
 struct Settings {
     engine: Engine,
+    /// `--threads`, for every evaluation and batch.
+    threads: exec::Threads,
     maintenance: Maintenance,
     no_magic: bool,
     check: bool,
@@ -103,6 +105,7 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
     crate::print_diagnostics(err, &session.warnings, &session.sources, color);
     let settings = Settings {
         engine: session::engine(args.engine),
+        threads: session::threads(args.threads),
         maintenance: session::maintenance(args.maintenance),
         no_magic: args.no_magic,
         check: args.check,
@@ -265,7 +268,7 @@ fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<Line
 impl Settings {
     /// Evaluates `program` over `facts` with the chosen engine and keeps it for updates.
     fn maintainer(&self, program: Program, facts: &InputFacts) -> Result<Maintainer, exec::ResourceError> {
-        let evaluated = session::evaluate(&program, facts, self.engine, false, None, self.max_tuples)?;
+        let evaluated = session::evaluate(&program, facts, self.engine, self.threads, false, None, self.max_tuples)?;
         Maintainer::from_evaluation(program, evaluated.eval, facts, self.maintenance, self.check, self.max_tuples)
     }
 }

@@ -5,7 +5,7 @@ use crate::cli::{DialectArg, Emit, EngineArg, MaintenanceArg, RunArgs};
 use crate::facts::InputFacts;
 use crate::load;
 use diag::{Code, Diagnostic, SourceMap};
-use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, ResourceError, Update};
+use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, ResourceError, Threads, Update};
 use ir::{Fact, PredId, Program};
 use magic::MagicProgram;
 use std::collections::BTreeSet;
@@ -328,6 +328,11 @@ pub fn engine(arg: EngineArg) -> Engine {
         EngineArg::Seminaive => Engine::Seminaive,
         EngineArg::Reference => Engine::Reference,
     }
+}
+
+/// `--threads`: the number given, or every core the machine runs at once.
+pub fn threads(arg: Option<usize>) -> Threads {
+    arg.map_or_else(Threads::available, Threads::new)
 }
 
 pub fn maintenance(arg: MaintenanceArg) -> Maintenance {
@@ -703,6 +708,7 @@ pub fn evaluate(
     program: &Program,
     facts: &InputFacts,
     engine: Engine,
+    threads: Threads,
     record_rounds: bool,
     progress: Option<Box<dyn FnMut(exec::Progress)>>,
     max_tuples: u32,
@@ -710,7 +716,7 @@ pub fn evaluate(
     let start = Instant::now();
     let plan = plan::plan_program(program);
     let edb = edb_database(program, facts, max_tuples);
-    let eval = exec::try_evaluate(&plan, program, edb, EvalOptions { engine, record_rounds, progress })?;
+    let eval = exec::try_evaluate(&plan, program, edb, EvalOptions { engine, record_rounds, progress, threads })?;
     let query = program.query.clone().expect("evaluated programs carry their query");
     Ok(Evaluated { eval, query, answers: std::cell::OnceCell::new(), elapsed: start.elapsed() })
 }
@@ -823,7 +829,8 @@ impl Maintainer {
         let (mut recompute_work, mut mismatches) = (None, Vec::new());
         if (recompute || check) && self.record.is_some() {
             let facts = self.input_facts();
-            let fresh = evaluate(&self.program, &facts, Engine::Seminaive, false, None, self.max_tuples)?;
+            let fresh =
+                evaluate(&self.program, &facts, Engine::Seminaive, self.state.threads(), false, None, self.max_tuples)?;
             recompute_work = Some(fresh.eval.work);
             if check {
                 mismatches = self

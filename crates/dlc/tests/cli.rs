@@ -501,3 +501,58 @@ fn output_dir_with_all_writes_every_derived_source_relation_of_the_original_prog
     // --all needs -D.
     assert_eq!(dlc(&base).code, 2);
 }
+
+#[test]
+fn threads_must_be_a_positive_number() {
+    for bad in ["0", "two", "-1"] {
+        let out = dlc(&["--threads", bad, "fixtures/ok/reach.dl"]);
+        assert_eq!(out.code, 2, "--threads {bad}: {}", out.stderr);
+    }
+    let out = dlc(&["--threads", "3", "fixtures/ok/reach.dl"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, dlc(&["fixtures/ok/reach.dl"]).stdout);
+}
+
+/// A closure large enough that the default thresholds split its joins: the trace (rounds,
+/// sizes, the update's counts) and the answers are those of one thread.
+#[test]
+fn threads_print_what_one_thread_prints() {
+    let dir = scratch("threads");
+    let mut state = 11u64;
+    let mut next = |bound: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % bound
+    };
+    let edges: String = (0..1500).map(|_| format!("{}\t{}\n", next(300), next(300))).collect();
+    let first: Vec<&str> = edges.lines().next().unwrap().split('\t').collect();
+    let cut = format!("E({},{})", first[0], first[1]);
+    let facts = write(&dir.join("E.facts"), &edges);
+    let program = write(&dir.join("tc.dl"), "R(X,Y) <- E(X,Y).\nR(X,Z) <- E(X,Y), R(Y,Z).\n?- R(0,Y).\n");
+    let run = |threads: &str, magic: &str| {
+        let args = [
+            "--emit",
+            "trace",
+            "--no-timing",
+            "--facts",
+            &facts,
+            "--insert",
+            "E(0,299)",
+            "--delete",
+            &cut,
+            "--threads",
+            threads,
+            magic,
+        ];
+        let args: Vec<&str> = args.into_iter().filter(|a| !a.is_empty()).chain([program.as_str()]).collect();
+        let out = dlc(&args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout
+    };
+    for magic in ["", "--no-magic"] {
+        let one = run("1", magic);
+        assert!(one.contains("answers (") && one.contains("over-deleted"), "{one}");
+        assert_eq!(run("2", magic), one, "{magic}");
+    }
+}

@@ -12,7 +12,7 @@
 
 mod generate;
 
-use exec::{Database, Engine, EvalOptions, Maintained, Maintenance, Update};
+use exec::{Database, Engine, EvalOptions, Maintained, Maintenance, Threads, Update};
 use generate::Arg;
 use ir::{FileId, PredId, Program, Symbol, Term, TermKind};
 use proptest::prelude::*;
@@ -111,7 +111,17 @@ fn database(program: &Program, edb: &BTreeSet<(PredId, Vec<u32>)>) -> Database {
 }
 
 fn evaluate(program: &Program, edb: &BTreeSet<(PredId, Vec<u32>)>, engine: Engine) -> Relations {
-    let options = EvalOptions { engine, ..EvalOptions::default() };
+    evaluate_with(program, edb, engine, Threads::ONE)
+}
+
+/// Threads that split every join of two rows of delta or more: small random inputs then
+/// run the split path.
+fn split_threads() -> Threads {
+    Threads::new(3).splitting_from(2)
+}
+
+fn evaluate_with(program: &Program, edb: &BTreeSet<(PredId, Vec<u32>)>, engine: Engine, threads: Threads) -> Relations {
+    let options = EvalOptions { engine, threads, ..EvalOptions::default() };
     let eval = exec::evaluate(&plan::plan_program(program), program, database(program, edb), options);
     relations_of(program, &eval.db)
 }
@@ -230,12 +240,14 @@ proptest! {
         for engine in [Engine::Reference, Engine::Seminaive] {
             prop_assert_eq!(&evaluate(&program, &edb, engine), &expected, "{:?}\n{}", engine, text);
         }
+        prop_assert_eq!(&evaluate_with(&program, &edb, Engine::Seminaive, split_threads()), &expected, "threads\n{}", text);
         let magic = magic::rewrite(&program, program.query.as_ref().unwrap()).program;
         let magic_expected = oracle(&magic, &edb);
         prop_assert_eq!(query_answers(&magic, &magic_expected), query_answers(&program, &expected), "oracle on magic\n{}", text);
         for engine in [Engine::Reference, Engine::Seminaive] {
             prop_assert_eq!(&evaluate(&magic, &edb, engine), &magic_expected, "magic, {:?}\n{}", engine, text);
         }
+        prop_assert_eq!(&evaluate_with(&magic, &edb, Engine::Seminaive, split_threads()), &magic_expected, "magic, threads\n{}", text);
     }
 
     /// After every batch of random insertions and deletions, both maintenance strategies,
@@ -246,13 +258,17 @@ proptest! {
         text in program_text(),
         picks in proptest::collection::vec(input_fact(), 0..24),
         batches in proptest::collection::vec(proptest::collection::vec((any::<bool>(), input_fact()), 1..6), 1..4),
+        split in any::<bool>(),
     ) {
         let (program, edb) = compile(&text, &picks);
+        // Half the cases evaluate and maintain with every join split over threads.
+        let threads = if split { split_threads() } else { Threads::ONE };
         let magic = magic::rewrite(&program, program.query.as_ref().unwrap()).program;
         for maintained_program in [&program, &magic] {
             for maintenance in [Maintenance::Dred, Maintenance::Ranked] {
                 let plan = plan::plan_program(maintained_program);
-                let mut state = Maintained::with_maintenance(plan, maintained_program, database(maintained_program, &edb), maintenance);
+                let db = database(maintained_program, &edb);
+                let mut state = Maintained::try_with_threads(plan, maintained_program, db, maintenance, threads).unwrap();
                 let mut current = edb.clone();
                 for batch in &batches {
                     let mut update = Update::default();

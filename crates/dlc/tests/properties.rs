@@ -107,12 +107,8 @@ fn database(program: &Program, facts: &[(PredId, Vec<u32>)]) -> Database {
 
 fn answers(program: &Program, facts: &[(PredId, Vec<u32>)], engine: Engine) -> Vec<Vec<u32>> {
     let plan = plan::plan_program(program);
-    let eval = exec::evaluate(
-        &plan,
-        program,
-        database(program, facts),
-        EvalOptions { engine, record_rounds: false, progress: None },
-    );
+    let eval =
+        exec::evaluate(&plan, program, database(program, facts), EvalOptions { engine, ..EvalOptions::default() });
     let q = program.query.as_ref().unwrap();
     eval.db.sorted_tuples(q.atom.pred).into_iter().filter(|t| q.matches(t)).collect()
 }
@@ -163,7 +159,7 @@ proptest! {
             }
             state.apply(&update);
             let now: Vec<(PredId, Vec<u32>)> = current.iter().cloned().collect();
-            let fresh = exec::evaluate(&plan::plan_program(&magic), &magic, database(&magic, &now), EvalOptions { engine: Engine::Seminaive, record_rounds: false, progress: None });
+            let fresh = exec::evaluate(&plan::plan_program(&magic), &magic, database(&magic, &now), EvalOptions::default());
             for p in magic.pred_ids() {
                 prop_assert_eq!(state.db().sorted_tuples(p), fresh.db.sorted_tuples(p), "relation {} after {:?}\n{}", magic.pred_name(p), update, text);
             }

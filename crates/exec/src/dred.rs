@@ -2,11 +2,12 @@
 //! insert. Demand relations of a magic program are ordinary derived relations here.
 
 use crate::database::Database;
-use crate::join::{run_staged, View};
+use crate::join::View;
 use crate::limits::ResourceError;
 use crate::relation::Rows;
 use crate::seminaive::{propagate, Compiled, Run};
-use crate::Evaluation;
+use crate::split::run_staged_split;
+use crate::{Evaluation, Threads};
 use ir::{PredId, Program};
 use plan::{AtomSource, ProgramPlan};
 
@@ -144,11 +145,24 @@ impl Maintained {
     pub fn try_with_maintenance(
         plan: ProgramPlan,
         program: &Program,
+        edb: Database,
+        maintenance: Maintenance,
+    ) -> Result<Self, ResourceError> {
+        Self::try_with_threads(plan, program, edb, maintenance, Threads::ONE)
+    }
+
+    /// [`Maintained::try_with_maintenance`] whose evaluation, and later updates, split
+    /// their joins over `threads`.
+    pub fn try_with_threads(
+        plan: ProgramPlan,
+        program: &Program,
         mut edb: Database,
         maintenance: Maintenance,
+        threads: Threads,
     ) -> Result<Self, ResourceError> {
         let compiled = Compiled::new(&plan, program, &mut edb);
         let mut run = Run::new(false, None);
+        run.threads = threads;
         let start = vec![0; edb.relation_count()];
         propagate(&compiled, &mut edb, &start, true, &mut run)?;
         let initial_work = run.stats.firings;
@@ -177,8 +191,9 @@ impl Maintained {
         maintenance: Maintenance,
     ) -> Result<Self, ResourceError> {
         let mut db = eval.db;
+        let threads = eval.threads;
         if !eval.from_inputs_only {
-            return Self::try_with_maintenance(plan, program, db, maintenance);
+            return Self::try_with_threads(plan, program, db, maintenance, threads);
         }
         if !eval.seminaive {
             // A database as the input was given: the input facts alone, in a fresh database
@@ -192,10 +207,12 @@ impl Maintained {
                     inputs.insert(PredId(p as u32), tuple);
                 }
             }
-            return Self::try_with_maintenance(plan, program, inputs, maintenance);
+            return Self::try_with_threads(plan, program, inputs, maintenance, threads);
         }
         let compiled = Compiled::for_fixpoint(&plan, program, &mut db);
-        Self::keep(compiled, program, db, Run::new(false, None), eval.work, maintenance)
+        let mut run = Run::new(false, None);
+        run.threads = threads;
+        Self::keep(compiled, program, db, run, eval.work, maintenance)
     }
 
     /// Readies an evaluated database for updates.
@@ -226,6 +243,18 @@ impl Maintained {
         }
         db.check()?;
         Ok(Maintained { compiled, db, run, initial_work, maintenance, failure: None })
+    }
+
+    /// Splits the joins of later updates over `threads` (those of a kept evaluation by
+    /// default): the propagation of insertions and the rederivation. Over-deletion, and
+    /// ranked maintenance's support checks, run on one thread.
+    pub fn set_threads(&mut self, threads: Threads) {
+        self.run.threads = threads;
+    }
+
+    /// The threads updates split their joins over.
+    pub fn threads(&self) -> Threads {
+        self.run.threads
     }
 
     /// The current input and derived facts.
@@ -358,7 +387,8 @@ impl Maintained {
                 .collect();
             let Database { rows, sets, .. } = &mut rederived;
             let h = rule.head.index();
-            run_staged(guarded, &views, &rows[h], &mut sets[h], &mut self.run.scratch, &mut self.run.stats);
+            let (scratch, stats) = (&mut self.run.scratch, &mut self.run.stats);
+            run_staged_split(guarded, &views, &rows[h], &mut sets[h], self.run.threads, scratch, stats);
             rederived.commit(rule.head);
             rederived.check_pred(rule.head)?;
         }

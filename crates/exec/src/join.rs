@@ -253,6 +253,12 @@ impl PhysPlan {
         index
     }
 
+    /// Whether the first step scans its view's row range: a join [`crate::split`] can cut
+    /// into consecutive pieces of that range, since the first step is the outermost loop.
+    pub(crate) fn scans_first(&self) -> bool {
+        self.steps.first().is_some_and(|s| matches!(s.lookup, Lookup::Scan))
+    }
+
     /// Brings every index the steps probe up to date with its relation in `rows`; joins
     /// call this before they read.
     pub(crate) fn sync_indexes(&self, rows: &mut [Rows]) {

@@ -20,6 +20,7 @@ mod ranked;
 mod reference;
 mod relation;
 mod seminaive;
+mod split;
 
 pub use database::Database;
 pub use dred::{Maintained, Maintenance, Update, UpdateCounts, UpdateReport};
@@ -48,7 +49,77 @@ pub struct EvalOptions {
     pub record_rounds: bool,
     /// Called once per round (iteration) with the round number and the total fact count.
     pub progress: Option<Box<dyn FnMut(Progress)>>,
+    /// The threads the semi-naive engine's joins may use (one by default). The reference
+    /// engine always runs on one.
+    pub threads: Threads,
 }
+
+/// How many threads the semi-naive engine splits a join over, and from what size on.
+/// Results do not depend on it: relations, their row order, ranks, rounds and work are
+/// those of one thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Threads {
+    count: usize,
+    min_split_rows: u32,
+    min_split_firings: u64,
+}
+
+impl Threads {
+    /// Joins run on the calling thread.
+    pub const ONE: Threads =
+        Threads { count: 1, min_split_rows: DEFAULT_MIN_SPLIT_ROWS, min_split_firings: DEFAULT_MIN_SPLIT_FIRINGS };
+
+    /// `count` threads (at least one), splitting a join from [`DEFAULT_MIN_SPLIT_ROWS`]
+    /// rows of delta and [`DEFAULT_MIN_SPLIT_FIRINGS`] expected firings on.
+    pub fn new(count: usize) -> Self {
+        Threads { count: count.max(1), ..Threads::ONE }
+    }
+
+    /// As many threads as the machine runs at once ([`std::thread::available_parallelism`]).
+    pub fn available() -> Self {
+        Threads::new(std::thread::available_parallelism().map_or(1, usize::from))
+    }
+
+    /// Splits every join from `rows` rows of delta on (at least two), whatever it is
+    /// expected to derive: tests split the joins of small inputs with it.
+    pub fn splitting_from(self, rows: u32) -> Self {
+        Threads { min_split_rows: rows.max(2), min_split_firings: 0, ..self }
+    }
+
+    /// The number of threads.
+    pub fn count(self) -> usize {
+        self.count
+    }
+
+    /// The fewest delta rows a join is split for.
+    pub fn min_split_rows(self) -> u32 {
+        self.min_split_rows
+    }
+
+    /// The fewest firings a join must be expected to make (from its firings per delta
+    /// row the last time it ran) to be split.
+    pub fn min_split_firings(self) -> u64 {
+        self.min_split_firings
+    }
+}
+
+impl Default for Threads {
+    fn default() -> Self {
+        Threads::ONE
+    }
+}
+
+/// The fewest rows of delta for which a join is split across threads: below it, starting
+/// the threads costs more than they save (a 2,000-node chain's closure runs 2,000 joins
+/// of up to 2,000 rows and one firing each).
+pub const DEFAULT_MIN_SPLIT_ROWS: u32 = 4096;
+
+/// The fewest firings a join must be expected to make to be split: a worker tests each
+/// derived tuple against the head relation, stages the new ones in a set of its own, and
+/// the merge stages them again, so a join that derives mostly new tuples with little
+/// search per tuple (a grid's closure: two firings per delta row, half of them new) is
+/// slower split; the split pays where firings are many per new tuple.
+pub const DEFAULT_MIN_SPLIT_FIRINGS: u64 = 1 << 17;
 
 /// What the progress callback is told after each round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +155,8 @@ pub struct Evaluation {
     /// semi-naive: what [`Maintained::from_evaluation`] needs to know to keep `db`.
     pub(crate) from_inputs_only: bool,
     pub(crate) seminaive: bool,
+    /// The threads it ran with, which a [`Maintained`] keeping it goes on using.
+    pub(crate) threads: Threads,
 }
 
 /// Builds, over the facts now in `db`, every index on an input relation that the
@@ -118,6 +191,7 @@ pub fn try_evaluate(
     options: EvalOptions,
 ) -> Result<Evaluation, ResourceError> {
     let mut run = seminaive::Run::new(options.record_rounds, options.progress);
+    run.threads = options.threads;
     let from_inputs_only = plan.rules.iter().all(|r| !r.well_formed || edb.len(r.head) == 0);
     let row_tests = match options.engine {
         Engine::Reference => {
@@ -139,6 +213,7 @@ pub fn try_evaluate(
         db: edb,
         from_inputs_only,
         seminaive: options.engine == Engine::Seminaive,
+        threads: options.threads,
     })
 }
 

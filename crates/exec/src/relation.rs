@@ -299,7 +299,7 @@ pub(crate) struct Rows {
 }
 
 impl Rows {
-    fn new(arity: usize) -> Self {
+    pub(crate) fn new(arity: usize) -> Self {
         Rows {
             arity,
             data: Vec::new(),
@@ -712,7 +712,7 @@ pub(crate) struct RowSet {
 }
 
 impl RowSet {
-    fn new(arity: usize) -> Self {
+    pub(crate) fn new(arity: usize) -> Self {
         RowSet {
             groups: KeyMap::new(arity.saturating_sub(1)),
             values: Vec::new(),
@@ -851,6 +851,22 @@ impl RowSet {
     /// The number of tuples staged and not yet committed.
     pub(crate) fn staged_len(&self) -> u32 {
         self.staged_count
+    }
+
+    /// Takes the staged tuples out, leaving nothing staged: what a worker's own set
+    /// hands over for merging once its join is done.
+    pub(crate) fn take_staged(&mut self) -> Vec<u32> {
+        self.staged_count = 0;
+        std::mem::take(&mut self.staged)
+    }
+
+    /// How many more tuples may be staged before the set fails: none once it has.
+    pub(crate) fn room(&self, rows: &Rows) -> u32 {
+        if self.failure.is_some() {
+            0
+        } else {
+            self.room_left(rows).saturating_sub(self.staged_count)
+        }
     }
 
     /// Turns the staged tuples into rows of `rank`; returns how many there were. When the

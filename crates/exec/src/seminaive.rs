@@ -2,10 +2,11 @@
 //! code computes a fixpoint from scratch and propagates insertions during DRed.
 
 use crate::database::Database;
-use crate::join::{run_staged, JoinStats, Membership, PhysPlan, Scratch, View};
+use crate::join::{JoinStats, Membership, PhysPlan, Scratch, View};
 use crate::limits::ResourceError;
 use crate::relation::Index;
-use crate::{Progress, Round};
+use crate::split::run_staged_split;
+use crate::{Progress, Round, Threads};
 use ir::{PredId, Program, RuleId};
 use plan::{AtomSource, Output, ProgramPlan};
 use rustc_hash::FxHashMap;
@@ -204,6 +205,8 @@ pub(crate) struct Run {
     pub(crate) iterations: usize,
     pub(crate) stats: JoinStats,
     pub(crate) scratch: Scratch,
+    /// The threads a join may be split over ([`run_staged_split`]).
+    pub(crate) threads: Threads,
     /// The facts in the database, kept up to date for progress reports.
     facts: usize,
 }
@@ -217,6 +220,7 @@ impl Run {
             iterations: 0,
             stats: JoinStats::default(),
             scratch: Scratch::default(),
+            threads: Threads::ONE,
             facts: 0,
         }
     }
@@ -294,6 +298,9 @@ pub(crate) fn propagate(
         }
         let mut guards = StaticGuards::new(stratum);
         let mut replanned: FxHashMap<(usize, usize), Replanned> = FxHashMap::default();
+        // Per join, its firings per delta row the last time it ran: what decides whether
+        // splitting it over threads pays.
+        let mut yields: FxHashMap<(usize, usize), f64> = FxHashMap::default();
         loop {
             for &q in &stratum.reads {
                 hi[q.index()] = db.rel(q).end();
@@ -364,7 +371,15 @@ pub(crate) fn propagate(
                             View::new(&rows[q], from, to).with_set(set_of(q)).with_filtered(guards.get((r, i), k))
                         })
                         .collect();
-                    run_staged(variant, &views, &rows[h], head_set, &mut run.scratch, &mut run.stats);
+                    let delta = hi[delta_pred] - lo[delta_pred];
+                    let expected = yields.get(&(r, i)).map(|&per_row| per_row * f64::from(delta));
+                    let threads = match expected {
+                        Some(firings) if firings < run.threads.min_split_firings() as f64 => Threads::ONE,
+                        _ => run.threads,
+                    };
+                    let before = run.stats.firings;
+                    run_staged_split(variant, &views, &rows[h], head_set, threads, &mut run.scratch, &mut run.stats);
+                    yields.insert((r, i), (run.stats.firings - before) as f64 / f64::from(delta));
                     db.commit(rule.head);
                     db.check_pred(rule.head)?;
                 }

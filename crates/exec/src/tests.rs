@@ -1,7 +1,7 @@
 //! Tests of the engines against the SPEC's worked examples and against each other.
 
 use crate::relation::Rank;
-use crate::{evaluate, Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Update};
+use crate::{evaluate, Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Threads, Update};
 use ir::{PredId, Program};
 use plan::plan_program;
 use plan::testing::program;
@@ -20,7 +20,7 @@ fn with_facts(rules: &str, facts: &str) -> Program {
 
 fn run(p: &Program, engine: Engine) -> Evaluation {
     let plan = plan_program(p);
-    let options = EvalOptions { engine, record_rounds: true, progress: None };
+    let options = EvalOptions { engine, record_rounds: true, ..EvalOptions::default() };
     evaluate(&plan, p, Database::from_facts(p, &p.facts), options)
 }
 
@@ -178,6 +178,7 @@ fn progress_is_reported_every_round() {
         engine: Engine::Seminaive,
         record_rounds: false,
         progress: Some(Box::new(move |progress| sink.borrow_mut().push(progress.facts))),
+        ..EvalOptions::default()
     };
     let plan = plan_program(&p);
     let eval = evaluate(&plan, &p, Database::from_facts(&p, &p.facts), options);
@@ -492,7 +493,7 @@ mod random {
     }
 
     fn scratch(p: &Program, facts: &BTreeSet<(PredId, Vec<u32>)>, engine: Engine) -> Evaluation {
-        let options = EvalOptions { engine, record_rounds: false, progress: None };
+        let options = EvalOptions { engine, ..EvalOptions::default() };
         evaluate(&plan_program(p), p, database(p, facts), options)
     }
 
@@ -629,8 +630,149 @@ mod random {
         }
     }
 
+    /// Threads that split every join of two rows of delta or more, so that the small
+    /// inputs of these tests run the split path.
+    fn split(count: usize) -> Threads {
+        Threads::new(count).splitting_from(2)
+    }
+
+    fn with_threads(p: &Program, facts: &BTreeSet<(PredId, Vec<u32>)>, threads: Threads) -> Evaluation {
+        let options = EvalOptions { record_rounds: true, threads, ..EvalOptions::default() };
+        evaluate(&plan_program(p), p, database(p, facts), options)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(150))]
+
+        /// Two and four threads build the database one thread builds: the same rows in
+        /// the same order with the same ranks, the same rounds and the same work.
+        #[test]
+        fn threads_build_the_same_database(rules in rules(), facts in vec(input_fact(), 0..32)) {
+            let p = build(&rules);
+            let facts: BTreeSet<_> = facts.iter().map(|f| tuple_of(&p, f)).collect();
+            let one = with_threads(&p, &facts, Threads::ONE);
+            for count in [2, 4] {
+                let many = with_threads(&p, &facts, split(count));
+                prop_assert_eq!(layout(&many.db), layout(&one.db), "{} threads", count);
+                prop_assert_eq!(&many.rounds, &one.rounds);
+                prop_assert_eq!((many.iterations, many.work), (one.iterations, one.work));
+            }
+        }
+
+        /// Maintenance (DRed and ranked) of an evaluation made with threads, which its
+        /// updates go on using: the reports and databases of one thread, and the facts of
+        /// a recomputation.
+        #[test]
+        fn threads_maintain_like_one_thread(
+            rules in rules(),
+            facts in vec(input_fact(), 0..32),
+            batches in vec((vec(input_fact(), 0..5), vec(input_fact(), 0..5)), 1..4),
+            ranked in any::<bool>(),
+        ) {
+            let p = build(&rules);
+            let mut current: BTreeSet<_> = facts.iter().map(|f| tuple_of(&p, f)).collect();
+            let m = if ranked { Maintenance::Ranked } else { Maintenance::Dred };
+            let keep = |threads| Maintained::from_evaluation(plan_program(&p), &p, with_threads(&p, &current, threads), m);
+            let (mut one, mut two, mut four) = (keep(Threads::ONE), keep(split(2)), keep(split(4)));
+            for (inserts, deletes) in &batches {
+                let update = update_of(&p, inserts, deletes);
+                for d in &update.deletes {
+                    current.remove(d);
+                }
+                current.extend(update.inserts.iter().cloned());
+                let by_one = one.apply(&update);
+                for many in [&mut two, &mut four] {
+                    prop_assert_eq!(&many.apply(&update), &by_one);
+                    prop_assert_eq!(layout(many.db()), layout(one.db()));
+                }
+                let expected = scratch(&p, &current, Engine::Reference);
+                prop_assert!(one.db().same_tuples(&expected.db));
+            }
+        }
+    }
+
     fn listed(lists: &[(PredId, Vec<Vec<u32>>)], pred: PredId, tuple: &[u32]) -> bool {
         lists.iter().any(|(q, ts)| *q == pred && ts.iter().any(|t| t == tuple))
+    }
+}
+
+/// Every relation's rows in row order, each with its rank and whether it is alive: what
+/// must not depend on the number of threads.
+fn layout(db: &Database) -> Vec<Vec<(Vec<u32>, Rank, bool)>> {
+    db.rows
+        .iter()
+        .map(|rows| (0..rows.end()).map(|r| (rows.row(r).to_vec(), rows.rank_of(r), rows.is_alive(r))).collect())
+        .collect()
+}
+
+/// Closures of random graphs of a few hundred nodes (right-, left- and non-linear, and
+/// the magic program of a point query), whose deltas run to thousands of rows, evaluated
+/// and maintained with threads: the databases of one thread, row for row.
+#[test]
+fn threads_on_random_graphs_build_and_maintain_the_same_database() {
+    let rules =
+        ["R(X,Y) <- E(X,Y)\nR(X,Z) <- E(X,Y), R(Y,Z)", "R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)", ORIGINAL, MAGIC];
+    let mut state = 7u64;
+    let mut next = |bound: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % bound as u64) as usize
+    };
+    for (round, rules) in rules.iter().enumerate() {
+        let nodes = 150;
+        // A path from the queried `n0`, so that it reaches much of the graph.
+        let path = (0..20).map(|i| format!("E(n{i},n{}).\n", i + 1));
+        let text: String =
+            path.chain((0..2 * nodes).map(|_| format!("E(n{},n{}).\n", next(nodes), next(nodes)))).collect();
+        let mut p = program(&format!("{}\n{text}", rules.replace("M(a)", "M(n0)")));
+        let maintenance = if round % 2 == 0 { Maintenance::Dred } else { Maintenance::Ranked };
+        let keep = |p: &Program, threads: Threads| {
+            let split_before = crate::split::SPLIT_JOINS.get();
+            let options = EvalOptions { threads, ..EvalOptions::default() };
+            let eval = evaluate(&plan_program(p), p, Database::from_facts(p, &p.facts), options);
+            let split = crate::split::SPLIT_JOINS.get() - split_before;
+            (Maintained::from_evaluation(plan_program(p), p, eval, maintenance), split)
+        };
+        let (mut one, unsplit) = keep(&p, Threads::ONE);
+        let (mut two, split) = keep(&p, Threads::new(2).splitting_from(4));
+        assert_eq!(unsplit, 0);
+        assert!(split > 0, "{rules}: no join was split");
+        assert_eq!(layout(two.db()), layout(one.db()), "{rules}");
+        for _ in 0..4 {
+            let (x, y) = (format!("n{}", next(nodes)), format!("n{}", next(nodes)));
+            let edge = fact(&mut p, "E", &[&x, &y]);
+            let update = if one.db().contains(edge.0, &edge.1) {
+                Update { inserts: vec![], deletes: vec![edge] }
+            } else {
+                Update { inserts: vec![edge], deletes: vec![] }
+            };
+            assert_eq!(two.apply(&update), one.apply(&update), "{rules}");
+            assert_eq!(layout(two.db()), layout(one.db()), "{rules}");
+        }
+    }
+}
+
+/// A split join stops at a relation's tuple limit as one thread does: exactly full is no
+/// error, one tuple less is the limit's error on the same relation.
+#[test]
+fn split_joins_stop_at_the_tuple_limit() {
+    let edges: String = (0..40).map(|i| format!("E(n{i},n{}).\n", i + 1)).collect();
+    let p = program(&format!("R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), R(Y,Z)\n{edges}"));
+    let r = pred(&p, "R");
+    for count in [1, 2, 4] {
+        let evaluate_within = |limit: u32| {
+            let mut db = Database::new(&p);
+            db.set_tuple_limit(limit);
+            for fact in &p.facts {
+                db.insert(fact.pred, &fact.values.iter().map(|c| c.0).collect::<Vec<_>>());
+            }
+            let options = EvalOptions { threads: Threads::new(count).splitting_from(2), ..EvalOptions::default() };
+            crate::try_evaluate(&plan_program(&p), &p, db, options).map(|eval| eval.db.len(r))
+        };
+        assert_eq!(evaluate_within(820), Ok(820), "{count} threads");
+        let err = evaluate_within(819).unwrap_err();
+        assert_eq!((err.pred, err.kind), (r, crate::ResourceKind::TupleLimit { limit: 819 }), "{count} threads");
     }
 }
 
@@ -758,7 +900,7 @@ fn database_of(p: &Program, facts: &Facts) -> Database {
 fn ranked_session(p: &Program, initial: &Facts, updates: &[Update], reference: bool, label: &str) -> usize {
     let engine = if reference { Engine::Reference } else { Engine::Seminaive };
     let scratch = |facts: &Facts| {
-        let options = EvalOptions { engine, record_rounds: false, progress: None };
+        let options = EvalOptions { engine, ..EvalOptions::default() };
         evaluate(&plan_program(p), p, database_of(p, facts), options).db
     };
     let new = |m| Maintained::with_maintenance(plan_program(p), p, database_of(p, initial), m);

@@ -47,7 +47,7 @@ r2: @m:R^bf(Y) <- @m:R^bf(X), @a:R^bf(X,Y)
 fn example_1_magic_rounds_row_tests_and_sizes() {
     let p = magic_program(EXAMPLE_1);
     let plan = plan::plan_program(&p);
-    let options = EvalOptions { engine: Engine::Reference, record_rounds: true, progress: None };
+    let options = EvalOptions { engine: Engine::Reference, record_rounds: true, ..EvalOptions::default() };
     let eval = evaluate(&plan, &p, Database::from_facts(&p, &p.facts), options);
     assert_eq!(eval.row_tests, Some(811));
     let rounds: Vec<String> = eval.rounds.iter().map(|r| facts_text(&p, &r.new)).collect();
