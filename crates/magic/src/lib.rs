@@ -15,11 +15,12 @@ mod display;
 mod graph;
 mod names;
 mod rewrite;
+mod subsume;
 #[cfg(test)]
 mod testing;
 
 pub use graph::{CallEdge, CallGraph};
-pub use rewrite::{rewrite, rewrite_limited};
+pub use rewrite::{rewrite, rewrite_limited, rewrite_with};
 
 use diag::{Code, Diagnostic};
 use ir::{Adornment, Atom, DisplayPred, PredId, PredName, Program, Rule, RuleId, Span, Symbol};
@@ -33,6 +34,23 @@ use ir::{Adornment, Atom, DisplayPred, PredId, PredName, Program, Rule, RuleId, 
 /// a copy of its predicate's rules, so the limit keeps the rewritten program within a
 /// few thousand times the source.
 pub const DEFAULT_MAX_ADORNMENTS: usize = 4096;
+
+/// How [`rewrite_with`] rewrites.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RewriteOptions {
+    /// Stop with an [`AdornmentLimit`] past this many adorned predicates.
+    pub max_adornments: usize,
+    /// Serve a call `p^β` by an adornment `p^γ` of the plain rewrite whose bound positions
+    /// are all bound in `β` (adornment subsumption), so a predicate is not derived twice
+    /// where one copy answers both calls. Off, the output is SPEC's exact rewrite.
+    pub subsume: bool,
+}
+
+impl Default for RewriteOptions {
+    fn default() -> Self {
+        RewriteOptions { max_adornments: DEFAULT_MAX_ADORNMENTS, subsume: false }
+    }
+}
 
 /// The rewrite stopped: a call would have created one adorned predicate more than the
 /// limit allows.
@@ -92,7 +110,8 @@ pub struct MagicProgram {
     pub demand_pred: PredId,
     /// The query's predicate (a source predicate).
     pub query_pred: PredId,
-    /// The adornment of the query: `b` at constants, `f` at variables.
+    /// The adornment of the query: `b` at constants, `f` at variables (with subsumption,
+    /// the adornment that serves it).
     pub query_adornment: Adornment,
     /// Every reachable adorned source predicate, in discovery (worklist) order; the
     /// first entry is the query's.
@@ -103,6 +122,18 @@ pub struct MagicProgram {
     pub dropped: Vec<Rule>,
     /// The adorned call graph.
     pub graph: CallGraph,
+    /// Whether calls were served by subsuming adornments ([`RewriteOptions::subsume`]):
+    /// then a call's adornment (in [`CallTrace::adornment`] and the graph) is the one
+    /// that serves it, and the query's may have fewer bound positions than its constants.
+    pub subsumed: bool,
+}
+
+impl MagicProgram {
+    /// Whether every adorned predicate is all-free: the rewrite narrows no demand, and
+    /// derives every tuple of each predicate it reaches (behind nullary guards).
+    pub fn narrows_nothing(&self) -> bool {
+        self.adorned.iter().all(|(_, adornment)| adornment.bound_count() == 0)
+    }
 }
 
 impl MagicProgram {
