@@ -342,7 +342,7 @@ pub fn maintenance(arg: MaintenanceArg) -> Maintenance {
 pub fn resource_diagnostic(program: &Program, error: &ResourceError) -> Diagnostic {
     let d = Diagnostic::error(Code::RESOURCE_LIMIT, error.message(program));
     let d = match error.kind {
-        exec::ResourceKind::TupleLimit { .. } => d,
+        exec::ResourceKind::TupleLimit { .. } | exec::ResourceKind::Cap { .. } => d,
         _ => d.with_help("free memory or lower what the program derives; `--max-tuples N` stops it earlier"),
     };
     let pred = program.pred(error.pred);
