@@ -25,6 +25,9 @@ pub enum System {
     DlcNoMagic,
     /// dlc's reference naive engine on the source program.
     DlcReference,
+    /// dlc's default, `--magic auto`: the rewrite with subsumption, or the source
+    /// program where the rewrite cannot narrow the demand.
+    DlcAuto,
     Datafrog,
     Ascent,
     Crepe,
@@ -47,10 +50,11 @@ pub enum System {
 }
 
 impl System {
-    const ALL: [System; 12] = [
+    const ALL: [System; 13] = [
         System::Dlc,
         System::DlcNoMagic,
         System::DlcReference,
+        System::DlcAuto,
         System::Datafrog,
         System::Ascent,
         System::Crepe,
@@ -67,6 +71,7 @@ impl System {
             System::Dlc => "dlc",
             System::DlcNoMagic => "dlc-nomagic",
             System::DlcReference => "dlc-reference",
+            System::DlcAuto => "dlc-auto",
             System::Datafrog => "datafrog",
             System::Ascent => "ascent",
             System::Crepe => "crepe",
@@ -205,13 +210,21 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
     let edb = job.workload.generate();
     let mut extra = BTreeMap::new();
     let (secs, rss_mib, answers) = match job.system {
-        System::Dlc | System::DlcNoMagic | System::DlcReference => {
+        System::Dlc | System::DlcNoMagic | System::DlcReference | System::DlcAuto => {
             let (mode, engine) = match job.system {
                 System::Dlc => (Mode::Magic, Engine::Seminaive),
                 System::DlcNoMagic => (Mode::NoMagic, Engine::Seminaive),
+                System::DlcAuto => (Mode::Auto, Engine::Seminaive),
                 _ => (Mode::NoMagic, Engine::Reference),
             };
-            let run = dlc::run(&job.workload, job.query, &edb, mode, engine)?;
+            let run = match mode {
+                Mode::Auto => {
+                    let (run, kept) = dlc::run_auto(&job.workload, job.query, &edb, engine)?;
+                    extra.insert("auto_magic".into(), f64::from(u8::from(kept)));
+                    run
+                }
+                _ => dlc::run(&job.workload, job.query, &edb, mode, engine)?,
+            };
             let rss = peak_rss_mib();
             extra.insert("load".into(), run.phases.load.as_secs_f64());
             extra.insert("compile".into(), run.phases.compile.as_secs_f64());

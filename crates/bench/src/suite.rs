@@ -33,12 +33,17 @@ impl ClosureRow {
         Job::new(self.workload, Query::Full, System::Dlc)
     }
 
+    /// dlc's default (`--magic auto`) on the all-free query.
+    pub fn auto_full(&self) -> Job {
+        Job::new(self.workload, Query::Full, System::DlcAuto)
+    }
+
     pub fn peer(&self, system: System) -> Job {
         Job::new(self.workload, Query::Full, system)
     }
 
     pub fn jobs(&self) -> Vec<Job> {
-        let mut jobs = vec![self.no_magic(), self.magic_full()];
+        let mut jobs = vec![self.no_magic(), self.magic_full(), self.auto_full()];
         jobs.extend([System::Datafrog, System::Ascent, System::Crepe].map(|s| self.peer(s)));
         jobs
     }
@@ -58,6 +63,11 @@ impl QueryRow {
 
     pub fn no_magic(&self) -> Job {
         Job::new(self.workload, self.query, System::DlcNoMagic)
+    }
+
+    /// dlc's default, `--magic auto`.
+    pub fn auto(&self) -> Job {
+        Job::new(self.workload, self.query, System::DlcAuto)
     }
 }
 
@@ -353,7 +363,7 @@ impl Suite {
     pub fn jobs(&self) -> Vec<Job> {
         let mut all: Vec<Job> = Vec::new();
         all.extend(self.closure.iter().flat_map(ClosureRow::jobs));
-        all.extend(self.queries.iter().flat_map(|r| [r.magic(), r.no_magic()]));
+        all.extend(self.queries.iter().flat_map(|r| [r.magic(), r.no_magic(), r.auto()]));
         all.extend(self.reference.iter().flat_map(|r| [r.seminaive(), r.reference()]));
         all.extend(self.updates.iter().flat_map(|r| [r.dred(), r.ranked(), r.recompute()]));
         all.extend(self.scaling.iter().map(|r| r.job));

@@ -128,7 +128,35 @@ pub struct MagicProgram {
     pub subsumed: bool,
 }
 
+/// Of [`MagicProgram::demand_caps`]: a demand relation `@m:p^β` may hold at most this
+/// share of the `|adom|^k` tuples its `k` columns can take. Past it, the demand asks for
+/// most of what a full evaluation of `p` computes, and the rewrite's guards and demand
+/// rules only add work to it.
+pub const AUTO_DEMAND_SHARE: f64 = 0.5;
+
+/// Of [`MagicProgram::demand_caps`]: no cap is below this many tuples, so that small
+/// inputs (SPEC's worked examples among them) are evaluated through the rewrite, whose
+/// cost there is nothing.
+pub const AUTO_MIN_CAP: u32 = 64;
+
 impl MagicProgram {
+    /// A cap on every demand relation with at least one column, for an evaluation that
+    /// gives up on the rewrite when its demand grows past it (`dlc --magic auto`):
+    /// [`AUTO_DEMAND_SHARE`] of `adom^k` for `k` columns, at least [`AUTO_MIN_CAP`], where
+    /// `adom` is the number of distinct constants of the program and its input. A nullary
+    /// demand has no cap: it is all-free, which [`Self::narrows_nothing`] judges.
+    pub fn demand_caps(&self, adom: usize) -> Vec<(PredId, u32)> {
+        self.demand_preds()
+            .into_iter()
+            .filter_map(|pred| {
+                let k = self.program.pred(pred).arity;
+                let cap = AUTO_DEMAND_SHARE * (adom as f64).powi(k as i32);
+                // `as` saturates: a cap past `u32` is no cap.
+                (k > 0).then(|| (pred, (cap as u32).max(AUTO_MIN_CAP)))
+            })
+            .collect()
+    }
+
     /// Whether every adorned predicate is all-free: the rewrite narrows no demand, and
     /// derives every tuple of each predicate it reaches (behind nullary guards).
     pub fn narrows_nothing(&self) -> bool {
