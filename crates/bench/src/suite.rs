@@ -581,7 +581,11 @@ pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
     let mut chain_problems = Vec::new();
     for row in &suite.closure {
         let closure = results.summary(&row.no_magic()).ok().and_then(|s| s.get("relation")).map(|n| n as u64);
-        let mut counts = vec![("dlc --no-magic (|R|)", closure), ("dlc magic R(X,Y)", answers(&row.magic_full()))];
+        let mut counts = vec![
+            ("dlc --no-magic (|R|)", closure),
+            ("dlc magic R(X,Y)", answers(&row.magic_full())),
+            ("dlc --magic auto R(X,Y)", answers(&row.auto_full())),
+        ];
         for system in [System::Datafrog, System::Ascent, System::Crepe] {
             counts.push((system.name(), answers(&row.peer(system))));
         }
@@ -596,7 +600,12 @@ pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
     }
     for row in &suite.queries {
         let label = format!("{} {}", row.workload.label(), row.query.label(row.workload.query_pred()));
-        agree(label, &[("magic", answers(&row.magic())), ("--no-magic", answers(&row.no_magic()))]);
+        let counts = [
+            ("magic", answers(&row.magic())),
+            ("--no-magic", answers(&row.no_magic())),
+            ("--magic auto", answers(&row.auto())),
+        ];
+        agree(label, &counts);
     }
     for row in &suite.reference {
         agree(

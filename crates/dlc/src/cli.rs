@@ -96,7 +96,7 @@ pub struct RunArgs {
     /// Whether to evaluate through the magic-sets rewrite: `on` evaluates the rewrite
     /// `--emit magic-ir` shows, `off` the original program (filtered by the query), `auto`
     /// (the default) the rewrite with adornment subsumption, unless the rewrite narrows
-    /// no demand or a demand relation grows past half of the tuples its columns can take;
+    /// no demand or a demand relation grows past 1/16 of the tuples its columns can take;
     /// then the original program.
     #[arg(long, value_enum, value_name = "MODE", default_value_t = MagicArg::Auto)]
     pub magic: MagicArg,

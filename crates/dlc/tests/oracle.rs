@@ -231,10 +231,14 @@ proptest! {
             prop_assert_eq!(&evaluate(&program, &edb, engine), &expected, "{:?}\n{}", engine, text);
         }
         let magic = magic::rewrite(&program, program.query.as_ref().unwrap()).program;
-        let magic_expected = oracle(&magic, &edb);
-        prop_assert_eq!(query_answers(&magic, &magic_expected), query_answers(&program, &expected), "oracle on magic\n{}", text);
-        for engine in [Engine::Reference, Engine::Seminaive] {
-            prop_assert_eq!(&evaluate(&magic, &edb, engine), &magic_expected, "magic, {:?}\n{}", engine, text);
+        // The rewrite with adornment subsumption, which `--magic auto` evaluates.
+        let subsumed = subsumed(&program);
+        for magic in [&magic, &subsumed] {
+            let magic_expected = oracle(magic, &edb);
+            prop_assert_eq!(query_answers(magic, &magic_expected), query_answers(&program, &expected), "oracle on magic\n{}", text);
+            for engine in [Engine::Reference, Engine::Seminaive] {
+                prop_assert_eq!(&evaluate(magic, &edb, engine), &magic_expected, "magic, {:?}\n{}", engine, text);
+            }
         }
     }
 
@@ -249,7 +253,8 @@ proptest! {
     ) {
         let (program, edb) = compile(&text, &picks);
         let magic = magic::rewrite(&program, program.query.as_ref().unwrap()).program;
-        for maintained_program in [&program, &magic] {
+        let subsumed = subsumed(&program);
+        for maintained_program in [&program, &magic, &subsumed] {
             for maintenance in [Maintenance::Dred, Maintenance::Ranked] {
                 let plan = plan::plan_program(maintained_program);
                 let mut state = Maintained::with_maintenance(plan, maintained_program, database(maintained_program, &edb), maintenance);
@@ -278,6 +283,12 @@ proptest! {
             }
         }
     }
+}
+
+/// The magic rewrite of `program` for its query, with adornment subsumption.
+fn subsumed(program: &ir::Program) -> ir::Program {
+    let options = magic::RewriteOptions { subsume: true, ..magic::RewriteOptions::default() };
+    magic::rewrite_with(program, program.query.as_ref().unwrap(), options).expect("within the default limit").program
 }
 
 #[test]
