@@ -51,8 +51,10 @@ pub fn rewrite_limited(
 /// The rewrite with [`RewriteOptions`]: [`rewrite_limited`] when `subsume` is off.
 ///
 /// With `subsume`, the plain rewrite is made first (under the same limit), and then made
-/// again with every call `p^β`, the query included, served by the adornment
-/// [`Subsumption`] picks among the plain rewrite's adornments of `p`: the call's demand
+/// again with every call `p^β`, the query included, served by an adornment `p^γ` of the
+/// plain rewrite: among those whose bound positions are all bound in `β`, the one with
+/// the fewest bound positions (the first found on a tie; it then serves itself, so no
+/// call is sent on to an adornment that is not expanded). The call's demand
 /// rule projects its bound arguments onto the served adornment's bound positions, and
 /// its answer atom is `@a:p^γ` over all its arguments, so its other bound arguments
 /// select like any bound variable. The second pass starts from the query again, so an
