@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 pub enum Mode {
     Magic,
     NoMagic,
+    /// `dlc --magic auto` (the default): the rewrite with adornment subsumption, unless
+    /// it narrows nothing or a demand relation passes its cap, then the source program.
+    Auto,
 }
 
 /// The source program of a workload and query, with every generated value interned.
@@ -41,6 +44,9 @@ pub fn source(workload: &Workload, query: Query, edb: &Edb) -> Result<Source, St
 
 /// The program dlc evaluates for this mode: the magic rewrite, or the source itself
 /// (moved out of `source`, so that the harness adds no copy dlc would not make).
+///
+/// # Panics
+/// For [`Mode::Auto`], which [`run`] drives itself.
 pub fn evaluated_program(source: &mut Source, mode: Mode) -> Program {
     match mode {
         Mode::NoMagic => std::mem::take(&mut source.program),
@@ -48,6 +54,7 @@ pub fn evaluated_program(source: &mut Source, mode: Mode) -> Program {
             let query = source.program.query.clone().expect("source() checked the query");
             magic::rewrite(&source.program, &query).program
         }
+        Mode::Auto => panic!("--magic auto chooses its program while evaluating"),
     }
 }
 
@@ -104,7 +111,7 @@ pub fn run(workload: &Workload, query: Query, edb: &Edb, mode: Mode, engine: Eng
     run_with_threads(workload, query, edb, mode, engine, Threads::ONE)
 }
 
-/// [`run`] with the semi-naive engine's joins split over `threads`.
+/// [`run`] with the semi-naive engine's joins split over `threads` (`Mode::Auto` runs on one).
 pub fn run_with_threads(
     workload: &Workload,
     query: Query,
@@ -113,6 +120,9 @@ pub fn run_with_threads(
     engine: Engine,
     threads: Threads,
 ) -> Result<Run, String> {
+    if mode == Mode::Auto {
+        return run_auto(workload, query, edb, engine).map(|(run, _)| run);
+    }
     let start = Instant::now();
     let mut source = source(workload, query, edb)?;
     let parsed = Instant::now();
@@ -136,6 +146,65 @@ pub fn run_with_threads(
         eval: done - indexed,
     };
     Ok(Run { program, eval, phases })
+}
+
+/// [`run`] as `dlc --magic auto` evaluates: rewrite with subsumption; the source program
+/// when the rewrite narrows nothing; else the rewrite with every demand relation capped
+/// ([`magic::MagicProgram::demand_caps`]), and when a cap is passed the source program
+/// after all, its planning, loading, indexing and evaluation counted in `eval` with the
+/// abandoned evaluation. Also returns whether the rewrite was kept.
+pub fn run_auto(workload: &Workload, query: Query, edb: &Edb, engine: Engine) -> Result<(Run, bool), String> {
+    let start = Instant::now();
+    let source = source(workload, query, edb)?;
+    let parsed = Instant::now();
+    let spec = source.program.query.clone().expect("source() checked the query");
+    let options = magic::RewriteOptions { max_adornments: usize::MAX, subsume: true };
+    let magic = magic::rewrite_with(&source.program, &spec, options).map_err(|e| format!("{e:?}"))?;
+    let rewritten = Instant::now();
+    // Evaluates `program` over the EDB: (plan, fill, index) and evaluation times.
+    let evaluate = |program: &Program, caps: &[(PredId, u32)]| {
+        let t0 = Instant::now();
+        let plan = plan::plan_program(program);
+        let mut db = database(program, &source, edb);
+        for &(pred, cap) in caps {
+            db.set_relation_cap(pred, cap);
+        }
+        if engine == Engine::Seminaive {
+            exec::index_inputs(&plan, program, &mut db);
+        }
+        let t1 = Instant::now();
+        let eval = exec::try_evaluate(
+            &plan,
+            program,
+            db,
+            EvalOptions { engine, record_rounds: false, progress: None, threads: Threads::ONE },
+        );
+        (eval, t1 - t0, t1.elapsed())
+    };
+    let original = |before: Duration| {
+        let (eval, prepare, evaluated) = evaluate(&source.program, &[]);
+        let eval = eval.map_err(|e| format!("{e}"))?;
+        let phases = Phases {
+            load: parsed - start,
+            compile: rewritten - parsed,
+            index: Duration::ZERO,
+            eval: before + prepare + evaluated,
+        };
+        Ok::<_, String>((Run { program: source.program.clone(), eval, phases }, false))
+    };
+    if magic.narrows_nothing() {
+        return original(Duration::ZERO);
+    }
+    let caps = magic.demand_caps(source.program.consts.len());
+    let (eval, prepare, evaluated) = evaluate(&magic.program, &caps);
+    match eval {
+        Ok(eval) => {
+            let phases = Phases { load: parsed - start, compile: rewritten - parsed, index: prepare, eval: evaluated };
+            Ok((Run { program: magic.program, eval, phases }, true))
+        }
+        Err(exec::ResourceError { kind: exec::ResourceKind::Cap { .. }, .. }) => original(prepare + evaluated),
+        Err(e) => Err(format!("{e}")),
+    }
 }
 
 /// The whole pipeline on a program text with its own facts and query, timed from the

@@ -28,6 +28,9 @@ pub enum System {
     DlcNoMagic2,
     /// dlc's reference naive engine on the source program.
     DlcReference,
+    /// dlc's default, `--magic auto`: the rewrite with subsumption, or the source
+    /// program where the rewrite cannot narrow the demand.
+    DlcAuto,
     Datafrog,
     Ascent,
     Crepe,
@@ -56,11 +59,12 @@ pub enum System {
 }
 
 impl System {
-    const ALL: [System; 16] = [
+    const ALL: [System; 17] = [
         System::Dlc,
         System::DlcNoMagic,
         System::DlcNoMagic2,
         System::DlcReference,
+        System::DlcAuto,
         System::Datafrog,
         System::Ascent,
         System::Crepe,
@@ -81,6 +85,7 @@ impl System {
             System::DlcNoMagic => "dlc-nomagic",
             System::DlcNoMagic2 => "dlc-nomagic-2t",
             System::DlcReference => "dlc-reference",
+            System::DlcAuto => "dlc-auto",
             System::Datafrog => "datafrog",
             System::Ascent => "ascent",
             System::Crepe => "crepe",
@@ -231,14 +236,22 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
     let edb = job.workload.generate();
     let mut extra = BTreeMap::new();
     let (secs, rss_mib, answers) = match job.system {
-        System::Dlc | System::DlcNoMagic | System::DlcNoMagic2 | System::DlcReference => {
+        System::Dlc | System::DlcNoMagic | System::DlcNoMagic2 | System::DlcReference | System::DlcAuto => {
             let (mode, engine) = match job.system {
                 System::Dlc => (Mode::Magic, Engine::Seminaive),
                 System::DlcNoMagic | System::DlcNoMagic2 => (Mode::NoMagic, Engine::Seminaive),
+                System::DlcAuto => (Mode::Auto, Engine::Seminaive),
                 _ => (Mode::NoMagic, Engine::Reference),
             };
             let threads = Threads::new(if job.system == System::DlcNoMagic2 { 2 } else { 1 });
-            let run = dlc::run_with_threads(&job.workload, job.query, &edb, mode, engine, threads)?;
+            let run = match mode {
+                Mode::Auto => {
+                    let (run, kept) = dlc::run_auto(&job.workload, job.query, &edb, engine)?;
+                    extra.insert("auto_magic".into(), f64::from(u8::from(kept)));
+                    run
+                }
+                _ => dlc::run_with_threads(&job.workload, job.query, &edb, mode, engine, threads)?,
+            };
             let rss = peak_rss_mib();
             extra.insert("load".into(), run.phases.load.as_secs_f64());
             extra.insert("compile".into(), run.phases.compile.as_secs_f64());

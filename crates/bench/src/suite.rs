@@ -38,12 +38,17 @@ impl ClosureRow {
         Job::new(self.workload, Query::Full, System::Dlc)
     }
 
+    /// dlc's default (`--magic auto`) on the all-free query.
+    pub fn auto_full(&self) -> Job {
+        Job::new(self.workload, Query::Full, System::DlcAuto)
+    }
+
     pub fn peer(&self, system: System) -> Job {
         Job::new(self.workload, Query::Full, system)
     }
 
     pub fn jobs(&self) -> Vec<Job> {
-        let mut jobs = vec![self.no_magic(), self.no_magic_threads(), self.magic_full()];
+        let mut jobs = vec![self.no_magic(), self.no_magic_threads(), self.magic_full(), self.auto_full()];
         jobs.extend([System::Datafrog, System::Ascent, System::Crepe].map(|s| self.peer(s)));
         jobs
     }
@@ -63,6 +68,11 @@ impl QueryRow {
 
     pub fn no_magic(&self) -> Job {
         Job::new(self.workload, self.query, System::DlcNoMagic)
+    }
+
+    /// dlc's default, `--magic auto`.
+    pub fn auto(&self) -> Job {
+        Job::new(self.workload, self.query, System::DlcAuto)
     }
 }
 
@@ -411,7 +421,7 @@ impl Suite {
     pub fn jobs(&self) -> Vec<Job> {
         let mut all: Vec<Job> = Vec::new();
         all.extend(self.closure.iter().flat_map(ClosureRow::jobs));
-        all.extend(self.queries.iter().flat_map(|r| [r.magic(), r.no_magic()]));
+        all.extend(self.queries.iter().flat_map(|r| [r.magic(), r.no_magic(), r.auto()]));
         all.extend(self.reference.iter().flat_map(|r| [r.seminaive(), r.reference()]));
         all.extend(self.updates.iter().flat_map(|r| [r.dred(), r.ranked(), r.recompute()]));
         all.extend(self.scaling.iter().map(|r| r.job));
@@ -649,7 +659,11 @@ pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
     let mut chain_problems = Vec::new();
     for row in &suite.closure {
         let closure = results.summary(&row.no_magic()).ok().and_then(|s| s.get("relation")).map(|n| n as u64);
-        let mut counts = vec![("dlc --no-magic (|R|)", closure), ("dlc magic R(X,Y)", answers(&row.magic_full()))];
+        let mut counts = vec![
+            ("dlc --no-magic (|R|)", closure),
+            ("dlc magic R(X,Y)", answers(&row.magic_full())),
+            ("dlc --magic auto R(X,Y)", answers(&row.auto_full())),
+        ];
         for system in [System::Datafrog, System::Ascent, System::Crepe] {
             counts.push((system.name(), answers(&row.peer(system))));
         }
@@ -664,7 +678,12 @@ pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
     }
     for row in &suite.queries {
         let label = format!("{} {}", row.workload.label(), row.query.label(row.workload.query_pred()));
-        agree(label, &[("magic", answers(&row.magic())), ("--no-magic", answers(&row.no_magic()))]);
+        let counts = [
+            ("magic", answers(&row.magic())),
+            ("--no-magic", answers(&row.no_magic())),
+            ("--magic auto", answers(&row.auto())),
+        ];
+        agree(label, &counts);
     }
     for row in &suite.reference {
         agree(

@@ -43,7 +43,7 @@ pub enum Command {
     ///
     /// A batch with a bad line is rejected whole. Every input fact is kept, whatever the
     /// current query reads. Flags: --query, --facts, --insert/--delete/--updates (applied
-    /// first), --no-magic, --maintenance, --engine (of the evaluations: the first and after
+    /// first), --magic (or --no-magic), --maintenance, --engine (of the evaluations: the first and after
     /// a new query), --check (after every batch; exit status 3 if one differs), --no-timing
     /// and --color work as for `dlc`; --emit, --format and --compare are rejected (usage
     /// error): the repl prints answers and batch reports as text.
@@ -93,8 +93,16 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = EngineArg::Seminaive)]
     pub engine: EngineArg,
 
-    /// Evaluate the original program and filter by the query instead of using magic sets.
-    #[arg(long, conflicts_with = "compare")]
+    /// Whether to evaluate through the magic-sets rewrite: `on` evaluates the rewrite
+    /// `--emit magic-ir` shows, `off` the original program (filtered by the query), `auto`
+    /// (the default) the rewrite with adornment subsumption, unless the rewrite narrows
+    /// no demand or a demand relation grows past 1/16 of the tuples its columns can take;
+    /// then the original program.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = MagicArg::Auto)]
+    pub magic: MagicArg,
+
+    /// The same as `--magic off`.
+    #[arg(long, conflicts_with_all = ["compare", "magic"])]
     pub no_magic: bool,
 
     /// With -D: write every derived relation of the program as `<Pred>.csv`, not only
@@ -165,6 +173,28 @@ pub struct RunArgs {
     /// Leave wall-clock times out of the output (for reproducible output).
     #[arg(long)]
     pub no_timing: bool,
+}
+
+impl RunArgs {
+    /// `--magic`, with `--no-magic` read as `off`.
+    pub fn magic_mode(&self) -> MagicArg {
+        if self.no_magic {
+            MagicArg::Off
+        } else {
+            self.magic
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MagicArg {
+    /// Magic sets: the exact rewrite `--emit magic-ir` shows.
+    On,
+    /// The original program.
+    Off,
+    /// Magic sets with adornment subsumption, or the original program where the rewrite
+    /// cannot narrow the demand.
+    Auto,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -304,7 +304,7 @@ pub fn explain_missing(ctx: &Context<'_>, fact: &Fact, shape: Shape) -> Explaine
         let _ = writeln!(
             text,
             "{asked} is not derived: the query never calls {name}, so the magic program has no rules for it; \
-             --no-magic explains it in the original program"
+             --magic off explains it in the original program"
         );
         doc["called"] = json!(false);
     } else {
@@ -481,8 +481,10 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
     };
     crate::print_diagnostics(err, &session.warnings, &session.sources, color);
     let mut sources = session.sources.clone();
-    let primary = if args.no_magic { &session.program } else { &session.magic().program };
-    let mut shown = primary.clone();
+    // The rewrite's predicate table extends the source's, so the fact is read against it
+    // before `--magic` has chosen the program.
+    let widest = session.magic.as_ref().map_or(&session.program, |m| &m.program);
+    let mut shown = widest.clone();
     let file = sources.add(flag, text.clone());
     let (fact, diagnostics) = syntax::parse_ground_atom(text, file, &mut shown);
     let Some(fact) = fact.filter(|_| !diag::has_errors(&diagnostics)) else {
@@ -491,18 +493,29 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         let _ = writeln!(err, "dlc: {errors} error(s); nothing was explained");
         return crate::EXIT_INPUT_ERROR;
     };
-    let run = match session::evaluate(
-        primary,
+    let engine = session::engine(args.engine);
+    let chosen = session::evaluate_chosen(
+        &session.program,
+        session.magic.as_ref(),
+        args.magic_mode(),
         &session.facts,
-        session::engine(args.engine),
+        engine,
         session::threads(args.threads),
         false,
-        None,
+        &|| None,
         args.max_tuples,
-    ) {
-        Ok(run) => run,
-        Err(e) => return crate::stopped(err, &session.sources, primary, &e, args.color),
+    );
+    let (run, choice) = match chosen {
+        Ok(chosen) => chosen,
+        Err(e) => return crate::stopped(err, &session.sources, widest, &e, args.color),
     };
+    let primary = if choice.magic { widest } else { &session.program };
+    if !choice.magic {
+        // The source program, with the constants the fact brought.
+        let consts = shown.consts;
+        shown = session.program.clone();
+        shown.consts = consts;
+    }
     // After update batches, the maintained state: explanations then use present facts only.
     let (evaluated, maintained) = if session.batches.is_empty() {
         (Some(run.eval), None)
@@ -526,7 +539,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         (None, Some(maintainer)) => maintainer.state.db(),
         (None, None) => unreachable!("one of the two is made"),
     };
-    let ctx = Context { source: &session.program, program: &shown, db, sources: &sources, magic: !args.no_magic };
+    let ctx = Context { source: &session.program, program: &shown, db, sources: &sources, magic: choice.magic };
     let explained = if missing { explain_missing(&ctx, &fact, shape) } else { explain(&ctx, &fact, shape) };
     let _ = write!(out, "{}", explained.text);
     if missing || explained.holds {

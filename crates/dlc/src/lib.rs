@@ -13,7 +13,7 @@ mod report;
 mod session;
 
 use clap::Parser;
-use cli::{Cli, ColorArg, Command, Emit, Format, RunArgs};
+use cli::{Cli, ColorArg, Command, Emit, Format, MagicArg, RunArgs};
 use diag::{Diagnostic, SourceMap};
 use serde_json::{json, Value};
 use session::{Failed, Maintainer, Session};
@@ -166,6 +166,12 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         args
     };
     let color = use_color(args.color);
+    if args.compare && args.magic_mode() == MagicArg::Off {
+        return usage_error(
+            err,
+            "--compare evaluates the magic and the original program; it does not combine with --magic off",
+        );
+    }
     if args.explain.is_some() || args.explain_missing.is_some() {
         return explain::run(args, out, err, color);
     }
@@ -242,7 +248,14 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             }
         }
         Emit::Plan => {
-            let program = if args.no_magic { &session.program } else { &session.magic().program };
+            // The program evaluation starts with: `auto` evaluates the original program
+            // when the rewrite narrows nothing (and may switch to it while evaluating).
+            let magic = match args.magic_mode() {
+                MagicArg::Off => false,
+                MagicArg::On => true,
+                MagicArg::Auto => session::auto_choice(&session.program, session.magic(), None).magic,
+            };
+            let program = if magic { &session.magic().program } else { &session.program };
             let plan = plan::plan_program(program);
             if json {
                 to_json_text(&plan.to_json(program))
@@ -299,18 +312,44 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
     let trace = args.emit == Emit::Trace;
     let json = args.format == Format::Json;
     let source = &session.program;
-    // Rewritten unless `--no-magic`, which `--compare` conflicts with.
+    // Rewritten unless `--magic off`, which `--compare` conflicts with.
     let magic_program = session.magic.as_ref().map_or(source, |m| &m.program);
     let queried = source.query.as_ref().expect("compiled sessions have a query").atom.pred;
-
-    // The program whose answers are reported (and maintained under updates).
-    let (primary_name, primary) = if args.no_magic { ("original", source) } else { ("magic", magic_program) };
-    let progress = progress::reporter(err_is_terminal());
+    let mode = args.magic_mode();
+    let progress = || progress::reporter(err_is_terminal());
     let max_tuples = args.max_tuples;
-    let main_run = match session::evaluate(primary, &session.facts, engine, threads, trace, progress, max_tuples) {
-        Ok(run) => run,
-        Err(e) => return stopped(err, &session.sources, primary, &e, args.color),
+
+    // `--compare` evaluates the rewrite (and the original below) and maintains the
+    // rewrite; `--magic auto` chooses the program to evaluate and maintain.
+    let evaluated = if args.compare {
+        session::evaluate(magic_program, &session.facts, engine, threads, trace, progress(), max_tuples).map(|run| {
+            let choice = match session.magic.as_ref().filter(|_| mode == MagicArg::Auto) {
+                Some(magic) => session::auto_choice(source, magic, Some(&run.eval.db)),
+                None => session::Choice { magic: true, reason: "--magic on".into() },
+            };
+            (run, choice)
+        })
+    } else {
+        session::evaluate_chosen(
+            source,
+            session.magic.as_ref(),
+            mode,
+            &session.facts,
+            engine,
+            threads,
+            trace,
+            &progress,
+            max_tuples,
+        )
     };
+    // The magic program's predicate table extends the source's: it names either's relations.
+    let (main_run, choice) = match evaluated {
+        Ok(evaluated) => evaluated,
+        Err(e) => return stopped(err, &session.sources, magic_program, &e, args.color),
+    };
+    // The program whose answers are reported (and maintained under updates).
+    let (primary_name, primary) =
+        if args.compare || choice.magic { ("magic", magic_program) } else { ("original", source) };
     let original_run =
         match args.compare.then(|| session::evaluate(source, &session.facts, engine, threads, trace, None, max_tuples))
         {
@@ -325,12 +364,15 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         if json {
             doc = report::evaluation_json(primary, &main_run, timing);
             doc["program"] = json!(primary_name);
+            doc["choice"] = choice_json(&choice);
             doc["engine"] = json!(format!("{:?}", args.engine).to_lowercase());
             if let Some(orig) = &original_run {
                 doc["original"] = report::evaluation_json(source, orig, timing);
                 doc["agree"] = json!(orig.answers() == main_run.answers());
             }
         } else {
+            use std::fmt::Write as _;
+            let _ = writeln!(text, "== {}", choice_line(&choice, args.compare));
             report::evaluation_text(&mut text, &format!("{primary_name} program"), primary, &main_run, timing);
             if let Some(orig) = &original_run {
                 report::evaluation_text(&mut text, "original program", source, orig, timing);
@@ -344,8 +386,11 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
             doc["magic"] = report::evaluation_json(magic_program, &main_run, timing);
             doc["original"] = report::evaluation_json(source, orig, timing);
             doc["agree"] = json!(orig.answers() == main_run.answers());
+            doc["choice"] = choice_json(&choice);
         } else {
             report::compare_text(&mut text, magic_program, &main_run, source, orig, timing);
+            use std::fmt::Write as _;
+            let _ = writeln!(text, "{}", choice_line(&choice, true));
         }
     }
 
@@ -410,6 +455,7 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
     if json {
         if !trace && original_run.is_none() {
             doc["program"] = json!(primary_name);
+            doc["choice"] = choice_json(&choice);
         }
         doc["answers"] = report::tuples_json(final_program, final_answers.collect().iter());
         let _ = write!(out, "{}", to_json_text(&doc));
@@ -453,7 +499,8 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
                 }
             };
             let sizes = session::relation_sizes(final_program, final_db);
-            summary += &format!("; {} program: {}", primary_name, report::sizes_text(primary, &sizes));
+            let program = if args.compare { "magic program".to_string() } else { choice.text() };
+            summary += &format!("; {program}: {}", report::sizes_text(primary, &sizes));
             if timing {
                 summary += &format!("; evaluated in {}", report::duration_text(elapsed));
             }
@@ -461,6 +508,20 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         }
     }
     exit
+}
+
+/// The line naming the program `--magic` chose, and why; with `--compare` (which
+/// evaluates both), the one `--magic auto` would evaluate.
+fn choice_line(choice: &session::Choice, compare: bool) -> String {
+    match compare {
+        true => format!("--magic chooses: {}", choice.text()),
+        false => format!("evaluated: {}", choice.text()),
+    }
+}
+
+/// `{"program": "magic"|"original", "reason": "..."}`.
+fn choice_json(choice: &session::Choice) -> Value {
+    json!({ "program": choice.name(), "reason": choice.reason })
 }
 
 /// Every derived relation of `program` named in the source (not `@a:`/`@m:` ones).

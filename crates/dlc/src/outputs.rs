@@ -62,7 +62,7 @@ fn all_free_query(program: &mut Program, pred: PredId) -> Query {
 /// all-free query makes the second call `path^bf`, which then holds the closure a second
 /// time (twice the time of the plain evaluation).
 fn uses_magic(args: &RunArgs, program: &Program, wanted: &[PredId]) -> bool {
-    !args.no_magic
+    args.magic_mode() != crate::cli::MagicArg::Off
         && wanted.len() == 1
         && program.pred(wanted[0]).kind == PredKind::Idb
         && selects_a_constant(program, wanted[0])

@@ -1,7 +1,7 @@
 //! `dlc repl`: a live materialised query. Update lines are staged and applied as one
 //! DRed batch at `;` or an empty line; `?- ...` lines show (or recompile for) a query.
 
-use crate::cli::{Emit, Format, RunArgs};
+use crate::cli::{Emit, Format, MagicArg, RunArgs};
 use crate::facts::InputFacts;
 use crate::report;
 use crate::session::{self, Maintainer, Tuple};
@@ -9,6 +9,7 @@ use crate::Output;
 use diag::SourceMap;
 use exec::{Engine, Maintenance, Update};
 use ir::{PredId, Program};
+use magic::MagicProgram;
 use std::collections::BTreeSet;
 use std::io::{BufRead, Write};
 
@@ -47,6 +48,8 @@ struct Repl {
     /// interner, which parsing borrows (see [`Repl::stage`]).
     source: Program,
     maintainer: Maintainer,
+    /// Whether `maintainer` keeps the magic rewrite (else the source program).
+    magic: bool,
     /// How many predicates `source` had when the maintained program was compiled from it:
     /// those keep their ids in the maintained program, later ones are unknown to it.
     known_preds: usize,
@@ -76,7 +79,8 @@ struct Settings {
     /// `--threads`, for every evaluation and batch.
     threads: exec::Threads,
     maintenance: Maintenance,
-    no_magic: bool,
+    /// `--magic`: which program the first evaluation and each new query evaluate.
+    magic: MagicArg,
     check: bool,
     timing: bool,
     /// `--max-adornments`, for the rewrite a new query recompiles.
@@ -107,20 +111,23 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
         engine: session::engine(args.engine),
         threads: session::threads(args.threads),
         maintenance: session::maintenance(args.maintenance),
-        no_magic: args.no_magic,
+        magic: args.magic_mode(),
         check: args.check,
         timing: !args.no_timing,
         max_adornments: args.max_adornments,
         max_tuples: args.max_tuples,
         souffle: session.souffle,
     };
-    let primary = if args.no_magic { &session.program } else { &session.magic().program };
-    let maintainer = match settings.maintainer(primary.clone(), &session.facts) {
-        Ok(maintainer) => maintainer,
-        Err(e) => return crate::stopped(err, &session.sources, primary, &e, args.color),
+    let (maintainer, magic) = match settings.maintainer(&session.program, session.magic.as_ref(), &session.facts) {
+        Ok(chosen) => chosen,
+        Err(e) => {
+            let widest = session.magic.as_ref().map_or(&session.program, |m| &m.program);
+            return crate::stopped(err, &session.sources, widest, &e, args.color);
+        }
     };
     let mut repl = Repl {
         maintainer,
+        magic,
         known_preds: session.program.preds.len(),
         source: session.program,
         extra: BTreeSet::new(),
@@ -195,7 +202,7 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
                     source: &repl.source,
                     program: &repl.maintainer.program,
                     db: repl.maintainer.state.db(),
-                    magic: !repl.settings.no_magic,
+                    magic: repl.magic,
                 };
                 crate::explain::repl_command(text, &state, &mut repl.sources, repl.color, out, err);
             }
@@ -266,10 +273,33 @@ fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<Line
 }
 
 impl Settings {
-    /// Evaluates `program` over `facts` with the chosen engine and keeps it for updates.
-    fn maintainer(&self, program: Program, facts: &InputFacts) -> Result<Maintainer, exec::ResourceError> {
-        let evaluated = session::evaluate(&program, facts, self.engine, self.threads, false, None, self.max_tuples)?;
-        Maintainer::from_evaluation(program, evaluated.eval, facts, self.maintenance, self.check, self.max_tuples)
+    /// Evaluates the program `--magic` chooses (`source` or its rewrite `magic`) over
+    /// `facts` with the chosen engine and keeps it for updates; true when that is the
+    /// rewrite.
+    fn maintainer(
+        &self,
+        source: &Program,
+        magic: Option<&MagicProgram>,
+        facts: &InputFacts,
+    ) -> Result<(Maintainer, bool), exec::ResourceError> {
+        let (run, choice) = session::evaluate_chosen(
+            source,
+            magic,
+            self.magic,
+            facts,
+            self.engine,
+            self.threads,
+            false,
+            &|| None,
+            self.max_tuples,
+        )?;
+        let program = match magic {
+            Some(magic) if choice.magic => magic.program.clone(),
+            _ => source.clone(),
+        };
+        let maintainer =
+            Maintainer::from_evaluation(program, run.eval, facts, self.maintenance, self.check, self.max_tuples)?;
+        Ok((maintainer, choice.magic))
     }
 }
 
@@ -419,20 +449,25 @@ impl Repl {
         if !same {
             // A new query means new demand: recompile and evaluate every input fact from scratch.
             let facts = self.input_facts();
-            let primary = if self.settings.no_magic {
-                candidate.clone()
+            let rewritten = if self.settings.magic == MagicArg::Off {
+                None
             } else {
-                match magic::rewrite_limited(&candidate, &query, self.settings.max_adornments) {
-                    Ok(magic) => magic.program,
+                let subsume = self.settings.magic == MagicArg::Auto;
+                let options = magic::RewriteOptions { max_adornments: self.settings.max_adornments, subsume };
+                match magic::rewrite_with(&candidate, &query, options) {
+                    Ok(magic) => Some(magic),
                     Err(limit) => {
                         crate::print_diagnostics(err, &[limit.to_diagnostic(&candidate)], &self.sources, self.color);
                         return;
                     }
                 }
             };
-            match self.settings.maintainer(primary.clone(), &facts) {
-                Ok(maintainer) => self.maintainer = maintainer,
-                Err(e) => return self.stop(session::resource_diagnostic(&primary, &e), err),
+            match self.settings.maintainer(&candidate, rewritten.as_ref(), &facts) {
+                Ok((maintainer, magic)) => (self.maintainer, self.magic) = (maintainer, magic),
+                Err(e) => {
+                    let widest = rewritten.as_ref().map_or(&candidate, |m| &m.program);
+                    return self.stop(session::resource_diagnostic(widest, &e), err);
+                }
             }
             self.known_preds = candidate.preds.len();
             self.extra.clear();

@@ -1,7 +1,7 @@
 //! The compilation pipeline as the command line drives it: parse, load facts and
 //! updates, rewrite with magic sets, plan, evaluate, maintain.
 
-use crate::cli::{DialectArg, Emit, EngineArg, MaintenanceArg, RunArgs};
+use crate::cli::{DialectArg, Emit, EngineArg, MagicArg, MaintenanceArg, RunArgs};
 use crate::facts::InputFacts;
 use crate::load;
 use diag::{Code, Diagnostic, SourceMap};
@@ -26,8 +26,10 @@ pub struct Session {
     pub sources: SourceMap,
     /// The source program (with its query, and every EDB predicate any input mentions).
     pub program: Program,
-    /// The magic-sets rewrite of `program` for its query; not made for `--no-magic`
-    /// unless the output shows it (see [`Session::magic`]).
+    /// The magic-sets rewrite of `program` for its query: SPEC's exact rewrite for
+    /// `--magic on` and where the output shows the rewrite (`--emit magic-ir`,
+    /// `--emit adorned`), the rewrite with adornment subsumption for `--magic auto`; not
+    /// made for `--magic off` unless the output shows it (see [`Session::magic`]).
     pub magic: Option<MagicProgram>,
     /// All input facts: inline in the program and from `--facts`.
     pub facts: InputFacts,
@@ -39,7 +41,7 @@ pub struct Session {
 }
 
 impl Session {
-    /// The magic rewrite, which [`compile`] makes unless `--no-magic` asks for the
+    /// The magic rewrite, which [`compile`] makes unless `--magic off` asks for the
     /// original program only and the output does not show the rewrite.
     pub fn magic(&self) -> &MagicProgram {
         self.magic.as_ref().expect("compile rewrites the program whenever the output needs it")
@@ -207,14 +209,18 @@ pub fn finish(prepared: Prepared, args: &RunArgs) -> Result<Session, Failed> {
         let diagnostics = vec![no_query(&sources, file, dialect)];
         return Err(Failed { sources, diagnostics });
     };
-    // `--no-magic` evaluates the original program: a rewrite too large to make must not
+    // `--magic off` evaluates the original program: a rewrite too large to make must not
     // stop it, so it is made only when the output shows it.
     let shows_magic = matches!(args.emit, Emit::Adorned | Emit::MagicIr);
     let souffle = souffle.is_some();
-    if args.no_magic && !shows_magic {
+    if args.magic_mode() == MagicArg::Off && !shows_magic {
         return Ok(Session { sources, program, magic: None, facts, batches, warnings: diagnostics, souffle });
     }
-    let magic = match magic::rewrite_limited(&program, &query, args.max_adornments) {
+    // What is shown is SPEC's exact rewrite; what `auto` evaluates serves calls by
+    // subsuming adornments.
+    let subsume = args.magic_mode() == MagicArg::Auto && !shows_magic;
+    let options = magic::RewriteOptions { max_adornments: args.max_adornments, subsume };
+    let magic = match magic::rewrite_with(&program, &query, options) {
         Ok(magic) => magic,
         Err(limit) => {
             let mut diagnostics = diagnostics;
@@ -347,7 +353,7 @@ pub fn maintenance(arg: MaintenanceArg) -> Maintenance {
 pub fn resource_diagnostic(program: &Program, error: &ResourceError) -> Diagnostic {
     let d = Diagnostic::error(Code::RESOURCE_LIMIT, error.message(program));
     let d = match error.kind {
-        exec::ResourceKind::TupleLimit { .. } => d,
+        exec::ResourceKind::TupleLimit { .. } | exec::ResourceKind::Cap { .. } => d,
         _ => d.with_help("free memory or lower what the program derives; `--max-tuples N` stops it earlier"),
     };
     let pred = program.pred(error.pred);
@@ -713,12 +719,137 @@ pub fn evaluate(
     progress: Option<Box<dyn FnMut(exec::Progress)>>,
     max_tuples: u32,
 ) -> Result<Evaluated, ResourceError> {
+    evaluate_capped(program, facts, engine, threads, record_rounds, progress, max_tuples, &[])
+}
+
+/// [`evaluate`], with relation `pred` of each `(pred, cap)` of `caps` capped at `cap`
+/// tuples (an evaluation that passes one ends with [`exec::ResourceKind::Cap`]).
+#[allow(clippy::too_many_arguments)]
+fn evaluate_capped(
+    program: &Program,
+    facts: &InputFacts,
+    engine: Engine,
+    threads: Threads,
+    record_rounds: bool,
+    progress: Option<Box<dyn FnMut(exec::Progress)>>,
+    max_tuples: u32,
+    caps: &[(PredId, u32)],
+) -> Result<Evaluated, ResourceError> {
     let start = Instant::now();
     let plan = plan::plan_program(program);
-    let edb = edb_database(program, facts, max_tuples);
+    let mut edb = edb_database(program, facts, max_tuples);
+    for &(pred, cap) in caps {
+        edb.set_relation_cap(pred, cap);
+    }
     let eval = exec::try_evaluate(&plan, program, edb, EvalOptions { engine, record_rounds, progress, threads })?;
     let query = program.query.clone().expect("evaluated programs carry their query");
     Ok(Evaluated { eval, query, answers: std::cell::OnceCell::new(), elapsed: start.elapsed() })
+}
+
+/// Which program an evaluation used, and why: what `--magic` chose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice {
+    /// The magic rewrite (else the original program).
+    pub magic: bool,
+    /// Why, in a phrase: the flag, or what `--magic auto` saw.
+    pub reason: String,
+}
+
+impl Choice {
+    /// `magic` or `original`, as the outputs name the programs.
+    pub fn name(&self) -> &'static str {
+        if self.magic {
+            "magic"
+        } else {
+            "original"
+        }
+    }
+
+    /// `magic program (--magic auto: ...)`, the line the trace and `--compare` show.
+    pub fn text(&self) -> String {
+        format!("{} program ({})", self.name(), self.reason)
+    }
+}
+
+/// The caps of `--magic auto` on the demand relations of `magic`
+/// ([`MagicProgram::demand_caps`]), with `|adom|` the distinct constants of the program
+/// and its input: what the interner holds.
+pub fn demand_caps(source: &Program, magic: &MagicProgram) -> Vec<(PredId, u32)> {
+    magic.demand_caps(source.consts.len().max(magic.program.consts.len()))
+}
+
+/// What `--magic auto` chooses for `magic`, the rewrite with subsumption, given the sizes
+/// a full evaluation of it reached (`db`) or before any (`None`): the original program
+/// when every adornment is all-free, or when a demand relation is past its cap.
+pub fn auto_choice(source: &Program, magic: &MagicProgram, db: Option<&Database>) -> Choice {
+    if magic.narrows_nothing() {
+        return Choice { magic: false, reason: "--magic auto: the rewrite narrows no demand".into() };
+    }
+    let caps = demand_caps(source, magic);
+    if let Some(db) = db {
+        if let Some(&(pred, cap)) = caps.iter().find(|(pred, cap)| db.len(*pred) > *cap as usize) {
+            return over_cap(&magic.program, pred, cap);
+        }
+    }
+    Choice { magic: true, reason: "--magic auto: the demand stayed within its caps".into() }
+}
+
+fn over_cap(program: &Program, pred: PredId, cap: u32) -> Choice {
+    let name = program.pred_name(pred);
+    Choice { magic: false, reason: format!("--magic auto: demand `{name}` passed its cap of {cap} tuples") }
+}
+
+/// Evaluates the program `mode` chooses: the original `source`, or `magic` (the
+/// session's rewrite, made for every mode but `off`). For `auto`, the rewrite is
+/// evaluated with a cap on each demand relation ([`demand_caps`]); when one passes it,
+/// that evaluation is abandoned and the original program evaluated instead, and the time
+/// of both is reported. `progress` makes the progress reporter of each evaluation.
+#[allow(clippy::too_many_arguments)]
+pub fn evaluate_chosen(
+    source: &Program,
+    magic: Option<&MagicProgram>,
+    mode: MagicArg,
+    facts: &InputFacts,
+    engine: Engine,
+    threads: Threads,
+    record_rounds: bool,
+    progress: &dyn Fn() -> Option<Box<dyn FnMut(exec::Progress)>>,
+    max_tuples: u32,
+) -> Result<(Evaluated, Choice), ResourceError> {
+    let magic = match (mode, magic) {
+        (MagicArg::Off, _) | (_, None) => {
+            let choice = Choice { magic: false, reason: "--magic off".into() };
+            return Ok((evaluate(source, facts, engine, threads, record_rounds, progress(), max_tuples)?, choice));
+        }
+        (MagicArg::On, Some(magic)) => {
+            let choice = Choice { magic: true, reason: "--magic on".into() };
+            return Ok((
+                evaluate(&magic.program, facts, engine, threads, record_rounds, progress(), max_tuples)?,
+                choice,
+            ));
+        }
+        (MagicArg::Auto, Some(magic)) => magic,
+    };
+    let choice = auto_choice(source, magic, None);
+    if !choice.magic {
+        return Ok((evaluate(source, facts, engine, threads, record_rounds, progress(), max_tuples)?, choice));
+    }
+    let caps = demand_caps(source, magic);
+    let start = Instant::now();
+    match evaluate_capped(&magic.program, facts, engine, threads, record_rounds, progress(), max_tuples, &caps) {
+        Ok(mut run) => {
+            // Maintenance must not stop at a cap: from here on, only the user's limit holds.
+            run.eval.db.set_tuple_limit(max_tuples);
+            Ok((run, choice))
+        }
+        Err(ResourceError { pred, kind: exec::ResourceKind::Cap { cap } }) => {
+            let abandoned = start.elapsed();
+            let mut run = evaluate(source, facts, engine, threads, record_rounds, progress(), max_tuples)?;
+            run.elapsed += abandoned;
+            Ok((run, over_cap(&magic.program, pred, cap)))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// The predicates that head a rule of `program`: the relations evaluation derives.

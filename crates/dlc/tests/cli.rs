@@ -556,3 +556,120 @@ fn threads_print_what_one_thread_prints() {
         assert_eq!(run("2", magic), one, "{magic}");
     }
 }
+
+/// A right-linear closure over a chain of `n` edges queried from its start: the demand
+/// `@m:R^bf` reaches every node, so `--magic auto` abandons the rewrite once `n` passes
+/// the cap, and evaluates the original program.
+fn chain_program(dir: &Path, n: usize) -> String {
+    let mut text = String::from("R(X,Y) <- E(X,Y)\nR(X,Z) <- E(X,Y), R(Y,Z)\n?- R(n0,Y).\n");
+    for i in 0..n {
+        text += &format!("E(n{i},n{}).\n", i + 1);
+    }
+    write(&dir.join("chain.dl"), text)
+}
+
+#[test]
+fn magic_modes_agree_and_no_magic_is_magic_off() {
+    let dir = scratch("magic_modes");
+    let chain = chain_program(&dir, 300);
+    for program in ["fixtures/ok/reach.dl", "fixtures/ok/points_to.dl", "fixtures/ok/all_free.dl", chain.as_str()] {
+        let answers: Vec<String> =
+            [&["--magic", "on"][..], &["--magic", "off"], &["--magic", "auto"], &[], &["--no-magic"]]
+                .iter()
+                .map(|flags| {
+                    let out = dlc(&[flags, &["--no-timing", program][..]].concat());
+                    assert_eq!(out.code, 0, "{program} {flags:?}: {}", out.stderr);
+                    out.stdout
+                })
+                .collect();
+        assert!(answers.windows(2).all(|w| w[0] == w[1]), "{program}: {answers:?}");
+    }
+    let off = dlc(&["--no-timing", "--magic", "off", "fixtures/ok/reach.dl"]);
+    assert!(off.stderr.contains("original program (--magic off)"), "{}", off.stderr);
+    let alias = dlc(&["--no-timing", "--no-magic", "fixtures/ok/reach.dl"]);
+    assert_eq!(alias.stderr, off.stderr);
+}
+
+#[test]
+fn conflicting_magic_flags_are_usage_errors() {
+    for args in [
+        &["--magic", "on", "--no-magic", "fixtures/ok/reach.dl"][..],
+        &["--magic", "off", "--compare", "fixtures/ok/reach.dl"],
+        &["--no-magic", "--compare", "fixtures/ok/reach.dl"],
+        &["--magic", "sometimes", "fixtures/ok/reach.dl"],
+    ] {
+        let out = dlc(args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+    }
+}
+
+#[test]
+fn the_trace_and_compare_show_what_magic_auto_chose() {
+    let trace = |args: &[&str]| {
+        let out = dlc(&[&["--emit", "trace", "--no-timing"][..], args].concat());
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        out.stdout.lines().next().unwrap_or_default().to_string()
+    };
+    assert_eq!(
+        trace(&["fixtures/ok/reach.dl"]),
+        "== evaluated: magic program (--magic auto: the demand stayed within its caps)"
+    );
+    assert_eq!(
+        trace(&["fixtures/ok/all_free.dl"]),
+        "== evaluated: original program (--magic auto: the rewrite narrows no demand)"
+    );
+    assert_eq!(trace(&["--magic", "on", "fixtures/ok/all_free.dl"]), "== evaluated: magic program (--magic on)");
+    let dir = scratch("auto_trace");
+    let chain = chain_program(&dir, 300);
+    // 301 constants: the cap of the one-column demand is 301 / 16, at least 64.
+    assert_eq!(
+        trace(&[&chain]),
+        "== evaluated: original program (--magic auto: demand `@m:R^bf` passed its cap of 64 tuples)"
+    );
+    let out = dlc(&["--compare", "--no-timing", &chain]);
+    assert!(
+        out.stdout
+            .contains("--magic chooses: original program (--magic auto: demand `@m:R^bf` passed its cap of 64 tuples)"),
+        "{}",
+        out.stdout
+    );
+    let json = dlc(&["--emit", "trace", "--format", "json", &chain]);
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(doc["choice"]["program"], "original");
+    assert_eq!(doc["program"], "original");
+}
+
+#[test]
+fn updates_maintain_the_program_magic_auto_chose() {
+    let dir = scratch("auto_updates");
+    let chain = chain_program(&dir, 300);
+    for strategy in ["dred", "ranked"] {
+        for mode in ["auto", "on", "off"] {
+            let args =
+                ["--magic", mode, "--maintenance", strategy, "--delete", "E(n150,n151)", "--insert", "E(n5,n299)"];
+            let out = dlc(&[&args[..], &["--check", "--no-timing", &chain]].concat());
+            assert_eq!(out.code, 0, "{mode} {strategy}: {}", out.stderr);
+            // n1..n5, then n299 and n300 by the new edge; n151 and on are cut off except those.
+            // The batch report comes first; its lines start with `batch` or spaces.
+            let answers: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("R(")).collect();
+            assert_eq!(answers.len(), 152, "{mode} {strategy}");
+            assert!(answers.contains(&"R(n0,n300)") && !answers.contains(&"R(n0,n200)"), "{mode} {strategy}");
+        }
+    }
+    let out = dlc(&["--delete", "E(n0,n1)", "--emit", "trace", "--format", "json", "--check", &chain]);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["choice"]["program"], "original");
+    assert!(doc["updates"][0]["relations"].to_string().contains("\"R\""), "{}", doc["updates"][0]);
+}
+
+#[test]
+fn the_repl_honours_magic_modes() {
+    let input = "?- R(a,Y).\n:stats\n";
+    let on = dlc_with_input(&["repl", "--magic", "on", "fixtures/ok/reach.dl"], input);
+    assert!(on.stdout.contains("@m:R^bf"), "{}", on.stdout);
+    let off = dlc_with_input(&["repl", "--magic", "off", "fixtures/ok/reach.dl"], input);
+    assert!(!off.stdout.contains("@m:") && off.stdout.contains("R 20"), "{}", off.stdout);
+    // An all-free query is evaluated in the original program.
+    let auto = dlc_with_input(&["repl", "fixtures/ok/reach.dl"], "?- R(X,Y).\n:stats\n");
+    assert!(!auto.stdout.contains("@m:") && auto.stdout.contains("R 20"), "{}", auto.stdout);
+}

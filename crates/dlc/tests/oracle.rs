@@ -242,12 +242,16 @@ proptest! {
         }
         prop_assert_eq!(&evaluate_with(&program, &edb, Engine::Seminaive, split_threads()), &expected, "threads\n{}", text);
         let magic = magic::rewrite(&program, program.query.as_ref().unwrap()).program;
-        let magic_expected = oracle(&magic, &edb);
-        prop_assert_eq!(query_answers(&magic, &magic_expected), query_answers(&program, &expected), "oracle on magic\n{}", text);
-        for engine in [Engine::Reference, Engine::Seminaive] {
-            prop_assert_eq!(&evaluate(&magic, &edb, engine), &magic_expected, "magic, {:?}\n{}", engine, text);
+        // The rewrite with adornment subsumption, which `--magic auto` evaluates.
+        let subsumed = subsumed(&program);
+        for magic in [&magic, &subsumed] {
+            let magic_expected = oracle(magic, &edb);
+            prop_assert_eq!(query_answers(magic, &magic_expected), query_answers(&program, &expected), "oracle on magic\n{}", text);
+            for engine in [Engine::Reference, Engine::Seminaive] {
+                prop_assert_eq!(&evaluate(magic, &edb, engine), &magic_expected, "magic, {:?}\n{}", engine, text);
+            }
+            prop_assert_eq!(&evaluate_with(magic, &edb, Engine::Seminaive, split_threads()), &magic_expected, "magic, threads\n{}", text);
         }
-        prop_assert_eq!(&evaluate_with(&magic, &edb, Engine::Seminaive, split_threads()), &magic_expected, "magic, threads\n{}", text);
     }
 
     /// After every batch of random insertions and deletions, both maintenance strategies,
@@ -264,7 +268,8 @@ proptest! {
         // Half the cases evaluate and maintain with every join split over threads.
         let threads = if split { split_threads() } else { Threads::ONE };
         let magic = magic::rewrite(&program, program.query.as_ref().unwrap()).program;
-        for maintained_program in [&program, &magic] {
+        let subsumed = subsumed(&program);
+        for maintained_program in [&program, &magic, &subsumed] {
             for maintenance in [Maintenance::Dred, Maintenance::Ranked] {
                 let plan = plan::plan_program(maintained_program);
                 let db = database(maintained_program, &edb);
@@ -294,6 +299,12 @@ proptest! {
             }
         }
     }
+}
+
+/// The magic rewrite of `program` for its query, with adornment subsumption.
+fn subsumed(program: &ir::Program) -> ir::Program {
+    let options = magic::RewriteOptions { subsume: true, ..magic::RewriteOptions::default() };
+    magic::rewrite_with(program, program.query.as_ref().unwrap(), options).expect("within the default limit").program
 }
 
 #[test]

@@ -45,12 +45,25 @@ impl Database {
     }
 
     /// Lets every relation hold at most `limit` tuples (by default, as many as `u32` row
-    /// ids allow). A relation that would grow past it stops growing, and the evaluation
+    /// ids allow), and drops every cap ([`Database::set_relation_cap`]). A relation that
+    /// would grow past it stops growing, and the evaluation
     /// or update that made it grow ends with a [`ResourceError`]; so does a
     /// [`Database::insert`] of input facts past it, at the next evaluation.
     pub fn set_tuple_limit(&mut self, limit: u32) {
         for (rows, set) in self.rows.iter().zip(&mut self.sets) {
             set.set_limit(rows, limit);
+        }
+    }
+
+    /// Lets relation `pred` alone hold at most `cap` tuples (when that is below its
+    /// limit), until the next [`Database::set_tuple_limit`]. Passing the cap ends an
+    /// evaluation like the limit does, but with [`crate::ResourceKind::Cap`]: a caller
+    /// that watches a relation's growth (to abandon an evaluation that is getting too
+    /// large for its purpose) tells its own signal apart from the user's limit.
+    pub fn set_relation_cap(&mut self, pred: PredId, cap: u32) {
+        let p = pred.index();
+        if let (Some(rows), Some(set)) = (self.rows.get(p), self.sets.get_mut(p)) {
+            set.set_cap(rows, cap);
         }
     }
 
@@ -183,7 +196,7 @@ impl Database {
             .zip(&self.sets)
             .map(|(rows, set)| {
                 let mut rel = Relation::new(rows.arity);
-                rel.set.set_limit(&rel.rows, set.limit());
+                rel.set.copy_limit(&rel.rows, set);
                 rel
             })
             .collect();

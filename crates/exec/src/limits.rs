@@ -19,6 +19,9 @@ pub const DEFAULT_MAX_TUPLES: u32 = 100_000_000;
 pub enum ResourceKind {
     /// It would have held more than `limit` tuples.
     TupleLimit { limit: u32 },
+    /// It would have held more than the `cap` set for it alone
+    /// ([`crate::Database::set_relation_cap`]): the caller's signal, not an error of the input.
+    Cap { cap: u32 },
     /// Its rows would have needed row ids past `u32` (tombstones count until compaction).
     RowIds,
     /// An index of it would have passed the `u32` offsets of its chains.
@@ -41,6 +44,7 @@ impl ResourceError {
         let name = ir::DisplayPred(program, self.pred);
         match self.kind {
             ResourceKind::TupleLimit { limit } => format!("relation `{name}` grew past {limit} tuples"),
+            ResourceKind::Cap { cap } => format!("relation `{name}` grew past its cap of {cap} tuples"),
             ResourceKind::RowIds => format!("relation `{name}` ran out of 32-bit row ids"),
             ResourceKind::IndexSize => format!("an index of relation `{name}` outgrew its 32-bit offsets"),
             ResourceKind::Allocation { bytes } => {
@@ -104,6 +108,34 @@ mod tests {
     }
 
     const NIL_LIMIT: u32 = u32::MAX;
+
+    #[test]
+    fn a_relation_cap_stops_with_its_own_kind_and_the_tuple_limit_lifts_it() {
+        let p = chain(20);
+        let r = p.lookup_source("R").unwrap();
+        for engine in [Engine::Seminaive, Engine::Reference] {
+            let run = |cap: u32, limit: Option<u32>| {
+                let mut db = Database::from_facts(&p, &p.facts);
+                db.set_tuple_limit(1000);
+                db.set_relation_cap(r, cap);
+                if let Some(limit) = limit {
+                    db.set_tuple_limit(limit);
+                }
+                let options = EvalOptions { engine, ..EvalOptions::default() };
+                try_evaluate(&plan_program(&p), &p, db, options).map(|eval| eval.db.len(r))
+            };
+            let err = run(100, None).unwrap_err();
+            assert_eq!(err, ResourceError { pred: r, kind: ResourceKind::Cap { cap: 100 } });
+            assert_eq!(err.message(&p), "relation `R` grew past its cap of 100 tuples");
+            assert_eq!(run(210, None), Ok(210));
+            // A cap above the limit changes nothing; setting the limit drops the cap.
+            let err = run(5000, Some(150)).unwrap_err();
+            assert_eq!(err.kind, ResourceKind::TupleLimit { limit: 150 });
+            assert_eq!(run(100, Some(1000)), Ok(210));
+            let err = run(2000, None).map_err(|e| e.kind);
+            assert_eq!(err, Ok(210));
+        }
+    }
 
     #[test]
     fn a_cross_product_stops_with_bounded_memory() {

@@ -701,6 +701,9 @@ pub(crate) struct RowSet {
     staged_count: u32,
     /// At most this many live rows ([`RowSet::set_limit`]).
     limit: u32,
+    /// Whether `limit` is a cap of this relation alone ([`RowSet::set_cap`]): passing it
+    /// is [`ResourceKind::Cap`], a signal to the caller rather than a user's limit.
+    capped: bool,
     /// How many more tuples may be staged before [`RowSet::stage`] looks again: at most
     /// what the limit leaves, and what keeps row ids within `u32`. Never more than the
     /// true room, which only grows behind its back (removals, compaction).
@@ -720,26 +723,39 @@ impl RowSet {
             staged: Vec::new(),
             staged_count: 0,
             limit: NIL,
+            capped: false,
             room: NIL,
             failure: None,
         }
     }
 
-    /// Lets the relation hold at most `limit` tuples.
+    /// Lets the relation hold at most `limit` tuples; drops a cap.
     pub(crate) fn set_limit(&mut self, rows: &Rows, limit: u32) {
         self.limit = limit;
+        self.capped = false;
         self.room = self.room_left(rows);
+    }
+
+    /// Lowers the limit to `cap` when that is lower; passing it is then
+    /// [`ResourceKind::Cap`].
+    pub(crate) fn set_cap(&mut self, rows: &Rows, cap: u32) {
+        if cap < self.limit {
+            self.limit = cap;
+            self.capped = true;
+            self.room = self.room_left(rows);
+        }
+    }
+
+    /// The limit and cap of `other`.
+    pub(crate) fn copy_limit(&mut self, rows: &Rows, other: &RowSet) {
+        self.set_limit(rows, other.limit);
+        self.capped = other.capped;
     }
 
     /// How many tuples may be staged between two commits: what the limit leaves of the
     /// live rows, and what keeps the row ids `end..` below [`NIL`].
     fn room_left(&self, rows: &Rows) -> u32 {
         self.limit.saturating_sub(rows.len() as u32).min(NIL - rows.end)
-    }
-
-    /// The limit set by [`RowSet::set_limit`].
-    pub(crate) fn limit(&self) -> u32 {
-        self.limit
     }
 
     /// The group of the prefix `key(0), …`, if any tuple has it.
@@ -826,7 +842,10 @@ impl RowSet {
         }
         if !self.contains(rows, tuple) {
             self.failure = Some(if self.limit <= rows.len() as u32 + self.staged_count {
-                ResourceKind::TupleLimit { limit: self.limit }
+                match self.capped {
+                    true => ResourceKind::Cap { cap: self.limit },
+                    false => ResourceKind::TupleLimit { limit: self.limit },
+                }
             } else {
                 ResourceKind::RowIds
             });

@@ -15,11 +15,12 @@ mod display;
 mod graph;
 mod names;
 mod rewrite;
+mod subsume;
 #[cfg(test)]
 mod testing;
 
 pub use graph::{CallEdge, CallGraph};
-pub use rewrite::{rewrite, rewrite_limited};
+pub use rewrite::{rewrite, rewrite_limited, rewrite_with};
 
 use diag::{Code, Diagnostic};
 use ir::{Adornment, Atom, DisplayPred, PredId, PredName, Program, Rule, RuleId, Span, Symbol};
@@ -33,6 +34,23 @@ use ir::{Adornment, Atom, DisplayPred, PredId, PredName, Program, Rule, RuleId, 
 /// a copy of its predicate's rules, so the limit keeps the rewritten program within a
 /// few thousand times the source.
 pub const DEFAULT_MAX_ADORNMENTS: usize = 4096;
+
+/// How [`rewrite_with`] rewrites.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RewriteOptions {
+    /// Stop with an [`AdornmentLimit`] past this many adorned predicates.
+    pub max_adornments: usize,
+    /// Serve a call `p^β` by an adornment `p^γ` of the plain rewrite whose bound positions
+    /// are all bound in `β` (adornment subsumption), so a predicate is not derived twice
+    /// where one copy answers both calls. Off, the output is SPEC's exact rewrite.
+    pub subsume: bool,
+}
+
+impl Default for RewriteOptions {
+    fn default() -> Self {
+        RewriteOptions { max_adornments: DEFAULT_MAX_ADORNMENTS, subsume: false }
+    }
+}
 
 /// The rewrite stopped: a call would have created one adorned predicate more than the
 /// limit allows.
@@ -92,7 +110,8 @@ pub struct MagicProgram {
     pub demand_pred: PredId,
     /// The query's predicate (a source predicate).
     pub query_pred: PredId,
-    /// The adornment of the query: `b` at constants, `f` at variables.
+    /// The adornment of the query: `b` at constants, `f` at variables (with subsumption,
+    /// the adornment that serves it).
     pub query_adornment: Adornment,
     /// Every reachable adorned source predicate, in discovery (worklist) order; the
     /// first entry is the query's.
@@ -103,6 +122,50 @@ pub struct MagicProgram {
     pub dropped: Vec<Rule>,
     /// The adorned call graph.
     pub graph: CallGraph,
+    /// Whether calls were served by subsuming adornments ([`RewriteOptions::subsume`]):
+    /// then a call's adornment (in [`CallTrace::adornment`] and the graph) is the one
+    /// that serves it, and the query's may have fewer bound positions than its constants.
+    pub subsumed: bool,
+}
+
+/// Of [`MagicProgram::demand_caps`]: a demand relation `@m:p^β` may hold at most this
+/// share of the `|adom|^k` tuples its `k` columns can take. Past it, the demand asks for
+/// much of what a full evaluation of `p` computes, and the rewrite's guards and demand
+/// rules only add work to it. Small, because a demand fed by answers (non-linear rules)
+/// passes its cap only after the answers of the demand so far are derived: at a half, a
+/// non-linear point query on a random graph derived half the closure before switching
+/// (1.12× the original program's time); at 1/16 it switches after a few rounds. Where
+/// magic sets win, the demand is a handful of values (a tree, the ancestors of a node).
+pub const AUTO_DEMAND_SHARE: f64 = 0.0625;
+
+/// Of [`MagicProgram::demand_caps`]: no cap is below this many tuples, so that small
+/// inputs (SPEC's worked examples among them) are evaluated through the rewrite, whose
+/// cost there is nothing.
+pub const AUTO_MIN_CAP: u32 = 64;
+
+impl MagicProgram {
+    /// A cap on every demand relation with at least one column, for an evaluation that
+    /// gives up on the rewrite when its demand grows past it (`dlc --magic auto`):
+    /// [`AUTO_DEMAND_SHARE`] of `adom^k` for `k` columns, at least [`AUTO_MIN_CAP`], where
+    /// `adom` is the number of distinct constants of the program and its input. A nullary
+    /// demand has no cap: it is all-free, which [`Self::narrows_nothing`] judges.
+    pub fn demand_caps(&self, adom: usize) -> Vec<(PredId, u32)> {
+        self.demand_preds()
+            .into_iter()
+            .filter_map(|pred| {
+                let k = self.program.pred(pred).arity;
+                let cap = AUTO_DEMAND_SHARE * (adom as f64).powi(k as i32);
+                // `as` saturates: a cap past `u32` is no cap.
+                (k > 0).then(|| (pred, (cap as u32).max(AUTO_MIN_CAP)))
+            })
+            .collect()
+    }
+
+    /// Whether every adorned predicate is all-free: the rewrite narrows no demand, and
+    /// derives every tuple of each predicate it reaches (behind nullary guards).
+    pub fn narrows_nothing(&self) -> bool {
+        self.adorned.iter().all(|(_, adornment)| adornment.bound_count() == 0)
+    }
 }
 
 impl MagicProgram {

@@ -3,7 +3,8 @@
 
 use crate::graph::{CallEdge, CallGraph};
 use crate::names::{declare_answer, declare_demand};
-use crate::{AdornmentLimit, CallTrace, MagicProgram, RuleKind, RuleTrace};
+use crate::subsume::Subsumption;
+use crate::{AdornmentLimit, CallTrace, MagicProgram, RewriteOptions, RuleKind, RuleTrace};
 use ir::{Adornment, Atom, Bf, Origin, PredId, PredKind, Program, Query, Rule, RuleId, Span, Symbol, Term};
 use rustc_hash::FxHashSet;
 
@@ -44,11 +45,46 @@ pub fn rewrite_limited(
     query: &Query,
     max_adornments: usize,
 ) -> Result<MagicProgram, AdornmentLimit> {
+    rewrite_with(program, query, RewriteOptions { max_adornments, subsume: false })
+}
+
+/// The rewrite with [`RewriteOptions`]: [`rewrite_limited`] when `subsume` is off.
+///
+/// With `subsume`, the plain rewrite is made first (under the same limit), and then made
+/// again with every call `p^β`, the query included, served by an adornment `p^γ` of the
+/// plain rewrite: among those whose bound positions are all bound in `β`, the one with
+/// the fewest bound positions (the first found on a tie; it then serves itself, so no
+/// call is sent on to an adornment that is not expanded). The call's demand
+/// rule projects its bound arguments onto the served adornment's bound positions, and
+/// its answer atom is `@a:p^γ` over all its arguments, so its other bound arguments
+/// select like any bound variable. The second pass starts from the query again, so an
+/// adornment that only subsumed calls reached (`pt^bb` beside `pt^bf`) is not
+/// generated. The rule order is the plain rewrite's over the adornments that remain.
+pub fn rewrite_with(program: &Program, query: &Query, options: RewriteOptions) -> Result<MagicProgram, AdornmentLimit> {
+    let serving = match options.subsume {
+        false => None,
+        true => Some(Subsumption::new(&rewrite_pass(program, query, options.max_adornments, None)?.adorned)),
+    };
+    let mut magic = rewrite_pass(program, query, options.max_adornments, serving.as_ref())?;
+    magic.subsumed = options.subsume;
+    Ok(magic)
+}
+
+/// One pass of the rewrite; with `serving`, calls are served by the adornments it picks.
+fn rewrite_pass(
+    program: &Program,
+    query: &Query,
+    max_adornments: usize,
+    serving: Option<&Subsumption>,
+) -> Result<MagicProgram, AdornmentLimit> {
     let mut out = program.empty_like();
     out.facts = program.facts.clone();
 
     let query_pred = query.atom.pred;
-    let query_adornment = query.adornment();
+    let query_adornment = match serving {
+        None => query.adornment(),
+        Some(serving) => serving.serve(query_pred, &query.adornment()),
+    };
     let answer_pred = declare_answer(&mut out, query_pred, &query_adornment, query.atom.span);
     let demand_pred = declare_demand(&mut out, query_pred, &query_adornment, query.atom.span);
     out.query = Some(Query { atom: Atom { pred: answer_pred, args: query.atom.args.clone(), span: query.atom.span } });
@@ -62,6 +98,7 @@ pub fn rewrite_limited(
         dropped: Vec::new(),
         max_adornments,
         query_span: query.atom.span,
+        serving,
     };
     rewriter.schedule(query_pred, &query_adornment, query.atom.span)?;
     rewriter.graph.query = rewriter.graph.node(query_pred, &query_adornment);
@@ -100,6 +137,7 @@ pub fn rewrite_limited(
         rules,
         dropped,
         graph,
+        subsumed: false,
     })
 }
 
@@ -114,6 +152,8 @@ struct Rewriter<'a> {
     /// At most this many entries in `adorned`.
     max_adornments: usize,
     query_span: Span,
+    /// Which adornment serves each call, when subsuming.
+    serving: Option<&'a Subsumption>,
 }
 
 impl Rewriter<'_> {
@@ -167,7 +207,10 @@ impl Rewriter<'_> {
         let mut calls = Vec::new();
         for (position, atom) in rule.body.iter().enumerate() {
             if self.is_idb(atom.pred) {
-                let call_adornment = adorn(&atom.args, &bound.set);
+                let call_adornment = match self.serving {
+                    None => adorn(&atom.args, &bound.set),
+                    Some(serving) => serving.serve(atom.pred, &adorn(&atom.args, &bound.set)),
+                };
                 self.schedule(atom.pred, &call_adornment, atom.span)?;
                 let callee = self.graph.node(atom.pred, &call_adornment).expect("the call was just scheduled");
                 self.graph.graph.add_edge(caller, callee, CallEdge { source_rule: rule_id, position });
@@ -189,7 +232,13 @@ impl Rewriter<'_> {
                     prefix: body.clone(),
                     demand_rule: None,
                 };
-                if is_self_copy(&demand_rule) {
+                // Subsumption makes demand rules whose head is their guard (a call served
+                // by its caller's own adornment): such a rule derives nothing new either.
+                // SPEC's exact rewrite keeps them.
+                if is_self_copy(&demand_rule)
+                    || (self.serving.is_some()
+                        && demand_rule.body.first().is_some_and(|guard| same_atom(guard, &demand_rule.head)))
+                {
                     self.dropped.push(demand_rule);
                 } else {
                     call.demand_rule = Some(RuleId(self.out.rules.len() as u32));
@@ -258,13 +307,14 @@ impl Bound {
 /// rule can never derive anything new.
 fn is_self_copy(rule: &Rule) -> bool {
     match rule.body.as_slice() {
-        [only] => {
-            only.pred == rule.head.pred
-                && only.args.len() == rule.head.args.len()
-                && only.args.iter().zip(&rule.head.args).all(|(a, b)| a.kind == b.kind)
-        }
+        [only] => same_atom(only, &rule.head),
         _ => false,
     }
+}
+
+/// Whether two atoms read the same predicate with the same terms (spans aside).
+fn same_atom(a: &Atom, b: &Atom) -> bool {
+    a.pred == b.pred && a.args.len() == b.args.len() && a.args.iter().zip(&b.args).all(|(x, y)| x.kind == y.kind)
 }
 
 #[cfg(test)]
@@ -579,6 +629,87 @@ mod tests {
         assert_eq!((limit.pred_adornments, limit.span), (1, limit.query_span));
     }
 
+    fn subsumed(src: &str) -> MagicProgram {
+        let program = parse(src);
+        let query = program.query.clone().unwrap();
+        let m = rewrite_with(&program, &query, RewriteOptions { max_adornments: usize::MAX, subsume: true }).unwrap();
+        let errors = ir::validate(&m.program);
+        assert!(errors.is_empty(), "output does not validate: {errors:?}\n{}", m.display_rules());
+        assert!(m.subsumed);
+        m
+    }
+
+    const POINTS_TO: &str = "P(V,O) <- A(V,O)\nP(V,O) <- S(V,W), P(W,O)\nP(V,O) <- L(V,W), P(W,X), P(X,O)\n\
+                             P(X,O) <- T(V,W), P(V,X), P(W,O)\n?- P(p,O).\n\
+                             A(p,a).\nA(q,b).\nA(r,c).\nA(s,p).\nS(t,p).\nS(p,q).\nT(s,r).\nL(u,s).";
+
+    #[test]
+    fn subsumption_serves_bb_calls_by_bf_and_drops_the_bb_copy() {
+        assert_eq!(adornments(&magic(POINTS_TO)), ["P^bf", "P^bb"]);
+        let m = subsumed(POINTS_TO);
+        assert_eq!(adornments(&m), ["P^bf"]);
+        // `P(V,X)` with both bound reads `@a:P^bf` and demands only its first column.
+        assert_eq!(
+            m.display_rules(),
+            "@m:P^bf(p) <-\n\
+             @a:P^bf(V,O) <- @m:P^bf(V), A(V,O)\n\
+             @m:P^bf(W) <- @m:P^bf(V), S(V,W)\n\
+             @a:P^bf(V,O) <- @m:P^bf(V), S(V,W), @a:P^bf(W,O)\n\
+             @m:P^bf(W) <- @m:P^bf(V), L(V,W)\n\
+             @m:P^bf(X) <- @m:P^bf(V), L(V,W), @a:P^bf(W,X)\n\
+             @a:P^bf(V,O) <- @m:P^bf(V), L(V,W), @a:P^bf(W,X), @a:P^bf(X,O)\n\
+             @m:P^bf(V) <- @m:P^bf(X), T(V,W)\n\
+             @m:P^bf(W) <- @m:P^bf(X), T(V,W), @a:P^bf(V,X)\n\
+             @a:P^bf(X,O) <- @m:P^bf(X), T(V,W), @a:P^bf(V,X), @a:P^bf(W,O)\n"
+        );
+        let call = &m.rules[9].calls[0];
+        assert_eq!(call.adornment.to_string(), "bf");
+        assert_eq!(m.graph.graph.node_count(), 1);
+        assert_eq!(answers(&m.program), answers(&parse(POINTS_TO)));
+    }
+
+    #[test]
+    fn subsumption_serves_every_call_of_an_all_free_predicate_by_its_ff_copy() {
+        // The all-free query reaches `R^ff`; its recursive call `R(Y,Z)` is `R^bf`.
+        let src = "R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), R(Y,Z)\n?- R(X,Y).\nE(a,b).\nE(b,c).\nE(c,a).\nE(d,e).";
+        assert_eq!(adornments(&magic(src)), ["R^ff", "R^bf"]);
+        let m = subsumed(src);
+        assert_eq!(adornments(&m), ["R^ff"]);
+        assert!(m.narrows_nothing() && !magic(src).narrows_nothing());
+        assert_eq!(
+            m.display_rules(),
+            "@m:R^ff() <-\n\
+             @a:R^ff(X,Y) <- @m:R^ff(), E(X,Y)\n\
+             @a:R^ff(X,Z) <- @m:R^ff(), @a:R^ff(X,Y), @a:R^ff(Y,Z)\n"
+        );
+        // A demand rule whose head is its own guard adds nothing either, and is dropped.
+        assert_eq!(dropped_text(&m), ["@m:R^ff() <- @m:R^ff()", "@m:R^ff() <- @m:R^ff(), @a:R^ff(X,Y)"]);
+        assert_eq!(answers(&m.program), answers(&parse(src)));
+    }
+
+    #[test]
+    fn subsumption_maps_the_query_and_keeps_incomparable_adornments() {
+        // A bound query whose predicate is also called all-free is served by `R^ff`; the
+        // answers are still only the query's, selected by its constant.
+        let src = "R(X,Y) <- E(X,Y)\nR(X,Y) <- E(X,Z), C(Y)\nC(Y) <- R(W,Y)\n?- R(a,Y).\nE(a,b).\nE(b,c).\nE(c,d).";
+        assert_eq!(adornments(&magic(src)), ["R^bf", "C^f", "R^ff"]);
+        let m = subsumed(src);
+        assert_eq!(adornments(&m), ["R^ff", "C^f"]);
+        assert_eq!(m.program.pred_name(m.answer_pred), "@a:R^ff");
+        assert_eq!(m.program.display_atom(&m.program.query.as_ref().unwrap().atom).to_string(), "@a:R^ff(a,Y)");
+        assert_eq!(m.display_rules().lines().next(), Some("@m:R^ff() <-"));
+        assert_eq!(answers(&m.program), answers(&parse(src)));
+        assert_eq!(answers(&m.program).len(), 3);
+        // Two adornments of which neither serves the other both stay.
+        let m = subsumed(&parse_text_two_adornments());
+        assert_eq!(adornments(&m), ["Both^bf", "Link^bf", "Link^fb"]);
+        assert_eq!(m.display_rules(), magic(&parse_text_two_adornments()).display_rules());
+    }
+
+    fn parse_text_two_adornments() -> String {
+        "Both(X,Y) <- Link(X,Y), Link(Z,Y), Mark(Z)\nLink(X,Y) <- E(X,Y)\nLink(X,Y) <- E(Y,X)\n?- Both(a,Y).\nE(a,b).\nE(c,b).\nMark(c).".to_string()
+    }
+
     /// A random program over IDB predicates `P0..P2` and EDB predicates `E0, E1`, written
     /// as text: every rule is safe because head variables are drawn from its body.
     fn program_text() -> impl Strategy<Value = String> {
@@ -680,6 +811,20 @@ mod tests {
                 }
             }
             prop_assert_eq!(answers(&m.program), answers(&program), "{}\n{}", src, m.display_rules());
+
+            // Subsumption: a valid program with the same answers, over a subset of the
+            // plain rewrite's adornments of which none serves another.
+            let options = RewriteOptions { max_adornments: m.adorned.len(), subsume: true };
+            let s = rewrite_with(&program, &query, options).unwrap();
+            let errors = ir::validate(&s.program);
+            prop_assert!(errors.is_empty(), "{errors:?}\n{src}\n{}", s.display_rules());
+            prop_assert!(s.adorned.len() <= m.adorned.len());
+            for (pred, adornment) in &s.adorned {
+                prop_assert!(m.adorned.contains(&(*pred, adornment.clone())));
+                let table = crate::subsume::Subsumption::new(&m.adorned);
+                prop_assert_eq!(&table.serve(*pred, adornment), adornment);
+            }
+            prop_assert_eq!(answers(&s.program), answers(&program), "{}\n{}", src, s.display_rules());
         }
     }
 }
