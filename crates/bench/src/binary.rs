@@ -152,9 +152,10 @@ pub fn commands(
     let souffle = || tools.souffle.clone().ok_or_else(|| "SOUFFLE is not set: no Soufflé binary to run".to_string());
     match system {
         System::DlcBinary => {
+            // One thread, like the in-process run beside it and Soufflé's `-j1`.
             let mut run = vec![os(tools.dlc.clone())];
             io(&mut run);
-            run.push(os(layout.program()));
+            run.extend(["--threads".into(), "1".into(), os(layout.program())]);
             Ok((None, run))
         }
         System::SouffleInterpreted => {
@@ -348,7 +349,7 @@ mod tests {
             |argv: &[OsString]| argv.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
         let (none, dlc) = commands(System::DlcBinary, &tools, &layout).unwrap();
         assert!(none.is_none());
-        assert_eq!(text(&dlc), "dlc -F /tmp/x/in -D /tmp/x/out /tmp/x/prog.dl");
+        assert_eq!(text(&dlc), "dlc -F /tmp/x/in -D /tmp/x/out --threads 1 /tmp/x/prog.dl");
         let (_, interp) = commands(System::SouffleInterpreted, &tools, &layout).unwrap();
         assert_eq!(text(&interp), "souffle -F /tmp/x/in -D /tmp/x/out -j1 /tmp/x/prog.dl");
         let (compile, exe) = commands(System::SouffleCompiled, &tools, &layout).unwrap();

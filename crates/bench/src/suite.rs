@@ -217,7 +217,7 @@ impl BinaryRow {
         let point = Query::Point(self.workload.point_node());
         match self.query {
             Query::Full => Job::new(self.workload, point, System::DlcNoMagic),
-            query => Job::new(self.workload, query, System::Dlc),
+            query => Job::new(self.workload, query, System::DlcAuto),
         }
     }
 

@@ -4,10 +4,11 @@
 //!
 //! One wanted relation whose rules call a derived relation with a constant (`q(y) :-
 //! r(0, y).`) is computed through the magic rewrite of the all-free query on it, which
-//! then demands only `r(0, _)`; otherwise (several wanted relations, or no such selection)
-//! one evaluation of the whole program serves them all.
+//! then demands only `r(0, _)` (`--magic` chooses between the rewrite and the original
+//! program as it does for a query); otherwise (several wanted relations, or no such
+//! selection) one evaluation of the whole program serves them all.
 
-use crate::cli::{Emit, Format, RunArgs};
+use crate::cli::{Emit, Format, MagicArg, RunArgs};
 use crate::session::{self, Prepared, Selected, SouffleIo, ValueOrder};
 use ir::{Atom, PredId, PredKind, Program, Query, Term, TermKind};
 use std::io::Write;
@@ -98,7 +99,15 @@ pub fn emit(args: &RunArgs, prepared: &Prepared, io: &SouffleIo) -> Result<Strin
         if args.emit == Emit::Ir {
             return Ok(program.to_string());
         }
-        magic::rewrite_limited(&program, &query, args.max_adornments).map_err(|e| e.to_diagnostic(&program))?.program
+        let subsume = args.magic_mode() == MagicArg::Auto;
+        let options = magic::RewriteOptions { max_adornments: args.max_adornments, subsume };
+        let magic = magic::rewrite_with(&program, &query, options).map_err(|e| e.to_diagnostic(&program))?;
+        // What `--magic auto` starts from: the original program when the rewrite narrows nothing.
+        if subsume && magic.narrows_nothing() {
+            program
+        } else {
+            magic.program
+        }
     } else {
         program
     };
@@ -123,24 +132,39 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
     let engine = session::engine(args.engine);
     let threads = session::threads(args.threads);
     let wanted = wanted(io);
-    let magic = uses_magic(args, &prepared.program, &wanted);
     // The evaluated program and its database; the wanted relations are read from it.
-    let (name, evaluated, db) = if magic {
+    let (name, evaluated, db, magic) = if uses_magic(args, &prepared.program, &wanted) {
         let mut program = prepared.program.clone();
         let query = all_free_query(&mut program, wanted[0]);
-        let rewritten = match magic::rewrite_limited(&program, &query, args.max_adornments) {
-            Ok(magic) => magic.program,
+        program.query = Some(query.clone());
+        let mode = args.magic_mode();
+        // As for a query: `auto` evaluates the rewrite with subsumption, or the original
+        // program when its demand passes the caps; `on` the exact rewrite.
+        let options = magic::RewriteOptions { max_adornments: args.max_adornments, subsume: mode == MagicArg::Auto };
+        let rewritten = match magic::rewrite_with(&program, &query, options) {
+            Ok(magic) => magic,
             Err(limit) => {
                 let color = crate::use_color(args.color);
                 crate::print_diagnostics(err, &[limit.to_diagnostic(&program)], &prepared.sources, color);
                 return crate::EXIT_INPUT_ERROR;
             }
         };
-        let run = match session::evaluate(&rewritten, &prepared.facts, engine, threads, false, None, args.max_tuples) {
-            Ok(run) => run,
-            Err(e) => return crate::stopped(err, &prepared.sources, &rewritten, &e, args.color),
-        };
-        ("magic", rewritten, run.eval.db)
+        let chosen = session::evaluate_chosen(
+            &program,
+            Some(&rewritten),
+            mode,
+            &prepared.facts,
+            engine,
+            threads,
+            false,
+            &|| None,
+            args.max_tuples,
+        );
+        match chosen {
+            Ok((run, choice)) if choice.magic => (choice.text(), rewritten.program, run.eval.db, true),
+            Ok((run, choice)) => (choice.text(), prepared.program.clone(), run.eval.db, false),
+            Err(e) => return crate::stopped(err, &prepared.sources, &rewritten.program, &e, args.color),
+        }
     } else {
         let program = &prepared.program;
         let plan = plan::plan_program(program);
@@ -150,7 +174,7 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
             Ok(eval) => eval,
             Err(e) => return crate::stopped(err, &prepared.sources, program, &e, args.color),
         };
-        ("original", program.clone(), eval.db)
+        ("original program".to_string(), program.clone(), eval.db, false)
     };
     let elapsed = start.elapsed();
     let sizes = session::relation_sizes(&evaluated, &db);
@@ -191,7 +215,7 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
         0 => "no output files".to_string(),
         _ => format!("wrote {}", written.join(", ")),
     };
-    summary += &format!("; {name} program: {}", crate::report::sizes_text(&evaluated, &sizes));
+    summary += &format!("; {name}: {}", crate::report::sizes_text(&evaluated, &sizes));
     if !args.no_timing {
         summary += &format!("; evaluated in {}", crate::report::duration_text(elapsed));
     }

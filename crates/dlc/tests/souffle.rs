@@ -75,6 +75,43 @@ fn a_selection_in_the_program_goes_through_magic_and_agrees_with_plain_evaluatio
     assert!(tc.stderr.contains("original program: path 13"), "{}", tc.stderr);
 }
 
+/// Outputs mode decides as a query does: on a right-linear chain of 300 edges the demand
+/// of `path(0, y)` reaches every node, passes its cap, and `--magic auto` evaluates the
+/// original program instead; `--magic on` keeps the rewrite; the rows are the same.
+#[test]
+fn outputs_mode_falls_back_to_the_original_program_when_demand_passes_its_cap() {
+    let dir = scratch("auto-outputs");
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let edges: String = (0..300).map(|i| format!("{i}\t{}\n", i + 1)).collect();
+    std::fs::write(input.join("edge.facts"), edges).unwrap();
+    let prog = dir.join("prog.dl");
+    std::fs::write(
+        &prog,
+        ".decl edge(x: number, y: number)\n.input edge\n.decl path(x: number, y: number)\n\
+         path(x, y) :- edge(x, y).\npath(x, z) :- edge(x, y), path(y, z).\n\
+         .decl q(y: number)\n.output q\nq(y) :- path(0, y).\n",
+    )
+    .unwrap();
+    let run = |mode: &str| {
+        let args = [prog.to_str().unwrap(), "-F", input.to_str().unwrap(), "-D", "-", "--no-timing", "--magic", mode];
+        let out = dlc(&args);
+        assert_eq!(out.code, 0, "{mode}: {}", out.stderr);
+        out
+    };
+    let (auto, on, off) = (run("auto"), run("on"), run("off"));
+    assert_eq!(auto.stdout, off.stdout);
+    assert_eq!(on.stdout, off.stdout);
+    assert_eq!(auto.stdout.lines().filter(|l| l.parse::<u32>().is_ok()).count(), 300);
+    assert!(
+        auto.stderr.contains("original program (--magic auto: demand `@m:path^bf` passed its cap"),
+        "{}",
+        auto.stderr
+    );
+    assert!(on.stderr.contains("magic program (--magic on)"), "{}", on.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_query_in_souffle_syntax_runs_the_magic_rewrite_for_it() {
     let base = ["fixtures/souffle/tc/prog.dl", "-F", "fixtures/souffle/tc/in", "--no-timing"];
