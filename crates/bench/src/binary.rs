@@ -202,25 +202,23 @@ pub fn run_measured(argv: &[OsString], timeout: Duration) -> Result<ChildCost, S
         .map_err(|e| format!("cannot start {}: {e}", Path::new(program).display()))?;
     let status_path = PathBuf::from(format!("/proc/{}/status", child.id()));
     let (mut peak_kib, mut readings) = (0.0f64, 0);
-    let status = loop {
+    let mut read_peak = || {
         if let Some(kib) = std::fs::read_to_string(&status_path).ok().as_deref().and_then(high_water_kib) {
             peak_kib = peak_kib.max(kib);
             readings += 1;
         }
-        match child.try_wait().map_err(|e| e.to_string())? {
-            Some(status) => break status,
-            None if start.elapsed() > timeout => {
-                // Only this child, by its own handle.
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("timed out after {} s", timeout.as_secs()));
-            }
-            // Short runs are polled without sleeping, so that even a run of a millisecond
-            // is read a few times; longer ones every 200 µs.
-            None if start.elapsed() < Duration::from_millis(20) => std::thread::yield_now(),
-            None => std::thread::sleep(Duration::from_micros(200)),
-        }
     };
+    read_peak();
+    let status = crate::measure::wait_or_kill(&mut child, start, timeout, |elapsed| {
+        read_peak();
+        // Short runs are polled without sleeping, so that even a run of a millisecond
+        // is read a few times; longer ones every 200 µs.
+        if elapsed < Duration::from_millis(20) {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    })?;
     let secs = start.elapsed().as_secs_f64();
     let message = std::fs::read_to_string(&err_file).unwrap_or_default();
     let _ = std::fs::remove_file(&err_file);

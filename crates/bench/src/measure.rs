@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// What is run on a workload.
@@ -342,6 +342,29 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
     Ok(Sample { secs, rss_mib, answers: answers as u64, extra })
 }
 
+/// Waits for `child` to exit, killing it once `timeout` has passed since `start`;
+/// `between` runs (and sleeps as it likes) after every poll that finds it still running,
+/// given the time since `start`.
+pub fn wait_or_kill(
+    child: &mut Child,
+    start: Instant,
+    timeout: Duration,
+    mut between: impl FnMut(Duration),
+) -> Result<ExitStatus, String> {
+    loop {
+        match child.try_wait().map_err(|e| e.to_string())? {
+            Some(status) => return Ok(status),
+            None if start.elapsed() > timeout => {
+                // Only this child, by its own handle: nothing else is touched.
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("timed out after {} s", timeout.as_secs()));
+            }
+            None => between(start.elapsed()),
+        }
+    }
+}
+
 /// Runs the job in a fresh child process of the bench binary `exe` (normally this very
 /// executable), killing it after `timeout`.
 pub fn run_child(exe: &Path, job: &Job, timeout: Duration) -> Result<Sample, String> {
@@ -352,19 +375,7 @@ pub fn run_child(exe: &Path, job: &Job, timeout: Duration) -> Result<Sample, Str
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot start a child: {e}"))?;
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait().map_err(|e| e.to_string())? {
-            Some(status) => break status,
-            None if start.elapsed() > timeout => {
-                // Only this child, by its own handle: nothing else is touched.
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("timed out after {} s", timeout.as_secs()));
-            }
-            None => std::thread::sleep(Duration::from_millis(5)),
-        }
-    };
+    let status = wait_or_kill(&mut child, Instant::now(), timeout, |_| std::thread::sleep(Duration::from_millis(5)))?;
     let (mut out, mut err) = (String::new(), String::new());
     if let Some(mut s) = child.stdout.take() {
         let _ = s.read_to_string(&mut out);
