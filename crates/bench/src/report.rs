@@ -967,6 +967,15 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
         "- Every figure is the median of {runs} run{}; each run is a fresh child process (`bench run-one ...`).",
         if runs == 1 { "" } else { "s" }
     ));
+    if runs > 1 {
+        r.line(&format!(
+            "  A job whose median is under {} ms runs {} more times (median of {}): runs that short vary by",
+            crate::suite::SHORT_JOB_SECS * 1000.0,
+            crate::suite::SHORT_JOB_EXTRA_RUNS,
+            runs + crate::suite::SHORT_JOB_EXTRA_RUNS
+        ));
+        r.line("  about ten per cent from run to run, as much as the differences some tables judge.");
+    }
     r.line(&format!("  The whole suite took {:.0} s of wall time.", results.wall.as_secs_f64()));
     r.line("- Time is wall time of the measured region. For dlc that is the pipeline after generation: parse");
     r.line("  the rules (a few lines of text) and intern the generated values into the program's constants,");
