@@ -78,7 +78,24 @@ impl<'a> FromIterator<&'a Tuple> for InputFacts {
 /// Loaded facts go straight into the flat store.
 impl syntax::FactSink for InputFacts {
     fn fact(&mut self, pred: PredId, values: &[Const], _span: Span) {
-        self.push(pred, values.iter().map(|c| c.0));
+        let index = pred.index();
+        let Some(facts) = self.preds.get_mut(index).filter(|f| f.len > 0 && f.arity == values.len()) else {
+            return self.push(pred, values.iter().map(|c| c.0));
+        };
+        // Value by value: `extend` copies a two-value tuple with a call to `memcpy`, which
+        // costs more than the whole rest of storing it.
+        for c in values {
+            facts.values.push(c.0);
+        }
+        facts.len += 1;
+    }
+
+    fn reserve(&mut self, pred: PredId, tuples: usize, arity: usize) {
+        let index = pred.index();
+        if index >= self.preds.len() {
+            self.preds.resize_with(index + 1, PredFacts::default);
+        }
+        self.preds[index].values.reserve(tuples.saturating_mul(arity));
     }
 }
 

@@ -304,34 +304,8 @@ pub fn load_souffle_input(
             return;
         }
     };
+    // A field of a number column is read as a number, as Soufflé does: `007` is 7.
     let text = sources.text(file);
-    if !io.numeric.contains(&true) {
-        diagnostics.extend(syntax::read_delimited_facts(text, file, &name, io.delimiter, program, sink));
-        return;
-    }
-    // A field of a number column is read as a number, as Soufflé does: `007` is 7. The
-    // tuples are read flat first, then passed on with those fields replaced (each
-    // distinct value looked at once).
-    let mut read = crate::facts::InputFacts::default();
-    diagnostics.extend(syntax::read_delimited_facts(text, file, &name, io.delimiter, program, &mut read));
-    let mut canonical: std::collections::HashMap<u32, ir::Const> = std::collections::HashMap::new();
-    let mut values = Vec::with_capacity(io.numeric.len());
-    for (pred, tuple) in read.iter() {
-        values.clear();
-        for (&value, &numeric) in tuple.iter().zip(&io.numeric) {
-            let value = ir::Const(value);
-            values.push(if numeric {
-                *canonical.entry(value.0).or_insert_with(|| {
-                    let text = program.consts.text(value);
-                    match text.parse::<i64>() {
-                        Ok(n) if n.to_string() != text => program.consts.intern(&n.to_string()),
-                        _ => value,
-                    }
-                })
-            } else {
-                value
-            });
-        }
-        sink.fact(pred, &values, io.span);
-    }
+    let read = syntax::read_delimited_columns(text, file, &name, io.delimiter, &io.numeric, program, sink);
+    diagnostics.extend(read);
 }

@@ -138,6 +138,11 @@ pub fn parse_fact_atoms(src: &str, file: FileId, program: &mut Program) -> (Vec<
 /// build a [`Fact`] with a `Vec` of its own for each of millions of lines.
 pub trait FactSink {
     fn fact(&mut self, pred: PredId, values: &[Const], span: Span);
+
+    /// Told before the facts of a file arrive that at most `tuples` facts of `pred`, of
+    /// `arity` values each, follow (one per line; blank and bad lines make fewer), so that
+    /// a sink can size its buffer once instead of growing it through every doubling.
+    fn reserve(&mut self, _pred: PredId, _tuples: usize, _arity: usize) {}
 }
 
 /// Collects whole facts, as [`parse_fact_atoms`] and [`parse_delimited_facts`] return them.
@@ -321,6 +326,22 @@ pub fn read_delimited_facts(
     program: &mut Program,
     sink: &mut dyn FactSink,
 ) -> Vec<Diagnostic> {
+    read_delimited_columns(src, file, pred_name, separator, &[], program, sink)
+}
+
+/// [`read_delimited_facts`] for a predicate whose columns may be typed: a field of a
+/// column `i` with `numeric[i]` set (Soufflé's `number`) that reads as an `i64` is the
+/// constant of that number's decimal text, as Soufflé reads `007` as 7 and `+5` as 5;
+/// any other field is taken verbatim. Columns past the end of `numeric` are not numeric.
+pub fn read_delimited_columns(
+    src: &str,
+    file: FileId,
+    pred_name: &str,
+    separator: char,
+    numeric: &[bool],
+    program: &mut Program,
+    sink: &mut dyn FactSink,
+) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
     if pred_name.starts_with('@') {
         diagnostics.push(reserved_name(pred_name, Span::new(file, 0..0)));
@@ -348,6 +369,9 @@ pub fn read_delimited_facts(
     // allocations of fields and values.
     let mut fields: Vec<&str> = Vec::new();
     let mut values: Vec<Const> = Vec::new();
+    // The text of a number that is not written as its decimal text (`007`, `+5`).
+    let mut number = String::new();
+    let mut reserved = false;
     for (start, line) in lines(src) {
         if line.trim().is_empty() {
             continue;
@@ -396,11 +420,53 @@ pub fn read_delimited_facts(
             );
             continue;
         }
+        if !std::mem::replace(&mut reserved, true) {
+            // Each line holds at most one tuple; counting bytes is cheap next to reading.
+            sink.reserve(id, src.as_bytes().iter().filter(|&&b| b == b'\n').count() + 1, arity);
+        }
         values.clear();
-        values.extend(fields.iter().map(|f| program.consts.intern(f)));
+        for (i, field) in fields.iter().enumerate() {
+            let text = match numeric.get(i) {
+                Some(true) => number_text(field, &mut number),
+                _ => field,
+            };
+            values.push(program.consts.intern(text));
+        }
         sink.fact(id, &values, span);
     }
     diagnostics
+}
+
+/// The text of the constant a field of a number column stands for: the decimal text of
+/// the `i64` it reads as (in `scratch` when that differs from the field), or the field
+/// itself when it is no `i64`. The common field, a run of digits not starting with `0`,
+/// is returned without parsing.
+fn number_text<'a>(field: &'a str, scratch: &'a mut String) -> &'a str {
+    let bytes = field.as_bytes();
+    let digits = bytes.strip_prefix(b"-").unwrap_or(bytes);
+    // Digits without a leading `0` (`007`, `-0`) are the decimal text of their number,
+    // or no `i64` at all when there are too many of them: the field either way.
+    let plain = match digits {
+        [b'0'] => digits.len() == bytes.len(),
+        [first, ..] => *first != b'0' && digits.iter().all(u8::is_ascii_digit),
+        [] => false,
+    };
+    if plain {
+        return field;
+    }
+    match field.parse::<i64>() {
+        Ok(n) => {
+            use std::fmt::Write;
+            scratch.clear();
+            let _ = write!(scratch, "{n}");
+            if scratch == field {
+                field
+            } else {
+                scratch
+            }
+        }
+        Err(_) => field,
+    }
 }
 
 /// Whether `name` is a predicate name of the language (what the lexer reads as a name).
@@ -928,7 +994,106 @@ mod tests {
             .prop_map(|lines| lines.into_iter().flat_map(|(line, nl)| [line, nl.to_string()]).collect())
     }
 
+    /// What a field of a number column reads as, by the definition: the decimal text of
+    /// the `i64` it parses as, or the field itself.
+    fn number_by_parsing(field: &str) -> String {
+        field.parse::<i64>().map_or_else(|_| field.to_string(), |n| n.to_string())
+    }
+
+    #[test]
+    fn number_fields_are_read_as_their_decimal_text() {
+        let mut scratch = String::new();
+        for (field, text) in [
+            ("7", "7"),
+            ("007", "7"),
+            ("-0", "0"),
+            ("-007", "-7"),
+            ("+5", "5"),
+            ("0", "0"),
+            ("", ""),
+            ("-", "-"),
+            ("1a", "1a"),
+            ("999999999999999999", "999999999999999999"),
+            ("9223372036854775807", "9223372036854775807"),
+            ("09223372036854775807", "9223372036854775807"),
+            ("9223372036854775808", "9223372036854775808"),
+            ("-9223372036854775808", "-9223372036854775808"),
+            ("x", "x"),
+        ] {
+            assert_eq!(number_text(field, &mut scratch), text, "{field:?}");
+        }
+    }
+
+    #[test]
+    fn number_columns_are_read_as_numbers_and_others_verbatim() {
+        let mut p = program();
+        let src = "007\t007\n+5\tx\n-0\t-0\n";
+        let mut facts: Vec<Fact> = Vec::new();
+        let diagnostics = read_delimited_columns(src, FILE, "N", '\t', &[true, false], &mut p, &mut facts);
+        assert!(diagnostics.is_empty());
+        assert_eq!(show(&p, &facts), ["N(7,007)", "N(5,x)", "N(0,-0)"]);
+        assert_eq!(p.consts.get("+5"), None, "a number's other spellings are not constants");
+    }
+
+    /// A field of a number column: numbers of every length with signs and leading zeros,
+    /// and near-misses.
+    fn number_field() -> impl Strategy<Value = String> {
+        let sign = prop::sample::select(vec!["", "", "-", "+", "--", "-+"]);
+        let zeros = prop::sample::select(vec!["", "", "0", "00"]);
+        let digits = prop::collection::vec(prop::sample::select(b"0123456789".to_vec()), 0..24);
+        let suffix = prop::sample::select(vec!["", "", "", " ", "a", "\u{0660}", "."]);
+        prop_oneof![
+            4 => (sign, zeros, digits, suffix).prop_map(|(sign, zeros, digits, suffix)| {
+                format!("{sign}{zeros}{}{suffix}", String::from_utf8(digits).expect("digits"))
+            }),
+            1 => any::<i64>().prop_map(|n| n.to_string()),
+            1 => "[^\t\n\r]{0,6}",
+        ]
+    }
+
+    /// A tab-separated file of 2-field lines (number column, then a text column) with the
+    /// odd line of another width, blank lines, CRLF, trailing tabs and a byte-order mark.
+    fn number_file() -> impl Strategy<Value = String> {
+        let line = prop_oneof![
+            8 => (number_field(), number_field()).prop_map(|(a, b)| format!("{a}\t{b}")),
+            1 => number_field(),
+            1 => (number_field(), number_field()).prop_map(|(a, b)| format!("{a}\t{b}\t")),
+            1 => Just(String::new()),
+        ];
+        let newline = prop::sample::select(vec!["\n", "\n", "\r\n"]);
+        let bom = prop::sample::select(vec!["", "", "\u{feff}"]);
+        (bom, prop::collection::vec((line, newline), 0..10)).prop_map(|(bom, lines)| {
+            bom.to_string() + &lines.into_iter().map(|(line, nl)| line + nl).collect::<String>()
+        })
+    }
+
     proptest::proptest! {
+        #[test]
+        fn number_text_is_the_parsed_numbers_text(field in number_field()) {
+            let mut scratch = String::new();
+            proptest::prop_assert_eq!(number_text(&field, &mut scratch), number_by_parsing(&field));
+        }
+
+        #[test]
+        fn number_columns_read_as_verbatim_fields_then_parsed(src in number_file()) {
+            let (mut typed, mut verbatim) = (program(), program());
+            let mut typed_facts: Vec<Fact> = Vec::new();
+            let typed_diagnostics =
+                read_delimited_columns(&src, FILE, "N", '\t', &[true, false], &mut typed, &mut typed_facts);
+            let (verbatim_facts, verbatim_diagnostics) = parse_delimited_facts(&src, FILE, "N", '\t', &mut verbatim);
+            proptest::prop_assert_eq!(typed_diagnostics, verbatim_diagnostics);
+            let texts = |p: &Program, facts: &[Fact], parse: bool| -> Vec<(Span, Vec<String>)> {
+                facts.iter().map(|f| {
+                    let texts = f.values.iter().enumerate().map(|(i, &c)| {
+                        let text = p.consts.text(c);
+                        if parse && i == 0 { number_by_parsing(text) } else { text.to_string() }
+                    });
+                    (f.span, texts.collect())
+                }).collect()
+            };
+            proptest::prop_assert_eq!(texts(&typed, &typed_facts, false), texts(&verbatim, &verbatim_facts, true));
+        }
+
         #[test]
         fn simple_lines_take_the_fast_path(line in simple_line()) {
             let mut args = Vec::new();

@@ -20,7 +20,7 @@ pub mod souffle;
 
 pub use facts::{
     line_too_long, parse_delimited_facts, parse_fact_atoms, parse_ground_atom, parse_update_atom, parse_updates,
-    read_delimited_facts, read_fact_atoms, FactSink, UpdateBatch, MAX_LINE_BYTES,
+    read_delimited_columns, read_delimited_facts, read_fact_atoms, FactSink, UpdateBatch, MAX_LINE_BYTES,
 };
 pub use lower::{lower, undefined_predicate_warnings};
 
