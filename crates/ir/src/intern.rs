@@ -163,6 +163,13 @@ impl<T: InternId> Interner<T> {
         T::from_index(table.intern(hash, text))
     }
 
+    /// A handle interning many strings in a row, which looks at the sharing of the table
+    /// once instead of per string (an atomic operation each time): a table a clone shares
+    /// is copied here, since a run of many strings will almost surely add one.
+    pub fn interning(&mut self) -> Interning<'_, T> {
+        Interning { table: Arc::make_mut(&mut self.table), _id: PhantomData }
+    }
+
     pub fn get(&self, text: &str) -> Option<T> {
         self.table.find(hash_text(text), text).map(T::from_index)
     }
@@ -177,6 +184,19 @@ impl<T: InternId> Interner<T> {
 
     pub fn is_empty(&self) -> bool {
         self.table.len() == 0
+    }
+}
+
+/// See [`Interner::interning`].
+pub struct Interning<'a, T> {
+    table: &'a mut Table,
+    _id: PhantomData<T>,
+}
+
+impl<T: InternId> Interning<'_, T> {
+    /// [`Interner::intern`].
+    pub fn intern(&mut self, text: &str) -> T {
+        T::from_index(self.table.intern(hash_text(text), text))
     }
 }
 
@@ -196,6 +216,10 @@ mod tests {
         assert_eq!(b.text(y), "y");
         assert_eq!(a.get("y"), None, "the original is unchanged");
         assert_eq!(a.len(), 1);
+        let mut c = a.clone();
+        let mut many = c.interning();
+        assert_eq!((many.intern("x"), many.intern("z")), (x, Const(1)));
+        assert_eq!((c.text(Const(1)), a.get("z")), ("z", None), "a handle interns into its own copy");
     }
 
     #[test]

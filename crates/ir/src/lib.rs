@@ -18,6 +18,6 @@ pub use diag::{FileId, Span};
 pub use display::{
     is_bare_constant, write_constant, DisplayAtom, DisplayConst, DisplayPred, DisplayRule, DisplayTerm, DisplayTuple,
 };
-pub use intern::{Const, InternId, Interner, Symbol};
+pub use intern::{Const, InternId, Interner, Interning, Symbol};
 pub use program::{Atom, Fact, Origin, Pred, PredId, PredKind, PredName, Program, Query, Rule, RuleId, Term, TermKind};
 pub use validate::{validate, IrError};

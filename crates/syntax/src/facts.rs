@@ -363,16 +363,64 @@ pub fn read_delimited_columns(
         );
         return diagnostics;
     }
-    let mut pred = program.lookup_source(pred_name);
-    let mut first_line = true;
+    // The first line with content tells whether the file holds atoms, and the arity of
+    // a new predicate; the predicate is resolved there, once.
+    let mut lines = lines(src);
+    let mut first = None;
+    for (start, line) in lines.by_ref() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        if line.len() > MAX_LINE_BYTES {
+            diagnostics.push(line_too_long(file, start, Code::BAD_FACTS_LINE));
+            continue;
+        }
+        first = Some((start, line));
+        break;
+    }
+    let Some((first_start, first_line)) = first else { return diagnostics };
+    let first_span = Span::new(file, first_start..first_start + first_line.len());
+    // A file of atoms named like a delimited file reads as one-field (or, split at its
+    // commas, garbled) tuples without a single error; the first line tells.
+    if looks_like_atom(first_line) {
+        let kind = if separator == '\t' { "tab-separated" } else { "comma-separated" };
+        diagnostics.push(
+            Diagnostic::warning(
+                Code::ATOM_IN_DELIMITED_FILE,
+                format!("this line looks like an atom, but the file is read as {kind} fields of `{pred_name}`"),
+            )
+            .with_primary(first_span, format!("read as {kind} fields"))
+            .with_help(
+                "`.facts`/`.tsv` files hold tab-separated and `.csv` files comma-separated fields, one \
+                 tuple per line; a file of atoms `E(a,b).` needs another extension, such as `.dl`",
+            ),
+        );
+    }
     // Reused from line to line: a file of a million lines is then not a million
     // allocations of fields and values.
     let mut fields: Vec<&str> = Vec::new();
+    if first_line != "()" {
+        split_fields(first_line, separator, &mut fields);
+    }
+    let pred = program.lookup_source(pred_name).unwrap_or_else(|| {
+        let name = PredName::Source(program.symbols.intern(pred_name));
+        program.declare_pred(name, fields.len(), PredKind::Edb, first_span)
+    });
+    if program.pred(pred).kind == PredKind::Idb {
+        diagnostics.push(idb_fact(program, pred, first_span, Code::EDB_HEADS_RULE));
+        return diagnostics;
+    }
+    let arity = program.pred(pred).arity;
+    // Each line holds at most one tuple; counting bytes is cheap next to reading.
+    sink.reserve(pred, src.as_bytes().iter().filter(|&&b| b == b'\n').count() + 1, arity);
     let mut values: Vec<Const> = Vec::new();
     // The text of a number that is not written as its decimal text (`007`, `+5`).
     let mut number = String::new();
-    let mut reserved = false;
-    for (start, line) in lines(src) {
+    // One handle for the whole file: interning through `program.consts` would check the
+    // sharing of its table for every value, an atomic operation that stalls on the
+    // memory writes of the value before.
+    let mut consts = program.consts.interning();
+    for (start, line) in std::iter::once((first_start, first_line)).chain(lines) {
         if line.trim().is_empty() {
             continue;
         }
@@ -381,35 +429,10 @@ pub fn read_delimited_columns(
             continue;
         }
         let span = Span::new(file, start..start + line.len());
-        // A file of atoms named like a delimited file reads as one-field (or, split at its
-        // commas, garbled) tuples without a single error; the first line tells.
-        if std::mem::take(&mut first_line) && looks_like_atom(line) {
-            let kind = if separator == '\t' { "tab-separated" } else { "comma-separated" };
-            diagnostics.push(
-                Diagnostic::warning(
-                    Code::ATOM_IN_DELIMITED_FILE,
-                    format!("this line looks like an atom, but the file is read as {kind} fields of `{pred_name}`"),
-                )
-                .with_primary(span, format!("read as {kind} fields"))
-                .with_help(
-                    "`.facts`/`.tsv` files hold tab-separated and `.csv` files comma-separated fields, one \
-                     tuple per line; a file of atoms `E(a,b).` needs another extension, such as `.dl`",
-                ),
-            );
-        }
         fields.clear();
         if line != "()" {
             split_fields(line, separator, &mut fields);
         }
-        let id = *pred.get_or_insert_with(|| {
-            let name = PredName::Source(program.symbols.intern(pred_name));
-            program.declare_pred(name, fields.len(), PredKind::Edb, span)
-        });
-        if program.pred(id).kind == PredKind::Idb {
-            diagnostics.push(idb_fact(program, id, span, Code::EDB_HEADS_RULE));
-            break;
-        }
-        let arity = program.pred(id).arity;
         if fields.len() != arity {
             diagnostics.push(
                 Diagnostic::error(
@@ -420,19 +443,15 @@ pub fn read_delimited_columns(
             );
             continue;
         }
-        if !std::mem::replace(&mut reserved, true) {
-            // Each line holds at most one tuple; counting bytes is cheap next to reading.
-            sink.reserve(id, src.as_bytes().iter().filter(|&&b| b == b'\n').count() + 1, arity);
-        }
         values.clear();
         for (i, field) in fields.iter().enumerate() {
             let text = match numeric.get(i) {
                 Some(true) => number_text(field, &mut number),
                 _ => field,
             };
-            values.push(program.consts.intern(text));
+            values.push(consts.intern(text));
         }
-        sink.fact(id, &values, span);
+        sink.fact(pred, &values, span);
     }
     diagnostics
 }
