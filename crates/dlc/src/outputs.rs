@@ -334,18 +334,23 @@ pub fn write_csv(
     let separator: &str = delimiter.encode_utf8(&mut separator);
     let mut lines = crate::report::Chunked::new(out);
     let mut count = 0;
-    // The rows of a group share their prefix, whose text is made once per group.
+    // The rows of a group share their prefix, whose text is made once per group. The
+    // prefixes are compared value by value: the slices' `!=` is a call to `memcmp` per
+    // row, which costs as much as writing the row.
     let (mut prefix, mut prefix_text) = (None::<Vec<u32>>, Vec::new());
+    let same = |a: &[u32], b: &[u32]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y);
     rows.for_each_sorted(&order, |row| {
         count += 1;
         let Some((&last, row_prefix)) = row.split_last() else { return lines.push(b"()\n") };
-        if prefix.as_deref() != Some(row_prefix) {
+        if !prefix.as_deref().is_some_and(|p| same(p, row_prefix)) {
             prefix_text.clear();
             for &v in row_prefix {
                 prefix_text.extend_from_slice(texts[v as usize].as_bytes());
                 prefix_text.extend_from_slice(separator.as_bytes());
             }
-            prefix = Some(row_prefix.to_vec());
+            let prefix = prefix.get_or_insert_with(Vec::new);
+            prefix.clear();
+            prefix.extend_from_slice(row_prefix);
         }
         lines.push_line(&prefix_text, texts[last as usize].as_bytes())
     })?;
