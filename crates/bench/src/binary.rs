@@ -283,38 +283,30 @@ pub fn run(
     timeout: Duration,
 ) -> Result<Measured, String> {
     let layout = Layout { dir: tempfile_path("run") };
-    let result = run_in(&layout, system, tools, workload, query, edb, timeout);
+    let layout = &layout;
+    // Everything in one closure, so that the directory goes whatever fails.
+    let result = (|| {
+        let program = souffle_program(workload, query)?;
+        let (compile, run) = commands(system, tools, layout)?;
+        write_inputs(layout, &program, edb).map_err(|e| format!("cannot write the inputs: {e}"))?;
+        let compile_secs = match compile {
+            Some(argv) => Some(run_measured(&argv, timeout)?.secs),
+            None => None,
+        };
+        let read = Instant::now();
+        let mut bytes = 0;
+        for relation in &edb.relations {
+            let path = layout.input().join(format!("{}.facts", relation.name));
+            bytes += std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?.len();
+        }
+        let read_secs = read.elapsed().as_secs_f64();
+        std::hint::black_box(bytes);
+        let cost = run_measured(&run, timeout)?;
+        let rows = count_rows(&layout.output().join(format!("{}.csv", output_relation(workload, query))))?;
+        Ok(Measured { run: cost, read_secs, compile_secs, rows })
+    })();
     let _ = std::fs::remove_dir_all(&layout.dir);
     result
-}
-
-fn run_in(
-    layout: &Layout,
-    system: System,
-    tools: &Tools,
-    workload: &Workload,
-    query: Query,
-    edb: &Edb,
-    timeout: Duration,
-) -> Result<Measured, String> {
-    let program = souffle_program(workload, query)?;
-    let (compile, run) = commands(system, tools, layout)?;
-    write_inputs(layout, &program, edb).map_err(|e| format!("cannot write the inputs: {e}"))?;
-    let compile_secs = match compile {
-        Some(argv) => Some(run_measured(&argv, timeout)?.secs),
-        None => None,
-    };
-    let read = Instant::now();
-    let mut bytes = 0;
-    for relation in &edb.relations {
-        let path = layout.input().join(format!("{}.facts", relation.name));
-        bytes += std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?.len();
-    }
-    let read_secs = read.elapsed().as_secs_f64();
-    std::hint::black_box(bytes);
-    let cost = run_measured(&run, timeout)?;
-    let rows = count_rows(&layout.output().join(format!("{}.csv", output_relation(workload, query))))?;
-    Ok(Measured { run: cost, read_secs, compile_secs, rows })
 }
 
 #[cfg(test)]

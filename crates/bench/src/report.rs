@@ -272,10 +272,10 @@ impl Report<'_> {
             "Where the time ratio is high, the binary does work the in-process run does not: a whole-relation row",
         );
         self.line("writes every row as text (2 million lines of `R.csv` for chain2000, about 15 ns a row, where the");
+        self.line("in-process run only counts them; the forest adds parsing 500,000 lines of facts and interning");
         self.line(
-            "in-process run only counts them; the forest adds parsing 500,000 lines of facts and interning",
+            "their values as text); a point row's program has one rule more, `Q(y) :- R(c, y).`, which scans the",
         );
-        self.line("their values as text); a point row's program has one rule more, `Q(y) :- R(c, y).`, which scans the");
         self.line("whole `R` when `--magic auto` falls back to the original program (chain2000); and a run of a few");
         self.line("milliseconds (random, llin, point) is mostly process start-up and reading the 10,000-line input.");
         if souffle {
