@@ -99,11 +99,12 @@ pub fn emit(args: &RunArgs, prepared: &Prepared, io: &SouffleIo) -> Result<Strin
         if args.emit == Emit::Ir {
             return Ok(program.to_string());
         }
-        let subsume = args.magic_mode() == MagicArg::Auto;
-        let options = magic::RewriteOptions { max_adornments: args.max_adornments, subsume };
+        let mode = args.magic_mode();
+        let options = session::rewrite_options(mode, args.max_adornments);
         let magic = magic::rewrite_with(&program, &query, options).map_err(|e| e.to_diagnostic(&program))?;
-        // What `--magic auto` starts from: the original program when the rewrite narrows nothing.
-        if subsume && magic.narrows_nothing() {
+        // What `--magic auto` starts from, as `--emit plan` of a query shows it: the
+        // original program when the rewrite narrows nothing.
+        if mode == MagicArg::Auto && !session::auto_choice(&program, &magic, None).magic {
             program
         } else {
             magic.program
@@ -140,7 +141,7 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
         let mode = args.magic_mode();
         // As for a query: `auto` evaluates the rewrite with subsumption, or the original
         // program when its demand passes the caps; `on` the exact rewrite.
-        let options = magic::RewriteOptions { max_adornments: args.max_adornments, subsume: mode == MagicArg::Auto };
+        let options = session::rewrite_options(mode, args.max_adornments);
         let rewritten = match magic::rewrite_with(&program, &query, options) {
             Ok(magic) => magic,
             Err(limit) => {

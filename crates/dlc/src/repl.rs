@@ -452,8 +452,7 @@ impl Repl {
             let rewritten = if self.settings.magic == MagicArg::Off {
                 None
             } else {
-                let subsume = self.settings.magic == MagicArg::Auto;
-                let options = magic::RewriteOptions { max_adornments: self.settings.max_adornments, subsume };
+                let options = session::rewrite_options(self.settings.magic, self.settings.max_adornments);
                 match magic::rewrite_with(&candidate, &query, options) {
                     Ok(magic) => Some(magic),
                     Err(limit) => {

@@ -218,8 +218,8 @@ pub fn finish(prepared: Prepared, args: &RunArgs) -> Result<Session, Failed> {
     }
     // What is shown is SPEC's exact rewrite; what `auto` evaluates serves calls by
     // subsuming adornments.
-    let subsume = args.magic_mode() == MagicArg::Auto && !shows_magic;
-    let options = magic::RewriteOptions { max_adornments: args.max_adornments, subsume };
+    let evaluated = if shows_magic { MagicArg::On } else { args.magic_mode() };
+    let options = rewrite_options(evaluated, args.max_adornments);
     let magic = match magic::rewrite_with(&program, &query, options) {
         Ok(magic) => magic,
         Err(limit) => {
@@ -339,6 +339,12 @@ pub fn engine(arg: EngineArg) -> Engine {
 /// `--threads`: the number given, or every core the machine runs at once.
 pub fn threads(arg: Option<usize>) -> Threads {
     arg.map_or_else(Threads::available, Threads::new)
+}
+
+/// The rewrite `mode` evaluates: with adornment subsumption for `auto`, SPEC's exact
+/// rewrite (what `--emit magic-ir` shows) otherwise.
+pub fn rewrite_options(mode: MagicArg, max_adornments: usize) -> magic::RewriteOptions {
+    magic::RewriteOptions { max_adornments, subsume: mode == MagicArg::Auto }
 }
 
 pub fn maintenance(arg: MaintenanceArg) -> Maintenance {
