@@ -376,6 +376,19 @@ fn smallest_heights(p: &Program, db: &Database) -> HashMap<(PredId, Vec<u32>), u
     facts.sort();
     let derived: BTreeSet<PredId> = p.rules.iter().map(|r| r.head.pred).collect();
     let mut height: HashMap<(PredId, Vec<u32>), usize> = HashMap::new();
+    // Whether `args` match `tuple` under `env`, extending `env` with the variables they bind.
+    fn matches(args: &[ir::Term], tuple: &[u32], env: &mut Vec<(Symbol, u32)>) -> bool {
+        args.iter().zip(tuple).all(|(t, &v)| match t.kind {
+            ir::TermKind::Const(c) => c.0 == v,
+            ir::TermKind::Var(x) => match env.iter().find(|(y, _)| *y == x) {
+                Some(&(_, w)) => w == v,
+                None => {
+                    env.push((x, v));
+                    true
+                }
+            },
+        })
+    }
     // Every substitution of `body` over facts ranked below `rank`: the tallest body fact.
     fn best(
         body: &[ir::Atom],
@@ -391,16 +404,7 @@ fn smallest_heights(p: &Program, db: &Database) -> HashMap<(PredId, Vec<u32>), u
         };
         for (_, pred, tuple) in below.iter().filter(|(_, q, _)| *q == atom.pred) {
             let mark = env.len();
-            let fits = atom.args.iter().zip(tuple).all(|(t, &v)| match t.kind {
-                ir::TermKind::Const(c) => c.0 == v,
-                ir::TermKind::Var(x) => match env.iter().find(|(y, _)| *y == x) {
-                    Some(&(_, w)) => w == v,
-                    None => {
-                        env.push((x, v));
-                        true
-                    }
-                },
-            });
+            let fits = matches(&atom.args, tuple, env);
             if fits {
                 let h = height[&(*pred, tuple.clone())];
                 best(rest, env, below, height, tallest.max(h), out);
@@ -418,16 +422,7 @@ fn smallest_heights(p: &Program, db: &Database) -> HashMap<(PredId, Vec<u32>), u
         let mut found: Option<usize> = None;
         for rule in p.rules.iter().filter(|r| r.head.pred == pred) {
             let mut env: Vec<(Symbol, u32)> = Vec::new();
-            let head_fits = rule.head.args.iter().zip(&tuple).all(|(t, &v)| match t.kind {
-                ir::TermKind::Const(c) => c.0 == v,
-                ir::TermKind::Var(x) => match env.iter().find(|(y, _)| *y == x) {
-                    Some(&(_, w)) => w == v,
-                    None => {
-                        env.push((x, v));
-                        true
-                    }
-                },
-            });
+            let head_fits = matches(&rule.head.args, &tuple, &mut env);
             if head_fits {
                 let mut out = None;
                 best(&rule.body, &mut env, below, &height, 0, &mut out);
