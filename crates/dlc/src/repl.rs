@@ -58,7 +58,8 @@ struct Repl {
     /// they go to the next recompilation.
     extra: BTreeSet<Tuple>,
     settings: Settings,
-    staged: Update,
+    /// The changes of the batch being typed, in order, and their texts.
+    staged: Vec<(syntax::Sign, Tuple)>,
     staged_text: Vec<String>,
     /// Input lines of the staged batch that had errors: the batch is then rejected whole,
     /// as a bad line rejects an update file.
@@ -132,7 +133,7 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
         source: session.program,
         extra: BTreeSet::new(),
         settings,
-        staged: empty_update(),
+        staged: Vec::new(),
         staged_text: Vec::new(),
         bad_lines: Vec::new(),
         sources: session.sources,
@@ -148,9 +149,7 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
         repl.source.display_atom(&repl.source.query.as_ref().expect("compiled").atom)
     );
     for batch in session.batches {
-        repl.staged = batch.update;
-        repl.staged_text = batch.changes;
-        repl.apply(out, err);
+        repl.apply_batch(batch.update, batch.changes, out, err);
     }
     let mut line = Vec::new();
     let mut line_number = 0;
@@ -228,10 +227,6 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
     } else {
         0
     }
-}
-
-fn empty_update() -> Update {
-    Update { inserts: Vec::new(), deletes: Vec::new() }
 }
 
 /// What [`read_line`] read.
@@ -320,14 +315,8 @@ impl Repl {
         let (batches, diags) = syntax::parse_updates(text, file, &mut self.source);
         let mut changes = Vec::new();
         for batch in &batches {
-            for (sign, facts) in [('-', &batch.deletes), ('+', &batch.inserts)] {
-                for fact in facts {
-                    changes.push((
-                        sign,
-                        session::tuple_of(fact),
-                        format!("{sign}{}", session::fact_text(&self.source, fact)),
-                    ));
-                }
+            for (sign, fact) in &batch.changes {
+                changes.push((*sign, session::tuple_of(fact), session::change_text(&self.source, *sign, fact)));
             }
         }
         std::mem::swap(&mut self.source.consts, &mut self.maintainer.program.consts);
@@ -337,8 +326,7 @@ impl Repl {
             return;
         }
         for (sign, tuple, shown) in changes {
-            let list = if sign == '+' { &mut self.staged.inserts } else { &mut self.staged.deletes };
-            list.push(tuple);
+            self.staged.push((sign, tuple));
             self.staged_text.push(shown);
         }
     }
@@ -346,7 +334,8 @@ impl Repl {
     /// Applies the staged changes, if any, and prints the batch report; rejects them all
     /// when a line of the batch had errors.
     fn apply(&mut self, out: &mut dyn Write, err: &mut dyn Write) {
-        let update = std::mem::replace(&mut self.staged, empty_update());
+        // The staged lines apply in order: the last change of a fact wins.
+        let update = session::net_update(std::mem::take(&mut self.staged));
         let changes = std::mem::take(&mut self.staged_text);
         let bad_lines = std::mem::take(&mut self.bad_lines);
         if !bad_lines.is_empty() {
@@ -359,6 +348,11 @@ impl Repl {
             );
             return;
         }
+        self.apply_batch(update, changes, out, err);
+    }
+
+    /// Applies one net update (`changes` are its lines as written) and prints its report.
+    fn apply_batch(&mut self, update: Update, changes: Vec<String>, out: &mut dyn Write, err: &mut dyn Write) {
         if changes.is_empty() {
             return;
         }

@@ -11,6 +11,7 @@ use magic::MagicProgram;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use syntax::Sign;
 
 /// An input tuple of one predicate, as exec stores it.
 pub type Tuple = (PredId, Vec<u32>);
@@ -281,22 +282,19 @@ fn read_updates(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Batch> {
     let mut batches = Vec::new();
-    // All --insert/--delete flags form one batch, deletions listed first as the user reads them.
-    let mut flags = Batch { changes: Vec::new(), update: Update { inserts: Vec::new(), deletes: Vec::new() } };
-    for (sign, atoms) in [('-', &args.delete), ('+', &args.insert)] {
+    // All --insert/--delete flags form one batch, deletions first as the user reads them:
+    // a fact given to both flags is deleted, then inserted.
+    let mut flags = Vec::new();
+    for (sign, atoms) in [(Sign::Delete, &args.delete), (Sign::Insert, &args.insert)] {
         for atom in atoms {
-            let file = sources.add(if sign == '+' { "--insert" } else { "--delete" }, atom.clone());
+            let file = sources.add(if sign == Sign::Insert { "--insert" } else { "--delete" }, atom.clone());
             let (fact, diags) = syntax::parse_update_atom(atom, file, program);
             diagnostics.extend(diags);
-            if let Some(fact) = fact {
-                flags.changes.push(format!("{sign}{}", fact_text(program, &fact)));
-                let list = if sign == '+' { &mut flags.update.inserts } else { &mut flags.update.deletes };
-                list.push(tuple_of(&fact));
-            }
+            flags.extend(fact.map(|fact| (sign, fact)));
         }
     }
-    if !flags.changes.is_empty() {
-        batches.push(flags);
+    if !flags.is_empty() {
+        batches.push(batch_of(program, &flags));
     }
     if let Some(path) = &args.updates {
         match load::read_source(path, sources) {
@@ -304,23 +302,47 @@ fn read_updates(
                 let text = sources.text(file).to_string();
                 let (parsed, diags) = syntax::parse_updates(&text, file, program);
                 diagnostics.extend(diags);
-                for b in parsed {
-                    let mut changes: Vec<String> =
-                        b.deletes.iter().map(|f| format!("-{}", fact_text(program, f))).collect();
-                    changes.extend(b.inserts.iter().map(|f| format!("+{}", fact_text(program, f))));
-                    batches.push(Batch {
-                        changes,
-                        update: Update {
-                            inserts: b.inserts.iter().map(tuple_of).collect(),
-                            deletes: b.deletes.iter().map(tuple_of).collect(),
-                        },
-                    });
-                }
+                batches.extend(parsed.iter().map(|b| batch_of(program, &b.changes)));
             }
             Err(d) => diagnostics.push(d),
         }
     }
     batches
+}
+
+/// `+E(a,b)` or `-E(a,b)`, a change as the reports list it.
+pub fn change_text(program: &Program, sign: Sign, fact: &Fact) -> String {
+    let sign = if sign == Sign::Insert { '+' } else { '-' };
+    format!("{sign}{}", fact_text(program, fact))
+}
+
+/// A batch of these changes, in order: each text as written, and the net update.
+fn batch_of(program: &Program, changes: &[(Sign, Fact)]) -> Batch {
+    Batch {
+        changes: changes.iter().map(|(sign, fact)| change_text(program, *sign, fact)).collect(),
+        update: net_update(changes.iter().map(|(sign, fact)| (*sign, tuple_of(fact)))),
+    }
+}
+
+/// The update that has the effect of applying `changes` one at a time, in order: the
+/// last change of each fact wins (`+E(z,z)` then `-E(z,z)` deletes it), and each fact is
+/// then inserted or deleted once. exec applies an update's deletions before its
+/// insertions, so a fact in both lists would otherwise always end up present.
+pub fn net_update(changes: impl IntoIterator<Item = (Sign, Tuple)>) -> Update {
+    let changes: Vec<(Sign, Tuple)> = changes.into_iter().collect();
+    let mut seen: std::collections::HashSet<&Tuple> = std::collections::HashSet::new();
+    // Walking backwards, the first sighting of a fact is its last change.
+    let mut last: Vec<bool> = changes.iter().rev().map(|(_, tuple)| seen.insert(tuple)).collect();
+    last.reverse();
+    drop(seen);
+    let mut update = Update { inserts: Vec::new(), deletes: Vec::new() };
+    for ((sign, tuple), last) in changes.into_iter().zip(last) {
+        if last {
+            let list = if sign == Sign::Insert { &mut update.inserts } else { &mut update.deletes };
+            list.push(tuple);
+        }
+    }
+    update
 }
 
 /// `E(a,b)` for a fact (the printer itself is `report::fact_text`).

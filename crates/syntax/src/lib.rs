@@ -23,6 +23,7 @@ pub use facts::{
     read_delimited_columns, read_delimited_facts, read_fact_atoms, FactSink, UpdateBatch, MAX_LINE_BYTES,
 };
 pub use lower::{lower, undefined_predicate_warnings};
+pub use parser::Sign;
 
 use diag::{Code, Diagnostic, FileId};
 use lexer::{layout, lex, Token};
