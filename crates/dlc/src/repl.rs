@@ -202,6 +202,7 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
                     program: &repl.maintainer.program,
                     db: repl.maintainer.state.db(),
                     magic: repl.magic,
+                    max_tuples: repl.settings.max_tuples,
                 };
                 crate::explain::repl_command(text, &state, &mut repl.sources, repl.color, out, err);
             }

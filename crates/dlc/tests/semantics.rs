@@ -45,3 +45,42 @@ fn the_last_change_of_a_fact_in_a_batch_wins() {
     let out = dlc(&[&program, "--insert", "E(a,b)", "--delete", "E(a,b)"]);
     assert!(out.stdout.ends_with("\nR(a,b)\n"), "{}", out.stdout);
 }
+
+/// Through magic sets, a fact the query never demanded is proved through its own demand,
+/// never called "not derived" while it holds; one that does not hold is still denied.
+#[test]
+fn explain_proves_facts_the_query_did_not_demand() {
+    let out = dlc(&["fixtures/ok/reach.dl", "--explain", "R(u,v)"]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.starts_with("R(u,v) is not an answer of ?- R(a,Y)."), "{}", out.stdout);
+    assert!(out.stdout.contains("R(u,v): a proof of height 2 (magic program of its own demand)"), "{}", out.stdout);
+    assert!(out.stdout.contains("E(u,v)  input fact"), "{}", out.stdout);
+    let out = dlc(&["fixtures/ok/reach.dl", "--explain", "R(u,a)"]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stdout.contains("R(u,a) is not derived (magic program of its own demand)"), "{}", out.stdout);
+    let out = dlc(&["fixtures/ok/reach.dl", "--explain-missing", "R(u,v)", "--format", "json"]);
+    assert!(
+        out.stdout.contains("\"holds\": true") && out.stdout.contains("\"program\": \"own-demand\""),
+        "{}",
+        out.stdout
+    );
+    // The access-control case: bob's permissions are outside alice's query.
+    let out = dlc(&["fixtures/ok/access_control.dl", "--explain", "May(bob,read,wiki)"]);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    assert!(out.stdout.contains("Assigned(bob,intern)  input fact"), "{}", out.stdout);
+    // The repl explains in its maintained state: after the deletion, R(u,v) is gone.
+    let out = dlc_with_input(&["repl", "fixtures/ok/reach.dl"], ":why R(u,v)\n-E(u,v).\n;\n:why R(u,v)\n:why R(w,u)\n");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let verdicts: Vec<&str> =
+        out.stdout.lines().filter(|l| l.contains(": a proof of") || l.contains("is not derived")).collect();
+    assert_eq!(
+        verdicts,
+        [
+            "R(u,v): a proof of height 2 (magic program of its own demand)",
+            "R(u,v) is not derived (magic program of its own demand); --explain-missing (:whynot in the repl) says why",
+            "R(w,u): a proof of height 2 (magic program of its own demand)",
+        ],
+        "{}",
+        out.stdout
+    );
+}
