@@ -65,7 +65,7 @@ codes! {
     UPDATE_IDB = "E0015", "update of a derived predicate",
         "only input (EDB) facts can be inserted or deleted; derived facts follow from them";
     ADORNMENT_LIMIT = "E0016", "too many adorned predicates",
-        "raise the limit with `--max-adornments N`, or evaluate the original program with `--no-magic`";
+        "raise the limit with `--max-adornments N`, or let `--magic auto` (the default) or `--magic off` evaluate the original program";
     RESOURCE_LIMIT = "E0017", "relation too large",
         "raise the limit with `--max-tuples N` if the machine has the memory; a rule whose body atoms share no variable derives the product of their sizes";
     UNSUPPORTED_SOUFFLE = "E0018", "unsupported Soufflé construct",

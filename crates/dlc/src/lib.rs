@@ -253,7 +253,9 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             let magic = match args.magic_mode() {
                 MagicArg::Off => false,
                 MagicArg::On => true,
-                MagicArg::Auto => session::auto_choice(&session.program, session.magic(), None).magic,
+                MagicArg::Auto => {
+                    session.magic.as_ref().is_some_and(|m| session::auto_choice(&session.program, m, None).magic)
+                }
             };
             let program = if magic { &session.magic().program } else { &session.program };
             let plan = plan::plan_program(program);

@@ -100,14 +100,15 @@ pub fn emit(args: &RunArgs, prepared: &Prepared, io: &SouffleIo) -> Result<Strin
             return Ok(program.to_string());
         }
         let mode = args.magic_mode();
-        let options = session::rewrite_options(mode, args.max_adornments);
-        let magic = magic::rewrite_with(&program, &query, options).map_err(|e| e.to_diagnostic(&program))?;
+        let magic = session::rewrite_for_mode(&program, &query, mode, args.max_adornments)
+            .map_err(|e| e.to_diagnostic(&program))?;
         // What `--magic auto` starts from, as `--emit plan` of a query shows it: the
-        // original program when the rewrite narrows nothing.
-        if mode == MagicArg::Auto && !session::auto_choice(&program, &magic, None).magic {
-            program
-        } else {
-            magic.program
+        // original program when the rewrite narrows nothing or is too large.
+        match magic {
+            Some(magic) if mode != MagicArg::Auto || session::auto_choice(&program, &magic, None).magic => {
+                magic.program
+            }
+            _ => program,
         }
     } else {
         program
@@ -141,8 +142,7 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
         let mode = args.magic_mode();
         // As for a query: `auto` evaluates the rewrite with subsumption, or the original
         // program when its demand passes the caps; `on` the exact rewrite.
-        let options = session::rewrite_options(mode, args.max_adornments);
-        let rewritten = match magic::rewrite_with(&program, &query, options) {
+        let rewritten = match session::rewrite_for_mode(&program, &query, mode, args.max_adornments) {
             Ok(magic) => magic,
             Err(limit) => {
                 let color = crate::use_color(args.color);
@@ -150,9 +150,10 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
                 return crate::EXIT_INPUT_ERROR;
             }
         };
+        let widest = rewritten.as_ref().map_or(&program, |m| &m.program);
         let chosen = session::evaluate_chosen(
             &program,
-            Some(&rewritten),
+            rewritten.as_ref(),
             mode,
             &prepared.facts,
             engine,
@@ -162,9 +163,9 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
             args.max_tuples,
         );
         match chosen {
-            Ok((run, choice)) if choice.magic => (choice.text(), rewritten.program, run.eval.db, true),
+            Ok((run, choice)) if choice.magic => (choice.text(), widest.clone(), run.eval.db, true),
             Ok((run, choice)) => (choice.text(), prepared.program.clone(), run.eval.db, false),
-            Err(e) => return crate::stopped(err, &prepared.sources, &rewritten.program, &e, args.color),
+            Err(e) => return crate::stopped(err, &prepared.sources, widest, &e, args.color),
         }
     } else {
         let program = &prepared.program;

@@ -447,9 +447,9 @@ impl Repl {
             let rewritten = if self.settings.magic == MagicArg::Off {
                 None
             } else {
-                let options = session::rewrite_options(self.settings.magic, self.settings.max_adornments);
-                match magic::rewrite_with(&candidate, &query, options) {
-                    Ok(magic) => Some(magic),
+                let (mode, limit) = (self.settings.magic, self.settings.max_adornments);
+                match session::rewrite_for_mode(&candidate, &query, mode, limit) {
+                    Ok(magic) => magic,
                     Err(limit) => {
                         crate::print_diagnostics(err, &[limit.to_diagnostic(&candidate)], &self.sources, self.color);
                         return;

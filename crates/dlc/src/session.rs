@@ -220,9 +220,13 @@ pub fn finish(prepared: Prepared, args: &RunArgs) -> Result<Session, Failed> {
     // What is shown is SPEC's exact rewrite; what `auto` evaluates serves calls by
     // subsuming adornments.
     let evaluated = if shows_magic { MagicArg::On } else { args.magic_mode() };
-    let options = rewrite_options(evaluated, args.max_adornments);
-    let magic = match magic::rewrite_with(&program, &query, options) {
+    let magic = match magic::rewrite_with(&program, &query, rewrite_options(evaluated, args.max_adornments)) {
         Ok(magic) => magic,
+        // Past the limit `auto` evaluates the original program, but `--compare` shows
+        // the rewrite beside it, so it needs the rewrite.
+        Err(_) if evaluated == MagicArg::Auto && !args.compare => {
+            return Ok(Session { sources, program, magic: None, facts, batches, warnings: diagnostics, souffle })
+        }
         Err(limit) => {
             let mut diagnostics = diagnostics;
             diagnostics.push(limit.to_diagnostic(&program));
@@ -361,6 +365,23 @@ pub fn engine(arg: EngineArg) -> Engine {
 /// `--threads`: the number given, or every core the machine runs at once.
 pub fn threads(arg: Option<usize>) -> Threads {
     arg.map_or_else(Threads::available, Threads::new)
+}
+
+/// The rewrite `mode` evaluates, for `query`: none for `auto` when it would pass the
+/// `--max-adornments` limit (a rewrite that large is no narrowing worth its size; the
+/// original program is evaluated instead), the limit's error for `on` and `off` (whose
+/// rewrite is made only to be shown).
+pub fn rewrite_for_mode(
+    program: &Program,
+    query: &ir::Query,
+    mode: MagicArg,
+    max_adornments: usize,
+) -> Result<Option<MagicProgram>, magic::AdornmentLimit> {
+    match magic::rewrite_with(program, query, rewrite_options(mode, max_adornments)) {
+        Ok(magic) => Ok(Some(magic)),
+        Err(_) if mode == MagicArg::Auto => Ok(None),
+        Err(limit) => Err(limit),
+    }
 }
 
 /// The rewrite `mode` evaluates: with adornment subsumption for `auto`, SPEC's exact
@@ -859,7 +880,12 @@ pub fn evaluate_chosen(
 ) -> Result<(Evaluated, Choice), ResourceError> {
     let magic = match (mode, magic) {
         (MagicArg::Off, _) | (_, None) => {
-            let choice = Choice { magic: false, reason: "--magic off".into() };
+            // `auto` has no rewrite when it would pass the adornment limit.
+            let reason = match mode {
+                MagicArg::Auto => "--magic auto: the rewrite needs more adorned predicates than --max-adornments",
+                _ => "--magic off",
+            };
+            let choice = Choice { magic: false, reason: reason.into() };
             return Ok((evaluate(source, facts, engine, threads, record_rounds, progress(), max_tuples)?, choice));
         }
         (MagicArg::On, Some(magic)) => {

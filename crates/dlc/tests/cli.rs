@@ -403,15 +403,20 @@ fn an_endless_facts_line_is_an_error_not_a_crash() {
 #[test]
 fn adornment_limit_stops_the_rewrite_but_not_no_magic() {
     let fixture = "fixtures/err/E0016_adornment_limit.dl";
-    let out = dlc(&["--color", "never", "--max-adornments", "3", fixture]);
+    let out = dlc(&["--color", "never", "--max-adornments", "3", "--magic", "on", fixture]);
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("[E0016]") && out.stderr.contains("more than 3 adorned"), "{}", out.stderr);
+    assert!(out.stderr.contains("the rewrite has made 3 so far, and `P` (arity 4, at most 2^4) would have 4"));
     assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
     // The original program needs no adornments at all.
     let out = dlc(&["--max-adornments", "3", "--no-magic", fixture]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    // The default `--magic auto` evaluates the original program instead.
+    let out = dlc(&["--max-adornments", "3", "--emit", "trace", "--no-timing", fixture]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("evaluated: original program (--magic auto: the rewrite needs more"), "{}", out.stdout);
     // The limit counts all six, so six pass.
-    let out = dlc(&["--max-adornments", "6", fixture]);
+    let out = dlc(&["--max-adornments", "6", "--magic", "on", fixture]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(dlc(&["--max-adornments", "0", fixture]).code, 2);
 }

@@ -84,3 +84,29 @@ fn explain_proves_facts_the_query_did_not_demand() {
         out.stdout
     );
 }
+
+/// A chain of 5,000 predicates needs 5,000 adorned predicates, past the default limit of
+/// 4,096: `--magic auto` evaluates the original program, and only `--magic on` stops with
+/// E0016, whose note counts all the adorned predicates.
+#[test]
+fn magic_auto_evaluates_the_original_program_past_the_adornment_limit() {
+    let dir = scratch("long_chain");
+    let mut text = String::from("P0(X,Y) <- E(X,Y).\n");
+    for i in 1..5000 {
+        text += &format!("P{i}(X,Y) <- P{}(X,Y).\n", i - 1);
+    }
+    text += "E(a,b). E(c,d).\n?- P4999(a,Y).\n";
+    let program = write(&dir.join("chain.dl"), text);
+    let out = dlc(&[&program, "--emit", "trace", "--no-timing"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.starts_with("== evaluated: original program (--magic auto: the rewrite needs more"));
+    assert!(out.stdout.ends_with("answers (1): (a,b)\n"), "{}", &out.stdout[out.stdout.len().saturating_sub(300)..]);
+    let out = dlc(&[&program, "--magic", "on", "--color", "never"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("[E0016]"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("the rewrite has made 4096 so far, and this would be the first of `P"),
+        "{}",
+        out.stderr
+    );
+}
