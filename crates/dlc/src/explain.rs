@@ -181,7 +181,7 @@ fn own_demand(ctx: &Context<'_>, fact: &Fact) -> Result<OwnDemand, String> {
         Err(_) => (source.clone(), false),
     };
     let threads = exec::Threads::available();
-    match session::evaluate(&program, &facts, exec::Engine::Seminaive, threads, false, None, ctx.max_tuples) {
+    match session::evaluate(&program, false, &facts, exec::Engine::Seminaive, threads, false, None, ctx.max_tuples) {
         Ok(run) => Ok(OwnDemand { source, program, magic, db: run.eval.db }),
         Err(e) => Err(e.message(&program)),
     }
@@ -601,10 +601,12 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         return crate::EXIT_INPUT_ERROR;
     };
     let engine = session::engine(args.engine);
+    // Every relation: a fact of any of them may be asked about.
     let chosen = session::evaluate_chosen(
         &session.program,
         session.magic.as_ref(),
         args.magic_mode(),
+        true,
         &session.facts,
         engine,
         session::threads(args.threads),
@@ -628,8 +630,15 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         (Some(run.eval), None)
     } else {
         let maintenance = session::maintenance(args.maintenance);
-        let maintained =
-            Maintainer::from_evaluation(primary.clone(), run.eval, &session.facts, maintenance, false, args.max_tuples);
+        let maintained = Maintainer::from_evaluation(
+            primary.clone(),
+            true,
+            run.eval,
+            &session.facts,
+            maintenance,
+            false,
+            args.max_tuples,
+        );
         let mut maintainer = match maintained {
             Ok(maintainer) => maintainer,
             Err(e) => return crate::stopped(err, &session.sources, primary, &e, args.color),

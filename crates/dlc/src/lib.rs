@@ -324,18 +324,21 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
     // `--compare` evaluates the rewrite (and the original below) and maintains the
     // rewrite; `--magic auto` chooses the program to evaluate and maintain.
     let evaluated = if args.compare {
-        session::evaluate(magic_program, &session.facts, engine, threads, trace, progress(), max_tuples).map(|run| {
-            let choice = match session.magic.as_ref().filter(|_| mode == MagicArg::Auto) {
-                Some(magic) => session::auto_choice(source, magic, Some(&run.eval.db)),
-                None => session::Choice { magic: true, reason: "--magic on".into() },
-            };
-            (run, choice)
-        })
+        session::evaluate(magic_program, args.all, &session.facts, engine, threads, trace, progress(), max_tuples).map(
+            |run| {
+                let choice = match session.magic.as_ref().filter(|_| mode == MagicArg::Auto) {
+                    Some(magic) => session::auto_choice(source, magic, Some(&run.eval.db)),
+                    None => session::Choice { magic: true, reason: "--magic on".into() },
+                };
+                (run, choice)
+            },
+        )
     } else {
         session::evaluate_chosen(
             source,
             session.magic.as_ref(),
             mode,
+            args.all,
             &session.facts,
             engine,
             threads,
@@ -352,13 +355,14 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
     // The program whose answers are reported (and maintained under updates).
     let (primary_name, primary) =
         if args.compare || choice.magic { ("magic", magic_program) } else { ("original", source) };
-    let original_run =
-        match args.compare.then(|| session::evaluate(source, &session.facts, engine, threads, trace, None, max_tuples))
-        {
-            None => None,
-            Some(Ok(run)) => Some(run),
-            Some(Err(e)) => return stopped(err, &session.sources, source, &e, args.color),
-        };
+    let original_run = match args
+        .compare
+        .then(|| session::evaluate(source, args.all, &session.facts, engine, threads, trace, None, max_tuples))
+    {
+        None => None,
+        Some(Ok(run)) => Some(run),
+        Some(Err(e)) => return stopped(err, &session.sources, source, &e, args.color),
+    };
 
     let mut text = String::new();
     let mut doc = json!({});
@@ -409,6 +413,7 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         let record = trace || args.check;
         let mut maintainer = match Maintainer::from_evaluation(
             primary.clone(),
+            args.all,
             main_run.eval,
             &session.facts,
             maintenance,

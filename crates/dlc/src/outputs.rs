@@ -155,6 +155,7 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
             &program,
             rewritten.as_ref(),
             mode,
+            false,
             &prepared.facts,
             engine,
             threads,
@@ -169,7 +170,9 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
         }
     } else {
         let program = &prepared.program;
-        let plan = plan::plan_program(program);
+        // Only what the outputs and `.printsize` read is computed, as Soufflé does.
+        let mut plan = plan::plan_program(program);
+        plan.restrict_to(program, &wanted);
         let edb = session::edb_database(program, &prepared.facts, args.max_tuples);
         let options = exec::EvalOptions { engine, record_rounds: false, progress: None, threads };
         let eval = match exec::try_evaluate(&plan, program, edb, options) {
@@ -179,7 +182,11 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
         ("original program".to_string(), program.clone(), eval.db, false)
     };
     let elapsed = start.elapsed();
-    let sizes = session::relation_sizes(&evaluated, &db);
+    // The relations computed: those the outputs read (an empty one that no output
+    // reads was not evaluated).
+    let needed = plan::needed_preds(&evaluated, &wanted);
+    let mut sizes = session::relation_sizes(&evaluated, &db);
+    sizes.retain(|&(p, len)| len > 0 || needed.get(p.index()).copied().unwrap_or(false));
     let program = &prepared.program;
     // The rows of a wanted relation: the magic program's answers to the all-free query
     // on it, or the relation itself.

@@ -278,10 +278,12 @@ impl Settings {
         magic: Option<&MagicProgram>,
         facts: &InputFacts,
     ) -> Result<(Maintainer, bool), exec::ResourceError> {
+        // Every relation: `:why` and `:stats` may ask about any of them.
         let (run, choice) = session::evaluate_chosen(
             source,
             magic,
             self.magic,
+            true,
             facts,
             self.engine,
             self.threads,
@@ -294,7 +296,7 @@ impl Settings {
             _ => source.clone(),
         };
         let maintainer =
-            Maintainer::from_evaluation(program, run.eval, facts, self.maintenance, self.check, self.max_tuples)?;
+            Maintainer::from_evaluation(program, true, run.eval, facts, self.maintenance, self.check, self.max_tuples)?;
         Ok((maintainer, choice.magic))
     }
 }

@@ -770,10 +770,23 @@ pub fn answers(program: &Program, db: &Database) -> Answers {
     Selected::answers(program, db).collect()
 }
 
+/// The plan an evaluation of `program` runs: with `whole` (`--all`) every rule, else only
+/// the rules of the relations the query depends on, so a relation nothing asked for is
+/// not computed (a program without a query evaluates every rule).
+pub fn evaluation_plan(program: &Program, whole: bool) -> plan::ProgramPlan {
+    let mut plan = plan::plan_program(program);
+    if let Some(query) = program.query.as_ref().filter(|_| !whole) {
+        plan.restrict_to(program, &[query.atom.pred]);
+    }
+    plan
+}
+
 /// Plans and evaluates `program` from scratch over `facts`, with at most `max_tuples`
-/// tuples per relation.
+/// tuples per relation; `whole` as for [`evaluation_plan`].
+#[allow(clippy::too_many_arguments)]
 pub fn evaluate(
     program: &Program,
+    whole: bool,
     facts: &InputFacts,
     engine: Engine,
     threads: Threads,
@@ -781,7 +794,7 @@ pub fn evaluate(
     progress: Option<Box<dyn FnMut(exec::Progress)>>,
     max_tuples: u32,
 ) -> Result<Evaluated, ResourceError> {
-    evaluate_capped(program, facts, engine, threads, record_rounds, progress, max_tuples, &[])
+    evaluate_capped(program, whole, facts, engine, threads, record_rounds, progress, max_tuples, &[])
 }
 
 /// [`evaluate`], with relation `pred` of each `(pred, cap)` of `caps` capped at `cap`
@@ -789,6 +802,7 @@ pub fn evaluate(
 #[allow(clippy::too_many_arguments)]
 fn evaluate_capped(
     program: &Program,
+    whole: bool,
     facts: &InputFacts,
     engine: Engine,
     threads: Threads,
@@ -798,7 +812,7 @@ fn evaluate_capped(
     caps: &[(PredId, u32)],
 ) -> Result<Evaluated, ResourceError> {
     let start = Instant::now();
-    let plan = plan::plan_program(program);
+    let plan = evaluation_plan(program, whole);
     let mut edb = edb_database(program, facts, max_tuples);
     for &(pred, cap) in caps {
         edb.set_relation_cap(pred, cap);
@@ -871,6 +885,7 @@ pub fn evaluate_chosen(
     source: &Program,
     magic: Option<&MagicProgram>,
     mode: MagicArg,
+    whole: bool,
     facts: &InputFacts,
     engine: Engine,
     threads: Threads,
@@ -886,12 +901,15 @@ pub fn evaluate_chosen(
                 _ => "--magic off",
             };
             let choice = Choice { magic: false, reason: reason.into() };
-            return Ok((evaluate(source, facts, engine, threads, record_rounds, progress(), max_tuples)?, choice));
+            return Ok((
+                evaluate(source, whole, facts, engine, threads, record_rounds, progress(), max_tuples)?,
+                choice,
+            ));
         }
         (MagicArg::On, Some(magic)) => {
             let choice = Choice { magic: true, reason: "--magic on".into() };
             return Ok((
-                evaluate(&magic.program, facts, engine, threads, record_rounds, progress(), max_tuples)?,
+                evaluate(&magic.program, whole, facts, engine, threads, record_rounds, progress(), max_tuples)?,
                 choice,
             ));
         }
@@ -899,11 +917,11 @@ pub fn evaluate_chosen(
     };
     let choice = auto_choice(source, magic, None);
     if !choice.magic {
-        return Ok((evaluate(source, facts, engine, threads, record_rounds, progress(), max_tuples)?, choice));
+        return Ok((evaluate(source, whole, facts, engine, threads, record_rounds, progress(), max_tuples)?, choice));
     }
     let caps = demand_caps(source, magic);
     let start = Instant::now();
-    match evaluate_capped(&magic.program, facts, engine, threads, record_rounds, progress(), max_tuples, &caps) {
+    match evaluate_capped(&magic.program, whole, facts, engine, threads, record_rounds, progress(), max_tuples, &caps) {
         Ok(mut run) => {
             // Maintenance must not stop at a cap: from here on, only the user's limit holds.
             run.eval.db.set_tuple_limit(max_tuples);
@@ -911,7 +929,7 @@ pub fn evaluate_chosen(
         }
         Err(ResourceError { pred, kind: exec::ResourceKind::Cap { cap } }) => {
             let abandoned = start.elapsed();
-            let mut run = evaluate(source, facts, engine, threads, record_rounds, progress(), max_tuples)?;
+            let mut run = evaluate(source, whole, facts, engine, threads, record_rounds, progress(), max_tuples)?;
             run.elapsed += abandoned;
             Ok((run, over_cap(&magic.program, pred, cap)))
         }
@@ -927,7 +945,17 @@ pub fn derived_preds(program: &Program) -> Vec<PredId> {
 
 /// Sizes of the derived relations of `program` in `db`.
 pub fn relation_sizes(program: &Program, db: &Database) -> Vec<(PredId, usize)> {
-    derived_preds(program).into_iter().map(|p| (p, db.len(p))).collect()
+    // An empty relation the query does not depend on was usually not evaluated at all
+    // ([`evaluation_plan`]): listing it as empty would suggest it was.
+    let needed = match &program.query {
+        Some(query) => plan::needed_preds(program, &[query.atom.pred]),
+        None => vec![true; program.preds.len()],
+    };
+    derived_preds(program)
+        .into_iter()
+        .map(|p| (p, db.len(p)))
+        .filter(|&(p, len)| len > 0 || needed[p.index()])
+        .collect()
 }
 
 /// The answer of one update batch, with the before/after difference of the query's answers.
@@ -959,35 +987,29 @@ pub struct Maintainer {
     record: Option<BTreeSet<Tuple>>,
     /// `--max-tuples`, for the recomputations [`Maintainer::apply`] makes.
     max_tuples: u32,
+    /// Whether every relation is maintained, not only those the query depends on
+    /// ([`evaluation_plan`]).
+    whole: bool,
 }
 
 impl Maintainer {
     /// Keeps `eval`, an evaluation of `program` over `facts` (by [`evaluate`]), for
     /// updates. With `keep_record`, the input is also recorded apart ([`Maintainer::apply`]
     /// can then recompute from it).
+    #[allow(clippy::too_many_arguments)]
     pub fn from_evaluation(
         program: Program,
+        whole: bool,
         eval: Evaluation,
         facts: &InputFacts,
         maintenance: Maintenance,
         keep_record: bool,
         max_tuples: u32,
     ) -> Result<Self, ResourceError> {
-        let plan = plan::plan_program(&program);
+        let plan = evaluation_plan(&program, whole);
         let state = Maintained::try_from_evaluation(plan, &program, eval, maintenance)?;
-        Ok(Self::keeping(program, state, facts, maintenance, keep_record, max_tuples))
-    }
-
-    fn keeping(
-        program: Program,
-        state: Maintained,
-        facts: &InputFacts,
-        maintenance: Maintenance,
-        keep_record: bool,
-        max_tuples: u32,
-    ) -> Self {
         let record = keep_record.then(|| facts.iter().map(|(pred, tuple)| (pred, tuple.to_vec())).collect());
-        Maintainer { program, state, maintenance, record, max_tuples }
+        Ok(Maintainer { program, state, maintenance, record, max_tuples, whole })
     }
 
     /// The current input facts: the record if kept, else the maintained input relations.
@@ -1027,8 +1049,16 @@ impl Maintainer {
         let (mut recompute_work, mut mismatches) = (None, Vec::new());
         if (recompute || check) && self.record.is_some() {
             let facts = self.input_facts();
-            let fresh =
-                evaluate(&self.program, &facts, Engine::Seminaive, self.state.threads(), false, None, self.max_tuples)?;
+            let fresh = evaluate(
+                &self.program,
+                self.whole,
+                &facts,
+                Engine::Seminaive,
+                self.state.threads(),
+                false,
+                None,
+                self.max_tuples,
+            )?;
             recompute_work = Some(fresh.eval.work);
             if check {
                 mismatches = self

@@ -110,3 +110,40 @@ fn magic_auto_evaluates_the_original_program_past_the_adornment_limit() {
         out.stderr
     );
 }
+
+/// Only the relations the query or the outputs depend on are evaluated: a huge relation
+/// nothing reads no longer passes `--max-tuples` (E0017). `--all` still computes it.
+#[test]
+fn relations_nothing_reads_are_not_evaluated() {
+    let dir = scratch("unused");
+    let mut edges = String::new();
+    for i in 0..40 {
+        edges += &format!("E(n{i},n{}).\n", i + 1);
+    }
+    // `Big` would hold 40^4 = 2,560,000 tuples, past the limit of 1,000.
+    let rules =
+        "Small(X,Y) <- E(X,Y).\nBig(A,B,C,D) <- E(A,B), E(C,D), E(B,A2), E(D,C2).\nBig(A,B,C,D) <- E(A,B), E(C,D).\n";
+    let program = write(&dir.join("p.dl"), format!("{rules}{edges}?- Small(X,Y).\n"));
+    for mode in ["auto", "on", "off"] {
+        let out = dlc(&[&program, "--max-tuples", "1000", "--magic", mode, "--emit", "trace", "--no-timing"]);
+        assert_eq!(out.code, 0, "--magic {mode}: {}", out.stderr);
+        assert!(out.stdout.contains("answers (40)"), "--magic {mode}: {}", out.stdout);
+        assert!(!out.stdout.contains("Big"), "--magic {mode}: {}", out.stdout);
+    }
+    let out = dlc(&[&program, "--max-tuples", "1000", "--all", "-D", dir.to_str().unwrap(), "--color", "never"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("[E0017]") && out.stderr.contains("Big"), "{}", out.stderr);
+
+    // A Soufflé program: only the `.output` and `.printsize` relations and what they read.
+    let souffle = write(
+        &dir.join("s.dl"),
+        ".decl e(x:number, y:number)\n.decl small(x:number, y:number)\n.decl big(a:number, b:number, c:number, d:number)\n\
+         .decl f(x:number)\n.output small\n.printsize f\n\
+         small(x, y) :- e(x, y).\nbig(a, b, c, d) :- e(a, b), e(c, d).\nf(x) :- e(x, _).\n\
+         e(1, 2). e(2, 3). e(3, 4).\n",
+    );
+    let out = dlc(&[&souffle, "--max-tuples", "5", "-D", "-"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("f\t3"), "{}", out.stdout);
+    assert!(!out.stderr.contains("big"), "{}", out.stderr);
+}

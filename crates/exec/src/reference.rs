@@ -14,7 +14,7 @@ use plan::ProgramPlan;
 /// growing (see [`crate::seminaive::propagate`]).
 pub(crate) fn evaluate(plan: &ProgramPlan, db: &mut Database, run: &mut Run) -> Result<(), ResourceError> {
     let plans: Vec<PhysPlan> =
-        plan.rules.iter().filter(|r| r.well_formed).map(|r| PhysPlan::scanning(r, db.arity(r.head))).collect();
+        plan.rules.iter().filter(|r| r.fires()).map(|r| PhysPlan::scanning(r, db.arity(r.head))).collect();
     db.check()?;
     run.count_facts(db);
     loop {

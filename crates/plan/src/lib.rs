@@ -73,6 +73,16 @@ pub struct RulePlan {
     /// variable or an arity mismatch). Evaluators never fire such a rule; the pipeline
     /// reports the error before planning, so this only keeps evaluation panic-free.
     pub well_formed: bool,
+    /// False when no relation the evaluation is for depends on the rule's head
+    /// ([`ProgramPlan::restrict_to`]): evaluators do not fire it.
+    pub needed: bool,
+}
+
+impl RulePlan {
+    /// Whether evaluators fire this rule: it is well formed and needed.
+    pub fn fires(&self) -> bool {
+        self.well_formed && self.needed
+    }
 }
 
 /// Plans every rule left to right and computes the strata.
@@ -260,10 +270,42 @@ pub fn plan_rule_text_in_order(
         })
         .collect();
     well_formed &= rule.head.args.len() == arity(rule.head.pred);
-    RulePlan { rule: rule_id, head: rule.head.pred, vars, steps, project, well_formed }
+    RulePlan { rule: rule_id, head: rule.head.pred, vars, steps, project, well_formed, needed: true }
+}
+
+/// Indexed by predicate: whether evaluating the relations `wanted` needs it, that is,
+/// whether one of them depends on it through the rules (they themselves included).
+pub fn needed_preds(program: &Program, wanted: &[ir::PredId]) -> Vec<bool> {
+    let mut rules_of: Vec<Vec<RuleId>> = vec![Vec::new(); program.preds.len()];
+    for id in program.rule_ids() {
+        rules_of[program.rule(id).head.pred.index()].push(id);
+    }
+    let mut needed = vec![false; program.preds.len()];
+    let mut stack: Vec<ir::PredId> = wanted.to_vec();
+    while let Some(pred) = stack.pop() {
+        if std::mem::replace(&mut needed[pred.index()], true) {
+            continue;
+        }
+        for &id in &rules_of[pred.index()] {
+            stack.extend(program.rule(id).body.iter().map(|a| a.pred).filter(|p| !needed[p.index()]));
+        }
+    }
+    needed
 }
 
 impl ProgramPlan {
+    /// Keeps what evaluating the relations `wanted` needs: the strata of the predicates
+    /// they depend on (themselves included), with their rules; every other rule is marked
+    /// as not needed and its stratum dropped, so a relation no output reads is never
+    /// computed. Rule ids stay those of `program`.
+    pub fn restrict_to(&mut self, program: &Program, wanted: &[ir::PredId]) {
+        let needed = needed_preds(program, wanted);
+        for rule in &mut self.rules {
+            rule.needed = needed[rule.head.index()];
+        }
+        self.strata.retain(|s| s.preds.iter().any(|p| needed[p.index()]));
+    }
+
     /// The `--emit plan` text; the program supplies the names.
     pub fn display<'a>(&'a self, program: &'a Program) -> DisplayPlan<'a> {
         DisplayPlan { plan: self, program }
