@@ -430,9 +430,9 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
                 Err(e) => return stopped(err, &session.sources, primary, &e, args.color),
             };
             if json {
-                updates.push(report::batch_json(primary, i, batch, &outcome, timing));
+                updates.push(report::batch_json(primary, i, batch, &outcome, timing, args.full_report));
             } else {
-                report::batch_text(&mut text, primary, queried, i, batch, &outcome, timing);
+                report::batch_text(&mut text, primary, queried, i, batch, &outcome, timing, args.full_report);
             }
             if !outcome.mismatches.is_empty() {
                 let names: Vec<String> = outcome.mismatches.iter().map(|p| primary.pred_name(*p)).collect();
@@ -458,6 +458,23 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         (None, None) => unreachable!("one of the two is set above"),
     };
     let final_answers = session::Selected::answers(final_program, final_db);
+    // The caps as they are after the batches: an insertion can push a demand relation past
+    // its cap, and the program chosen before is kept (maintained), which the summary says.
+    let choice = match (&maintained, session.magic.as_ref()) {
+        (Some(_), Some(magic)) if choice.magic && mode == MagicArg::Auto && !args.compare => {
+            let now = session::auto_choice(source, magic, Some(final_db));
+            if now.magic {
+                choice
+            } else {
+                let reason = now.reason.replace("--magic auto: ", "");
+                session::Choice {
+                    magic: true,
+                    reason: format!("{}; after the updates {reason}, and the magic program is kept", choice.reason),
+                }
+            }
+        }
+        _ => choice,
+    };
 
     if json {
         if !trace && original_run.is_none() {

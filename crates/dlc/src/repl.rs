@@ -84,6 +84,8 @@ struct Settings {
     magic: MagicArg,
     check: bool,
     timing: bool,
+    /// `--full-report`: list every fact of a large batch's report.
+    full_report: bool,
     /// `--max-adornments`, for the rewrite a new query recompiles.
     max_adornments: usize,
     /// `--max-tuples`, for every evaluation and batch.
@@ -115,6 +117,7 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
         magic: args.magic_mode(),
         check: args.check,
         timing: !args.no_timing,
+        full_report: args.full_report,
         max_adornments: args.max_adornments,
         max_tuples: args.max_tuples,
         souffle: session.souffle,
@@ -379,8 +382,8 @@ impl Repl {
         };
         let mut text = String::new();
         let queried = self.queried();
-        let timing = self.settings.timing;
-        report::batch_text(&mut text, &self.maintainer.program, queried, self.batches, &batch, &outcome, timing);
+        let (timing, full) = (self.settings.timing, self.settings.full_report);
+        report::batch_text(&mut text, &self.maintainer.program, queried, self.batches, &batch, &outcome, timing, full);
         self.batches += 1;
         let _ = write!(out, "{text}");
         if !outcome.mismatches.is_empty() {

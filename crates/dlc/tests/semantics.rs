@@ -147,3 +147,50 @@ fn relations_nothing_reads_are_not_evaluated() {
     assert!(out.stdout.contains("f\t3"), "{}", out.stdout);
     assert!(!out.stderr.contains("big"), "{}", out.stderr);
 }
+
+/// An update report says what changed: a delete-only batch inserts nothing (facts the
+/// insertion phase puts back are "re-inserted"), the summary line tells whether the demand
+/// is past its caps after the batches, and a large batch is summarised unless
+/// `--full-report` asks for every fact.
+#[test]
+fn update_reports_say_what_changed() {
+    let dir = scratch("reports");
+    let program = write(
+        &dir.join("p.dl"),
+        "R(X,Y) <- E(X,Y).\nR(X,Z) <- R(X,Y), E(Y,Z).\nE(a,b). E(b,c). E(a,c). E(c,d). E(d,e).\n?- R(X,Y).\n",
+    );
+    let out = dlc(&[&program, "--delete", "E(a,b)", "--no-timing"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("  rederived 1: R(a,c)\n  re-inserted 2: R(a,d) R(a,e)\n  inserted 0\n"),
+        "{}",
+        out.stdout
+    );
+    let out = dlc(&[&program, "--delete", "E(a,b)", "--format", "json", "--no-timing"]);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["updates"][0]["inserted"], serde_json::json!({}));
+    assert_eq!(doc["updates"][0]["reinserted"]["R"].as_array().map(Vec::len), Some(2));
+
+    // Right-linear: every node reached is demanded, so 300 inserted edges take the demand
+    // past its cap of 64 tuples, which the summary says after the batch.
+    let program = write(&dir.join("right.dl"), "R(X,Y) <- E(X,Y).\nR(X,Z) <- E(X,Y), R(Y,Z).\nE(a,b).\n?- R(a,Y).\n");
+    let mut lines: Vec<String> = (0..300).map(|i| format!("+E(n{i},n{}).", i + 1)).collect();
+    lines.push("+E(b,n0).".into());
+    let updates = write(&dir.join("u.txt"), lines.join("\n"));
+    let out = dlc(&[&program, "--updates", &updates, "--no-timing"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("after the updates demand `@m:R^bf` passed its cap of 64 tuples, and the magic program is kept"),
+        "{}",
+        out.stderr
+    );
+    // That batch changes 45,753 answers and more facts: a summary, unless asked for.
+    assert!(out.stdout.contains("+E(b,n0)\n  (a summary: more than 1000 facts changed; --full-report lists them)\n"));
+    assert!(out.stdout.contains("  inserted 46053: @a:R^bf 45752, @m:R^bf 301\n"), "{}", &out.stdout[..600]);
+    assert!(out.stdout.contains("  answers added: 301\n"), "{}", &out.stdout[..600]);
+    assert!(out.stdout.len() < 10_000, "{}", out.stdout.len());
+    let full = dlc(&[&program, "--updates", &updates, "--no-timing", "--full-report"]);
+    assert!(full.stdout.contains("answers added: R(a,n0) R(a,n1)"), "{}", &full.stdout[..300]);
+    assert!(full.stdout.len() > 100 * out.stdout.len());
+}
