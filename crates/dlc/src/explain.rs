@@ -113,7 +113,8 @@ impl Context<'_> {
     /// How a rule of `program` is shown: what it is, where, and its source text.
     fn rule_text(&self, rule: RuleId) -> RuleShown {
         let r = self.program.rule(rule);
-        let source_rule = |id: RuleId| (format!("rule {}", id.0 + 1), self.source.rule(id));
+        // `r1`, as `--emit ir` and `--emit magic-ir` name source rule 1.
+        let source_rule = |id: RuleId| (format!("rule r{}", id.0), self.source.rule(id));
         let (what, span, text) = match r.origin {
             Origin::Source => {
                 let (what, rule) = source_rule(rule);
@@ -318,8 +319,10 @@ fn proof_text(ctx: &Context<'_>, asked: &str, proof: &Proof) -> String {
 
 /// The proof as JSON: a flat list of nodes (the first is the fact) with their children's
 /// indices, since a proof is a DAG and can be far too deep to nest. A derived node's
-/// `rule.number` is the rule's position in the evaluated program (as `--emit ir` or
-/// `--emit magic-ir` list it), its children the facts of that rule's body atoms.
+/// `rule.source` names the source rule (`r1`, as `--emit ir` lists it; absent for the
+/// query's seed), and through magic sets `rule.rewritten` is the position of the rule in
+/// the evaluated rewrite (as `--emit plan` lists it); its children are the facts of that
+/// rule's body atoms.
 fn proof_json(ctx: &Context<'_>, asked: &str, proof: &Proof) -> Value {
     let nodes: Vec<Value> = proof
         .nodes
@@ -340,12 +343,13 @@ fn proof_json(ctx: &Context<'_>, asked: &str, proof: &Proof) -> Value {
                 Step::Rule { rule, body } => {
                     let shown = ctx.rule_text(*rule);
                     v["kind"] = json!("derived");
-                    v["rule"] = json!({
-                        "by": shown.what,
-                        "at": shown.at,
-                        "text": shown.text,
-                        "number": rule.0 + 1,
-                    });
+                    v["rule"] = json!({ "by": shown.what, "at": shown.at, "text": shown.text });
+                    if let Some(source) = source_rule(ctx.program, *rule) {
+                        v["rule"]["source"] = json!(format!("r{}", source.0));
+                    }
+                    if ctx.magic {
+                        v["rule"]["rewritten"] = json!(rule.0);
+                    }
                     v["children"] = json!(body);
                 }
             }
@@ -353,6 +357,27 @@ fn proof_json(ctx: &Context<'_>, asked: &str, proof: &Proof) -> Value {
         })
         .collect();
     json!({ "fact": asked, "program": program_key(ctx), "holds": true, "height": proof.height(), "nodes": nodes })
+}
+
+/// The source rule a rule of the evaluated program is, or was made from.
+fn source_rule(program: &Program, rule: RuleId) -> Option<RuleId> {
+    match program.rule(rule).origin {
+        Origin::Source => Some(rule),
+        Origin::Main { rule } | Origin::Demand { rule, .. } => Some(rule),
+        Origin::Seed => None,
+    }
+}
+
+/// Where body atom `atom` of `rule` sits in its source rule: a magic main rule is its
+/// source rule behind a demand guard (position 0), so its atom `k` is source atom `k - 1`;
+/// `None` for the guard.
+fn source_position(ctx: &Context<'_>, rule: &ir::Rule, atom: usize) -> Option<usize> {
+    let guarded = ctx.magic && rule.body.first().is_some_and(|a| ctx.is_demand(a.pred));
+    match (guarded, atom) {
+        (true, 0) => None,
+        (true, k) => Some(k - 1),
+        (false, k) => Some(k),
+    }
 }
 
 fn dot_escape(text: &str) -> String {
@@ -504,13 +529,12 @@ fn why_not_text(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
                 } else {
                     format!("under {partial} match(es) of the atoms before it")
                 };
-                // A magic main rule is its source rule behind a demand guard: count body
-                // atoms as the source rule shown above has them.
-                let guarded = ctx.magic && rule.body.first().is_some_and(|a| ctx.is_demand(a.pred));
-                let position = match (guarded, *atom) {
-                    (true, 0) => "the rule's demand guard".to_string(),
-                    (true, k) => format!("body atom {k} of {}", rule.body.len() - 1),
-                    (false, k) => format!("body atom {} of {}", k + 1, rule.body.len()),
+                // Atoms are counted as in the source rule shown above, from #0 as
+                // `--emit magic-ir` counts calls.
+                let source_len = source_rule(ctx.program, attempt.rule).map_or(0, |r| ctx.source.rule(r).body.len());
+                let position = match source_position(ctx, rule, *atom) {
+                    None => "the rule's demand guard".to_string(),
+                    Some(k) => format!("body atom #{k} of {source_len}"),
                 };
                 format!(
                     "{what} {} ({position}) finds no fact {prefix}: {}{more}",
@@ -540,7 +564,8 @@ fn why_not_json(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
                 Attempt::Failed { atom, examples, partial } => {
                     let body = &rule.body[*atom];
                     v["outcome"] = json!("no match");
-                    v["atom"] = json!(atom + 1);
+                    // The source rule's body position (from 0); null for a demand guard.
+                    v["atom"] = json!(source_position(ctx, rule, *atom));
                     v["atom_text"] = json!(instantiate(ctx, body, &[]));
                     v["demand"] = json!(ctx.is_demand(body.pred));
                     v["partial_matches"] = json!(partial);

@@ -20,7 +20,7 @@ fn explain_shows_the_shallow_proof_of_spec_example_1() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let lines: Vec<&str> = out.stdout.lines().collect();
     assert_eq!(lines[0], "R(a,d): a proof of height 2 (original program)");
-    assert!(lines[1].starts_with("R(a,d)  by rule 2 at fixtures/ok/reach.dl:3:1  R(X,Z) <- R(X,Y), R(Y,Z)"));
+    assert!(lines[1].starts_with("R(a,d)  by rule r1 at fixtures/ok/reach.dl:3:1  R(X,Z) <- R(X,Y), R(Y,Z)"));
     assert!(out.stdout.contains("    E(a,e)  input fact") && out.stdout.contains("    E(e,d)  input fact"));
     assert!(!out.stdout.contains("E(a,b)"), "the deeper proof through b and c is not the one shown");
 
@@ -192,8 +192,15 @@ fn check_proof(program: &Program, inputs: &BTreeSet<(PredId, Vec<u32>)>, doc: &V
                 }
             }
             Some("derived") => {
-                let number = node["rule"]["number"].as_u64().ok_or("no rule number")? as usize;
-                let rule = program.rules.get(number - 1).ok_or("no such rule")?;
+                // The evaluated program's rule: its position in a rewrite, else the source rule `rN`.
+                let number = match node["rule"]["rewritten"].as_u64() {
+                    Some(position) => position as usize,
+                    None => node["rule"]["source"]
+                        .as_str()
+                        .and_then(|r| r.strip_prefix('r')?.parse().ok())
+                        .ok_or("no rule")?,
+                };
+                let rule = program.rules.get(number).ok_or("no such rule")?;
                 let children = node["children"].as_array().ok_or("no children")?;
                 if rule.head.pred != pred || rule.body.len() != children.len() {
                     return Err(format!("node {i} does not fit rule {number}"));
