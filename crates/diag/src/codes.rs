@@ -13,6 +13,12 @@ impl Code {
         CODES.iter().find(|(c, _, _)| c.0 == self.0).map_or("", |(_, _, help)| help)
     }
 
+    /// The help line of this code for a Soufflé program, where the default one shows
+    /// dlc's syntax (`Q(X) <- E(X)`, quoting upper-case values), if it does.
+    pub fn souffle_help(self) -> Option<&'static str> {
+        SOUFFLE_HELP.iter().find(|(c, _)| c.0 == self.0).map(|(_, help)| *help)
+    }
+
     /// The short title of this code.
     pub fn title(self) -> &'static str {
         CODES.iter().find(|(c, _, _)| c.0 == self.0).map_or("", |(_, title, _)| title)
@@ -67,7 +73,7 @@ codes! {
     ADORNMENT_LIMIT = "E0016", "too many adorned predicates",
         "raise the limit with `--max-adornments N`, or let `--magic auto` (the default) or `--magic off` evaluate the original program";
     RESOURCE_LIMIT = "E0017", "relation too large",
-        "raise the limit with `--max-tuples N` if the machine has the memory; a rule whose body atoms share no variable derives the product of their sizes";
+        "raise the limit with `--max-tuples N` if the machine has the memory";
     UNSUPPORTED_SOUFFLE = "E0018", "unsupported Soufflé construct",
         "dlc runs positive Datalog: rules over atoms with variables and constants; rewrite this part or run the program with Soufflé";
     UNDECLARED_RELATION = "E0019", "relation not declared",
@@ -80,4 +86,18 @@ codes! {
         "facts files are named after their predicate (`E.facts` holds `E`); check the file name";
     ATOM_IN_DELIMITED_FILE = "W0003", "atom in a delimited facts file",
         "a file of atoms `E(a,b).` needs an extension other than .facts, .tsv or .csv, such as .dl";
+    UNREAD_DIRECTORY_ENTRY = "W0004", "facts directory entry not read",
+        "a facts directory holds `<Pred>.facts`/`.tsv` (tab-separated) and `<Pred>.csv` files";
 }
+
+/// Help lines for Soufflé programs, where the default help would show dlc's syntax.
+const SOUFFLE_HELP: &[(Code, &str)] = &[
+    (Code::PARSE, "a rule is `h(x, z) :- a(x, y), b(y, z).`; a query is `?- r(1, y).` or `--query 'r(1, y)'`"),
+    (Code::QUERY_EDB, "queries name a derived relation; add a rule `q(x) :- e(x).` to query input facts"),
+    (Code::NON_GROUND_FACT, "facts contain constants only: numbers, or strings in double quotes: \"alice\""),
+    (
+        Code::BAD_FACTS_LINE,
+        "an `.input` file holds one tuple per line, tab-separated unless its `delimiter` parameter says otherwise",
+    ),
+    (Code::EDB_HEADS_RULE, "a relation is either read with `.input` or derived by rules; rename one of them"),
+];

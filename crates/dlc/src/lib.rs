@@ -350,7 +350,12 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
     // The magic program's predicate table extends the source's: it names either's relations.
     let (main_run, choice) = match evaluated {
         Ok(evaluated) => evaluated,
-        Err(e) => return stopped(err, &session.sources, magic_program, &e, args.color),
+        Err(e) => {
+            // The original program's rules derive a source relation; the rewrite's the others.
+            let derived_by_source = source.rules.iter().any(|r| r.head.pred == e.pred);
+            let program = if derived_by_source { source } else { magic_program };
+            return stopped(err, &session.sources, program, &e, args.color);
+        }
     };
     // The program whose answers are reported (and maintained under updates).
     let (primary_name, primary) =

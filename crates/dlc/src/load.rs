@@ -211,7 +211,7 @@ fn facts_directory(path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<PathBu
         }
         diagnostics.push(
             Diagnostic::warning(
-                Code::UNREADABLE_FILE,
+                Code::UNREAD_DIRECTORY_ENTRY,
                 format!(
                     "`{}`: {} entr{} not read, not being named .facts, .tsv or .csv: {}",
                     path.display(),
@@ -226,7 +226,7 @@ fn facts_directory(path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<PathBu
     if files.is_empty() && diagnostics.len() == errors_before {
         diagnostics.push(
             Diagnostic::warning(
-                Code::UNREADABLE_FILE,
+                Code::UNREAD_DIRECTORY_ENTRY,
                 format!("`{}` holds no .facts, .tsv or .csv files", path.display()),
             )
             .with_help("name each file after its predicate: `E.facts` (tab-separated) or `E.csv`"),

@@ -141,7 +141,7 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
         }
     };
     let Some(mut program) = program.filter(|_| !diag::has_errors(&diagnostics)) else {
-        return Err(Failed { sources, diagnostics });
+        return Err(Failed { sources, diagnostics: in_dialect(diagnostics, dialect) });
     };
 
     if let Some(query) = &args.query {
@@ -185,10 +185,26 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
         diagnostics.extend(syntax::undefined_predicate_warnings(&program, &given));
     }
 
+    let diagnostics = in_dialect(diagnostics, dialect);
     if diag::has_errors(&diagnostics) {
         return Err(Failed { sources, diagnostics });
     }
     Ok(Prepared { sources, file, program, facts, batches, warnings: diagnostics, souffle })
+}
+
+/// `diagnostics` with help lines in the program's dialect: a Soufflé program's reports
+/// do not suggest dlc's syntax ([`Code::souffle_help`]). Only a code's default help is
+/// replaced; a help line written for the case stays.
+fn in_dialect(mut diagnostics: Vec<Diagnostic>, dialect: Dialect) -> Vec<Diagnostic> {
+    if dialect == Dialect::Souffle {
+        for d in &mut diagnostics {
+            match d.code.souffle_help() {
+                Some(help) if d.help.as_deref() == Some(d.code.help()) => d.help = Some(help.to_string()),
+                _ => {}
+            }
+        }
+    }
+    diagnostics
 }
 
 /// E0010 at the end of the program.
@@ -411,7 +427,60 @@ pub fn resource_diagnostic(program: &Program, error: &ResourceError) -> Diagnost
         _ => "generated for this atom",
     };
     let d = if pred.span == diag::Span::default() { d } else { d.with_primary(pred.span, what) };
+    let d = match error.kind {
+        exec::ResourceKind::TupleLimit { .. } => blame_rule(program, error.pred, d),
+        _ => d,
+    };
     d.with_note("nothing was printed: the relations are incomplete")
+}
+
+/// Points at the rule that grew `pred` past the limit: one whose body atoms fall apart
+/// into groups sharing no variable (it derives the product of their sizes), else a rule
+/// reading `pred` itself (a closure that is simply that large), else the first deriving it.
+fn blame_rule(program: &Program, pred: PredId, d: Diagnostic) -> Diagnostic {
+    let rules: Vec<&ir::Rule> = program.rules.iter().filter(|r| r.head.pred == pred).collect();
+    let name = program.pred_name(pred);
+    if let Some(rule) = rules.iter().find(|r| is_product(r)) {
+        return d.with_secondary(rule.span, "the groups of body atoms of this rule share no variable").with_help(
+            format!("this rule derives the product of its groups' sizes; join them on a shared variable, or raise the limit with `--max-tuples N` if `{name}` is meant to be that large"),
+        );
+    }
+    // A relation that outgrows the limit without a product usually grows by recursion.
+    let recursive = rules.iter().find(|r| r.body.iter().any(|a| a.pred == pred));
+    let label = match recursive {
+        Some(_) => format!("this rule grows `{name}` from itself"),
+        None => format!("a rule deriving `{name}`"),
+    };
+    match recursive.or(rules.first()) {
+        Some(rule) => d.with_secondary(rule.span, label).with_help(format!(
+            "`{name}` is simply this large ({} rule(s) derive it); raise the limit with `--max-tuples N` if the machine has the memory, or ask a narrower query",
+            rules.len()
+        )),
+        None => d,
+    }
+}
+
+/// Whether the body atoms of `rule` that have variables form more than one group of
+/// atoms linked by shared variables: the rule then joins groups with no condition.
+fn is_product(rule: &ir::Rule) -> bool {
+    let atoms: Vec<Vec<ir::Symbol>> = rule.body.iter().map(ir::Atom::vars).filter(|v| !v.is_empty()).collect();
+    let Some(first) = atoms.first() else { return false };
+    // Grow the group of the first atom until no atom outside it shares a variable.
+    let mut reached: BTreeSet<ir::Symbol> = first.iter().copied().collect();
+    let mut joined = vec![false; atoms.len()];
+    joined[0] = true;
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for (i, vars) in atoms.iter().enumerate() {
+            if !joined[i] && vars.iter().any(|v| reached.contains(v)) {
+                joined[i] = true;
+                reached.extend(vars.iter().copied());
+                grew = true;
+            }
+        }
+    }
+    joined.contains(&false)
 }
 
 /// A database holding exactly these input tuples, whose relations may hold at most

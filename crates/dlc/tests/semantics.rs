@@ -194,3 +194,57 @@ fn update_reports_say_what_changed() {
     assert!(full.stdout.contains("answers added: R(a,n0) R(a,n1)"), "{}", &full.stdout[..300]);
     assert!(full.stdout.len() > 100 * out.stdout.len());
 }
+
+/// Explanations number rules and atoms as the listings do: `r1` is `--emit ir`'s r1, and
+/// `--explain-missing` counts a rule's atoms from #0 in its text and its JSON alike.
+#[test]
+fn explanations_number_rules_and_atoms_as_the_listings_do() {
+    let out = dlc(&["fixtures/ok/reach.dl", "--explain-missing", "R(a,u)"]);
+    assert!(
+        out.stdout.contains("    rule r1 at fixtures/ok/reach.dl:3:1  R(X,Z) <- R(X,Y), R(Y,Z)\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("atom R(Y,Z) (body atom #1 of 2)"), "{}", out.stdout);
+    let out = dlc(&["fixtures/ok/reach.dl", "--explain-missing", "R(a,u)", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let rules = doc["relations"][0]["rules"].as_array().unwrap();
+    assert_eq!((rules[1]["by"].as_str(), rules[1]["atom"].as_u64()), (Some("rule r1"), Some(1)));
+    let ir = dlc(&["fixtures/ok/reach.dl", "--emit", "ir"]);
+    assert!(ir.stdout.contains("r1: R(X,Z) <- R(X,Y), R(Y,Z)"), "{}", ir.stdout);
+    for magic in ["--magic=on", "--magic=off"] {
+        let out = dlc(&["fixtures/ok/reach.dl", magic, "--explain", "R(a,d)", "--format", "json"]);
+        let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        assert_eq!(doc["nodes"][0]["rule"]["source"], "r1", "{magic}");
+    }
+    let plan = dlc(&["fixtures/ok/reach.dl", "--magic", "on", "--emit", "plan"]);
+    assert!(plan.stdout.contains("3 (main r1): @a:R^bf(X,Z) <-"), "{}", plan.stdout);
+}
+
+/// Messages in the dialect of the program, with help that fits the case.
+#[test]
+fn messages_fit_the_dialect_and_the_case() {
+    let dir = scratch("messages");
+    // E0005 for an inline fact of a derived predicate suggests the empty-body rule.
+    let program = write(&dir.join("e5.dl"), "R(X,Y) <- E(X,Y).\nR(z,z).\nE(a,b).\n?- R(a,Y).\n");
+    let out = dlc(&[&program, "--color", "never"]);
+    assert!(out.stderr.contains("[E0005]") && out.stderr.contains("write `R(z,z) <-`"), "{}", out.stderr);
+    // A Soufflé program's help shows Soufflé's syntax.
+    let souffle =
+        write(&dir.join("s.dl"), ".decl e(x:symbol)\n.decl q(x:symbol)\nq(x) :- e(x).\ne(\"a\").\n?- e(x).\n");
+    let out = dlc(&[&souffle, "--color", "never"]);
+    assert!(out.stderr.contains("[E0008]") && out.stderr.contains("add a rule `q(x) :- e(x).`"), "{}", out.stderr);
+    assert!(!out.stderr.contains("<-"), "{}", out.stderr);
+    // A report without a location has the same header as the others.
+    let out = dlc(&["fixtures/ok/reach.dl", "--facts", "no/such.facts", "--color", "never"]);
+    assert!(out.stderr.starts_with("[E0012] Error: cannot read"), "{}", out.stderr);
+    // E0017 names the rule that grew the relation: here a closure, not a product.
+    let mut text = String::from("R(X,Y) <- E(X,Y).\nR(X,Z) <- R(X,Y), E(Y,Z).\n?- R(X,Y).\n");
+    for i in 0..30 {
+        text += &format!("E(n{i},n{}).\n", i + 1);
+    }
+    let closure = write(&dir.join("closure.dl"), text);
+    let out = dlc(&[&closure, "--max-tuples", "100", "--color", "never"]);
+    assert!(out.stderr.contains("this rule grows `R` from itself"), "{}", out.stderr);
+    assert!(!out.stderr.contains("share no variable"), "{}", out.stderr);
+}
