@@ -80,6 +80,8 @@ codes! {
         "a Soufflé program declares every relation it uses: `.decl r(x:symbol, y:number)`";
     DECLARED_TWICE = "E0020", "relation declared twice",
         "declare each relation once; remove one `.decl`";
+    TYPE_CYCLE = "E0021", "cyclic type definition",
+        "define one of the types from `symbol`, `number` or `unsigned`: `.type A <: symbol`";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

@@ -293,7 +293,7 @@ fn emit_ast(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: boo
         session::Dialect::Dlc => syntax::parse(&text, file),
         session::Dialect::Souffle => {
             // The tree after expansion: one rule per head and disjunct.
-            syntax::souffle::parse(&text, file, &mut load::IncludeFiles { sources: &mut sources })
+            syntax::souffle::parse(&text, file, &mut load::IncludeFiles::new(&mut sources))
         }
     };
     let _ = write!(out, "{ast}");

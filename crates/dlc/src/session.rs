@@ -129,7 +129,7 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
             (program, diagnostics, None)
         }
         Dialect::Souffle => {
-            let mut includes = load::IncludeFiles { sources: &mut sources };
+            let mut includes = load::IncludeFiles::new(&mut sources);
             let (parsed, diagnostics) = syntax::souffle::parse_program(&text, file, &mut includes);
             match parsed {
                 Some(s) => {

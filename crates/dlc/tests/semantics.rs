@@ -248,3 +248,41 @@ fn messages_fit_the_dialect_and_the_case() {
     assert!(out.stderr.contains("this rule grows `R` from itself"), "{}", out.stderr);
     assert!(!out.stderr.contains("share no variable"), "{}", out.stderr);
 }
+
+/// One error where there is one problem: a float, a float-typed relation, a cycle of
+/// types, a file that includes itself through another.
+#[test]
+fn one_problem_is_one_error() {
+    let dir = scratch("one_error");
+    let errors = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["--color", "never"];
+        all.extend_from_slice(args);
+        let out = dlc(&all);
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        out.stderr.lines().filter(|l| l.starts_with('[')).map(str::to_string).collect()
+    };
+    let float = write(&dir.join("float.dl"), "R(X) <- E(X, 1.5).\n?- R(X).\n");
+    assert_eq!(
+        errors(&[&float]),
+        ["[E0001] Error: expected a term, found `1.5`, a number that is not an integer (syntax error)"]
+    );
+    let typed = write(&dir.join("typed.dl"), ".decl e(x:float)\n.decl p(x:float)\n.output p\np(x) :- e(x).\n");
+    let found = errors(&[&typed]);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found.iter().all(|e| e.contains("the type `float` is not supported")), "{found:?}");
+    for (types, message) in [
+        (".type A = B\n.type B = A\n.type C = A\n", "the types `A`, `B` are defined from each other"),
+        (".type A = A\n", "the type `A` is defined from itself"),
+    ] {
+        let program =
+            write(&dir.join("types.dl"), format!("{types}.decl e(x:A)\n.decl p(x:A)\n.output p\np(x) :- e(x).\n"));
+        let found = errors(&[&program]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains(message), "{found:?}");
+    }
+    write(&dir.join("a.dl"), "#include \"b.dl\"\n.decl e(x:number)\n.decl p(x:number)\n.output p\np(x) :- e(x).\n");
+    write(&dir.join("b.dl"), "#include \"a.dl\"\n");
+    let found = errors(&[dir.join("a.dl").to_str().unwrap()]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("it would include itself: "), "{found:?}");
+}

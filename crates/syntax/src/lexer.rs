@@ -21,6 +21,10 @@ pub enum Token<'a> {
     Underscore,
     #[regex(r"-?[0-9]+")]
     Int(&'a str),
+    /// `1.5`: not a value of the language, but lexed as one token so that it is one
+    /// error, not `1`, `.` and `5` each out of place.
+    #[regex(r"-?[0-9]+\.[0-9]+")]
+    Float(&'a str),
     /// A double-quoted string, quotes and escapes still in place.
     #[regex(r#""([^"\\\n]|\\["\\ntr])*""#)]
     Str(&'a str),
@@ -59,6 +63,7 @@ impl fmt::Display for Token<'_> {
             Token::Name(s) | Token::UnderscoreName(s) | Token::Int(s) | Token::Str(s) | Token::Reserved(s) => {
                 write!(f, "`{s}`")
             }
+            Token::Float(s) => write!(f, "`{s}`, a number that is not an integer"),
             Token::Underscore => f.write_str("`_`"),
             Token::LParen => f.write_str("`(`"),
             Token::RParen => f.write_str("`)`"),
