@@ -8,16 +8,10 @@ use std::path::{Path, PathBuf};
 
 /// A fresh, empty directory for one test's files.
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch_in("cli", name)
 }
 
-fn write(path: &Path, contents: impl AsRef<[u8]>) -> String {
-    std::fs::write(path, contents).unwrap();
-    path.display().to_string()
-}
+use common::write_file as write;
 
 /// Reach (SPEC Example 1) without facts: they come from the test's files.
 const REACH_RULES: &str = "R(X,Y) <- E(X,Y).\nR(X,Z) <- R(X,Y), R(Y,Z).\n?- R(a,Y).\n";

@@ -4,20 +4,12 @@
 
 mod common;
 
-use common::{dlc, dlc_with_input};
-use std::path::{Path, PathBuf};
+use common::{dlc, dlc_with_input, write_file as write};
+use std::path::PathBuf;
 
 /// A fresh, empty directory for one test's files.
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("semantics").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write(path: &Path, contents: impl AsRef<[u8]>) -> String {
-    std::fs::write(path, contents).unwrap();
-    path.display().to_string()
+    common::scratch_in("semantics", name)
 }
 
 const COPY: &str = "R(X,Y) <- E(X,Y).\nE(a,b).\n?- R(X,Y).\n";
