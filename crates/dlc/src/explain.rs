@@ -172,7 +172,10 @@ fn own_demand(ctx: &Context<'_>, fact: &Fact) -> Result<OwnDemand, String> {
     let query = ir::Query { atom: ir::Atom { pred: fact.pred, args, span: fact.span } };
     source.query = Some(query.clone());
     let mut facts = crate::facts::InputFacts::default();
-    for pred in source.pred_ids().filter(|&p| source.pred(p).kind == PredKind::Edb) {
+    // The repl's source program may know predicates its maintained database does not
+    // (named by updates only); no rule reads them.
+    let known = |p: PredId| p.index() < ctx.db.relation_count();
+    for pred in source.pred_ids().filter(|&p| source.pred(p).kind == PredKind::Edb && known(p)) {
         for tuple in ctx.db.tuples(pred) {
             facts.push(pred, tuple.iter().copied());
         }

@@ -61,7 +61,10 @@ fn explain_proves_facts_the_query_did_not_demand() {
     assert_eq!(out.code, 0, "{}", out.stdout);
     assert!(out.stdout.contains("Assigned(bob,intern)  input fact"), "{}", out.stdout);
     // The repl explains in its maintained state: after the deletion, R(u,v) is gone.
-    let out = dlc_with_input(&["repl", "fixtures/ok/reach.dl"], ":why R(u,v)\n-E(u,v).\n;\n:why R(u,v)\n:why R(w,u)\n");
+    let out = dlc_with_input(
+        &["repl", "fixtures/ok/reach.dl"],
+        "+X(a).\n;\n:why R(u,v)\n-E(u,v).\n;\n:why R(u,v)\n:why R(w,u)\n",
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let verdicts: Vec<&str> =
         out.stdout.lines().filter(|l| l.contains(": a proof of") || l.contains("is not derived")).collect();
