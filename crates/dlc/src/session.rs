@@ -1274,6 +1274,26 @@ mod tests {
         assert!(!Answers::sorted(0, 0, Vec::new()).contains(&[]));
     }
 
+    /// Netting a batch is applying its lines one by one: per fact, the last change wins.
+    #[test]
+    fn a_net_update_keeps_the_last_change_of_each_fact() {
+        use super::{net_update, Sign};
+        use ir::PredId;
+        let (e, f) = (PredId(0), PredId(1));
+        let changes = [
+            (Sign::Insert, (e, vec![1, 1])),
+            (Sign::Delete, (e, vec![2, 2])),
+            (Sign::Delete, (e, vec![1, 1])),
+            (Sign::Insert, (f, vec![1])),
+            (Sign::Insert, (e, vec![2, 2])),
+            (Sign::Insert, (f, vec![1])),
+        ];
+        let update = net_update(changes);
+        assert_eq!(update.deletes, [(e, vec![1, 1])]);
+        // In the order of their last changes.
+        assert_eq!(update.inserts, [(e, vec![2, 2]), (f, vec![1])]);
+    }
+
     #[test]
     fn answers_difference_keeps_order() {
         let before = Answers::sorted(3, 3, vec![1, 2, 3, 0, 9, 9, 4, 4, 4]);

@@ -375,6 +375,21 @@ mod tests {
         assert!(!plan_rule(&p, RuleId(0)).well_formed);
     }
 
+    /// Restricted to `R`, the plan keeps the strata `R` reads through its rules (`S` and
+    /// `T` via `S`) and no others; the rules of `U` and `V` do not fire, and rule ids stay.
+    #[test]
+    fn restriction_keeps_what_the_wanted_relations_read() {
+        let p = program("T(X) <- E(X)\nS(X) <- T(X)\nR(X) <- S(X), E(X)\nU(X) <- R(X)\nV(X) <- E(X)");
+        let mut plan = plan_program(&p);
+        let pred = |name: &str| p.lookup_source(name).unwrap();
+        plan.restrict_to(&p, &[pred("R")]);
+        let fires: Vec<bool> = plan.rules.iter().map(RulePlan::fires).collect();
+        assert_eq!(fires, [true, true, true, false, false]);
+        let kept: Vec<Vec<ir::PredId>> = plan.strata.iter().map(|s| s.preds.clone()).collect();
+        assert_eq!(kept, [vec![pred("T")], vec![pred("S")], vec![pred("R")]]);
+        assert_eq!(plan.rules.iter().map(|r| r.rule.0).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+    }
+
     /// The definition of [`greedy_order`], one scan of the remaining atoms per position.
     fn greedy_order_by_scans(
         body: &[Atom],
