@@ -515,10 +515,13 @@ pub enum ValueOrder {
     },
 }
 
+/// The rank of a value a [`ValueOrder::Ranks`] does not rank.
+const UNRANKED: u32 = u32::MAX;
+
 impl ValueOrder {
     /// The values in `in_order`, ranked in that order.
     pub fn ranked(in_order: Vec<u32>) -> Self {
-        let mut rank = vec![0u32; in_order.iter().max().map_or(0, |&v| v as usize + 1)];
+        let mut rank = vec![UNRANKED; in_order.iter().max().map_or(0, |&v| v as usize + 1)];
         for (r, &v) in in_order.iter().enumerate() {
             rank[v as usize] = r as u32;
         }
@@ -529,7 +532,11 @@ impl ValueOrder {
     fn key(&self, v: u32) -> u32 {
         match self {
             ValueOrder::Ids => v,
-            ValueOrder::Ranks { rank, .. } => rank[v as usize],
+            ValueOrder::Ranks { rank, .. } => {
+                let r = rank[v as usize];
+                debug_assert_ne!(r, UNRANKED, "value {v} is sorted but was not ranked");
+                r
+            }
         }
     }
 
@@ -596,7 +603,8 @@ impl<'a> Selected<'a> {
     }
 
     /// Calls `f` with every selected tuple, in lexicographic order of the values as
-    /// `order` orders them; stops at the first error.
+    /// `order` orders them; stops at the first error. A ranked `order` needs to rank only
+    /// the values of the selected tuples: no other value is sorted.
     ///
     /// The tuples are read through the relation's tuple set, which groups them by their
     /// prefix (every column but the last): a query that binds the whole prefix reads one
@@ -642,7 +650,31 @@ impl<'a> Selected<'a> {
                 .filter(|&g| groups.prefix(g as usize).iter().zip(prefix_bound).all(|(v, b)| b.is_none_or(|b| b == *v)))
                 .collect(),
         };
+        let mut row = vec![0u32; arity];
+        let mut values = Vec::new();
         if let Some(order) = order {
+            // An order may know only the values of the selected tuples (the `-D` writer
+            // ranks just those), so only groups that hold a selected tuple are sorted,
+            // and below, only a group's selected values.
+            ids.retain(|&g| {
+                let g = g as usize;
+                row[..arity - 1].copy_from_slice(groups.prefix(g));
+                match last_bound[0] {
+                    Some(last) => {
+                        row[arity - 1] = last;
+                        groups.contains(g, last) && accept(&row)
+                    }
+                    None if !repeated => groups.group_len(g) > 0,
+                    None => {
+                        values.clear();
+                        groups.values(g, &mut values);
+                        values.iter().any(|&v| {
+                            row[arity - 1] = v;
+                            accept(&row)
+                        })
+                    }
+                }
+            });
             let prefix_key = |g: u32| groups.prefix(g as usize).iter().map(|&v| order.key(v));
             match arity {
                 1 => {}
@@ -663,8 +695,6 @@ impl<'a> Selected<'a> {
                 _ => ids.sort_unstable_by(|&a, &b| prefix_key(a).cmp(prefix_key(b))),
             }
         }
-        let mut row = vec![0u32; arity];
-        let mut values = Vec::new();
         let mut scratch = Vec::new();
         for g in ids {
             let g = g as usize;
@@ -681,6 +711,12 @@ impl<'a> Selected<'a> {
             values.clear();
             groups.values(g, &mut values);
             if let Some(order) = order {
+                if repeated {
+                    values.retain(|&v| {
+                        row[arity - 1] = v;
+                        accept(&row)
+                    });
+                }
                 order.sort(&mut values, &mut scratch);
             }
             for &v in &values {
@@ -1069,6 +1105,20 @@ mod tests {
                 let selected = Selected::answers(&program, &db);
                 assert_eq!(rows(&selected.collect()), scanned, "{query}");
                 assert_eq!(selected.count(), scanned.len(), "{query}");
+                // Ranking only the selected tuples' values (as the `-D` writer does) is
+                // enough, even where a group matches the bound prefix but holds no
+                // selected tuple (a bound last value it lacks, a repeated variable).
+                let mut present: Vec<u32> = scanned.iter().flatten().copied().collect();
+                present.sort_unstable_by(|a, b| b.cmp(a));
+                present.dedup();
+                let mut read = Vec::new();
+                let _ = selected.for_each_sorted(&ValueOrder::ranked(present), |t| {
+                    read.push(t.to_vec());
+                    Ok::<(), ()>(())
+                });
+                let mut reversed = scanned.clone();
+                reversed.sort_by(|a, b| b.cmp(a));
+                assert_eq!(read, reversed, "{query} in reversed order");
                 checked += scanned.len();
             }
             let pred = base.lookup_source(name).unwrap();

@@ -673,3 +673,38 @@ fn the_repl_honours_magic_modes() {
     let auto = dlc_with_input(&["repl", "fixtures/ok/reach.dl"], "?- R(X,Y).\n:stats\n");
     assert!(!auto.stdout.contains("@m:") && auto.stdout.contains("R 20"), "{}", auto.stdout);
 }
+
+/// Writing answers with `-D` when the query's constant occurs nowhere in the data used to
+/// panic in the writer's value order: it ranked the selected tuples' values only, but
+/// sorted every group whose prefix the query bound.
+#[test]
+fn output_dir_with_a_query_constant_absent_from_the_data() {
+    let dir = scratch("absent-constant");
+    let native = write(
+        &dir.join("p.dl"),
+        "R(X,Y) <- F(X,Y).\nR(X,Y) <- E(X,A), R(B,A), D(B,Y).\nE(a,f). E(i,o). F(m,o). D(m,f).\n?- R(i,k).\n",
+    );
+    let souffle = write(
+        &dir.join("s.dl"),
+        ".decl r(x:symbol, y:symbol)\n.decl f(x:symbol, y:symbol)\n.decl e(x:symbol, y:symbol)\n\
+         .decl d(x:symbol, y:symbol)\nr(x,y) :- f(x,y).\nr(x,y) :- e(x,a), r(b,a), d(b,y).\n\
+         e(\"a\",\"f\"). e(\"i\",\"o\"). f(\"m\",\"o\"). d(\"m\",\"f\").\n.output r\n",
+    );
+    // Groups `(a,1)` and `(c,1)` match the bound prefix but hold no tuple `m(Z,"1",Z)`.
+    let three = write(
+        &dir.join("m.dl"),
+        ".decl a(x:symbol, y:symbol, z:symbol)\n.decl m(x:symbol, y:symbol, z:symbol)\n\
+         m(x,y,z) :- a(x,y,z).\na(\"a\",\"1\",\"b\"). a(\"c\",\"1\",\"d\"). a(\"e\",\"1\",\"e\").\n",
+    );
+    for (args, rows) in [
+        (vec![native.as_str()], ""),
+        (vec![souffle.as_str(), "--query", "r(\"i\",\"k\")"], ""),
+        (vec![three.as_str(), "--query", "m(Z,\"1\",Z)"], "e\t1\te\n"),
+    ] {
+        for magic in ["auto", "off", "on"] {
+            let out = dlc(&[&args[..], &["-D", "-", "--magic", magic]].concat());
+            assert_eq!(out.code, 0, "{args:?} --magic {magic}: {}", out.stderr);
+            assert!(out.stdout.ends_with(&format!("===============\n{rows}===============\n")), "{}", out.stdout);
+        }
+    }
+}
