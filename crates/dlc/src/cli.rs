@@ -22,6 +22,10 @@ Examples:
                                                  ... and why R(a,u) is not derived
   dlc repl fixtures/ok/reach.dl                  type `-E(a,b).`, `;`, `?- R(a,Y).` interactively";
 
+/// The most threads `--threads` takes: far more than any machine dlc runs on has cores,
+/// and few enough that starting them for a join costs little.
+pub const MAX_THREADS: usize = 256;
+
 /// dlc: a Datalog compiler with magic-sets rewriting and incremental (DRed) maintenance.
 ///
 /// dlc compiles a positive Datalog program and one selection query into a magic-sets
@@ -127,10 +131,11 @@ pub struct RunArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tuples: u32,
 
-    /// Split the semi-naive engine's large joins over N threads (default: every core).
-    /// Answers, traces and maintenance are the same with any N; the reference engine
-    /// runs on one.
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Split the semi-naive engine's large joins over N threads, 1 to 256 (default: every
+    /// core). Answers, traces and maintenance are the same with any N; the reference
+    /// engine runs on one.
+    #[arg(long, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS as u64))]
     pub threads: Option<usize>,
 
     /// Print a proof of a fact, e.g. 'R(a,d)': the rules and facts it is derived from,

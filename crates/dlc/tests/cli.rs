@@ -504,13 +504,17 @@ fn output_dir_with_all_writes_every_derived_source_relation_of_the_original_prog
 
 #[test]
 fn threads_must_be_a_positive_number() {
-    for bad in ["0", "two", "-1"] {
+    for bad in ["0", "two", "-1", "257", "100000"] {
         let out = dlc(&["--threads", bad, "fixtures/ok/reach.dl"]);
         assert_eq!(out.code, 2, "--threads {bad}: {}", out.stderr);
     }
-    let out = dlc(&["--threads", "3", "fixtures/ok/reach.dl"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(out.stdout, dlc(&["fixtures/ok/reach.dl"]).stdout);
+    let out = dlc(&["--threads", "100000", "fixtures/ok/reach.dl"]);
+    assert!(out.stderr.contains("1..=256"), "the usage error says the range: {}", out.stderr);
+    for good in ["3", "256"] {
+        let out = dlc(&["--threads", good, "fixtures/ok/reach.dl"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(out.stdout, dlc(&["fixtures/ok/reach.dl"]).stdout);
+    }
 }
 
 /// A closure large enough that the default thresholds split its joins: the trace (rounds,
