@@ -58,21 +58,36 @@ enum ReadError {
 const CHUNK_BYTES: u64 = 1 << 16;
 
 /// Reads a whole file as text, but stops at the first line longer than
-/// [`MAX_LINE_BYTES`]: a stream without newlines (`/dev/zero`) is reported after 1 MiB
-/// instead of filling the memory.
+/// [`MAX_LINE_BYTES`] or the first bytes that are not UTF-8: a stream without newlines
+/// (`/dev/zero`) is reported after 1 MiB, and one of random bytes (`/dev/urandom`) after
+/// its first chunk, instead of filling the memory.
 fn read_bounded(path: &Path) -> Result<String, ReadError> {
-    let mut file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
     let size = file.metadata().map_or(0, |m| m.len());
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    read_bounded_from(file, usize::try_from(size).unwrap_or(0))
+}
+
+/// [`read_bounded`] of any reader; `size` is the number of bytes expected, if known.
+fn read_bounded_from(mut reader: impl Read, size: usize) -> Result<String, ReadError> {
+    let line_of = |bytes: &[u8], offset: usize| bytes[..offset].iter().filter(|&&b| b == b'\n').count() + 1;
+    let mut bytes = Vec::with_capacity(size);
     // Where the line being read starts, in `bytes`.
     let mut line_start = 0;
+    // How many bytes from the start are known to be UTF-8.
+    let mut valid = 0;
     loop {
         let chunk_start = bytes.len();
-        match (&mut file).take(CHUNK_BYTES).read_to_end(&mut bytes) {
+        match (&mut reader).take(CHUNK_BYTES).read_to_end(&mut bytes) {
             Ok(0) => break,
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(ReadError::Io(e)),
+        }
+        match std::str::from_utf8(&bytes[valid..]) {
+            Ok(_) => valid = bytes.len(),
+            // A character cut at the end of the chunk: the next one completes it.
+            Err(e) if e.error_len().is_none() => valid += e.valid_up_to(),
+            Err(e) => return Err(ReadError::NotUtf8 { line: line_of(&bytes, valid + e.valid_up_to()) }),
         }
         let chunk = &bytes[chunk_start..];
         if let Some(last) = chunk.iter().rposition(|&b| b == b'\n') {
@@ -86,7 +101,6 @@ fn read_bounded(path: &Path) -> Result<String, ReadError> {
             break;
         }
     }
-    let line_of = |bytes: &[u8], offset: usize| bytes[..offset].iter().filter(|&&b| b == b'\n').count() + 1;
     // Either loop exit above with a long line: the first long line starts at `line_start`.
     let first_newline_after = bytes[line_start..].iter().position(|&b| b == b'\n');
     if first_newline_after.unwrap_or(bytes.len() - line_start) > MAX_LINE_BYTES {
@@ -308,4 +322,46 @@ pub fn load_souffle_input(
     let text = sources.text(file);
     let read = syntax::read_delimited_columns(text, file, &name, io.delimiter, &io.numeric, program, sink);
     diagnostics.extend(read);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{read_bounded_from, ReadError, CHUNK_BYTES};
+    use std::io::Read;
+
+    /// An endless stream: `start`, then `filler` repeated; counts the bytes it gave.
+    struct Endless {
+        start: Vec<u8>,
+        filler: u8,
+        given: u64,
+    }
+
+    impl Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            for (i, b) in buf.iter_mut().enumerate() {
+                let at = self.given as usize + i;
+                *b = self.start.get(at).copied().unwrap_or(self.filler);
+            }
+            self.given += buf.len() as u64;
+            Ok(buf.len())
+        }
+    }
+
+    #[test]
+    fn an_endless_stream_of_bytes_that_are_not_utf8_stops_at_its_first_chunk() {
+        let mut stream = Endless { start: b"E(a,b).\nE(b,\xff".to_vec(), filler: b'\n', given: 0 };
+        let read = read_bounded_from(&mut stream, 0);
+        assert!(matches!(read, Err(ReadError::NotUtf8 { line: 2 })));
+        assert!(stream.given <= CHUNK_BYTES, "read {} bytes", stream.given);
+    }
+
+    #[test]
+    fn a_character_cut_between_chunks_is_utf8() {
+        // `é` is two bytes; the first chunk ends between them.
+        let mut text = "a".repeat(CHUNK_BYTES as usize - 1);
+        text.push_str("é\n");
+        assert_eq!(read_bounded_from(text.as_bytes(), 0).ok(), Some(text.clone()));
+        let cut = &text.as_bytes()[..text.len() - 2];
+        assert!(matches!(read_bounded_from(cut, 0), Err(ReadError::NotUtf8 { line: 1 })));
+    }
 }

@@ -400,6 +400,23 @@ fn an_endless_facts_line_is_an_error_not_a_crash() {
     assert!(out.stderr.contains("line 2 of"), "{}", out.stderr);
 }
 
+/// An endless stream of random bytes stops at its first bytes that are not UTF-8 (it
+/// used to be read whole, never ending, as its newlines keep every line short).
+#[test]
+fn an_endless_stream_that_is_not_utf8_is_an_error_not_a_hang() {
+    if !Path::new("/dev/urandom").exists() {
+        eprintln!("skipped: no /dev/urandom");
+        return;
+    }
+    let out = dlc(&["--color", "never", "--facts", "/dev/urandom", "fixtures/ok/reach_dir.dl"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("cannot read `/dev/urandom`: line") && out.stderr.contains("is not UTF-8"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn adornment_limit_stops_the_rewrite_but_not_no_magic() {
     let fixture = "fixtures/err/E0016_adornment_limit.dl";
