@@ -125,17 +125,18 @@ fn unreadable(path: &Path, e: &std::io::Error) -> Diagnostic {
 enum FactsFormat {
     /// Ground atoms `E(a,b).` in the program's own syntax.
     Atoms,
-    /// One tuple per line, fields separated by `separator`, of the predicate named by the
+    /// One tuple per line, fields separated by `separator` (`None`: a `.csv` file, whose
+    /// first line decides, see [`syntax::csv_separator`]), of the predicate named by the
     /// file name without its extension (`stem`, possibly not a valid name: the reader
     /// reports that).
-    Delimited { stem: String, separator: char },
+    Delimited { stem: String, separator: Option<char> },
 }
 
 fn facts_format(path: &Path) -> FactsFormat {
     // By the name's text rather than `Path::extension`, which sees none in `.csv`: that
     // is a file of the predicate with the empty name, which the reader rejects.
     let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    for (extension, separator) in [(".facts", '\t'), (".tsv", '\t'), (".csv", ',')] {
+    for (extension, separator) in [(".facts", Some('\t')), (".tsv", Some('\t')), (".csv", None)] {
         if let Some(stem) = name.strip_suffix(extension) {
             return FactsFormat::Delimited { stem: stem.to_string(), separator };
         }
@@ -267,6 +268,10 @@ fn load_facts_file(
     let diags = match facts_format(path) {
         FactsFormat::Atoms => syntax::read_fact_atoms(text, file, program, sink),
         FactsFormat::Delimited { stem, separator } => {
+            let separator = separator.unwrap_or_else(|| {
+                let arity = program.lookup_source(&stem).map(|p| program.pred(p).arity);
+                syntax::csv_separator(text, arity)
+            });
             syntax::read_delimited_facts(text, file, &stem, separator, program, sink)
         }
     };

@@ -274,7 +274,8 @@ pub fn write_relation(
 }
 
 /// The rows as lines of `delimiter`-separated fields, sorted field by field (numbers
-/// numerically, as Soufflé orders a number column), a nullary tuple as `()`; returns the
+/// numerically, as Soufflé orders a number column), a nullary tuple as `()`, a value
+/// that would not read back as itself in double quotes; returns the
 /// number of rows. The rows are read in that order straight from the relation: the
 /// values are ranked once, and each group of the relation is sorted by rank as it is
 /// written.
@@ -324,10 +325,12 @@ pub fn write_csv(
         };
         by_number.then_with(|| text(values[i]).cmp(text(values[j])))
     });
-    // The texts of the values by id, looked up once each.
-    let mut texts: Vec<&str> = vec![""; values.last().map_or(0, |&v| v as usize + 1)];
+    // The fields of the values by id, made once each: quoted where the value would not
+    // read back as itself (it holds the delimiter, say).
+    let only_field = rows.db.arity(rows.pred) == 1;
+    let mut texts: Vec<std::borrow::Cow<'_, str>> = vec!["".into(); values.last().map_or(0, |&v| v as usize + 1)];
     for &v in &values {
-        texts[v as usize] = text(v);
+        texts[v as usize] = syntax::quote_field(text(v), delimiter, only_field);
     }
     let order = ValueOrder::ranked(order.into_iter().map(|i| values[i]).collect());
     drop(values);

@@ -729,3 +729,35 @@ fn output_dir_with_a_query_constant_absent_from_the_data() {
         }
     }
 }
+
+/// A file `-D` writes reads back with `--facts` as the same tuples: `.csv` files are
+/// tab-separated when their first line holds a tab (or their predicate has one column),
+/// and a value holding the delimiter (or starting with a quote) is written quoted.
+#[test]
+fn output_files_read_back_as_facts() {
+    let dir = scratch("round-trip");
+    let values = [r#""has,comma""#, r#""has\ttab""#, r#""\"quoted\"""#, r#""in\"side""#, "plain", "7", r#""()""#];
+    let mut facts = String::new();
+    for (i, v) in values.iter().enumerate() {
+        facts += &format!("E({v},{}).\nF({v}).\n", values[(i + 1) % values.len()]);
+    }
+    let first = write(&dir.join("first.dl"), format!("{facts}R(X,Y) <- E(X,Y).\nS(X) <- F(X).\n?- R(X,Y).\n"));
+    let second = write(&dir.join("second.dl"), "R2(X,Y) <- R(X,Y).\nS2(X) <- S(X).\n?- R2(X,Y).\n");
+    let (out, again) = (dir.join("out"), dir.join("again"));
+    let run = dlc(&[&first, "--all", "-D", out.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let written = std::fs::read_to_string(out.join("R.csv")).unwrap();
+    assert!(written.contains("\"has\ttab\"\t") && written.contains("has,comma\t"), "{written}");
+    let run = dlc(&[&second, "--facts", out.to_str().unwrap(), "--all", "-D", again.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(again.join("R2.csv")).unwrap(), written);
+    assert_eq!(
+        std::fs::read_to_string(again.join("S2.csv")).unwrap(),
+        std::fs::read_to_string(out.join("S.csv")).unwrap()
+    );
+    // A comma-separated .csv file still reads as before, quoted fields included.
+    let csv = write(&dir.join("R.csv"), "a,\"b,c\"\nd,e\n");
+    let run = dlc(&[&second, "--facts", &csv]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "R2(a,\"b,c\")\nR2(d,e)\n");
+}
