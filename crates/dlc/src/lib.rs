@@ -479,7 +479,8 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
                         } else {
                             outputs::Target::File(dir.join(format!("{}.csv", source.pred_name(pred))))
                         };
-                        match outputs::write_relation(&target, final_program, pred, rows, '\t', out) {
+                        let attributes = session::attributes_of(&session.attributes, pred);
+                        match outputs::write_relation(&target, final_program, pred, rows, '\t', attributes, out) {
                             Ok((_, count)) => written.push(format!("{} ({count} {unit})", target.describe())),
                             Err(e) => {
                                 let _ = writeln!(err, "dlc: cannot write `{}`: {e}", target.describe());

@@ -192,7 +192,10 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
     let dir = args.output_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let to_stdout = dir == Path::new("-");
     let mut written = Vec::new();
-    for output in &io.outputs {
+    // By relation name, the order in which Soufflé writes them.
+    let mut wanted: Vec<&syntax::souffle::Io> = io.outputs.iter().collect();
+    wanted.sort_by_key(|output| program.pred_name(output.pred));
+    for output in wanted {
         let rel = program.pred_name(output.pred);
         let rows = rows_of(output.pred);
         let target = if to_stdout || output.stdout {
@@ -200,7 +203,10 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
         } else {
             Target::File(dir.join(output.filename.clone().unwrap_or_else(|| format!("{rel}.csv"))))
         };
-        match write_relation(&target, &evaluated, output.pred, rows, output.delimiter, out) {
+        // Soufflé prints the attribute names with `-D -`, not for `IO=stdout`.
+        let attributes =
+            if to_stdout && !output.stdout { session::attributes_of(&io.attributes, output.pred) } else { None };
+        match write_relation(&target, &evaluated, output.pred, rows, output.delimiter, attributes, out) {
             Ok((Some(path), count)) => written.push(format!("{} ({count} row(s))", path.display())),
             Ok((None, _)) => {}
             Err(e) => {
@@ -242,20 +248,26 @@ impl Target {
 
 /// Writes the rows of `pred` to `target` as `delimiter`-separated lines (see
 /// [`write_csv`]), streamed through a buffer; returns the file written, if any, and the
-/// number of rows.
+/// number of rows. On standard output the rows are framed by the relation's name and,
+/// given its `attributes` (as Soufflé prints them with `-D -`), a line of their names.
 pub fn write_relation(
     target: &Target,
     program: &Program,
     pred: PredId,
     rows: Selected<'_>,
     delimiter: char,
+    attributes: Option<&[String]>,
     out: &mut dyn Write,
 ) -> std::io::Result<(Option<PathBuf>, usize)> {
     match target {
         Target::Stdout => {
             let rel = program.pred_name(pred);
             let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
-            write!(buffered, "---------------\n{rel}\n===============\n")?;
+            write!(buffered, "---------------\n{rel}\n")?;
+            if let Some(attributes) = attributes {
+                writeln!(buffered, "{}", attributes.join(delimiter.encode_utf8(&mut [0; 4])))?;
+            }
+            write!(buffered, "===============\n")?;
             let count = write_csv(&mut buffered, program, rows, delimiter)?;
             writeln!(buffered, "===============")?;
             buffered.flush()?;
@@ -273,18 +285,10 @@ pub fn write_relation(
     }
 }
 
-/// The rows as lines of `delimiter`-separated fields, sorted field by field (numbers
-/// numerically, as Soufflé orders a number column), a nullary tuple as `()`, a value
-/// that would not read back as itself in double quotes; returns the
-/// number of rows. The rows are read in that order straight from the relation: the
-/// values are ranked once, and each group of the relation is sorted by rank as it is
-/// written.
-pub fn write_csv(
-    out: &mut dyn Write,
-    program: &Program,
-    rows: Selected<'_>,
-    delimiter: char,
-) -> std::io::Result<usize> {
+/// The order of answers, in `-D` files and on standard output alike: field by field,
+/// numbers numerically (as Soufflé orders a number column), other values by their text;
+/// and the values it ranks, ascending by id.
+pub fn value_order(program: &Program, rows: Selected<'_>) -> (ValueOrder, Vec<u32>) {
     let text = |v: u32| program.consts.text(ir::Const(v));
     // The values to rank: every constant of the program when there are no more of them
     // than tuples in the relation and they are all numbers or all not (the order is then
@@ -325,6 +329,24 @@ pub fn write_csv(
         };
         by_number.then_with(|| text(values[i]).cmp(text(values[j])))
     });
+    let ranked = order.into_iter().map(|i| values[i]).collect();
+    (ValueOrder::ranked(ranked), values)
+}
+
+/// The rows as lines of `delimiter`-separated fields, sorted field by field (numbers
+/// numerically, as Soufflé orders a number column), a nullary tuple as `()`, a value
+/// that would not read back as itself in double quotes; returns the
+/// number of rows. The rows are read in that order straight from the relation: the
+/// values are ranked once, and each group of the relation is sorted by rank as it is
+/// written.
+pub fn write_csv(
+    out: &mut dyn Write,
+    program: &Program,
+    rows: Selected<'_>,
+    delimiter: char,
+) -> std::io::Result<usize> {
+    let text = |v: u32| program.consts.text(ir::Const(v));
+    let (order, values) = value_order(program, rows);
     // The fields of the values by id, made once each: quoted where the value would not
     // read back as itself (it holds the delimiter, say).
     let only_field = rows.db.arity(rows.pred) == 1;
@@ -332,8 +354,6 @@ pub fn write_csv(
     for &v in &values {
         texts[v as usize] = syntax::quote_field(text(v), delimiter, only_field);
     }
-    let order = ValueOrder::ranked(order.into_iter().map(|i| values[i]).collect());
-    drop(values);
     let mut separator = [0u8; 4];
     let separator: &str = delimiter.encode_utf8(&mut separator);
     let mut lines = crate::report::Chunked::new(out);

@@ -38,6 +38,8 @@ pub struct Session {
     pub warnings: Vec<Diagnostic>,
     /// Whether the program is a Soufflé program (queries are read in its syntax).
     pub souffle: bool,
+    /// A Soufflé program's attribute names of every declared relation (`-D -` prints them).
+    pub attributes: Vec<(PredId, Vec<String>)>,
 }
 
 impl Session {
@@ -100,6 +102,13 @@ pub struct SouffleIo {
     pub inputs: Vec<syntax::souffle::Io>,
     pub outputs: Vec<syntax::souffle::Io>,
     pub printsize: Vec<syntax::souffle::Io>,
+    /// The attribute names of every declared relation.
+    pub attributes: Vec<(PredId, Vec<String>)>,
+}
+
+/// The attribute names of `pred` in a Soufflé program's `attributes`.
+pub fn attributes_of(attributes: &[(PredId, Vec<String>)], pred: PredId) -> Option<&[String]> {
+    attributes.iter().find(|(p, _)| *p == pred).map(|(_, names)| names.as_slice())
 }
 
 /// A program read and lowered, with its inputs loaded, before any rewrite.
@@ -132,7 +141,12 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
             let (parsed, diagnostics) = syntax::souffle::parse_program(&text, file, &mut includes);
             match parsed {
                 Some(s) => {
-                    let io = SouffleIo { inputs: s.inputs, outputs: s.outputs, printsize: s.printsize };
+                    let io = SouffleIo {
+                        inputs: s.inputs,
+                        outputs: s.outputs,
+                        printsize: s.printsize,
+                        attributes: s.attributes,
+                    };
                     (Some(s.program), diagnostics, Some(io))
                 }
                 None => (None, diagnostics, None),
@@ -212,9 +226,11 @@ pub fn finish(prepared: Prepared, args: &RunArgs) -> Result<Session, Failed> {
     // `--magic off` evaluates the original program: a rewrite too large to make must not
     // stop it, so it is made only when the output shows it.
     let shows_magic = matches!(args.emit, Emit::Adorned | Emit::MagicIr);
+    let attributes = souffle.as_ref().map(|io| io.attributes.clone()).unwrap_or_default();
     let souffle = souffle.is_some();
     if args.magic_mode() == MagicArg::Off && !shows_magic {
-        return Ok(Session { sources, program, magic: None, facts, batches, warnings: diagnostics, souffle });
+        let warnings = diagnostics;
+        return Ok(Session { sources, program, magic: None, facts, batches, warnings, souffle, attributes });
     }
     // What is shown is SPEC's exact rewrite; what `auto` evaluates serves calls by
     // subsuming adornments.
@@ -240,7 +256,7 @@ pub fn finish(prepared: Prepared, args: &RunArgs) -> Result<Session, Failed> {
     if !broken.is_empty() {
         return Err(Failed { sources, diagnostics: broken });
     }
-    Ok(Session { sources, program, magic: Some(magic), facts, batches, warnings: diagnostics, souffle })
+    Ok(Session { sources, program, magic: Some(magic), facts, batches, warnings: diagnostics, souffle, attributes })
 }
 
 /// A warning for every predicate from `first_unmentioned` on: the program never

@@ -483,9 +483,9 @@ fn output_dir_writes_the_query_answers_as_a_sorted_tab_separated_file() {
     let stdout = dlc(&[&base[..], &["-D", "-"]].concat());
     assert_eq!(stdout.code, 0, "{}", stdout.stderr);
     assert_eq!(stdout.stdout, format!("---------------\nR\n===============\n{expected}===============\n"));
-    // Without -D the same answers print as atoms, in the order of the constants' ids.
+    // Without -D the same answers print as atoms, in the same order.
     let plain = dlc(&base);
-    assert_eq!(plain.stdout, "R(3,3)\nR(3,1)\nR(3,10)\nR(3,2)\n");
+    assert_eq!(plain.stdout, "R(3,1)\nR(3,2)\nR(3,3)\nR(3,10)\n");
 }
 
 #[test]
@@ -760,4 +760,35 @@ fn output_files_read_back_as_facts() {
     let run = dlc(&[&second, "--facts", &csv]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, "R2(a,\"b,c\")\nR2(d,e)\n");
+}
+
+/// `-D -` prints a Soufflé program's relations as Soufflé 2.5 does: by name, each with a
+/// line of its attribute names (joined by its delimiter; empty for a nullary relation),
+/// which `IO=stdout` leaves out. The expected text is Soufflé's own output.
+#[test]
+fn souffle_outputs_on_standard_output_carry_their_attribute_names() {
+    let dir = scratch("souffle-stdout");
+    let program = write(
+        &dir.join("h.dl"),
+        ".decl r(xa:symbol, yb:number)\n.decl z()\n.decl one(v:symbol)\n.decl e(x:symbol, y:number)\n\
+         e(\"a\", 1).\nr(x, y) :- e(x, y).\nz().\n\
+         .output r(delimiter=\",\")\n.output z\n.output one\n",
+    );
+    let out = dlc(&[&program, "-D", "-"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "---------------\none\nv\n===============\n===============\n\
+         ---------------\nr\nxa,yb\n===============\na,1\n===============\n\
+         ---------------\nz\n\n===============\n()\n===============\n"
+    );
+    // With a query, the queried relation is framed the same way.
+    let out = dlc(&[&program, "-D", "-", "--query", "r(x, 1)"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "---------------\nr\nxa\tyb\n===============\na\t1\n===============\n");
+    // `IO=stdout` prints no attribute line, as in Soufflé.
+    let program = write(&dir.join("s.dl"), ".decl r(xa:symbol, yb:number)\nr(\"a\", 1).\n.output r(IO=stdout)\n");
+    let out = dlc(&[&program, "-D", "out-unused"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "---------------\nr\n===============\na\t1\n===============\n");
 }
