@@ -141,12 +141,12 @@ pub struct RunArgs {
     /// Print a proof of a fact, e.g. 'R(a,d)': the rules and facts it is derived from,
     /// down to input facts, smallest height first (`--format text|json|dot`). Exit
     /// status 1 when the fact does not hold.
-    #[arg(long, value_name = "FACT", conflicts_with_all = ["compare", "explain_missing"])]
+    #[arg(long, value_name = "FACT", conflicts_with_all = ["compare", "explain_missing", "output_dir"])]
     pub explain: Option<String>,
 
     /// Explain why a fact, e.g. 'R(a,u)', is not derived: for each rule that could derive
     /// it, the first body atom that matches no fact (`--format text|json`).
-    #[arg(long, value_name = "FACT", conflicts_with = "compare")]
+    #[arg(long, value_name = "FACT", conflicts_with_all = ["compare", "output_dir"])]
     pub explain_missing: Option<String>,
 
     /// Insert an input fact after the first evaluation, e.g. 'E(x,y)'. Repeatable; all

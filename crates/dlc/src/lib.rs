@@ -483,7 +483,8 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
                         match outputs::write_relation(&target, final_program, pred, rows, '\t', attributes, out) {
                             Ok((_, count)) => written.push(format!("{} ({count} {unit})", target.describe())),
                             Err(e) => {
-                                let _ = writeln!(err, "dlc: cannot write `{}`: {e}", target.describe());
+                                let report = outputs::unwritable(&target, &e, None);
+                                print_diagnostics(err, &[report], &session.sources, use_color(args.color));
                                 return EXIT_INPUT_ERROR;
                             }
                         }

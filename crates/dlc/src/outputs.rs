@@ -210,7 +210,8 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
             Ok((Some(path), count)) => written.push(format!("{} ({count} row(s))", path.display())),
             Ok((None, _)) => {}
             Err(e) => {
-                let _ = writeln!(err, "dlc: cannot write `{}` (`.output {rel}`): {e}", target.describe());
+                let report = unwritable(&target, &e, Some(output.span));
+                crate::print_diagnostics(err, &[report], &prepared.sources, crate::use_color(args.color));
                 return crate::EXIT_INPUT_ERROR;
             }
         }
@@ -243,6 +244,43 @@ impl Target {
             Target::Stdout => "-".to_string(),
             Target::File(path) => path.display().to_string(),
         }
+    }
+}
+
+/// The report of an output file that cannot be written: `-D` naming something that is
+/// not a directory, a file name the file system refuses (too long), or a file or
+/// directory dlc may not write; `directive` is the Soufflé `.output` asking for it.
+pub fn unwritable(target: &Target, error: &std::io::Error, directive: Option<diag::Span>) -> diag::Diagnostic {
+    let path = target.describe();
+    let not_a_directory = match target {
+        Target::File(file) => file.ancestors().skip(1).find(|a| a.exists()).filter(|a| !a.is_dir()),
+        Target::Stdout => None,
+    };
+    let (message, help) = match not_a_directory {
+        Some(file) => (
+            format!("cannot write `{path}`: `{}` is not a directory", file.display()),
+            "-D names the directory the `.csv` files go to (created if missing); `-D -` prints them instead"
+                .to_string(),
+        ),
+        None if error.kind() == std::io::ErrorKind::InvalidFilename => (
+            format!("cannot write `{path}`: the file name is longer than the file system allows"),
+            match directive {
+                Some(_) => "give the relation a shorter file name with `.output rel(filename=\"...\")`".to_string(),
+                None => "the file is named after the relation: rename it, or print it with `-D -`".to_string(),
+            },
+        ),
+        None => (
+            format!("cannot write `{path}`: {error}"),
+            match directive {
+                Some(_) => "check the `filename` path, its directory and their permissions".to_string(),
+                None => diag::Code::UNWRITABLE_OUTPUT.help().to_string(),
+            },
+        ),
+    };
+    let d = diag::Diagnostic::error(diag::Code::UNWRITABLE_OUTPUT, message).with_help(help);
+    match directive {
+        Some(span) => d.with_secondary(span, "this `.output` writes it"),
+        None => d,
     }
 }
 

@@ -792,3 +792,37 @@ fn souffle_outputs_on_standard_output_carry_their_attribute_names() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout, "---------------\nr\n===============\na\t1\n===============\n");
 }
+
+/// An output file that cannot be written is an E0021 report saying why: `-D` naming a
+/// regular file, a relation name too long for a file name, an unwritable `filename=`.
+#[test]
+fn unwritable_outputs_are_reported_with_their_cause() {
+    let dir = scratch("unwritable");
+    let afile = write(&dir.join("afile"), "");
+    let out = dlc(&["--color", "never", "fixtures/ok/reach.dl", "-D", &afile]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("[E0021]") && out.stderr.contains("afile` is not a directory"), "{}", out.stderr);
+    let long = "r".repeat(300);
+    let program = write(&dir.join("long.dl"), format!(".decl {long}(x:symbol)\n{long}(\"a\").\n.output {long}\n"));
+    let out = dlc(&["--color", "never", &program, "-D", dir.join("out").to_str().unwrap()]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("[E0021]") && out.stderr.contains("longer than the file system allows"),
+        "{}",
+        out.stderr
+    );
+    // A `filename` under a regular file can be written by nobody, root included.
+    let program =
+        write(&dir.join("unw.dl"), format!(".decl r(x:symbol)\nr(\"a\").\n.output r(filename=\"{afile}/r.csv\")\n"));
+    let out = dlc(&["--color", "never", &program, "-D", dir.join("out").to_str().unwrap()]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("[E0021]") && out.stderr.contains("this `.output` writes it"), "{}", out.stderr);
+}
+
+#[test]
+fn explain_with_output_dir_is_a_usage_error() {
+    for flag in ["--explain", "--explain-missing"] {
+        let out = dlc(&["fixtures/ok/reach.dl", flag, "R(a,d)", "-D", "-"]);
+        assert_eq!(out.code, 2, "{flag}: {}", out.stderr);
+    }
+}
