@@ -56,8 +56,13 @@ pub enum Command {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// The Datalog program (rules, optional inline facts `E(a,b).`, optional `?-` query).
+    /// The Datalog program (rules, optional inline facts `E(a,b).`, optional `?-` query);
+    /// `-` reads it from standard input.
     pub program: Option<PathBuf>,
+
+    /// The program's text when `program` is `-`, read before the run starts.
+    #[arg(skip)]
+    pub program_text: Option<String>,
 
     /// What to print.
     #[arg(long, value_enum, default_value_t = Emit::Answers)]

@@ -123,8 +123,22 @@ fn run_command(
     if args.program.is_none() {
         return usage_error(err, "no program file given: pass it as the last argument, e.g. `dlc prog.dl`");
     }
+    let reads_stdin = args.program.as_deref() == Some(std::path::Path::new("-"));
     match &cli.command {
+        Some(Command::Repl(_)) if reads_stdin => {
+            usage_error(err, "the repl reads its commands from standard input: give it the program as a file")
+        }
         Some(Command::Repl(args)) => repl::run(args, input, out, err),
+        None if reads_stdin => {
+            let mut sources = SourceMap::new();
+            match load::read_stdin(input, &mut sources) {
+                Ok(file) => {
+                    let args = RunArgs { program_text: Some(sources.text(file).to_string()), ..cli.run.clone() };
+                    run_batch(&args, out, err)
+                }
+                Err(d) => fail(err, Failed { sources, diagnostics: vec![d] }, use_color(cli.run.color)),
+            }
+        }
         None => run_batch(&cli.run, out, err),
     }
 }

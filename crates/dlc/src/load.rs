@@ -13,9 +13,29 @@ pub fn read_source(path: &Path, sources: &mut SourceMap) -> Result<ir::FileId, D
     read_text(path, sources, Code::UNREADABLE_FILE)
 }
 
+/// Reads a program from standard input (`dlc -`), bounded as a file is, into the source
+/// map under the name `<stdin>`.
+pub fn read_stdin(input: &mut dyn Read, sources: &mut SourceMap) -> Result<ir::FileId, Diagnostic> {
+    add_text(Path::new(STDIN_NAME), read_bounded_from(input, 0), sources, Code::UNREADABLE_FILE)
+}
+
+/// The name reports give a program read from standard input.
+pub const STDIN_NAME: &str = "<stdin>";
+
 /// [`read_source`], reporting a line that is too long with `long_line` (E0013 in facts).
 fn read_text(path: &Path, sources: &mut SourceMap, long_line: Code) -> Result<ir::FileId, Diagnostic> {
-    match read_bounded(path) {
+    add_text(path, read_bounded(path), sources, long_line)
+}
+
+/// The text read from `path` added to the source map, or the report of why it could not
+/// be read.
+fn add_text(
+    path: &Path,
+    read: Result<String, ReadError>,
+    sources: &mut SourceMap,
+    long_line: Code,
+) -> Result<ir::FileId, Diagnostic> {
+    match read {
         Ok(mut text) => {
             // A byte-order mark is no part of the text. The readers in `syntax` skip one
             // too, but dropped here it does not shift the columns of reports on line 1.

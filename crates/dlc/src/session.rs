@@ -69,6 +69,10 @@ pub fn read_program(args: &RunArgs) -> Result<(SourceMap, ir::FileId), Failed> {
             .with_help("pass the program as the last argument: `dlc prog.dl`; see `dlc --help`");
         return Err(Failed { sources, diagnostics: vec![d] });
     };
+    if let Some(text) = &args.program_text {
+        let file = sources.add(load::STDIN_NAME, text.as_str());
+        return Ok((sources, file));
+    }
     match load::read_source(path, &mut sources) {
         Ok(file) => Ok((sources, file)),
         Err(d) => Err(Failed { sources, diagnostics: vec![d] }),

@@ -826,3 +826,23 @@ fn explain_with_output_dir_is_a_usage_error() {
         assert_eq!(out.code, 2, "{flag}: {}", out.stderr);
     }
 }
+
+/// `dlc -` reads the program from standard input, for generated programs piped in.
+#[test]
+fn a_program_on_standard_input() {
+    let reach = std::fs::read_to_string(common::root().join("fixtures/ok/reach.dl")).unwrap();
+    let piped = dlc_with_input(&["-"], &reach);
+    assert_eq!(piped.code, 0, "{}", piped.stderr);
+    assert_eq!(piped.stdout, dlc(&["fixtures/ok/reach.dl"]).stdout);
+    let ast = dlc_with_input(&["-", "--emit", "ast"], &reach);
+    assert_eq!(ast.stdout, dlc(&["fixtures/ok/reach.dl", "--emit", "ast"]).stdout);
+    // Reports name it `<stdin>`; bytes that are not UTF-8 are reported as for a file.
+    let bad = dlc_with_input(&["-", "--color", "never"], "R(X) <- E(X\n");
+    assert_eq!(bad.code, 1);
+    assert!(bad.stderr.contains("<stdin>:1:"), "{}", bad.stderr);
+    let bytes = dlc_with_bytes(&["-", "--color", "never"], b"R(X) <- E(X).\n\xff\n");
+    assert_eq!(bytes.code, 1);
+    assert!(bytes.stderr.contains("cannot read `<stdin>`: line 2 is not UTF-8"), "{}", bytes.stderr);
+    // The repl reads its commands there.
+    assert_eq!(dlc_with_input(&["repl", "-"], "").code, 2);
+}
