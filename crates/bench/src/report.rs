@@ -71,7 +71,8 @@ fn secs(s: f64) -> String {
     }
 }
 
-fn mib(m: f64) -> String {
+/// A peak memory figure, `12 MiB`, or `– MiB` when it could not be read.
+pub(crate) fn mib(m: f64) -> String {
     if m.is_nan() {
         // A child too short-lived for its memory to be read (`binary::run_measured`).
         "– MiB".to_string()
