@@ -46,11 +46,22 @@ pub enum Command {
     /// standard input and print what changes.
     ///
     /// A batch with a bad line is rejected whole. Every input fact is kept, whatever the
-    /// current query reads. Flags: --query, --facts, --insert/--delete/--updates (applied
-    /// first), --magic (or --no-magic), --maintenance, --engine (of the evaluations: the first and after
-    /// a new query), --check (after every batch; exit status 3 if one differs), --no-timing
-    /// and --color work as for `dlc`; --emit, --format and --compare are rejected (usage
-    /// error): the repl prints answers and batch reports as text.
+    /// current query reads. The flags below work as for `dlc`: the updates are applied
+    /// first, --engine chooses the engine of the evaluations (the first, and after a new
+    /// query), --check checks after every batch (exit status 3 if one differs). The repl
+    /// prints answers and batch reports as text: `dlc`'s --emit, --format, --compare,
+    /// -D/--output-dir, --all, --explain and --explain-missing are usage errors here
+    /// (`:why` and `:whynot` explain).
+    #[command(
+        mut_arg("emit", |a| a.hide(true)),
+        mut_arg("format", |a| a.hide(true)),
+        mut_arg("compare", |a| a.hide(true)),
+        mut_arg("output_dir", |a| a.hide(true)),
+        mut_arg("all", |a| a.hide(true)),
+        mut_arg("explain", |a| a.hide(true)),
+        mut_arg("explain_missing", |a| a.hide(true)),
+        mut_arg("program", |a| a.help("The Datalog program file (rules, optional inline facts, optional `?-` query)")),
+    )]
     Repl(RunArgs),
 }
 
@@ -68,7 +79,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = Emit::Answers)]
     pub emit: Emit,
 
-    /// Output format (`dot` only for `--emit adorned`).
+    /// Output format: `json` for every --emit but `ast`, and for --explain and
+    /// --explain-missing; `dot` for `--emit adorned` and --explain.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 

@@ -247,6 +247,49 @@ fn repl_reports_a_line_that_is_not_utf8_and_goes_on() {
     assert!(out.stdout.ends_with("R(a,e)\n4 answer(s)\n"), "{}", out.stdout);
 }
 
+/// `dlc repl --help` lists only the flags the repl accepts, and `--help` says which
+/// `--format` each output takes, as the code decides.
+#[test]
+fn help_lists_what_each_command_accepts() {
+    let repl = dlc(&["repl", "--help"]);
+    assert_eq!(repl.code, 0);
+    // The flags of the options' lines (`-F, --fact-dir <DIR>`), not of the prose.
+    let listed: Vec<&str> = repl
+        .stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with('-'))
+        .flat_map(|l| l.split([' ', ',']).filter(|w| w.starts_with("--")))
+        .collect();
+    for flag in ["--emit", "--format", "--compare", "--output-dir", "--all", "--explain", "--explain-missing"] {
+        assert!(!listed.contains(&flag), "{flag} listed:\n{}", repl.stdout);
+        let value: &[&str] = match flag {
+            "--emit" => &["ir"],
+            "--format" => &["json"],
+            "--output-dir" => &["-"],
+            "--explain" | "--explain-missing" => &["R(a,d)"],
+            "--all" => &["-D", "-"],
+            _ => &[],
+        };
+        let out = dlc(&[&["repl", "fixtures/ok/reach.dl", flag][..], value].concat());
+        assert_eq!(out.code, 2, "{flag}: {}", out.stderr);
+    }
+    for accepted in ["--query", "--facts", "--magic", "--maintenance", "--engine", "--check", "--threads", "--updates"]
+    {
+        assert!(listed.contains(&accepted), "{accepted} not listed:\n{}", repl.stdout);
+    }
+    let help = dlc(&["--help"]).stdout;
+    assert!(help.contains("`dot` for `--emit adorned` and --explain"), "{help}");
+    for (args, code) in [
+        (&["--emit", "ast", "--format", "json"][..], 2),
+        (&["--explain", "R(a,d)", "--format", "dot"], 0),
+        (&["--explain-missing", "R(a,u)", "--format", "json"], 0),
+        (&["--emit", "plan", "--format", "dot"], 2),
+    ] {
+        let out = dlc(&[args, &["fixtures/ok/reach.dl"]].concat());
+        assert_eq!(out.code, code, "{args:?}: {}", out.stderr);
+    }
+}
+
 #[test]
 fn repl_rejects_the_flags_it_cannot_honour_and_honours_the_rest() {
     for (flags, named) in
