@@ -35,8 +35,27 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
+    run_with(args, input, out, err, Interactive::No)
+}
+
+/// Whether standard input and output are a terminal someone types at: `dlc repl` then
+/// shows a prompt and edits lines (with history) instead of reading `input` line by line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interactive {
+    Yes,
+    No,
+}
+
+/// [`run`], on a terminal if `interactive` says so.
+pub fn run_with(
+    args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    interactive: Interactive,
+) -> i32 {
     let mut out = Output::new(out);
-    let mut code = run_command(args, input, &mut out, err);
+    let mut code = run_command(args, input, &mut out, err, interactive);
     // Output that did not reach its destination (a full disk, a closed pipe) is a failed
     // run, however well everything else went.
     let flushed = out.flush();
@@ -102,6 +121,7 @@ fn run_command(
     input: &mut dyn BufRead,
     out: &mut Output<'_>,
     err: &mut dyn Write,
+    interactive: Interactive,
 ) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
@@ -128,7 +148,7 @@ fn run_command(
         Some(Command::Repl(_)) if reads_stdin => {
             usage_error(err, "the repl reads its commands from standard input: give it the program as a file")
         }
-        Some(Command::Repl(args)) => repl::run(args, input, out, err),
+        Some(Command::Repl(args)) => repl::run(args, input, out, err, interactive),
         None if reads_stdin => {
             let mut sources = SourceMap::new();
             match load::read_stdin(input, &mut sources) {

@@ -266,7 +266,7 @@ pub fn finish(prepared: Prepared, args: &RunArgs) -> Result<Session, Failed> {
 /// A warning for every predicate from `first_unmentioned` on: the program never
 /// mentions them, so their facts or updates (which declared them) cannot change any
 /// answer. Usually a facts file named after something else than its predicate.
-fn unused_input_warnings(program: &Program, first_unmentioned: usize) -> Vec<Diagnostic> {
+pub(crate) fn unused_input_warnings(program: &Program, first_unmentioned: usize) -> Vec<Diagnostic> {
     let read: BTreeSet<PredId> = program.rules.iter().flat_map(|r| r.body.iter().map(|a| a.pred)).collect();
     let inputs: Vec<String> = read
         .iter()

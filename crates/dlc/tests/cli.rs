@@ -889,3 +889,21 @@ fn a_program_on_standard_input() {
     // The repl reads its commands there.
     assert_eq!(dlc_with_input(&["repl", "-"], "").code, 2);
 }
+
+/// The repl warns about an update of a predicate the program does not have, as
+/// `--insert` does (once per predicate), and `+E(a,b);` stages and applies in one line.
+/// Piped input gets no prompt.
+#[test]
+fn repl_warns_about_unknown_predicates_and_applies_at_a_semicolon() {
+    let script = "+e(a,z).\n+E(a,z);\n+e(b,z).\n;\n";
+    let out = dlc_with_input(&["repl", "fixtures/ok/reach.dl", "--color", "never", "--no-timing"], script);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stderr.matches("[W0002]").count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("`e` is not a predicate of the program"), "{}", out.stderr);
+    assert!(out.stdout.contains("batch 1: +e(a,z) +E(a,z)\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("answers added: R(a,z)\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("batch 2: +e(b,z)\n"), "{}", out.stdout);
+    assert!(!out.stdout.contains("dlc> "), "{}", out.stdout);
+    let flag = dlc(&["fixtures/ok/reach.dl", "--color", "never", "--insert", "e(a,z)"]);
+    assert!(flag.stderr.contains("[W0002]"), "{}", flag.stderr);
+}
