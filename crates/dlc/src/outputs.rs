@@ -305,7 +305,7 @@ pub fn write_relation(
             if let Some(attributes) = attributes {
                 writeln!(buffered, "{}", attributes.join(delimiter.encode_utf8(&mut [0; 4])))?;
             }
-            write!(buffered, "===============\n")?;
+            writeln!(buffered, "===============")?;
             let count = write_csv(&mut buffered, program, rows, delimiter)?;
             writeln!(buffered, "===============")?;
             buffered.flush()?;
