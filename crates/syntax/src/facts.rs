@@ -144,12 +144,12 @@ fn unquote<'a>(field: &'a str, scratch: &'a mut String) -> &'a str {
 /// read it back as that value: it holds the separator or starts with a quote; or, as
 /// the only field of a line, it would read as a blank line or as the empty tuple `()`.
 /// (A value with a line break cannot be written as one line.)
-pub fn needs_quotes(value: &str, separator: char, only_field: bool) -> bool {
+fn needs_quotes(value: &str, separator: char, only_field: bool) -> bool {
     value.contains(separator) || value.starts_with('"') || (only_field && (value.trim().is_empty() || value == "()"))
 }
 
-/// `value` as a field that [`split_fields`] reads back as `value`: in quotes, with its
-/// quotes doubled, when [`needs_quotes`] says so.
+/// `value` as a field that a delimited reader reads back as `value`: in quotes, with its
+/// quotes doubled, when it needs them (see `needs_quotes`).
 pub fn quote_field(value: &str, separator: char, only_field: bool) -> std::borrow::Cow<'_, str> {
     if needs_quotes(value, separator, only_field) {
         format!("\"{}\"", value.replace('"', "\"\"")).into()
