@@ -74,6 +74,8 @@ codes! {
         "a Soufflé program declares every relation it uses: `.decl r(x:symbol, y:number)`";
     DECLARED_TWICE = "E0020", "relation declared twice",
         "declare each relation once; remove one `.decl`";
+    UNWRITABLE_OUTPUT = "E0021", "cannot write output",
+        "-D names a directory dlc may create or write to; `-D -` prints to standard output";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",
