@@ -80,7 +80,9 @@ codes! {
         "a Soufflé program declares every relation it uses: `.decl r(x:symbol, y:number)`";
     DECLARED_TWICE = "E0020", "relation declared twice",
         "declare each relation once; remove one `.decl`";
-    TYPE_CYCLE = "E0021", "cyclic type definition",
+    UNWRITABLE_OUTPUT = "E0021", "cannot write output",
+        "-D names a directory dlc may create or write to; `-D -` prints to standard output";
+    TYPE_CYCLE = "E0022", "cyclic type definition",
         "define one of the types from `symbol`, `number` or `unsigned`: `.type A <: symbol`";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
