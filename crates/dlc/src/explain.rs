@@ -480,6 +480,9 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         Err(failed) => return crate::fail(err, failed, color),
     };
     crate::print_diagnostics(err, &session.warnings, &session.sources, color);
+    if !explains(&session.program) {
+        return crate::usage_error(err, &format!("{flag}: {NOT_EXPLAINED}"));
+    }
     let mut sources = session.sources.clone();
     // The rewrite's predicate table extends the source's, so the fact is read against it
     // before `--magic` has chosen the program.
@@ -557,6 +560,15 @@ pub struct ReplState<'a> {
     pub magic: bool,
 }
 
+/// Why a program is not explained: the proof search matches positive atoms only, and
+/// must not show a proof that skipped a negation or a comparison.
+const NOT_EXPLAINED: &str = "explanations of programs with negated atoms or comparisons are not supported yet";
+
+/// Whether the proof search can explain `program`'s facts: all its rules positive.
+fn explains(program: &Program) -> bool {
+    program.rules.iter().all(ir::Rule::is_positive)
+}
+
 /// The repl's `:why FACT` (a proof) and `:whynot FACT` (why it is not derived), in the
 /// maintained state: a proof after a deletion uses only facts still present.
 pub fn repl_command(
@@ -574,6 +586,10 @@ pub fn repl_command(
     let text = rest.trim();
     if text.is_empty() || !rest.starts_with(char::is_whitespace) {
         let _ = writeln!(err, "usage: {command} R(a,b)   (a fact, constants only)");
+        return;
+    }
+    if !explains(state.program) {
+        let _ = writeln!(err, "{command}: {NOT_EXPLAINED}");
         return;
     }
     let mut shown = state.program.clone();

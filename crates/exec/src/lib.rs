@@ -195,7 +195,7 @@ pub fn try_evaluate(
     let from_inputs_only = plan.rules.iter().all(|r| !r.well_formed || edb.len(r.head) == 0);
     let row_tests = match options.engine {
         Engine::Reference => {
-            reference::evaluate(plan, &mut edb, &mut run)?;
+            reference::evaluate(plan, &program.consts, &mut edb, &mut run)?;
             Some(run.stats.row_tests)
         }
         Engine::Seminaive => {

@@ -103,12 +103,12 @@ fn rewrite_pass(
     rewriter.schedule(query_pred, &query_adornment, query.atom.span)?;
     rewriter.graph.query = rewriter.graph.node(query_pred, &query_adornment);
 
-    let seed = Rule {
-        head: Atom { pred: demand_pred, args: restrict(&query.atom.args, &query_adornment), span: query.atom.span },
-        body: Vec::new(),
-        span: query.atom.span,
-        origin: Origin::Seed,
-    };
+    let seed = Rule::positive(
+        Atom { pred: demand_pred, args: restrict(&query.atom.args, &query_adornment), span: query.atom.span },
+        Vec::new(),
+        query.atom.span,
+        Origin::Seed,
+    );
     rewriter.emit(seed, RuleTrace { kind: RuleKind::Seed, source_rule: None, calls: Vec::new() });
 
     // The worklist is `adorned` itself: entries are appended as calls discover them and
@@ -125,6 +125,7 @@ fn rewrite_pass(
             rewriter.expand(&adornment, rule_id, program.rule(rule_id))?;
         }
     }
+    rewriter.copy_negated(&rules_of);
 
     let Rewriter { out, graph, adorned, rules, dropped, .. } = rewriter;
     Ok(MagicProgram {
@@ -180,6 +181,39 @@ impl Rewriter<'_> {
         Ok(())
     }
 
+    /// Copies, unchanged, the source rules of every derived predicate a negated atom of
+    /// the output reads, and of every predicate those depend on. A negated atom stays on
+    /// its source relation: demand would make that relation hold only the facts some
+    /// call asked for, and the absence of an unasked fact would then be read as true.
+    /// Evaluated whole, the relation is complete before any rule tests it (it lies in a
+    /// lower stratum, as it did in the source program, which validation has stratified).
+    fn copy_negated(&mut self, rules_of: &[Vec<RuleId>]) {
+        let mut wanted: Vec<PredId> = Vec::new();
+        let mut seen: FxHashSet<PredId> = FxHashSet::default();
+        for rule in &self.out.rules {
+            for atom in &rule.negated {
+                if self.is_idb(atom.pred) && seen.insert(atom.pred) {
+                    wanted.push(atom.pred);
+                }
+            }
+        }
+        let mut next = 0;
+        while next < wanted.len() {
+            let pred = wanted[next];
+            next += 1;
+            for &rule_id in &rules_of[pred.index()] {
+                let rule = self.source.rule(rule_id);
+                for atom in rule.body.iter().chain(&rule.negated) {
+                    if self.is_idb(atom.pred) && seen.insert(atom.pred) {
+                        wanted.push(atom.pred);
+                    }
+                }
+                let trace = RuleTrace { kind: RuleKind::Unrewritten, source_rule: Some(rule_id), calls: Vec::new() };
+                self.emit(rule.clone(), trace);
+            }
+        }
+    }
+
     fn emit(&mut self, rule: Rule, trace: RuleTrace) -> RuleId {
         self.rules.push(trace);
         self.out.add_rule(rule)
@@ -218,12 +252,14 @@ impl Rewriter<'_> {
                 let call_answer = declare_answer(&mut self.out, atom.pred, &call_adornment, atom.span);
                 let call_demand = declare_demand(&mut self.out, atom.pred, &call_adornment, atom.span);
                 let call_atom = Atom { pred: call_answer, args: atom.args.clone(), span: atom.span };
-                let demand_rule = Rule {
-                    head: Atom { pred: call_demand, args: restrict(&atom.args, &call_adornment), span: atom.span },
-                    body: body.clone(),
-                    span: rule.span,
-                    origin: Origin::Demand { rule: rule_id, position },
-                };
+                // The demand rule reads the positive prefix only: leaving out the
+                // negations and comparisons can only ask for more, never for less.
+                let demand_rule = Rule::positive(
+                    Atom { pred: call_demand, args: restrict(&atom.args, &call_adornment), span: atom.span },
+                    body.clone(),
+                    rule.span,
+                    Origin::Demand { rule: rule_id, position },
+                );
                 let mut call = CallTrace {
                     position,
                     atom: call_atom.clone(),
@@ -255,9 +291,13 @@ impl Rewriter<'_> {
             bound.add(&atom.args);
         }
 
+        // Negated atoms keep reading their source relations (see `copy_negated`);
+        // comparisons filter the guarded copy as they filter the source rule.
         let main = Rule {
             head: Atom { pred: answer, args: rule.head.args.clone(), span: rule.head.span },
             body,
+            negated: rule.negated.clone(),
+            comparisons: rule.comparisons.clone(),
             span: rule.span,
             origin: Origin::Main { rule: rule_id },
         };
@@ -804,6 +844,8 @@ mod tests {
                             }
                         }
                     }
+                    // These random programs are positive, so nothing is copied unrewritten.
+                    RuleKind::Unrewritten => prop_assert!(false, "an unrewritten copy in a positive program"),
                 }
                 if trace.kind != RuleKind::Seed {
                     // Every non-seed rule starts with the guard of its head's demand.

@@ -26,8 +26,56 @@ pub enum Statement {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rule {
     pub head: Atom,
-    pub body: Vec<Atom>,
+    pub body: Vec<Literal>,
     pub span: Span,
+}
+
+/// A body literal, in both dialects: an atom, a negated atom (`!p(X)`, or `not p(X)` in
+/// the dlc dialect) or a comparison `t op t`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Literal {
+    Atom(Atom),
+    /// The negated atom; `span` covers the `!` or `not` too.
+    Negated {
+        atom: Atom,
+        span: Span,
+    },
+    Compare(Comparison),
+}
+
+impl Literal {
+    /// The atom of a positive or negated literal.
+    pub fn atom(&self) -> Option<&Atom> {
+        match self {
+            Literal::Atom(atom) | Literal::Negated { atom, .. } => Some(atom),
+            Literal::Compare(_) => None,
+        }
+    }
+
+    pub fn span(&self) -> Span {
+        match self {
+            Literal::Atom(atom) => atom.span,
+            Literal::Negated { span, .. } => *span,
+            Literal::Compare(c) => c.span,
+        }
+    }
+}
+
+/// `left op right`; both dialects build it through [`Comparison::new`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comparison {
+    pub op: ir::CmpOp,
+    pub left: Term,
+    pub right: Term,
+    pub span: Span,
+}
+
+impl Comparison {
+    /// The comparison `left op right`, spanning both operands.
+    pub fn new(left: Term, op: ir::CmpOp, right: Term) -> Comparison {
+        let span = left.span.to(right.span);
+        Comparison { op, left, right, span }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,8 +143,18 @@ impl fmt::Display for File {
                 Statement::Rule(rule) => {
                     writeln!(f, "  Rule {}", span_text(rule.span))?;
                     write_atom(f, "    head ", &rule.head)?;
-                    for atom in &rule.body {
-                        write_atom(f, "    body ", atom)?;
+                    for literal in &rule.body {
+                        match literal {
+                            Literal::Atom(atom) => write_atom(f, "    body ", atom)?,
+                            Literal::Negated { atom, span } => {
+                                writeln!(f, "    body Not {}", span_text(*span))?;
+                                write_atom(f, "      ", atom)?;
+                            }
+                            Literal::Compare(c) => {
+                                writeln!(f, "    body Compare {} {}", c.op.text(), span_text(c.span))?;
+                                write_terms(f, "      ", [&c.left, &c.right])?;
+                            }
+                        }
                     }
                 }
                 Statement::Fact(atom) => write_atom(f, "  Fact ", atom)?,
@@ -114,7 +172,11 @@ impl fmt::Display for File {
 fn write_atom(f: &mut fmt::Formatter<'_>, prefix: &str, atom: &Atom) -> fmt::Result {
     writeln!(f, "{prefix}Atom {} {}", atom.pred.text, span_text(atom.span))?;
     let indent = " ".repeat(prefix.len() - prefix.trim_start().len() + 2);
-    for term in &atom.args {
+    write_terms(f, &indent, &atom.args)
+}
+
+fn write_terms<'a>(f: &mut fmt::Formatter<'_>, indent: &str, terms: impl IntoIterator<Item = &'a Term>) -> fmt::Result {
+    for term in terms {
         write!(f, "{indent}")?;
         match &term.kind {
             TermKind::Var(v) => write!(f, "Var {v}")?,

@@ -47,6 +47,12 @@ pub enum Token<'a> {
     Minus,
     #[token(";")]
     Semicolon,
+    /// `!` before a negated atom.
+    #[token("!")]
+    Bang,
+    /// A comparison operator: `=`, `!=`, `<`, `<=`, `>`, `>=`.
+    #[regex(r"!=|<=|>=|<|>|=")]
+    Compare(&'a str),
     #[token("\n")]
     Newline,
     /// Text the lexer could not read; never produced by logos itself but by [`lex`].
@@ -70,6 +76,8 @@ impl fmt::Display for Token<'_> {
             Token::Plus => f.write_str("`+`"),
             Token::Minus => f.write_str("`-`"),
             Token::Semicolon => f.write_str("`;`"),
+            Token::Bang => f.write_str("`!`"),
+            Token::Compare(op) => write!(f, "`{op}`"),
             Token::Newline => f.write_str("end of line"),
             Token::Error(s) if s.starts_with('"') => write!(f, "malformed string `{s}`"),
             Token::Error(s) => write!(f, "unexpected character(s) `{s}`"),

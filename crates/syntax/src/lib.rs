@@ -255,7 +255,7 @@ mod tests {
         assert_eq!(codes_and_texts(src, &d), [("E0001", "<-")]);
         let src = "R(X) <- E(X),";
         let d = errors(src);
-        assert_eq!(d[0].message, "expected a predicate name, found end of input");
+        assert_eq!(d[0].message, "expected a body literal, found end of input");
         let src = "R(X) <- E(X) # F";
         assert_eq!(codes_and_texts(src, &errors(src)), [("E0001", "#")]);
     }

@@ -229,7 +229,7 @@ fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Di
     parser.program();
     diagnostics.append(&mut parser.diagnostics);
     let Parser { clauses, queries, decls, ios, types, .. } = parser;
-    let mut front = check(clauses, queries, decls, ios, Span::new(file, 0..src.len()), &mut diagnostics);
+    let mut front = check(clauses, queries, decls, ios, &types, Span::new(file, 0..src.len()), &mut diagnostics);
     front.types = types;
     (front, diagnostics)
 }
@@ -360,7 +360,7 @@ fn preprocess(
 }
 
 /// A rule body in disjunctive normal form: each conjunction becomes one rule.
-type Dnf = Vec<Vec<ast::Atom>>;
+type Dnf = Vec<Vec<ast::Literal>>;
 
 /// A clause as written: its heads, its body (none for facts), its span.
 struct Clause {
@@ -797,7 +797,12 @@ impl<'a> Parser<'a> {
     fn literal(&mut self, depth: usize) -> Result<Dnf, Reported> {
         let Some(tok) = self.peek() else { return Err(self.expected("a body literal")) };
         match tok.kind {
-            Kind::Bang => Err(self.unsupported(tok.span, "negation (`!`)")),
+            Kind::Bang => {
+                self.bump();
+                let atom = self.atom()?;
+                let span = tok.span.to(atom.span);
+                Ok(vec![vec![ast::Literal::Negated { atom, span }]])
+            }
             Kind::LParen => {
                 if depth >= MAX_NESTING {
                     return Err(self.unsupported(tok.span, &format!("nesting deeper than {MAX_NESTING} parentheses")));
@@ -816,24 +821,24 @@ impl<'a> Parser<'a> {
                 if let Some(op) = self.peek().filter(|t| matches!(t.kind, Kind::Eq | Kind::Compare)) {
                     return Err(self.unsupported(op.span, &format!("a comparison (`{}`)", self.text(op))));
                 }
-                Ok(vec![vec![atom]])
+                Ok(vec![vec![ast::Literal::Atom(atom)]])
             }
             Kind::Ident if matches!(self.text(tok), "true" | "false") => {
                 self.bump();
                 Ok(if self.text(tok) == "true" { vec![Vec::new()] } else { Vec::new() })
             }
             _ => {
-                // A constraint `x < y`, `x = "a"`, `z = count : {...}`.
-                self.term()?;
+                // A constraint `x < y`, `x = "a"`; `z = count : {...}` stops at the
+                // aggregate, which `term` reports as what it is.
+                let left = self.term()?;
                 match self.peek().filter(|t| matches!(t.kind, Kind::Eq | Kind::Compare)) {
                     Some(op) => {
                         self.bump();
-                        // `x = count : {...}`: an aggregate (or functor) on the right is
-                        // reported as what it is rather than as a comparison.
-                        if self.peek().is_some_and(|t| t.kind == Kind::Ident) {
-                            self.term()?;
+                        let right = self.term()?;
+                        match ir::CmpOp::from_text(self.text(op)) {
+                            Some(cmp) => Ok(vec![vec![ast::Literal::Compare(ast::Comparison::new(left, cmp, right))]]),
+                            None => Err(self.unsupported(op.span, &format!("the comparison `{}`", self.text(op)))),
                         }
-                        Err(self.unsupported(op.span, &format!("a comparison (`{}`)", self.text(op))))
                     }
                     None => Err(self.expected("`(` after a relation name, or a comparison")),
                 }
@@ -930,6 +935,37 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// E0018 for an ordering comparison (`<`, `<=`, `>`, `>=`) with an operand of a symbol
+/// type: Soufflé orders symbols by their text, dlc orders integers only. An operand is a
+/// symbol when it is a string or a variable in a column declared with a symbol type.
+fn numeric_orderings(
+    conjunction: &[ast::Literal],
+    declared: &HashMap<&str, &Decl>,
+    types: &HashMap<String, Vec<String>>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> bool {
+    let is_symbol = |term: &ast::Term| match &term.kind {
+        TermKind::Str(_) => true,
+        TermKind::Var(name) => conjunction.iter().filter_map(ast::Literal::atom).any(|atom| {
+            let Some(decl) = declared.get(atom.pred.text.as_str()) else { return false };
+            atom.args
+                .iter()
+                .zip(&decl.types)
+                .any(|(t, ty)| t.kind == TermKind::Var(name.clone()) && !is_numeric(ty, types))
+        }),
+        _ => false,
+    };
+    let mut ok = true;
+    for literal in conjunction {
+        let ast::Literal::Compare(c) = literal else { continue };
+        if c.op.is_ordering() && (is_symbol(&c.left) || is_symbol(&c.right)) {
+            diagnostics.push(unsupported(c.span, &format!("an ordering comparison (`{}`) of symbols", c.op.text())));
+            ok = false;
+        }
+    }
+    ok
+}
+
 /// Checks declarations (E0019 undeclared, E0020 declared twice, E0004 arity against the
 /// declaration) and I/O directives, and builds the native AST from what passed.
 fn check(
@@ -937,6 +973,7 @@ fn check(
     queries: Vec<ast::Query>,
     decls: Vec<Decl>,
     ios: Vec<(IoKind, RawIo)>,
+    types: &HashMap<String, Vec<String>>,
     whole: Span,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Front {
@@ -983,8 +1020,14 @@ fn check(
     let mut kept = Vec::new();
     for clause in clauses {
         let mut ok = true;
-        for atom in clause.heads.iter().chain(clause.body.iter().flatten().flatten()) {
+        let body_atoms = clause.body.iter().flatten().flatten().filter_map(ast::Literal::atom);
+        for atom in clause.heads.iter().chain(body_atoms) {
             ok &= check_atom(atom, diagnostics);
+        }
+        if ok {
+            for conjunction in clause.body.iter().flatten() {
+                ok &= numeric_orderings(conjunction, &declared, types, diagnostics);
+            }
         }
         if ok {
             kept.push(clause);
