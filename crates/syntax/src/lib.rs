@@ -377,7 +377,7 @@ mod tests {
     fn token_soup() -> impl Strategy<Value = String> {
         let token = prop::sample::select(vec![
             "R", "e", "X", "_", "_y", "7", "-3", "\"s\"", "\"", "@m", "(", ")", ",", ".", "<-", ":-", "?-", "+", "-",
-            ";", "\n", "\n\n", " ", "  ", "%c\n", "//", "#", "é",
+            ";", "\n", "\n\n", " ", "  ", "%c\n", "//", "#", "é", "!", "not ", "=", "!=", "<", "<=", ">", ">=",
         ]);
         prop::collection::vec(token, 0..40).prop_map(|tokens| tokens.concat())
     }
