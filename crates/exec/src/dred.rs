@@ -286,6 +286,17 @@ impl Maintained {
         self.initial_work
     }
 
+    /// Inserts the batch's input facts, recording which changed the input and which not.
+    fn insert_inputs(&mut self, update: &Update, report: &mut UpdateReport) {
+        for (pred, tuple) in &update.inserts {
+            if self.is_input(*pred, tuple) && self.db.insert(*pred, tuple) {
+                report.edb_inserted.push((*pred, tuple.clone()));
+            } else {
+                report.noop_inserts.push((*pred, tuple.clone()));
+            }
+        }
+    }
+
     fn is_input(&self, pred: PredId, tuple: &[u32]) -> bool {
         pred.index() < self.db.relation_count()
             && !self.compiled.derived[pred.index()]
@@ -377,13 +388,7 @@ impl Maintained {
         // What remains is closed under the rules except for what phases 2 and 3 add, so
         // everything from here on is a delta for the final propagation.
         let start = self.db.ends();
-        for (pred, tuple) in &update.inserts {
-            if self.is_input(*pred, tuple) && self.db.insert(*pred, tuple) {
-                report.edb_inserted.push((*pred, tuple.clone()));
-            } else {
-                report.noop_inserts.push((*pred, tuple.clone()));
-            }
-        }
+        self.insert_inputs(update, &mut report);
         self.db.check()?;
 
         // Phase 2: rederive the over-deleted facts with a one-step derivation from what
@@ -464,13 +469,7 @@ impl Maintained {
                 report.noop_deletes.push((*pred, tuple.clone()));
             }
         }
-        for (pred, tuple) in &update.inserts {
-            if self.is_input(*pred, tuple) && self.db.insert(*pred, tuple) {
-                report.edb_inserted.push((*pred, tuple.clone()));
-            } else {
-                report.noop_inserts.push((*pred, tuple.clone()));
-            }
-        }
+        self.insert_inputs(update, &mut report);
         self.db.check()?;
         let (plan, program) = &**self.recompute.as_ref().expect("called for a recomputed state");
         let mut fresh = self.db.empty_like();
