@@ -86,4 +86,6 @@ codes! {
         "facts files are named after their predicate (`E.facts` holds `E`); check the file name";
     ATOM_IN_DELIMITED_FILE = "W0003", "atom in a delimited facts file",
         "a file of atoms `E(a,b).` needs an extension other than .facts, .tsv or .csv, such as .dl";
+    PRAGMA_IGNORED = "W0004", "pragma ignored",
+        "dlc reads its options from the command line: pass `-F`/`-D` (or the flag the pragma stands for) instead";
 }

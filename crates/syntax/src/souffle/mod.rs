@@ -67,9 +67,16 @@ pub struct SouffleProgram {
     pub printsize: Vec<Io>,
 }
 
-/// Whether `src` is a Soufflé program: some line starts with `.decl`.
+/// Whether `src` is a Soufflé program: some line starts with `.decl`, or with
+/// `#include` (the dlc dialect has no `#` lines; a program may keep every `.decl` in an
+/// included file).
 pub fn looks_like_souffle(src: &str) -> bool {
-    src.lines().any(|line| line.trim_start().starts_with(".decl"))
+    src.lines().map(str::trim_start).any(|line| line.starts_with(".decl") || line.starts_with("#include"))
+}
+
+/// Soufflé's bitwise and logical operators, which are words.
+fn is_word_operator(text: &str) -> bool {
+    matches!(text, "band" | "bor" | "bxor" | "bnot" | "bshl" | "bshr" | "bshru" | "land" | "lor" | "lxor" | "lnot")
 }
 
 /// Parses a Soufflé program into the native AST (rules expanded: one per head and
@@ -538,6 +545,20 @@ impl<'a> Parser<'a> {
             ".input" => self.io(IoKind::Input, tok),
             ".output" => self.io(IoKind::Output, tok),
             ".printsize" => self.io(IoKind::Printsize, tok),
+            ".pragma" => {
+                // Options of Soufflé's own run (jobs, magic-transform, ...); the ones
+                // that name directories or switch semantics get a warning.
+                let key = self.peek().filter(|t| t.kind == Kind::Str).map(|t| unescape(self.text(t)));
+                if let Some(key) = key.filter(|k| matches!(k.as_str(), "fact-dir" | "output-dir" | "legacy")) {
+                    self.diagnostics.push(
+                        Diagnostic::warning(Code::PRAGMA_IGNORED, format!("`.pragma \"{key}\"` is ignored"))
+                            .with_primary(tok.span, "ignored here")
+                            .with_note("in Soufflé this pragma changes where facts are read or written, or how the program is read"),
+                    );
+                }
+                self.skip_line(tok.span);
+                Ok(())
+            }
             ".comp" | ".init" => {
                 self.unsupported(tok.span, "a component (`.comp`, `.init`)");
                 // Skip the component's body, braces balanced.
@@ -569,12 +590,21 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `.decl name(attr: type, ...) qualifiers`
+    /// `.decl name(attr: type, ...) qualifiers`, or `.decl a, b, c(...)`: several
+    /// relations with the same attributes.
     fn decl(&mut self) -> Result<(), Reported> {
-        let name = self.expect(Kind::Ident, "a relation name")?;
-        if self.at(Kind::Dot) && self.peek_at(1).is_some_and(|t| t.kind == Kind::Ident) {
-            return Err(self.unsupported(name.span, "a qualified relation name (components)"));
-        }
+        let mut names = Vec::new();
+        let name = loop {
+            let name = self.expect(Kind::Ident, "a relation name")?;
+            if self.at(Kind::Dot) && self.peek_at(1).is_some_and(|t| t.kind == Kind::Ident) {
+                return Err(self.unsupported(name.span, "a qualified relation name (components)"));
+            }
+            if self.eat(Kind::Comma).is_none() {
+                break name;
+            }
+            names.push(name);
+        };
+        names.push(name);
         self.expect(Kind::LParen, "`(`")?;
         let mut types = Vec::new();
         if self.eat(Kind::RParen).is_none() {
@@ -627,7 +657,11 @@ impl<'a> Parser<'a> {
                 _ => break,
             }
         }
-        self.decls.push(Decl { name: self.text(name).to_string(), arity: types.len(), span: name.span, types });
+        for name in names {
+            let decl =
+                Decl { name: self.text(name).to_string(), arity: types.len(), span: name.span, types: types.clone() };
+            self.decls.push(decl);
+        }
         Ok(())
     }
 
@@ -890,6 +924,9 @@ impl<'a> Parser<'a> {
                 return Err(self.unsupported(tok.span, &format!("the aggregate `{text}`")));
             }
             Kind::Ident if text == "nil" => return Err(self.unsupported(tok.span, "a record (`nil`)")),
+            Kind::Ident if is_word_operator(text) => {
+                return Err(self.unsupported(tok.span, &format!("arithmetic (`{text}`)")))
+            }
             Kind::Ident => TermKind::Var(text.to_string()),
             Kind::Underscore => TermKind::Anon,
             // As Soufflé reads it: `007` is 7.
@@ -926,9 +963,11 @@ impl<'a> Parser<'a> {
         self.after_term(ast::Term { kind, span: tok.span })
     }
 
-    /// A term followed by an arithmetic operator is arithmetic.
+    /// A term followed by an arithmetic operator (a sign or a word such as `band`) is
+    /// arithmetic.
     fn after_term(&mut self, term: ast::Term) -> Result<ast::Term, Reported> {
-        if let Some(op) = self.peek().filter(|t| t.kind == Kind::Operator) {
+        let operator = |t: &Tok| t.kind == Kind::Operator || (t.kind == Kind::Ident && is_word_operator(self.text(*t)));
+        if let Some(op) = self.peek().filter(operator) {
             return Err(self.unsupported(op.span, &format!("arithmetic (`{}`)", self.text(op))));
         }
         Ok(term)
@@ -1036,6 +1075,7 @@ fn check(
     let derived: HashSet<&str> =
         kept.iter().filter(|c| c.body.is_some()).flat_map(|c| c.heads.iter().map(|h| h.pred.text.as_str())).collect();
     let (mut inputs, mut outputs, mut printsize) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut copies, mut hidden_decls) = (Vec::new(), Vec::new());
     for (kind, io) in ios {
         if !declared.contains_key(io.name.as_str()) {
             diagnostics.push(undeclared(&io.name, io.span, None));
@@ -1043,10 +1083,36 @@ fn check(
         }
         match kind {
             IoKind::Input if derived.contains(io.name.as_str()) => {
-                diagnostics.push(unsupported(io.span, "an `.input` relation that rules also derive").with_help(
-                    "dlc keeps input and derived relations apart: read the input into another relation \
-                     `r_in` and add the rule `r(x, y) :- r_in(x, y).`",
-                ));
+                // dlc keeps input and derived relations apart: the facts go to a relation
+                // of their own, `r_input` (or `r_input2`, ... when the program declares
+                // that name), which one rule copies into `r`, as if the rules added to
+                // the loaded input.
+                let decl = declared[io.name.as_str()];
+                let hidden = (1..)
+                    .map(|k| if k == 1 { format!("{}_input", io.name) } else { format!("{}_input{k}", io.name) })
+                    .find(|n| !declared.contains_key(n.as_str()) && !hidden_decls.iter().any(|d: &Decl| &d.name == n))
+                    .expect("some name is free");
+                let vars: Vec<ast::Term> = (0..decl.arity)
+                    .map(|i| ast::Term { kind: TermKind::Var(format!("x{i}")), span: io.span })
+                    .collect();
+                let atom = |name: &str| ast::Atom {
+                    pred: ast::Name { text: name.to_string(), span: io.span },
+                    args: vars.clone(),
+                    span: io.span,
+                };
+                copies.push(ast::Rule {
+                    head: atom(&io.name),
+                    body: vec![ast::Literal::Atom(atom(&hidden))],
+                    span: io.span,
+                });
+                hidden_decls.push(Decl {
+                    name: hidden.clone(),
+                    arity: decl.arity,
+                    span: io.span,
+                    types: decl.types.clone(),
+                });
+                let filename = Some(io.filename.clone().unwrap_or_else(|| format!("{}.facts", io.name)));
+                inputs.push(RawIo { name: hidden, filename, ..io });
             }
             IoKind::Input => inputs.push(io),
             IoKind::Output => outputs.push(io),
@@ -1080,7 +1146,10 @@ fn check(
             statements.push(Statement::Query(query));
         }
     }
-    let decls = decls.into_iter().enumerate().filter(|(i, _)| unique.contains(i)).map(|(_, d)| d).collect();
+    statements.extend(copies.into_iter().map(Statement::Rule));
+    let mut decls: Vec<Decl> =
+        decls.into_iter().enumerate().filter(|(i, _)| unique.contains(i)).map(|(_, d)| d).collect();
+    decls.extend(hidden_decls);
     Front { file: ast::File { statements, span: whole }, decls, inputs, outputs, printsize, types: HashMap::new() }
 }
 

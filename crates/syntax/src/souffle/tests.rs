@@ -114,7 +114,8 @@ fn unsupported_constructs_are_named_at_their_span() {
         (".decl q(x:float)", "float", "the type `float` is not supported"),
         (".input e(IO=sqlite)", "IO=sqlite", "`IO=sqlite` is not supported"),
         ("r(x) <= r(x) :- e(x, _).", "<=", "a subsumptive clause (`<=`) is not supported"),
-        (".input r\nr(x) :- e(x, _).", "r", "an `.input` relation that rules also derive is not supported"),
+        ("r(x) :- e(x, y), z = x band y, e(z, _).", "band", "arithmetic (`band`) is not supported"),
+        ("r(x) :- e(x, y), x = lnot y.", "lnot", "arithmetic (`lnot`) is not supported"),
     ];
     for (text, offending, message) in cases {
         let src = format!("{decls}{text}\n");
@@ -122,6 +123,25 @@ fn unsupported_constructs_are_named_at_their_span() {
         assert_eq!(found.len(), 1, "{text}: {found:?}");
         assert_eq!(found[0], ("E0018", offending.to_string(), message.to_string()), "{text}");
     }
+}
+
+#[test]
+fn declaration_lists_pragmas_and_derived_inputs() {
+    let src = ".decl a, b(x:number)\n.pragma \"magic-transform\" \"*\"\n.input a\n.input b\n\
+               b(x) :- a(x), x > 0.\n";
+    let s = ok(src);
+    // `b` is read into `b_input` and copied into `b` by a rule of its own.
+    assert_eq!(rules(&s.program), ["b(x) <- a(x), x > 0", "b(x0) <- b_input(x0)"]);
+    let name = |io: &Io| s.program.pred_name(io.pred);
+    assert_eq!(s.inputs.iter().map(name).collect::<Vec<_>>(), ["a", "b_input"]);
+    assert_eq!(s.inputs[1].filename.as_deref(), Some("b.facts"));
+    assert_eq!(s.inputs[1].numeric, [true]);
+    // A pragma that names a directory is ignored with a warning.
+    let (program, diagnostics) =
+        parse_program(".pragma \"fact-dir\" \"x\"\n.decl a(x:number)\n", FILE, &mut NoIncludes);
+    assert!(program.is_some());
+    assert_eq!(diagnostics.iter().map(|d| d.code.0).collect::<Vec<_>>(), ["W0004"]);
+    assert!(looks_like_souffle("#include \"decls.dl\"\nr(x) :- e(x).\n"));
 }
 
 #[test]
