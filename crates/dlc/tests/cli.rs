@@ -673,3 +673,38 @@ fn the_repl_honours_magic_modes() {
     let auto = dlc_with_input(&["repl", "fixtures/ok/reach.dl"], "?- R(X,Y).\n:stats\n");
     assert!(!auto.stdout.contains("@m:") && auto.stdout.contains("R 20"), "{}", auto.stdout);
 }
+
+/// Under a negation a deletion makes facts appear and an insertion makes them go: both
+/// maintenance strategies follow, and `--check` compares every relation with a fresh
+/// evaluation (it fails the run otherwise).
+#[test]
+fn updates_under_negation_add_and_remove_what_the_negation_reads() {
+    for maintenance in ["dred", "ranked"] {
+        let base = ["--check", "--maintenance", maintenance, "--no-timing", "--query", "Unreached(X)"];
+        let deleted = dlc(&[&base[..], &["--delete", "Edge(a,b)", "fixtures/ok/negation.dl"]].concat());
+        assert_eq!(deleted.code, 0, "{}", deleted.stderr);
+        assert!(deleted.stdout.contains("answers added: Unreached(b) Unreached(c)"), "{}", deleted.stdout);
+        let inserted = dlc(&[&base[..], &["--insert", "Edge(c,d)", "fixtures/ok/negation.dl"]].concat());
+        assert_eq!(inserted.code, 0, "{}", inserted.stderr);
+        assert!(inserted.stdout.contains("answers removed: Unreached(d) Unreached(e)"), "{}", inserted.stdout);
+    }
+    // The repl maintains the same way; a batch brings a value the program lacked, which
+    // the comparison `W >= 7` must read as the number 99.
+    let input = "+Weight(b,99).\n;\n?- Heavy(X,W).\n-Edge(a,b).\n;\n";
+    let out = dlc_with_input(&["repl", "--color", "never", "--no-timing", "fixtures/ok/negation.dl"], input);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let heavy: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("Heavy(")).collect();
+    assert_eq!(heavy, ["Heavy(b,10)", "Heavy(b,99)", "Heavy(c,7)"], "{}", out.stdout);
+    assert!(out.stdout.contains("answers removed: Heavy(b,10) Heavy(b,99) Heavy(c,7)"), "{}", out.stdout);
+}
+
+/// The proof search reads positive atoms only: rather than show a proof that skipped a
+/// negation, explanations of such programs are refused.
+#[test]
+fn explanations_of_programs_with_negation_are_refused() {
+    let out = dlc(&["--explain", "Unreached(d)", "fixtures/ok/negation.dl"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("negated atoms or comparisons are not supported yet"), "{}", out.stderr);
+    let out = dlc_with_input(&["repl", "--color", "never", "fixtures/ok/negation.dl"], ":why Unreached(d)\n");
+    assert!(out.stderr.contains(":why: explanations of programs with negated atoms"), "{}", out.stderr);
+}
