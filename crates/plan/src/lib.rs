@@ -434,6 +434,39 @@ mod tests {
     }
 
     #[test]
+    fn filters_sit_at_the_first_step_that_binds_their_variables() {
+        let mut p = program("P(X,W) <- E(X,Y), F(Y,Z)\nN(X) <- E(X,X)");
+        let var = |p: &Program, name: &str| ir::Term {
+            kind: TermKind::Var(p.symbols.get(name).unwrap_or_else(|| panic!("{name}"))),
+            span: ir::Span::default(),
+        };
+        let comparison = |op, left, right| ir::Comparison { op, left, right, span: ir::Span::default() };
+        let (x, y, z, w) = (var(&p, "X"), var(&p, "Y"), var(&p, "Z"), var(&p, "W"));
+        let n = p.lookup_source("N").unwrap();
+        let rule = &mut p.rules[0];
+        rule.comparisons = vec![comparison(CmpOp::Ne, x, z), comparison(CmpOp::Eq, w, y)];
+        rule.negated = vec![Atom { pred: n, args: vec![z], span: ir::Span::default() }];
+        let plan = plan_rule(&p, RuleId(0));
+        assert!(plan.well_formed);
+        assert!(plan.initial.is_empty());
+        // E(X,Y) binds slots 0 and 1; the assignment gives W slot 2 right there.
+        assert_eq!(plan.steps[0].filters, vec![Filter::Assign { comparison: 1, slot: 2, value: Operand::Var(1) }]);
+        // F(Y,Z) binds Z (slot 3): the comparison and the anti-join on Z follow it.
+        assert_eq!(
+            plan.steps[1].filters,
+            vec![
+                Filter::Compare { comparison: 0, op: CmpOp::Ne, left: Operand::Var(0), right: Operand::Var(3) },
+                Filter::Absent { negated: 0, pred: n, key: vec![(0, Operand::Var(3))] },
+            ]
+        );
+        assert_eq!(plan.project, vec![Output::Var(0), Output::Var(2)]);
+        // A comparison that nothing binds leaves the rule not well formed.
+        let v = ir::Term { kind: TermKind::Var(p.symbols.intern("V")), span: ir::Span::default() };
+        p.rules[0].comparisons.push(comparison(CmpOp::Lt, x, v));
+        assert!(!plan_rule(&p, RuleId(0)).well_formed);
+    }
+
+    #[test]
     fn unsafe_rule_is_marked_not_well_formed() {
         let p = program("P(X,Y) <- E(X)");
         assert!(!plan_rule(&p, RuleId(0)).well_formed);
