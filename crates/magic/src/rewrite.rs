@@ -5,7 +5,9 @@ use crate::graph::{CallEdge, CallGraph};
 use crate::names::{declare_answer, declare_demand};
 use crate::subsume::Subsumption;
 use crate::{AdornmentLimit, CallTrace, MagicProgram, RewriteOptions, RuleKind, RuleTrace};
-use ir::{Adornment, Atom, Bf, Origin, PredId, PredKind, Program, Query, Rule, RuleId, Span, Symbol, Term};
+use ir::{
+    Adornment, Atom, Bf, CmpOp, Comparison, Origin, PredId, PredKind, Program, Query, Rule, RuleId, Span, Symbol, Term,
+};
 use rustc_hash::FxHashSet;
 
 /// Rewrites `program` for `query` (usually `program.query`; it should name an IDB
@@ -234,6 +236,12 @@ impl Rewriter<'_> {
         let mut bound = Bound::default();
         bound.add(&guard_args);
         let guard = Atom { pred: demand, args: guard_args, span: rule.head.span };
+        // The comparisons whose variables the prefix binds, and the assignments whose
+        // inputs it binds (which bind their variable for later calls): each demand rule
+        // applies those of its prefix.
+        let mut waiting: Vec<&Comparison> = rule.comparisons.iter().collect();
+        let mut applied: Vec<Applied> = Vec::new();
+        bound.settle(&mut waiting, &mut applied);
 
         // `body` is always the guard followed by the adorned atoms seen so far, so at an
         // IDB call it is exactly the prefix of that call's demand rule.
@@ -252,14 +260,17 @@ impl Rewriter<'_> {
                 let call_answer = declare_answer(&mut self.out, atom.pred, &call_adornment, atom.span);
                 let call_demand = declare_demand(&mut self.out, atom.pred, &call_adornment, atom.span);
                 let call_atom = Atom { pred: call_answer, args: atom.args.clone(), span: atom.span };
-                // The demand rule reads the positive prefix only: leaving out the
-                // negations and comparisons can only ask for more, never for less.
-                let demand_rule = Rule::positive(
-                    Atom { pred: call_demand, args: restrict(&atom.args, &call_adornment), span: atom.span },
-                    body.clone(),
-                    rule.span,
-                    Origin::Demand { rule: rule_id, position },
-                );
+                // The demand rule reads the positive prefix and the comparisons it binds,
+                // not the negations: leaving those out can only ask for more, never less.
+                let demand_args = restrict(&atom.args, &call_adornment);
+                let demand_rule = Rule {
+                    comparisons: needed(&applied, &demand_args),
+                    head: Atom { pred: call_demand, args: demand_args, span: atom.span },
+                    body: body.clone(),
+                    negated: Vec::new(),
+                    span: rule.span,
+                    origin: Origin::Demand { rule: rule_id, position },
+                };
                 let mut call = CallTrace {
                     position,
                     atom: call_atom.clone(),
@@ -287,8 +298,10 @@ impl Rewriter<'_> {
             } else {
                 body.push(atom.clone());
             }
-            // Full left-prefix SIPS: after any atom, EDB or IDB, all its variables are bound.
+            // Full left-prefix SIPS: after any atom, EDB or IDB, all its variables are
+            // bound, and so are those of the assignments they feed.
             bound.add(&atom.args);
+            bound.settle(&mut waiting, &mut applied);
         }
 
         // Negated atoms keep reading their source relations (see `copy_negated`);
@@ -324,6 +337,29 @@ fn adorn(args: &[Term], bound: &FxHashSet<Symbol>) -> Adornment {
     )
 }
 
+/// A comparison a prefix binds, and the variable it binds when it is an assignment.
+struct Applied {
+    comparison: Comparison,
+    binds: Option<Symbol>,
+}
+
+/// The applied comparisons a demand rule with head arguments `head` needs: every filter,
+/// and the assignments whose variable the head or a needed comparison reads (found from
+/// the last backwards, since an assignment only feeds later ones).
+fn needed(applied: &[Applied], head: &[Term]) -> Vec<Comparison> {
+    let mut wanted: FxHashSet<Symbol> = head.iter().filter_map(Term::var).collect();
+    let mut kept: Vec<Comparison> = Vec::new();
+    for a in applied.iter().rev() {
+        if a.binds.is_some_and(|v| !wanted.contains(&v)) {
+            continue;
+        }
+        wanted.extend(a.comparison.vars());
+        kept.push(a.comparison);
+    }
+    kept.reverse();
+    kept
+}
+
 /// The variables bound so far in a rule body, in the order they became bound, and as a
 /// set (a long body is not a scan of them per argument).
 #[derive(Default)]
@@ -333,6 +369,31 @@ struct Bound {
 }
 
 impl Bound {
+    /// Moves from `waiting` to `applied` every comparison whose variables are bound, and
+    /// every assignment `X = t` whose `t` is, binding `X`; repeats while one binds.
+    fn settle(&mut self, waiting: &mut Vec<&Comparison>, applied: &mut Vec<Applied>) {
+        loop {
+            let before = waiting.len();
+            waiting.retain(|c| {
+                let is_bound = |t: &Term| t.var().is_none_or(|v| self.set.contains(&v));
+                let target = match (is_bound(&c.left), is_bound(&c.right)) {
+                    (true, true) => None,
+                    (false, true) if c.op == CmpOp::Eq => c.left.var(),
+                    (true, false) if c.op == CmpOp::Eq => c.right.var(),
+                    _ => return true,
+                };
+                if let Some(v) = target {
+                    self.add(&[Term { kind: ir::TermKind::Var(v), span: c.span }]);
+                }
+                applied.push(Applied { comparison: **c, binds: target });
+                false
+            });
+            if waiting.len() == before {
+                return;
+            }
+        }
+    }
+
     /// Adds the variables of `args` not bound yet, in order.
     fn add(&mut self, args: &[Term]) {
         for v in args.iter().filter_map(Term::var) {
