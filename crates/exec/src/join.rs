@@ -229,6 +229,8 @@ impl PhysPlan {
         for (step, s) in phys.steps.iter_mut().zip(&plan.steps) {
             step.filters = s.filters.iter().map(|f| compile_filter(f, steps, &mut negations, &mut probe)).collect();
         }
+        // The same filters in the same order: the negated relations' views stay as they were.
+        debug_assert_eq!(negations, phys.negations);
         for (step, s) in phys.steps.iter_mut().zip(&plan.steps).skip(1) {
             let arity = db.arity(s.pred);
             // Zero-arity atoms (the demand of an all-free query) are tests too.
