@@ -181,7 +181,8 @@ impl Compiled {
         for rule in &mut self.rules {
             rule.values = values.clone();
             let plans = rule.delta.iter_mut().chain(rule.fixpoint.iter_mut().filter_map(|(_, plan)| plan.get_mut()));
-            for plan in plans.chain(rule.guarded.as_mut()).chain(rule.rank_check.as_mut()) {
+            let more = rule.guarded.as_mut().into_iter().chain(rule.rank_check.as_mut()).chain(rule.fact_plan.as_mut());
+            for plan in plans.chain(more) {
                 if plan.values.is_some() {
                     plan.values = Some(values.clone());
                 }

@@ -37,12 +37,12 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
         }
     }
 
-    let mut anonymous_head_spans = Vec::new();
+    let mut reported_anonymous = Vec::new();
     let mut queries = Vec::new();
     for statement in &file.statements {
         match statement {
             Statement::Rule(rule) => {
-                let lowered = lower_rule(&mut program, rule, &mut anonymous_head_spans, &mut diagnostics);
+                let lowered = lower_rule(&mut program, rule, &mut reported_anonymous, &mut diagnostics);
                 program.add_rule(lowered);
             }
             Statement::Fact(atom) => match ground_values(&mut program, atom) {
@@ -58,11 +58,11 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
     }
 
     // The structural checks (safety, arities, facts for IDB predicates) live in `ir`.
-    // A `_` in a head is already reported as E0006, so its unsafety is not repeated. The
-    // query is attached afterwards and checked here, so it is not reported twice either.
+    // A `_` in a head (E0006) or in a comparison (E0022) is already reported, so its
+    // unboundness is not repeated. The query is attached afterwards and checked here, so it is not reported twice either.
     for error in ir::validate(&program) {
         if let IrError::UnsafeRule { span, .. } | IrError::UnboundInComparison { span, .. } = error {
-            if anonymous_head_spans.contains(&span) {
+            if reported_anonymous.contains(&span) {
                 continue;
             }
         }
@@ -184,7 +184,7 @@ fn lower_atom(program: &mut Program, pred: PredId, atom: &ast::Atom, fresh: &mut
 fn lower_rule(
     program: &mut Program,
     rule: &ast::Rule,
-    anonymous_head_spans: &mut Vec<Span>,
+    reported_anonymous: &mut Vec<Span>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> ir::Rule {
     let terms = rule.body.iter().flat_map(|literal| match literal {
@@ -193,7 +193,7 @@ fn lower_rule(
     });
     let mut fresh = FreshVars::new(rule.head.args.iter().chain(terms));
     for term in rule.head.args.iter().filter(|t| t.kind == TermKind::Anon) {
-        anonymous_head_spans.push(term.span);
+        reported_anonymous.push(term.span);
         diagnostics.push(
             Diagnostic::error(Code::ANON_IN_HEAD, "the anonymous variable `_` cannot appear in a rule head")
                 .with_primary(term.span, "`_` in the head"),
@@ -215,7 +215,7 @@ fn lower_rule(
             ast::Literal::Compare(c) => {
                 for term in [&c.left, &c.right] {
                     if term.kind == TermKind::Anon {
-                        anonymous_head_spans.push(term.span);
+                        reported_anonymous.push(term.span);
                         diagnostics.push(
                             Diagnostic::error(
                                 Code::UNBOUND_IN_CONSTRAINT,
