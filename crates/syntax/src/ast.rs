@@ -131,6 +131,40 @@ impl Term {
     }
 }
 
+/// The value of an integer literal in either dialect: decimal, hex `0x1F` or binary
+/// `0b101`, optionally negative and with the `u` (unsigned) suffix. `None` when it is not
+/// such a literal or does not fit 64 bits.
+pub fn integer_literal(text: &str) -> Option<i64> {
+    let (negative, magnitude) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let magnitude = magnitude.strip_suffix('u').unwrap_or(magnitude);
+    let (digits, radix) = if let Some(hex) = magnitude.strip_prefix("0x") {
+        (hex, 16)
+    } else if let Some(binary) = magnitude.strip_prefix("0b") {
+        (binary, 2)
+    } else {
+        (magnitude, 10)
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let value = i64::from_str_radix(digits, radix).ok()?;
+    Some(if negative { -value } else { value })
+}
+
+/// The text of an integer literal of the dlc dialect: a decimal one as written (values
+/// are identified by their text, so `007` stays `007`), the others (`0x10`, `0b11`, `7u`)
+/// as their decimal value; one that does not fit 64 bits as written.
+pub fn integer_text(text: &str) -> String {
+    let plain = text.strip_prefix('-').unwrap_or(text).bytes().all(|b| b.is_ascii_digit());
+    match integer_literal(text) {
+        Some(value) if !plain => value.to_string(),
+        _ => text.to_string(),
+    }
+}
+
 fn span_text(span: Span) -> String {
     format!("{}..{}", span.start, span.end)
 }

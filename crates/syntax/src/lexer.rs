@@ -19,7 +19,8 @@ pub enum Token<'a> {
     /// A lone `_`: the anonymous variable.
     #[token("_")]
     Underscore,
-    #[regex(r"-?[0-9]+")]
+    /// An integer: decimal, hex `0x1F` or binary `0b101`, with an optional `u` suffix.
+    #[regex(r"-?([0-9]+|0x[0-9a-fA-F]+|0b[01]+)u?")]
     Int(&'a str),
     /// A double-quoted string, quotes and escapes still in place.
     #[regex(r#""([^"\\\n]|\\["\\ntr])*""#)]

@@ -242,6 +242,25 @@ mod tests {
     }
 
     #[test]
+    fn integer_literals_in_every_base() {
+        assert_eq!(ast::integer_literal("0x1F"), Some(31));
+        assert_eq!(ast::integer_literal("-0b101u"), Some(-5));
+        assert_eq!(ast::integer_literal("5u"), Some(5));
+        assert_eq!(ast::integer_literal("0x"), None);
+        assert_eq!(ast::integer_literal("99999999999999999999"), None);
+        // Decimal literals keep their text (values are identified by it); others become
+        // their decimal value.
+        assert_eq!(ast::integer_text("007"), "007");
+        assert_eq!(ast::integer_text("0x10"), "16");
+        assert_eq!(ast::integer_text("7u"), "7");
+        let (program, diagnostics) = parse_program("E(0x10). E(0b11). E(7u). R(X) <- E(X), X > 3\n", FILE);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let program = program.unwrap();
+        let values: Vec<&str> = program.facts.iter().map(|f| program.consts.text(f.values[0])).collect();
+        assert_eq!(values, ["16", "3", "7"]);
+    }
+
+    #[test]
     fn parse_errors_say_what_was_found_and_expected() {
         let src = "R(X) <- E(X))\n";
         let d = errors(src);
@@ -377,7 +396,8 @@ mod tests {
     fn token_soup() -> impl Strategy<Value = String> {
         let token = prop::sample::select(vec![
             "R", "e", "X", "_", "_y", "7", "-3", "\"s\"", "\"", "@m", "(", ")", ",", ".", "<-", ":-", "?-", "+", "-",
-            ";", "\n", "\n\n", " ", "  ", "%c\n", "//", "#", "é", "!", "not ", "=", "!=", "<", "<=", ">", ">=",
+            ";", "\n", "\n\n", " ", "  ", "%c\n", "//", "#", "é", "!", "not ", "=", "!=", "<", "<=", ">", ">=", "0x1F",
+            "0b2", "5u", "-0x",
         ]);
         prop::collection::vec(token, 0..40).prop_map(|tokens| tokens.concat())
     }

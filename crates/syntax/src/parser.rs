@@ -120,7 +120,7 @@ where
         },
         Token::UnderscoreName(s) => TermKind::Var(s.to_string()),
         Token::Underscore => TermKind::Anon,
-        Token::Int(s) => TermKind::Int(s.to_string()),
+        Token::Int(s) => TermKind::Int(crate::ast::integer_text(s)),
         Token::Str(s) => TermKind::Str(unescape(s)),
         Token::Reserved(s) => TermKind::Reserved(s.to_string()),
     }

@@ -930,25 +930,21 @@ impl<'a> Parser<'a> {
             Kind::Ident => TermKind::Var(text.to_string()),
             Kind::Underscore => TermKind::Anon,
             // As Soufflé reads it: `007` is 7.
-            Kind::Number => match text.parse::<i64>() {
-                Ok(n) => TermKind::Int(n.to_string()),
-                Err(_) => return Err(self.unsupported(tok.span, "a number this large")),
+            // As Soufflé reads it: `007` is 7, `0x10` 16, `5u` 5.
+            Kind::Number | Kind::RadixNumber => match ast::integer_literal(text) {
+                Some(n) => TermKind::Int(n.to_string()),
+                None => return Err(self.unsupported(tok.span, "a number this large")),
             },
-            Kind::RadixNumber => {
-                let (digits, radix) = if let Some(hex) = text.strip_prefix("0x") { (hex, 16) } else { (&text[2..], 2) };
-                match i64::from_str_radix(digits, radix) {
-                    Ok(n) => TermKind::Int(n.to_string()),
-                    Err(_) => return Err(self.unsupported(tok.span, "a number this large")),
-                }
-            }
             Kind::Float => return Err(self.unsupported(tok.span, "a float constant")),
             Kind::Str => TermKind::Str(unescape(text)),
-            Kind::Operator if text == "-" && next.is_some_and(|n| n.kind == Kind::Number) => {
+            Kind::Operator
+                if text == "-" && next.is_some_and(|n| matches!(n.kind, Kind::Number | Kind::RadixNumber)) =>
+            {
                 let number = next.expect("checked");
                 self.bump();
                 let span = tok.span.to(number.span);
                 self.bump();
-                let Ok(n) = format!("-{}", self.text(number)).parse::<i64>() else {
+                let Some(n) = ast::integer_literal(&format!("-{}", self.text(number))) else {
                     return Err(self.unsupported(span, "a number this large"));
                 };
                 return self.after_term(ast::Term { kind: TermKind::Int(n.to_string()), span });
