@@ -373,6 +373,11 @@ mod tests {
         assert_eq!(texts, ["`E` has no rules and no facts", "`F` has no rules and no facts"]);
         assert!(warnings.iter().all(|w| w.code == Code::UNDEFINED_PREDICATE && !w.is_error()));
         assert_eq!(undefined_predicate_warnings(&p, &[f]).len(), 1);
+        // A negated atom of such a predicate always holds.
+        let p = ok("R(X) <- G(X), !H(X)\nG(a).\n");
+        let warnings = undefined_predicate_warnings(&p, &[]);
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].labels[0].message, "this negation always holds");
     }
 
     #[test]

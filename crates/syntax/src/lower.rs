@@ -329,7 +329,7 @@ pub(crate) fn ground_values(program: &mut Program, atom: &ast::Atom) -> Result<V
     }
 }
 
-/// W0001 for each EDB predicate used in a rule body that has neither inline facts nor
+/// W0001 for each EDB predicate used in a rule body (negated too) that has neither inline facts nor
 /// facts from an input file (`facts_given_for`), reported once at its first body use.
 /// Kept out of [`lower`] because facts files are read after the program.
 pub fn undefined_predicate_warnings(program: &Program, facts_given_for: &[PredId]) -> Vec<Diagnostic> {
@@ -338,7 +338,9 @@ pub fn undefined_predicate_warnings(program: &Program, facts_given_for: &[PredId
     let mut warned = HashSet::new();
     let mut out = Vec::new();
     for rule in &program.rules {
-        for atom in &rule.body {
+        let atoms = rule.body.iter().map(|a| (a, "this atom can never match"));
+        let negated = rule.negated.iter().map(|a| (a, "this negation always holds"));
+        for (atom, label) in atoms.chain(negated) {
             let pred = program.pred(atom.pred);
             if pred.kind == PredKind::Edb && !given.contains(&atom.pred) && warned.insert(atom.pred) {
                 out.push(
@@ -346,7 +348,7 @@ pub fn undefined_predicate_warnings(program: &Program, facts_given_for: &[PredId
                         Code::UNDEFINED_PREDICATE,
                         format!("`{}` has no rules and no facts", program.pred_name(atom.pred)),
                     )
-                    .with_primary(atom.span, "this atom can never match"),
+                    .with_primary(atom.span, label),
                 );
             }
         }
