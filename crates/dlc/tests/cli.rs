@@ -698,13 +698,20 @@ fn updates_under_negation_add_and_remove_what_the_negation_reads() {
     assert!(out.stdout.contains("answers removed: Heavy(b,10) Heavy(b,99) Heavy(c,7)"), "{}", out.stdout);
 }
 
-/// The proof search reads positive atoms only: rather than show a proof that skipped a
-/// negation, explanations of such programs are refused.
+/// A proof shows a negated atom as a leaf that no fact matches and a comparison with its
+/// values; `--explain-missing` names what excluded the matches of a rule's atoms.
 #[test]
-fn explanations_of_programs_with_negation_are_refused() {
-    let out = dlc(&["--explain", "Unreached(d)", "fixtures/ok/negation.dl"]);
-    assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stderr.contains("negated atoms or comparisons are not supported yet"), "{}", out.stderr);
-    let out = dlc_with_input(&["repl", "--color", "never", "fixtures/ok/negation.dl"], ":why Unreached(d)\n");
-    assert!(out.stderr.contains(":why: explanations of programs with negated atoms"), "{}", out.stderr);
+fn explanations_show_negations_and_comparisons() {
+    let out = dlc(&["--explain", "Heavy(b,10)", "--no-magic", "fixtures/ok/negation.dl"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("\n  10 >= 7  holds\n  !Unreached(b)  no such fact\n"), "{}", out.stdout);
+    let out = dlc(&["--explain-missing", "Heavy(e,12)", "--no-magic", "fixtures/ok/negation.dl"]);
+    assert!(out.stdout.contains("excludes each: first a negated atom finds the fact Unreached(e)"), "{}", out.stdout);
+    let out = dlc(&["--explain-missing", "Heavy(d,1)", "--no-magic", "fixtures/ok/negation.dl"]);
+    assert!(out.stdout.contains("first the comparison 1 >= 7 does not hold"), "{}", out.stdout);
+    // Through the magic program and in the repl, the same leaves.
+    let out = dlc(&["--explain", "Pair(c,b)", "fixtures/ok/negation.dl"]);
+    assert!(out.stdout.contains("    !Unreached(c)  no such fact\n"), "{}", out.stdout);
+    let out = dlc_with_input(&["repl", "--color", "never", "fixtures/ok/negation.dl"], ":why Heavy(c,7)\n");
+    assert!(out.stdout.contains("7 >= 7  holds"), "{}", out.stdout);
 }

@@ -24,7 +24,7 @@ mod split;
 
 pub use database::Database;
 pub use dred::{Maintained, Maintenance, Update, UpdateCounts, UpdateReport};
-pub use explain::{Attempt, Explainer, Proof, ProofNode, RuleAttempt, Step, WhyNot};
+pub use explain::{Attempt, Blocked, Explainer, Leaf, Proof, ProofNode, RuleAttempt, Step, WhyNot};
 pub use limits::{ResourceError, ResourceKind, DEFAULT_MAX_TUPLES};
 pub use relation::Groups;
 
