@@ -223,15 +223,7 @@ impl CompiledRule {
             let (Some(a), Some(b)) = (value(left, &vals), value(right, &vals)) else {
                 return Err(Blocked::Comparison { comparison, op, left: UNBOUND, right: UNBOUND });
             };
-            let holds = match op {
-                CmpOp::Eq => a == b,
-                CmpOp::Ne => a != b,
-                _ => {
-                    let number = |v: u32| ir::integer_value(values.text(Const(v)));
-                    matches!((number(a), number(b)), (Some(x), Some(y)) if op.holds(x, y))
-                }
-            };
-            if !holds {
+            if !op.holds_for(a, b, Some(values)) {
                 return Err(Blocked::Comparison { comparison, op, left: a, right: b });
             }
             leaves.push(Leaf::Compared { comparison, op, left: a, right: b });

@@ -380,17 +380,7 @@ impl PhysPlan {
     fn holds(&self, filters: &[PhysFilter], views: &[View<'_>], vals: &mut [u32], stats: &mut JoinStats) -> bool {
         filters.iter().all(|filter| match filter {
             PhysFilter::Compare { op, left, right } => {
-                let (a, b) = (operand(*left, vals), operand(*right, vals));
-                match op {
-                    CmpOp::Eq => a == b,
-                    CmpOp::Ne => a != b,
-                    _ => {
-                        let number =
-                            |v: u32| self.values.as_ref().and_then(|values| ir::integer_value(values.text(Const(v))));
-                        // A value that is not an integer satisfies no ordering.
-                        matches!((number(a), number(b)), (Some(a), Some(b)) if op.holds(a, b))
-                    }
-                }
+                op.holds_for(operand(*left, vals), operand(*right, vals), self.values.as_ref())
             }
             PhysFilter::Assign { slot, value } => {
                 vals[*slot] = operand(*value, vals);

@@ -173,6 +173,20 @@ impl CmpOp {
         !matches!(self, CmpOp::Eq | CmpOp::Ne)
     }
 
+    /// Whether the values `a` and `b` (interned ids) satisfy the operator: identity for
+    /// `=` and `!=`, the integer order of their texts (`values`) for the others, which a
+    /// text that is not an integer satisfies none of.
+    pub fn holds_for(self, a: u32, b: u32, values: Option<&Interner<Const>>) -> bool {
+        match self {
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+            _ => {
+                let number = |v: u32| values.and_then(|values| integer_value(values.text(Const(v))));
+                matches!((number(a), number(b)), (Some(x), Some(y)) if self.holds(x, y))
+            }
+        }
+    }
+
     /// The outcome of the comparison of two numbers.
     pub fn holds(self, left: i64, right: i64) -> bool {
         match self {
