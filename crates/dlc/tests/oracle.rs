@@ -131,7 +131,7 @@ fn matches(program: &Program, rule: &Rule, known: &Relations) -> Vec<Substitutio
                 let mut failed = false;
                 pending.retain(|c| match (value(&c.left, &s), value(&c.right, &s)) {
                     (Some(a), Some(b)) => {
-                        failed |= !compare(program, c.op, a, b);
+                        failed |= !compare(program, c, a, b);
                         false
                     }
                     (None, Some(v)) | (Some(v), None) if c.op == CmpOp::Eq => {
@@ -162,14 +162,16 @@ fn matches(program: &Program, rule: &Rule, known: &Relations) -> Vec<Substitutio
         .collect()
 }
 
-/// `a op b` on values: identity for `=` and `!=`, integer order for the others (a value
-/// that is not an integer satisfies none).
-fn compare(program: &Program, op: CmpOp, a: u32, b: u32) -> bool {
-    let number = |v: u32| program.consts.text(ir::Const(v)).parse::<i32>().ok();
-    match op {
-        CmpOp::Eq => a == b,
-        CmpOp::Ne => a != b,
-        _ => match (number(a), number(b)) {
+/// `a op b` on values: identity for `=` and `!=`; for the others integer order (a value
+/// that is not an integer satisfies none), or text order for a Soufflé symbol comparison.
+fn compare(program: &Program, c: &Comparison, a: u32, b: u32) -> bool {
+    let text = |v: u32| program.consts.text(ir::Const(v));
+    let number = |v: u32| text(v).parse::<i32>().ok();
+    match (c.op, c.domain) {
+        (CmpOp::Eq, _) => a == b,
+        (CmpOp::Ne, _) => a != b,
+        (op, ir::CmpDomain::Symbols) => op.holds(text(a).cmp(text(b)) as i64, 0),
+        (op, ir::CmpDomain::Integers) => match (number(a), number(b)) {
             (Some(a), Some(b)) => op.holds(a.into(), b.into()),
             _ => false,
         },
@@ -537,8 +539,9 @@ fn proofs_hold(text: &str, picks: &[(prop::sample::Index, [usize; 3])]) -> Resul
                                 .any(|t| pattern.iter().zip(t).all(|(p, v)| p.is_none_or(|p| p == *v)));
                             prop_assert!(!blocked, "{:?} is blocked\n{}", leaf, text);
                         }
-                        Leaf::Compared { op, left, right, .. } => {
-                            prop_assert!(compare(&program, *op, *left, *right), "{:?} fails\n{}", leaf, text);
+                        Leaf::Compared { comparison, left, right, .. } => {
+                            let c = &r.comparisons[*comparison];
+                            prop_assert!(compare(&program, c, *left, *right), "{:?} fails\n{}", leaf, text);
                         }
                     }
                 }

@@ -140,7 +140,7 @@ struct CompiledRule {
     head: CompiledAtom,
     body: Vec<CompiledAtom>,
     /// The comparisons, in rule order.
-    comparisons: Vec<(CmpOp, Arg, Arg)>,
+    comparisons: Vec<(CmpOp, ir::CmpDomain, Arg, Arg)>,
     /// The negated atoms; a wildcard argument is `None`.
     negated: Vec<(PredId, Vec<Option<Arg>>)>,
     /// Variable `i` is `vars[i]`.
@@ -174,7 +174,8 @@ impl CompiledRule {
                 vars.len() - 1
             })),
         };
-        let comparisons = rule.comparisons.iter().map(|c| (c.op, number(&c.left), number(&c.right))).collect();
+        let comparisons =
+            rule.comparisons.iter().map(|c| (c.op, c.domain, number(&c.left), number(&c.right))).collect();
         let bindable = rule.bound_vars();
         let negated = rule
             .negated
@@ -202,7 +203,7 @@ impl CompiledRule {
         };
         loop {
             let mut bound = false;
-            for &(op, left, right) in &self.comparisons {
+            for &(op, _, left, right) in &self.comparisons {
                 if op != CmpOp::Eq {
                     continue;
                 }
@@ -219,11 +220,11 @@ impl CompiledRule {
             }
         }
         let mut leaves = Vec::new();
-        for (comparison, &(op, left, right)) in self.comparisons.iter().enumerate() {
+        for (comparison, &(op, domain, left, right)) in self.comparisons.iter().enumerate() {
             let (Some(a), Some(b)) = (value(left, &vals), value(right, &vals)) else {
                 return Err(Blocked::Comparison { comparison, op, left: UNBOUND, right: UNBOUND });
             };
-            if !op.holds_for(a, b, Some(values)) {
+            if !op.holds_for(a, b, domain, Some(values)) {
                 return Err(Blocked::Comparison { comparison, op, left: a, right: b });
             }
             leaves.push(Leaf::Compared { comparison, op, left: a, right: b });

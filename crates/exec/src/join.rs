@@ -4,7 +4,7 @@
 
 use crate::database::Database;
 use crate::relation::{Chain, Index, RowSet, Rows};
-use ir::{CmpOp, Const, Interner, PredId};
+use ir::{CmpDomain, CmpOp, Const, Interner, PredId};
 use plan::{AtomSource, Filter, Operand, Output, RulePlan};
 use std::cell::Cell;
 
@@ -63,6 +63,7 @@ pub(crate) enum Membership {
 enum PhysFilter {
     Compare {
         op: CmpOp,
+        domain: CmpDomain,
         left: Operand,
         right: Operand,
     },
@@ -379,8 +380,8 @@ impl PhysPlan {
     #[inline]
     fn holds(&self, filters: &[PhysFilter], views: &[View<'_>], vals: &mut [u32], stats: &mut JoinStats) -> bool {
         filters.iter().all(|filter| match filter {
-            PhysFilter::Compare { op, left, right } => {
-                op.holds_for(operand(*left, vals), operand(*right, vals), self.values.as_ref())
+            PhysFilter::Compare { op, domain, left, right } => {
+                op.holds_for(operand(*left, vals), operand(*right, vals), *domain, self.values.as_ref())
             }
             PhysFilter::Assign { slot, value } => {
                 vals[*slot] = operand(*value, vals);
@@ -640,7 +641,9 @@ fn compile_filter(
     probe: &mut dyn FnMut(PredId, &[usize]) -> Probe,
 ) -> PhysFilter {
     match filter {
-        Filter::Compare { op, left, right, .. } => PhysFilter::Compare { op: *op, left: *left, right: *right },
+        Filter::Compare { op, domain, left, right, .. } => {
+            PhysFilter::Compare { op: *op, domain: *domain, left: *left, right: *right }
+        }
         Filter::Assign { slot, value, .. } => PhysFilter::Assign { slot: *slot, value: *value },
         Filter::Absent { pred, key, .. } => {
             let cols: Vec<usize> = key.iter().map(|&(c, _)| c).collect();

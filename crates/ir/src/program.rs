@@ -174,16 +174,20 @@ impl CmpOp {
     }
 
     /// Whether the values `a` and `b` (interned ids) satisfy the operator: identity for
-    /// `=` and `!=`, the integer order of their texts (`values`) for the others, which a
-    /// text that is not an integer satisfies none of.
-    pub fn holds_for(self, a: u32, b: u32, values: Option<&Interner<Const>>) -> bool {
-        match self {
-            CmpOp::Eq => a == b,
-            CmpOp::Ne => a != b,
-            _ => {
+    /// `=` and `!=`; for the others the order of `domain` on their texts (`values`): as
+    /// integers (a text that is not one satisfies none) or as symbols, byte by byte.
+    pub fn holds_for(self, a: u32, b: u32, domain: CmpDomain, values: Option<&Interner<Const>>) -> bool {
+        match (self, domain) {
+            (CmpOp::Eq, _) => a == b,
+            (CmpOp::Ne, _) => a != b,
+            (_, CmpDomain::Integers) => {
                 let number = |v: u32| values.and_then(|values| integer_value(values.text(Const(v))));
                 matches!((number(a), number(b)), (Some(x), Some(y)) if self.holds(x, y))
             }
+            (_, CmpDomain::Symbols) => values.is_some_and(|values| {
+                let order = values.text(Const(a)).cmp(values.text(Const(b)));
+                self.holds(order as i64, 0)
+            }),
         }
     }
 
@@ -200,6 +204,15 @@ impl CmpOp {
     }
 }
 
+/// What an ordering comparison orders: integers (the dlc dialect, and Soufflé's number
+/// types), or symbols by their text (Soufflé's symbol types).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CmpDomain {
+    #[default]
+    Integers,
+    Symbols,
+}
+
 /// A constraint `left op right` of a rule body. `X = t` where `X` occurs in no positive
 /// body atom is an assignment: it binds `X` to the value of `t`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -207,6 +220,7 @@ pub struct Comparison {
     pub op: CmpOp,
     pub left: Term,
     pub right: Term,
+    pub domain: CmpDomain,
     pub span: Span,
 }
 

@@ -68,7 +68,7 @@ pub enum Operand {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Filter {
     /// Comparison `comparison` of the rule: `left op right`.
-    Compare { comparison: usize, op: CmpOp, left: Operand, right: Operand },
+    Compare { comparison: usize, op: CmpOp, domain: ir::CmpDomain, left: Operand, right: Operand },
     /// Comparison `comparison` of the rule as an assignment: binds `slot` to `value`.
     Assign { comparison: usize, slot: usize, value: Operand },
     /// Negated atom `negated` of the rule: no fact of `pred` has these values in these
@@ -334,7 +334,9 @@ impl<'r> Pending<'r> {
             self.comparisons.retain(|&i| {
                 let c = &self.rule.comparisons[i];
                 let filter = match (operand(&c.left, slot_of), operand(&c.right, slot_of)) {
-                    (Some(left), Some(right)) => Filter::Compare { comparison: i, op: c.op, left, right },
+                    (Some(left), Some(right)) => {
+                        Filter::Compare { comparison: i, op: c.op, domain: c.domain, left, right }
+                    }
                     // An operand is `None` only as a variable not bound yet.
                     (None, Some(value)) | (Some(value), None) if c.op == CmpOp::Eq => {
                         let target = if operand(&c.left, slot_of).is_none() { &c.left } else { &c.right };
@@ -440,7 +442,8 @@ mod tests {
             kind: TermKind::Var(p.symbols.get(name).unwrap_or_else(|| panic!("{name}"))),
             span: ir::Span::default(),
         };
-        let comparison = |op, left, right| ir::Comparison { op, left, right, span: ir::Span::default() };
+        let comparison =
+            |op, left, right| ir::Comparison { op, left, right, domain: Default::default(), span: ir::Span::default() };
         let (x, y, z, w) = (var(&p, "X"), var(&p, "Y"), var(&p, "Z"), var(&p, "W"));
         let n = p.lookup_source("N").unwrap();
         let rule = &mut p.rules[0];
@@ -455,7 +458,13 @@ mod tests {
         assert_eq!(
             plan.steps[1].filters,
             vec![
-                Filter::Compare { comparison: 0, op: CmpOp::Ne, left: Operand::Var(0), right: Operand::Var(3) },
+                Filter::Compare {
+                    comparison: 0,
+                    op: CmpOp::Ne,
+                    domain: ir::CmpDomain::Integers,
+                    left: Operand::Var(0),
+                    right: Operand::Var(3)
+                },
                 Filter::Absent { negated: 0, pred: n, key: vec![(0, Operand::Var(3))] },
             ]
         );

@@ -67,6 +67,8 @@ pub struct Comparison {
     pub op: ir::CmpOp,
     pub left: Term,
     pub right: Term,
+    /// Integers, unless the Soufflé front end found a symbol-typed operand.
+    pub domain: ir::CmpDomain,
     pub span: Span,
 }
 
@@ -74,7 +76,7 @@ impl Comparison {
     /// The comparison `left op right`, spanning both operands.
     pub fn new(left: Term, op: ir::CmpOp, right: Term) -> Comparison {
         let span = left.span.to(right.span);
-        Comparison { op, left, right, span }
+        Comparison { op, left, right, domain: ir::CmpDomain::Integers, span }
     }
 }
 

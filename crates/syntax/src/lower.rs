@@ -224,13 +224,13 @@ fn lower_rule(
                             .with_primary(term.span, "`_` in a comparison"),
                         );
                     }
-                    if c.op.is_ordering() {
+                    if c.op.is_ordering() && c.domain == ir::CmpDomain::Integers {
                         diagnostics.extend(integer_operand(term));
                     }
                 }
                 let (left, right) =
                     (lower_term(program, &c.left, &mut fresh), lower_term(program, &c.right, &mut fresh));
-                lowered.comparisons.push(ir::Comparison { op: c.op, left, right, span: c.span });
+                lowered.comparisons.push(ir::Comparison { op: c.op, left, right, domain: c.domain, span: c.span });
             }
         }
     }

@@ -970,32 +970,49 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// E0018 for an ordering comparison (`<`, `<=`, `>`, `>=`) with an operand of a symbol
-/// type: Soufflé orders symbols by their text, dlc orders integers only. An operand is a
-/// symbol when it is a string or a variable in a column declared with a symbol type.
-fn numeric_orderings(
-    conjunction: &[ast::Literal],
+/// Marks each ordering comparison (`<`, `<=`, `>`, `>=`) of symbols as one, since
+/// Soufflé orders symbols by their text: an operand is a symbol when it is a string or a
+/// variable in a column declared with a symbol type, a number when it is a number or a
+/// variable of a number column. A comparison of a symbol with a number, which Soufflé
+/// rejects as a type error, is E0018.
+fn order_symbols(
+    conjunction: &mut [ast::Literal],
     declared: &HashMap<&str, &Decl>,
     types: &HashMap<String, Vec<String>>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> bool {
-    let is_symbol = |term: &ast::Term| match &term.kind {
-        TermKind::Str(_) => true,
-        TermKind::Var(name) => conjunction.iter().filter_map(ast::Literal::atom).any(|atom| {
-            let Some(decl) = declared.get(atom.pred.text.as_str()) else { return false };
-            atom.args
-                .iter()
-                .zip(&decl.types)
-                .any(|(t, ty)| t.kind == TermKind::Var(name.clone()) && !is_numeric(ty, types))
-        }),
-        _ => false,
+    // Per variable, whether a column makes it a symbol (true) or a number (false).
+    let mut typed: HashMap<String, bool> = HashMap::new();
+    for atom in conjunction.iter().filter_map(ast::Literal::atom) {
+        let Some(decl) = declared.get(atom.pred.text.as_str()) else { continue };
+        for (term, ty) in atom.args.iter().zip(&decl.types) {
+            if let TermKind::Var(name) = &term.kind {
+                typed.entry(name.clone()).or_insert(!is_numeric(ty, types));
+            }
+        }
+    }
+    let symbol = |term: &ast::Term| match &term.kind {
+        TermKind::Str(_) => Some(true),
+        TermKind::Int(_) => Some(false),
+        TermKind::Var(name) => typed.get(name).copied(),
+        _ => None,
     };
     let mut ok = true;
-    for literal in conjunction {
+    for literal in conjunction.iter_mut() {
         let ast::Literal::Compare(c) = literal else { continue };
-        if c.op.is_ordering() && (is_symbol(&c.left) || is_symbol(&c.right)) {
-            diagnostics.push(unsupported(c.span, &format!("an ordering comparison (`{}`) of symbols", c.op.text())));
-            ok = false;
+        if !c.op.is_ordering() {
+            continue;
+        }
+        match (symbol(&c.left), symbol(&c.right)) {
+            (Some(true), Some(false)) | (Some(false), Some(true)) => {
+                diagnostics.push(unsupported(
+                    c.span,
+                    &format!("an ordering comparison (`{}`) of a symbol with a number", c.op.text()),
+                ));
+                ok = false;
+            }
+            (Some(true), _) | (_, Some(true)) => c.domain = ir::CmpDomain::Symbols,
+            _ => {}
         }
     }
     ok
@@ -1053,15 +1070,15 @@ fn check(
         }
     };
     let mut kept = Vec::new();
-    for clause in clauses {
+    for mut clause in clauses {
         let mut ok = true;
         let body_atoms = clause.body.iter().flatten().flatten().filter_map(ast::Literal::atom);
         for atom in clause.heads.iter().chain(body_atoms) {
             ok &= check_atom(atom, diagnostics);
         }
         if ok {
-            for conjunction in clause.body.iter().flatten() {
-                ok &= numeric_orderings(conjunction, &declared, types, diagnostics);
+            for conjunction in clause.body.iter_mut().flatten() {
+                ok &= order_symbols(conjunction, &declared, types, diagnostics);
             }
         }
         if ok {

@@ -126,6 +126,19 @@ fn unsupported_constructs_are_named_at_their_span() {
 }
 
 #[test]
+fn symbols_are_ordered_by_text_and_a_symbol_is_not_compared_with_a_number() {
+    let src = ".decl s(x:symbol)\n.decl n(x:number)\n.decl r(x:symbol)\nr(x) :- s(x), s(y), x < y, x >= \"b\".\n";
+    let s = ok(src);
+    let domains: Vec<ir::CmpDomain> = s.program.rules[0].comparisons.iter().map(|c| c.domain).collect();
+    assert_eq!(domains, [ir::CmpDomain::Symbols, ir::CmpDomain::Symbols]);
+    let numbers = ok(".decl n(x:number)\n.decl r(x:number)\nr(x) :- n(x), n(y), x < y.\n");
+    assert_eq!(numbers.program.rules[0].comparisons[0].domain, ir::CmpDomain::Integers);
+    let found = errors(".decl s(x:symbol)\n.decl n(x:number)\n.decl r(x:symbol)\nr(x) :- s(x), n(y), x < y.\n");
+    assert_eq!(found[0].0, "E0018");
+    assert_eq!(found[0].2, "an ordering comparison (`<`) of a symbol with a number is not supported");
+}
+
+#[test]
 fn declaration_lists_pragmas_and_derived_inputs() {
     let src = ".decl a, b(x:number)\n.pragma \"magic-transform\" \"*\"\n.input a\n.input b\n\
                b(x) :- a(x), x > 0.\n";
