@@ -74,11 +74,13 @@ codes! {
         "a Soufflé program declares every relation it uses: `.decl r(x:symbol, y:number)`";
     DECLARED_TWICE = "E0020", "relation declared twice",
         "declare each relation once; remove one `.decl`";
-    NEGATION_CYCLE = "E0021", "cycle through negation",
+    UNWRITABLE_OUTPUT = "E0021", "cannot write output",
+        "-D names a directory dlc may create or write to; `-D -` prints to standard output";
+    NEGATION_CYCLE = "E0022", "cycle through negation",
         "a predicate cannot depend on the negation of itself; stratify the program so every negated predicate is computed first";
-    UNBOUND_IN_CONSTRAINT = "E0022", "unbound variable in a negation or comparison",
+    UNBOUND_IN_CONSTRAINT = "E0023", "unbound variable in a negation or comparison",
         "bind the variable with a positive atom of the body or an assignment `X = ...`, or write `_` for \"any value\" in a negated atom";
-    NOT_AN_INTEGER = "E0023", "ordering comparison on a non-integer",
+    NOT_AN_INTEGER = "E0024", "ordering comparison on a non-integer",
         "`<`, `<=`, `>` and `>=` compare 32-bit integers; compare symbols with `=` or `!=`";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";

@@ -58,7 +58,7 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
     }
 
     // The structural checks (safety, arities, facts for IDB predicates) live in `ir`.
-    // A `_` in a head (E0006) or in a comparison (E0022) is already reported, so its
+    // A `_` in a head (E0006) or in a comparison (E0023) is already reported, so its
     // unboundness is not repeated. The query is attached afterwards and checked here, so it is not reported twice either.
     for error in ir::validate(&program) {
         if let IrError::UnsafeRule { span, .. } | IrError::UnboundInComparison { span, .. } = error {
@@ -261,7 +261,7 @@ fn lower_rule(
     lowered
 }
 
-/// E0023 for a constant operand of `<`, `<=`, `>` or `>=` that is not a 32-bit integer.
+/// E0024 for a constant operand of `<`, `<=`, `>` or `>=` that is not a 32-bit integer.
 fn integer_operand(term: &ast::Term) -> Option<Diagnostic> {
     let text = term.constant_text()?;
     if ir::integer_value(text).is_some() {
