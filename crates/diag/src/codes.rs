@@ -75,14 +75,20 @@ codes! {
     RESOURCE_LIMIT = "E0017", "relation too large",
         "raise the limit with `--max-tuples N` if the machine has the memory";
     UNSUPPORTED_SOUFFLE = "E0018", "unsupported Soufflé construct",
-        "dlc runs positive Datalog: rules over atoms with variables and constants; rewrite this part or run the program with Soufflé";
+        "dlc runs stratified Datalog: rules over atoms, negated atoms and comparisons of variables and constants; rewrite this part or run the program with Soufflé";
     UNDECLARED_RELATION = "E0019", "relation not declared",
         "a Soufflé program declares every relation it uses: `.decl r(x:symbol, y:number)`";
     DECLARED_TWICE = "E0020", "relation declared twice",
         "declare each relation once; remove one `.decl`";
     UNWRITABLE_OUTPUT = "E0021", "cannot write output",
         "-D names a directory dlc may create or write to; `-D -` prints to standard output";
-    TYPE_CYCLE = "E0022", "cyclic type definition",
+    NEGATION_CYCLE = "E0022", "cycle through negation",
+        "a predicate cannot depend on the negation of itself; stratify the program so every negated predicate is computed first";
+    UNBOUND_IN_CONSTRAINT = "E0023", "unbound variable in a negation or comparison",
+        "bind the variable with a positive atom of the body or an assignment `X = ...`, or write `_` for \"any value\" in a negated atom";
+    NOT_AN_INTEGER = "E0024", "ordering comparison on a non-integer",
+        "`<`, `<=`, `>` and `>=` compare 32-bit integers; compare symbols with `=` or `!=`";
+    TYPE_CYCLE = "E0025", "cyclic type definition",
         "define one of the types from `symbol`, `number` or `unsigned`: `.type A <: symbol`";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
@@ -90,7 +96,9 @@ codes! {
         "facts files are named after their predicate (`E.facts` holds `E`); check the file name";
     ATOM_IN_DELIMITED_FILE = "W0003", "atom in a delimited facts file",
         "a file of atoms `E(a,b).` needs an extension other than .facts, .tsv or .csv, such as .dl";
-    UNREAD_DIRECTORY_ENTRY = "W0004", "facts directory entry not read",
+    PRAGMA_IGNORED = "W0004", "pragma ignored",
+        "dlc reads its options from the command line: pass `-F`/`-D` (or the flag the pragma stands for) instead";
+    UNREAD_DIRECTORY_ENTRY = "W0005", "facts directory entry not read",
         "a facts directory holds `<Pred>.facts`/`.tsv` (tab-separated) and `<Pred>.csv` files";
 }
 
