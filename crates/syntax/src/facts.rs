@@ -513,8 +513,9 @@ pub fn read_delimited_columns(
             )
             .with_primary(first_span, format!("read as {kind} fields"))
             .with_help(
-                "`.facts`/`.tsv` files hold tab-separated and `.csv` files comma-separated fields, one \
-                 tuple per line; a file of atoms `E(a,b).` needs another extension, such as `.dl`",
+                "`.facts`/`.tsv` files hold tab-separated fields and `.csv` files comma-separated ones \
+                 (tab-separated when the first line holds a tab), one tuple per line; a file of atoms \
+                 `E(a,b).` needs another extension, such as `.dl`",
             ),
         );
     }
