@@ -17,6 +17,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("magic", &["diag", "ir"]),
     ("plan", &["diag", "ir"]),
     ("exec", &["ir", "plan"]),
+    ("flow", &["ir", "plan"]),
     ("dlc", &["diag", "ir", "syntax", "magic", "plan", "exec"]),
     ("bench", &["diag", "ir", "syntax", "magic", "plan", "exec"]),
     ("xtask", &[]),
