@@ -74,6 +74,8 @@ codes! {
         "a Soufflé program declares every relation it uses: `.decl r(x:symbol, y:number)`";
     DECLARED_TWICE = "E0020", "relation declared twice",
         "declare each relation once; remove one `.decl`";
+    DIFFERENTIAL_UNSUPPORTED = "E0021", "program the differential engine cannot run",
+        "evaluate it with the native engine (`--engine seminaive`), or split the rule so fewer variables are live at once";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

@@ -133,6 +133,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub threads: Option<usize>,
 
+    /// Worker threads of `--engine differential` (default 1). Answers and files are the
+    /// same with any N.
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub workers: Option<usize>,
+
     /// Print a proof of a fact, e.g. 'R(a,d)': the rules and facts it is derived from,
     /// down to input facts, smallest height first (`--format text|json|dot`). Exit
     /// status 1 when the fact does not hold.
@@ -238,6 +243,9 @@ pub enum EngineArg {
     Seminaive,
     /// Naive synchronous rounds with nested-loop scans; counts row_tests.
     Reference,
+    /// The program as one differential dataflow on --workers threads; update batches are
+    /// epochs of input changes. Positive programs; no proofs (--explain) or rounds.
+    Differential,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -493,7 +493,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         let _ = writeln!(err, "dlc: {errors} error(s); nothing was explained");
         return crate::EXIT_INPUT_ERROR;
     };
-    let engine = session::engine(args.engine);
+    let engine = session::engine(args);
     let chosen = session::evaluate_chosen(
         &session.program,
         session.magic.as_ref(),
@@ -522,7 +522,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
     } else {
         let maintenance = session::maintenance(args.maintenance);
         let maintained =
-            Maintainer::from_evaluation(primary.clone(), run.eval, &session.facts, maintenance, false, args.max_tuples);
+            Maintainer::from_evaluation(primary.clone(), run, &session.facts, maintenance, false, args.max_tuples);
         let mut maintainer = match maintained {
             Ok(maintainer) => maintainer,
             Err(e) => return crate::stopped(err, &session.sources, primary, &e, args.color),

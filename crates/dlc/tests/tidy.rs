@@ -18,7 +18,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("plan", &["diag", "ir"]),
     ("exec", &["ir", "plan"]),
     ("flow", &["ir", "plan"]),
-    ("dlc", &["diag", "ir", "syntax", "magic", "plan", "exec"]),
+    ("dlc", &["diag", "ir", "syntax", "magic", "plan", "exec", "flow"]),
     ("bench", &["diag", "ir", "syntax", "magic", "plan", "exec"]),
     ("xtask", &[]),
 ];

@@ -74,6 +74,12 @@ pub struct Applied {
     pub derived_removed: Vec<(PredId, Row)>,
 }
 
+/// Whether this backend can run `plan` (of `program`): [`Flow::start`] refuses exactly
+/// the programs this refuses, without starting a thread.
+pub fn check(plan: &ProgramPlan, program: &Program) -> Result<(), Error> {
+    blueprint::blueprint(plan, program).map(|_| ())
+}
+
 /// A batch of input changes for one worker, and what it saw change in its part of the
 /// derived relations once the epoch was complete.
 type Changes = Vec<(usize, Row, isize)>;
