@@ -133,7 +133,9 @@ impl Flow {
                     input.flush();
                 }
                 let probe = handles.probe.clone();
-                worker.step_while(|| probe.less_than(&epoch));
+                // Park rather than spin while waiting for peers: workers share the
+                // machine's cores with each other and with the calling thread.
+                worker.step_or_park_while(None, || probe.less_than(&epoch));
                 let seen = std::mem::take(&mut *changes.borrow_mut());
                 if report.send(seen).is_err() {
                     return;
