@@ -131,8 +131,10 @@ fn union<'s, T: Timestamp + Lattice + Ord>(
     all.distinct()
 }
 
-/// Builds the dataflow in `worker` and returns its handles; every change to a derived
-/// relation is appended to `changes` once its epoch is complete.
+/// Builds the dataflow in `worker` and returns its handles. Every change to a derived
+/// relation this worker holds is appended to `changes` as it passes: once the probe has
+/// passed an epoch, they are all there, possibly several for one row (an iteration may
+/// remove a row and a later one derive it again), which the caller adds up.
 pub(crate) fn build_dataflow(worker: &mut timely::worker::Worker, blueprint: &Blueprint, changes: Changes) -> Handles {
     let count = blueprint.arity.len();
     worker.dataflow::<Epoch, _, _>(|scope| {
@@ -192,9 +194,10 @@ pub(crate) fn build_dataflow(worker: &mut timely::worker::Worker, blueprint: &Bl
         for (pred, &derived) in blueprint.derived.iter().enumerate() {
             if derived {
                 let changes = Rc::clone(&changes);
+                // No `consolidate` here: it would arrange every relation once more, and
+                // `Flow::apply` nets the changes of an epoch itself.
                 relations
                     .get(pred)
-                    .consolidate()
                     .inspect(move |(row, _, diff)| changes.borrow_mut().push((pred, *row, *diff)))
                     .probe_with(&probe);
             }
