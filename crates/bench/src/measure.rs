@@ -294,7 +294,9 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             let peer = job.system.peer().expect("matched a peer");
             let edges = edb.edges();
             let start = Instant::now();
-            let closure = peers::closure(peer, rules, &edges);
+            let Some(closure) = peers::closure(peer, rules, &edges) else {
+                return Err(format!("{} is not compiled in: build the bench with `--features peers`", job.system));
+            };
             let secs = start.elapsed().as_secs_f64();
             let rss = peak_rss_mib();
             extra.insert("relation".into(), closure.len as f64);

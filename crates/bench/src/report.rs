@@ -71,7 +71,8 @@ fn secs(s: f64) -> String {
     }
 }
 
-fn mib(m: f64) -> String {
+/// A peak memory figure, `12 MiB`, or `– MiB` when it could not be read.
+pub(crate) fn mib(m: f64) -> String {
     if m.is_nan() {
         // A child too short-lived for its memory to be read (`binary::run_measured`).
         "– MiB".to_string()
@@ -944,7 +945,7 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("cargo xtask bench                  # the suite below; rewrites BENCHMARKS.md");
     r.line("cargo xtask bench --quick          # small workloads, one run each (< 1 min); prints, writes nothing");
     r.line("cargo xtask bench --filter random  # only the jobs whose key contains the text; prints");
-    r.line("cargo run --release -p bench -- run-one tc-rlin:random:2000:10000:42 full datafrog   # one measurement");
+    r.line("cargo run --release -p bench --features peers -- run-one tc-rlin:random:2000:10000:42 full datafrog");
     r.line("cargo xtask bench --filter dlc-binary     # the binary table alone (with its in-process runs)");
     r.line("SOUFFLE=/path/to/souffle cargo xtask bench # the binary table with Soufflé 2.5's interpreter and compiler");
     r.line("```");

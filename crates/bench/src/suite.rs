@@ -578,14 +578,7 @@ pub fn run(suite: &Suite, timeout: Duration, filter: Option<&str>) -> Results {
             done += 1;
             let outcome = measure::run_child(&exe, job, timeout);
             match &outcome {
-                Ok(s) => eprintln!(
-                    "[{done}/{total}] run {} {:<60} {:>9.4} s {:>8.1} MiB {:>9} answers",
-                    round + 1,
-                    job.key(),
-                    s.secs,
-                    s.rss_mib,
-                    s.answers
-                ),
+                Ok(s) => eprintln!("[{done}/{total}] {}", run_line(round, &job.key(), s)),
                 Err(e) => eprintln!("[{done}/{total}] run {} {:<60} FAILED: {e}", round + 1, job.key()),
             }
             results.samples.entry(job.key()).or_default().push(outcome);
@@ -752,8 +745,28 @@ pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
     problems
 }
 
+/// The progress line of one finished run (`round` from 0): time, peak memory (`– MiB`
+/// when the child ended before its memory could be read) and answers.
+fn run_line(round: usize, key: &str, s: &Sample) -> String {
+    format!(
+        "run {} {:<60} {:>9.4} s {:>8} {:>9} answers",
+        round + 1,
+        key,
+        s.secs,
+        crate::report::mib(s.rss_mib),
+        s.answers
+    )
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_run_whose_memory_was_not_read_prints_no_nan() {
+        let sample = super::Sample { secs: 0.001, rss_mib: f64::NAN, answers: 3, extra: Default::default() };
+        let line = super::run_line(0, "dlc-binary/chain", &sample);
+        assert!(!line.contains("NaN") && line.contains("– MiB"), "{line}");
+    }
+
     use super::*;
 
     #[test]

@@ -1,5 +1,5 @@
 //! Tiny workloads through dlc (with and without magic, and both DRed strategies) and
-//! through every peer: all must agree with a breadth-first-search oracle. Small enough for
+//! through every peer (with the `peers` feature): all must agree with a breadth-first-search oracle. Small enough for
 //! debug builds in CI.
 
 use bench::dlc::{self, Change, Mode};
@@ -57,8 +57,10 @@ fn dlc_and_every_peer_compute_the_same_closure() {
             let workload = Workload::Tc { rules, graph };
             let edb = workload.generate();
             let what = workload.label();
-            for peer in Peer::ALL {
-                assert_eq!(peers::closure(peer, rules, &edges).len, closure, "{peer} on {what}");
+            // The peers only with the `peers` feature (`cargo test -p bench --features peers`).
+            for peer in Peer::ALL.into_iter().filter(|_| peers::COMPILED) {
+                let computed = peers::closure(peer, rules, &edges).expect("the peers are compiled in");
+                assert_eq!(computed.len, closure, "{peer} on {what}");
             }
             let (answers, relation) = dlc_answers(&workload, Query::Full, &edb, Mode::NoMagic);
             assert_eq!((answers, relation), (closure, closure), "dlc --no-magic on {what}");
@@ -126,7 +128,12 @@ fn same_generation_and_points_to_agree_with_and_without_magic() {
 fn a_child_process_reports_a_result_line() {
     let exe = Path::new(env!("CARGO_BIN_EXE_bench"));
     let workload = Workload::Tc { rules: Rules::Llin, graph: Graph::Chain { nodes: 20 } };
-    for system in [System::DlcNoMagic, System::Datafrog] {
+    let peer = Job::new(workload, Query::Full, System::Datafrog);
+    if !peers::COMPILED {
+        let why = bench::measure::run_child(exe, &peer, Duration::from_secs(60)).expect_err("no peers compiled in");
+        assert!(why.contains("--features peers"), "{why}");
+    }
+    for system in std::iter::once(System::DlcNoMagic).chain(peers::COMPILED.then_some(System::Datafrog)) {
         let job = Job::new(workload, Query::Full, system);
         let sample: Sample = bench::measure::run_child(exe, &job, Duration::from_secs(60)).expect("the child runs");
         assert_eq!(sample.answers, 190, "{system}");

@@ -74,7 +74,9 @@ codes! {
         "a Soufflé program declares every relation it uses: `.decl r(x:symbol, y:number)`";
     DECLARED_TWICE = "E0020", "relation declared twice",
         "declare each relation once; remove one `.decl`";
-    DIFFERENTIAL_UNSUPPORTED = "E0021", "program the differential engine cannot run",
+    UNWRITABLE_OUTPUT = "E0021", "cannot write output",
+        "-D names a directory dlc may create or write to; `-D -` prints to standard output";
+    DIFFERENTIAL_UNSUPPORTED = "E0022", "program the differential engine cannot run",
         "evaluate it with the native engine (`--engine seminaive`), or split the rule so fewer variables are live at once";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";

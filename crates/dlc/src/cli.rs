@@ -22,6 +22,10 @@ Examples:
                                                  ... and why R(a,u) is not derived
   dlc repl fixtures/ok/reach.dl                  type `-E(a,b).`, `;`, `?- R(a,Y).` interactively";
 
+/// The most threads `--threads` takes: far more than any machine dlc runs on has cores,
+/// and few enough that starting them for a join costs little.
+pub const MAX_THREADS: usize = 256;
+
 /// dlc: a Datalog compiler with magic-sets rewriting and incremental (DRed) maintenance.
 ///
 /// dlc compiles a positive Datalog program and one selection query into a magic-sets
@@ -42,24 +46,41 @@ pub enum Command {
     /// standard input and print what changes.
     ///
     /// A batch with a bad line is rejected whole. Every input fact is kept, whatever the
-    /// current query reads. Flags: --query, --facts, --insert/--delete/--updates (applied
-    /// first), --magic (or --no-magic), --maintenance, --engine (of the evaluations: the first and after
-    /// a new query), --check (after every batch; exit status 3 if one differs), --no-timing
-    /// and --color work as for `dlc`; --emit, --format and --compare are rejected (usage
-    /// error): the repl prints answers and batch reports as text.
+    /// current query reads. The flags below work as for `dlc`: the updates are applied
+    /// first, --engine chooses the engine of the evaluations (the first, and after a new
+    /// query), --check checks after every batch (exit status 3 if one differs). The repl
+    /// prints answers and batch reports as text: `dlc`'s --emit, --format, --compare,
+    /// -D/--output-dir, --all, --explain and --explain-missing are usage errors here
+    /// (`:why` and `:whynot` explain).
+    #[command(
+        mut_arg("emit", |a| a.hide(true)),
+        mut_arg("format", |a| a.hide(true)),
+        mut_arg("compare", |a| a.hide(true)),
+        mut_arg("output_dir", |a| a.hide(true)),
+        mut_arg("all", |a| a.hide(true)),
+        mut_arg("explain", |a| a.hide(true)),
+        mut_arg("explain_missing", |a| a.hide(true)),
+        mut_arg("program", |a| a.help("The Datalog program file (rules, optional inline facts, optional `?-` query)")),
+    )]
     Repl(RunArgs),
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// The Datalog program (rules, optional inline facts `E(a,b).`, optional `?-` query).
+    /// The Datalog program (rules, optional inline facts `E(a,b).`, optional `?-` query);
+    /// `-` reads it from standard input.
     pub program: Option<PathBuf>,
+
+    /// The program's text when `program` is `-`, read before the run starts.
+    #[arg(skip)]
+    pub program_text: Option<String>,
 
     /// What to print.
     #[arg(long, value_enum, default_value_t = Emit::Answers)]
     pub emit: Emit,
 
-    /// Output format (`dot` only for `--emit adorned`).
+    /// Output format: `json` for every --emit but `ast`, and for --explain and
+    /// --explain-missing; `dot` for `--emit adorned` and --explain.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
@@ -127,10 +148,11 @@ pub struct RunArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_tuples: u32,
 
-    /// Split the semi-naive engine's large joins over N threads (default: every core).
-    /// Answers, traces and maintenance are the same with any N; the reference engine
-    /// runs on one.
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Split the semi-naive engine's large joins over N threads, 1 to 256 (default: every
+    /// core). Answers, traces and maintenance are the same with any N; the reference
+    /// engine runs on one.
+    #[arg(long, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS as u64))]
     pub threads: Option<usize>,
 
     /// Worker threads of `--engine differential` (default 1). Answers and files are the
@@ -141,12 +163,12 @@ pub struct RunArgs {
     /// Print a proof of a fact, e.g. 'R(a,d)': the rules and facts it is derived from,
     /// down to input facts, smallest height first (`--format text|json|dot`). Exit
     /// status 1 when the fact does not hold.
-    #[arg(long, value_name = "FACT", conflicts_with_all = ["compare", "explain_missing"])]
+    #[arg(long, value_name = "FACT", conflicts_with_all = ["compare", "explain_missing", "output_dir"])]
     pub explain: Option<String>,
 
     /// Explain why a fact, e.g. 'R(a,u)', is not derived: for each rule that could derive
     /// it, the first body atom that matches no fact (`--format text|json`).
-    #[arg(long, value_name = "FACT", conflicts_with = "compare")]
+    #[arg(long, value_name = "FACT", conflicts_with_all = ["compare", "output_dir"])]
     pub explain_missing: Option<String>,
 
     /// Insert an input fact after the first evaluation, e.g. 'E(x,y)'. Repeatable; all

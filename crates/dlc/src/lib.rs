@@ -36,8 +36,27 @@ pub fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
+    run_with(args, input, out, err, Interactive::No)
+}
+
+/// Whether standard input and output are a terminal someone types at: `dlc repl` then
+/// shows a prompt and edits lines (with history) instead of reading `input` line by line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interactive {
+    Yes,
+    No,
+}
+
+/// [`run`], on a terminal if `interactive` says so.
+pub fn run_with(
+    args: impl IntoIterator<Item = impl Into<OsString> + Clone>,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    interactive: Interactive,
+) -> i32 {
     let mut out = Output::new(out);
-    let mut code = run_command(args, input, &mut out, err);
+    let mut code = run_command(args, input, &mut out, err, interactive);
     // Output that did not reach its destination (a full disk, a closed pipe) is a failed
     // run, however well everything else went.
     let flushed = out.flush();
@@ -103,6 +122,7 @@ fn run_command(
     input: &mut dyn BufRead,
     out: &mut Output<'_>,
     err: &mut dyn Write,
+    interactive: Interactive,
 ) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
@@ -127,8 +147,22 @@ fn run_command(
     if let Some(message) = engines::usage_error(args, cli.command.is_some()) {
         return usage_error(err, &message);
     }
+    let reads_stdin = args.program.as_deref() == Some(std::path::Path::new("-"));
     match &cli.command {
-        Some(Command::Repl(args)) => repl::run(args, input, out, err),
+        Some(Command::Repl(_)) if reads_stdin => {
+            usage_error(err, "the repl reads its commands from standard input: give it the program as a file")
+        }
+        Some(Command::Repl(args)) => repl::run(args, input, out, err, interactive),
+        None if reads_stdin => {
+            let mut sources = SourceMap::new();
+            match load::read_stdin(input, &mut sources) {
+                Ok(file) => {
+                    let args = RunArgs { program_text: Some(sources.text(file).to_string()), ..cli.run.clone() };
+                    run_batch(&args, out, err)
+                }
+                Err(d) => fail(err, Failed { sources, diagnostics: vec![d] }, use_color(cli.run.color)),
+            }
+        }
         None => run_batch(&cli.run, out, err),
     }
 }
@@ -483,10 +517,12 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
                         } else {
                             outputs::Target::File(dir.join(format!("{}.csv", source.pred_name(pred))))
                         };
-                        match outputs::write_relation(&target, final_program, pred, rows, '\t', out) {
+                        let attributes = session::attributes_of(&session.attributes, pred);
+                        match outputs::write_relation(&target, final_program, pred, rows, '\t', attributes, out) {
                             Ok((_, count)) => written.push(format!("{} ({count} {unit})", target.describe())),
                             Err(e) => {
-                                let _ = writeln!(err, "dlc: cannot write `{}`: {e}", target.describe());
+                                let report = outputs::unwritable(&target, &e, None);
+                                print_diagnostics(err, &[report], &session.sources, use_color(args.color));
                                 return EXIT_INPUT_ERROR;
                             }
                         }

@@ -13,9 +13,29 @@ pub fn read_source(path: &Path, sources: &mut SourceMap) -> Result<ir::FileId, D
     read_text(path, sources, Code::UNREADABLE_FILE)
 }
 
+/// Reads a program from standard input (`dlc -`), bounded as a file is, into the source
+/// map under the name `<stdin>`.
+pub fn read_stdin(input: &mut dyn Read, sources: &mut SourceMap) -> Result<ir::FileId, Diagnostic> {
+    add_text(Path::new(STDIN_NAME), read_bounded_from(input, 0), sources, Code::UNREADABLE_FILE)
+}
+
+/// The name reports give a program read from standard input.
+pub const STDIN_NAME: &str = "<stdin>";
+
 /// [`read_source`], reporting a line that is too long with `long_line` (E0013 in facts).
 fn read_text(path: &Path, sources: &mut SourceMap, long_line: Code) -> Result<ir::FileId, Diagnostic> {
-    match read_bounded(path) {
+    add_text(path, read_bounded(path), sources, long_line)
+}
+
+/// The text read from `path` added to the source map, or the report of why it could not
+/// be read.
+fn add_text(
+    path: &Path,
+    read: Result<String, ReadError>,
+    sources: &mut SourceMap,
+    long_line: Code,
+) -> Result<ir::FileId, Diagnostic> {
+    match read {
         Ok(mut text) => {
             // A byte-order mark is no part of the text. The readers in `syntax` skip one
             // too, but dropped here it does not shift the columns of reports on line 1.
@@ -58,21 +78,36 @@ enum ReadError {
 const CHUNK_BYTES: u64 = 1 << 16;
 
 /// Reads a whole file as text, but stops at the first line longer than
-/// [`MAX_LINE_BYTES`]: a stream without newlines (`/dev/zero`) is reported after 1 MiB
-/// instead of filling the memory.
+/// [`MAX_LINE_BYTES`] or the first bytes that are not UTF-8: a stream without newlines
+/// (`/dev/zero`) is reported after 1 MiB, and one of random bytes (`/dev/urandom`) after
+/// its first chunk, instead of filling the memory.
 fn read_bounded(path: &Path) -> Result<String, ReadError> {
-    let mut file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
     let size = file.metadata().map_or(0, |m| m.len());
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    read_bounded_from(file, usize::try_from(size).unwrap_or(0))
+}
+
+/// [`read_bounded`] of any reader; `size` is the number of bytes expected, if known.
+fn read_bounded_from(mut reader: impl Read, size: usize) -> Result<String, ReadError> {
+    let line_of = |bytes: &[u8], offset: usize| bytes[..offset].iter().filter(|&&b| b == b'\n').count() + 1;
+    let mut bytes = Vec::with_capacity(size);
     // Where the line being read starts, in `bytes`.
     let mut line_start = 0;
+    // How many bytes from the start are known to be UTF-8.
+    let mut valid = 0;
     loop {
         let chunk_start = bytes.len();
-        match (&mut file).take(CHUNK_BYTES).read_to_end(&mut bytes) {
+        match (&mut reader).take(CHUNK_BYTES).read_to_end(&mut bytes) {
             Ok(0) => break,
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(ReadError::Io(e)),
+        }
+        match std::str::from_utf8(&bytes[valid..]) {
+            Ok(_) => valid = bytes.len(),
+            // A character cut at the end of the chunk: the next one completes it.
+            Err(e) if e.error_len().is_none() => valid += e.valid_up_to(),
+            Err(e) => return Err(ReadError::NotUtf8 { line: line_of(&bytes, valid + e.valid_up_to()) }),
         }
         let chunk = &bytes[chunk_start..];
         if let Some(last) = chunk.iter().rposition(|&b| b == b'\n') {
@@ -86,7 +121,6 @@ fn read_bounded(path: &Path) -> Result<String, ReadError> {
             break;
         }
     }
-    let line_of = |bytes: &[u8], offset: usize| bytes[..offset].iter().filter(|&&b| b == b'\n').count() + 1;
     // Either loop exit above with a long line: the first long line starts at `line_start`.
     let first_newline_after = bytes[line_start..].iter().position(|&b| b == b'\n');
     if first_newline_after.unwrap_or(bytes.len() - line_start) > MAX_LINE_BYTES {
@@ -111,17 +145,18 @@ fn unreadable(path: &Path, e: &std::io::Error) -> Diagnostic {
 enum FactsFormat {
     /// Ground atoms `E(a,b).` in the program's own syntax.
     Atoms,
-    /// One tuple per line, fields separated by `separator`, of the predicate named by the
+    /// One tuple per line, fields separated by `separator` (`None`: a `.csv` file, whose
+    /// first line decides, see [`syntax::csv_separator`]), of the predicate named by the
     /// file name without its extension (`stem`, possibly not a valid name: the reader
     /// reports that).
-    Delimited { stem: String, separator: char },
+    Delimited { stem: String, separator: Option<char> },
 }
 
 fn facts_format(path: &Path) -> FactsFormat {
     // By the name's text rather than `Path::extension`, which sees none in `.csv`: that
     // is a file of the predicate with the empty name, which the reader rejects.
     let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    for (extension, separator) in [(".facts", '\t'), (".tsv", '\t'), (".csv", ',')] {
+    for (extension, separator) in [(".facts", Some('\t')), (".tsv", Some('\t')), (".csv", None)] {
         if let Some(stem) = name.strip_suffix(extension) {
             return FactsFormat::Delimited { stem: stem.to_string(), separator };
         }
@@ -253,6 +288,10 @@ fn load_facts_file(
     let diags = match facts_format(path) {
         FactsFormat::Atoms => syntax::read_fact_atoms(text, file, program, sink),
         FactsFormat::Delimited { stem, separator } => {
+            let separator = separator.unwrap_or_else(|| {
+                let arity = program.lookup_source(&stem).map(|p| program.pred(p).arity);
+                syntax::csv_separator(text, arity)
+            });
             syntax::read_delimited_facts(text, file, &stem, separator, program, sink)
         }
     };
@@ -308,4 +347,46 @@ pub fn load_souffle_input(
     let text = sources.text(file);
     let read = syntax::read_delimited_columns(text, file, &name, io.delimiter, &io.numeric, program, sink);
     diagnostics.extend(read);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{read_bounded_from, ReadError, CHUNK_BYTES};
+    use std::io::Read;
+
+    /// An endless stream: `start`, then `filler` repeated; counts the bytes it gave.
+    struct Endless {
+        start: Vec<u8>,
+        filler: u8,
+        given: u64,
+    }
+
+    impl Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            for (i, b) in buf.iter_mut().enumerate() {
+                let at = self.given as usize + i;
+                *b = self.start.get(at).copied().unwrap_or(self.filler);
+            }
+            self.given += buf.len() as u64;
+            Ok(buf.len())
+        }
+    }
+
+    #[test]
+    fn an_endless_stream_of_bytes_that_are_not_utf8_stops_at_its_first_chunk() {
+        let mut stream = Endless { start: b"E(a,b).\nE(b,\xff".to_vec(), filler: b'\n', given: 0 };
+        let read = read_bounded_from(&mut stream, 0);
+        assert!(matches!(read, Err(ReadError::NotUtf8 { line: 2 })));
+        assert!(stream.given <= CHUNK_BYTES, "read {} bytes", stream.given);
+    }
+
+    #[test]
+    fn a_character_cut_between_chunks_is_utf8() {
+        // `é` is two bytes; the first chunk ends between them.
+        let mut text = "a".repeat(CHUNK_BYTES as usize - 1);
+        text.push_str("é\n");
+        assert_eq!(read_bounded_from(text.as_bytes(), 0).ok(), Some(text.clone()));
+        let cut = &text.as_bytes()[..text.len() - 2];
+        assert!(matches!(read_bounded_from(cut, 0), Err(ReadError::NotUtf8 { line: 1 })));
+    }
 }

@@ -195,7 +195,10 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
     let dir = args.output_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let to_stdout = dir == Path::new("-");
     let mut written = Vec::new();
-    for output in &io.outputs {
+    // By relation name, the order in which Soufflé writes them.
+    let mut wanted: Vec<&syntax::souffle::Io> = io.outputs.iter().collect();
+    wanted.sort_by_key(|output| program.pred_name(output.pred));
+    for output in wanted {
         let rel = program.pred_name(output.pred);
         let rows = rows_of(output.pred);
         let target = if to_stdout || output.stdout {
@@ -203,11 +206,15 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
         } else {
             Target::File(dir.join(output.filename.clone().unwrap_or_else(|| format!("{rel}.csv"))))
         };
-        match write_relation(&target, &evaluated, output.pred, rows, output.delimiter, out) {
+        // Soufflé prints the attribute names with `-D -`, not for `IO=stdout`.
+        let attributes =
+            if to_stdout && !output.stdout { session::attributes_of(&io.attributes, output.pred) } else { None };
+        match write_relation(&target, &evaluated, output.pred, rows, output.delimiter, attributes, out) {
             Ok((Some(path), count)) => written.push(format!("{} ({count} row(s))", path.display())),
             Ok((None, _)) => {}
             Err(e) => {
-                let _ = writeln!(err, "dlc: cannot write `{}` (`.output {rel}`): {e}", target.describe());
+                let report = unwritable(&target, &e, Some(output.span));
+                crate::print_diagnostics(err, &[report], &prepared.sources, crate::use_color(args.color));
                 return crate::EXIT_INPUT_ERROR;
             }
         }
@@ -243,22 +250,65 @@ impl Target {
     }
 }
 
+/// The report of an output file that cannot be written: `-D` naming something that is
+/// not a directory, a file name the file system refuses (too long), or a file or
+/// directory dlc may not write; `directive` is the Soufflé `.output` asking for it.
+pub fn unwritable(target: &Target, error: &std::io::Error, directive: Option<diag::Span>) -> diag::Diagnostic {
+    let path = target.describe();
+    let not_a_directory = match target {
+        Target::File(file) => file.ancestors().skip(1).find(|a| a.exists()).filter(|a| !a.is_dir()),
+        Target::Stdout => None,
+    };
+    let (message, help) = match not_a_directory {
+        Some(file) => (
+            format!("cannot write `{path}`: `{}` is not a directory", file.display()),
+            "-D names the directory the `.csv` files go to (created if missing); `-D -` prints them instead"
+                .to_string(),
+        ),
+        None if error.kind() == std::io::ErrorKind::InvalidFilename => (
+            format!("cannot write `{path}`: the file name is longer than the file system allows"),
+            match directive {
+                Some(_) => "give the relation a shorter file name with `.output rel(filename=\"...\")`".to_string(),
+                None => "the file is named after the relation: rename it, or print it with `-D -`".to_string(),
+            },
+        ),
+        None => (
+            format!("cannot write `{path}`: {error}"),
+            match directive {
+                Some(_) => "check the `filename` path, its directory and their permissions".to_string(),
+                None => diag::Code::UNWRITABLE_OUTPUT.help().to_string(),
+            },
+        ),
+    };
+    let d = diag::Diagnostic::error(diag::Code::UNWRITABLE_OUTPUT, message).with_help(help);
+    match directive {
+        Some(span) => d.with_secondary(span, "this `.output` writes it"),
+        None => d,
+    }
+}
+
 /// Writes the rows of `pred` to `target` as `delimiter`-separated lines (see
 /// [`write_csv`]), streamed through a buffer; returns the file written, if any, and the
-/// number of rows.
+/// number of rows. On standard output the rows are framed by the relation's name and,
+/// given its `attributes` (as Soufflé prints them with `-D -`), a line of their names.
 pub fn write_relation(
     target: &Target,
     program: &Program,
     pred: PredId,
     rows: Selected<'_>,
     delimiter: char,
+    attributes: Option<&[String]>,
     out: &mut dyn Write,
 ) -> std::io::Result<(Option<PathBuf>, usize)> {
     match target {
         Target::Stdout => {
             let rel = program.pred_name(pred);
             let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
-            write!(buffered, "---------------\n{rel}\n===============\n")?;
+            write!(buffered, "---------------\n{rel}\n")?;
+            if let Some(attributes) = attributes {
+                writeln!(buffered, "{}", attributes.join(delimiter.encode_utf8(&mut [0; 4])))?;
+            }
+            writeln!(buffered, "===============")?;
             let count = write_csv(&mut buffered, program, rows, delimiter)?;
             writeln!(buffered, "===============")?;
             buffered.flush()?;
@@ -276,17 +326,10 @@ pub fn write_relation(
     }
 }
 
-/// The rows as lines of `delimiter`-separated fields, sorted field by field (numbers
-/// numerically, as Soufflé orders a number column), a nullary tuple as `()`; returns the
-/// number of rows. The rows are read in that order straight from the relation: the
-/// values are ranked once, and each group of the relation is sorted by rank as it is
-/// written.
-pub fn write_csv(
-    out: &mut dyn Write,
-    program: &Program,
-    rows: Selected<'_>,
-    delimiter: char,
-) -> std::io::Result<usize> {
+/// The order of answers, in `-D` files and on standard output alike: field by field,
+/// numbers numerically (as Soufflé orders a number column), other values by their text;
+/// and the values it ranks, ascending by id.
+pub fn value_order(program: &Program, rows: Selected<'_>) -> (ValueOrder, Vec<u32>) {
     let text = |v: u32| program.consts.text(ir::Const(v));
     // The values to rank: every constant of the program when there are no more of them
     // than tuples in the relation and they are all numbers or all not (the order is then
@@ -327,13 +370,31 @@ pub fn write_csv(
         };
         by_number.then_with(|| text(values[i]).cmp(text(values[j])))
     });
-    // The texts of the values by id, looked up once each.
-    let mut texts: Vec<&str> = vec![""; values.last().map_or(0, |&v| v as usize + 1)];
+    let ranked = order.into_iter().map(|i| values[i]).collect();
+    (ValueOrder::ranked(ranked), values)
+}
+
+/// The rows as lines of `delimiter`-separated fields, sorted field by field (numbers
+/// numerically, as Soufflé orders a number column), a nullary tuple as `()`, a value
+/// that would not read back as itself in double quotes; returns the
+/// number of rows. The rows are read in that order straight from the relation: the
+/// values are ranked once, and each group of the relation is sorted by rank as it is
+/// written.
+pub fn write_csv(
+    out: &mut dyn Write,
+    program: &Program,
+    rows: Selected<'_>,
+    delimiter: char,
+) -> std::io::Result<usize> {
+    let text = |v: u32| program.consts.text(ir::Const(v));
+    let (order, values) = value_order(program, rows);
+    // The fields of the values by id, made once each: quoted where the value would not
+    // read back as itself (it holds the delimiter, say).
+    let only_field = rows.db.arity(rows.pred) == 1;
+    let mut texts: Vec<std::borrow::Cow<'_, str>> = vec!["".into(); values.last().map_or(0, |&v| v as usize + 1)];
     for &v in &values {
-        texts[v as usize] = text(v);
+        texts[v as usize] = syntax::quote_field(text(v), delimiter, only_field);
     }
-    let order = ValueOrder::ranked(order.into_iter().map(|i| values[i]).collect());
-    drop(values);
     let mut separator = [0u8; 4];
     let separator: &str = delimiter.encode_utf8(&mut separator);
     let mut lines = crate::report::Chunked::new(out);

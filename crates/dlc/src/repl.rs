@@ -16,7 +16,8 @@ use std::io::{BufRead, Write};
 
 const HELP: &str = "\
   +E(a,b).      stage an insertion        -E(a,b).   stage a deletion
-  ;  or empty   apply the staged changes as one batch (DRed) and show what changed;
+  ;  or empty   apply the staged changes as one batch (DRed) and show what changed
+                (`+E(a,b);` stages and applies);
                 a batch with a bad line is rejected whole
   ?- R(a,Y).    show the answers (a different query is recompiled)
   :why R(a,d)   a proof of a fact         :whynot R(a,u)  why a fact is not derived
@@ -92,7 +93,13 @@ struct Settings {
     souffle: bool,
 }
 
-pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>, err: &mut dyn Write) -> i32 {
+pub(crate) fn run(
+    args: &RunArgs,
+    input: &mut dyn BufRead,
+    out: &mut Output<'_>,
+    err: &mut dyn Write,
+    interactive: crate::Interactive,
+) -> i32 {
     if let Some(flag) = unsupported_flag(args) {
         return crate::usage_error(
             err,
@@ -153,11 +160,17 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
         repl.staged_text = batch.changes;
         repl.apply(out, err);
     }
+    let mut lines = match interactive {
+        // A terminal the editor cannot drive (an unsupported one) is read line by line.
+        crate::Interactive::Yes => rustyline::DefaultEditor::new().map_or(Lines::Piped(input), Lines::Terminal),
+        crate::Interactive::No => Lines::Piped(input),
+    };
     let mut line = Vec::new();
     let mut line_number = 0;
     while !out.failed() {
         line_number += 1;
-        let text = match read_line(input, &mut line) {
+        let _ = out.flush();
+        let text = match lines.read(&mut line) {
             Ok(Line::End) => break,
             Ok(Line::Text) => match std::str::from_utf8(&line) {
                 Ok(text) => text.trim(),
@@ -207,7 +220,14 @@ pub(crate) fn run(args: &RunArgs, input: &mut dyn BufRead, out: &mut Output<'_>,
                 };
                 crate::explain::repl_command(text, &state, &mut repl.sources, repl.color, out, err);
             }
-            _ if text.starts_with('+') || text.starts_with('-') => repl.stage(line_number, text, err),
+            // `+E(a,b);` stages the update and ends the batch, as the two lines would.
+            _ if text.starts_with('+') || text.starts_with('-') => match text.strip_suffix(';') {
+                Some(update) => {
+                    repl.stage(line_number, update.trim_end(), err);
+                    repl.apply(out, err);
+                }
+                None => repl.stage(line_number, text, err),
+            },
             _ => {
                 let _ = writeln!(err, "not understood: `{text}` (`:help` lists the commands)");
                 // Within a batch it may be an update with a typo (`E(a,b).` without a sign).
@@ -243,6 +263,41 @@ enum Line {
     TooLong,
     /// The end of the input.
     End,
+}
+
+/// Where the repl's lines come from: standard input as it is, or a terminal, through a
+/// line editor with a prompt and the session's history.
+enum Lines<'a> {
+    Piped(&'a mut dyn BufRead),
+    Terminal(rustyline::DefaultEditor),
+}
+
+/// The prompt on a terminal.
+const PROMPT: &str = "dlc> ";
+
+impl Lines<'_> {
+    /// Reads the next line into `buf`, as [`read_line`] does.
+    fn read(&mut self, buf: &mut Vec<u8>) -> std::io::Result<Line> {
+        let editor = match self {
+            Lines::Piped(input) => return read_line(*input, buf),
+            Lines::Terminal(editor) => editor,
+        };
+        buf.clear();
+        match editor.readline(PROMPT) {
+            Ok(text) if text.len() > MAX_LINE_BYTES => Ok(Line::TooLong),
+            Ok(text) => {
+                if !text.trim().is_empty() {
+                    let _ = editor.add_history_entry(text.as_str());
+                }
+                buf.extend_from_slice(text.as_bytes());
+                Ok(Line::Text)
+            }
+            // Ctrl-D, and Ctrl-C as in a shell that is asked to leave: the end of the input.
+            Err(rustyline::error::ReadlineError::Eof | rustyline::error::ReadlineError::Interrupted) => Ok(Line::End),
+            Err(rustyline::error::ReadlineError::Io(e)) => Err(e),
+            Err(e) => Err(std::io::Error::other(e)),
+        }
+    }
 }
 
 /// Reads one line into `buf`, holding at most [`MAX_LINE_BYTES`] of it.
@@ -318,7 +373,11 @@ impl Repl {
         // Updates are read against the source program, which declares every predicate an
         // update names (whatever the current query reads), with the live constants.
         std::mem::swap(&mut self.source.consts, &mut self.maintainer.program.consts);
-        let (batches, diags) = syntax::parse_updates(text, file, &mut self.source);
+        let known = self.source.preds.len();
+        let (batches, mut diags) = syntax::parse_updates(text, file, &mut self.source);
+        // A predicate first named here is none of the program's (a typo, usually): its
+        // updates change no answer, which `--insert` warns about too.
+        diags.extend(session::unused_input_warnings(&self.source, known));
         let mut changes = Vec::new();
         for batch in &batches {
             for (sign, facts) in [('-', &batch.deletes), ('+', &batch.inserts)] {

@@ -57,8 +57,9 @@ pub fn answer_text(program: &Program, queried: PredId, tuple: &[u32]) -> String 
     format!("{}{}", program.display_pred(queried), program.display_tuple(tuple))
 }
 
-/// Writes every answer as a line `R(a,b)` straight into `out`, read in order from the
-/// relation, with no string per answer; returns how many were written.
+/// Writes every answer as a line `R(a,b)` straight into `out`, read from the relation in
+/// the order of `-D` files ([`crate::outputs::value_order`]), with no string per answer;
+/// returns how many were written.
 pub fn write_answers(
     out: &mut dyn std::io::Write,
     program: &Program,
@@ -72,7 +73,8 @@ pub fn write_answers(
     let mut count = 0;
     // The answers of a group share their prefix, whose text (`R(a,`) is made once per group.
     let (mut prefix, mut prefix_text) = (None::<Vec<u32>>, Chunked::detached());
-    answers.for_each_sorted(&crate::session::ValueOrder::Ids, |t| {
+    let (order, _) = crate::outputs::value_order(program, answers);
+    answers.for_each_sorted(&order, |t| {
         count += 1;
         let Some((&last, row_prefix)) = t.split_last() else {
             lines.push(open.as_bytes())?;

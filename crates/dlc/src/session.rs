@@ -39,6 +39,8 @@ pub struct Session {
     pub warnings: Vec<Diagnostic>,
     /// Whether the program is a Soufflé program (queries are read in its syntax).
     pub souffle: bool,
+    /// A Soufflé program's attribute names of every declared relation (`-D -` prints them).
+    pub attributes: Vec<(PredId, Vec<String>)>,
 }
 
 impl Session {
@@ -68,6 +70,10 @@ pub fn read_program(args: &RunArgs) -> Result<(SourceMap, ir::FileId), Failed> {
             .with_help("pass the program as the last argument: `dlc prog.dl`; see `dlc --help`");
         return Err(Failed { sources, diagnostics: vec![d] });
     };
+    if let Some(text) = &args.program_text {
+        let file = sources.add(load::STDIN_NAME, text.as_str());
+        return Ok((sources, file));
+    }
     match load::read_source(path, &mut sources) {
         Ok(file) => Ok((sources, file)),
         Err(d) => Err(Failed { sources, diagnostics: vec![d] }),
@@ -101,6 +107,13 @@ pub struct SouffleIo {
     pub inputs: Vec<syntax::souffle::Io>,
     pub outputs: Vec<syntax::souffle::Io>,
     pub printsize: Vec<syntax::souffle::Io>,
+    /// The attribute names of every declared relation.
+    pub attributes: Vec<(PredId, Vec<String>)>,
+}
+
+/// The attribute names of `pred` in a Soufflé program's `attributes`.
+pub fn attributes_of(attributes: &[(PredId, Vec<String>)], pred: PredId) -> Option<&[String]> {
+    attributes.iter().find(|(p, _)| *p == pred).map(|(_, names)| names.as_slice())
 }
 
 /// A program read and lowered, with its inputs loaded, before any rewrite.
@@ -133,7 +146,12 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
             let (parsed, diagnostics) = syntax::souffle::parse_program(&text, file, &mut includes);
             match parsed {
                 Some(s) => {
-                    let io = SouffleIo { inputs: s.inputs, outputs: s.outputs, printsize: s.printsize };
+                    let io = SouffleIo {
+                        inputs: s.inputs,
+                        outputs: s.outputs,
+                        printsize: s.printsize,
+                        attributes: s.attributes,
+                    };
                     (Some(s.program), diagnostics, Some(io))
                 }
                 None => (None, diagnostics, None),
@@ -214,9 +232,11 @@ pub fn finish(prepared: Prepared, args: &RunArgs) -> Result<Session, Failed> {
     // `--magic off` evaluates the original program: a rewrite too large to make must not
     // stop it, so it is made only when the output shows it.
     let shows_magic = matches!(args.emit, Emit::Adorned | Emit::MagicIr);
+    let attributes = souffle.as_ref().map(|io| io.attributes.clone()).unwrap_or_default();
     let souffle = souffle.is_some();
     if args.magic_mode() == MagicArg::Off && !shows_magic {
-        return Ok(Session { sources, program, magic: None, facts, batches, warnings: diagnostics, souffle });
+        let warnings = diagnostics;
+        return Ok(Session { sources, program, magic: None, facts, batches, warnings, souffle, attributes });
     }
     // What is shown is SPEC's exact rewrite; what `auto` evaluates serves calls by
     // subsuming adornments.
@@ -245,13 +265,13 @@ pub fn finish(prepared: Prepared, args: &RunArgs) -> Result<Session, Failed> {
     if let Some(d) = engine(args).unsupported(&magic.program) {
         return Err(Failed { sources, diagnostics: vec![d] });
     }
-    Ok(Session { sources, program, magic: Some(magic), facts, batches, warnings: diagnostics, souffle })
+    Ok(Session { sources, program, magic: Some(magic), facts, batches, warnings: diagnostics, souffle, attributes })
 }
 
 /// A warning for every predicate from `first_unmentioned` on: the program never
 /// mentions them, so their facts or updates (which declared them) cannot change any
 /// answer. Usually a facts file named after something else than its predicate.
-fn unused_input_warnings(program: &Program, first_unmentioned: usize) -> Vec<Diagnostic> {
+pub(crate) fn unused_input_warnings(program: &Program, first_unmentioned: usize) -> Vec<Diagnostic> {
     let read: BTreeSet<PredId> = program.rules.iter().flat_map(|r| r.body.iter().map(|a| a.pred)).collect();
     let inputs: Vec<String> = read
         .iter()
@@ -523,10 +543,13 @@ pub enum ValueOrder {
     },
 }
 
+/// The rank of a value a [`ValueOrder::Ranks`] does not rank.
+const UNRANKED: u32 = u32::MAX;
+
 impl ValueOrder {
     /// The values in `in_order`, ranked in that order.
     pub fn ranked(in_order: Vec<u32>) -> Self {
-        let mut rank = vec![0u32; in_order.iter().max().map_or(0, |&v| v as usize + 1)];
+        let mut rank = vec![UNRANKED; in_order.iter().max().map_or(0, |&v| v as usize + 1)];
         for (r, &v) in in_order.iter().enumerate() {
             rank[v as usize] = r as u32;
         }
@@ -537,7 +560,11 @@ impl ValueOrder {
     fn key(&self, v: u32) -> u32 {
         match self {
             ValueOrder::Ids => v,
-            ValueOrder::Ranks { rank, .. } => rank[v as usize],
+            ValueOrder::Ranks { rank, .. } => {
+                let r = rank[v as usize];
+                debug_assert_ne!(r, UNRANKED, "value {v} is sorted but was not ranked");
+                r
+            }
         }
     }
 
@@ -604,7 +631,8 @@ impl<'a> Selected<'a> {
     }
 
     /// Calls `f` with every selected tuple, in lexicographic order of the values as
-    /// `order` orders them; stops at the first error.
+    /// `order` orders them; stops at the first error. A ranked `order` needs to rank only
+    /// the values of the selected tuples: no other value is sorted.
     ///
     /// The tuples are read through the relation's tuple set, which groups them by their
     /// prefix (every column but the last): a query that binds the whole prefix reads one
@@ -650,7 +678,31 @@ impl<'a> Selected<'a> {
                 .filter(|&g| groups.prefix(g as usize).iter().zip(prefix_bound).all(|(v, b)| b.is_none_or(|b| b == *v)))
                 .collect(),
         };
+        let mut row = vec![0u32; arity];
+        let mut values = Vec::new();
         if let Some(order) = order {
+            // An order may know only the values of the selected tuples (the `-D` writer
+            // ranks just those), so only groups that hold a selected tuple are sorted,
+            // and below, only a group's selected values.
+            ids.retain(|&g| {
+                let g = g as usize;
+                row[..arity - 1].copy_from_slice(groups.prefix(g));
+                match last_bound[0] {
+                    Some(last) => {
+                        row[arity - 1] = last;
+                        groups.contains(g, last) && accept(&row)
+                    }
+                    None if !repeated => groups.group_len(g) > 0,
+                    None => {
+                        values.clear();
+                        groups.values(g, &mut values);
+                        values.iter().any(|&v| {
+                            row[arity - 1] = v;
+                            accept(&row)
+                        })
+                    }
+                }
+            });
             let prefix_key = |g: u32| groups.prefix(g as usize).iter().map(|&v| order.key(v));
             match arity {
                 1 => {}
@@ -671,8 +723,6 @@ impl<'a> Selected<'a> {
                 _ => ids.sort_unstable_by(|&a, &b| prefix_key(a).cmp(prefix_key(b))),
             }
         }
-        let mut row = vec![0u32; arity];
-        let mut values = Vec::new();
         let mut scratch = Vec::new();
         for g in ids {
             let g = g as usize;
@@ -689,6 +739,12 @@ impl<'a> Selected<'a> {
             values.clear();
             groups.values(g, &mut values);
             if let Some(order) = order {
+                if repeated {
+                    values.retain(|&v| {
+                        row[arity - 1] = v;
+                        accept(&row)
+                    });
+                }
                 order.sort(&mut values, &mut scratch);
             }
             for &v in &values {
@@ -1077,6 +1133,20 @@ mod tests {
                 let selected = Selected::answers(&program, &db);
                 assert_eq!(rows(&selected.collect()), scanned, "{query}");
                 assert_eq!(selected.count(), scanned.len(), "{query}");
+                // Ranking only the selected tuples' values (as the `-D` writer does) is
+                // enough, even where a group matches the bound prefix but holds no
+                // selected tuple (a bound last value it lacks, a repeated variable).
+                let mut present: Vec<u32> = scanned.iter().flatten().copied().collect();
+                present.sort_unstable_by(|a, b| b.cmp(a));
+                present.dedup();
+                let mut read = Vec::new();
+                let _ = selected.for_each_sorted(&ValueOrder::ranked(present), |t| {
+                    read.push(t.to_vec());
+                    Ok::<(), ()>(())
+                });
+                let mut reversed = scanned.clone();
+                reversed.sort_by(|a, b| b.cmp(a));
+                assert_eq!(read, reversed, "{query} in reversed order");
                 checked += scanned.len();
             }
             let pred = base.lookup_source(name).unwrap();

@@ -247,6 +247,49 @@ fn repl_reports_a_line_that_is_not_utf8_and_goes_on() {
     assert!(out.stdout.ends_with("R(a,e)\n4 answer(s)\n"), "{}", out.stdout);
 }
 
+/// `dlc repl --help` lists only the flags the repl accepts, and `--help` says which
+/// `--format` each output takes, as the code decides.
+#[test]
+fn help_lists_what_each_command_accepts() {
+    let repl = dlc(&["repl", "--help"]);
+    assert_eq!(repl.code, 0);
+    // The flags of the options' lines (`-F, --fact-dir <DIR>`), not of the prose.
+    let listed: Vec<&str> = repl
+        .stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with('-'))
+        .flat_map(|l| l.split([' ', ',']).filter(|w| w.starts_with("--")))
+        .collect();
+    for flag in ["--emit", "--format", "--compare", "--output-dir", "--all", "--explain", "--explain-missing"] {
+        assert!(!listed.contains(&flag), "{flag} listed:\n{}", repl.stdout);
+        let value: &[&str] = match flag {
+            "--emit" => &["ir"],
+            "--format" => &["json"],
+            "--output-dir" => &["-"],
+            "--explain" | "--explain-missing" => &["R(a,d)"],
+            "--all" => &["-D", "-"],
+            _ => &[],
+        };
+        let out = dlc(&[&["repl", "fixtures/ok/reach.dl", flag][..], value].concat());
+        assert_eq!(out.code, 2, "{flag}: {}", out.stderr);
+    }
+    for accepted in ["--query", "--facts", "--magic", "--maintenance", "--engine", "--check", "--threads", "--updates"]
+    {
+        assert!(listed.contains(&accepted), "{accepted} not listed:\n{}", repl.stdout);
+    }
+    let help = dlc(&["--help"]).stdout;
+    assert!(help.contains("`dot` for `--emit adorned` and --explain"), "{help}");
+    for (args, code) in [
+        (&["--emit", "ast", "--format", "json"][..], 2),
+        (&["--explain", "R(a,d)", "--format", "dot"], 0),
+        (&["--explain-missing", "R(a,u)", "--format", "json"], 0),
+        (&["--emit", "plan", "--format", "dot"], 2),
+    ] {
+        let out = dlc(&[args, &["fixtures/ok/reach.dl"]].concat());
+        assert_eq!(out.code, code, "{args:?}: {}", out.stderr);
+    }
+}
+
 #[test]
 fn repl_rejects_the_flags_it_cannot_honour_and_honours_the_rest() {
     for (flags, named) in
@@ -400,6 +443,23 @@ fn an_endless_facts_line_is_an_error_not_a_crash() {
     assert!(out.stderr.contains("line 2 of"), "{}", out.stderr);
 }
 
+/// An endless stream of random bytes stops at its first bytes that are not UTF-8 (it
+/// used to be read whole, never ending, as its newlines keep every line short).
+#[test]
+fn an_endless_stream_that_is_not_utf8_is_an_error_not_a_hang() {
+    if !Path::new("/dev/urandom").exists() {
+        eprintln!("skipped: no /dev/urandom");
+        return;
+    }
+    let out = dlc(&["--color", "never", "--facts", "/dev/urandom", "fixtures/ok/reach_dir.dl"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("cannot read `/dev/urandom`: line") && out.stderr.contains("is not UTF-8"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn adornment_limit_stops_the_rewrite_but_not_no_magic() {
     let fixture = "fixtures/err/E0016_adornment_limit.dl";
@@ -466,9 +526,9 @@ fn output_dir_writes_the_query_answers_as_a_sorted_tab_separated_file() {
     let stdout = dlc(&[&base[..], &["-D", "-"]].concat());
     assert_eq!(stdout.code, 0, "{}", stdout.stderr);
     assert_eq!(stdout.stdout, format!("---------------\nR\n===============\n{expected}===============\n"));
-    // Without -D the same answers print as atoms, in the order of the constants' ids.
+    // Without -D the same answers print as atoms, in the same order.
     let plain = dlc(&base);
-    assert_eq!(plain.stdout, "R(3,3)\nR(3,1)\nR(3,10)\nR(3,2)\n");
+    assert_eq!(plain.stdout, "R(3,1)\nR(3,2)\nR(3,3)\nR(3,10)\n");
 }
 
 #[test]
@@ -504,13 +564,17 @@ fn output_dir_with_all_writes_every_derived_source_relation_of_the_original_prog
 
 #[test]
 fn threads_must_be_a_positive_number() {
-    for bad in ["0", "two", "-1"] {
+    for bad in ["0", "two", "-1", "257", "100000"] {
         let out = dlc(&["--threads", bad, "fixtures/ok/reach.dl"]);
         assert_eq!(out.code, 2, "--threads {bad}: {}", out.stderr);
     }
-    let out = dlc(&["--threads", "3", "fixtures/ok/reach.dl"]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(out.stdout, dlc(&["fixtures/ok/reach.dl"]).stdout);
+    let out = dlc(&["--threads", "100000", "fixtures/ok/reach.dl"]);
+    assert!(out.stderr.contains("1..=256"), "the usage error says the range: {}", out.stderr);
+    for good in ["3", "256"] {
+        let out = dlc(&["--threads", good, "fixtures/ok/reach.dl"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(out.stdout, dlc(&["fixtures/ok/reach.dl"]).stdout);
+    }
 }
 
 /// A closure large enough that the default thresholds split its joins: the trace (rounds,
@@ -672,4 +736,174 @@ fn the_repl_honours_magic_modes() {
     // An all-free query is evaluated in the original program.
     let auto = dlc_with_input(&["repl", "fixtures/ok/reach.dl"], "?- R(X,Y).\n:stats\n");
     assert!(!auto.stdout.contains("@m:") && auto.stdout.contains("R 20"), "{}", auto.stdout);
+}
+
+/// Writing answers with `-D` when the query's constant occurs nowhere in the data used to
+/// panic in the writer's value order: it ranked the selected tuples' values only, but
+/// sorted every group whose prefix the query bound.
+#[test]
+fn output_dir_with_a_query_constant_absent_from_the_data() {
+    let dir = scratch("absent-constant");
+    let native = write(
+        &dir.join("p.dl"),
+        "R(X,Y) <- F(X,Y).\nR(X,Y) <- E(X,A), R(B,A), D(B,Y).\nE(a,f). E(i,o). F(m,o). D(m,f).\n?- R(i,k).\n",
+    );
+    let souffle = write(
+        &dir.join("s.dl"),
+        ".decl r(x:symbol, y:symbol)\n.decl f(x:symbol, y:symbol)\n.decl e(x:symbol, y:symbol)\n\
+         .decl d(x:symbol, y:symbol)\nr(x,y) :- f(x,y).\nr(x,y) :- e(x,a), r(b,a), d(b,y).\n\
+         e(\"a\",\"f\"). e(\"i\",\"o\"). f(\"m\",\"o\"). d(\"m\",\"f\").\n.output r\n",
+    );
+    // Groups `(a,1)` and `(c,1)` match the bound prefix but hold no tuple `m(Z,"1",Z)`.
+    let three = write(
+        &dir.join("m.dl"),
+        ".decl a(x:symbol, y:symbol, z:symbol)\n.decl m(x:symbol, y:symbol, z:symbol)\n\
+         m(x,y,z) :- a(x,y,z).\na(\"a\",\"1\",\"b\"). a(\"c\",\"1\",\"d\"). a(\"e\",\"1\",\"e\").\n",
+    );
+    for (args, rows) in [
+        (vec![native.as_str()], ""),
+        (vec![souffle.as_str(), "--query", "r(\"i\",\"k\")"], ""),
+        (vec![three.as_str(), "--query", "m(Z,\"1\",Z)"], "e\t1\te\n"),
+    ] {
+        for magic in ["auto", "off", "on"] {
+            let out = dlc(&[&args[..], &["-D", "-", "--magic", magic]].concat());
+            assert_eq!(out.code, 0, "{args:?} --magic {magic}: {}", out.stderr);
+            assert!(out.stdout.ends_with(&format!("===============\n{rows}===============\n")), "{}", out.stdout);
+        }
+    }
+}
+
+/// A file `-D` writes reads back with `--facts` as the same tuples: `.csv` files are
+/// tab-separated when their first line holds a tab (or their predicate has one column),
+/// and a value holding the delimiter (or starting with a quote) is written quoted.
+#[test]
+fn output_files_read_back_as_facts() {
+    let dir = scratch("round-trip");
+    let values = [r#""has,comma""#, r#""has\ttab""#, r#""\"quoted\"""#, r#""in\"side""#, "plain", "7", r#""()""#];
+    let mut facts = String::new();
+    for (i, v) in values.iter().enumerate() {
+        facts += &format!("E({v},{}).\nF({v}).\n", values[(i + 1) % values.len()]);
+    }
+    let first = write(&dir.join("first.dl"), format!("{facts}R(X,Y) <- E(X,Y).\nS(X) <- F(X).\n?- R(X,Y).\n"));
+    let second = write(&dir.join("second.dl"), "R2(X,Y) <- R(X,Y).\nS2(X) <- S(X).\n?- R2(X,Y).\n");
+    let (out, again) = (dir.join("out"), dir.join("again"));
+    let run = dlc(&[&first, "--all", "-D", out.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let written = std::fs::read_to_string(out.join("R.csv")).unwrap();
+    assert!(written.contains("\"has\ttab\"\t") && written.contains("has,comma\t"), "{written}");
+    let run = dlc(&[&second, "--facts", out.to_str().unwrap(), "--all", "-D", again.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(again.join("R2.csv")).unwrap(), written);
+    assert_eq!(
+        std::fs::read_to_string(again.join("S2.csv")).unwrap(),
+        std::fs::read_to_string(out.join("S.csv")).unwrap()
+    );
+    // A comma-separated .csv file still reads as before, quoted fields included.
+    let csv = write(&dir.join("R.csv"), "a,\"b,c\"\nd,e\n");
+    let run = dlc(&[&second, "--facts", &csv]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "R2(a,\"b,c\")\nR2(d,e)\n");
+}
+
+/// `-D -` prints a Soufflé program's relations as Soufflé 2.5 does: by name, each with a
+/// line of its attribute names (joined by its delimiter; empty for a nullary relation),
+/// which `IO=stdout` leaves out. The expected text is Soufflé's own output.
+#[test]
+fn souffle_outputs_on_standard_output_carry_their_attribute_names() {
+    let dir = scratch("souffle-stdout");
+    let program = write(
+        &dir.join("h.dl"),
+        ".decl r(xa:symbol, yb:number)\n.decl z()\n.decl one(v:symbol)\n.decl e(x:symbol, y:number)\n\
+         e(\"a\", 1).\nr(x, y) :- e(x, y).\nz().\n\
+         .output r(delimiter=\",\")\n.output z\n.output one\n",
+    );
+    let out = dlc(&[&program, "-D", "-"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout,
+        "---------------\none\nv\n===============\n===============\n\
+         ---------------\nr\nxa,yb\n===============\na,1\n===============\n\
+         ---------------\nz\n\n===============\n()\n===============\n"
+    );
+    // With a query, the queried relation is framed the same way.
+    let out = dlc(&[&program, "-D", "-", "--query", "r(x, 1)"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "---------------\nr\nxa\tyb\n===============\na\t1\n===============\n");
+    // `IO=stdout` prints no attribute line, as in Soufflé.
+    let program = write(&dir.join("s.dl"), ".decl r(xa:symbol, yb:number)\nr(\"a\", 1).\n.output r(IO=stdout)\n");
+    let out = dlc(&[&program, "-D", "out-unused"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "---------------\nr\n===============\na\t1\n===============\n");
+}
+
+/// An output file that cannot be written is an E0021 report saying why: `-D` naming a
+/// regular file, a relation name too long for a file name, an unwritable `filename=`.
+#[test]
+fn unwritable_outputs_are_reported_with_their_cause() {
+    let dir = scratch("unwritable");
+    let afile = write(&dir.join("afile"), "");
+    let out = dlc(&["--color", "never", "fixtures/ok/reach.dl", "-D", &afile]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("[E0021]") && out.stderr.contains("afile` is not a directory"), "{}", out.stderr);
+    let long = "r".repeat(300);
+    let program = write(&dir.join("long.dl"), format!(".decl {long}(x:symbol)\n{long}(\"a\").\n.output {long}\n"));
+    let out = dlc(&["--color", "never", &program, "-D", dir.join("out").to_str().unwrap()]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("[E0021]") && out.stderr.contains("longer than the file system allows"),
+        "{}",
+        out.stderr
+    );
+    // A `filename` under a regular file can be written by nobody, root included.
+    let program =
+        write(&dir.join("unw.dl"), format!(".decl r(x:symbol)\nr(\"a\").\n.output r(filename=\"{afile}/r.csv\")\n"));
+    let out = dlc(&["--color", "never", &program, "-D", dir.join("out").to_str().unwrap()]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("[E0021]") && out.stderr.contains("this `.output` writes it"), "{}", out.stderr);
+}
+
+#[test]
+fn explain_with_output_dir_is_a_usage_error() {
+    for flag in ["--explain", "--explain-missing"] {
+        let out = dlc(&["fixtures/ok/reach.dl", flag, "R(a,d)", "-D", "-"]);
+        assert_eq!(out.code, 2, "{flag}: {}", out.stderr);
+    }
+}
+
+/// `dlc -` reads the program from standard input, for generated programs piped in.
+#[test]
+fn a_program_on_standard_input() {
+    let reach = std::fs::read_to_string(common::root().join("fixtures/ok/reach.dl")).unwrap();
+    let piped = dlc_with_input(&["-"], &reach);
+    assert_eq!(piped.code, 0, "{}", piped.stderr);
+    assert_eq!(piped.stdout, dlc(&["fixtures/ok/reach.dl"]).stdout);
+    let ast = dlc_with_input(&["-", "--emit", "ast"], &reach);
+    assert_eq!(ast.stdout, dlc(&["fixtures/ok/reach.dl", "--emit", "ast"]).stdout);
+    // Reports name it `<stdin>`; bytes that are not UTF-8 are reported as for a file.
+    let bad = dlc_with_input(&["-", "--color", "never"], "R(X) <- E(X\n");
+    assert_eq!(bad.code, 1);
+    assert!(bad.stderr.contains("<stdin>:1:"), "{}", bad.stderr);
+    let bytes = dlc_with_bytes(&["-", "--color", "never"], b"R(X) <- E(X).\n\xff\n");
+    assert_eq!(bytes.code, 1);
+    assert!(bytes.stderr.contains("cannot read `<stdin>`: line 2 is not UTF-8"), "{}", bytes.stderr);
+    // The repl reads its commands there.
+    assert_eq!(dlc_with_input(&["repl", "-"], "").code, 2);
+}
+
+/// The repl warns about an update of a predicate the program does not have, as
+/// `--insert` does (once per predicate), and `+E(a,b);` stages and applies in one line.
+/// Piped input gets no prompt.
+#[test]
+fn repl_warns_about_unknown_predicates_and_applies_at_a_semicolon() {
+    let script = "+e(a,z).\n+E(a,z);\n+e(b,z).\n;\n";
+    let out = dlc_with_input(&["repl", "fixtures/ok/reach.dl", "--color", "never", "--no-timing"], script);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stderr.matches("[W0002]").count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("`e` is not a predicate of the program"), "{}", out.stderr);
+    assert!(out.stdout.contains("batch 1: +e(a,z) +E(a,z)\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("answers added: R(a,z)\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("batch 2: +e(b,z)\n"), "{}", out.stdout);
+    assert!(!out.stdout.contains("dlc> "), "{}", out.stdout);
+    let flag = dlc(&["fixtures/ok/reach.dl", "--color", "never", "--insert", "e(a,z)"]);
+    assert!(flag.stderr.contains("[W0002]"), "{}", flag.stderr);
 }

@@ -136,25 +136,40 @@ const IDB: &[(&str, usize)] = &[("p0", 2), ("p1", 1), ("p2", 0), ("p3", 3), ("p4
 const VARS: &[&str] = &["X", "Y", "Z"];
 const CONSTS: &[&str] = &["a", "b", "c"];
 
+/// The constants of the programs whose `-D` output is checked: numbers among them, which
+/// the written files sort numerically (`2` before `10`); and constants that only queries
+/// use, so that a query may ask for a value that occurs nowhere in the data.
+const OUTPUT_CONSTS: &[&str] = &["a", "b", "10", "2"];
+const ABSENT_CONSTS: &[&str] = &["k", "7"];
+
 fn arg() -> impl Strategy<Value = Arg> {
     generate::arg(VARS.len(), CONSTS.len())
 }
 
 fn atom_text(name: &str, args: &[Arg]) -> String {
-    generate::atom_text(name, args, VARS, CONSTS)
+    atom_text_over(name, args, CONSTS)
+}
+
+fn atom_text_over(name: &str, args: &[Arg], consts: &[&str]) -> String {
+    generate::atom_text(name, args, VARS, consts)
 }
 
 /// A safe rule for IDB predicate `head`: zero to three body atoms over every predicate
 /// (so recursion, mutual and non-linear, is common), and head arguments that are
 /// constants or variables of the body. An empty body makes a ground fact of the head.
 fn rule(head: usize) -> impl Strategy<Value = String> {
+    rule_over(head, CONSTS)
+}
+
+/// [`rule`] with constants drawn from `consts`.
+fn rule_over(head: usize, consts: &'static [&'static str]) -> impl Strategy<Value = String> {
     let preds: Vec<(&'static str, usize)> = EDB.iter().chain(IDB).copied().collect();
     let body_atom = (0..preds.len()).prop_flat_map(move |i| {
         let (name, arity) = preds[i];
-        proptest::collection::vec(arg(), arity).prop_map(move |args| (name, args))
+        proptest::collection::vec(generate::arg(VARS.len(), consts.len()), arity).prop_map(move |args| (name, args))
     });
     let (head_name, head_arity) = IDB[head];
-    let head_pick = prop_oneof![4 => any::<prop::sample::Index>().prop_map(Ok), 1 => (0..CONSTS.len()).prop_map(Err)];
+    let head_pick = prop_oneof![4 => any::<prop::sample::Index>().prop_map(Ok), 1 => (0..consts.len()).prop_map(Err)];
     let body_len = prop_oneof![1 => Just(0usize), 8 => 1usize..4];
     (
         body_len.prop_flat_map(move |n| proptest::collection::vec(body_atom.clone(), n)),
@@ -173,12 +188,12 @@ fn rule(head: usize) -> impl Strategy<Value = String> {
                 .iter()
                 .map(|pick| match pick {
                     Ok(ix) if !vars.is_empty() => Arg::Var(vars[ix.index(vars.len())]),
-                    Ok(ix) => Arg::Const(ix.index(CONSTS.len())),
+                    Ok(ix) => Arg::Const(ix.index(consts.len())),
                     Err(c) => Arg::Const(*c),
                 })
                 .collect();
-            let body: Vec<String> = body.iter().map(|(n, a)| atom_text(n, a)).collect();
-            format!("{} <- {}", atom_text(head_name, &head_args), body.join(", "))
+            let body: Vec<String> = body.iter().map(|(n, a)| atom_text_over(n, a, consts)).collect();
+            format!("{} <- {}", atom_text_over(head_name, &head_args, consts), body.join(", "))
         })
 }
 
@@ -194,6 +209,46 @@ fn program_text() -> impl Strategy<Value = String> {
         text += &format!("?- {query}.\n");
         text
     })
+}
+
+/// A program over [`OUTPUT_CONSTS`] with its input facts inline, and a query whose
+/// constants are drawn from those and from [`ABSENT_CONSTS`], which no rule or fact uses.
+fn output_program_text() -> impl Strategy<Value = String> {
+    let rules =
+        (0..IDB.len()).map(|h| proptest::collection::vec(rule_over(h, OUTPUT_CONSTS), 1..4)).collect::<Vec<_>>();
+    let query_consts: Vec<&'static str> = OUTPUT_CONSTS.iter().chain(ABSENT_CONSTS).copied().collect();
+    let query = (0..IDB.len()).prop_flat_map(move |i| {
+        let (name, arity) = IDB[i];
+        let consts = query_consts.clone();
+        proptest::collection::vec(generate::arg(VARS.len(), consts.len()), arity)
+            .prop_map(move |args| atom_text_over(name, &args, &consts))
+    });
+    let fact = (0..EDB.len(), proptest::collection::vec(0..OUTPUT_CONSTS.len(), 3)).prop_map(|(which, values)| {
+        let (name, arity) = EDB[which];
+        let args: Vec<Arg> = values[..arity].iter().map(|&c| Arg::Const(c)).collect();
+        atom_text_over(name, &args, OUTPUT_CONSTS)
+    });
+    (rules, proptest::collection::vec(fact, 0..16), query).prop_map(|(rules, facts, query)| {
+        let mut text: String = rules.into_iter().flatten().map(|r| r + "\n").collect();
+        text.extend(facts.into_iter().map(|f| f + ".\n"));
+        text += &format!("?- {query}.\n");
+        text
+    })
+}
+
+/// The rows `dlc -D -` prints for one relation, in order, each a list of fields.
+fn framed_rows(stdout: &str) -> Vec<Vec<String>> {
+    let body = stdout.split("===============\n").nth(1).unwrap_or_else(|| panic!("a framed relation: {stdout:?}"));
+    body.lines().map(|l| if l == "()" { Vec::new() } else { l.split('\t').map(str::to_string).collect() }).collect()
+}
+
+/// The order of the values in `-D` output: numbers numerically, then by text (every
+/// number of [`OUTPUT_CONSTS`] sorts before every symbol by text too).
+fn output_order(a: &str, b: &str) -> std::cmp::Ordering {
+    match (a.parse::<i64>(), b.parse::<i64>()) {
+        (Ok(m), Ok(n)) => m.cmp(&n),
+        _ => a.cmp(b),
+    }
 }
 
 /// Input facts as (EDB index, values); values index [`CONSTS`] (the unused ones of a
@@ -374,6 +429,45 @@ proptest! {
                 dataflow.apply(&deletes, &inserts);
                 prop_assert_eq!(&dataflow.relations(evaluated, &current), &oracle(evaluated, &current), "{} workers after -{:?} +{:?}\n{}", workers, deletes, inserts, text);
             }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    /// `dlc -D -` never panics, whatever the query asks for (constants the data lacks
+    /// included), and writes exactly the oracle's answers in the documented order, under
+    /// every magic mode and every engine.
+    #[test]
+    fn output_files_hold_the_oracles_answers(text in output_program_text()) {
+        let (program, diagnostics) = syntax::parse_program(&text, FileId(0));
+        let program = program.unwrap_or_else(|| panic!("generated program must compile: {diagnostics:?}\n{text}"));
+        let edb = program.facts.iter().map(|f| (f.pred, f.values.iter().map(|c| c.0).collect())).collect();
+        let mut expected: Vec<Vec<String>> = query_answers(&program, &oracle(&program, &edb))
+            .iter()
+            .map(|t| t.iter().map(|&v| program.consts.text(ir::Const(v)).to_string()).collect())
+            .collect();
+        expected.sort_by(|a, b| a.iter().zip(b).map(|(x, y)| output_order(x, y)).find(|o| o.is_ne()).unwrap_or(std::cmp::Ordering::Equal));
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("oracle-output");
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(format!("p{}.dl", std::process::id()));
+        std::fs::write(&file, &text).unwrap();
+        let file = file.display().to_string();
+        for flags in [
+            &["--magic", "auto"][..],
+            &["--magic", "off"],
+            &["--magic", "on"],
+            &["--engine", "reference"],
+            &["--engine", "differential", "--workers", "2"],
+        ] {
+            let mut args = vec!["dlc", file.as_str(), "-D", "-", "--no-timing"];
+            args.extend_from_slice(flags);
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            let code = dlc::run(args, &mut &b""[..], &mut out, &mut err);
+            let (out, err) = (String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap());
+            prop_assert_eq!(code, 0, "{:?}: {}\n{}", flags, err, text);
+            prop_assert_eq!(framed_rows(&out), expected.clone(), "{:?}\n{}", flags, text);
         }
     }
 }

@@ -66,7 +66,7 @@ fn a_selection_in_the_program_goes_through_magic_and_agrees_with_plain_evaluatio
     let plain = dlc(&[&args[..], &["--no-timing", "--no-magic"]].concat());
     assert_eq!(default.code, 0, "{}", default.stderr);
     assert_eq!(default.stdout, plain.stdout);
-    assert_eq!(default.stdout, "---------------\nq\n===============\n0\n1\n2\n6\n===============\n");
+    assert_eq!(default.stdout, "---------------\nq\ny\n===============\n0\n1\n2\n6\n===============\n");
     // The default path demanded only node 0's paths; the plain one computed them all.
     assert!(default.stderr.contains("magic program") && default.stderr.contains("@m:path^bf 4"), "{}", default.stderr);
     assert!(plain.stderr.contains("original program: path 19, q 4"), "{}", plain.stderr);
@@ -280,5 +280,5 @@ fn number_fields_are_read_as_numbers_and_symbol_fields_verbatim() {
     let run = dlc(&[dir.join("prog.dl").to_str().unwrap(), "-F", dir.join("in").to_str().unwrap(), "-D", "-"]);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.stdout, "---------------\nr\n===============\n7\t007\n8\t-0\n8\t08\n===============\n");
+    assert_eq!(run.stdout, "---------------\nr\nx\ts\n===============\n7\t007\n8\t-0\n8\t08\n===============\n");
 }

@@ -74,7 +74,11 @@ pub(crate) fn run_staged_split(
     let head: &RowSet = set;
     let work = || worker(plan, views, rows, head, room, chunks, &next);
     let done: Vec<Worker> = std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..count).map(|_| scope.spawn(work)).collect();
+        // Workers take chunks from the counter until none is left, so a helper the
+        // system refuses to start (too many threads for its limits) only leaves its
+        // share to the others: it is not an error.
+        let helpers: Vec<_> =
+            (1..count).map_while(|_| std::thread::Builder::new().spawn_scoped(scope, work).ok()).collect();
         let mut done = vec![work()];
         done.extend(helpers.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))));
         done

@@ -45,10 +45,16 @@ fn lines(src: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
-/// Splits a line at `separator` into `fields`, as `line.split(separator)` does. An ASCII
-/// separator (all that facts files use) is found by comparing bytes, which for the short
-/// fields of a facts file is much faster than the general searcher of `str::split`.
+/// Splits a line at `separator` into `fields`, as `line.split(separator)` does, except
+/// that a field written in double quotes (`"a,b"`, with `""` for a quote inside) is one
+/// field whatever it holds; its quotes stay in place for [`unquote`]. An ASCII separator
+/// (all that facts files use) is found by comparing bytes, which for the short fields of
+/// a facts file is much faster than the general searcher of `str::split`.
 fn split_fields<'a>(line: &'a str, separator: char, fields: &mut Vec<&'a str>) {
+    if line.contains('"') {
+        split_quoted_fields(line, separator, fields);
+        return;
+    }
     if !separator.is_ascii() {
         fields.extend(line.split(separator));
         return;
@@ -63,6 +69,112 @@ fn split_fields<'a>(line: &'a str, separator: char, fields: &mut Vec<&'a str>) {
         }
     }
     fields.push(&line[start..]);
+}
+
+/// [`split_fields`] of a line with a double quote. A field that starts with `"` and has
+/// its closing quote right before a separator or the end of the line is quoted; any other
+/// field (`a"b`, or a quote that is never closed) is taken up to the next separator.
+fn split_quoted_fields<'a>(line: &'a str, separator: char, fields: &mut Vec<&'a str>) {
+    let mut rest = line;
+    loop {
+        if let Some(end) = quoted_field_len(rest) {
+            match rest[end..].chars().next() {
+                None => {
+                    fields.push(rest);
+                    return;
+                }
+                Some(c) if c == separator => {
+                    fields.push(&rest[..end]);
+                    rest = &rest[end + c.len_utf8()..];
+                    continue;
+                }
+                Some(_) => {}
+            }
+        }
+        match rest.find(separator) {
+            Some(at) => {
+                fields.push(&rest[..at]);
+                rest = &rest[at + separator.len_utf8()..];
+            }
+            None => {
+                fields.push(rest);
+                return;
+            }
+        }
+    }
+}
+
+/// The length of the quoted field `"…"` that `text` starts with (`""` inside being one
+/// quote), if it starts with one.
+fn quoted_field_len(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    if bytes.first() != Some(&b'"') {
+        return None;
+    }
+    let mut i = 1;
+    while i < bytes.len() {
+        if bytes[i] == b'"' {
+            if bytes.get(i + 1) == Some(&b'"') {
+                i += 2;
+                continue;
+            }
+            return Some(i + 1);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The value of a field: a quoted field's text between its quotes with `""` read as `"`
+/// (in `scratch` when it has one), any other field itself.
+fn unquote<'a>(field: &'a str, scratch: &'a mut String) -> &'a str {
+    if quoted_field_len(field) != Some(field.len()) {
+        return field;
+    }
+    let inner = &field[1..field.len() - 1];
+    if !inner.contains('"') {
+        return inner;
+    }
+    scratch.clear();
+    scratch.push_str(&inner.replace("\"\"", "\""));
+    scratch
+}
+
+/// Whether a field holding `value` must be written in quotes for [`split_fields`] to
+/// read it back as that value: it holds the separator or starts with a quote; or, as
+/// the only field of a line, it would read as a blank line or as the empty tuple `()`.
+/// (A value with a line break cannot be written as one line.)
+fn needs_quotes(value: &str, separator: char, only_field: bool) -> bool {
+    value.contains(separator) || value.starts_with('"') || (only_field && (value.trim().is_empty() || value == "()"))
+}
+
+/// `value` as a field that a delimited reader reads back as `value`: in quotes, with its
+/// quotes doubled, when it needs them (see `needs_quotes`).
+pub fn quote_field(value: &str, separator: char, only_field: bool) -> std::borrow::Cow<'_, str> {
+    if needs_quotes(value, separator, only_field) {
+        format!("\"{}\"", value.replace('"', "\"\"")).into()
+    } else {
+        value.into()
+    }
+}
+
+/// The separator of a `.csv` facts file: a tab when its first line with content holds a
+/// tab outside quotes, or when its predicate has one column (`arity`, if known), as
+/// Soufflé and dlc's `-D` write `.csv` files; a comma otherwise.
+pub fn csv_separator(src: &str, arity: Option<usize>) -> char {
+    if arity == Some(1) {
+        return '\t';
+    }
+    let Some((_, first)) = lines(src).find(|(_, l)| !l.trim().is_empty()) else { return ',' };
+    let mut quoted = false;
+    for byte in first.bytes() {
+        match byte {
+            b'"' => quoted = !quoted,
+            b'\t' if !quoted => return '\t',
+            _ => {}
+        }
+    }
+    ','
 }
 
 /// Lexes one line; spans are made relative to the whole file.
@@ -297,8 +409,10 @@ fn simple_atom<'a>(line: &'a str, args: &mut Vec<&'a str>) -> Option<SimpleAtom<
 }
 
 /// Reads one delimited facts file for `pred_name` (`<Pred>.facts`/`.tsv` with `'\t'`,
-/// `<Pred>.csv` with `','`), as Soufflé writes them: one tuple per line, fields unquoted
-/// and taken verbatim (only a trailing `\r` is removed).
+/// `<Pred>.csv` with [`csv_separator`]'s), as Soufflé writes them: one tuple per line,
+/// fields taken verbatim (only a trailing `\r` is removed), except a field in double
+/// quotes (`"a,b"`, `""` for a quote inside), which dlc writes for a value that holds the
+/// separator or starts with a quote.
 ///
 /// Blank lines are skipped. A zero-arity predicate's only tuple `()` is written as a line
 /// holding exactly `()` (as Soufflé prints nullary relations), so an empty file means "no
@@ -416,6 +530,8 @@ pub fn read_delimited_columns(
     let mut values: Vec<Const> = Vec::new();
     // The text of a number that is not written as its decimal text (`007`, `+5`).
     let mut number = String::new();
+    // The value of a quoted field with a quote inside.
+    let mut unquoted = String::new();
     // One handle for the whole file: interning through `program.consts` would check the
     // sharing of its table for every value, an atomic operation that stalls on the
     // memory writes of the value before.
@@ -445,6 +561,7 @@ pub fn read_delimited_columns(
         }
         values.clear();
         for (i, field) in fields.iter().enumerate() {
+            let field = unquote(field, &mut unquoted);
             let text = match numeric.get(i) {
                 Some(true) => number_text(field, &mut number),
                 _ => field,
@@ -678,9 +795,9 @@ mod tests {
         let (facts, diagnostics) = parse_delimited_facts("a\tb\nb\tc d\r\n\n", FILE, "E", '\t', &mut p);
         assert!(diagnostics.is_empty());
         assert_eq!(show(&p, &facts), ["E(a,b)", r#"E(b,"c d")"#]);
-        let (facts, diagnostics) = parse_delimited_facts("1,x\n2,\"y\"\n", FILE, "New", ',', &mut p);
+        let (facts, diagnostics) = parse_delimited_facts("1,x\n2,\"y\"\n3,a\"b\n", FILE, "New", ',', &mut p);
         assert!(diagnostics.is_empty());
-        assert_eq!(show(&p, &facts), ["New(1,x)", r#"New(2,"\"y\"")"#]);
+        assert_eq!(show(&p, &facts), ["New(1,x)", "New(2,y)", r#"New(3,"a\"b")"#]);
         let new = p.lookup_source("New").unwrap();
         assert_eq!((p.pred(new).kind, p.pred(new).arity), (PredKind::Edb, 2));
     }
@@ -695,6 +812,44 @@ mod tests {
                 assert_eq!(fields, line.split(separator).collect::<Vec<_>>(), "{line:?} at {separator:?}");
             }
         }
+    }
+
+    #[test]
+    fn quoted_fields_read_back_as_the_values_written() {
+        let values = ["a,b", "tab\there", "\"q", "in\"side", "\"\"", "", " ", "()", "plain", "ü€"];
+        for separator in [',', '\t'] {
+            for (i, a) in values.iter().enumerate() {
+                for only_field in [true, false] {
+                    let b = values[(i + 3) % values.len()];
+                    let line = match only_field {
+                        true => quote_field(a, separator, true).into_owned(),
+                        false => format!(
+                            "{}{separator}{}",
+                            quote_field(a, separator, false),
+                            quote_field(b, separator, false)
+                        ),
+                    };
+                    let mut p = program();
+                    let (facts, diagnostics) = parse_delimited_facts(&line, FILE, "New", separator, &mut p);
+                    assert!(diagnostics.is_empty(), "{line:?}: {diagnostics:?}");
+                    let read: Vec<&str> = facts[0].values.iter().map(|&c| p.consts.text(c)).collect();
+                    let expected = if only_field { vec![*a] } else { vec![*a, b] };
+                    assert_eq!(read, expected, "{line:?}");
+                }
+            }
+        }
+        let mut fields = Vec::new();
+        split_fields("\"a\"x,\"b", ',', &mut fields);
+        assert_eq!(fields, ["\"a\"x", "\"b"], "malformed quotes are verbatim");
+    }
+
+    #[test]
+    fn a_csv_file_is_tab_separated_when_its_first_line_holds_a_tab() {
+        assert_eq!(csv_separator("\na\tb,c\n", None), '\t');
+        assert_eq!(csv_separator("a,b\n", None), ',');
+        assert_eq!(csv_separator("\"a\tb\",c\n", None), ',');
+        assert_eq!(csv_separator("a,b\n", Some(1)), '\t');
+        assert_eq!(csv_separator("", Some(2)), ',');
     }
 
     #[test]

@@ -19,8 +19,9 @@ mod parser;
 pub mod souffle;
 
 pub use facts::{
-    line_too_long, parse_delimited_facts, parse_fact_atoms, parse_ground_atom, parse_update_atom, parse_updates,
-    read_delimited_columns, read_delimited_facts, read_fact_atoms, FactSink, UpdateBatch, MAX_LINE_BYTES,
+    csv_separator, line_too_long, parse_delimited_facts, parse_fact_atoms, parse_ground_atom, parse_update_atom,
+    parse_updates, quote_field, read_delimited_columns, read_delimited_facts, read_fact_atoms, FactSink, UpdateBatch,
+    MAX_LINE_BYTES,
 };
 pub use lower::{lower, undefined_predicate_warnings};
 

@@ -65,6 +65,9 @@ pub struct SouffleProgram {
     pub inputs: Vec<Io>,
     pub outputs: Vec<Io>,
     pub printsize: Vec<Io>,
+    /// The attribute names of every declared relation, in `.decl` order: Soufflé prints
+    /// them above a relation it writes to standard output with `-D -`.
+    pub attributes: Vec<(PredId, Vec<String>)>,
 }
 
 /// Whether `src` is a Soufflé program: some line starts with `.decl`.
@@ -119,7 +122,9 @@ pub fn parse_program(
     let inputs = resolve(&front.inputs, &program);
     let outputs = resolve(&front.outputs, &program);
     let printsize = resolve(&front.printsize, &program);
-    (Some(SouffleProgram { program, inputs, outputs, printsize }), diagnostics)
+    let attributes =
+        front.decls.iter().filter_map(|d| Some((program.lookup_source(&d.name)?, d.attributes.clone()))).collect();
+    (Some(SouffleProgram { program, inputs, outputs, printsize, attributes }), diagnostics)
 }
 
 /// Reads a `--query` in Soufflé syntax (`path(1, y)`: lower-case names are variables),
@@ -180,6 +185,8 @@ struct Decl {
     span: Span,
     /// The attributes' type names.
     types: Vec<String>,
+    /// The attributes' names.
+    attributes: Vec<String>,
 }
 
 /// An I/O directive before its relation is resolved.
@@ -576,10 +583,11 @@ impl<'a> Parser<'a> {
             return Err(self.unsupported(name.span, "a qualified relation name (components)"));
         }
         self.expect(Kind::LParen, "`(`")?;
-        let mut types = Vec::new();
+        let (mut types, mut attributes) = (Vec::new(), Vec::new());
         if self.eat(Kind::RParen).is_none() {
             loop {
-                self.expect(Kind::Ident, "an attribute name")?;
+                let attribute = self.expect(Kind::Ident, "an attribute name")?;
+                attributes.push(self.text(attribute).to_string());
                 self.expect(Kind::Colon, "`:` and the attribute's type")?;
                 let ty = self.expect(Kind::Ident, "a type")?;
                 if self.text(ty) == "float" {
@@ -627,7 +635,13 @@ impl<'a> Parser<'a> {
                 _ => break,
             }
         }
-        self.decls.push(Decl { name: self.text(name).to_string(), arity: types.len(), span: name.span, types });
+        self.decls.push(Decl {
+            name: self.text(name).to_string(),
+            arity: types.len(),
+            span: name.span,
+            types,
+            attributes,
+        });
         Ok(())
     }
 
