@@ -155,10 +155,10 @@ pub struct RunArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS as u64))]
     pub threads: Option<usize>,
 
-    /// Worker threads of `--engine differential` (default 1). Answers and files are the
-    /// same with any N.
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    pub workers: Option<usize>,
+    // A struct of its own: clap's derived code builds every flag of `RunArgs` in one
+    // function, whose unoptimised stack frame grows with each flag it holds.
+    #[command(flatten)]
+    pub dataflow: DataflowArgs,
 
     /// Print a proof of a fact, e.g. 'R(a,d)': the rules and facts it is derived from,
     /// down to input facts, smallest height first (`--format text|json|dot`). Exit
@@ -200,6 +200,15 @@ pub struct RunArgs {
     /// Leave wall-clock times out of the output (for reproducible output).
     #[arg(long)]
     pub no_timing: bool,
+}
+
+/// The knobs of `--engine differential`.
+#[derive(Debug, Clone, Args)]
+pub struct DataflowArgs {
+    /// Worker threads of `--engine differential` (default 1). Answers and files are the
+    /// same with any N.
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub workers: Option<usize>,
 }
 
 impl RunArgs {

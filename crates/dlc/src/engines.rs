@@ -93,7 +93,7 @@ pub fn usage_error(args: &RunArgs, repl: bool) -> Option<String> {
                 .into(),
         );
     }
-    if !differential && args.workers.is_some() {
+    if !differential && args.dataflow.workers.is_some() {
         return Some("--workers sets the threads of --engine differential; the native engine's are --threads".into());
     }
     None

@@ -358,7 +358,7 @@ pub fn engine(args: &RunArgs) -> Engine {
     match args.engine {
         EngineArg::Seminaive => Engine::Native(exec::Engine::Seminaive),
         EngineArg::Reference => Engine::Native(exec::Engine::Reference),
-        EngineArg::Differential => Engine::Differential { workers: args.workers.unwrap_or(1) },
+        EngineArg::Differential => Engine::Differential { workers: args.dataflow.workers.unwrap_or(1) },
     }
 }
 
