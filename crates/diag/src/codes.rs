@@ -69,19 +69,27 @@ codes! {
     RESOURCE_LIMIT = "E0017", "relation too large",
         "raise the limit with `--max-tuples N` if the machine has the memory; a rule whose body atoms share no variable derives the product of their sizes";
     UNSUPPORTED_SOUFFLE = "E0018", "unsupported Soufflé construct",
-        "dlc runs positive Datalog: rules over atoms with variables and constants; rewrite this part or run the program with Soufflé";
+        "dlc runs stratified Datalog: rules over atoms, negated atoms and comparisons of variables and constants; rewrite this part or run the program with Soufflé";
     UNDECLARED_RELATION = "E0019", "relation not declared",
         "a Soufflé program declares every relation it uses: `.decl r(x:symbol, y:number)`";
     DECLARED_TWICE = "E0020", "relation declared twice",
         "declare each relation once; remove one `.decl`";
     UNWRITABLE_OUTPUT = "E0021", "cannot write output",
         "-D names a directory dlc may create or write to; `-D -` prints to standard output";
-    DIFFERENTIAL_UNSUPPORTED = "E0022", "program the differential engine cannot run",
-        "evaluate it with the native engine (`--engine seminaive`), or split the rule so fewer variables are live at once";
+    NEGATION_CYCLE = "E0022", "cycle through negation",
+        "a predicate cannot depend on the negation of itself; stratify the program so every negated predicate is computed first";
+    UNBOUND_IN_CONSTRAINT = "E0023", "unbound variable in a negation or comparison",
+        "bind the variable with a positive atom of the body or an assignment `X = ...`, or write `_` for \"any value\" in a negated atom";
+    NOT_AN_INTEGER = "E0024", "ordering comparison on a non-integer",
+        "`<`, `<=`, `>` and `>=` compare 32-bit integers; compare symbols with `=` or `!=`";
+    DIFFERENTIAL_UNSUPPORTED = "E0025", "program the differential engine cannot run",
+        "evaluate it with the native engine (`--engine seminaive`); rows hold at most 8 values, and negation and comparisons are not in this engine yet";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",
         "facts files are named after their predicate (`E.facts` holds `E`); check the file name";
     ATOM_IN_DELIMITED_FILE = "W0003", "atom in a delimited facts file",
         "a file of atoms `E(a,b).` needs an extension other than .facts, .tsv or .csv, such as .dl";
+    PRAGMA_IGNORED = "W0004", "pragma ignored",
+        "dlc reads its options from the command line: pass `-F`/`-D` (or the flag the pragma stands for) instead";
 }

@@ -70,7 +70,9 @@ impl Engine {
         let d = Diagnostic::error(Code::DIFFERENTIAL_UNSUPPORTED, error.message(program));
         Some(match error {
             flow::Error::TooWide { pred: Some(p), .. } => d.with_primary(program.pred(p).span, "first used here"),
-            flow::Error::TooWide { rule: Some(r), .. } => d.with_primary(program.rule(r).span, "in this rule"),
+            flow::Error::TooWide { rule: Some(r), .. } | flow::Error::Unsupported { rule: r, .. } => {
+                d.with_primary(program.rule(r).span, "in this rule")
+            }
             _ => d,
         })
     }
@@ -115,6 +117,9 @@ pub trait Materialized {
     fn try_apply(&mut self, update: &Update) -> Result<UpdateReport, ResourceError>;
     /// The threads a recomputation for `--check` may use.
     fn threads(&self) -> Threads;
+    /// Gives later batches the current texts of values (a batch may bring new ones, and
+    /// comparisons read them). The dataflow compares no values, so it needs none.
+    fn set_values(&mut self, _values: &ir::Interner<ir::Const>) {}
 }
 
 impl Materialized for Maintained {
@@ -128,6 +133,10 @@ impl Materialized for Maintained {
 
     fn threads(&self) -> Threads {
         Maintained::threads(self)
+    }
+
+    fn set_values(&mut self, values: &ir::Interner<ir::Const>) {
+        Maintained::set_values(self, values);
     }
 }
 

@@ -10,7 +10,7 @@
 use crate::cli::{Emit, Format, RunArgs};
 use crate::session::{self, Maintainer};
 use diag::SourceMap;
-use exec::{Attempt, Database, Explainer, Proof, Step, WhyNot};
+use exec::{Attempt, Blocked, Database, Explainer, Leaf, Proof, Step, WhyNot};
 use ir::{Fact, Origin, PredId, PredKind, PredName, Program, RuleId, Span, Symbol, TermKind};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -182,6 +182,36 @@ fn node_line(ctx: &Context<'_>, proof: &Proof, i: usize) -> String {
     }
 }
 
+/// A value as the program prints it.
+fn value_text(ctx: &Context<'_>, v: u32) -> String {
+    ir::DisplayConst(ctx.program, ir::Const(v)).to_string()
+}
+
+/// A leaf of a rule instance: `!Q(a,_)  no such fact` or `10 >= 7  holds`.
+fn leaf_text(ctx: &Context<'_>, leaf: &Leaf) -> String {
+    match leaf {
+        Leaf::Absent { pred, pattern, .. } => {
+            let args: Vec<String> = pattern.iter().map(|v| v.map_or("_".to_string(), |v| value_text(ctx, v))).collect();
+            format!("!{}({})  no such fact", ctx.program.pred_name(*pred), args.join(","))
+        }
+        Leaf::Compared { op, left, right, .. } => {
+            format!("{} {} {}  holds", value_text(ctx, *left), op.text(), value_text(ctx, *right))
+        }
+    }
+}
+
+/// What excluded the matches of a rule's positive atoms.
+fn blocked_text(ctx: &Context<'_>, blocked: &Blocked) -> String {
+    match blocked {
+        Blocked::Negation { pred, fact, .. } => {
+            format!("a negated atom finds the fact {}", crate::report::fact_text(ctx.program, *pred, fact))
+        }
+        Blocked::Comparison { op, left, right, .. } => {
+            format!("the comparison {} {} {} does not hold", value_text(ctx, *left), op.text(), value_text(ctx, *right))
+        }
+    }
+}
+
 /// The proof as an indented tree; a derived fact met again is not expanded again.
 fn proof_text(ctx: &Context<'_>, asked: &str, proof: &Proof) -> String {
     let mut out = format!("{asked}: a proof of height {} ({})\n", proof.height(), ctx.program_name());
@@ -190,7 +220,7 @@ fn proof_text(ctx: &Context<'_>, asked: &str, proof: &Proof) -> String {
     while let Some((i, depth)) = stack.pop() {
         let indent = "  ".repeat(depth);
         let node = &proof.nodes[i];
-        let Step::Rule { body, .. } = &node.step else {
+        let Step::Rule { body, leaves, .. } = &node.step else {
             let _ = writeln!(out, "{indent}{}", node_line(ctx, proof, i));
             continue;
         };
@@ -202,6 +232,9 @@ fn proof_text(ctx: &Context<'_>, asked: &str, proof: &Proof) -> String {
         }
         expanded[i] = true;
         let _ = writeln!(out, "{indent}{}", node_line(ctx, proof, i));
+        for leaf in leaves {
+            let _ = writeln!(out, "{indent}  {}", leaf_text(ctx, leaf));
+        }
         if depth + 1 >= MAX_TEXT_DEPTH && !body.is_empty() {
             let _ =
                 writeln!(out, "{indent}  … {} more level(s) below; --format json lists the whole proof", node.height);
@@ -233,8 +266,11 @@ fn proof_json(ctx: &Context<'_>, asked: &str, proof: &Proof) -> Value {
             match &node.step {
                 Step::Input => v["kind"] = json!("input"),
                 Step::Given => v["kind"] = json!("given"),
-                Step::Rule { rule, body } => {
+                Step::Rule { rule, body, leaves } => {
                     let shown = ctx.rule_text(*rule);
+                    if !leaves.is_empty() {
+                        v["leaves"] = json!(leaves.iter().map(|l| leaf_text(ctx, l)).collect::<Vec<_>>());
+                    }
                     v["kind"] = json!("derived");
                     v["rule"] = json!({
                         "by": shown.what,
@@ -263,13 +299,19 @@ fn proof_dot(ctx: &Context<'_>, proof: &Proof) -> String {
         let (how, style) = match &node.step {
             Step::Input => ("input fact".to_string(), "shape=ellipse"),
             Step::Given => ("given".to_string(), "shape=ellipse, style=dotted"),
-            Step::Rule { rule, .. } => {
+            Step::Rule { rule, leaves, .. } => {
                 let shown = ctx.rule_text(*rule);
                 let style = if ctx.is_demand(node.pred) { "style=dashed" } else { "style=solid" };
-                (format!("by {} at {}", shown.what, shown.at), style)
+                let mut how = format!("by {} at {}", shown.what, shown.at);
+                for leaf in leaves {
+                    how = format!("{how}\n{}", leaf_text(ctx, leaf));
+                }
+                (how, style)
             }
         };
-        let label = format!("{}\\n{}", dot_escape(&fact), dot_escape(&how));
+        // The rule, then a line per leaf of its instance.
+        let how: Vec<String> = how.lines().map(dot_escape).collect();
+        let label = format!("{}\\n{}", dot_escape(&fact), how.join("\\n"));
         let _ = writeln!(out, "  n{i} [label=\"{label}\", {style}];");
     }
     for (i, node) in proof.nodes.iter().enumerate() {
@@ -412,6 +454,10 @@ fn why_not_text(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
                 )
             }
             Attempt::Matched => "its body matches (the database is not at a fixpoint)".to_string(),
+            Attempt::Excluded { blocked, matches } => format!(
+                "its atoms match {matches} time(s), but a negation or comparison excludes each: first {}",
+                blocked_text(ctx, blocked)
+            ),
             Attempt::GaveUp { reached } => {
                 format!("the search gave up after many partial matches; the first {reached} body atom(s) match")
             }
@@ -440,6 +486,11 @@ fn why_not_json(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
                     v["examples"] = json!(examples.iter().map(|e| instantiate(ctx, body, e)).collect::<Vec<_>>());
                 }
                 Attempt::Matched => v["outcome"] = json!("matched"),
+                Attempt::Excluded { blocked, matches } => {
+                    v["outcome"] = json!("excluded");
+                    v["matches"] = json!(matches);
+                    v["blocked"] = json!(blocked_text(ctx, blocked));
+                }
                 Attempt::GaveUp { reached } => {
                     v["outcome"] = json!("gave up");
                     v["matched_atoms"] = json!(reached);

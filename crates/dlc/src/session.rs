@@ -272,7 +272,8 @@ pub fn finish(prepared: Prepared, args: &RunArgs) -> Result<Session, Failed> {
 /// mentions them, so their facts or updates (which declared them) cannot change any
 /// answer. Usually a facts file named after something else than its predicate.
 pub(crate) fn unused_input_warnings(program: &Program, first_unmentioned: usize) -> Vec<Diagnostic> {
-    let read: BTreeSet<PredId> = program.rules.iter().flat_map(|r| r.body.iter().map(|a| a.pred)).collect();
+    let read: BTreeSet<PredId> =
+        program.rules.iter().flat_map(|r| r.body.iter().chain(&r.negated).map(|a| a.pred)).collect();
     let inputs: Vec<String> = read
         .iter()
         .filter(|&&p| program.pred(p).kind == ir::PredKind::Edb)
@@ -1029,6 +1030,7 @@ impl Maintainer {
     pub fn apply(&mut self, update: &Update, recompute: bool, check: bool) -> Result<BatchOutcome, ResourceError> {
         let before = answers(&self.program, self.state.db());
         let start = Instant::now();
+        self.state.set_values(&self.program.consts);
         let report = self.state.try_apply(update)?;
         let elapsed = start.elapsed();
         if let Some(record) = &mut self.record {

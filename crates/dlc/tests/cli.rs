@@ -738,6 +738,48 @@ fn the_repl_honours_magic_modes() {
     assert!(!auto.stdout.contains("@m:") && auto.stdout.contains("R 20"), "{}", auto.stdout);
 }
 
+/// Under a negation a deletion makes facts appear and an insertion makes them go: both
+/// maintenance strategies follow, and `--check` compares every relation with a fresh
+/// evaluation (it fails the run otherwise).
+#[test]
+fn updates_under_negation_add_and_remove_what_the_negation_reads() {
+    for maintenance in ["dred", "ranked"] {
+        let base = ["--check", "--maintenance", maintenance, "--no-timing", "--query", "Unreached(X)"];
+        let deleted = dlc(&[&base[..], &["--delete", "Edge(a,b)", "fixtures/ok/negation.dl"]].concat());
+        assert_eq!(deleted.code, 0, "{}", deleted.stderr);
+        assert!(deleted.stdout.contains("answers added: Unreached(b) Unreached(c)"), "{}", deleted.stdout);
+        let inserted = dlc(&[&base[..], &["--insert", "Edge(c,d)", "fixtures/ok/negation.dl"]].concat());
+        assert_eq!(inserted.code, 0, "{}", inserted.stderr);
+        assert!(inserted.stdout.contains("answers removed: Unreached(d) Unreached(e)"), "{}", inserted.stdout);
+    }
+    // The repl maintains the same way; a batch brings a value the program lacked, which
+    // the comparison `W >= 7` must read as the number 99.
+    let input = "+Weight(b,99).\n;\n?- Heavy(X,W).\n-Edge(a,b).\n;\n";
+    let out = dlc_with_input(&["repl", "--color", "never", "--no-timing", "fixtures/ok/negation.dl"], input);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let heavy: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("Heavy(")).collect();
+    assert_eq!(heavy, ["Heavy(b,10)", "Heavy(b,99)", "Heavy(c,7)"], "{}", out.stdout);
+    assert!(out.stdout.contains("answers removed: Heavy(b,10) Heavy(b,99) Heavy(c,7)"), "{}", out.stdout);
+}
+
+/// A proof shows a negated atom as a leaf that no fact matches and a comparison with its
+/// values; `--explain-missing` names what excluded the matches of a rule's atoms.
+#[test]
+fn explanations_show_negations_and_comparisons() {
+    let out = dlc(&["--explain", "Heavy(b,10)", "--no-magic", "fixtures/ok/negation.dl"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("\n  10 >= 7  holds\n  !Unreached(b)  no such fact\n"), "{}", out.stdout);
+    let out = dlc(&["--explain-missing", "Heavy(e,12)", "--no-magic", "fixtures/ok/negation.dl"]);
+    assert!(out.stdout.contains("excludes each: first a negated atom finds the fact Unreached(e)"), "{}", out.stdout);
+    let out = dlc(&["--explain-missing", "Heavy(d,1)", "--no-magic", "fixtures/ok/negation.dl"]);
+    assert!(out.stdout.contains("first the comparison 1 >= 7 does not hold"), "{}", out.stdout);
+    // Through the magic program and in the repl, the same leaves.
+    let out = dlc(&["--explain", "Pair(c,b)", "fixtures/ok/negation.dl"]);
+    assert!(out.stdout.contains("    !Unreached(c)  no such fact\n"), "{}", out.stdout);
+    let out = dlc_with_input(&["repl", "--color", "never", "fixtures/ok/negation.dl"], ":why Heavy(c,7)\n");
+    assert!(out.stdout.contains("7 >= 7  holds"), "{}", out.stdout);
+}
+
 /// Writing answers with `-D` when the query's constant occurs nowhere in the data used to
 /// panic in the writer's value order: it ranked the selected tuples' values only, but
 /// sorted every group whose prefix the query bound.

@@ -122,6 +122,9 @@ pub struct Maintained {
     /// The error an update stopped with: the database is incomplete from then on, so
     /// every later update reports it again.
     failure: Option<ResourceError>,
+    /// For a program with negated atoms, its plan and program: each update evaluates the
+    /// new input from scratch and reports the difference (see [`Maintained::recompute`]).
+    recompute: Option<Box<(ProgramPlan, Program)>>,
 }
 
 impl Maintained {
@@ -166,7 +169,10 @@ impl Maintained {
         let start = vec![0; edb.relation_count()];
         propagate(&compiled, &mut edb, &start, true, &mut run)?;
         let initial_work = run.stats.firings;
-        Self::keep(compiled, program, edb, run, initial_work, maintenance)
+        let mut state = Self::keep(compiled, program, edb, run, initial_work, maintenance)?;
+        state.recompute =
+            program.rules.iter().any(|r| !r.negated.is_empty()).then(|| Box::new((plan, program.clone())));
+        Ok(state)
     }
 
     /// Keeps the result of [`crate::evaluate`] of the same `plan` and `program` for updates,
@@ -209,6 +215,9 @@ impl Maintained {
             }
             return Self::try_with_threads(plan, program, inputs, maintenance, threads);
         }
+        if program.rules.iter().any(|r| !r.negated.is_empty()) {
+            return Self::try_with_threads(plan, program, db, maintenance, threads);
+        }
         let compiled = Compiled::for_fixpoint(&plan, program, &mut db);
         let mut run = Run::new(false, None);
         run.threads = threads;
@@ -242,7 +251,17 @@ impl Maintained {
             }
         }
         db.check()?;
-        Ok(Maintained { compiled, db, run, initial_work, maintenance, failure: None })
+        Ok(Maintained { compiled, db, run, initial_work, maintenance, failure: None, recompute: None })
+    }
+
+    /// Gives updates the current texts of values: a batch may bring values the program
+    /// had not interned when this state was made, and comparisons that order values as
+    /// integers read their texts.
+    pub fn set_values(&mut self, values: &ir::Interner<ir::Const>) {
+        self.compiled.set_values(values);
+        if let Some(source) = &mut self.recompute {
+            source.1.consts = values.clone();
+        }
     }
 
     /// Splits the joins of later updates over `threads` (those of a kept evaluation by
@@ -265,6 +284,17 @@ impl Maintained {
     /// The work of the initial evaluation, in the unit of [`UpdateReport::work`].
     pub fn initial_work(&self) -> u64 {
         self.initial_work
+    }
+
+    /// Inserts the batch's input facts, recording which changed the input and which not.
+    fn insert_inputs(&mut self, update: &Update, report: &mut UpdateReport) {
+        for (pred, tuple) in &update.inserts {
+            if self.is_input(*pred, tuple) && self.db.insert(*pred, tuple) {
+                report.edb_inserted.push((*pred, tuple.clone()));
+            } else {
+                report.noop_inserts.push((*pred, tuple.clone()));
+            }
+        }
     }
 
     fn is_input(&self, pred: PredId, tuple: &[u32]) -> bool {
@@ -314,6 +344,9 @@ impl Maintained {
 
     /// DRed itself; the fact lists of the report are made only with `detail`.
     fn run_update(&mut self, update: &Update, detail: bool) -> Result<(UpdateReport, UpdateCounts), ResourceError> {
+        if self.recompute.is_some() {
+            return self.recompute(update, detail);
+        }
         let mut report = UpdateReport::default();
         let mut counts = UpdateCounts::default();
         let work_before = self.run.stats.firings;
@@ -355,13 +388,7 @@ impl Maintained {
         // What remains is closed under the rules except for what phases 2 and 3 add, so
         // everything from here on is a delta for the final propagation.
         let start = self.db.ends();
-        for (pred, tuple) in &update.inserts {
-            if self.is_input(*pred, tuple) && self.db.insert(*pred, tuple) {
-                report.edb_inserted.push((*pred, tuple.clone()));
-            } else {
-                report.noop_inserts.push((*pred, tuple.clone()));
-            }
-        }
+        self.insert_inputs(update, &mut report);
         self.db.check()?;
 
         // Phase 2: rederive the over-deleted facts with a one-step derivation from what
@@ -420,6 +447,76 @@ impl Maintained {
             list.sort();
         }
         report.work = self.run.stats.firings - work_before;
+        counts.edb_inserted = report.edb_inserted.len();
+        counts.edb_deleted = report.edb_deleted.len();
+        counts.work = report.work;
+        Ok((report, counts))
+    }
+
+    /// The update of a program with negated atoms. Over-deletion and insertion assume
+    /// that more input only ever derives more, which a negation breaks: a deleted fact
+    /// under a negation can make facts appear above it, an inserted one make facts
+    /// disappear. So the input is changed, everything is evaluated again from it, and the
+    /// report lists the derived facts that went (as one wave of over-deletion, none
+    /// rederived) and those that came (as inserted).
+    fn recompute(&mut self, update: &Update, detail: bool) -> Result<(UpdateReport, UpdateCounts), ResourceError> {
+        let mut report = UpdateReport::default();
+        let mut counts = UpdateCounts::default();
+        for (pred, tuple) in &update.deletes {
+            if self.is_input(*pred, tuple) && self.db.remove(*pred, tuple) {
+                report.edb_deleted.push((*pred, tuple.clone()));
+            } else {
+                report.noop_deletes.push((*pred, tuple.clone()));
+            }
+        }
+        self.insert_inputs(update, &mut report);
+        self.db.check()?;
+        let (plan, program) = &**self.recompute.as_ref().expect("called for a recomputed state");
+        let mut fresh = self.db.empty_like();
+        for (p, rows) in self.db.rows.iter().enumerate().filter(|&(p, _)| !self.compiled.derived[p]) {
+            for tuple in rows.live_rows() {
+                fresh.insert(PredId(p as u32), tuple);
+            }
+        }
+        let compiled = Compiled::new(plan, program, &mut fresh);
+        let work_before = self.run.stats.firings;
+        let start = vec![0; fresh.relation_count()];
+        propagate(&compiled, &mut fresh, &start, true, &mut self.run)?;
+        report.work = self.run.stats.firings - work_before;
+        let (mut gone, mut came) = (Vec::new(), Vec::new());
+        for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
+            let old: Vec<Vec<u32>> = self.db.sorted_tuples(p);
+            let new: Vec<Vec<u32>> = fresh.sorted_tuples(p);
+            let removed: Vec<Vec<u32>> = old.iter().filter(|t| !fresh.contains(p, t)).cloned().collect();
+            let added: Vec<Vec<u32>> = new.iter().filter(|t| !self.db.contains(p, t)).cloned().collect();
+            counts.overdeleted += removed.len();
+            counts.inserted += added.len();
+            if !removed.is_empty() {
+                gone.push((p, removed));
+            }
+            if !added.is_empty() {
+                came.push((p, added));
+            }
+        }
+        if counts.overdeleted > 0 {
+            counts.waves = 1;
+            if detail {
+                report
+                    .overdeleted_waves
+                    .push(gone.iter().flat_map(|(p, ts)| ts.iter().map(|t| (*p, t.clone()))).collect());
+            }
+        }
+        if detail {
+            report.overdeleted = gone;
+            report.inserted = came;
+        }
+        self.compiled = compiled;
+        self.db = fresh;
+        for list in
+            [&mut report.edb_inserted, &mut report.edb_deleted, &mut report.noop_inserts, &mut report.noop_deletes]
+        {
+            list.sort();
+        }
         counts.edb_inserted = report.edb_inserted.len();
         counts.edb_deleted = report.edb_deleted.len();
         counts.work = report.work;

@@ -18,7 +18,7 @@
 use crate::database::Database;
 use crate::relation::{hash_values, Rank, Rows, NIL};
 use hashbrown::HashTable;
-use ir::{PredId, Program, RuleId, Symbol, TermKind};
+use ir::{CmpOp, Const, Interner, PredId, Program, RuleId, Symbol, TermKind};
 use rustc_hash::FxHashMap;
 
 /// A value no interned constant takes: marks a variable not bound yet.
@@ -64,8 +64,20 @@ pub enum Step {
     /// facts of lower rank: one given with the input. An evaluation or maintenance never
     /// leaves such a fact.
     Given,
-    /// The head of an instance of `rule`; `body[i]` is the node of its i-th body atom.
-    Rule { rule: RuleId, body: Vec<usize> },
+    /// The head of an instance of `rule`; `body[i]` is the node of its i-th body atom,
+    /// `leaves` its negated atoms and comparisons as that instance satisfies them.
+    Rule { rule: RuleId, body: Vec<usize>, leaves: Vec<Leaf> },
+}
+
+/// A negated atom or a comparison of a rule instance in a proof: a leaf, which holds by
+/// the absence of facts or by its values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Leaf {
+    /// Negated atom `negated` of the rule: no fact of `pred` matches `pattern` (a value
+    /// per column, `None` for a wildcard).
+    Absent { negated: usize, pred: PredId, pattern: Vec<Option<u32>> },
+    /// Comparison `comparison` of the rule on these values.
+    Compared { comparison: usize, op: CmpOp, left: u32, right: u32 },
 }
 
 /// Why a fact is not derived: what happens with each rule whose head is its predicate.
@@ -94,8 +106,21 @@ pub enum Attempt {
     Failed { atom: usize, examples: Vec<Vec<(Symbol, u32)>>, partial: usize },
     /// The whole body matches: the fact has a derivation (present in a fixpoint).
     Matched,
+    /// The positive atoms match, but under each of their matches a negated atom finds a
+    /// fact or a comparison fails; `blocked` is the first match's first failing leaf (a
+    /// negation's pattern with the fact that blocks it, or a comparison's values).
+    Excluded { blocked: Blocked, matches: usize },
     /// The search gave up after so many partial matches; atoms up to `reached` matched.
     GaveUp { reached: usize },
+}
+
+/// What excluded a match of a rule's positive atoms ([`Attempt::Excluded`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Blocked {
+    /// Negated atom `negated` found this fact.
+    Negation { negated: usize, pred: PredId, fact: Vec<u32> },
+    /// Comparison `comparison` does not hold of these values.
+    Comparison { comparison: usize, op: CmpOp, left: u32, right: u32 },
 }
 
 /// A rule argument with variables numbered per rule.
@@ -114,6 +139,10 @@ struct CompiledRule {
     id: RuleId,
     head: CompiledAtom,
     body: Vec<CompiledAtom>,
+    /// The comparisons, in rule order.
+    comparisons: Vec<(CmpOp, ir::CmpDomain, Arg, Arg)>,
+    /// The negated atoms; a wildcard argument is `None`.
+    negated: Vec<(PredId, Vec<Option<Arg>>)>,
     /// Variable `i` is `vars[i]`.
     vars: Vec<Symbol>,
 }
@@ -138,7 +167,77 @@ impl CompiledRule {
         };
         let head = atom(&rule.head);
         let body = rule.body.iter().map(&mut atom).collect();
-        CompiledRule { id, head, body, vars }
+        let mut number = |t: &ir::Term| match t.kind {
+            TermKind::Const(c) => Arg::Const(c.0),
+            TermKind::Var(v) => Arg::Var(vars.iter().position(|&u| u == v).unwrap_or_else(|| {
+                vars.push(v);
+                vars.len() - 1
+            })),
+        };
+        let comparisons =
+            rule.comparisons.iter().map(|c| (c.op, c.domain, number(&c.left), number(&c.right))).collect();
+        let bindable = rule.bound_vars();
+        let negated = rule
+            .negated
+            .iter()
+            .map(|a| {
+                let args =
+                    a.args.iter().map(|t| t.var().is_none_or(|v| bindable.contains(&v)).then(|| number(t))).collect();
+                (a.pred, args)
+            })
+            .collect();
+        CompiledRule { id, head, body, comparisons, negated, vars }
+    }
+
+    /// The leaves of the instance the bindings `vals` of a full body match make, or what
+    /// blocks it: assignments bind their variables first (as often as one feeds another),
+    /// then every comparison must hold and no negated atom find a fact.
+    fn leaves(&self, vals: &[u32], db: &Database, values: &Interner<Const>) -> Result<Vec<Leaf>, Blocked> {
+        if self.comparisons.is_empty() && self.negated.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut vals = vals.to_vec();
+        let value = |a: Arg, vals: &[u32]| match a {
+            Arg::Const(c) => Some(c),
+            Arg::Var(i) => Some(vals[i]).filter(|&v| v != UNBOUND),
+        };
+        loop {
+            let mut bound = false;
+            for &(op, _, left, right) in &self.comparisons {
+                if op != CmpOp::Eq {
+                    continue;
+                }
+                match (value(left, &vals), value(right, &vals), left, right) {
+                    (None, Some(v), Arg::Var(i), _) | (Some(v), None, _, Arg::Var(i)) => {
+                        vals[i] = v;
+                        bound = true;
+                    }
+                    _ => {}
+                }
+            }
+            if !bound {
+                break;
+            }
+        }
+        let mut leaves = Vec::new();
+        for (comparison, &(op, domain, left, right)) in self.comparisons.iter().enumerate() {
+            let (Some(a), Some(b)) = (value(left, &vals), value(right, &vals)) else {
+                return Err(Blocked::Comparison { comparison, op, left: UNBOUND, right: UNBOUND });
+            };
+            if !op.holds_for(a, b, domain, Some(values)) {
+                return Err(Blocked::Comparison { comparison, op, left: a, right: b });
+            }
+            leaves.push(Leaf::Compared { comparison, op, left: a, right: b });
+        }
+        for (negated, (pred, args)) in self.negated.iter().enumerate() {
+            let pattern: Vec<Option<u32>> = args.iter().map(|a| a.and_then(|a| value(a, &vals))).collect();
+            let matches = |t: &[u32]| pattern.iter().zip(t).all(|(p, &v)| p.is_none_or(|p| p == v));
+            if let Some(fact) = db.tuples(*pred).find(|t| matches(t)) {
+                return Err(Blocked::Negation { negated, pred: *pred, fact: fact.to_vec() });
+            }
+            leaves.push(Leaf::Absent { negated, pred: *pred, pattern });
+        }
+        Ok(leaves)
     }
 
     /// Binds the head's variables to `tuple` in `vals`; false when they do not fit.
@@ -443,6 +542,7 @@ struct Derivation {
     rule: u32,
     first: u32,
     len: u32,
+    leaves: Vec<Leaf>,
 }
 
 /// A frame of the bounded search: a node checked against `bound`, at derivation `d`,
@@ -464,6 +564,8 @@ pub struct Explainer<'a> {
     /// Per predicate, whether a rule of the program derives it.
     derived: Vec<bool>,
     scratch: MatchScratch,
+    /// The texts of values, for comparisons that order them as integers.
+    values: Interner<Const>,
 }
 
 impl<'a> Explainer<'a> {
@@ -481,7 +583,8 @@ impl<'a> Explainer<'a> {
         for rule in &program.rules {
             derived[rule.head.pred.index()] = true;
         }
-        Explainer { ix: Indexed::new(db), rules, by_head, derived, scratch: MatchScratch::default() }
+        let values = program.consts.clone();
+        Explainer { ix: Indexed::new(db), rules, by_head, derived, scratch: MatchScratch::default(), values }
     }
 
     /// Whether some rule derives `pred` (else its facts are input facts).
@@ -539,8 +642,9 @@ impl<'a> Explainer<'a> {
         let first = search.derivations.len() as u32;
         let end = |p: PredId| db.rel(p).rank_end(rank);
         // Each match as (highest body rank, rule, where its body starts in `bodies`).
-        let mut found: Vec<(Rank, u32, usize)> = Vec::new();
+        let mut found: Vec<(Rank, u32, usize, Vec<Leaf>)> = Vec::new();
         let mut bodies: Vec<(PredId, u32)> = Vec::new();
+        let values = &self.values;
         for &ri in &self.by_head[pred.index()] {
             let rule = &self.rules[ri];
             let mut vals = vec![UNBOUND; rule.vars.len()];
@@ -549,28 +653,30 @@ impl<'a> Explainer<'a> {
             }
             let order = greedy_order(&mut self.ix, rule, &vals);
             let n = order.len();
-            for_each_match(&mut self.ix, &mut self.scratch, rule, &order, &vals, &end, &mut |level, _, matched| {
+            for_each_match(&mut self.ix, &mut self.scratch, rule, &order, &vals, &end, &mut |level, bound, matched| {
                 if level == n {
+                    // A match the negations or comparisons exclude is no derivation.
+                    let Ok(leaves) = rule.leaves(bound, db, values) else { return Flow::Continue };
                     let at = bodies.len();
                     bodies.resize(at + n, (PredId(0), 0));
                     for (k, &m) in matched.iter().enumerate() {
                         bodies[at + order[k]] = m;
                     }
                     let top = matched.iter().map(|&(p, r)| db.rel(p).rank_of(r)).max().unwrap_or(0);
-                    found.push((top, ri as u32, at));
+                    found.push((top, ri as u32, at, leaves));
                 }
                 Flow::Continue
             });
         }
-        found.sort_by_key(|&(top, rule, _)| (top, rule));
-        for (_, rule, start) in found {
+        found.sort_by_key(|&(top, rule, _, _)| (top, rule));
+        for (_, rule, start, leaves) in found {
             let at = search.body.len() as u32;
             let len = self.rules[rule as usize].body.len();
             for &(p, r) in &bodies[start..start + len] {
                 let child = search.node(db, p, r);
                 search.body.push(child);
             }
-            search.derivations.push(Derivation { rule, first: at, len: search.body.len() as u32 - at });
+            search.derivations.push(Derivation { rule, first: at, len: search.body.len() as u32 - at, leaves });
         }
         let count = search.derivations.len() as u32 - first;
         search.nodes[node as usize].derivations = Some((first, count));
@@ -666,6 +772,10 @@ impl<'a> Explainer<'a> {
             let mut gave_up = false;
             let n = order.len();
             let everything = |_: PredId| u32::MAX;
+            // Full matches of the positive atoms that a leaf excludes: how many, and what
+            // blocked the first. A match that passes every leaf is a derivation.
+            let (mut excluded, mut blocked, mut derived) = (0usize, None, false);
+            let (db, values) = (self.ix.db, &self.values);
             for_each_match(
                 &mut self.ix,
                 &mut self.scratch,
@@ -693,7 +803,16 @@ impl<'a> Explainer<'a> {
                         }
                     }
                     if level == n {
-                        return Flow::Stop;
+                        match rule.leaves(bound, db, values) {
+                            Ok(_) => {
+                                derived = true;
+                                return Flow::Stop;
+                            }
+                            Err(why) => {
+                                excluded += 1;
+                                blocked.get_or_insert(why);
+                            }
+                        }
                     }
                     if visits >= WHY_NOT_BUDGET {
                         gave_up = true;
@@ -702,8 +821,10 @@ impl<'a> Explainer<'a> {
                     Flow::Continue
                 },
             );
-            let outcome = if deepest == n {
+            let outcome = if derived {
                 Attempt::Matched
+            } else if let (Some(blocked), false) = (blocked, gave_up) {
+                Attempt::Excluded { blocked, matches: excluded }
             } else if gave_up {
                 Attempt::GaveUp { reached: deepest }
             } else {
@@ -764,7 +885,7 @@ impl Search {
                         let d = &self.derivations[d as usize];
                         let body =
                             self.body[d.first as usize..(d.first + d.len) as usize].iter().map(|c| index[c]).collect();
-                        Step::Rule { rule: ex.rules[d.rule as usize].id, body }
+                        Step::Rule { rule: ex.rules[d.rule as usize].id, body, leaves: d.leaves.clone() }
                     }
                     None if ex.is_derived(n.pred) => Step::Given,
                     None => Step::Input,

@@ -4,8 +4,8 @@
 
 use crate::database::Database;
 use crate::relation::{Chain, Index, RowSet, Rows};
-use ir::PredId;
-use plan::{AtomSource, Output, RulePlan};
+use ir::{CmpDomain, CmpOp, Const, Interner, PredId};
+use plan::{AtomSource, Filter, Operand, Output, RulePlan};
 use std::cell::Cell;
 
 /// Where a probe takes the value of one index column from.
@@ -58,6 +58,37 @@ pub(crate) enum Membership {
     Located,
 }
 
+/// A filter of a step ([`plan::Filter`]) ready to run.
+#[derive(Clone, Debug)]
+enum PhysFilter {
+    Compare {
+        op: CmpOp,
+        domain: CmpDomain,
+        left: Operand,
+        right: Operand,
+    },
+    Assign {
+        slot: usize,
+        value: Operand,
+    },
+    /// No live row of view `view` (one of the views after the steps') has these values
+    /// in these columns.
+    Absent {
+        view: usize,
+        key: Vec<(usize, Operand)>,
+        probe: Probe,
+    },
+}
+
+/// How an anti-join finds the rows that would block it.
+#[derive(Clone, Copy, Debug)]
+enum Probe {
+    /// Every row of the view is tried, and counted as a row test (the reference engine).
+    Scan,
+    /// The chain of the key in this index of the relation.
+    Index(usize),
+}
+
 /// One physical step: what to read and how.
 #[derive(Clone, Debug)]
 pub(crate) struct PhysStep {
@@ -70,6 +101,8 @@ pub(crate) struct PhysStep {
     /// step binds (and constants): guards that a filtered index can apply once per row of
     /// the relation instead of once per probe ([`PhysPlan::filtered_index`]).
     guards: usize,
+    /// Applied to every row the step yields, after its binds.
+    filters: Vec<PhysFilter>,
 }
 
 /// A compiled rule plan ready to run.
@@ -80,6 +113,12 @@ pub(crate) struct PhysPlan {
     var_count: usize,
     pub(crate) steps: Vec<PhysStep>,
     project: Vec<Output>,
+    /// Applied once before the first step.
+    initial: Vec<PhysFilter>,
+    /// The relation each negated atom reads: the views after the steps' views, in order.
+    pub(crate) negations: Vec<PredId>,
+    /// The texts of values, for comparisons that order them as integers.
+    pub(crate) values: Option<Interner<Const>>,
 }
 
 /// The rows `lo..hi` of a relation that one step reads, and the relation's tuple set
@@ -125,7 +164,17 @@ pub(crate) struct JoinStats {
 
 impl PhysPlan {
     /// Every step scans its whole range: the nested-loop matching of the reference engine.
-    pub(crate) fn scanning(plan: &RulePlan, head_arity: usize) -> Self {
+    /// Anti-joins scan the negated relation too, counting each row as a row test.
+    pub(crate) fn scanning(plan: &RulePlan, head_arity: usize, values: &Interner<Const>) -> Self {
+        let mut negations = Vec::new();
+        let mut compile = |filters: &[Filter]| -> Vec<PhysFilter> {
+            filters
+                .iter()
+                .map(|f| compile_filter(f, plan.steps.len(), &mut negations, &mut |_, _| Probe::Scan))
+                .collect()
+        };
+        let initial = compile(&plan.initial);
+        let filters: Vec<Vec<PhysFilter>> = plan.steps.iter().map(|s| compile(&s.filters)).collect();
         let steps = plan
             .steps
             .iter()
@@ -140,10 +189,18 @@ impl PhysPlan {
                     checks,
                     binds: s.binds.clone(),
                     guards: 0,
+                    filters: Vec::new(),
                 }
             })
             .collect();
-        Self::with_steps(plan, head_arity, steps)
+        let mut phys = Self::with_steps(plan, head_arity, steps);
+        for (step, filters) in phys.steps.iter_mut().zip(filters) {
+            step.filters = filters;
+        }
+        phys.initial = initial;
+        phys.negations = negations;
+        phys.values = needs_values(plan).then(|| values.clone());
+        phys
     }
 
     /// The first step scans (it reads a delta or a guard set); every later step with a
@@ -151,8 +208,30 @@ impl PhysPlan {
     /// missing, or, when every column is bound, tests the tuple as `membership` says. With
     /// [`Membership::Sets`] and [`Membership::HeadBusy`] the caller gives every step that
     /// tests membership a view with the set ([`View::with_set`]).
-    pub(crate) fn indexed(plan: &RulePlan, head_arity: usize, db: &mut Database, membership: Membership) -> Self {
-        let mut phys = Self::scanning(plan, head_arity);
+    pub(crate) fn indexed(
+        plan: &RulePlan,
+        head_arity: usize,
+        db: &mut Database,
+        membership: Membership,
+        values: &Interner<Const>,
+    ) -> Self {
+        let mut phys = Self::scanning(plan, head_arity, values);
+        // Anti-joins probe an index of the negated relation on the bound columns.
+        let mut negations = Vec::new();
+        let steps = plan.steps.len();
+        let mut probe = |pred: PredId, cols: &[usize]| {
+            if cols.is_empty() {
+                Probe::Scan
+            } else {
+                Probe::Index(db.rel_mut(pred).ensure_index(cols))
+            }
+        };
+        phys.initial = plan.initial.iter().map(|f| compile_filter(f, steps, &mut negations, &mut probe)).collect();
+        for (step, s) in phys.steps.iter_mut().zip(&plan.steps) {
+            step.filters = s.filters.iter().map(|f| compile_filter(f, steps, &mut negations, &mut probe)).collect();
+        }
+        // The same filters in the same order: the negated relations' views stay as they were.
+        debug_assert_eq!(negations, phys.negations);
         for (step, s) in phys.steps.iter_mut().zip(&plan.steps).skip(1) {
             let arity = db.arity(s.pred);
             // Zero-arity atoms (the demand of an all-free query) are tests too.
@@ -203,7 +282,9 @@ impl PhysPlan {
             };
             self.steps[k].guards = self.steps[k + 1..]
                 .iter()
-                .take_while(|s| matches!(&s.lookup, Lookup::Member(key) if key.iter().all(local)))
+                .take_while(|s| {
+                    s.filters.is_empty() && matches!(&s.lookup, Lookup::Member(key) if key.iter().all(local))
+                })
                 .count();
         }
     }
@@ -267,10 +348,61 @@ impl PhysPlan {
                 rows[step.pred.index()].sync_index(id);
             }
         }
+        let filters = self.initial.iter().chain(self.steps.iter().flat_map(|s| &s.filters));
+        for filter in filters {
+            if let PhysFilter::Absent { view, probe: Probe::Index(id), .. } = *filter {
+                rows[self.negations[view - self.steps.len()].index()].sync_index(id);
+            }
+        }
+    }
+
+    /// The views of the negated relations, which follow the steps' views: each whole,
+    /// since a negated relation lies in a lower stratum and is complete.
+    pub(crate) fn negation_views<'a>(&'a self, rows: &'a [Rows]) -> impl Iterator<Item = View<'a>> + 'a {
+        self.negations.iter().map(move |p| View::whole(&rows[p.index()]))
     }
 
     fn with_steps(plan: &RulePlan, head_arity: usize, steps: Vec<PhysStep>) -> Self {
-        PhysPlan { head: plan.head, head_arity, var_count: plan.vars.len(), steps, project: plan.project.clone() }
+        PhysPlan {
+            head: plan.head,
+            head_arity,
+            var_count: plan.vars.len(),
+            steps,
+            project: plan.project.clone(),
+            initial: Vec::new(),
+            negations: Vec::new(),
+            values: None,
+        }
+    }
+
+    /// Applies `filters` to the values bound so far: whether they all hold (assignments
+    /// bind their slots on the way).
+    #[inline]
+    fn holds(&self, filters: &[PhysFilter], views: &[View<'_>], vals: &mut [u32], stats: &mut JoinStats) -> bool {
+        filters.iter().all(|filter| match filter {
+            PhysFilter::Compare { op, domain, left, right } => {
+                op.holds_for(operand(*left, vals), operand(*right, vals), *domain, self.values.as_ref())
+            }
+            PhysFilter::Assign { slot, value } => {
+                vals[*slot] = operand(*value, vals);
+                true
+            }
+            PhysFilter::Absent { view, key, probe } => {
+                let view = &views[*view];
+                let rel = view.rel;
+                let matches = |row: &[u32]| key.iter().all(|&(col, o)| row[col] == operand(o, vals));
+                let blocked = match *probe {
+                    Probe::Scan => (view.lo..view.hi).filter(|&r| rel.is_alive(r)).any(|r| {
+                        stats.row_tests += 1;
+                        matches(rel.row(r))
+                    }),
+                    Probe::Index(id) => rel.indexes[id]
+                        .chain(|i| operand(key[i].1, vals))
+                        .any(|(r, _)| view.lo <= r && r < view.hi && rel.is_alive(r)),
+                };
+                !blocked
+            }
+        })
     }
 
     /// Runs the pipeline with `views[i]` feeding step `i`, calling `emit` with each head
@@ -299,7 +431,7 @@ impl PhysPlan {
         stop: &Cell<bool>,
         emit: &mut F,
     ) {
-        debug_assert_eq!(views.len(), self.steps.len());
+        debug_assert_eq!(views.len(), self.steps.len() + self.negations.len());
         scratch.vals.clear();
         scratch.vals.resize(self.var_count, 0);
         scratch.head.clear();
@@ -314,6 +446,9 @@ impl PhysPlan {
             emit(head);
         };
         let Scratch { vals, head, .. } = scratch;
+        if !self.initial.is_empty() && !self.holds(&self.initial, views, vals, stats) {
+            return;
+        }
         if self.steps.is_empty() {
             stats.firings += 1;
             leaf(vals, head);
@@ -354,8 +489,8 @@ impl PhysPlan {
     /// Runs the membership steps from `depth` on as filters, without a level of recursion
     /// each: the depth of the next other step (or the end), or `None` when one fails.
     #[inline(always)]
-    fn filters(&self, mut depth: usize, views: &[View<'_>], vals: &[u32]) -> Option<usize> {
-        while let Some(PhysStep { lookup: Lookup::Member(key), .. }) = self.steps.get(depth) {
+    fn filters(&self, mut depth: usize, views: &[View<'_>], vals: &mut [u32], stats: &mut JoinStats) -> Option<usize> {
+        while let Some(PhysStep { lookup: Lookup::Member(key), filters, .. }) = self.steps.get(depth) {
             let view = &views[depth];
             let value = |c: usize| match key[c] {
                 KeySource::Var(slot) => vals[slot],
@@ -370,7 +505,7 @@ impl PhysPlan {
                     view.set.expect("the caller supplies the set of a membership step").contains_by(key.len(), value)
                 }
             };
-            if !found {
+            if !found || (!filters.is_empty() && !self.holds(filters, views, vals, stats)) {
                 return None;
             }
             depth += 1;
@@ -433,7 +568,7 @@ impl PhysPlan {
                         .is_some_and(|r| view.lo <= r && r < view.hi),
                     Lookup::Index(..) | Lookup::Scan => unreachable!("only tests have a test cursor"),
                 };
-                found.then_some(depth + 1)
+                (found && self.holds(&step.filters, views, vals, stats)).then_some(depth + 1)
             }
             Cursor::Chain(chain, skip) => {
                 // Chains run from the newest row down, so rows at or past `hi` come first
@@ -447,7 +582,10 @@ impl PhysPlan {
                     }
                     if rel.is_alive(r) && passes(step, entry, vals) {
                         bind(step, entry, vals);
-                        if let Some(next) = self.filters(depth + 1 + *skip, views, vals) {
+                        if !self.holds(&step.filters, views, vals, stats) {
+                            continue;
+                        }
+                        if let Some(next) = self.filters(depth + 1 + *skip, views, vals, stats) {
                             return Some(next);
                         }
                     }
@@ -463,7 +601,10 @@ impl PhysPlan {
                         stats.row_tests += 1;
                         if passes(step, rel.row(r), vals) {
                             bind(step, rel.row(r), vals);
-                            if let Some(next) = self.filters(depth + 1, views, vals) {
+                            if !self.holds(&step.filters, views, vals, stats) {
+                                continue;
+                            }
+                            if let Some(next) = self.filters(depth + 1, views, vals, stats) {
                                 return Some(next);
                             }
                         }
@@ -471,6 +612,44 @@ impl PhysPlan {
                 }
                 None
             }
+        }
+    }
+}
+
+/// The value of an operand given the bound slots.
+#[inline]
+fn operand(o: Operand, vals: &[u32]) -> u32 {
+    match o {
+        Operand::Var(slot) => vals[slot],
+        Operand::Const(c) => c,
+    }
+}
+
+/// Whether a plan compares values as integers, and so needs their texts.
+fn needs_values(plan: &RulePlan) -> bool {
+    let ordering = |f: &Filter| matches!(f, Filter::Compare { op, .. } if op.is_ordering());
+    plan.initial.iter().chain(plan.steps.iter().flat_map(|s| &s.filters)).any(ordering)
+}
+
+/// Compiles one filter of a plan of `steps` steps; an anti-join gets the next view
+/// after the steps' (its relation is pushed onto `negations`) and the probe `probe`
+/// chooses for its relation and bound columns.
+fn compile_filter(
+    filter: &Filter,
+    steps: usize,
+    negations: &mut Vec<PredId>,
+    probe: &mut dyn FnMut(PredId, &[usize]) -> Probe,
+) -> PhysFilter {
+    match filter {
+        Filter::Compare { op, domain, left, right, .. } => {
+            PhysFilter::Compare { op: *op, domain: *domain, left: *left, right: *right }
+        }
+        Filter::Assign { slot, value, .. } => PhysFilter::Assign { slot: *slot, value: *value },
+        Filter::Absent { pred, key, .. } => {
+            let cols: Vec<usize> = key.iter().map(|&(c, _)| c).collect();
+            let probe = probe(*pred, &cols);
+            negations.push(*pred);
+            PhysFilter::Absent { view: steps + negations.len() - 1, key: key.clone(), probe }
         }
     }
 }

@@ -24,7 +24,7 @@ mod split;
 
 pub use database::Database;
 pub use dred::{Maintained, Maintenance, Update, UpdateCounts, UpdateReport};
-pub use explain::{Attempt, Explainer, Proof, ProofNode, RuleAttempt, Step, WhyNot};
+pub use explain::{Attempt, Blocked, Explainer, Leaf, Proof, ProofNode, RuleAttempt, Step, WhyNot};
 pub use limits::{ResourceError, ResourceKind, DEFAULT_MAX_TUPLES};
 pub use relation::Groups;
 
@@ -213,7 +213,7 @@ pub fn try_evaluate(
     let from_inputs_only = plan.rules.iter().all(|r| !r.well_formed || edb.len(r.head) == 0);
     let row_tests = match options.engine {
         Engine::Reference => {
-            reference::evaluate(plan, &mut edb, &mut run)?;
+            reference::evaluate(plan, &program.consts, &mut edb, &mut run)?;
             Some(run.stats.row_tests)
         }
         Engine::Seminaive => {

@@ -5,24 +5,53 @@ use crate::database::Database;
 use crate::join::{run_staged, PhysPlan, View};
 use crate::limits::ResourceError;
 use crate::seminaive::Run;
-use ir::PredId;
+use ir::{Const, Interner, PredId};
 use plan::ProgramPlan;
 
 /// Runs rounds until one adds nothing. Every rule reads the database as it was at the
 /// start of the round: the views end at the round's starting row counts, so tuples added
 /// during the round stay invisible until the next one. Stops when a relation stops
 /// growing (see [`crate::seminaive::propagate`]).
-pub(crate) fn evaluate(plan: &ProgramPlan, db: &mut Database, run: &mut Run) -> Result<(), ResourceError> {
+///
+/// A positive program runs all its rules together, as SPEC §4 counts rounds. A program
+/// with negated atoms runs one such fixpoint per stratum, in order: a negation may only
+/// be tested once its relation is complete.
+pub(crate) fn evaluate(
+    plan: &ProgramPlan,
+    values: &Interner<Const>,
+    db: &mut Database,
+    run: &mut Run,
+) -> Result<(), ResourceError> {
     let plans: Vec<PhysPlan> =
-        plan.rules.iter().filter(|r| r.well_formed).map(|r| PhysPlan::scanning(r, db.arity(r.head))).collect();
+        plan.rules.iter().filter(|r| r.well_formed).map(|r| PhysPlan::scanning(r, db.arity(r.head), values)).collect();
     db.check()?;
     run.count_facts(db);
+    if plans.iter().all(|p| p.negations.is_empty()) {
+        return fixpoint(&plans, db, run);
+    }
+    let mut position_of = vec![None; plan.rules.len()];
+    for (k, r) in plan.rules.iter().filter(|r| r.well_formed).enumerate() {
+        position_of[r.rule.index()] = Some(k);
+    }
+    for stratum in &plan.strata {
+        let members: Vec<PhysPlan> =
+            stratum.rules.iter().filter_map(|id| position_of[id.index()]).map(|k| plans[k].clone()).collect();
+        fixpoint(&members, db, run)?;
+    }
+    Ok(())
+}
+
+/// The naive fixpoint of `plans`.
+fn fixpoint(plans: &[PhysPlan], db: &mut Database, run: &mut Run) -> Result<(), ResourceError> {
     loop {
         let snapshot = db.ends();
-        for phys in &plans {
+        for phys in plans {
             let Database { rows, sets, .. } = &mut *db;
-            let views: Vec<View<'_>> =
-                phys.steps.iter().map(|s| View::new(&rows[s.pred.index()], 0, snapshot[s.pred.index()])).collect();
+            let steps = phys.steps.iter().map(|s| s.pred);
+            let views: Vec<View<'_>> = steps
+                .chain(phys.negations.iter().copied())
+                .map(|p| View::new(&rows[p.index()], 0, snapshot[p.index()]))
+                .collect();
             let h = phys.head.index();
             run_staged(phys, &views, &rows[h], &mut sets[h], &mut run.scratch, &mut run.stats);
             db.commit(phys.head);

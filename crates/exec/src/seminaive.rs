@@ -37,10 +37,15 @@ pub(crate) struct CompiledRule {
     pub(crate) rank_check: Option<PhysPlan>,
     /// The head tuple of an empty-body rule.
     pub(crate) fact: Option<Vec<u32>>,
+    /// The plan of a rule without positive atoms but with comparisons or negations,
+    /// which its tests decide once, when its stratum starts.
+    pub(crate) fact_plan: Option<PhysPlan>,
     /// The rule as the fixpoint runs it (implied guards dropped), kept when its body is
     /// short enough to re-choose the join orders of `fixpoint` from the data, or so long
     /// that they are made when first needed.
     pub(crate) text: Option<ir::Rule>,
+    /// The program's values, for comparisons that order them as integers.
+    pub(crate) values: ir::Interner<ir::Const>,
 }
 
 impl CompiledRule {
@@ -49,7 +54,7 @@ impl CompiledRule {
         self.fixpoint[i].1.get_or_init(|| {
             let text = self.text.as_ref().expect("a rule without its plans keeps its text");
             let plan = plan::plan_rule_text_delta_first(text, self.rule, &|p| db.arity(p), i);
-            PhysPlan::indexed(&plan, self.head_arity, db, Membership::HeadBusy)
+            PhysPlan::indexed(&plan, self.head_arity, db, Membership::HeadBusy, &self.values)
         })
     }
 }
@@ -112,7 +117,7 @@ impl Compiled {
                     (0..reduced_body.len())
                         .map(|i| {
                             let plan = plan::plan_rule_delta_first(reduced, id, i);
-                            let phys = PhysPlan::indexed(&plan, head_arity, db, Membership::HeadBusy);
+                            let phys = PhysPlan::indexed(&plan, head_arity, db, Membership::HeadBusy, &program.consts);
                             (reduced_body[i].pred, OnceCell::from(phys))
                         })
                         .collect()
@@ -120,7 +125,10 @@ impl Compiled {
                 _ if eager => body.iter().map(|a| a.pred).zip(delta.iter().cloned().map(OnceCell::from)).collect(),
                 _ => fixpoint_rule.body.iter().map(|a| (a.pred, OnceCell::new())).collect(),
             };
-            let fact = body.is_empty().then(|| {
+            let tested = body.is_empty() && !program.rule(id).is_positive();
+            let fact_plan =
+                tested.then(|| PhysPlan::indexed(rule_plan, head_arity, db, Membership::HeadBusy, &program.consts));
+            let fact = (body.is_empty() && !tested).then(|| {
                 rule_plan
                     .project
                     .iter()
@@ -143,8 +151,10 @@ impl Compiled {
                 guarded: None,
                 rank_check: None,
                 fact,
+                fact_plan,
                 text,
                 head_arity,
+                values: program.consts.clone(),
             });
         }
         let strata = plan
@@ -166,6 +176,20 @@ impl Compiled {
         Compiled { rules, strata, derived }
     }
 
+    /// Gives every plan the current texts of values ([`crate::Maintained::set_values`]).
+    pub(crate) fn set_values(&mut self, values: &ir::Interner<ir::Const>) {
+        for rule in &mut self.rules {
+            rule.values = values.clone();
+            let plans = rule.delta.iter_mut().chain(rule.fixpoint.iter_mut().filter_map(|(_, plan)| plan.get_mut()));
+            let more = rule.guarded.as_mut().into_iter().chain(rule.rank_check.as_mut()).chain(rule.fact_plan.as_mut());
+            for plan in plans.chain(more) {
+                if plan.values.is_some() {
+                    plan.values = Some(values.clone());
+                }
+            }
+        }
+    }
+
     /// Makes the rederivation plans of DRed. Their join order depends on the data (a
     /// candidate fact binds the head variables, and which body atom to probe first
     /// matters a lot), so they are made once the database has been evaluated. With
@@ -179,9 +203,9 @@ impl Compiled {
             let plan = plan::plan_rule_in_order(program, rule.rule, &order);
             let arity = db.arity(rule.head);
             // Rederivation stages into a database of its own, so every set can be read.
-            rule.guarded = Some(PhysPlan::indexed(&plan, arity, db, Membership::Sets));
+            rule.guarded = Some(PhysPlan::indexed(&plan, arity, db, Membership::Sets, &program.consts));
             if ranked {
-                rule.rank_check = Some(PhysPlan::indexed(&plan, arity, db, Membership::Located));
+                rule.rank_check = Some(PhysPlan::indexed(&plan, arity, db, Membership::Located, &program.consts));
             }
         }
     }
@@ -192,7 +216,7 @@ fn delta_plans(program: &Program, rule: RuleId, head_arity: usize, db: &mut Data
     (0..program.rule(rule).body.len())
         .map(|i| {
             let plan = plan::plan_rule_delta_first(program, rule, i);
-            PhysPlan::indexed(&plan, head_arity, db, Membership::HeadBusy)
+            PhysPlan::indexed(&plan, head_arity, db, Membership::HeadBusy, &program.consts)
         })
         .collect()
 }
@@ -294,6 +318,16 @@ pub(crate) fn propagate(
                     db.insert(rule.head, fact);
                     db.check_pred(rule.head)?;
                 }
+                if let Some(plan) = &rule.fact_plan {
+                    plan.sync_indexes(&mut db.rows);
+                    let views: Vec<View<'_>> = plan.negation_views(&db.rows).collect();
+                    let mut heads = Vec::new();
+                    plan.run(&views, &mut run.scratch, &mut run.stats, &mut |tuple| heads.push(tuple.to_vec()));
+                    for tuple in heads {
+                        db.insert(rule.head, &tuple);
+                    }
+                    db.check_pred(rule.head)?;
+                }
             }
         }
         let mut guards = StaticGuards::new(stratum);
@@ -370,6 +404,7 @@ pub(crate) fn propagate(
                             let q = s.pred.index();
                             View::new(&rows[q], from, to).with_set(set_of(q)).with_filtered(guards.get((r, i), k))
                         })
+                        .chain(variant.negation_views(rows))
                         .collect();
                     let delta = hi[delta_pred] - lo[delta_pred];
                     let expected = yields.get(&(r, i)).map(|&per_row| per_row * f64::from(delta));
@@ -450,7 +485,8 @@ fn replan(
     }
     let order = crate::order::delta_order(rule, join.1, db);
     let text = plan::plan_rule_text_in_order(rule, id, &|p| db.arity(p), &order);
-    let plan = PhysPlan::indexed(&text, planned.head_arity, db, Membership::HeadBusy);
+    let values = planned.values.clone().unwrap_or_default();
+    let plan = PhysPlan::indexed(&text, planned.head_arity, db, Membership::HeadBusy, &values);
     let sizes = plan.steps.iter().map(|s| db.len(s.pred)).collect();
     replanned.insert(join, Replanned { plan, sizes });
     true

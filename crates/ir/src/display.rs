@@ -90,9 +90,19 @@ impl fmt::Display for DisplayAtom<'_> {
 impl fmt::Display for DisplayRule<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} <-", DisplayAtom(self.0, &self.1.head))?;
-        for (i, a) in self.1.body.iter().enumerate() {
-            f.write_str(if i == 0 { " " } else { ", " })?;
-            DisplayAtom(self.0, a).fmt(f)?;
+        let mut separator = " ";
+        for a in &self.1.body {
+            write!(f, "{separator}{}", DisplayAtom(self.0, a))?;
+            separator = ", ";
+        }
+        for a in &self.1.negated {
+            write!(f, "{separator}!{}", DisplayAtom(self.0, a))?;
+            separator = ", ";
+        }
+        for c in &self.1.comparisons {
+            let (left, right) = (DisplayTerm(self.0, &c.left), DisplayTerm(self.0, &c.right));
+            write!(f, "{separator}{left} {} {right}", c.op.text())?;
+            separator = ", ";
         }
         Ok(())
     }

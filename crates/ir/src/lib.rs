@@ -9,6 +9,7 @@
 
 mod adornment;
 mod display;
+mod graph;
 mod intern;
 mod program;
 mod validate;
@@ -18,6 +19,10 @@ pub use diag::{FileId, Span};
 pub use display::{
     is_bare_constant, write_constant, DisplayAtom, DisplayConst, DisplayPred, DisplayRule, DisplayTerm, DisplayTuple,
 };
+pub use graph::strongly_connected;
 pub use intern::{Const, InternId, Interner, Interning, Symbol};
-pub use program::{Atom, Fact, Origin, Pred, PredId, PredKind, PredName, Program, Query, Rule, RuleId, Term, TermKind};
+pub use program::{
+    integer_value, Atom, CmpDomain, CmpOp, Comparison, Fact, Origin, Pred, PredId, PredKind, PredName, Program, Query,
+    Rule, RuleId, Term, TermKind,
+};
 pub use validate::{validate, IrError};

@@ -128,19 +128,162 @@ pub enum Origin {
     Demand { rule: RuleId, position: usize },
 }
 
+/// The integer a constant's text denotes, for the ordering comparisons: decimal digits
+/// with an optional `-`, within the 32-bit signed range Soufflé's `number` has.
+pub fn integer_value(text: &str) -> Option<i64> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse::<i32>().ok().map(i64::from)
+}
+
+/// A comparison operator of a constraint `left op right`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CmpOp {
+    /// The operator as written in both dialects.
+    pub fn text(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "=",
+            CmpOp::Ne => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+
+    /// The operator a written one names, if any.
+    pub fn from_text(text: &str) -> Option<CmpOp> {
+        [CmpOp::Eq, CmpOp::Ne, CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge].into_iter().find(|op| op.text() == text)
+    }
+
+    /// Whether the operator orders its operands as numbers (the others compare values
+    /// for identity and apply to symbols too).
+    pub fn is_ordering(self) -> bool {
+        !matches!(self, CmpOp::Eq | CmpOp::Ne)
+    }
+
+    /// Whether the values `a` and `b` (interned ids) satisfy the operator: identity for
+    /// `=` and `!=`; for the others the order of `domain` on their texts (`values`): as
+    /// integers (a text that is not one satisfies none) or as symbols, byte by byte.
+    pub fn holds_for(self, a: u32, b: u32, domain: CmpDomain, values: Option<&Interner<Const>>) -> bool {
+        match (self, domain) {
+            (CmpOp::Eq, _) => a == b,
+            (CmpOp::Ne, _) => a != b,
+            (_, CmpDomain::Integers) => {
+                let number = |v: u32| values.and_then(|values| integer_value(values.text(Const(v))));
+                matches!((number(a), number(b)), (Some(x), Some(y)) if self.holds(x, y))
+            }
+            (_, CmpDomain::Symbols) => values.is_some_and(|values| {
+                let order = values.text(Const(a)).cmp(values.text(Const(b)));
+                self.holds(order as i64, 0)
+            }),
+        }
+    }
+
+    /// The outcome of the comparison of two numbers.
+    pub fn holds(self, left: i64, right: i64) -> bool {
+        match self {
+            CmpOp::Eq => left == right,
+            CmpOp::Ne => left != right,
+            CmpOp::Lt => left < right,
+            CmpOp::Le => left <= right,
+            CmpOp::Gt => left > right,
+            CmpOp::Ge => left >= right,
+        }
+    }
+}
+
+/// What an ordering comparison orders: integers (the dlc dialect, and Soufflé's number
+/// types), or symbols by their text (Soufflé's symbol types).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CmpDomain {
+    #[default]
+    Integers,
+    Symbols,
+}
+
+/// A constraint `left op right` of a rule body. `X = t` where `X` occurs in no positive
+/// body atom is an assignment: it binds `X` to the value of `t`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Comparison {
+    pub op: CmpOp,
+    pub left: Term,
+    pub right: Term,
+    pub domain: CmpDomain,
+    pub span: Span,
+}
+
+impl Comparison {
+    /// The variables of both operands.
+    pub fn vars(&self) -> impl Iterator<Item = Symbol> {
+        [self.left.var(), self.right.var()].into_iter().flatten()
+    }
+}
+
+/// A rule `head <- body, !negated, comparisons`. The positive atoms bind variables; a
+/// negated atom holds when no fact matches it once its bound variables are set (its
+/// other variables are wildcards, as `_` is); a comparison holds or, as an assignment,
+/// binds. Only the positive atoms have an order (the left-prefix SIPS reads it); the
+/// negations and comparisons apply wherever their variables are bound.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Rule {
     pub head: Atom,
     pub body: Vec<Atom>,
+    pub negated: Vec<Atom>,
+    pub comparisons: Vec<Comparison>,
     pub span: Span,
     pub origin: Origin,
 }
 
 impl Rule {
-    /// Distinct variables of the body, in order of first occurrence.
+    /// A rule of positive atoms only.
+    pub fn positive(head: Atom, body: Vec<Atom>, span: Span, origin: Origin) -> Rule {
+        Rule { head, body, negated: Vec::new(), comparisons: Vec::new(), span, origin }
+    }
+
+    /// Whether the body is positive atoms only.
+    pub fn is_positive(&self) -> bool {
+        self.negated.is_empty() && self.comparisons.is_empty()
+    }
+
+    /// Distinct variables of the positive body atoms, in order of first occurrence.
     pub fn body_vars(&self) -> Vec<Symbol> {
         let mut seen: FxHashSet<Symbol> = FxHashSet::default();
         self.body.iter().flat_map(|atom| atom.args.iter().filter_map(Term::var)).filter(|&v| seen.insert(v)).collect()
+    }
+
+    /// The variables the body binds: those of positive atoms, then those the
+    /// assignments bind from them (in the order they become bound).
+    pub fn bound_vars(&self) -> Vec<Symbol> {
+        let mut bound = self.body_vars();
+        let mut seen: FxHashSet<Symbol> = bound.iter().copied().collect();
+        loop {
+            let before = bound.len();
+            for c in self.comparisons.iter().filter(|c| c.op == CmpOp::Eq) {
+                for (target, source) in [(&c.left, &c.right), (&c.right, &c.left)] {
+                    if let Some(v) = target.var() {
+                        if !seen.contains(&v) && source.var().is_none_or(|s| seen.contains(&s)) {
+                            seen.insert(v);
+                            bound.push(v);
+                        }
+                    }
+                }
+            }
+            if bound.len() == before {
+                return bound;
+            }
+        }
     }
 }
 

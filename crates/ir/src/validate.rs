@@ -15,6 +15,12 @@ pub enum IrError {
     EdbHeadsRule { pred: PredId, fact: Span, head: Span },
     /// The query names a predicate that no rule defines.
     QueryOnEdb { pred: PredId, span: Span },
+    /// A variable of a comparison that no positive atom or assignment binds.
+    UnboundInComparison { rule: RuleId, var: Symbol, span: Span },
+    /// Rule `rule` reads `negated` negatively, and `negated` depends on the rule's head:
+    /// `cycle` holds, from the negated predicate on, each rule through which one
+    /// predicate of the cycle reads the next, ending at a rule of `negated`.
+    NegationCycle { rule: RuleId, negated: Span, cycle: Vec<RuleId> },
 }
 
 impl IrError {
@@ -45,6 +51,39 @@ impl IrError {
                     .with_primary(fact, "input fact here")
                     .with_secondary(head, "rule head here")
             }
+            IrError::UnboundInComparison { rule, var, span } => {
+                let name = program.symbols.text(var);
+                Diagnostic::error(
+                    Code::UNBOUND_IN_CONSTRAINT,
+                    format!("variable `{name}` of a comparison is not bound by the body"),
+                )
+                .with_primary(span, format!("`{name}` is bound by no positive atom or assignment"))
+                .with_secondary(program.rule(rule).span, "in this rule")
+            }
+            IrError::NegationCycle { rule, negated, ref cycle } => {
+                let head = program.rule(rule).head.pred;
+                let mut d = Diagnostic::error(
+                    Code::NEGATION_CYCLE,
+                    format!("`{}` depends negatively on itself", DisplayPred(program, head)),
+                )
+                .with_primary(negated, "negated here");
+                for &link in cycle {
+                    let r = program.rule(link);
+                    d = d.with_secondary(
+                        r.span,
+                        format!("`{}` is derived by this rule", DisplayPred(program, r.head.pred)),
+                    );
+                }
+                let path: Vec<String> = std::iter::once(head)
+                    .chain(cycle.iter().map(|&r| program.rule(r).head.pred))
+                    .chain(std::iter::once(head))
+                    .map(|p| format!("`{}`", DisplayPred(program, p)))
+                    .collect();
+                d.with_note(format!(
+                    "the cycle, each predicate reading the next: {} (the first through the negation)",
+                    path.join(" <- ")
+                ))
+            }
             IrError::QueryOnEdb { pred, span } => {
                 let name = DisplayPred(program, pred);
                 Diagnostic::error(Code::QUERY_EDB, format!("the query names `{name}`, which no rule defines"))
@@ -65,10 +104,21 @@ pub fn validate(program: &Program) -> Vec<IrError> {
     for id in program.rule_ids() {
         let rule = program.rule(id);
         check_arity(rule.head.pred, rule.head.args.len(), rule.head.span, &mut errors);
-        for atom in &rule.body {
+        for atom in rule.body.iter().chain(&rule.negated) {
             check_arity(atom.pred, atom.args.len(), atom.span, &mut errors);
         }
-        let bound: rustc_hash::FxHashSet<Symbol> = rule.body_vars().into_iter().collect();
+        let bound: rustc_hash::FxHashSet<Symbol> = rule.bound_vars().into_iter().collect();
+        let mut reported = Vec::new();
+        for c in &rule.comparisons {
+            for term in [&c.left, &c.right] {
+                if let TermKind::Var(v) = term.kind {
+                    if !bound.contains(&v) && !reported.contains(&v) {
+                        reported.push(v);
+                        errors.push(IrError::UnboundInComparison { rule: id, var: v, span: term.span });
+                    }
+                }
+            }
+        }
         let mut reported = Vec::new();
         for term in &rule.head.args {
             if let TermKind::Var(v) = term.kind {
@@ -89,10 +139,80 @@ pub fn validate(program: &Program) -> Vec<IrError> {
             }
         }
     }
+    errors.extend(negation_cycles(program));
     if let Some(q) = &program.query {
         check_arity(q.atom.pred, q.atom.args.len(), q.atom.span, &mut errors);
         if program.pred(q.atom.pred).kind == PredKind::Edb {
             errors.push(IrError::QueryOnEdb { pred: q.atom.pred, span: q.atom.span });
+        }
+    }
+    errors
+}
+
+/// One error per strongly connected component of the predicate graph that a negated
+/// atom reads from inside: its first such atom, with the rules leading from the negated
+/// predicate back to the rule's head.
+fn negation_cycles(program: &Program) -> Vec<IrError> {
+    if program.rules.iter().all(|r| r.negated.is_empty()) {
+        return Vec::new();
+    }
+    let n = program.preds.len();
+    // Edges body -> head, each with the first rule that makes it.
+    let mut successors: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut via: rustc_hash::FxHashMap<(usize, usize), RuleId> = rustc_hash::FxHashMap::default();
+    for id in program.rule_ids() {
+        let rule = program.rule(id);
+        let head = rule.head.pred.index();
+        for atom in rule.body.iter().chain(&rule.negated) {
+            let from = atom.pred.index();
+            if let std::collections::hash_map::Entry::Vacant(e) = via.entry((from, head)) {
+                e.insert(id);
+                successors[from].push(head);
+            }
+        }
+    }
+    let mut component = vec![0; n];
+    for (c, nodes) in crate::strongly_connected(&successors).into_iter().enumerate() {
+        for v in nodes {
+            component[v] = c;
+        }
+    }
+    let mut errors = Vec::new();
+    let mut reported = rustc_hash::FxHashSet::default();
+    for id in program.rule_ids() {
+        let rule = program.rule(id);
+        let head = rule.head.pred.index();
+        for atom in &rule.negated {
+            let from = atom.pred.index();
+            if component[from] != component[head] || !reported.insert(component[head]) {
+                continue;
+            }
+            // The negated predicate depends on the head: a shortest path from the head
+            // to it inside the component, by a breadth-first search over edges body ->
+            // head. Its rules, from the one deriving the negated predicate back to the
+            // one reading the head, are the links of the cycle.
+            let mut parent: rustc_hash::FxHashMap<usize, usize> = rustc_hash::FxHashMap::default();
+            let mut queue = std::collections::VecDeque::from([head]);
+            parent.insert(head, head);
+            while let Some(v) = queue.pop_front() {
+                if v == from {
+                    break;
+                }
+                for &w in &successors[v] {
+                    if component[w] == component[head] && !parent.contains_key(&w) {
+                        parent.insert(w, v);
+                        queue.push_back(w);
+                    }
+                }
+            }
+            let mut cycle = Vec::new();
+            let mut at = from;
+            while at != head {
+                let before = parent[&at];
+                cycle.push(via[&(before, at)]);
+                at = before;
+            }
+            errors.push(IrError::NegationCycle { rule: id, negated: atom.span, cycle });
         }
     }
     errors
@@ -115,12 +235,12 @@ mod tests {
         let e = p.declare_pred(PredName::Source(e_name), 1, PredKind::Edb, span(0, 1));
         let r = p.declare_pred(PredName::Source(r_name), 2, PredKind::Idb, span(0, 1));
         let var = |v, s| Term { kind: TermKind::Var(v), span: s };
-        p.add_rule(Rule {
-            head: Atom { pred: r, args: vec![var(x, span(2, 3)), var(y, span(4, 5))], span: span(0, 6) },
-            body: vec![Atom { pred: e, args: vec![var(x, span(10, 11))], span: span(8, 12) }],
-            span: span(0, 12),
-            origin: Origin::Source,
-        });
+        p.add_rule(Rule::positive(
+            Atom { pred: r, args: vec![var(x, span(2, 3)), var(y, span(4, 5))], span: span(0, 6) },
+            vec![Atom { pred: e, args: vec![var(x, span(10, 11))], span: span(8, 12) }],
+            span(0, 12),
+            Origin::Source,
+        ));
         let errors = validate(&p);
         assert_eq!(errors, vec![IrError::UnsafeRule { rule: RuleId(0), var: y, span: span(4, 5) }]);
         assert_eq!(errors[0].to_diagnostic(&p).code, Code::UNSAFE_RULE);

@@ -199,6 +199,9 @@ pub enum RuleKind {
     Main,
     /// `@m:q^β(u|b) <- g, A1', ..., A(j-1)'`, the demand of one call.
     Demand,
+    /// A source rule copied unchanged: it derives a predicate that a negated atom reads
+    /// (or one such a predicate depends on), evaluated whole, without demand.
+    Unrewritten,
 }
 
 impl RuleKind {
@@ -207,6 +210,7 @@ impl RuleKind {
             RuleKind::Seed => "seed",
             RuleKind::Main => "main",
             RuleKind::Demand => "demand",
+            RuleKind::Unrewritten => "unrewritten",
         }
     }
 }

@@ -5,7 +5,9 @@ use crate::graph::{CallEdge, CallGraph};
 use crate::names::{declare_answer, declare_demand};
 use crate::subsume::Subsumption;
 use crate::{AdornmentLimit, CallTrace, MagicProgram, RewriteOptions, RuleKind, RuleTrace};
-use ir::{Adornment, Atom, Bf, Origin, PredId, PredKind, Program, Query, Rule, RuleId, Span, Symbol, Term};
+use ir::{
+    Adornment, Atom, Bf, CmpOp, Comparison, Origin, PredId, PredKind, Program, Query, Rule, RuleId, Span, Symbol, Term,
+};
 use rustc_hash::FxHashSet;
 
 /// Rewrites `program` for `query` (usually `program.query`; it should name an IDB
@@ -103,12 +105,12 @@ fn rewrite_pass(
     rewriter.schedule(query_pred, &query_adornment, query.atom.span)?;
     rewriter.graph.query = rewriter.graph.node(query_pred, &query_adornment);
 
-    let seed = Rule {
-        head: Atom { pred: demand_pred, args: restrict(&query.atom.args, &query_adornment), span: query.atom.span },
-        body: Vec::new(),
-        span: query.atom.span,
-        origin: Origin::Seed,
-    };
+    let seed = Rule::positive(
+        Atom { pred: demand_pred, args: restrict(&query.atom.args, &query_adornment), span: query.atom.span },
+        Vec::new(),
+        query.atom.span,
+        Origin::Seed,
+    );
     rewriter.emit(seed, RuleTrace { kind: RuleKind::Seed, source_rule: None, calls: Vec::new() });
 
     // The worklist is `adorned` itself: entries are appended as calls discover them and
@@ -125,6 +127,7 @@ fn rewrite_pass(
             rewriter.expand(&adornment, rule_id, program.rule(rule_id))?;
         }
     }
+    rewriter.copy_negated(&rules_of);
 
     let Rewriter { out, graph, adorned, rules, dropped, .. } = rewriter;
     Ok(MagicProgram {
@@ -180,6 +183,39 @@ impl Rewriter<'_> {
         Ok(())
     }
 
+    /// Copies, unchanged, the source rules of every derived predicate a negated atom of
+    /// the output reads, and of every predicate those depend on. A negated atom stays on
+    /// its source relation: demand would make that relation hold only the facts some
+    /// call asked for, and the absence of an unasked fact would then be read as true.
+    /// Evaluated whole, the relation is complete before any rule tests it (it lies in a
+    /// lower stratum, as it did in the source program, which validation has stratified).
+    fn copy_negated(&mut self, rules_of: &[Vec<RuleId>]) {
+        let mut wanted: Vec<PredId> = Vec::new();
+        let mut seen: FxHashSet<PredId> = FxHashSet::default();
+        for rule in &self.out.rules {
+            for atom in &rule.negated {
+                if self.is_idb(atom.pred) && seen.insert(atom.pred) {
+                    wanted.push(atom.pred);
+                }
+            }
+        }
+        let mut next = 0;
+        while next < wanted.len() {
+            let pred = wanted[next];
+            next += 1;
+            for &rule_id in &rules_of[pred.index()] {
+                let rule = self.source.rule(rule_id);
+                for atom in rule.body.iter().chain(&rule.negated) {
+                    if self.is_idb(atom.pred) && seen.insert(atom.pred) {
+                        wanted.push(atom.pred);
+                    }
+                }
+                let trace = RuleTrace { kind: RuleKind::Unrewritten, source_rule: Some(rule_id), calls: Vec::new() };
+                self.emit(rule.clone(), trace);
+            }
+        }
+    }
+
     fn emit(&mut self, rule: Rule, trace: RuleTrace) -> RuleId {
         self.rules.push(trace);
         self.out.add_rule(rule)
@@ -200,6 +236,12 @@ impl Rewriter<'_> {
         let mut bound = Bound::default();
         bound.add(&guard_args);
         let guard = Atom { pred: demand, args: guard_args, span: rule.head.span };
+        // The comparisons whose variables the prefix binds, and the assignments whose
+        // inputs it binds (which bind their variable for later calls): each demand rule
+        // applies those of its prefix.
+        let mut waiting: Vec<&Comparison> = rule.comparisons.iter().collect();
+        let mut applied: Vec<Applied> = Vec::new();
+        bound.settle(&mut waiting, &mut applied);
 
         // `body` is always the guard followed by the adorned atoms seen so far, so at an
         // IDB call it is exactly the prefix of that call's demand rule.
@@ -218,9 +260,14 @@ impl Rewriter<'_> {
                 let call_answer = declare_answer(&mut self.out, atom.pred, &call_adornment, atom.span);
                 let call_demand = declare_demand(&mut self.out, atom.pred, &call_adornment, atom.span);
                 let call_atom = Atom { pred: call_answer, args: atom.args.clone(), span: atom.span };
+                // The demand rule reads the positive prefix and the comparisons it binds,
+                // not the negations: leaving those out can only ask for more, never less.
+                let demand_args = restrict(&atom.args, &call_adornment);
                 let demand_rule = Rule {
-                    head: Atom { pred: call_demand, args: restrict(&atom.args, &call_adornment), span: atom.span },
+                    comparisons: needed(&applied, &demand_args),
+                    head: Atom { pred: call_demand, args: demand_args, span: atom.span },
                     body: body.clone(),
+                    negated: Vec::new(),
                     span: rule.span,
                     origin: Origin::Demand { rule: rule_id, position },
                 };
@@ -251,13 +298,19 @@ impl Rewriter<'_> {
             } else {
                 body.push(atom.clone());
             }
-            // Full left-prefix SIPS: after any atom, EDB or IDB, all its variables are bound.
+            // Full left-prefix SIPS: after any atom, EDB or IDB, all its variables are
+            // bound, and so are those of the assignments they feed.
             bound.add(&atom.args);
+            bound.settle(&mut waiting, &mut applied);
         }
 
+        // Negated atoms keep reading their source relations (see `copy_negated`);
+        // comparisons filter the guarded copy as they filter the source rule.
         let main = Rule {
             head: Atom { pred: answer, args: rule.head.args.clone(), span: rule.head.span },
             body,
+            negated: rule.negated.clone(),
+            comparisons: rule.comparisons.clone(),
             span: rule.span,
             origin: Origin::Main { rule: rule_id },
         };
@@ -284,6 +337,29 @@ fn adorn(args: &[Term], bound: &FxHashSet<Symbol>) -> Adornment {
     )
 }
 
+/// A comparison a prefix binds, and the variable it binds when it is an assignment.
+struct Applied {
+    comparison: Comparison,
+    binds: Option<Symbol>,
+}
+
+/// The applied comparisons a demand rule with head arguments `head` needs: every filter,
+/// and the assignments whose variable the head or a needed comparison reads (found from
+/// the last backwards, since an assignment only feeds later ones).
+fn needed(applied: &[Applied], head: &[Term]) -> Vec<Comparison> {
+    let mut wanted: FxHashSet<Symbol> = head.iter().filter_map(Term::var).collect();
+    let mut kept: Vec<Comparison> = Vec::new();
+    for a in applied.iter().rev() {
+        if a.binds.is_some_and(|v| !wanted.contains(&v)) {
+            continue;
+        }
+        wanted.extend(a.comparison.vars());
+        kept.push(a.comparison);
+    }
+    kept.reverse();
+    kept
+}
+
 /// The variables bound so far in a rule body, in the order they became bound, and as a
 /// set (a long body is not a scan of them per argument).
 #[derive(Default)]
@@ -293,6 +369,31 @@ struct Bound {
 }
 
 impl Bound {
+    /// Moves from `waiting` to `applied` every comparison whose variables are bound, and
+    /// every assignment `X = t` whose `t` is, binding `X`; repeats while one binds.
+    fn settle(&mut self, waiting: &mut Vec<&Comparison>, applied: &mut Vec<Applied>) {
+        loop {
+            let before = waiting.len();
+            waiting.retain(|c| {
+                let is_bound = |t: &Term| t.var().is_none_or(|v| self.set.contains(&v));
+                let target = match (is_bound(&c.left), is_bound(&c.right)) {
+                    (true, true) => None,
+                    (false, true) if c.op == CmpOp::Eq => c.left.var(),
+                    (true, false) if c.op == CmpOp::Eq => c.right.var(),
+                    _ => return true,
+                };
+                if let Some(v) = target {
+                    self.add(&[Term { kind: ir::TermKind::Var(v), span: c.span }]);
+                }
+                applied.push(Applied { comparison: **c, binds: target });
+                false
+            });
+            if waiting.len() == before {
+                return;
+            }
+        }
+    }
+
     /// Adds the variables of `args` not bound yet, in order.
     fn add(&mut self, args: &[Term]) {
         for v in args.iter().filter_map(Term::var) {
@@ -804,6 +905,8 @@ mod tests {
                             }
                         }
                     }
+                    // These random programs are positive, so nothing is copied unrewritten.
+                    RuleKind::Unrewritten => prop_assert!(false, "an unrewritten copy in a positive program"),
                 }
                 if trace.kind != RuleKind::Seed {
                     // Every non-seed rule starts with the guard of its head's demand.

@@ -137,7 +137,7 @@ pub(crate) fn parse(src: &str) -> Program {
             Statement::Rule { head, body, span } => {
                 let head = lower(&mut p, head);
                 let body = body.iter().map(|a| lower(&mut p, a)).collect();
-                p.add_rule(Rule { head, body, span: *span, origin: Origin::Source });
+                p.add_rule(Rule::positive(head, body, *span, Origin::Source));
             }
             Statement::Fact(raw) => {
                 let atom = lower(&mut p, raw);

@@ -1,7 +1,7 @@
 //! The stable `--emit plan` text and JSON of a [`ProgramPlan`]: per rule its text and its
 //! left-deep pipeline as a flat list of steps (scan, select, join, project), then the strata.
 
-use crate::{AtomSource, Output, ProgramPlan, RulePlan, Step};
+use crate::{AtomSource, Filter, Operand, Output, ProgramPlan, RulePlan, Step};
 use ir::{Atom, Const, DisplayAtom, DisplayConst, DisplayPred, DisplayRule, Program};
 use serde_json::{json, Value};
 use std::fmt::{self, Write};
@@ -38,6 +38,43 @@ fn step_atom<'a>(program: &'a Program, plan: &RulePlan, step: &Step) -> &'a Atom
     }
 }
 
+fn operand_text(program: &Program, plan: &RulePlan, operand: Operand) -> String {
+    match operand {
+        Operand::Var(s) => program.symbols.text(plan.vars[s]).to_string(),
+        Operand::Const(c) => DisplayConst(program, Const(c)).to_string(),
+    }
+}
+
+/// `filter X < 3`, `let Y = X`, `anti-join !q(X,_) on [#0 = X]`.
+fn filter_text(program: &Program, plan: &RulePlan, filter: &Filter) -> String {
+    let rule = program.rule(plan.rule);
+    match filter {
+        Filter::Compare { op, left, right, .. } => {
+            format!(
+                "filter {} {} {}",
+                operand_text(program, plan, *left),
+                op.text(),
+                operand_text(program, plan, *right)
+            )
+        }
+        Filter::Assign { slot, value, .. } => {
+            format!("let {} = {}", program.symbols.text(plan.vars[*slot]), operand_text(program, plan, *value))
+        }
+        Filter::Absent { negated, key, .. } => {
+            let on: Vec<String> =
+                key.iter().map(|&(col, o)| format!("#{col} = {}", operand_text(program, plan, o))).collect();
+            format!("anti-join !{} on [{}]", DisplayAtom(program, &rule.negated[*negated]), on.join(", "))
+        }
+    }
+}
+
+fn write_filters(f: &mut impl Write, program: &Program, plan: &RulePlan, filters: &[Filter]) -> fmt::Result {
+    for filter in filters {
+        write!(f, ", {}", filter_text(program, plan, filter))?;
+    }
+    Ok(())
+}
+
 fn var_names(program: &Program, plan: &RulePlan, slots: impl Iterator<Item = usize>) -> String {
     slots.map(|s| program.symbols.text(plan.vars[s])).collect::<Vec<_>>().join(",")
 }
@@ -59,7 +96,13 @@ fn output_names(program: &Program, plan: &RulePlan) -> String {
 /// A left-deep join is a list, so the text is linear in the body, however long.
 fn write_steps(f: &mut impl Write, program: &Program, plan: &RulePlan) -> fmt::Result {
     if plan.steps.is_empty() {
-        writeln!(f, "  1. unit")?;
+        write!(f, "  1. unit")?;
+        write_filters(f, program, plan, &plan.initial)?;
+        writeln!(f)?;
+    } else if !plan.initial.is_empty() {
+        write!(f, "  0. check")?;
+        write_filters(f, program, plan, &plan.initial)?;
+        writeln!(f)?;
     }
     for (k, step) in plan.steps.iter().enumerate() {
         write!(f, "  {}. ", k + 1)?;
@@ -78,6 +121,7 @@ fn write_steps(f: &mut impl Write, program: &Program, plan: &RulePlan) -> fmt::R
         for &(first, col) in &step.repeats {
             write!(f, ", select #{first} = #{col}")?;
         }
+        write_filters(f, program, plan, &step.filters)?;
         writeln!(f)?;
     }
     let n = plan.steps.len().max(1) + 1;
@@ -89,7 +133,7 @@ pub(crate) fn to_json(plan: &ProgramPlan, program: &Program) -> Value {
         .rules
         .iter()
         .map(|rp| {
-            json!({
+            let mut node = json!({
                 "id": format!("r{}", rp.rule.0),
                 "rule": DisplayRule(program, program.rule(rp.rule)).to_string(),
                 "steps": rp.steps.iter().enumerate().map(|(k, step)| step_json(program, rp, k, step)).collect::<Vec<_>>(),
@@ -100,7 +144,11 @@ pub(crate) fn to_json(plan: &ProgramPlan, program: &Program) -> Value {
                     }).collect::<Vec<_>>(),
                     "head": program.pred_name(rp.head),
                 },
-            })
+            });
+            if !rp.initial.is_empty() {
+                node["initial"] = filters_json(program, rp, &rp.initial);
+            }
+            node
         })
         .collect();
     let strata: Vec<Value> = plan
@@ -139,11 +187,30 @@ fn step_json(program: &Program, plan: &RulePlan, k: usize, step: &Step) -> Value
     if step.source == AtomSource::Head {
         node["guard"] = json!(true);
     }
+    if !step.filters.is_empty() {
+        node["filters"] = filters_json(program, plan, &step.filters);
+    }
     if k > 0 {
         let on: Vec<&str> = step.key.iter().map(|&(_, s)| program.symbols.text(plan.vars[s])).collect();
         node["on"] = json!(on);
     }
     node
+}
+
+/// The filters of a step as JSON: each with its `op` and its text.
+fn filters_json(program: &Program, plan: &RulePlan, filters: &[Filter]) -> Value {
+    let items: Vec<Value> = filters
+        .iter()
+        .map(|filter| {
+            let op = match filter {
+                Filter::Compare { .. } => "filter",
+                Filter::Assign { .. } => "let",
+                Filter::Absent { .. } => "anti-join",
+            };
+            json!({ "op": op, "text": filter_text(program, plan, filter) })
+        })
+        .collect();
+    Value::Array(items)
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ mod strata;
 pub use display::DisplayPlan;
 pub use strata::Stratum;
 
-use ir::{Atom, Program, RuleId, Symbol, TermKind};
+use ir::{Atom, CmpOp, Program, RuleId, Symbol, TermKind};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeSet;
 
@@ -51,6 +51,29 @@ pub struct Step {
     pub key: Vec<(usize, usize)>,
     /// `(col, slot)`: the first occurrence of a variable not bound before; the row binds it.
     pub binds: Vec<(usize, usize)>,
+    /// The comparisons, assignments and negations whose variables this step binds the
+    /// last of, applied to each row it yields, in order.
+    pub filters: Vec<Filter>,
+}
+
+/// Where a filter takes a value from: a variable slot bound before it, or a constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    Var(usize),
+    Const(u32),
+}
+
+/// A test or a computed column of a rule body, placed at the earliest step where the
+/// variables it reads are bound.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Filter {
+    /// Comparison `comparison` of the rule: `left op right`.
+    Compare { comparison: usize, op: CmpOp, domain: ir::CmpDomain, left: Operand, right: Operand },
+    /// Comparison `comparison` of the rule as an assignment: binds `slot` to `value`.
+    Assign { comparison: usize, slot: usize, value: Operand },
+    /// Negated atom `negated` of the rule: no fact of `pred` has these values in these
+    /// columns (an anti-join probe on its bound columns; the others are wildcards).
+    Absent { negated: usize, pred: ir::PredId, key: Vec<(usize, Operand)> },
 }
 
 /// A head argument: a variable slot or a constant value.
@@ -68,6 +91,8 @@ pub struct RulePlan {
     /// Variable slots in the order the steps bind them.
     pub vars: Vec<Symbol>,
     pub steps: Vec<Step>,
+    /// Filters that read no variable bound by a step, applied once before the first.
+    pub initial: Vec<Filter>,
     pub project: Vec<Output>,
     /// False when the rule fails the structural checks of `ir::validate` (an unbound head
     /// variable or an arity mismatch). Evaluators never fire such a rule; the pipeline
@@ -208,7 +233,9 @@ pub fn plan_rule_text_in_order(
     // in time linear in its size.
     let mut slot_of: FxHashMap<Symbol, usize> = FxHashMap::default();
     let mut well_formed = true;
-    let mut steps = Vec::with_capacity(order.len());
+    let mut steps: Vec<Step> = Vec::with_capacity(order.len());
+    let mut pending = Pending::new(rule);
+    let initial = pending.place(&mut vars, &mut slot_of);
     for &source in order {
         let atom = match source {
             AtomSource::Body(i) => &rule.body[i],
@@ -222,6 +249,7 @@ pub fn plan_rule_text_in_order(
             repeats: Vec::new(),
             key: Vec::new(),
             binds: Vec::new(),
+            filters: Vec::new(),
         };
         let bound_before = vars.len();
         for (col, term) in atom.args.iter().enumerate() {
@@ -242,8 +270,10 @@ pub fn plan_rule_text_in_order(
                 },
             }
         }
+        step.filters = pending.place(&mut vars, &mut slot_of);
         steps.push(step);
     }
+    well_formed &= pending.is_empty();
     let project = rule
         .head
         .args
@@ -260,7 +290,85 @@ pub fn plan_rule_text_in_order(
         })
         .collect();
     well_formed &= rule.head.args.len() == arity(rule.head.pred);
-    RulePlan { rule: rule_id, head: rule.head.pred, vars, steps, project, well_formed }
+    RulePlan { rule: rule_id, head: rule.head.pred, vars, steps, initial, project, well_formed }
+}
+
+/// The comparisons and negated atoms of a rule not placed yet.
+struct Pending<'r> {
+    rule: &'r ir::Rule,
+    comparisons: Vec<usize>,
+    negated: Vec<usize>,
+    /// The variables the body can bind; the others of a negated atom are wildcards.
+    bindable: FxHashSet<Symbol>,
+}
+
+impl<'r> Pending<'r> {
+    fn new(rule: &'r ir::Rule) -> Self {
+        let bindable =
+            if rule.negated.is_empty() { FxHashSet::default() } else { rule.bound_vars().into_iter().collect() };
+        Pending {
+            rule,
+            comparisons: (0..rule.comparisons.len()).collect(),
+            negated: (0..rule.negated.len()).collect(),
+            bindable,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.comparisons.is_empty() && self.negated.is_empty()
+    }
+
+    /// Takes every filter whose variables are bound now, in rule order, repeating while
+    /// an assignment binds a variable another one waits for.
+    fn place(&mut self, vars: &mut Vec<Symbol>, slot_of: &mut FxHashMap<Symbol, usize>) -> Vec<Filter> {
+        let mut placed = Vec::new();
+        if self.is_empty() {
+            return placed;
+        }
+        loop {
+            let before = placed.len();
+            let operand = |t: &ir::Term, slot_of: &FxHashMap<Symbol, usize>| match t.kind {
+                TermKind::Const(c) => Some(Operand::Const(c.0)),
+                TermKind::Var(v) => slot_of.get(&v).map(|&s| Operand::Var(s)),
+            };
+            self.comparisons.retain(|&i| {
+                let c = &self.rule.comparisons[i];
+                let filter = match (operand(&c.left, slot_of), operand(&c.right, slot_of)) {
+                    (Some(left), Some(right)) => {
+                        Filter::Compare { comparison: i, op: c.op, domain: c.domain, left, right }
+                    }
+                    // An operand is `None` only as a variable not bound yet.
+                    (None, Some(value)) | (Some(value), None) if c.op == CmpOp::Eq => {
+                        let target = if operand(&c.left, slot_of).is_none() { &c.left } else { &c.right };
+                        let Some(v) = target.var() else { return true };
+                        let slot = vars.len();
+                        slot_of.insert(v, slot);
+                        vars.push(v);
+                        Filter::Assign { comparison: i, slot, value }
+                    }
+                    _ => return true,
+                };
+                placed.push(filter);
+                false
+            });
+            self.negated.retain(|&i| {
+                let atom = &self.rule.negated[i];
+                let mut key = Vec::new();
+                for (col, t) in atom.args.iter().enumerate() {
+                    match (operand(t, slot_of), t.var()) {
+                        (Some(o), _) => key.push((col, o)),
+                        (None, Some(v)) if self.bindable.contains(&v) => return true,
+                        (None, _) => {}
+                    }
+                }
+                placed.push(Filter::Absent { negated: i, pred: atom.pred, key });
+                false
+            });
+            if placed.len() == before {
+                return placed;
+            }
+        }
+    }
 }
 
 impl ProgramPlan {
@@ -325,6 +433,46 @@ mod tests {
             |rule| plan_rule_guarded(&p, RuleId(rule), &sizes).steps.iter().map(|s| s.source).collect::<Vec<_>>();
         assert_eq!(order(0), [AtomSource::Head, AtomSource::Body(1), AtomSource::Body(0)]);
         assert_eq!(order(1), [AtomSource::Head, AtomSource::Body(0), AtomSource::Body(1), AtomSource::Body(2)]);
+    }
+
+    #[test]
+    fn filters_sit_at_the_first_step_that_binds_their_variables() {
+        let mut p = program("P(X,W) <- E(X,Y), F(Y,Z)\nN(X) <- E(X,X)");
+        let var = |p: &Program, name: &str| ir::Term {
+            kind: TermKind::Var(p.symbols.get(name).unwrap_or_else(|| panic!("{name}"))),
+            span: ir::Span::default(),
+        };
+        let comparison =
+            |op, left, right| ir::Comparison { op, left, right, domain: Default::default(), span: ir::Span::default() };
+        let (x, y, z, w) = (var(&p, "X"), var(&p, "Y"), var(&p, "Z"), var(&p, "W"));
+        let n = p.lookup_source("N").unwrap();
+        let rule = &mut p.rules[0];
+        rule.comparisons = vec![comparison(CmpOp::Ne, x, z), comparison(CmpOp::Eq, w, y)];
+        rule.negated = vec![Atom { pred: n, args: vec![z], span: ir::Span::default() }];
+        let plan = plan_rule(&p, RuleId(0));
+        assert!(plan.well_formed);
+        assert!(plan.initial.is_empty());
+        // E(X,Y) binds slots 0 and 1; the assignment gives W slot 2 right there.
+        assert_eq!(plan.steps[0].filters, vec![Filter::Assign { comparison: 1, slot: 2, value: Operand::Var(1) }]);
+        // F(Y,Z) binds Z (slot 3): the comparison and the anti-join on Z follow it.
+        assert_eq!(
+            plan.steps[1].filters,
+            vec![
+                Filter::Compare {
+                    comparison: 0,
+                    op: CmpOp::Ne,
+                    domain: ir::CmpDomain::Integers,
+                    left: Operand::Var(0),
+                    right: Operand::Var(3)
+                },
+                Filter::Absent { negated: 0, pred: n, key: vec![(0, Operand::Var(3))] },
+            ]
+        );
+        assert_eq!(plan.project, vec![Output::Var(0), Output::Var(2)]);
+        // A comparison that nothing binds leaves the rule not well formed.
+        let v = ir::Term { kind: TermKind::Var(p.symbols.intern("V")), span: ir::Span::default() };
+        p.rules[0].comparisons.push(comparison(CmpOp::Lt, x, v));
+        assert!(!plan_rule(&p, RuleId(0)).well_formed);
     }
 
     #[test]

@@ -34,7 +34,10 @@ pub fn strata(program: &Program) -> Vec<Stratum> {
     let mut seen: FxHashSet<(usize, usize)> = FxHashSet::default();
     for rule in &program.rules {
         let Some(head) = node_of[rule.head.pred.index()] else { continue };
-        for atom in &rule.body {
+        // A negated atom is a dependency too: its relation must be complete before
+        // the rule reads it, so it lies in a stratum strictly below (validation
+        // rejects a cycle through negation).
+        for atom in rule.body.iter().chain(&rule.negated) {
             if let Some(body) = node_of[atom.pred.index()] {
                 if seen.insert((body, head)) {
                     successors[body].push(head);
@@ -44,7 +47,7 @@ pub fn strata(program: &Program) -> Vec<Stratum> {
     }
     // Tarjan yields components in reverse topological order of the edges body -> head,
     // that is dependents first; reversing gives dependencies first.
-    let mut components = tarjan(&successors);
+    let mut components = ir::strongly_connected(&successors);
     components.reverse();
     let components: Vec<Vec<PredId>> =
         components.into_iter().map(|nodes| nodes.into_iter().map(|n| preds[n]).collect()).collect();
@@ -68,64 +71,6 @@ pub fn strata(program: &Program) -> Vec<Stratum> {
         strata[c].recursive |= rule.body.iter().any(|a| component_of[a.pred.index()] == Some(c));
     }
     strata
-}
-
-/// The strongly connected components of the graph, each as soon as the depth-first
-/// search leaves its root: dependents first for edges pointing at dependents. Nodes are
-/// searched in index order and successors from the last added, as petgraph's
-/// `tarjan_scc` does, so the order of the strata is the one it gave; unlike it, the
-/// search keeps its own stack, so a chain of a hundred thousand predicates is no
-/// deeper a recursion than one predicate.
-fn tarjan(successors: &[Vec<usize>]) -> Vec<Vec<usize>> {
-    const UNSEEN: usize = usize::MAX;
-    let n = successors.len();
-    let mut number = vec![UNSEEN; n];
-    let mut low = vec![0; n];
-    let mut on_stack = vec![false; n];
-    let mut stack: Vec<usize> = Vec::new();
-    let mut components = Vec::new();
-    let mut counter = 0;
-    // The search path: each node with how many of its successors it has looked at.
-    let mut frames: Vec<(usize, usize)> = Vec::new();
-    for root in 0..n {
-        if number[root] != UNSEEN {
-            continue;
-        }
-        frames.push((root, 0));
-        while let Some(&(v, seen)) = frames.last() {
-            if seen == 0 && number[v] == UNSEEN {
-                number[v] = counter;
-                low[v] = counter;
-                counter += 1;
-                on_stack[v] = true;
-                stack.push(v);
-            }
-            let out = &successors[v];
-            if seen < out.len() {
-                let w = out[out.len() - 1 - seen];
-                frames.last_mut().expect("a frame is on top").1 += 1;
-                if number[w] == UNSEEN {
-                    frames.push((w, 0));
-                } else if on_stack[w] {
-                    low[v] = low[v].min(number[w]);
-                }
-                continue;
-            }
-            frames.pop();
-            if let Some(&(parent, _)) = frames.last() {
-                low[parent] = low[parent].min(low[v]);
-            }
-            if low[v] == number[v] {
-                let at = stack.iter().rposition(|&w| w == v).expect("the root is on the stack");
-                let component = stack.split_off(at);
-                for &w in &component {
-                    on_stack[w] = false;
-                }
-                components.push(component);
-            }
-        }
-    }
-    components
 }
 
 #[cfg(test)]

@@ -44,7 +44,7 @@ pub fn program(src: &str) -> Program {
         match body {
             Some(body) => {
                 let body = body.iter().map(|a| lower(&mut p, a)).collect();
-                p.add_rule(Rule { head, body, span, origin: Origin::Source });
+                p.add_rule(Rule::positive(head, body, span, Origin::Source));
             }
             None => {
                 let values: Vec<Const> = head.args.iter().filter_map(Term::constant).collect();

@@ -26,8 +26,58 @@ pub enum Statement {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rule {
     pub head: Atom,
-    pub body: Vec<Atom>,
+    pub body: Vec<Literal>,
     pub span: Span,
+}
+
+/// A body literal, in both dialects: an atom, a negated atom (`!p(X)`, or `not p(X)` in
+/// the dlc dialect) or a comparison `t op t`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Literal {
+    Atom(Atom),
+    /// The negated atom; `span` covers the `!` or `not` too.
+    Negated {
+        atom: Atom,
+        span: Span,
+    },
+    Compare(Comparison),
+}
+
+impl Literal {
+    /// The atom of a positive or negated literal.
+    pub fn atom(&self) -> Option<&Atom> {
+        match self {
+            Literal::Atom(atom) | Literal::Negated { atom, .. } => Some(atom),
+            Literal::Compare(_) => None,
+        }
+    }
+
+    pub fn span(&self) -> Span {
+        match self {
+            Literal::Atom(atom) => atom.span,
+            Literal::Negated { span, .. } => *span,
+            Literal::Compare(c) => c.span,
+        }
+    }
+}
+
+/// `left op right`; both dialects build it through [`Comparison::new`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comparison {
+    pub op: ir::CmpOp,
+    pub left: Term,
+    pub right: Term,
+    /// Integers, unless the Soufflé front end found a symbol-typed operand.
+    pub domain: ir::CmpDomain,
+    pub span: Span,
+}
+
+impl Comparison {
+    /// The comparison `left op right`, spanning both operands.
+    pub fn new(left: Term, op: ir::CmpOp, right: Term) -> Comparison {
+        let span = left.span.to(right.span);
+        Comparison { op, left, right, domain: ir::CmpDomain::Integers, span }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,6 +133,40 @@ impl Term {
     }
 }
 
+/// The value of an integer literal in either dialect: decimal, hex `0x1F` or binary
+/// `0b101`, optionally negative and with the `u` (unsigned) suffix. `None` when it is not
+/// such a literal or does not fit 64 bits.
+pub fn integer_literal(text: &str) -> Option<i64> {
+    let (negative, magnitude) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let magnitude = magnitude.strip_suffix('u').unwrap_or(magnitude);
+    let (digits, radix) = if let Some(hex) = magnitude.strip_prefix("0x") {
+        (hex, 16)
+    } else if let Some(binary) = magnitude.strip_prefix("0b") {
+        (binary, 2)
+    } else {
+        (magnitude, 10)
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let value = i64::from_str_radix(digits, radix).ok()?;
+    Some(if negative { -value } else { value })
+}
+
+/// The text of an integer literal of the dlc dialect: a decimal one as written (values
+/// are identified by their text, so `007` stays `007`), the others (`0x10`, `0b11`, `7u`)
+/// as their decimal value; one that does not fit 64 bits as written.
+pub fn integer_text(text: &str) -> String {
+    let plain = text.strip_prefix('-').unwrap_or(text).bytes().all(|b| b.is_ascii_digit());
+    match integer_literal(text) {
+        Some(value) if !plain => value.to_string(),
+        _ => text.to_string(),
+    }
+}
+
 fn span_text(span: Span) -> String {
     format!("{}..{}", span.start, span.end)
 }
@@ -95,8 +179,18 @@ impl fmt::Display for File {
                 Statement::Rule(rule) => {
                     writeln!(f, "  Rule {}", span_text(rule.span))?;
                     write_atom(f, "    head ", &rule.head)?;
-                    for atom in &rule.body {
-                        write_atom(f, "    body ", atom)?;
+                    for literal in &rule.body {
+                        match literal {
+                            Literal::Atom(atom) => write_atom(f, "    body ", atom)?,
+                            Literal::Negated { atom, span } => {
+                                writeln!(f, "    body Not {}", span_text(*span))?;
+                                write_atom(f, "      ", atom)?;
+                            }
+                            Literal::Compare(c) => {
+                                writeln!(f, "    body Compare {} {}", c.op.text(), span_text(c.span))?;
+                                write_terms(f, "      ", [&c.left, &c.right])?;
+                            }
+                        }
                     }
                 }
                 Statement::Fact(atom) => write_atom(f, "  Fact ", atom)?,
@@ -114,7 +208,11 @@ impl fmt::Display for File {
 fn write_atom(f: &mut fmt::Formatter<'_>, prefix: &str, atom: &Atom) -> fmt::Result {
     writeln!(f, "{prefix}Atom {} {}", atom.pred.text, span_text(atom.span))?;
     let indent = " ".repeat(prefix.len() - prefix.trim_start().len() + 2);
-    for term in &atom.args {
+    write_terms(f, &indent, &atom.args)
+}
+
+fn write_terms<'a>(f: &mut fmt::Formatter<'_>, indent: &str, terms: impl IntoIterator<Item = &'a Term>) -> fmt::Result {
+    for term in terms {
         write!(f, "{indent}")?;
         match &term.kind {
             TermKind::Var(v) => write!(f, "Var {v}")?,

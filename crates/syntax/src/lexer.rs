@@ -19,7 +19,8 @@ pub enum Token<'a> {
     /// A lone `_`: the anonymous variable.
     #[token("_")]
     Underscore,
-    #[regex(r"-?[0-9]+")]
+    /// An integer: decimal, hex `0x1F` or binary `0b101`, with an optional `u` suffix.
+    #[regex(r"-?([0-9]+|0x[0-9a-fA-F]+|0b[01]+)u?")]
     Int(&'a str),
     /// A double-quoted string, quotes and escapes still in place.
     #[regex(r#""([^"\\\n]|\\["\\ntr])*""#)]
@@ -47,6 +48,12 @@ pub enum Token<'a> {
     Minus,
     #[token(";")]
     Semicolon,
+    /// `!` before a negated atom.
+    #[token("!")]
+    Bang,
+    /// A comparison operator: `=`, `!=`, `<`, `<=`, `>`, `>=`.
+    #[regex(r"!=|<=|>=|<|>|=")]
+    Compare(&'a str),
     #[token("\n")]
     Newline,
     /// Text the lexer could not read; never produced by logos itself but by [`lex`].
@@ -70,6 +77,8 @@ impl fmt::Display for Token<'_> {
             Token::Plus => f.write_str("`+`"),
             Token::Minus => f.write_str("`-`"),
             Token::Semicolon => f.write_str("`;`"),
+            Token::Bang => f.write_str("`!`"),
+            Token::Compare(op) => write!(f, "`{op}`"),
             Token::Newline => f.write_str("end of line"),
             Token::Error(s) if s.starts_with('"') => write!(f, "malformed string `{s}`"),
             Token::Error(s) => write!(f, "unexpected character(s) `{s}`"),

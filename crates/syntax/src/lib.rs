@@ -243,6 +243,25 @@ mod tests {
     }
 
     #[test]
+    fn integer_literals_in_every_base() {
+        assert_eq!(ast::integer_literal("0x1F"), Some(31));
+        assert_eq!(ast::integer_literal("-0b101u"), Some(-5));
+        assert_eq!(ast::integer_literal("5u"), Some(5));
+        assert_eq!(ast::integer_literal("0x"), None);
+        assert_eq!(ast::integer_literal("99999999999999999999"), None);
+        // Decimal literals keep their text (values are identified by it); others become
+        // their decimal value.
+        assert_eq!(ast::integer_text("007"), "007");
+        assert_eq!(ast::integer_text("0x10"), "16");
+        assert_eq!(ast::integer_text("7u"), "7");
+        let (program, diagnostics) = parse_program("E(0x10). E(0b11). E(7u). R(X) <- E(X), X > 3\n", FILE);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let program = program.unwrap();
+        let values: Vec<&str> = program.facts.iter().map(|f| program.consts.text(f.values[0])).collect();
+        assert_eq!(values, ["16", "3", "7"]);
+    }
+
+    #[test]
     fn parse_errors_say_what_was_found_and_expected() {
         let src = "R(X) <- E(X))\n";
         let d = errors(src);
@@ -256,7 +275,7 @@ mod tests {
         assert_eq!(codes_and_texts(src, &d), [("E0001", "<-")]);
         let src = "R(X) <- E(X),";
         let d = errors(src);
-        assert_eq!(d[0].message, "expected a predicate name, found end of input");
+        assert_eq!(d[0].message, "expected a body literal, found end of input");
         let src = "R(X) <- E(X) # F";
         assert_eq!(codes_and_texts(src, &errors(src)), [("E0001", "#")]);
     }
@@ -355,6 +374,11 @@ mod tests {
         assert_eq!(texts, ["`E` has no rules and no facts", "`F` has no rules and no facts"]);
         assert!(warnings.iter().all(|w| w.code == Code::UNDEFINED_PREDICATE && !w.is_error()));
         assert_eq!(undefined_predicate_warnings(&p, &[f]).len(), 1);
+        // A negated atom of such a predicate always holds.
+        let p = ok("R(X) <- G(X), !H(X)\nG(a).\n");
+        let warnings = undefined_predicate_warnings(&p, &[]);
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].labels[0].message, "this negation always holds");
     }
 
     #[test]
@@ -378,7 +402,8 @@ mod tests {
     fn token_soup() -> impl Strategy<Value = String> {
         let token = prop::sample::select(vec![
             "R", "e", "X", "_", "_y", "7", "-3", "\"s\"", "\"", "@m", "(", ")", ",", ".", "<-", ":-", "?-", "+", "-",
-            ";", "\n", "\n\n", " ", "  ", "%c\n", "//", "#", "é",
+            ";", "\n", "\n\n", " ", "  ", "%c\n", "//", "#", "é", "!", "not ", "=", "!=", "<", "<=", ">", ">=", "0x1F",
+            "0b2", "5u", "-0x",
         ]);
         prop::collection::vec(token, 0..40).prop_map(|tokens| tokens.concat())
     }

@@ -37,12 +37,12 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
         }
     }
 
-    let mut anonymous_head_spans = Vec::new();
+    let mut reported_anonymous = Vec::new();
     let mut queries = Vec::new();
     for statement in &file.statements {
         match statement {
             Statement::Rule(rule) => {
-                let lowered = lower_rule(&mut program, rule, &mut anonymous_head_spans, &mut diagnostics);
+                let lowered = lower_rule(&mut program, rule, &mut reported_anonymous, &mut diagnostics);
                 program.add_rule(lowered);
             }
             Statement::Fact(atom) => match ground_values(&mut program, atom) {
@@ -58,11 +58,11 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
     }
 
     // The structural checks (safety, arities, facts for IDB predicates) live in `ir`.
-    // A `_` in a head is already reported as E0006, so its unsafety is not repeated. The
-    // query is attached afterwards and checked here, so it is not reported twice either.
+    // A `_` in a head (E0006) or in a comparison (E0023) is already reported, so its
+    // unboundness is not repeated. The query is attached afterwards and checked here, so it is not reported twice either.
     for error in ir::validate(&program) {
-        if let IrError::UnsafeRule { span, .. } = error {
-            if anonymous_head_spans.contains(&span) {
+        if let IrError::UnsafeRule { span, .. } | IrError::UnboundInComparison { span, .. } = error {
+            if reported_anonymous.contains(&span) {
                 continue;
             }
         }
@@ -95,7 +95,9 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
 /// The atoms of a statement in source order.
 fn statement_atoms(statement: &Statement) -> Vec<&ast::Atom> {
     match statement {
-        Statement::Rule(rule) => std::iter::once(&rule.head).chain(&rule.body).collect(),
+        Statement::Rule(rule) => {
+            std::iter::once(&rule.head).chain(rule.body.iter().filter_map(ast::Literal::atom)).collect()
+        }
         Statement::Fact(atom) => vec![atom],
         Statement::Query(query) => vec![&query.atom],
         Statement::Error(_) => Vec::new(),
@@ -139,10 +141,9 @@ struct FreshVars {
 }
 
 impl FreshVars {
-    fn new<'a>(atoms: impl IntoIterator<Item = &'a ast::Atom>) -> Self {
-        let used = atoms
+    fn new<'a>(terms: impl IntoIterator<Item = &'a ast::Term>) -> Self {
+        let used = terms
             .into_iter()
-            .flat_map(|a| &a.args)
             .filter_map(|t| match &t.kind {
                 TermKind::Var(v) => Some(v.clone()),
                 _ => None,
@@ -183,12 +184,16 @@ fn lower_atom(program: &mut Program, pred: PredId, atom: &ast::Atom, fresh: &mut
 fn lower_rule(
     program: &mut Program,
     rule: &ast::Rule,
-    anonymous_head_spans: &mut Vec<Span>,
+    reported_anonymous: &mut Vec<Span>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> ir::Rule {
-    let mut fresh = FreshVars::new(std::iter::once(&rule.head).chain(&rule.body));
+    let terms = rule.body.iter().flat_map(|literal| match literal {
+        ast::Literal::Atom(atom) | ast::Literal::Negated { atom, .. } => atom.args.iter().collect::<Vec<_>>(),
+        ast::Literal::Compare(c) => vec![&c.left, &c.right],
+    });
+    let mut fresh = FreshVars::new(rule.head.args.iter().chain(terms));
     for term in rule.head.args.iter().filter(|t| t.kind == TermKind::Anon) {
-        anonymous_head_spans.push(term.span);
+        reported_anonymous.push(term.span);
         diagnostics.push(
             Diagnostic::error(Code::ANON_IN_HEAD, "the anonymous variable `_` cannot appear in a rule head")
                 .with_primary(term.span, "`_` in the head"),
@@ -196,15 +201,80 @@ fn lower_rule(
     }
     let head_pred = lookup(program, &rule.head);
     let head = lower_atom(program, head_pred, &rule.head, &mut fresh);
-    let body = rule
-        .body
-        .iter()
-        .map(|atom| {
-            let pred = lookup(program, atom);
-            lower_atom(program, pred, atom, &mut fresh)
-        })
-        .collect();
-    ir::Rule { head, body, span: rule.span, origin: Origin::Source }
+    let mut lowered = ir::Rule::positive(head, Vec::new(), rule.span, Origin::Source);
+    for literal in &rule.body {
+        match literal {
+            ast::Literal::Atom(atom) => {
+                let pred = lookup(program, atom);
+                lowered.body.push(lower_atom(program, pred, atom, &mut fresh));
+            }
+            ast::Literal::Negated { atom, .. } => {
+                let pred = lookup(program, atom);
+                lowered.negated.push(lower_atom(program, pred, atom, &mut fresh));
+            }
+            ast::Literal::Compare(c) => {
+                for term in [&c.left, &c.right] {
+                    if term.kind == TermKind::Anon {
+                        reported_anonymous.push(term.span);
+                        diagnostics.push(
+                            Diagnostic::error(
+                                Code::UNBOUND_IN_CONSTRAINT,
+                                "the anonymous variable `_` has no value to compare",
+                            )
+                            .with_primary(term.span, "`_` in a comparison"),
+                        );
+                    }
+                    if c.op.is_ordering() && c.domain == ir::CmpDomain::Integers {
+                        diagnostics.extend(integer_operand(term));
+                    }
+                }
+                let (left, right) =
+                    (lower_term(program, &c.left, &mut fresh), lower_term(program, &c.right, &mut fresh));
+                lowered.comparisons.push(ir::Comparison { op: c.op, left, right, domain: c.domain, span: c.span });
+            }
+        }
+    }
+    // A named variable of a negated atom must be bound by the positive part of the body
+    // (in any order, as Soufflé has it); `_` there means "any value".
+    let bound: HashSet<ir::Symbol> = lowered.bound_vars().into_iter().collect();
+    let mut reported = HashSet::new();
+    for atom in rule.body.iter().filter_map(|l| match l {
+        ast::Literal::Negated { atom, .. } => Some(atom),
+        _ => None,
+    }) {
+        for term in &atom.args {
+            let TermKind::Var(name) = &term.kind else { continue };
+            let symbol = program.symbols.intern(name);
+            if !bound.contains(&symbol) && reported.insert(symbol) {
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::UNBOUND_IN_CONSTRAINT,
+                        format!("variable `{name}` of a negated atom is not bound by the body"),
+                    )
+                    .with_primary(term.span, format!("`{name}` is bound by no positive atom or assignment"))
+                    .with_secondary(atom.span, "in this negated atom")
+                    .with_help("bind it with a positive atom, or write `_` for \"any value\""),
+                );
+            }
+        }
+    }
+    lowered
+}
+
+/// E0024 for a constant operand of `<`, `<=`, `>` or `>=` that is not a 32-bit integer.
+fn integer_operand(term: &ast::Term) -> Option<Diagnostic> {
+    let text = term.constant_text()?;
+    if ir::integer_value(text).is_some() {
+        return None;
+    }
+    let what = if matches!(term.kind, TermKind::Int(_)) { "outside the 32-bit range" } else { "not an integer" };
+    Some(
+        Diagnostic::error(
+            Code::NOT_AN_INTEGER,
+            format!("`{text}` is {what}, and `<`, `<=`, `>`, `>=` compare integers"),
+        )
+        .with_primary(term.span, what),
+    )
 }
 
 /// Checks and lowers a query atom against the program: the predicate must exist (E0007),
@@ -223,7 +293,7 @@ pub(crate) fn lower_query(program: &mut Program, atom: &ast::Atom) -> Result<Que
     if program.pred(pred).kind == PredKind::Edb {
         return Err(IrError::QueryOnEdb { pred, span: atom.span }.to_diagnostic(program));
     }
-    let mut fresh = FreshVars::new([atom]);
+    let mut fresh = FreshVars::new(&atom.args);
     Ok(Query { atom: lower_atom(program, pred, atom, &mut fresh) })
 }
 
@@ -259,7 +329,7 @@ pub(crate) fn ground_values(program: &mut Program, atom: &ast::Atom) -> Result<V
     }
 }
 
-/// W0001 for each EDB predicate used in a rule body that has neither inline facts nor
+/// W0001 for each EDB predicate used in a rule body (negated too) that has neither inline facts nor
 /// facts from an input file (`facts_given_for`), reported once at its first body use.
 /// Kept out of [`lower`] because facts files are read after the program.
 pub fn undefined_predicate_warnings(program: &Program, facts_given_for: &[PredId]) -> Vec<Diagnostic> {
@@ -268,7 +338,9 @@ pub fn undefined_predicate_warnings(program: &Program, facts_given_for: &[PredId
     let mut warned = HashSet::new();
     let mut out = Vec::new();
     for rule in &program.rules {
-        for atom in &rule.body {
+        let atoms = rule.body.iter().map(|a| (a, "this atom can never match"));
+        let negated = rule.negated.iter().map(|a| (a, "this negation always holds"));
+        for (atom, label) in atoms.chain(negated) {
             let pred = program.pred(atom.pred);
             if pred.kind == PredKind::Edb && !given.contains(&atom.pred) && warned.insert(atom.pred) {
                 out.push(
@@ -276,7 +348,7 @@ pub fn undefined_predicate_warnings(program: &Program, facts_given_for: &[PredId
                         Code::UNDEFINED_PREDICATE,
                         format!("`{}` has no rules and no facts", program.pred_name(atom.pred)),
                     )
-                    .with_primary(atom.span, "this atom can never match"),
+                    .with_primary(atom.span, label),
                 );
             }
         }

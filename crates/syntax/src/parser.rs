@@ -2,7 +2,7 @@
 //! program grammar and the line grammars of facts files, update files and the command
 //! line, so every input is read by the same atom parser.
 
-use crate::ast::{Atom, File, Name, Query, Rule, Statement, Term, TermKind};
+use crate::ast::{Atom, Comparison, File, Literal, Name, Query, Rule, Statement, Term, TermKind};
 use crate::lexer::{unescape, Spanned, Token};
 use chumsky::error::{RichPattern, RichReason};
 use chumsky::input::{Input, MappedInput, ValueInput};
@@ -120,7 +120,7 @@ where
         },
         Token::UnderscoreName(s) => TermKind::Var(s.to_string()),
         Token::Underscore => TermKind::Anon,
-        Token::Int(s) => TermKind::Int(s.to_string()),
+        Token::Int(s) => TermKind::Int(crate::ast::integer_text(s)),
         Token::Str(s) => TermKind::Str(unescape(s)),
         Token::Reserved(s) => TermKind::Reserved(s.to_string()),
     }
@@ -147,6 +147,24 @@ where
     })
 }
 
+/// A body literal: `!p(..)` or `not p(..)`, a comparison `t op t`, or an atom.
+fn literal<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Literal, Extra<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    let not = just(Token::Bang).ignored().or(just(Token::Name("not")).ignored());
+    let negated =
+        not.ignore_then(atom(file)).map_with(move |atom, e| Literal::Negated { atom, span: to_span(file, e.span()) });
+    let op = select! { Token::Compare(op) => op }.try_map(|op, span| {
+        ir::CmpOp::from_text(op).ok_or_else(|| Rich::custom(span, format!("unknown comparison `{op}`")))
+    });
+    let comparison = term(file)
+        .then(op)
+        .then(term(file))
+        .map(|((left, op), right)| Literal::Compare(Comparison::new(left, op, right)));
+    choice((negated, comparison, atom(file).map(Literal::Atom))).labelled("a body literal")
+}
+
 /// A whole program: rules, inline facts and queries, each ended by `.`, a significant
 /// newline (see [`crate::lexer::layout`]) or the end of input. A statement with a syntax
 /// error is skipped up to the next `.` or newline, so later errors are reported too.
@@ -155,7 +173,7 @@ where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
     let arrow = just(Token::Arrow).or(just(Token::ColonDash));
-    let body = atom(file).separated_by(just(Token::Comma)).collect::<Vec<_>>();
+    let body = literal(file).separated_by(just(Token::Comma)).collect::<Vec<_>>();
     let rule_or_fact = atom(file).then(arrow.ignore_then(body).or_not()).map_with(move |(head, body), e| match body {
         Some(body) => Statement::Rule(Rule { head, body, span: to_span(file, e.span()) }),
         None => Statement::Fact(head),

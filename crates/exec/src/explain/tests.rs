@@ -64,7 +64,7 @@ fn invalid(p: &Program, db: &Database, pred: PredId, tuple: &[u32], proof: &Proo
                 }
             }
             Step::Given => return Some(format!("node {i} has no derivation")),
-            Step::Rule { rule, body } => {
+            Step::Rule { rule, body, .. } => {
                 let rule = p.rule(*rule);
                 if rule.head.pred != node.pred || rule.body.len() != body.len() {
                     return Some(format!("node {i} is not headed by its rule"));

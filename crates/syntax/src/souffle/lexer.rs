@@ -19,10 +19,10 @@ pub(crate) enum Kind {
     Ident,
     #[token("_")]
     Underscore,
-    #[regex(r"[0-9]+")]
+    #[regex(r"[0-9]+u?")]
     Number,
     /// `0x1F`, `0b101`: numbers dlc reads as their decimal value.
-    #[regex(r"0x[0-9a-fA-F]+|0b[01]+")]
+    #[regex(r"(0x[0-9a-fA-F]+|0b[01]+)u?")]
     RadixNumber,
     /// `1.5`: a float, which dlc does not support.
     #[regex(r"[0-9]+\.[0-9]+")]

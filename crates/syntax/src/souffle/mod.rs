@@ -70,9 +70,16 @@ pub struct SouffleProgram {
     pub attributes: Vec<(PredId, Vec<String>)>,
 }
 
-/// Whether `src` is a Soufflé program: some line starts with `.decl`.
+/// Whether `src` is a Soufflé program: some line starts with `.decl`, or with
+/// `#include` (the dlc dialect has no `#` lines; a program may keep every `.decl` in an
+/// included file).
 pub fn looks_like_souffle(src: &str) -> bool {
-    src.lines().any(|line| line.trim_start().starts_with(".decl"))
+    src.lines().map(str::trim_start).any(|line| line.starts_with(".decl") || line.starts_with("#include"))
+}
+
+/// Soufflé's bitwise and logical operators, which are words.
+fn is_word_operator(text: &str) -> bool {
+    matches!(text, "band" | "bor" | "bxor" | "bnot" | "bshl" | "bshr" | "bshru" | "land" | "lor" | "lxor" | "lnot")
 }
 
 /// Parses a Soufflé program into the native AST (rules expanded: one per head and
@@ -236,7 +243,7 @@ fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Di
     parser.program();
     diagnostics.append(&mut parser.diagnostics);
     let Parser { clauses, queries, decls, ios, types, .. } = parser;
-    let mut front = check(clauses, queries, decls, ios, Span::new(file, 0..src.len()), &mut diagnostics);
+    let mut front = check(clauses, queries, decls, ios, &types, Span::new(file, 0..src.len()), &mut diagnostics);
     front.types = types;
     (front, diagnostics)
 }
@@ -367,7 +374,7 @@ fn preprocess(
 }
 
 /// A rule body in disjunctive normal form: each conjunction becomes one rule.
-type Dnf = Vec<Vec<ast::Atom>>;
+type Dnf = Vec<Vec<ast::Literal>>;
 
 /// A clause as written: its heads, its body (none for facts), its span.
 struct Clause {
@@ -545,6 +552,20 @@ impl<'a> Parser<'a> {
             ".input" => self.io(IoKind::Input, tok),
             ".output" => self.io(IoKind::Output, tok),
             ".printsize" => self.io(IoKind::Printsize, tok),
+            ".pragma" => {
+                // Options of Soufflé's own run (jobs, magic-transform, ...); the ones
+                // that name directories or switch semantics get a warning.
+                let key = self.peek().filter(|t| t.kind == Kind::Str).map(|t| unescape(self.text(t)));
+                if let Some(key) = key.filter(|k| matches!(k.as_str(), "fact-dir" | "output-dir" | "legacy")) {
+                    self.diagnostics.push(
+                        Diagnostic::warning(Code::PRAGMA_IGNORED, format!("`.pragma \"{key}\"` is ignored"))
+                            .with_primary(tok.span, "ignored here")
+                            .with_note("in Soufflé this pragma changes where facts are read or written, or how the program is read"),
+                    );
+                }
+                self.skip_line(tok.span);
+                Ok(())
+            }
             ".comp" | ".init" => {
                 self.unsupported(tok.span, "a component (`.comp`, `.init`)");
                 // Skip the component's body, braces balanced.
@@ -576,12 +597,21 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `.decl name(attr: type, ...) qualifiers`
+    /// `.decl name(attr: type, ...) qualifiers`, or `.decl a, b, c(...)`: several
+    /// relations with the same attributes.
     fn decl(&mut self) -> Result<(), Reported> {
-        let name = self.expect(Kind::Ident, "a relation name")?;
-        if self.at(Kind::Dot) && self.peek_at(1).is_some_and(|t| t.kind == Kind::Ident) {
-            return Err(self.unsupported(name.span, "a qualified relation name (components)"));
-        }
+        let mut names = Vec::new();
+        let name = loop {
+            let name = self.expect(Kind::Ident, "a relation name")?;
+            if self.at(Kind::Dot) && self.peek_at(1).is_some_and(|t| t.kind == Kind::Ident) {
+                return Err(self.unsupported(name.span, "a qualified relation name (components)"));
+            }
+            if self.eat(Kind::Comma).is_none() {
+                break name;
+            }
+            names.push(name);
+        };
+        names.push(name);
         self.expect(Kind::LParen, "`(`")?;
         let (mut types, mut attributes) = (Vec::new(), Vec::new());
         if self.eat(Kind::RParen).is_none() {
@@ -635,13 +665,15 @@ impl<'a> Parser<'a> {
                 _ => break,
             }
         }
-        self.decls.push(Decl {
-            name: self.text(name).to_string(),
-            arity: types.len(),
-            span: name.span,
-            types,
-            attributes,
-        });
+        for name in names {
+            self.decls.push(Decl {
+                name: self.text(name).to_string(),
+                arity: types.len(),
+                span: name.span,
+                types: types.clone(),
+                attributes: attributes.clone(),
+            });
+        }
         Ok(())
     }
 
@@ -811,7 +843,12 @@ impl<'a> Parser<'a> {
     fn literal(&mut self, depth: usize) -> Result<Dnf, Reported> {
         let Some(tok) = self.peek() else { return Err(self.expected("a body literal")) };
         match tok.kind {
-            Kind::Bang => Err(self.unsupported(tok.span, "negation (`!`)")),
+            Kind::Bang => {
+                self.bump();
+                let atom = self.atom()?;
+                let span = tok.span.to(atom.span);
+                Ok(vec![vec![ast::Literal::Negated { atom, span }]])
+            }
             Kind::LParen => {
                 if depth >= MAX_NESTING {
                     return Err(self.unsupported(tok.span, &format!("nesting deeper than {MAX_NESTING} parentheses")));
@@ -830,24 +867,24 @@ impl<'a> Parser<'a> {
                 if let Some(op) = self.peek().filter(|t| matches!(t.kind, Kind::Eq | Kind::Compare)) {
                     return Err(self.unsupported(op.span, &format!("a comparison (`{}`)", self.text(op))));
                 }
-                Ok(vec![vec![atom]])
+                Ok(vec![vec![ast::Literal::Atom(atom)]])
             }
             Kind::Ident if matches!(self.text(tok), "true" | "false") => {
                 self.bump();
                 Ok(if self.text(tok) == "true" { vec![Vec::new()] } else { Vec::new() })
             }
             _ => {
-                // A constraint `x < y`, `x = "a"`, `z = count : {...}`.
-                self.term()?;
+                // A constraint `x < y`, `x = "a"`; `z = count : {...}` stops at the
+                // aggregate, which `term` reports as what it is.
+                let left = self.term()?;
                 match self.peek().filter(|t| matches!(t.kind, Kind::Eq | Kind::Compare)) {
                     Some(op) => {
                         self.bump();
-                        // `x = count : {...}`: an aggregate (or functor) on the right is
-                        // reported as what it is rather than as a comparison.
-                        if self.peek().is_some_and(|t| t.kind == Kind::Ident) {
-                            self.term()?;
+                        let right = self.term()?;
+                        match ir::CmpOp::from_text(self.text(op)) {
+                            Some(cmp) => Ok(vec![vec![ast::Literal::Compare(ast::Comparison::new(left, cmp, right))]]),
+                            None => Err(self.unsupported(op.span, &format!("the comparison `{}`", self.text(op)))),
                         }
-                        Err(self.unsupported(op.span, &format!("a comparison (`{}`)", self.text(op))))
                     }
                     None => Err(self.expected("`(` after a relation name, or a comparison")),
                 }
@@ -899,28 +936,27 @@ impl<'a> Parser<'a> {
                 return Err(self.unsupported(tok.span, &format!("the aggregate `{text}`")));
             }
             Kind::Ident if text == "nil" => return Err(self.unsupported(tok.span, "a record (`nil`)")),
+            Kind::Ident if is_word_operator(text) => {
+                return Err(self.unsupported(tok.span, &format!("arithmetic (`{text}`)")))
+            }
             Kind::Ident => TermKind::Var(text.to_string()),
             Kind::Underscore => TermKind::Anon,
             // As Soufflé reads it: `007` is 7.
-            Kind::Number => match text.parse::<i64>() {
-                Ok(n) => TermKind::Int(n.to_string()),
-                Err(_) => return Err(self.unsupported(tok.span, "a number this large")),
+            // As Soufflé reads it: `007` is 7, `0x10` 16, `5u` 5.
+            Kind::Number | Kind::RadixNumber => match ast::integer_literal(text) {
+                Some(n) => TermKind::Int(n.to_string()),
+                None => return Err(self.unsupported(tok.span, "a number this large")),
             },
-            Kind::RadixNumber => {
-                let (digits, radix) = if let Some(hex) = text.strip_prefix("0x") { (hex, 16) } else { (&text[2..], 2) };
-                match i64::from_str_radix(digits, radix) {
-                    Ok(n) => TermKind::Int(n.to_string()),
-                    Err(_) => return Err(self.unsupported(tok.span, "a number this large")),
-                }
-            }
             Kind::Float => return Err(self.unsupported(tok.span, "a float constant")),
             Kind::Str => TermKind::Str(unescape(text)),
-            Kind::Operator if text == "-" && next.is_some_and(|n| n.kind == Kind::Number) => {
+            Kind::Operator
+                if text == "-" && next.is_some_and(|n| matches!(n.kind, Kind::Number | Kind::RadixNumber)) =>
+            {
                 let number = next.expect("checked");
                 self.bump();
                 let span = tok.span.to(number.span);
                 self.bump();
-                let Ok(n) = format!("-{}", self.text(number)).parse::<i64>() else {
+                let Some(n) = ast::integer_literal(&format!("-{}", self.text(number))) else {
                     return Err(self.unsupported(span, "a number this large"));
                 };
                 return self.after_term(ast::Term { kind: TermKind::Int(n.to_string()), span });
@@ -935,13 +971,63 @@ impl<'a> Parser<'a> {
         self.after_term(ast::Term { kind, span: tok.span })
     }
 
-    /// A term followed by an arithmetic operator is arithmetic.
+    /// A term followed by an arithmetic operator (a sign or a word such as `band`) is
+    /// arithmetic.
     fn after_term(&mut self, term: ast::Term) -> Result<ast::Term, Reported> {
-        if let Some(op) = self.peek().filter(|t| t.kind == Kind::Operator) {
+        let operator = |t: &Tok| t.kind == Kind::Operator || (t.kind == Kind::Ident && is_word_operator(self.text(*t)));
+        if let Some(op) = self.peek().filter(operator) {
             return Err(self.unsupported(op.span, &format!("arithmetic (`{}`)", self.text(op))));
         }
         Ok(term)
     }
+}
+
+/// Marks each ordering comparison (`<`, `<=`, `>`, `>=`) of symbols as one, since
+/// Soufflé orders symbols by their text: an operand is a symbol when it is a string or a
+/// variable in a column declared with a symbol type, a number when it is a number or a
+/// variable of a number column. A comparison of a symbol with a number, which Soufflé
+/// rejects as a type error, is E0018.
+fn order_symbols(
+    conjunction: &mut [ast::Literal],
+    declared: &HashMap<&str, &Decl>,
+    types: &HashMap<String, Vec<String>>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> bool {
+    // Per variable, whether a column makes it a symbol (true) or a number (false).
+    let mut typed: HashMap<String, bool> = HashMap::new();
+    for atom in conjunction.iter().filter_map(ast::Literal::atom) {
+        let Some(decl) = declared.get(atom.pred.text.as_str()) else { continue };
+        for (term, ty) in atom.args.iter().zip(&decl.types) {
+            if let TermKind::Var(name) = &term.kind {
+                typed.entry(name.clone()).or_insert(!is_numeric(ty, types));
+            }
+        }
+    }
+    let symbol = |term: &ast::Term| match &term.kind {
+        TermKind::Str(_) => Some(true),
+        TermKind::Int(_) => Some(false),
+        TermKind::Var(name) => typed.get(name).copied(),
+        _ => None,
+    };
+    let mut ok = true;
+    for literal in conjunction.iter_mut() {
+        let ast::Literal::Compare(c) = literal else { continue };
+        if !c.op.is_ordering() {
+            continue;
+        }
+        match (symbol(&c.left), symbol(&c.right)) {
+            (Some(true), Some(false)) | (Some(false), Some(true)) => {
+                diagnostics.push(unsupported(
+                    c.span,
+                    &format!("an ordering comparison (`{}`) of a symbol with a number", c.op.text()),
+                ));
+                ok = false;
+            }
+            (Some(true), _) | (_, Some(true)) => c.domain = ir::CmpDomain::Symbols,
+            _ => {}
+        }
+    }
+    ok
 }
 
 /// Checks declarations (E0019 undeclared, E0020 declared twice, E0004 arity against the
@@ -951,6 +1037,7 @@ fn check(
     queries: Vec<ast::Query>,
     decls: Vec<Decl>,
     ios: Vec<(IoKind, RawIo)>,
+    types: &HashMap<String, Vec<String>>,
     whole: Span,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Front {
@@ -995,10 +1082,16 @@ fn check(
         }
     };
     let mut kept = Vec::new();
-    for clause in clauses {
+    for mut clause in clauses {
         let mut ok = true;
-        for atom in clause.heads.iter().chain(clause.body.iter().flatten().flatten()) {
+        let body_atoms = clause.body.iter().flatten().flatten().filter_map(ast::Literal::atom);
+        for atom in clause.heads.iter().chain(body_atoms) {
             ok &= check_atom(atom, diagnostics);
+        }
+        if ok {
+            for conjunction in clause.body.iter_mut().flatten() {
+                ok &= order_symbols(conjunction, &declared, types, diagnostics);
+            }
         }
         if ok {
             kept.push(clause);
@@ -1007,6 +1100,7 @@ fn check(
     let derived: HashSet<&str> =
         kept.iter().filter(|c| c.body.is_some()).flat_map(|c| c.heads.iter().map(|h| h.pred.text.as_str())).collect();
     let (mut inputs, mut outputs, mut printsize) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut copies, mut hidden_decls) = (Vec::new(), Vec::new());
     for (kind, io) in ios {
         if !declared.contains_key(io.name.as_str()) {
             diagnostics.push(undeclared(&io.name, io.span, None));
@@ -1014,10 +1108,37 @@ fn check(
         }
         match kind {
             IoKind::Input if derived.contains(io.name.as_str()) => {
-                diagnostics.push(unsupported(io.span, "an `.input` relation that rules also derive").with_help(
-                    "dlc keeps input and derived relations apart: read the input into another relation \
-                     `r_in` and add the rule `r(x, y) :- r_in(x, y).`",
-                ));
+                // dlc keeps input and derived relations apart: the facts go to a relation
+                // of their own, `r_input` (or `r_input2`, ... when the program declares
+                // that name), which one rule copies into `r`, as if the rules added to
+                // the loaded input.
+                let decl = declared[io.name.as_str()];
+                let hidden = (1..)
+                    .map(|k| if k == 1 { format!("{}_input", io.name) } else { format!("{}_input{k}", io.name) })
+                    .find(|n| !declared.contains_key(n.as_str()) && !hidden_decls.iter().any(|d: &Decl| &d.name == n))
+                    .expect("some name is free");
+                let vars: Vec<ast::Term> = (0..decl.arity)
+                    .map(|i| ast::Term { kind: TermKind::Var(format!("x{i}")), span: io.span })
+                    .collect();
+                let atom = |name: &str| ast::Atom {
+                    pred: ast::Name { text: name.to_string(), span: io.span },
+                    args: vars.clone(),
+                    span: io.span,
+                };
+                copies.push(ast::Rule {
+                    head: atom(&io.name),
+                    body: vec![ast::Literal::Atom(atom(&hidden))],
+                    span: io.span,
+                });
+                hidden_decls.push(Decl {
+                    name: hidden.clone(),
+                    arity: decl.arity,
+                    span: io.span,
+                    types: decl.types.clone(),
+                    attributes: decl.attributes.clone(),
+                });
+                let filename = Some(io.filename.clone().unwrap_or_else(|| format!("{}.facts", io.name)));
+                inputs.push(RawIo { name: hidden, filename, ..io });
             }
             IoKind::Input => inputs.push(io),
             IoKind::Output => outputs.push(io),
@@ -1051,7 +1172,10 @@ fn check(
             statements.push(Statement::Query(query));
         }
     }
-    let decls = decls.into_iter().enumerate().filter(|(i, _)| unique.contains(i)).map(|(_, d)| d).collect();
+    statements.extend(copies.into_iter().map(Statement::Rule));
+    let mut decls: Vec<Decl> =
+        decls.into_iter().enumerate().filter(|(i, _)| unique.contains(i)).map(|(_, d)| d).collect();
+    decls.extend(hidden_decls);
     Front { file: ast::File { statements, span: whole }, decls, inputs, outputs, printsize, types: HashMap::new() }
 }
 
