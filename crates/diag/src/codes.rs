@@ -90,6 +90,8 @@ codes! {
         "`<`, `<=`, `>` and `>=` compare 32-bit integers; compare symbols with `=` or `!=`";
     TYPE_CYCLE = "E0025", "cyclic type definition",
         "define one of the types from `symbol`, `number` or `unsigned`: `.type A <: symbol`";
+    DIFFERENTIAL_UNSUPPORTED = "E0026", "program the differential engine cannot run",
+        "evaluate it with the native engine (`--engine seminaive`); rows hold at most 8 values, and negation and comparisons are not in this engine yet";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

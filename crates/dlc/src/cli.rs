@@ -155,6 +155,11 @@ pub struct RunArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS as u64))]
     pub threads: Option<usize>,
 
+    // A struct of its own: clap's derived code builds every flag of `RunArgs` in one
+    // function, whose unoptimised stack frame grows with each flag it holds.
+    #[command(flatten)]
+    pub dataflow: DataflowArgs,
+
     /// Print a proof of a fact, e.g. 'R(a,d)': the rules and facts it is derived from,
     /// down to input facts, smallest height first (`--format text|json|dot`). Exit
     /// status 1 when the fact does not hold.
@@ -200,6 +205,15 @@ pub struct RunArgs {
     /// 1,000 facts is summarised as counts per relation.
     #[arg(long)]
     pub full_report: bool,
+}
+
+/// The knobs of `--engine differential`.
+#[derive(Debug, Clone, Args)]
+pub struct DataflowArgs {
+    /// Worker threads of `--engine differential` (default 1). Answers and files are the
+    /// same with any N.
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub workers: Option<usize>,
 }
 
 impl RunArgs {
@@ -265,6 +279,9 @@ pub enum EngineArg {
     Seminaive,
     /// Naive synchronous rounds with nested-loop scans; counts row_tests.
     Reference,
+    /// The program as one differential dataflow on --workers threads; update batches are
+    /// epochs of input changes. Positive programs; no proofs (--explain) or rounds.
+    Differential,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

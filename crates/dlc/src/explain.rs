@@ -185,7 +185,16 @@ fn own_demand(ctx: &Context<'_>, fact: &Fact) -> Result<OwnDemand, String> {
         Err(_) => (source.clone(), false),
     };
     let threads = exec::Threads::available();
-    match session::evaluate(&program, false, &facts, exec::Engine::Seminaive, threads, false, None, ctx.max_tuples) {
+    match session::evaluate(
+        &program,
+        false,
+        &facts,
+        crate::engines::Engine::SEMINAIVE,
+        threads,
+        false,
+        None,
+        ctx.max_tuples,
+    ) {
         Ok(run) => Ok(OwnDemand { source, program, magic, db: run.eval.db }),
         Err(e) => Err(e.message(&program)),
     }
@@ -679,7 +688,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         let _ = writeln!(err, "dlc: {errors} error(s); nothing was explained");
         return crate::EXIT_INPUT_ERROR;
     };
-    let engine = session::engine(args.engine);
+    let engine = session::engine(args);
     // Every relation: a fact of any of them may be asked about.
     let chosen = session::evaluate_chosen(
         &session.program,
@@ -712,7 +721,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         let maintained = Maintainer::from_evaluation(
             primary.clone(),
             true,
-            run.eval,
+            run,
             &session.facts,
             maintenance,
             false,

@@ -3,6 +3,7 @@
 //! and snapshot tests run the very same code in-process.
 
 pub mod cli;
+mod engines;
 mod explain;
 mod facts;
 mod load;
@@ -142,6 +143,9 @@ fn run_command(
     };
     if args.program.is_none() {
         return usage_error(err, "no program file given: pass it as the last argument, e.g. `dlc prog.dl`");
+    }
+    if let Some(message) = engines::usage_error(args, cli.command.is_some()) {
+        return usage_error(err, &message);
     }
     let reads_stdin = args.program.as_deref() == Some(std::path::Path::new("-"));
     match &cli.command {
@@ -343,7 +347,7 @@ fn emit_ast(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: boo
 /// the update batches incrementally.
 fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let timing = !args.no_timing;
-    let engine = session::engine(args.engine);
+    let engine = session::engine(args);
     let threads = session::threads(args.threads);
     let trace = args.emit == Emit::Trace;
     let json = args.format == Format::Json;
@@ -453,7 +457,7 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         let mut maintainer = match Maintainer::from_evaluation(
             primary.clone(),
             args.all,
-            main_run.eval,
+            main_run,
             &session.facts,
             maintenance,
             record,

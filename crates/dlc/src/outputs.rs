@@ -131,7 +131,7 @@ pub fn emit(args: &RunArgs, prepared: &Prepared, io: &SouffleIo) -> Result<Strin
 /// Evaluates and writes every output; returns the exit status.
 pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     let start = Instant::now();
-    let engine = session::engine(args.engine);
+    let engine = session::engine(args);
     let threads = session::threads(args.threads);
     let wanted = wanted(io);
     // The evaluated program and its database; the wanted relations are read from it.
@@ -151,6 +151,10 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
             }
         };
         let widest = rewritten.as_ref().map_or(&program, |m| &m.program);
+        if let Some(d) = engine.unsupported(widest) {
+            crate::print_diagnostics(err, &[d], &prepared.sources, crate::use_color(args.color));
+            return crate::EXIT_INPUT_ERROR;
+        }
         let chosen = session::evaluate_chosen(
             &program,
             rewritten.as_ref(),
@@ -174,9 +178,8 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
         let mut plan = plan::plan_program(program);
         plan.restrict_to(program, &wanted);
         let edb = session::edb_database(program, &prepared.facts, args.max_tuples);
-        let options = exec::EvalOptions { engine, record_rounds: false, progress: None, threads };
-        let eval = match exec::try_evaluate(&plan, program, edb, options) {
-            Ok(eval) => eval,
+        let eval = match engine.evaluate(&plan, program, edb, false, None, threads) {
+            Ok((eval, _)) => eval,
             Err(e) => return crate::stopped(err, &prepared.sources, program, &e, args.color),
         };
         ("original program".to_string(), program.clone(), eval.db, false)

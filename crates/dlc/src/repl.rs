@@ -2,12 +2,13 @@
 //! DRed batch at `;` or an empty line; `?- ...` lines show (or recompile for) a query.
 
 use crate::cli::{Emit, Format, MagicArg, RunArgs};
+use crate::engines::Engine;
 use crate::facts::InputFacts;
 use crate::report;
 use crate::session::{self, Maintainer, Tuple};
 use crate::Output;
 use diag::SourceMap;
-use exec::{Engine, Maintenance, Update};
+use exec::{Maintenance, Update};
 use ir::{PredId, Program};
 use magic::MagicProgram;
 use std::collections::BTreeSet;
@@ -118,7 +119,7 @@ pub(crate) fn run(
     };
     crate::print_diagnostics(err, &session.warnings, &session.sources, color);
     let settings = Settings {
-        engine: session::engine(args.engine),
+        engine: session::engine(args),
         threads: session::threads(args.threads),
         maintenance: session::maintenance(args.maintenance),
         magic: args.magic_mode(),
@@ -354,7 +355,7 @@ impl Settings {
             _ => source.clone(),
         };
         let maintainer =
-            Maintainer::from_evaluation(program, true, run.eval, facts, self.maintenance, self.check, self.max_tuples)?;
+            Maintainer::from_evaluation(program, true, run, facts, self.maintenance, self.check, self.max_tuples)?;
         Ok((maintainer, choice.magic))
     }
 }

@@ -2,10 +2,11 @@
 //! updates, rewrite with magic sets, plan, evaluate, maintain.
 
 use crate::cli::{DialectArg, Emit, EngineArg, MagicArg, MaintenanceArg, RunArgs};
+use crate::engines::{Engine, Live, Materialized};
 use crate::facts::InputFacts;
 use crate::load;
 use diag::{Code, Diagnostic, SourceMap};
-use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, ResourceError, Threads, Update};
+use exec::{Database, Evaluation, Maintenance, ResourceError, Threads, Update};
 use ir::{Fact, PredId, Program};
 use magic::MagicProgram;
 use std::collections::BTreeSet;
@@ -203,6 +204,7 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
         diagnostics.extend(syntax::undefined_predicate_warnings(&program, &given));
     }
 
+    diagnostics.extend(engine(args).unsupported(&program));
     let diagnostics = in_dialect(diagnostics, dialect);
     if diag::has_errors(&diagnostics) {
         return Err(Failed { sources, diagnostics });
@@ -281,6 +283,9 @@ pub fn finish(prepared: Prepared, args: &RunArgs) -> Result<Session, Failed> {
         .collect();
     if !broken.is_empty() {
         return Err(Failed { sources, diagnostics: broken });
+    }
+    if let Some(d) = engine(args).unsupported(&magic.program) {
+        return Err(Failed { sources, diagnostics: vec![d] });
     }
     Ok(Session { sources, program, magic: Some(magic), facts, batches, warnings: diagnostics, souffle, attributes })
 }
@@ -393,10 +398,11 @@ pub fn fact_text(program: &Program, fact: &Fact) -> String {
     crate::report::fact_text(program, pred, &tuple)
 }
 
-pub fn engine(arg: EngineArg) -> Engine {
-    match arg {
-        EngineArg::Seminaive => Engine::Seminaive,
-        EngineArg::Reference => Engine::Reference,
+pub fn engine(args: &RunArgs) -> Engine {
+    match args.engine {
+        EngineArg::Seminaive => Engine::Native(exec::Engine::Seminaive),
+        EngineArg::Reference => Engine::Native(exec::Engine::Reference),
+        EngineArg::Differential => Engine::Differential { workers: args.dataflow.workers.unwrap_or(1) },
     }
 }
 
@@ -533,6 +539,8 @@ pub struct Evaluated {
     /// reads the relation itself ([`Evaluated::selected`]).
     answers: std::cell::OnceCell<Answers>,
     pub elapsed: Duration,
+    /// The running dataflow, when the differential engine evaluated it.
+    live: Option<Live>,
 }
 
 impl Evaluated {
@@ -944,9 +952,9 @@ fn evaluate_capped(
     for &(pred, cap) in caps {
         edb.set_relation_cap(pred, cap);
     }
-    let eval = exec::try_evaluate(&plan, program, edb, EvalOptions { engine, record_rounds, progress, threads })?;
+    let (eval, live) = engine.evaluate(&plan, program, edb, record_rounds, progress, threads)?;
     let query = program.query.clone().expect("evaluated programs carry their query");
-    Ok(Evaluated { eval, query, answers: std::cell::OnceCell::new(), elapsed: start.elapsed() })
+    Ok(Evaluated { eval, query, answers: std::cell::OnceCell::new(), elapsed: start.elapsed(), live })
 }
 
 /// Which program an evaluation used, and why: what `--magic` chose.
@@ -1105,7 +1113,7 @@ pub struct BatchOutcome {
 pub struct Maintainer {
     /// The maintained program; it owns its interners so that updates can mention new constants.
     pub program: Program,
-    pub state: Maintained,
+    pub state: Box<dyn Materialized>,
     maintenance: Maintenance,
     /// The input as the batches left it, kept apart from the maintained database: an
     /// independent record for `--check` and for the recomputation a trace reports. Only
@@ -1120,21 +1128,21 @@ pub struct Maintainer {
 }
 
 impl Maintainer {
-    /// Keeps `eval`, an evaluation of `program` over `facts` (by [`evaluate`]), for
+    /// Keeps `run`, an evaluation of `program` over `facts` (by [`evaluate`]), for
     /// updates. With `keep_record`, the input is also recorded apart ([`Maintainer::apply`]
     /// can then recompute from it).
     #[allow(clippy::too_many_arguments)]
     pub fn from_evaluation(
         program: Program,
         whole: bool,
-        eval: Evaluation,
+        run: Evaluated,
         facts: &InputFacts,
         maintenance: Maintenance,
         keep_record: bool,
         max_tuples: u32,
     ) -> Result<Self, ResourceError> {
         let plan = evaluation_plan(&program, whole);
-        let state = Maintained::try_from_evaluation(plan, &program, eval, maintenance)?;
+        let state = crate::engines::maintain(plan, &program, run.eval, run.live, maintenance)?;
         let record = keep_record.then(|| facts.iter().map(|(pred, tuple)| (pred, tuple.to_vec())).collect());
         Ok(Maintainer { program, state, maintenance, record, max_tuples, whole })
     }
@@ -1181,7 +1189,7 @@ impl Maintainer {
                 &self.program,
                 self.whole,
                 &facts,
-                Engine::Seminaive,
+                Engine::SEMINAIVE,
                 self.state.threads(),
                 false,
                 None,

@@ -17,7 +17,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("magic", &["diag", "ir"]),
     ("plan", &["diag", "ir"]),
     ("exec", &["ir", "plan"]),
-    ("dlc", &["diag", "ir", "syntax", "magic", "plan", "exec"]),
+    ("flow", &["ir", "plan"]),
+    ("dlc", &["diag", "ir", "syntax", "magic", "plan", "exec", "flow"]),
     ("bench", &["diag", "ir", "syntax", "magic", "plan", "exec"]),
     ("xtask", &[]),
 ];

@@ -159,6 +159,24 @@ pub struct Evaluation {
     pub(crate) threads: Threads,
 }
 
+impl Evaluation {
+    /// An evaluation another engine made: `db` holds the input facts and every derived
+    /// fact. It records no rounds or row tests; a [`Maintained`] keeping it starts again
+    /// from its input relations, since its rows carry no ranks of this crate's engines.
+    pub fn computed_elsewhere(db: Database, iterations: usize, work: u64, threads: Threads) -> Evaluation {
+        Evaluation {
+            db,
+            rounds: Vec::new(),
+            row_tests: None,
+            iterations,
+            work,
+            from_inputs_only: true,
+            seminaive: false,
+            threads,
+        }
+    }
+}
+
 /// Builds, over the facts now in `db`, every index on an input relation that the
 /// semi-naive evaluation of `plan` will probe. [`evaluate`] builds what is missing itself;
 /// calling this first, when the input facts are loaded, moves that O(|input|) work out of

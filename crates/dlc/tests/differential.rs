@@ -1,0 +1,108 @@
+//! `--engine differential` end to end: the same answers, files and update results as the
+//! native engine on every fixture, with one and two workers; the flags it refuses.
+
+mod common;
+
+use common::{dlc, fixture_args, root};
+
+/// Standard output without the lines of a batch report that describe how the engine
+/// worked (DRed's waves, rederivations and work; the dataflow reports net changes):
+/// what remains, answers, their changes and relation sizes, must be the same.
+fn comparable(text: &str) -> String {
+    let how = ["  over-deleted", "    wave", "  rederived", "  inserted", "  work:", "  time:"];
+    text.lines().filter(|l| !how.iter().any(|h| l.starts_with(h))).map(|l| format!("{l}\n")).collect()
+}
+
+/// `dlc ARGS` with the native engine and with the differential one on 1 and 2 workers:
+/// the exit status and output must be the same ([`comparable`]), unless the differential
+/// engine refuses the program's negation or comparisons (E0026); returns whether it ran.
+fn same_as_native(args: &[&str]) -> bool {
+    let native = dlc(args);
+    for workers in ["1", "2"] {
+        let mut with = args.to_vec();
+        with.extend(["--engine", "differential", "--workers", workers]);
+        let run = dlc(&with);
+        if run.code == 1 && run.stderr.contains("[E0026]") && run.stderr.contains("negation and comparisons") {
+            return false;
+        }
+        assert_eq!(run.code, native.code, "{with:?}: {}", run.stderr);
+        assert_eq!(comparable(&run.stdout), comparable(&native.stdout), "{with:?}");
+    }
+    true
+}
+
+#[test]
+fn every_fixture_query_has_the_native_answers() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(root().join("fixtures/ok")).unwrap() {
+        let path = entry.unwrap().path();
+        let source = std::fs::read_to_string(&path).unwrap();
+        let relative = format!("fixtures/ok/{}", path.file_name().unwrap().to_str().unwrap());
+        let mut args: Vec<String> = fixture_args(&source);
+        args.extend(["--no-timing".into(), "--check".into(), relative]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        for magic in ["on", "off", "auto"] {
+            let mut with = args.clone();
+            with.extend(["--magic", magic]);
+            checked += usize::from(same_as_native(&with));
+        }
+    }
+    assert!(checked > 30, "{checked} runs compared");
+}
+
+#[test]
+fn update_batches_agree_with_dred_and_pass_the_check() {
+    assert!(same_as_native(&[
+        "fixtures/ok/reach.dl",
+        "--updates",
+        "fixtures/data/reach.updates",
+        "--check",
+        "--no-timing"
+    ]));
+    let batch = ["fixtures/ok/reach.dl", "--delete", "E(a,b)", "--insert", "E(x,a)", "--insert", "E(a,b)"];
+    assert!(same_as_native(&batch));
+    let mut checked = batch.to_vec();
+    checked.extend(["--check", "--engine", "differential", "--emit", "trace", "--format", "json"]);
+    let run = dlc(&checked);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn souffle_outputs_are_the_native_files() {
+    let mut ran = 0;
+    for entry in std::fs::read_dir(root().join("fixtures/souffle")).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_str().unwrap().to_string();
+        let program = format!("fixtures/souffle/{name}/prog.dl");
+        let facts = format!("fixtures/souffle/{name}/in");
+        ran += usize::from(same_as_native(&[&program, "-F", &facts, "-D", "-", "--no-timing"]));
+    }
+    assert!(ran >= 7, "{ran} programs compared");
+}
+
+#[test]
+fn flags_that_need_the_native_engine_are_usage_errors() {
+    let explain = dlc(&["fixtures/ok/reach.dl", "--engine", "differential", "--explain", "R(a,d)"]);
+    assert_eq!(explain.code, 2);
+    assert!(explain.stderr.contains("--explain"), "{}", explain.stderr);
+    let repl = dlc(&["repl", "fixtures/ok/reach.dl", "--engine", "differential"]);
+    assert_eq!(repl.code, 2);
+    let workers = dlc(&["fixtures/ok/reach.dl", "--workers", "2"]);
+    assert_eq!(workers.code, 2);
+    assert!(workers.stderr.contains("--threads"), "{}", workers.stderr);
+}
+
+#[test]
+fn negation_and_comparisons_are_refused_not_evaluated() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("differential");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("negation.dl");
+    std::fs::write(&path, "E(a,b).\nE(b,c).\nN(X) <- E(X,Y), !E(Y,X).\n?- N(X).\n").unwrap();
+    let path = path.display().to_string();
+    let native = dlc(&[&path]);
+    assert_eq!(native.code, 0, "{}", native.stderr);
+    let run = dlc(&[&path, "--engine", "differential", "--color", "never"]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("[E0026]") && run.stderr.contains("negation and comparisons"), "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+}

@@ -1,0 +1,253 @@
+//! A second evaluation backend: the plans dlc makes ([`plan::ProgramPlan`]) interpreted as
+//! one differential dataflow (timely dataflow underneath), run by worker threads, and
+//! kept up to date by feeding it epochs of input changes.
+//!
+//! No code is generated per program: [`Flow::start`] works out a blueprint of the dataflow
+//! from the plan (which relation each join arranges on which key, which columns each
+//! partial binding keeps), checks every width against [`MAX_WIDTH`], and starts the
+//! workers, each building the same dataflow from it. [`Flow::apply`] then feeds one batch
+//! of input changes as one epoch and returns what changed in the derived relations.
+//!
+//! Invariant: the inputs keep set semantics before they reach the dataflow. A second
+//! insert of a present fact and a delete of an absent one change nothing (a `-1` on an
+//! absent row would make a `distinct` inside an iteration oscillate forever), and so do
+//! changes to derived relations, which only follow from the input.
+//!
+//! Invariant: `flow` knows nothing of magic sets, like `exec`: demand and answer
+//! relations are ordinary relations, and a query's seed is an input fact.
+
+mod blueprint;
+mod render;
+mod row;
+
+pub use row::{Row, MAX_WIDTH};
+
+use ir::{PredId, Program, RuleId};
+use plan::ProgramPlan;
+use render::Epoch;
+use rustc_hash::FxHashSet;
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+
+/// How to run the dataflow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Worker threads in this process (at least one).
+    pub workers: usize,
+}
+
+/// Why the backend refuses a program or stopped running it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// A relation, a join key or the live variables of a rule wider than [`MAX_WIDTH`]:
+    /// refused before any worker starts.
+    TooWide { pred: Option<PredId>, rule: Option<RuleId>, width: usize },
+    /// A rule uses `what`, which this engine does not evaluate yet: refused before any
+    /// worker starts.
+    Unsupported { rule: RuleId, what: &'static str },
+    /// A worker stopped before answering (it panicked, or timely could not start).
+    Stopped(String),
+}
+
+impl Error {
+    /// One line saying what went wrong, with the program's names.
+    pub fn message(&self, program: &Program) -> String {
+        match self {
+            Error::TooWide { pred, rule, width } => format!(
+                "the differential engine holds at most {MAX_WIDTH} values per row; {} needs {width}",
+                blueprint::describe(program, *pred, *rule)
+            ),
+            Error::Unsupported { rule, what } => format!(
+                "the differential engine does not evaluate {what} yet; {} uses them",
+                blueprint::describe(program, None, Some(*rule))
+            ),
+            Error::Stopped(reason) => format!("the differential dataflow stopped: {reason}"),
+        }
+    }
+}
+
+/// What one batch changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Input facts that changed the input, in the order given.
+    pub inserted: Vec<(PredId, Row)>,
+    pub deleted: Vec<(PredId, Row)>,
+    /// Requested changes that changed nothing: inserts of present facts, deletes of
+    /// absent ones, repeats within the batch, wrong arities, changes to derived relations.
+    pub noop_inserts: Vec<(PredId, Vec<u32>)>,
+    pub noop_deletes: Vec<(PredId, Vec<u32>)>,
+    /// Derived facts that appeared and disappeared, sorted.
+    pub derived_added: Vec<(PredId, Row)>,
+    pub derived_removed: Vec<(PredId, Row)>,
+}
+
+/// Whether this backend can run `plan` (of `program`): [`Flow::start`] refuses exactly
+/// the programs this refuses, without starting a thread.
+pub fn check(plan: &ProgramPlan, program: &Program) -> Result<(), Error> {
+    blueprint::blueprint(plan, program).map(|_| ())
+}
+
+/// A batch of input changes for one worker, and what it saw change in its part of the
+/// derived relations once the epoch was complete.
+type Changes = Vec<(usize, Row, isize)>;
+
+/// A running dataflow: the workers, and the input as the batches left it.
+pub struct Flow {
+    commands: Vec<Sender<Changes>>,
+    reports: Receiver<Changes>,
+    guards: Option<timely::communication::WorkerGuards<()>>,
+    arity: Vec<usize>,
+    derived: Vec<bool>,
+    /// The input facts now in the dataflow.
+    present: FxHashSet<(usize, Row)>,
+}
+
+impl std::fmt::Debug for Flow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Flow").field("workers", &self.commands.len()).field("inputs", &self.present.len()).finish()
+    }
+}
+
+impl Flow {
+    /// Builds the dataflow of `plan` (made from `program`) on `options.workers` threads,
+    /// with empty inputs.
+    pub fn start(plan: &ProgramPlan, program: &Program, options: Options) -> Result<Flow, Error> {
+        let blueprint = Arc::new(blueprint::blueprint(plan, program)?);
+        let workers = options.workers.max(1);
+        let (commands, receivers): (Vec<Sender<Changes>>, Vec<Receiver<Changes>>) =
+            (0..workers).map(|_| channel()).unzip();
+        let receivers = Arc::new(Mutex::new(receivers.into_iter().map(Some).collect::<Vec<_>>()));
+        let (report, reports) = channel();
+        let shared = Arc::clone(&blueprint);
+        let started = timely::execute(timely::Config::process(workers), move |worker| {
+            let commands = receivers.lock().ok().and_then(|mut r| r[worker.index()].take());
+            let Some(commands) = commands else { return };
+            let changes = render::Changes::default();
+            let mut handles = render::build_dataflow(worker, &shared, changes.clone());
+            if worker.index() == 0 {
+                handles.unit.insert(Row::EMPTY);
+            }
+            let mut epoch: Epoch = 0;
+            // Each batch is one epoch: apply this worker's share of the changes, close the
+            // epoch on every input, and run until the outputs have caught up with it.
+            while let Ok(batch) = commands.recv() {
+                for (pred, row, diff) in batch {
+                    handles.inputs[pred].update(row, diff);
+                }
+                epoch += 1;
+                for input in handles.inputs.iter_mut().chain([&mut handles.unit]) {
+                    input.advance_to(epoch);
+                    input.flush();
+                }
+                let probe = handles.probe.clone();
+                // Park rather than spin while waiting for peers: workers share the
+                // machine's cores with each other and with the calling thread.
+                worker.step_or_park_while(None, || probe.less_than(&epoch));
+                let seen = std::mem::take(&mut *changes.borrow_mut());
+                if report.send(seen).is_err() {
+                    return;
+                }
+            }
+        });
+        let guards = match started {
+            Ok(guards) => guards,
+            Err(e) => return Err(Error::Stopped(e)),
+        };
+        Ok(Flow {
+            commands,
+            reports,
+            guards: Some(guards),
+            arity: blueprint.arity.clone(),
+            derived: blueprint.derived.clone(),
+            present: FxHashSet::default(),
+        })
+    }
+
+    /// The number of worker threads.
+    pub fn workers(&self) -> usize {
+        self.commands.len()
+    }
+
+    /// Applies one batch as one epoch: `deletes`, then `inserts`, each kept to what
+    /// changes the input (see the crate's set-semantics invariant), and returns what
+    /// changed. The initial input is the first batch.
+    pub fn apply<'a>(
+        &mut self,
+        deletes: impl IntoIterator<Item = (PredId, &'a [u32])>,
+        inserts: impl IntoIterator<Item = (PredId, &'a [u32])>,
+    ) -> Result<Applied, Error> {
+        let workers = self.commands.len();
+        let mut shares: Vec<Changes> = vec![Vec::new(); workers];
+        let mut applied = Applied::default();
+        let mut next = 0;
+        for (sign, changes) in [(-1isize, deletes.into_iter().collect::<Vec<_>>()), (1, inserts.into_iter().collect())]
+        {
+            for (pred, values) in changes {
+                let p = pred.index();
+                let input = p < self.arity.len() && !self.derived[p] && values.len() == self.arity[p];
+                let row = Row::try_new(values).filter(|_| input);
+                let changed = row.is_some_and(|row| match sign {
+                    1 => self.present.insert((p, row)),
+                    _ => self.present.remove(&(p, row)),
+                });
+                match (row, changed, sign) {
+                    (Some(row), true, 1) => applied.inserted.push((pred, row)),
+                    (Some(row), true, _) => applied.deleted.push((pred, row)),
+                    (_, _, 1) => applied.noop_inserts.push((pred, values.to_vec())),
+                    _ => applied.noop_deletes.push((pred, values.to_vec())),
+                }
+                if let (Some(row), true) = (row, changed) {
+                    shares[next].push((p, row, sign));
+                    next = (next + 1) % workers;
+                }
+            }
+        }
+        let sent = self.commands.iter().zip(shares).all(|(command, share)| command.send(share).is_ok());
+        if !sent {
+            return Err(self.failure());
+        }
+        let mut seen: Changes = Vec::new();
+        for _ in 0..workers {
+            seen.extend(self.reports.recv().map_err(|_| self.failure())?);
+        }
+        seen.sort_unstable();
+        let mut i = 0;
+        while i < seen.len() {
+            let (pred, row) = (seen[i].0, seen[i].1);
+            let mut diff = 0;
+            while i < seen.len() && (seen[i].0, seen[i].1) == (pred, row) {
+                diff += seen[i].2;
+                i += 1;
+            }
+            match diff {
+                0 => {}
+                d if d > 0 => applied.derived_added.push((PredId(pred as u32), row)),
+                _ => applied.derived_removed.push((PredId(pred as u32), row)),
+            }
+        }
+        Ok(applied)
+    }
+
+    /// Stops the workers and says why one of them ended early.
+    fn failure(&mut self) -> Error {
+        self.commands.clear();
+        let reason = match self.guards.take().map(timely::communication::WorkerGuards::join) {
+            Some(results) => results.into_iter().find_map(Result::err).unwrap_or_else(|| "a worker ended".into()),
+            None => "the workers have stopped".into(),
+        };
+        Error::Stopped(reason)
+    }
+}
+
+impl Drop for Flow {
+    fn drop(&mut self) {
+        // Closing the command channels ends every worker's loop.
+        self.commands.clear();
+        if let Some(guards) = self.guards.take() {
+            drop(guards.join());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

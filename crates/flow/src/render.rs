@@ -1,0 +1,207 @@
+//! Builds one worker's dataflow from the [`Blueprint`]: an input per relation, then per
+//! stratum either a union of its rules made distinct or, for a recursive stratum, one
+//! iterative scope with one variable per predicate; every join step reads an arrangement
+//! of its relation on its key columns, shared by every step of that scope asking for the
+//! same relation and key.
+
+use crate::blueprint::{Blueprint, Part, RuleRecipe};
+use crate::row::Row;
+use differential_dataflow::input::{Input, InputSession};
+use differential_dataflow::lattice::Lattice;
+use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
+use differential_dataflow::operators::iterate::VecVariable;
+use differential_dataflow::trace::implementations::ValSpine;
+use differential_dataflow::VecCollection;
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::rc::Rc;
+use timely::dataflow::operators::probe::Handle as Probe;
+use timely::order::Product;
+use timely::progress::Timestamp;
+
+/// Epochs of input changes.
+pub(crate) type Epoch = u64;
+
+/// A relation's rows as a collection of a scope with timestamps `T`.
+type Relation<'s, T> = VecCollection<'s, T, Row, isize>;
+
+/// A relation arranged by a key row, each key holding the full rows.
+type Arrangement<'s, T> = Arranged<'s, TraceAgent<ValSpine<Row, Row, T, isize>>>;
+
+/// Changes to derived relations that a worker saw in its part of the output.
+pub(crate) type Changes = Rc<RefCell<Vec<(usize, Row, isize)>>>;
+
+/// What a worker drives: the input sessions (by predicate index, and the one-row input
+/// that fires rules without body atoms) and the probe on every output.
+pub(crate) struct Handles {
+    pub inputs: Vec<InputSession<Epoch, Row, isize>>,
+    pub unit: InputSession<Epoch, Row, isize>,
+    pub probe: Probe<Epoch>,
+}
+
+/// The relations a scope can read, and the arrangements made of them so far.
+struct Relations<'s, T: Timestamp + Lattice> {
+    rows: Vec<Option<Relation<'s, T>>>,
+    arranged: FxHashMap<(usize, Vec<usize>), Arrangement<'s, T>>,
+}
+
+impl<'s, T: Timestamp + Lattice + Ord> Relations<'s, T> {
+    fn new(count: usize) -> Self {
+        Relations { rows: vec![None; count], arranged: FxHashMap::default() }
+    }
+
+    fn get(&self, pred: usize) -> Relation<'s, T> {
+        self.rows[pred].clone().expect("strata come after the relations they read")
+    }
+
+    /// The relation arranged on `key_cols`, made on first use and shared after.
+    fn arranged(&mut self, pred: usize, key_cols: &[usize]) -> Arrangement<'s, T> {
+        if let Some(arrangement) = self.arranged.get(&(pred, key_cols.to_vec())) {
+            return arrangement.clone();
+        }
+        let cols = key_cols.to_vec();
+        let arrangement = self.get(pred).map(move |row| (row.select(&cols), row)).arrange_by_key();
+        self.arranged.insert((pred, key_cols.to_vec()), arrangement.clone());
+        arrangement
+    }
+}
+
+/// A row made of binding positions and constants.
+fn build(parts: &[Part], binding: &Row) -> Row {
+    let mut row = Row::EMPTY;
+    for part in parts {
+        row.push(match *part {
+            Part::Pos(p) => binding.values()[p],
+            Part::Const(c) => c,
+        });
+    }
+    row
+}
+
+fn repeats_hold(row: &Row, repeats: &[(usize, usize)]) -> bool {
+    repeats.iter().all(|&(a, b)| row.values()[a] == row.values()[b])
+}
+
+/// The head rows one rule derives from the relations of its scope.
+fn render_rule<'s, T: Timestamp + Lattice + Ord>(
+    rule: &RuleRecipe,
+    relations: &mut Relations<'s, T>,
+    unit: &Relation<'s, T>,
+) -> Relation<'s, T> {
+    let project = rule.project.clone();
+    let Some(scan) = &rule.scan else {
+        let head = build(&project, &Row::EMPTY);
+        return unit.clone().map(move |_| head);
+    };
+    let (consts, repeats, keep) = (scan.consts.clone(), scan.repeats.clone(), scan.keep.clone());
+    let mut binding = relations.get(scan.pred).flat_map(move |row| {
+        let selected = consts.iter().all(|&(col, value)| row.values()[col] == value) && repeats_hold(&row, &repeats);
+        selected.then(|| row.select(&keep))
+    });
+    for join in &rule.joins {
+        let right = relations.arranged(join.pred, &join.key_cols);
+        let left_key = join.left_key.clone();
+        let left = binding.map(move |b| (build(&left_key, &b), b)).arrange_by_key();
+        let (repeats, keep_left, keep_right) = (join.repeats.clone(), join.keep_left.clone(), join.keep_right.clone());
+        binding = left.join_core(right, move |_key, b: &Row, row: &Row| {
+            repeats_hold(row, &repeats).then(|| {
+                let mut next = b.select(&keep_left);
+                for &col in &keep_right {
+                    next.push(row.values()[col]);
+                }
+                next
+            })
+        });
+    }
+    binding.map(move |b| build(&project, &b))
+}
+
+/// The distinct union of what `rules` derive for `pred` and the rows given for it.
+fn union<'s, T: Timestamp + Lattice + Ord>(
+    blueprint_rules: &[RuleRecipe],
+    pred: usize,
+    given: Relation<'s, T>,
+    relations: &mut Relations<'s, T>,
+    unit: &Relation<'s, T>,
+) -> Relation<'s, T> {
+    let mut all = given;
+    for rule in blueprint_rules.iter().filter(|r| r.head == pred) {
+        all = all.concat(render_rule(rule, relations, unit));
+    }
+    all.distinct()
+}
+
+/// Builds the dataflow in `worker` and returns its handles. Every change to a derived
+/// relation this worker holds is appended to `changes` as it passes: once the probe has
+/// passed an epoch, they are all there, possibly several for one row (an iteration may
+/// remove a row and a later one derive it again), which the caller adds up.
+pub(crate) fn build_dataflow(worker: &mut timely::worker::Worker, blueprint: &Blueprint, changes: Changes) -> Handles {
+    let count = blueprint.arity.len();
+    worker.dataflow::<Epoch, _, _>(|scope| {
+        let probe = Probe::new();
+        let mut inputs = Vec::with_capacity(count);
+        let mut given = Vec::with_capacity(count);
+        for _ in 0..count {
+            let (input, rows) = scope.new_collection::<Row, isize>();
+            inputs.push(input);
+            given.push(rows);
+        }
+        let (unit_input, unit) = scope.new_collection::<Row, isize>();
+        let mut relations = Relations::new(count);
+        for (p, rows) in given.iter().enumerate() {
+            if !blueprint.derived[p] {
+                relations.rows[p] = Some(rows.clone());
+            }
+        }
+        for stratum in &blueprint.strata {
+            if !stratum.recursive {
+                for &pred in &stratum.preds {
+                    let rows = union(&stratum.rules, pred, given[pred].clone(), &mut relations, &unit);
+                    relations.rows[pred] = Some(rows);
+                }
+                continue;
+            }
+            let outer = &relations;
+            let results = scope.iterative::<u32, _, _>(|inner| {
+                let mut local = Relations::new(count);
+                for rule in &stratum.rules {
+                    let read = rule.scan.iter().map(|s| s.pred).chain(rule.joins.iter().map(|j| j.pred));
+                    for pred in read.filter(|p| !stratum.preds.contains(p)) {
+                        if local.rows[pred].is_none() {
+                            local.rows[pred] = Some(outer.get(pred).enter(inner));
+                        }
+                    }
+                }
+                let unit = unit.clone().enter(inner);
+                let mut variables = Vec::with_capacity(stratum.preds.len());
+                for &pred in &stratum.preds {
+                    let (variable, rows) = VecVariable::new(inner, Product::new(Default::default(), 1));
+                    local.rows[pred] = Some(rows);
+                    variables.push((pred, variable));
+                }
+                let mut left = Vec::with_capacity(variables.len());
+                for (pred, variable) in variables {
+                    let rows = union(&stratum.rules, pred, given[pred].clone().enter(inner), &mut local, &unit);
+                    variable.set(rows.clone());
+                    left.push((pred, rows.leave(scope)));
+                }
+                left
+            });
+            for (pred, rows) in results {
+                relations.rows[pred] = Some(rows);
+            }
+        }
+        for (pred, &derived) in blueprint.derived.iter().enumerate() {
+            if derived {
+                let changes = Rc::clone(&changes);
+                // No `consolidate` here: it would arrange every relation once more, and
+                // `Flow::apply` nets the changes of an epoch itself.
+                relations
+                    .get(pred)
+                    .inspect(move |(row, _, diff)| changes.borrow_mut().push((pred, *row, *diff)))
+                    .probe_with(&probe);
+            }
+        }
+        Handles { inputs, unit: unit_input, probe }
+    })
+}

@@ -1,0 +1,132 @@
+//! The dataflow derives what the native engine derives, from scratch and after batches,
+//! with one and with several workers.
+
+use super::*;
+use exec::{Database, Maintained, Update};
+use plan::testing::{program, values};
+use std::collections::BTreeSet;
+
+type Facts = BTreeSet<(PredId, Vec<u32>)>;
+
+/// Atoms as a relation name and its values' texts.
+type Atoms<'a> = Vec<(&'a str, Vec<&'a str>)>;
+
+/// A batch: the atoms to delete, then those to insert.
+type Batch<'a> = (Atoms<'a>, Atoms<'a>);
+
+/// Every derived relation's rows as the dataflow holds them after the batches so far.
+#[derive(Default)]
+struct Mirror(BTreeSet<(PredId, Vec<u32>)>);
+
+impl Mirror {
+    fn absorb(&mut self, applied: &Applied) {
+        for (pred, row) in &applied.derived_removed {
+            assert!(self.0.remove(&(*pred, row.values().to_vec())), "removed a row it did not hold");
+        }
+        for (pred, row) in &applied.derived_added {
+            assert!(self.0.insert((*pred, row.values().to_vec())), "added a row it held");
+        }
+    }
+}
+
+fn derived(program: &Program, db: &Database) -> BTreeSet<(PredId, Vec<u32>)> {
+    let heads: BTreeSet<PredId> = program.rules.iter().map(|r| r.head.pred).collect();
+    heads.into_iter().flat_map(|p| db.sorted_tuples(p).into_iter().map(move |t| (p, t))).collect()
+}
+
+fn as_slices(facts: &[(PredId, Vec<u32>)]) -> impl Iterator<Item = (PredId, &[u32])> {
+    facts.iter().map(|(p, t)| (*p, t.as_slice()))
+}
+
+/// Runs `text` on the dataflow and on the native engine over its inline facts, then the
+/// batches (`(deletes, inserts)` of `E`-atoms as value lists), comparing after each.
+fn agree(text: &str, batches: &[Batch<'_>], workers: usize) {
+    let mut p = program(text);
+    let plan = plan::plan_program(&p);
+    let facts: Facts = p.facts.iter().map(|f| (f.pred, f.values.iter().map(|c| c.0).collect())).collect();
+    let facts: Vec<(PredId, Vec<u32>)> = facts.into_iter().collect();
+    let mut flow = Flow::start(&plan, &p, Options { workers }).unwrap();
+    let mut mirror = Mirror::default();
+    mirror.absorb(&flow.apply([], as_slices(&facts)).unwrap());
+    let mut native = Maintained::new(plan.clone(), &p, Database::from_facts(&p, &p.facts));
+    assert_eq!(mirror.0, derived(&p, native.db()), "{text}");
+    for (deletes, inserts) in batches {
+        let mut read = |atoms: &Atoms<'_>| -> Vec<(PredId, Vec<u32>)> {
+            atoms.iter().map(|(name, args)| (p.lookup_source(name).unwrap(), values(&mut p, args))).collect()
+        };
+        let update = Update { deletes: read(deletes), inserts: read(inserts) };
+        let applied = flow.apply(as_slices(&update.deletes), as_slices(&update.inserts)).unwrap();
+        mirror.absorb(&applied);
+        let report = native.apply(&update);
+        assert_eq!(mirror.0, derived(&p, native.db()), "{text} after {:?}", update);
+        let rows = |v: &[(PredId, Row)]| v.iter().map(|(p, r)| (*p, r.values().to_vec())).collect::<Vec<_>>();
+        assert_eq!(rows(&applied.inserted), report.edb_inserted);
+        assert_eq!(rows(&applied.deleted), report.edb_deleted);
+    }
+}
+
+const CLOSURE: &str = "E(a,b).\nE(b,c).\nE(c,d).\nE(d,b).\nT(X,Y) <- E(X,Y)\nT(X,Z) <- T(X,Y), E(Y,Z)";
+
+#[test]
+fn closure_with_a_cycle_agrees_through_deletes_and_inserts() {
+    let batches = vec![
+        (vec![("E", vec!["d", "b"])], vec![]),
+        (vec![], vec![("E", vec!["d", "a"]), ("E", vec!["d", "a"])]),
+        (vec![("E", vec!["a", "b"]), ("E", vec!["x", "y"])], vec![("E", vec!["a", "c"])]),
+    ];
+    for workers in [1, 2, 3] {
+        agree(CLOSURE, &batches, workers);
+    }
+}
+
+#[test]
+fn constants_repeats_mutual_recursion_and_bodiless_rules_agree() {
+    let text = "E(a,b).\nE(b,b).\nE(b,c).\nF(c).\n\
+        P(X) <- E(X,X)\n\
+        Q(X,c) <- E(X,Y), F(Y)\n\
+        Even(a) <-\n\
+        Odd(Y) <- Even(X), E(X,Y)\n\
+        Even(Y) <- Odd(X), E(X,Y)\n\
+        Both(X) <- Odd(X), Even(X), P(X)\n\
+        Z() <- E(b,Y), F(Y)\n\
+        Cross(X,Y) <- F(X), P(Y)";
+    let batches = vec![
+        (vec![("E", vec!["b", "b"])], vec![("E", vec!["c", "c"])]),
+        (vec![("F", vec!["c"])], vec![("F", vec!["b"])]),
+    ];
+    for workers in [1, 2] {
+        agree(text, &batches, workers);
+    }
+}
+
+#[test]
+fn set_semantics_hold_before_the_dataflow() {
+    let p = program(CLOSURE);
+    let plan = plan::plan_program(&p);
+    let mut flow = Flow::start(&plan, &p, Options { workers: 2 }).unwrap();
+    let e = p.lookup_source("E").unwrap();
+    let t = p.lookup_source("T").unwrap();
+    let applied = flow.apply([(e, &[7u32, 8][..])], [(e, &[1u32, 2][..]), (e, &[1, 2]), (t, &[1, 1])]).unwrap();
+    assert_eq!(applied.noop_deletes, vec![(e, vec![7, 8])]);
+    assert_eq!(applied.noop_inserts, vec![(e, vec![1, 2]), (t, vec![1, 1])]);
+    assert_eq!(applied.inserted, vec![(e, Row::new(&[1, 2]))]);
+    assert_eq!(applied.derived_added, vec![(t, Row::new(&[1, 2]))]);
+    let applied = flow.apply([(e, &[1u32, 2][..]), (e, &[1, 2])], []).unwrap();
+    assert_eq!(applied.deleted.len(), 1);
+    assert_eq!(applied.noop_deletes.len(), 1);
+    assert_eq!(applied.derived_removed, vec![(t, Row::new(&[1, 2]))]);
+}
+
+#[test]
+fn a_relation_wider_than_a_row_is_refused_before_starting() {
+    let p = program("W(A,B,C,D,E,F,G,H,I) <- V(A,B,C,D,E,F,G,H,I)");
+    let plan = plan::plan_program(&p);
+    let error = Flow::start(&plan, &p, Options { workers: 1 }).unwrap_err();
+    assert_eq!(error.message(&p), "the differential engine holds at most 8 values per row; relation `W` needs 9");
+    // Live variables are counted after each join: nine variables never live at once here.
+    let p = program("N(A,I) <- V(A,B,C,D,E,F,G,H), U(H,I)");
+    assert!(Flow::start(&plan::plan_program(&p), &p, Options { workers: 1 }).is_ok());
+    let p = program("N(A,B,C,D,E,F,G,I) <- V(A,B,C,D,E,F,G,H), U(H,I,J), X(J)");
+    let error = Flow::start(&plan::plan_program(&p), &p, Options { workers: 1 }).unwrap_err();
+    assert!(matches!(error, Error::TooWide { rule: Some(_), width: 9, .. }), "{error:?}");
+}
