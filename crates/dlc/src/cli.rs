@@ -28,9 +28,10 @@ pub const MAX_THREADS: usize = 256;
 
 /// dlc: a Datalog compiler with magic-sets rewriting and incremental (DRed) maintenance.
 ///
-/// dlc compiles a positive Datalog program and one selection query into a magic-sets
-/// program, lowers it to relational-algebra plans, evaluates it bottom-up, and keeps the
-/// answers up to date under insertions and deletions of input facts.
+/// dlc compiles a Datalog program (with stratified negation and comparisons) and one
+/// selection query into a magic-sets program, lowers it to relational-algebra plans,
+/// evaluates it bottom-up, and keeps the answers up to date under insertions and
+/// deletions of input facts.
 #[derive(Debug, Parser)]
 #[command(name = "dlc", version, after_help = EXAMPLES, args_conflicts_with_subcommands = true)]
 pub struct Cli {
@@ -250,7 +251,7 @@ pub enum DialectArg {
     Auto,
     /// dlc's own language.
     Dlc,
-    /// The positive fragment of Soufflé.
+    /// Soufflé's stratified fragment without arithmetic.
     Souffle,
 }
 
