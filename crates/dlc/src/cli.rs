@@ -107,7 +107,8 @@ pub struct RunArgs {
     #[arg(short = 'D', long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
 
-    /// The language of the program: `auto` reads a file with a `.decl` line as Soufflé.
+    /// The language of the program: `auto` reads a file with a `.decl` or `#include` line as
+    /// Soufflé.
     #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
     pub dialect: DialectArg,
 
@@ -163,7 +164,8 @@ pub struct RunArgs {
     pub explain: Option<String>,
 
     /// Explain why a fact, e.g. 'R(a,u)', is not derived: for each rule that could derive
-    /// it, the first body atom that matches no fact (`--format text|json`).
+    /// it, the first body atom that matches no fact, or the fact a negated atom finds or
+    /// the comparison that fails under every match (`--format text|json`).
     #[arg(long, value_name = "FACT", conflicts_with_all = ["compare", "output_dir"])]
     pub explain_missing: Option<String>,
 
@@ -247,7 +249,7 @@ pub enum Format {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DialectArg {
-    /// Soufflé if a line starts with `.decl`, dlc otherwise.
+    /// Soufflé if a line starts with `.decl` or `#include`, dlc otherwise.
     Auto,
     /// dlc's own language.
     Dlc,
