@@ -13,6 +13,12 @@ impl Code {
         CODES.iter().find(|(c, _, _)| c.0 == self.0).map_or("", |(_, _, help)| help)
     }
 
+    /// The help line of this code for a Soufflé program, where the default one shows
+    /// dlc's syntax (`Q(X) <- E(X)`, quoting upper-case values), if it does.
+    pub fn souffle_help(self) -> Option<&'static str> {
+        SOUFFLE_HELP.iter().find(|(c, _)| c.0 == self.0).map(|(_, help)| *help)
+    }
+
     /// The short title of this code.
     pub fn title(self) -> &'static str {
         CODES.iter().find(|(c, _, _)| c.0 == self.0).map_or("", |(_, title, _)| title)
@@ -65,9 +71,9 @@ codes! {
     UPDATE_IDB = "E0015", "update of a derived predicate",
         "only input (EDB) facts can be inserted or deleted; derived facts follow from them";
     ADORNMENT_LIMIT = "E0016", "too many adorned predicates",
-        "raise the limit with `--max-adornments N`, or evaluate the original program with `--no-magic`";
+        "raise the limit with `--max-adornments N`, or let `--magic auto` (the default) or `--magic off` evaluate the original program";
     RESOURCE_LIMIT = "E0017", "relation too large",
-        "raise the limit with `--max-tuples N` if the machine has the memory; a rule whose body atoms share no variable derives the product of their sizes";
+        "raise the limit with `--max-tuples N` if the machine has the memory";
     UNSUPPORTED_SOUFFLE = "E0018", "unsupported Soufflé construct",
         "dlc runs stratified Datalog: rules over atoms, negated atoms and comparisons of variables and constants; rewrite this part or run the program with Soufflé";
     UNDECLARED_RELATION = "E0019", "relation not declared",
@@ -82,6 +88,8 @@ codes! {
         "bind the variable with a positive atom of the body or an assignment `X = ...`, or write `_` for \"any value\" in a negated atom";
     NOT_AN_INTEGER = "E0024", "ordering comparison on a non-integer",
         "`<`, `<=`, `>` and `>=` compare 32-bit integers; compare symbols with `=` or `!=`";
+    TYPE_CYCLE = "E0025", "cyclic type definition",
+        "define one of the types from `symbol`, `number` or `unsigned`: `.type A <: symbol`";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",
@@ -90,4 +98,18 @@ codes! {
         "a file of atoms `E(a,b).` needs an extension other than .facts, .tsv or .csv, such as .dl";
     PRAGMA_IGNORED = "W0004", "pragma ignored",
         "dlc reads its options from the command line: pass `-F`/`-D` (or the flag the pragma stands for) instead";
+    UNREAD_DIRECTORY_ENTRY = "W0005", "facts directory entry not read",
+        "a facts directory holds `<Pred>.facts`/`.tsv` (tab-separated) and `<Pred>.csv` files";
 }
+
+/// Help lines for Soufflé programs, where the default help would show dlc's syntax.
+const SOUFFLE_HELP: &[(Code, &str)] = &[
+    (Code::PARSE, "a rule is `h(x, z) :- a(x, y), b(y, z).`; a query is `?- r(1, y).` or `--query 'r(1, y)'`"),
+    (Code::QUERY_EDB, "queries name a derived relation; add a rule `q(x) :- e(x).` to query input facts"),
+    (Code::NON_GROUND_FACT, "facts contain constants only: numbers, or strings in double quotes: \"alice\""),
+    (
+        Code::BAD_FACTS_LINE,
+        "an `.input` file holds one tuple per line, tab-separated unless its `delimiter` parameter says otherwise",
+    ),
+    (Code::EDB_HEADS_RULE, "a relation is either read with `.input` or derived by rules; rename one of them"),
+];

@@ -20,8 +20,9 @@ fn render_one(d: &Diagnostic, sources: &SourceMap, color: bool, out: &mut Vec<u8
     };
     let message = format!("{} ({})", d.message, d.code.title());
     let Some(anchor) = d.primary_span() else {
-        // A diagnostic without a location (e.g. a missing file): plain text in the same shape.
-        out.extend_from_slice(format!("{}[{}]: {}\n", severity_word(d.severity), d.code, message).as_bytes());
+        // A diagnostic without a location (e.g. a missing file): plain text with ariadne's
+        // header, `[E0012] Error: ...`, so that every report starts the same way.
+        out.extend_from_slice(format!("[{}] {}: {}\n", d.code, severity_word(d.severity), message).as_bytes());
         for note in &d.notes {
             out.extend_from_slice(format!("  note: {note}\n").as_bytes());
         }
@@ -59,7 +60,7 @@ fn render_one(d: &Diagnostic, sources: &SourceMap, color: bool, out: &mut Vec<u8
     };
     // A report that fails to render (it cannot for in-memory sources) is still shown as text.
     if report.finish().write(ariadne::sources(files), &mut *out).is_err() {
-        out.extend_from_slice(format!("{}[{}]: {}\n", severity_word(d.severity), d.code, d.message).as_bytes());
+        out.extend_from_slice(format!("[{}] {}: {}\n", d.code, severity_word(d.severity), d.message).as_bytes());
     }
 }
 

@@ -198,6 +198,11 @@ pub struct RunArgs {
     /// Leave wall-clock times out of the output (for reproducible output).
     #[arg(long)]
     pub no_timing: bool,
+
+    /// List every fact of an update report; by default a batch that changes more than
+    /// 1,000 facts is summarised as counts per relation.
+    #[arg(long)]
+    pub full_report: bool,
 }
 
 impl RunArgs {

@@ -31,6 +31,10 @@ pub struct Context<'a> {
     pub sources: &'a SourceMap,
     /// Whether `program` is the magic rewrite.
     pub magic: bool,
+    /// `--max-tuples`, for the evaluation of a fact's own demand ([`own_demand`]).
+    pub max_tuples: u32,
+    /// Whether `program` is the rewrite for the fact's own demand, not the user's query.
+    pub own_demand: bool,
 }
 
 /// How to print.
@@ -49,11 +53,26 @@ pub struct Explained {
 
 impl Context<'_> {
     fn program_name(&self) -> &'static str {
-        if self.magic {
-            "magic program"
-        } else {
-            "original program"
+        match (self.magic, self.own_demand) {
+            (true, false) => "magic program",
+            (true, true) => "magic program of its own demand",
+            (false, _) => "original program",
         }
+    }
+
+    /// The user's query, `?- R(a,Y).`.
+    fn query_text(&self) -> String {
+        self.source.query.as_ref().map(|q| format!("?- {}.", self.source.display_atom(&q.atom))).unwrap_or_default()
+    }
+
+    /// Whether the magic program may lack `fact` although it holds: the rewrite derives
+    /// every answer of the query, but of other facts only those the query demanded.
+    fn outside_the_answers(&self, fact: &Fact) -> bool {
+        let tuple: Vec<u32> = fact.values.iter().map(|c| c.0).collect();
+        self.magic
+            && !self.own_demand
+            && self.source.pred(fact.pred).kind == PredKind::Idb
+            && !self.source.query.as_ref().is_some_and(|q| q.atom.pred == fact.pred && q.matches(&tuple))
     }
 
     /// The relations of `program` that hold the source fact's predicate: itself, or
@@ -94,7 +113,8 @@ impl Context<'_> {
     /// How a rule of `program` is shown: what it is, where, and its source text.
     fn rule_text(&self, rule: RuleId) -> RuleShown {
         let r = self.program.rule(rule);
-        let source_rule = |id: RuleId| (format!("rule {}", id.0 + 1), self.source.rule(id));
+        // `r1`, as `--emit ir` and `--emit magic-ir` name source rule 1.
+        let source_rule = |id: RuleId| (format!("rule r{}", id.0), self.source.rule(id));
         let (what, span, text) = match r.origin {
             Origin::Source => {
                 let (what, rule) = source_rule(rule);
@@ -128,6 +148,49 @@ struct RuleShown {
     text: String,
 }
 
+/// A fact's own demand, evaluated: the program that derives what the fact needs, and
+/// its database.
+struct OwnDemand {
+    /// The source program with the fact as its query.
+    source: Program,
+    /// The magic rewrite of `source` (or `source` itself when the rewrite is too large).
+    program: Program,
+    magic: bool,
+    db: Database,
+}
+
+/// Evaluates the own demand of `fact`, which the magic program of the user's query did
+/// not derive: the magic rewrite of the source program for the query that is the fact
+/// itself (every position bound), over the input facts `ctx.db` holds now. Only what the
+/// fact needs is derived, so the fact holds there exactly when it holds in the original
+/// program. When even that rewrite is too large, the original program is evaluated.
+fn own_demand(ctx: &Context<'_>, fact: &Fact) -> Result<OwnDemand, String> {
+    let mut source = ctx.source.clone();
+    // The explained program's interner holds the fact's constants and those of updates.
+    source.consts = ctx.program.consts.clone();
+    let args = fact.values.iter().map(|&c| ir::Term { kind: TermKind::Const(c), span: fact.span }).collect();
+    let query = ir::Query { atom: ir::Atom { pred: fact.pred, args, span: fact.span } };
+    source.query = Some(query.clone());
+    let mut facts = crate::facts::InputFacts::default();
+    // The repl's source program may know predicates its maintained database does not
+    // (named by updates only); no rule reads them.
+    let known = |p: PredId| p.index() < ctx.db.relation_count();
+    for pred in source.pred_ids().filter(|&p| source.pred(p).kind == PredKind::Edb && known(p)) {
+        for tuple in ctx.db.tuples(pred) {
+            facts.push(pred, tuple.iter().copied());
+        }
+    }
+    let (program, magic) = match magic::rewrite_with(&source, &query, magic::RewriteOptions::default()) {
+        Ok(rewrite) => (rewrite.program, true),
+        Err(_) => (source.clone(), false),
+    };
+    let threads = exec::Threads::available();
+    match session::evaluate(&program, false, &facts, exec::Engine::Seminaive, threads, false, None, ctx.max_tuples) {
+        Ok(run) => Ok(OwnDemand { source, program, magic, db: run.eval.db }),
+        Err(e) => Err(e.message(&program)),
+    }
+}
+
 /// `--explain`: a proof of the fact, or a message that it does not hold.
 pub fn explain(ctx: &Context<'_>, fact: &Fact, shape: Shape) -> Explained {
     let tuple: Vec<u32> = fact.values.iter().map(|c| c.0).collect();
@@ -135,6 +198,9 @@ pub fn explain(ctx: &Context<'_>, fact: &Fact, shape: Shape) -> Explained {
     let mut explainer = Explainer::new(ctx.program, ctx.db);
     let input = ctx.source.pred(fact.pred).kind == PredKind::Edb;
     let found = ctx.relations(fact.pred).into_iter().find_map(|p| explainer.prove(p, &tuple));
+    if found.is_none() && ctx.outside_the_answers(fact) {
+        return explain_outside(ctx, fact, &asked, shape, false);
+    }
     let Some(proof) = found else {
         let why = if input {
             format!("{asked} is not an input fact")
@@ -159,11 +225,53 @@ pub fn explain(ctx: &Context<'_>, fact: &Fact, shape: Shape) -> Explained {
     Explained { text, holds: true }
 }
 
+/// `--explain` (or, with `missing`, `--explain-missing`) of a fact outside the answers
+/// of the user's query, which its magic program need not derive: explained in the
+/// evaluation of the fact's own demand, after a line that says so.
+fn explain_outside(ctx: &Context<'_>, fact: &Fact, asked: &str, shape: Shape, missing: bool) -> Explained {
+    let query = ctx.query_text();
+    let own = match own_demand(ctx, fact) {
+        Ok(own) => own,
+        Err(message) => {
+            let why =
+                format!("{asked} is not an answer of {query}, and evaluating the fact's own demand stopped: {message}");
+            let text = match shape {
+                Shape::Json => crate::to_json_text(
+                    &json!({ "fact": asked, "program": "own-demand", "holds": false, "message": why }),
+                ),
+                Shape::Text | Shape::Dot => why + "\n",
+            };
+            return Explained { text, holds: false };
+        }
+    };
+    let inner = Context {
+        source: &own.source,
+        program: &own.program,
+        db: &own.db,
+        sources: ctx.sources,
+        magic: own.magic,
+        max_tuples: ctx.max_tuples,
+        own_demand: true,
+    };
+    let explained = if missing { explain_missing(&inner, fact, shape) } else { explain(&inner, fact, shape) };
+    let text = match shape {
+        Shape::Text => format!(
+            "{asked} is not an answer of {query}, and the {} derives only what that query demands; \
+             explained through the fact's own demand, ?- {asked}.\n{}",
+            ctx.program_name(),
+            explained.text
+        ),
+        // A proof's JSON and dot say which program in their own fields.
+        Shape::Json | Shape::Dot => explained.text,
+    };
+    Explained { text, holds: explained.holds }
+}
+
 fn program_key(ctx: &Context<'_>) -> &'static str {
-    if ctx.magic {
-        "magic"
-    } else {
-        "original"
+    match (ctx.magic, ctx.own_demand) {
+        (true, false) => "magic",
+        (true, true) => "own-demand",
+        (false, _) => "original",
     }
 }
 
@@ -247,8 +355,10 @@ fn proof_text(ctx: &Context<'_>, asked: &str, proof: &Proof) -> String {
 
 /// The proof as JSON: a flat list of nodes (the first is the fact) with their children's
 /// indices, since a proof is a DAG and can be far too deep to nest. A derived node's
-/// `rule.number` is the rule's position in the evaluated program (as `--emit ir` or
-/// `--emit magic-ir` list it), its children the facts of that rule's body atoms.
+/// `rule.source` names the source rule (`r1`, as `--emit ir` lists it; absent for the
+/// query's seed), and through magic sets `rule.rewritten` is the position of the rule in
+/// the evaluated rewrite (as `--emit plan` lists it); its children are the facts of that
+/// rule's body atoms.
 fn proof_json(ctx: &Context<'_>, asked: &str, proof: &Proof) -> Value {
     let nodes: Vec<Value> = proof
         .nodes
@@ -272,12 +382,13 @@ fn proof_json(ctx: &Context<'_>, asked: &str, proof: &Proof) -> Value {
                         v["leaves"] = json!(leaves.iter().map(|l| leaf_text(ctx, l)).collect::<Vec<_>>());
                     }
                     v["kind"] = json!("derived");
-                    v["rule"] = json!({
-                        "by": shown.what,
-                        "at": shown.at,
-                        "text": shown.text,
-                        "number": rule.0 + 1,
-                    });
+                    v["rule"] = json!({ "by": shown.what, "at": shown.at, "text": shown.text });
+                    if let Some(source) = source_rule(ctx.program, *rule) {
+                        v["rule"]["source"] = json!(format!("r{}", source.0));
+                    }
+                    if ctx.magic {
+                        v["rule"]["rewritten"] = json!(rule.0);
+                    }
                     v["children"] = json!(body);
                 }
             }
@@ -285,6 +396,27 @@ fn proof_json(ctx: &Context<'_>, asked: &str, proof: &Proof) -> Value {
         })
         .collect();
     json!({ "fact": asked, "program": program_key(ctx), "holds": true, "height": proof.height(), "nodes": nodes })
+}
+
+/// The source rule a rule of the evaluated program is, or was made from.
+fn source_rule(program: &Program, rule: RuleId) -> Option<RuleId> {
+    match program.rule(rule).origin {
+        Origin::Source => Some(rule),
+        Origin::Main { rule } | Origin::Demand { rule, .. } => Some(rule),
+        Origin::Seed => None,
+    }
+}
+
+/// Where body atom `atom` of `rule` sits in its source rule: a magic main rule is its
+/// source rule behind a demand guard (position 0), so its atom `k` is source atom `k - 1`;
+/// `None` for the guard.
+fn source_position(ctx: &Context<'_>, rule: &ir::Rule, atom: usize) -> Option<usize> {
+    let guarded = ctx.magic && rule.body.first().is_some_and(|a| ctx.is_demand(a.pred));
+    match (guarded, atom) {
+        (true, 0) => None,
+        (true, k) => Some(k - 1),
+        (false, k) => Some(k),
+    }
 }
 
 fn dot_escape(text: &str) -> String {
@@ -333,6 +465,9 @@ pub fn explain_missing(ctx: &Context<'_>, fact: &Fact, shape: Shape) -> Explaine
     let input = ctx.source.pred(fact.pred).kind == PredKind::Edb;
     let relations = ctx.relations(fact.pred);
     let holds = relations.iter().any(|&p| explainer.contains(p, &tuple));
+    if !holds && ctx.outside_the_answers(fact) {
+        return explain_outside(ctx, fact, &asked, shape, true);
+    }
     let mut text = String::new();
     let mut doc = json!({ "fact": asked, "program": program_key(ctx), "holds": holds });
     if input {
@@ -439,13 +574,12 @@ fn why_not_text(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
                 } else {
                     format!("under {partial} match(es) of the atoms before it")
                 };
-                // A magic main rule is its source rule behind a demand guard: count body
-                // atoms as the source rule shown above has them.
-                let guarded = ctx.magic && rule.body.first().is_some_and(|a| ctx.is_demand(a.pred));
-                let position = match (guarded, *atom) {
-                    (true, 0) => "the rule's demand guard".to_string(),
-                    (true, k) => format!("body atom {k} of {}", rule.body.len() - 1),
-                    (false, k) => format!("body atom {} of {}", k + 1, rule.body.len()),
+                // Atoms are counted as in the source rule shown above, from #0 as
+                // `--emit magic-ir` counts calls.
+                let source_len = source_rule(ctx.program, attempt.rule).map_or(0, |r| ctx.source.rule(r).body.len());
+                let position = match source_position(ctx, rule, *atom) {
+                    None => "the rule's demand guard".to_string(),
+                    Some(k) => format!("body atom #{k} of {source_len}"),
                 };
                 format!(
                     "{what} {} ({position}) finds no fact {prefix}: {}{more}",
@@ -479,7 +613,8 @@ fn why_not_json(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
                 Attempt::Failed { atom, examples, partial } => {
                     let body = &rule.body[*atom];
                     v["outcome"] = json!("no match");
-                    v["atom"] = json!(atom + 1);
+                    // The source rule's body position (from 0); null for a demand guard.
+                    v["atom"] = json!(source_position(ctx, rule, *atom));
                     v["atom_text"] = json!(instantiate(ctx, body, &[]));
                     v["demand"] = json!(ctx.is_demand(body.pred));
                     v["partial_matches"] = json!(partial);
@@ -545,10 +680,12 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         return crate::EXIT_INPUT_ERROR;
     };
     let engine = session::engine(args.engine);
+    // Every relation: a fact of any of them may be asked about.
     let chosen = session::evaluate_chosen(
         &session.program,
         session.magic.as_ref(),
         args.magic_mode(),
+        true,
         &session.facts,
         engine,
         session::threads(args.threads),
@@ -572,8 +709,15 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         (Some(run.eval), None)
     } else {
         let maintenance = session::maintenance(args.maintenance);
-        let maintained =
-            Maintainer::from_evaluation(primary.clone(), run.eval, &session.facts, maintenance, false, args.max_tuples);
+        let maintained = Maintainer::from_evaluation(
+            primary.clone(),
+            true,
+            run.eval,
+            &session.facts,
+            maintenance,
+            false,
+            args.max_tuples,
+        );
         let mut maintainer = match maintained {
             Ok(maintainer) => maintainer,
             Err(e) => return crate::stopped(err, &session.sources, primary, &e, args.color),
@@ -590,7 +734,15 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         (None, Some(maintainer)) => maintainer.state.db(),
         (None, None) => unreachable!("one of the two is made"),
     };
-    let ctx = Context { source: &session.program, program: &shown, db, sources: &sources, magic: choice.magic };
+    let ctx = Context {
+        source: &session.program,
+        program: &shown,
+        db,
+        sources: &sources,
+        magic: choice.magic,
+        max_tuples: args.max_tuples,
+        own_demand: false,
+    };
     let explained = if missing { explain_missing(&ctx, &fact, shape) } else { explain(&ctx, &fact, shape) };
     let _ = write!(out, "{}", explained.text);
     if missing || explained.holds {
@@ -606,6 +758,7 @@ pub struct ReplState<'a> {
     pub program: &'a Program,
     pub db: &'a Database,
     pub magic: bool,
+    pub max_tuples: u32,
 }
 
 /// The repl's `:why FACT` (a proof) and `:whynot FACT` (why it is not derived), in the
@@ -632,7 +785,15 @@ pub fn repl_command(
     let (fact, diagnostics) = syntax::parse_ground_atom(text, file, &mut shown);
     crate::print_diagnostics(err, &diagnostics, sources, color);
     let Some(fact) = fact.filter(|_| !diag::has_errors(&diagnostics)) else { return };
-    let ctx = Context { source: state.source, program: &shown, db: state.db, sources, magic: state.magic };
+    let ctx = Context {
+        source: state.source,
+        program: &shown,
+        db: state.db,
+        sources,
+        magic: state.magic,
+        max_tuples: state.max_tuples,
+        own_demand: false,
+    };
     let explained = if missing { explain_missing(&ctx, &fact, Shape::Text) } else { explain(&ctx, &fact, Shape::Text) };
     let _ = write!(out, "{}", explained.text);
 }

@@ -287,7 +287,9 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             let magic = match args.magic_mode() {
                 MagicArg::Off => false,
                 MagicArg::On => true,
-                MagicArg::Auto => session::auto_choice(&session.program, session.magic(), None).magic,
+                MagicArg::Auto => {
+                    session.magic.as_ref().is_some_and(|m| session::auto_choice(&session.program, m, None).magic)
+                }
             };
             let program = if magic { &session.magic().program } else { &session.program };
             let plan = plan::plan_program(program);
@@ -325,7 +327,7 @@ fn emit_ast(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: boo
         session::Dialect::Dlc => syntax::parse(&text, file),
         session::Dialect::Souffle => {
             // The tree after expansion: one rule per head and disjunct.
-            syntax::souffle::parse(&text, file, &mut load::IncludeFiles { sources: &mut sources })
+            syntax::souffle::parse(&text, file, &mut load::IncludeFiles::new(&mut sources))
         }
     };
     let _ = write!(out, "{ast}");
@@ -356,18 +358,21 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
     // `--compare` evaluates the rewrite (and the original below) and maintains the
     // rewrite; `--magic auto` chooses the program to evaluate and maintain.
     let evaluated = if args.compare {
-        session::evaluate(magic_program, &session.facts, engine, threads, trace, progress(), max_tuples).map(|run| {
-            let choice = match session.magic.as_ref().filter(|_| mode == MagicArg::Auto) {
-                Some(magic) => session::auto_choice(source, magic, Some(&run.eval.db)),
-                None => session::Choice { magic: true, reason: "--magic on".into() },
-            };
-            (run, choice)
-        })
+        session::evaluate(magic_program, args.all, &session.facts, engine, threads, trace, progress(), max_tuples).map(
+            |run| {
+                let choice = match session.magic.as_ref().filter(|_| mode == MagicArg::Auto) {
+                    Some(magic) => session::auto_choice(source, magic, Some(&run.eval.db)),
+                    None => session::Choice { magic: true, reason: "--magic on".into() },
+                };
+                (run, choice)
+            },
+        )
     } else {
         session::evaluate_chosen(
             source,
             session.magic.as_ref(),
             mode,
+            args.all,
             &session.facts,
             engine,
             threads,
@@ -379,18 +384,24 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
     // The magic program's predicate table extends the source's: it names either's relations.
     let (main_run, choice) = match evaluated {
         Ok(evaluated) => evaluated,
-        Err(e) => return stopped(err, &session.sources, magic_program, &e, args.color),
+        Err(e) => {
+            // The original program's rules derive a source relation; the rewrite's the others.
+            let derived_by_source = source.rules.iter().any(|r| r.head.pred == e.pred);
+            let program = if derived_by_source { source } else { magic_program };
+            return stopped(err, &session.sources, program, &e, args.color);
+        }
     };
     // The program whose answers are reported (and maintained under updates).
     let (primary_name, primary) =
         if args.compare || choice.magic { ("magic", magic_program) } else { ("original", source) };
-    let original_run =
-        match args.compare.then(|| session::evaluate(source, &session.facts, engine, threads, trace, None, max_tuples))
-        {
-            None => None,
-            Some(Ok(run)) => Some(run),
-            Some(Err(e)) => return stopped(err, &session.sources, source, &e, args.color),
-        };
+    let original_run = match args
+        .compare
+        .then(|| session::evaluate(source, args.all, &session.facts, engine, threads, trace, None, max_tuples))
+    {
+        None => None,
+        Some(Ok(run)) => Some(run),
+        Some(Err(e)) => return stopped(err, &session.sources, source, &e, args.color),
+    };
 
     let mut text = String::new();
     let mut doc = json!({});
@@ -441,6 +452,7 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         let record = trace || args.check;
         let mut maintainer = match Maintainer::from_evaluation(
             primary.clone(),
+            args.all,
             main_run.eval,
             &session.facts,
             maintenance,
@@ -457,9 +469,9 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
                 Err(e) => return stopped(err, &session.sources, primary, &e, args.color),
             };
             if json {
-                updates.push(report::batch_json(primary, i, batch, &outcome, timing));
+                updates.push(report::batch_json(primary, i, batch, &outcome, timing, args.full_report));
             } else {
-                report::batch_text(&mut text, primary, queried, i, batch, &outcome, timing);
+                report::batch_text(&mut text, primary, queried, i, batch, &outcome, timing, args.full_report);
             }
             if !outcome.mismatches.is_empty() {
                 let names: Vec<String> = outcome.mismatches.iter().map(|p| primary.pred_name(*p)).collect();
@@ -485,6 +497,23 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
         (None, None) => unreachable!("one of the two is set above"),
     };
     let final_answers = session::Selected::answers(final_program, final_db);
+    // The caps as they are after the batches: an insertion can push a demand relation past
+    // its cap, and the program chosen before is kept (maintained), which the summary says.
+    let choice = match (&maintained, session.magic.as_ref()) {
+        (Some(_), Some(magic)) if choice.magic && mode == MagicArg::Auto && !args.compare => {
+            let now = session::auto_choice(source, magic, Some(final_db));
+            if now.magic {
+                choice
+            } else {
+                let reason = now.reason.replace("--magic auto: ", "");
+                session::Choice {
+                    magic: true,
+                    reason: format!("{}; after the updates {reason}, and the magic program is kept", choice.reason),
+                }
+            }
+        }
+        _ => choice,
+    };
 
     if json {
         if !trace && original_run.is_none() {

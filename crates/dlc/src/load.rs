@@ -3,6 +3,7 @@
 
 use diag::{Code, Diagnostic, SourceMap};
 use ir::Program;
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use syntax::{FactSink, MAX_LINE_BYTES};
@@ -246,7 +247,7 @@ fn facts_directory(path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<PathBu
         }
         diagnostics.push(
             Diagnostic::warning(
-                Code::UNREADABLE_FILE,
+                Code::UNREAD_DIRECTORY_ENTRY,
                 format!(
                     "`{}`: {} entr{} not read, not being named .facts, .tsv or .csv: {}",
                     path.display(),
@@ -261,7 +262,7 @@ fn facts_directory(path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<PathBu
     if files.is_empty() && diagnostics.len() == errors_before {
         diagnostics.push(
             Diagnostic::warning(
-                Code::UNREADABLE_FILE,
+                Code::UNREAD_DIRECTORY_ENTRY,
                 format!("`{}` holds no .facts, .tsv or .csv files", path.display()),
             )
             .with_help("name each file after its predicate: `E.facts` (tab-separated) or `E.csv`"),
@@ -302,14 +303,42 @@ fn load_facts_file(
 /// directory of the including file.
 pub struct IncludeFiles<'a> {
     pub sources: &'a mut SourceMap,
+    /// The file that included each included file, to find a file that includes itself.
+    pub included_from: HashMap<ir::FileId, ir::FileId>,
+}
+
+impl<'a> IncludeFiles<'a> {
+    pub fn new(sources: &'a mut SourceMap) -> Self {
+        IncludeFiles { sources, included_from: HashMap::new() }
+    }
+
+    /// The file as the file system knows it, so that two paths to one file are equal.
+    fn identity(&self, file: ir::FileId) -> PathBuf {
+        let name = Path::new(self.sources.name(file));
+        std::fs::canonicalize(name).unwrap_or_else(|_| name.to_path_buf())
+    }
 }
 
 impl syntax::souffle::Includes for IncludeFiles<'_> {
     fn include(&mut self, from: ir::FileId, path: &str) -> Result<(ir::FileId, String), String> {
         let base = Path::new(self.sources.name(from)).parent().unwrap_or(Path::new(""));
         let full = base.join(path);
+        // A file that includes itself, directly or through others, would be spliced in
+        // until the depth limit, each copy declaring its relations again: refuse it once.
+        let target = std::fs::canonicalize(&full).unwrap_or_else(|_| full.clone());
+        let mut chain = vec![from];
+        while let Some(&parent) = self.included_from.get(chain.last().expect("never empty")) {
+            chain.push(parent);
+        }
+        if let Some(at) = chain.iter().position(|&f| self.identity(f) == target) {
+            let names: Vec<&str> = chain[..=at].iter().rev().map(|&f| self.sources.name(f)).collect();
+            return Err(format!("it would include itself: {} includes {path}", names.join(" includes ")));
+        }
         match read_source(&full, self.sources) {
-            Ok(file) => Ok((file, self.sources.text(file).to_string())),
+            Ok(file) => {
+                self.included_from.insert(file, from);
+                Ok((file, self.sources.text(file).to_string()))
+            }
             Err(d) => Err(d.message),
         }
     }

@@ -100,14 +100,15 @@ pub fn emit(args: &RunArgs, prepared: &Prepared, io: &SouffleIo) -> Result<Strin
             return Ok(program.to_string());
         }
         let mode = args.magic_mode();
-        let options = session::rewrite_options(mode, args.max_adornments);
-        let magic = magic::rewrite_with(&program, &query, options).map_err(|e| e.to_diagnostic(&program))?;
+        let magic = session::rewrite_for_mode(&program, &query, mode, args.max_adornments)
+            .map_err(|e| e.to_diagnostic(&program))?;
         // What `--magic auto` starts from, as `--emit plan` of a query shows it: the
-        // original program when the rewrite narrows nothing.
-        if mode == MagicArg::Auto && !session::auto_choice(&program, &magic, None).magic {
-            program
-        } else {
-            magic.program
+        // original program when the rewrite narrows nothing or is too large.
+        match magic {
+            Some(magic) if mode != MagicArg::Auto || session::auto_choice(&program, &magic, None).magic => {
+                magic.program
+            }
+            _ => program,
         }
     } else {
         program
@@ -141,8 +142,7 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
         let mode = args.magic_mode();
         // As for a query: `auto` evaluates the rewrite with subsumption, or the original
         // program when its demand passes the caps; `on` the exact rewrite.
-        let options = session::rewrite_options(mode, args.max_adornments);
-        let rewritten = match magic::rewrite_with(&program, &query, options) {
+        let rewritten = match session::rewrite_for_mode(&program, &query, mode, args.max_adornments) {
             Ok(magic) => magic,
             Err(limit) => {
                 let color = crate::use_color(args.color);
@@ -150,10 +150,12 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
                 return crate::EXIT_INPUT_ERROR;
             }
         };
+        let widest = rewritten.as_ref().map_or(&program, |m| &m.program);
         let chosen = session::evaluate_chosen(
             &program,
-            Some(&rewritten),
+            rewritten.as_ref(),
             mode,
+            false,
             &prepared.facts,
             engine,
             threads,
@@ -162,13 +164,15 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
             args.max_tuples,
         );
         match chosen {
-            Ok((run, choice)) if choice.magic => (choice.text(), rewritten.program, run.eval.db, true),
+            Ok((run, choice)) if choice.magic => (choice.text(), widest.clone(), run.eval.db, true),
             Ok((run, choice)) => (choice.text(), prepared.program.clone(), run.eval.db, false),
-            Err(e) => return crate::stopped(err, &prepared.sources, &rewritten.program, &e, args.color),
+            Err(e) => return crate::stopped(err, &prepared.sources, widest, &e, args.color),
         }
     } else {
         let program = &prepared.program;
-        let plan = plan::plan_program(program);
+        // Only what the outputs and `.printsize` read is computed, as Soufflé does.
+        let mut plan = plan::plan_program(program);
+        plan.restrict_to(program, &wanted);
         let edb = session::edb_database(program, &prepared.facts, args.max_tuples);
         let options = exec::EvalOptions { engine, record_rounds: false, progress: None, threads };
         let eval = match exec::try_evaluate(&plan, program, edb, options) {
@@ -178,7 +182,11 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
         ("original program".to_string(), program.clone(), eval.db, false)
     };
     let elapsed = start.elapsed();
-    let sizes = session::relation_sizes(&evaluated, &db);
+    // The relations computed: those the outputs read (an empty one that no output
+    // reads was not evaluated).
+    let needed = plan::needed_preds(&evaluated, &wanted);
+    let mut sizes = session::relation_sizes(&evaluated, &db);
+    sizes.retain(|&(p, len)| len > 0 || needed.get(p.index()).copied().unwrap_or(false));
     let program = &prepared.program;
     // The rows of a wanted relation: the magic program's answers to the all-free query
     // on it, or the relation itself.

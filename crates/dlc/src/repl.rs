@@ -59,7 +59,8 @@ struct Repl {
     /// they go to the next recompilation.
     extra: BTreeSet<Tuple>,
     settings: Settings,
-    staged: Update,
+    /// The changes of the batch being typed, in order, and their texts.
+    staged: Vec<(syntax::Sign, Tuple)>,
     staged_text: Vec<String>,
     /// Input lines of the staged batch that had errors: the batch is then rejected whole,
     /// as a bad line rejects an update file.
@@ -84,6 +85,8 @@ struct Settings {
     magic: MagicArg,
     check: bool,
     timing: bool,
+    /// `--full-report`: list every fact of a large batch's report.
+    full_report: bool,
     /// `--max-adornments`, for the rewrite a new query recompiles.
     max_adornments: usize,
     /// `--max-tuples`, for every evaluation and batch.
@@ -121,6 +124,7 @@ pub(crate) fn run(
         magic: args.magic_mode(),
         check: args.check,
         timing: !args.no_timing,
+        full_report: args.full_report,
         max_adornments: args.max_adornments,
         max_tuples: args.max_tuples,
         souffle: session.souffle,
@@ -139,7 +143,7 @@ pub(crate) fn run(
         source: session.program,
         extra: BTreeSet::new(),
         settings,
-        staged: empty_update(),
+        staged: Vec::new(),
         staged_text: Vec::new(),
         bad_lines: Vec::new(),
         sources: session.sources,
@@ -155,9 +159,7 @@ pub(crate) fn run(
         repl.source.display_atom(&repl.source.query.as_ref().expect("compiled").atom)
     );
     for batch in session.batches {
-        repl.staged = batch.update;
-        repl.staged_text = batch.changes;
-        repl.apply(out, err);
+        repl.apply_batch(batch.update, batch.changes, out, err);
     }
     let mut lines = match interactive {
         // A terminal the editor cannot drive (an unsupported one) is read line by line.
@@ -216,6 +218,7 @@ pub(crate) fn run(
                     program: &repl.maintainer.program,
                     db: repl.maintainer.state.db(),
                     magic: repl.magic,
+                    max_tuples: repl.settings.max_tuples,
                 };
                 crate::explain::repl_command(text, &state, &mut repl.sources, repl.color, out, err);
             }
@@ -248,10 +251,6 @@ pub(crate) fn run(
     } else {
         0
     }
-}
-
-fn empty_update() -> Update {
-    Update { inserts: Vec::new(), deletes: Vec::new() }
 }
 
 /// What [`read_line`] read.
@@ -337,10 +336,12 @@ impl Settings {
         magic: Option<&MagicProgram>,
         facts: &InputFacts,
     ) -> Result<(Maintainer, bool), exec::ResourceError> {
+        // Every relation: `:why` and `:stats` may ask about any of them.
         let (run, choice) = session::evaluate_chosen(
             source,
             magic,
             self.magic,
+            true,
             facts,
             self.engine,
             self.threads,
@@ -353,7 +354,7 @@ impl Settings {
             _ => source.clone(),
         };
         let maintainer =
-            Maintainer::from_evaluation(program, run.eval, facts, self.maintenance, self.check, self.max_tuples)?;
+            Maintainer::from_evaluation(program, true, run.eval, facts, self.maintenance, self.check, self.max_tuples)?;
         Ok((maintainer, choice.magic))
     }
 }
@@ -379,14 +380,8 @@ impl Repl {
         diags.extend(session::unused_input_warnings(&self.source, known));
         let mut changes = Vec::new();
         for batch in &batches {
-            for (sign, facts) in [('-', &batch.deletes), ('+', &batch.inserts)] {
-                for fact in facts {
-                    changes.push((
-                        sign,
-                        session::tuple_of(fact),
-                        format!("{sign}{}", session::fact_text(&self.source, fact)),
-                    ));
-                }
+            for (sign, fact) in &batch.changes {
+                changes.push((*sign, session::tuple_of(fact), session::change_text(&self.source, *sign, fact)));
             }
         }
         std::mem::swap(&mut self.source.consts, &mut self.maintainer.program.consts);
@@ -396,8 +391,7 @@ impl Repl {
             return;
         }
         for (sign, tuple, shown) in changes {
-            let list = if sign == '+' { &mut self.staged.inserts } else { &mut self.staged.deletes };
-            list.push(tuple);
+            self.staged.push((sign, tuple));
             self.staged_text.push(shown);
         }
     }
@@ -405,7 +399,8 @@ impl Repl {
     /// Applies the staged changes, if any, and prints the batch report; rejects them all
     /// when a line of the batch had errors.
     fn apply(&mut self, out: &mut dyn Write, err: &mut dyn Write) {
-        let update = std::mem::replace(&mut self.staged, empty_update());
+        // The staged lines apply in order: the last change of a fact wins.
+        let update = session::net_update(std::mem::take(&mut self.staged));
         let changes = std::mem::take(&mut self.staged_text);
         let bad_lines = std::mem::take(&mut self.bad_lines);
         if !bad_lines.is_empty() {
@@ -418,6 +413,11 @@ impl Repl {
             );
             return;
         }
+        self.apply_batch(update, changes, out, err);
+    }
+
+    /// Applies one net update (`changes` are its lines as written) and prints its report.
+    fn apply_batch(&mut self, update: Update, changes: Vec<String>, out: &mut dyn Write, err: &mut dyn Write) {
         if changes.is_empty() {
             return;
         }
@@ -441,8 +441,8 @@ impl Repl {
         };
         let mut text = String::new();
         let queried = self.queried();
-        let timing = self.settings.timing;
-        report::batch_text(&mut text, &self.maintainer.program, queried, self.batches, &batch, &outcome, timing);
+        let (timing, full) = (self.settings.timing, self.settings.full_report);
+        report::batch_text(&mut text, &self.maintainer.program, queried, self.batches, &batch, &outcome, timing, full);
         self.batches += 1;
         let _ = write!(out, "{text}");
         if !outcome.mismatches.is_empty() {
@@ -511,9 +511,9 @@ impl Repl {
             let rewritten = if self.settings.magic == MagicArg::Off {
                 None
             } else {
-                let options = session::rewrite_options(self.settings.magic, self.settings.max_adornments);
-                match magic::rewrite_with(&candidate, &query, options) {
-                    Ok(magic) => Some(magic),
+                let (mode, limit) = (self.settings.magic, self.settings.max_adornments);
+                match session::rewrite_for_mode(&candidate, &query, mode, limit) {
+                    Ok(magic) => magic,
                     Err(limit) => {
                         crate::print_diagnostics(err, &[limit.to_diagnostic(&candidate)], &self.sources, self.color);
                         return;

@@ -288,9 +288,85 @@ fn maintenance_name(maintenance: exec::Maintenance) -> &'static str {
     }
 }
 
-/// One update batch as JSON.
-pub fn batch_json(program: &Program, index: usize, batch: &Batch, outcome: &BatchOutcome, timing: bool) -> Value {
+/// A batch report lists its facts one by one up to this many (over-deleted, rederived,
+/// inserted facts and answers added or removed together); a larger one gives counts per
+/// relation instead, unless `--full-report` asks for the lists. Deleting one edge of a
+/// large graph can otherwise print hundreds of megabytes.
+pub const FULL_REPORT_MAX_FACTS: usize = 1000;
+
+type Grouped = Vec<(PredId, Vec<Vec<u32>>)>;
+
+/// The facts of DRed's insertion phase split by whether they held before the batch:
+/// (those over-deleted earlier in the batch and derived again, those that are new). A
+/// delete-only batch can re-insert facts but never make new ones.
+fn split_inserted(r: &exec::UpdateReport) -> (Grouped, Grouped) {
+    let over: std::collections::HashSet<(PredId, &[u32])> =
+        r.overdeleted.iter().flat_map(|(p, ts)| ts.iter().map(move |t| (*p, t.as_slice()))).collect();
+    let (mut restored, mut new): (Grouped, Grouped) = (Vec::new(), Vec::new());
+    for (p, tuples) in &r.inserted {
+        let (back, fresh): (Vec<Vec<u32>>, Vec<Vec<u32>>) =
+            tuples.iter().cloned().partition(|t| over.contains(&(*p, t.as_slice())));
+        for (list, tuples) in [(&mut restored, back), (&mut new, fresh)] {
+            if !tuples.is_empty() {
+                list.push((*p, tuples));
+            }
+        }
+    }
+    (restored, new)
+}
+
+/// Whether the batch's report lists every fact (see [`FULL_REPORT_MAX_FACTS`]).
+fn lists_facts(outcome: &BatchOutcome, full: bool) -> bool {
     let r = &outcome.report;
+    let count = |g: &[(PredId, Vec<Vec<u32>>)]| g.iter().map(|(_, t)| t.len()).sum::<usize>();
+    let facts = count(&r.overdeleted)
+        + count(&r.rederived)
+        + count(&r.inserted)
+        + outcome.answers_added.len()
+        + outcome.answers_removed.len();
+    full || facts <= FULL_REPORT_MAX_FACTS
+}
+
+/// `{"R": 3}`: the number of facts per relation.
+fn counts_json(program: &Program, groups: &[(PredId, Vec<Vec<u32>>)]) -> Value {
+    let sizes: Vec<(PredId, usize)> = groups.iter().map(|(p, t)| (*p, t.len())).collect();
+    sizes_json(program, &sizes)
+}
+
+/// One update batch as JSON; with more facts than [`FULL_REPORT_MAX_FACTS`] and not
+/// `full`, counts per relation instead of the lists (and `"summary": true`).
+pub fn batch_json(
+    program: &Program,
+    index: usize,
+    batch: &Batch,
+    outcome: &BatchOutcome,
+    timing: bool,
+    full: bool,
+) -> Value {
+    let r = &outcome.report;
+    let (restored, new) = split_inserted(r);
+    if !lists_facts(outcome, full) {
+        let mut obj = json!({
+            "batch": index + 1,
+            "maintenance": maintenance_name(outcome.maintenance),
+            "summary": true,
+            "changes": batch.changes.len(),
+            "overdeleted": counts_json(program, &r.overdeleted),
+            "overdeleted_waves": r.overdeleted_waves.len(),
+            "rederived": counts_json(program, &r.rederived),
+            "reinserted": counts_json(program, &restored),
+            "inserted": counts_json(program, &new),
+            "answers_added": outcome.answers_added.len(),
+            "answers_removed": outcome.answers_removed.len(),
+            "relations": sizes_json(program, &outcome.sizes),
+            "work": r.work,
+            "recompute_work": outcome.recompute_work,
+        });
+        if timing {
+            obj["seconds"] = json!(outcome.elapsed.as_secs_f64());
+        }
+        return obj;
+    }
     let waves: Vec<Value> = r.overdeleted_waves.iter().map(|w| grouped_json(program, &group(w))).collect();
     let noop: Vec<Value> = r
         .noop_deletes
@@ -306,7 +382,8 @@ pub fn batch_json(program: &Program, index: usize, batch: &Batch, outcome: &Batc
         "overdeleted": grouped_json(program, &r.overdeleted),
         "overdeleted_waves": waves,
         "rederived": grouped_json(program, &r.rederived),
-        "inserted": grouped_json(program, &r.inserted),
+        "reinserted": grouped_json(program, &restored),
+        "inserted": grouped_json(program, &new),
         "answers_added": tuples_json(program, outcome.answers_added.iter()),
         "answers_removed": tuples_json(program, outcome.answers_removed.iter()),
         "relations": sizes_json(program, &outcome.sizes),
@@ -322,7 +399,9 @@ pub fn batch_json(program: &Program, index: usize, batch: &Batch, outcome: &Batc
     obj
 }
 
-/// One update batch as text.
+/// One update batch as text; with more facts than [`FULL_REPORT_MAX_FACTS`] and not
+/// `full`, counts per relation instead of the lists.
+#[allow(clippy::too_many_arguments)]
 pub fn batch_text(
     out: &mut String,
     program: &Program,
@@ -331,9 +410,19 @@ pub fn batch_text(
     batch: &Batch,
     outcome: &BatchOutcome,
     timing: bool,
+    full: bool,
 ) {
     let r = &outcome.report;
-    let _ = writeln!(out, "batch {}: {}", index + 1, batch.changes.join(" "));
+    let lists = lists_facts(outcome, full);
+    if lists || batch.changes.len() <= FULL_REPORT_MAX_FACTS {
+        let _ = writeln!(out, "batch {}: {}", index + 1, batch.changes.join(" "));
+    } else {
+        let _ = writeln!(out, "batch {}: {} change(s)", index + 1, batch.changes.len());
+    }
+    if !lists {
+        let _ =
+            writeln!(out, "  (a summary: more than {FULL_REPORT_MAX_FACTS} facts changed; --full-report lists them)");
+    }
     for (p, t) in &r.noop_deletes {
         let _ = writeln!(out, "  no-op: -{} is not present", fact_text(program, *p, t));
     }
@@ -349,20 +438,35 @@ pub fn batch_text(
         exec::Maintenance::Dred => "wave(s)",
         exec::Maintenance::Ranked => "ranked wave(s)",
     };
+    // Per relation, the number of facts: what a summary shows instead of the facts.
+    let counts = |g: &[(PredId, Vec<Vec<u32>>)]| {
+        let v: Vec<String> = g.iter().map(|(p, ts)| format!("{} {}", program.pred_name(*p), ts.len())).collect();
+        v.join(", ")
+    };
+    let listed = |g: &[(PredId, Vec<Vec<u32>>)]| if lists { facts(g) } else { counts(g) };
     let _ = writeln!(out, "  over-deleted {} in {} {waves}", count(&r.overdeleted), r.overdeleted_waves.len());
-    for (i, wave) in r.overdeleted_waves.iter().enumerate() {
-        let _ = writeln!(out, "    wave {}: {}", i + 1, facts(&group(wave)));
+    if lists {
+        for (i, wave) in r.overdeleted_waves.iter().enumerate() {
+            let _ = writeln!(out, "    wave {}: {}", i + 1, facts(&group(wave)));
+        }
+    } else if !r.overdeleted.is_empty() {
+        let _ = writeln!(out, "    {}", counts(&r.overdeleted));
     }
-    for (title, group) in [("rederived", &r.rederived), ("inserted", &r.inserted)] {
+    let (restored, new) = split_inserted(r);
+    // The insertion phase's facts that held before the batch are put back, not new.
+    for (title, group) in [("rederived", &r.rederived), ("re-inserted", &restored), ("inserted", &new)] {
         match count(group) {
+            0 if title == "re-inserted" => Ok(()),
             0 => writeln!(out, "  {title} 0"),
-            n => writeln!(out, "  {title} {n}: {}", facts(group)),
+            n => writeln!(out, "  {title} {n}: {}", listed(group)),
         }
         .ok();
     }
     let answers = |ts: &crate::session::Answers| {
         if ts.is_empty() {
             "(none)".to_string()
+        } else if !lists {
+            format!("{}", ts.len())
         } else {
             ts.iter().map(|t| answer_text(program, queried, t)).collect::<Vec<_>>().join(" ")
         }

@@ -11,6 +11,7 @@ use magic::MagicProgram;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use syntax::Sign;
 
 /// An input tuple of one predicate, as exec stores it.
 pub type Tuple = (PredId, Vec<u32>);
@@ -141,7 +142,7 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
             (program, diagnostics, None)
         }
         Dialect::Souffle => {
-            let mut includes = load::IncludeFiles { sources: &mut sources };
+            let mut includes = load::IncludeFiles::new(&mut sources);
             let (parsed, diagnostics) = syntax::souffle::parse_program(&text, file, &mut includes);
             match parsed {
                 Some(s) => {
@@ -158,7 +159,7 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
         }
     };
     let Some(mut program) = program.filter(|_| !diag::has_errors(&diagnostics)) else {
-        return Err(Failed { sources, diagnostics });
+        return Err(Failed { sources, diagnostics: in_dialect(diagnostics, dialect) });
     };
 
     if let Some(query) = &args.query {
@@ -202,10 +203,26 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
         diagnostics.extend(syntax::undefined_predicate_warnings(&program, &given));
     }
 
+    let diagnostics = in_dialect(diagnostics, dialect);
     if diag::has_errors(&diagnostics) {
         return Err(Failed { sources, diagnostics });
     }
     Ok(Prepared { sources, file, program, facts, batches, warnings: diagnostics, souffle })
+}
+
+/// `diagnostics` with help lines in the program's dialect: a Soufflé program's reports
+/// do not suggest dlc's syntax ([`Code::souffle_help`]). Only a code's default help is
+/// replaced; a help line written for the case stays.
+fn in_dialect(mut diagnostics: Vec<Diagnostic>, dialect: Dialect) -> Vec<Diagnostic> {
+    if dialect == Dialect::Souffle {
+        for d in &mut diagnostics {
+            match d.code.souffle_help() {
+                Some(help) if d.help.as_deref() == Some(d.code.help()) => d.help = Some(help.to_string()),
+                _ => {}
+            }
+        }
+    }
+    diagnostics
 }
 
 /// E0010 at the end of the program.
@@ -239,9 +256,14 @@ pub fn finish(prepared: Prepared, args: &RunArgs) -> Result<Session, Failed> {
     // What is shown is SPEC's exact rewrite; what `auto` evaluates serves calls by
     // subsuming adornments.
     let evaluated = if shows_magic { MagicArg::On } else { args.magic_mode() };
-    let options = rewrite_options(evaluated, args.max_adornments);
-    let magic = match magic::rewrite_with(&program, &query, options) {
+    let magic = match magic::rewrite_with(&program, &query, rewrite_options(evaluated, args.max_adornments)) {
         Ok(magic) => magic,
+        // Past the limit `auto` evaluates the original program, but `--compare` shows
+        // the rewrite beside it, so it needs the rewrite.
+        Err(_) if evaluated == MagicArg::Auto && !args.compare => {
+            let warnings = diagnostics;
+            return Ok(Session { sources, program, magic: None, facts, batches, warnings, souffle, attributes });
+        }
         Err(limit) => {
             let mut diagnostics = diagnostics;
             diagnostics.push(limit.to_diagnostic(&program));
@@ -302,22 +324,19 @@ fn read_updates(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Batch> {
     let mut batches = Vec::new();
-    // All --insert/--delete flags form one batch, deletions listed first as the user reads them.
-    let mut flags = Batch { changes: Vec::new(), update: Update { inserts: Vec::new(), deletes: Vec::new() } };
-    for (sign, atoms) in [('-', &args.delete), ('+', &args.insert)] {
+    // All --insert/--delete flags form one batch, deletions first as the user reads them:
+    // a fact given to both flags is deleted, then inserted.
+    let mut flags = Vec::new();
+    for (sign, atoms) in [(Sign::Delete, &args.delete), (Sign::Insert, &args.insert)] {
         for atom in atoms {
-            let file = sources.add(if sign == '+' { "--insert" } else { "--delete" }, atom.clone());
+            let file = sources.add(if sign == Sign::Insert { "--insert" } else { "--delete" }, atom.clone());
             let (fact, diags) = syntax::parse_update_atom(atom, file, program);
             diagnostics.extend(diags);
-            if let Some(fact) = fact {
-                flags.changes.push(format!("{sign}{}", fact_text(program, &fact)));
-                let list = if sign == '+' { &mut flags.update.inserts } else { &mut flags.update.deletes };
-                list.push(tuple_of(&fact));
-            }
+            flags.extend(fact.map(|fact| (sign, fact)));
         }
     }
-    if !flags.changes.is_empty() {
-        batches.push(flags);
+    if !flags.is_empty() {
+        batches.push(batch_of(program, &flags));
     }
     if let Some(path) = &args.updates {
         match load::read_source(path, sources) {
@@ -325,23 +344,47 @@ fn read_updates(
                 let text = sources.text(file).to_string();
                 let (parsed, diags) = syntax::parse_updates(&text, file, program);
                 diagnostics.extend(diags);
-                for b in parsed {
-                    let mut changes: Vec<String> =
-                        b.deletes.iter().map(|f| format!("-{}", fact_text(program, f))).collect();
-                    changes.extend(b.inserts.iter().map(|f| format!("+{}", fact_text(program, f))));
-                    batches.push(Batch {
-                        changes,
-                        update: Update {
-                            inserts: b.inserts.iter().map(tuple_of).collect(),
-                            deletes: b.deletes.iter().map(tuple_of).collect(),
-                        },
-                    });
-                }
+                batches.extend(parsed.iter().map(|b| batch_of(program, &b.changes)));
             }
             Err(d) => diagnostics.push(d),
         }
     }
     batches
+}
+
+/// `+E(a,b)` or `-E(a,b)`, a change as the reports list it.
+pub fn change_text(program: &Program, sign: Sign, fact: &Fact) -> String {
+    let sign = if sign == Sign::Insert { '+' } else { '-' };
+    format!("{sign}{}", fact_text(program, fact))
+}
+
+/// A batch of these changes, in order: each text as written, and the net update.
+fn batch_of(program: &Program, changes: &[(Sign, Fact)]) -> Batch {
+    Batch {
+        changes: changes.iter().map(|(sign, fact)| change_text(program, *sign, fact)).collect(),
+        update: net_update(changes.iter().map(|(sign, fact)| (*sign, tuple_of(fact)))),
+    }
+}
+
+/// The update that has the effect of applying `changes` one at a time, in order: the
+/// last change of each fact wins (`+E(z,z)` then `-E(z,z)` deletes it), and each fact is
+/// then inserted or deleted once. exec applies an update's deletions before its
+/// insertions, so a fact in both lists would otherwise always end up present.
+pub fn net_update(changes: impl IntoIterator<Item = (Sign, Tuple)>) -> Update {
+    let changes: Vec<(Sign, Tuple)> = changes.into_iter().collect();
+    let mut seen: std::collections::HashSet<&Tuple> = std::collections::HashSet::new();
+    // Walking backwards, the first sighting of a fact is its last change.
+    let mut last: Vec<bool> = changes.iter().rev().map(|(_, tuple)| seen.insert(tuple)).collect();
+    last.reverse();
+    drop(seen);
+    let mut update = Update { inserts: Vec::new(), deletes: Vec::new() };
+    for ((sign, tuple), last) in changes.into_iter().zip(last) {
+        if last {
+            let list = if sign == Sign::Insert { &mut update.inserts } else { &mut update.deletes };
+            list.push(tuple);
+        }
+    }
+    update
 }
 
 /// `E(a,b)` for a fact (the printer itself is `report::fact_text`).
@@ -360,6 +403,23 @@ pub fn engine(arg: EngineArg) -> Engine {
 /// `--threads`: the number given, or every core the machine runs at once.
 pub fn threads(arg: Option<usize>) -> Threads {
     arg.map_or_else(Threads::available, Threads::new)
+}
+
+/// The rewrite `mode` evaluates, for `query`: none for `auto` when it would pass the
+/// `--max-adornments` limit (a rewrite that large is no narrowing worth its size; the
+/// original program is evaluated instead), the limit's error for `on` and `off` (whose
+/// rewrite is made only to be shown).
+pub fn rewrite_for_mode(
+    program: &Program,
+    query: &ir::Query,
+    mode: MagicArg,
+    max_adornments: usize,
+) -> Result<Option<MagicProgram>, magic::AdornmentLimit> {
+    match magic::rewrite_with(program, query, rewrite_options(mode, max_adornments)) {
+        Ok(magic) => Ok(Some(magic)),
+        Err(_) if mode == MagicArg::Auto => Ok(None),
+        Err(limit) => Err(limit),
+    }
 }
 
 /// The rewrite `mode` evaluates: with adornment subsumption for `auto`, SPEC's exact
@@ -389,7 +449,60 @@ pub fn resource_diagnostic(program: &Program, error: &ResourceError) -> Diagnost
         _ => "generated for this atom",
     };
     let d = if pred.span == diag::Span::default() { d } else { d.with_primary(pred.span, what) };
+    let d = match error.kind {
+        exec::ResourceKind::TupleLimit { .. } => blame_rule(program, error.pred, d),
+        _ => d,
+    };
     d.with_note("nothing was printed: the relations are incomplete")
+}
+
+/// Points at the rule that grew `pred` past the limit: one whose body atoms fall apart
+/// into groups sharing no variable (it derives the product of their sizes), else a rule
+/// reading `pred` itself (a closure that is simply that large), else the first deriving it.
+fn blame_rule(program: &Program, pred: PredId, d: Diagnostic) -> Diagnostic {
+    let rules: Vec<&ir::Rule> = program.rules.iter().filter(|r| r.head.pred == pred).collect();
+    let name = program.pred_name(pred);
+    if let Some(rule) = rules.iter().find(|r| is_product(r)) {
+        return d.with_secondary(rule.span, "the groups of body atoms of this rule share no variable").with_help(
+            format!("this rule derives the product of its groups' sizes; join them on a shared variable, or raise the limit with `--max-tuples N` if `{name}` is meant to be that large"),
+        );
+    }
+    // A relation that outgrows the limit without a product usually grows by recursion.
+    let recursive = rules.iter().find(|r| r.body.iter().any(|a| a.pred == pred));
+    let label = match recursive {
+        Some(_) => format!("this rule grows `{name}` from itself"),
+        None => format!("a rule deriving `{name}`"),
+    };
+    match recursive.or(rules.first()) {
+        Some(rule) => d.with_secondary(rule.span, label).with_help(format!(
+            "`{name}` is simply this large ({} rule(s) derive it); raise the limit with `--max-tuples N` if the machine has the memory, or ask a narrower query",
+            rules.len()
+        )),
+        None => d,
+    }
+}
+
+/// Whether the body atoms of `rule` that have variables form more than one group of
+/// atoms linked by shared variables: the rule then joins groups with no condition.
+fn is_product(rule: &ir::Rule) -> bool {
+    let atoms: Vec<Vec<ir::Symbol>> = rule.body.iter().map(ir::Atom::vars).filter(|v| !v.is_empty()).collect();
+    let Some(first) = atoms.first() else { return false };
+    // Grow the group of the first atom until no atom outside it shares a variable.
+    let mut reached: BTreeSet<ir::Symbol> = first.iter().copied().collect();
+    let mut joined = vec![false; atoms.len()];
+    joined[0] = true;
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for (i, vars) in atoms.iter().enumerate() {
+            if !joined[i] && vars.iter().any(|v| reached.contains(v)) {
+                joined[i] = true;
+                reached.extend(vars.iter().copied());
+                grew = true;
+            }
+        }
+    }
+    joined.contains(&false)
 }
 
 /// A database holding exactly these input tuples, whose relations may hold at most
@@ -784,10 +897,23 @@ pub fn answers(program: &Program, db: &Database) -> Answers {
     Selected::answers(program, db).collect()
 }
 
+/// The plan an evaluation of `program` runs: with `whole` (`--all`) every rule, else only
+/// the rules of the relations the query depends on, so a relation nothing asked for is
+/// not computed (a program without a query evaluates every rule).
+pub fn evaluation_plan(program: &Program, whole: bool) -> plan::ProgramPlan {
+    let mut plan = plan::plan_program(program);
+    if let Some(query) = program.query.as_ref().filter(|_| !whole) {
+        plan.restrict_to(program, &[query.atom.pred]);
+    }
+    plan
+}
+
 /// Plans and evaluates `program` from scratch over `facts`, with at most `max_tuples`
-/// tuples per relation.
+/// tuples per relation; `whole` as for [`evaluation_plan`].
+#[allow(clippy::too_many_arguments)]
 pub fn evaluate(
     program: &Program,
+    whole: bool,
     facts: &InputFacts,
     engine: Engine,
     threads: Threads,
@@ -795,7 +921,7 @@ pub fn evaluate(
     progress: Option<Box<dyn FnMut(exec::Progress)>>,
     max_tuples: u32,
 ) -> Result<Evaluated, ResourceError> {
-    evaluate_capped(program, facts, engine, threads, record_rounds, progress, max_tuples, &[])
+    evaluate_capped(program, whole, facts, engine, threads, record_rounds, progress, max_tuples, &[])
 }
 
 /// [`evaluate`], with relation `pred` of each `(pred, cap)` of `caps` capped at `cap`
@@ -803,6 +929,7 @@ pub fn evaluate(
 #[allow(clippy::too_many_arguments)]
 fn evaluate_capped(
     program: &Program,
+    whole: bool,
     facts: &InputFacts,
     engine: Engine,
     threads: Threads,
@@ -812,7 +939,7 @@ fn evaluate_capped(
     caps: &[(PredId, u32)],
 ) -> Result<Evaluated, ResourceError> {
     let start = Instant::now();
-    let plan = plan::plan_program(program);
+    let plan = evaluation_plan(program, whole);
     let mut edb = edb_database(program, facts, max_tuples);
     for &(pred, cap) in caps {
         edb.set_relation_cap(pred, cap);
@@ -885,6 +1012,7 @@ pub fn evaluate_chosen(
     source: &Program,
     magic: Option<&MagicProgram>,
     mode: MagicArg,
+    whole: bool,
     facts: &InputFacts,
     engine: Engine,
     threads: Threads,
@@ -894,13 +1022,21 @@ pub fn evaluate_chosen(
 ) -> Result<(Evaluated, Choice), ResourceError> {
     let magic = match (mode, magic) {
         (MagicArg::Off, _) | (_, None) => {
-            let choice = Choice { magic: false, reason: "--magic off".into() };
-            return Ok((evaluate(source, facts, engine, threads, record_rounds, progress(), max_tuples)?, choice));
+            // `auto` has no rewrite when it would pass the adornment limit.
+            let reason = match mode {
+                MagicArg::Auto => "--magic auto: the rewrite needs more adorned predicates than --max-adornments",
+                _ => "--magic off",
+            };
+            let choice = Choice { magic: false, reason: reason.into() };
+            return Ok((
+                evaluate(source, whole, facts, engine, threads, record_rounds, progress(), max_tuples)?,
+                choice,
+            ));
         }
         (MagicArg::On, Some(magic)) => {
             let choice = Choice { magic: true, reason: "--magic on".into() };
             return Ok((
-                evaluate(&magic.program, facts, engine, threads, record_rounds, progress(), max_tuples)?,
+                evaluate(&magic.program, whole, facts, engine, threads, record_rounds, progress(), max_tuples)?,
                 choice,
             ));
         }
@@ -908,11 +1044,11 @@ pub fn evaluate_chosen(
     };
     let choice = auto_choice(source, magic, None);
     if !choice.magic {
-        return Ok((evaluate(source, facts, engine, threads, record_rounds, progress(), max_tuples)?, choice));
+        return Ok((evaluate(source, whole, facts, engine, threads, record_rounds, progress(), max_tuples)?, choice));
     }
     let caps = demand_caps(source, magic);
     let start = Instant::now();
-    match evaluate_capped(&magic.program, facts, engine, threads, record_rounds, progress(), max_tuples, &caps) {
+    match evaluate_capped(&magic.program, whole, facts, engine, threads, record_rounds, progress(), max_tuples, &caps) {
         Ok(mut run) => {
             // Maintenance must not stop at a cap: from here on, only the user's limit holds.
             run.eval.db.set_tuple_limit(max_tuples);
@@ -920,7 +1056,7 @@ pub fn evaluate_chosen(
         }
         Err(ResourceError { pred, kind: exec::ResourceKind::Cap { cap } }) => {
             let abandoned = start.elapsed();
-            let mut run = evaluate(source, facts, engine, threads, record_rounds, progress(), max_tuples)?;
+            let mut run = evaluate(source, whole, facts, engine, threads, record_rounds, progress(), max_tuples)?;
             run.elapsed += abandoned;
             Ok((run, over_cap(&magic.program, pred, cap)))
         }
@@ -936,7 +1072,17 @@ pub fn derived_preds(program: &Program) -> Vec<PredId> {
 
 /// Sizes of the derived relations of `program` in `db`.
 pub fn relation_sizes(program: &Program, db: &Database) -> Vec<(PredId, usize)> {
-    derived_preds(program).into_iter().map(|p| (p, db.len(p))).collect()
+    // An empty relation the query does not depend on was usually not evaluated at all
+    // ([`evaluation_plan`]): listing it as empty would suggest it was.
+    let needed = match &program.query {
+        Some(query) => plan::needed_preds(program, &[query.atom.pred]),
+        None => vec![true; program.preds.len()],
+    };
+    derived_preds(program)
+        .into_iter()
+        .map(|p| (p, db.len(p)))
+        .filter(|&(p, len)| len > 0 || needed[p.index()])
+        .collect()
 }
 
 /// The answer of one update batch, with the before/after difference of the query's answers.
@@ -968,35 +1114,29 @@ pub struct Maintainer {
     record: Option<BTreeSet<Tuple>>,
     /// `--max-tuples`, for the recomputations [`Maintainer::apply`] makes.
     max_tuples: u32,
+    /// Whether every relation is maintained, not only those the query depends on
+    /// ([`evaluation_plan`]).
+    whole: bool,
 }
 
 impl Maintainer {
     /// Keeps `eval`, an evaluation of `program` over `facts` (by [`evaluate`]), for
     /// updates. With `keep_record`, the input is also recorded apart ([`Maintainer::apply`]
     /// can then recompute from it).
+    #[allow(clippy::too_many_arguments)]
     pub fn from_evaluation(
         program: Program,
+        whole: bool,
         eval: Evaluation,
         facts: &InputFacts,
         maintenance: Maintenance,
         keep_record: bool,
         max_tuples: u32,
     ) -> Result<Self, ResourceError> {
-        let plan = plan::plan_program(&program);
+        let plan = evaluation_plan(&program, whole);
         let state = Maintained::try_from_evaluation(plan, &program, eval, maintenance)?;
-        Ok(Self::keeping(program, state, facts, maintenance, keep_record, max_tuples))
-    }
-
-    fn keeping(
-        program: Program,
-        state: Maintained,
-        facts: &InputFacts,
-        maintenance: Maintenance,
-        keep_record: bool,
-        max_tuples: u32,
-    ) -> Self {
         let record = keep_record.then(|| facts.iter().map(|(pred, tuple)| (pred, tuple.to_vec())).collect());
-        Maintainer { program, state, maintenance, record, max_tuples }
+        Ok(Maintainer { program, state, maintenance, record, max_tuples, whole })
     }
 
     /// The current input facts: the record if kept, else the maintained input relations.
@@ -1037,8 +1177,16 @@ impl Maintainer {
         let (mut recompute_work, mut mismatches) = (None, Vec::new());
         if (recompute || check) && self.record.is_some() {
             let facts = self.input_facts();
-            let fresh =
-                evaluate(&self.program, &facts, Engine::Seminaive, self.state.threads(), false, None, self.max_tuples)?;
+            let fresh = evaluate(
+                &self.program,
+                self.whole,
+                &facts,
+                Engine::Seminaive,
+                self.state.threads(),
+                false,
+                None,
+                self.max_tuples,
+            )?;
             recompute_work = Some(fresh.eval.work);
             if check {
                 mismatches = self
@@ -1197,6 +1345,26 @@ mod tests {
         assert_eq!(rows(&nullary), vec![Vec::<u32>::new()]);
         assert!(nullary.contains(&[]));
         assert!(!Answers::sorted(0, 0, Vec::new()).contains(&[]));
+    }
+
+    /// Netting a batch is applying its lines one by one: per fact, the last change wins.
+    #[test]
+    fn a_net_update_keeps_the_last_change_of_each_fact() {
+        use super::{net_update, Sign};
+        use ir::PredId;
+        let (e, f) = (PredId(0), PredId(1));
+        let changes = [
+            (Sign::Insert, (e, vec![1, 1])),
+            (Sign::Delete, (e, vec![2, 2])),
+            (Sign::Delete, (e, vec![1, 1])),
+            (Sign::Insert, (f, vec![1])),
+            (Sign::Insert, (e, vec![2, 2])),
+            (Sign::Insert, (f, vec![1])),
+        ];
+        let update = net_update(changes);
+        assert_eq!(update.deletes, [(e, vec![1, 1])]);
+        // In the order of their last changes.
+        assert_eq!(update.inserts, [(e, vec![2, 2]), (f, vec![1])]);
     }
 
     #[test]

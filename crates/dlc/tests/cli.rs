@@ -8,16 +8,10 @@ use std::path::{Path, PathBuf};
 
 /// A fresh, empty directory for one test's files.
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch_in("cli", name)
 }
 
-fn write(path: &Path, contents: impl AsRef<[u8]>) -> String {
-    std::fs::write(path, contents).unwrap();
-    path.display().to_string()
-}
+use common::write_file as write;
 
 /// Reach (SPEC Example 1) without facts: they come from the test's files.
 const REACH_RULES: &str = "R(X,Y) <- E(X,Y).\nR(X,Z) <- R(X,Y), R(Y,Z).\n?- R(a,Y).\n";
@@ -463,15 +457,20 @@ fn an_endless_stream_that_is_not_utf8_is_an_error_not_a_hang() {
 #[test]
 fn adornment_limit_stops_the_rewrite_but_not_no_magic() {
     let fixture = "fixtures/err/E0016_adornment_limit.dl";
-    let out = dlc(&["--color", "never", "--max-adornments", "3", fixture]);
+    let out = dlc(&["--color", "never", "--max-adornments", "3", "--magic", "on", fixture]);
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("[E0016]") && out.stderr.contains("more than 3 adorned"), "{}", out.stderr);
+    assert!(out.stderr.contains("the rewrite has made 3 so far, and `P` (arity 4, at most 2^4) would have 4"));
     assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
     // The original program needs no adornments at all.
     let out = dlc(&["--max-adornments", "3", "--no-magic", fixture]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    // The default `--magic auto` evaluates the original program instead.
+    let out = dlc(&["--max-adornments", "3", "--emit", "trace", "--no-timing", fixture]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("evaluated: original program (--magic auto: the rewrite needs more"), "{}", out.stdout);
     // The limit counts all six, so six pass.
-    let out = dlc(&["--max-adornments", "6", fixture]);
+    let out = dlc(&["--max-adornments", "6", "--magic", "on", fixture]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(dlc(&["--max-adornments", "0", fixture]).code, 2);
 }

@@ -204,9 +204,8 @@ impl Maintained {
         if !eval.seminaive {
             // A database as the input was given: the input facts alone, in a fresh database
             // (whose ranks then match those of any other evaluation from the same input).
-            let derived: Vec<bool> = (0..db.relation_count())
-                .map(|p| plan.rules.iter().any(|r| r.well_formed && r.head.index() == p))
-                .collect();
+            let derived: Vec<bool> =
+                (0..db.relation_count()).map(|p| plan.rules.iter().any(|r| r.fires() && r.head.index() == p)).collect();
             let mut inputs = db.empty_like();
             for (p, rows) in db.rows.iter().enumerate().filter(|&(p, _)| !derived[p]) {
                 for tuple in rows.live_rows() {

@@ -22,13 +22,14 @@ use rustc_hash::FxHashMap;
 /// everything else unchanged), or `None` when there are none. `db` holds the facts the
 /// evaluation starts from: a derived relation that already has facts there is assumed
 /// to satisfy nothing — unless `rule_derived` says that every derived fact in it came
-/// from these rules (it is their fixpoint, evaluated from no derived facts).
-pub(crate) fn reduce(program: &Program, well_formed: &[bool], db: &Database, rule_derived: bool) -> Option<Program> {
-    let mut inclusions = Inclusions::new(program, well_formed, db, rule_derived);
+/// from these rules (it is their fixpoint, evaluated from no derived facts). `fires[id]`
+/// says whether rule `id` is evaluated at all.
+pub(crate) fn reduce(program: &Program, fires: &[bool], db: &Database, rule_derived: bool) -> Option<Program> {
+    let mut inclusions = Inclusions::new(program, fires, db, rule_derived);
     let mut dropped: Vec<(usize, Vec<bool>)> = Vec::new();
     let mut columns: FxHashMap<Symbol, Vec<(usize, usize)>> = FxHashMap::default();
     for (id, rule) in program.rules.iter().enumerate() {
-        if !well_formed.get(id).copied().unwrap_or(false) || !rule.body.iter().any(|a| a.args.len() == 1) {
+        if !fires.get(id).copied().unwrap_or(false) || !rule.body.iter().any(|a| a.args.len() == 1) {
             continue;
         }
         // Where each variable occurs in the atoms of arity two or more (never dropped
@@ -127,7 +128,7 @@ struct Inclusions<'a> {
 }
 
 impl<'a> Inclusions<'a> {
-    fn new(program: &'a Program, well_formed: &[bool], db: &Database, rule_derived: bool) -> Self {
+    fn new(program: &'a Program, fires: &[bool], db: &Database, rule_derived: bool) -> Self {
         let mut first_column = Vec::with_capacity(program.preds.len());
         let mut next = 0;
         for p in &program.preds {
@@ -139,7 +140,7 @@ impl<'a> Inclusions<'a> {
         for (id, rule) in program.rules.iter().enumerate() {
             derived[rule.head.pred.index()] = true;
             // A rule that never fires derives nothing to contradict an inclusion.
-            if well_formed.get(id).copied().unwrap_or(false) {
+            if fires.get(id).copied().unwrap_or(false) {
                 rules_of[rule.head.pred.index()].push(RuleId(id as u32));
             }
         }

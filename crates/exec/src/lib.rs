@@ -192,7 +192,7 @@ pub fn try_evaluate(
 ) -> Result<Evaluation, ResourceError> {
     let mut run = seminaive::Run::new(options.record_rounds, options.progress);
     run.threads = options.threads;
-    let from_inputs_only = plan.rules.iter().all(|r| !r.well_formed || edb.len(r.head) == 0);
+    let from_inputs_only = plan.rules.iter().all(|r| !r.fires() || edb.len(r.head) == 0);
     let row_tests = match options.engine {
         Engine::Reference => {
             reference::evaluate(plan, &program.consts, &mut edb, &mut run)?;

@@ -23,14 +23,14 @@ pub(crate) fn evaluate(
     run: &mut Run,
 ) -> Result<(), ResourceError> {
     let plans: Vec<PhysPlan> =
-        plan.rules.iter().filter(|r| r.well_formed).map(|r| PhysPlan::scanning(r, db.arity(r.head), values)).collect();
+        plan.rules.iter().filter(|r| r.fires()).map(|r| PhysPlan::scanning(r, db.arity(r.head), values)).collect();
     db.check()?;
     run.count_facts(db);
     if plans.iter().all(|p| p.negations.is_empty()) {
         return fixpoint(&plans, db, run);
     }
     let mut position_of = vec![None; plan.rules.len()];
-    for (k, r) in plan.rules.iter().filter(|r| r.well_formed).enumerate() {
+    for (k, r) in plan.rules.iter().filter(|r| r.fires()).enumerate() {
         position_of[r.rule.index()] = Some(k);
     }
     for stratum in &plan.strata {

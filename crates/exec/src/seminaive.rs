@@ -97,9 +97,9 @@ impl Compiled {
         let mut rules = Vec::new();
         let mut position_of = vec![None; plan.rules.len()];
         let mut derived = vec![false; db.relation_count()];
-        let well_formed: Vec<bool> = plan.rules.iter().map(|r| r.well_formed).collect();
-        let reduced = crate::implied::reduce(program, &well_formed, db, rule_derived);
-        for rule_plan in plan.rules.iter().filter(|r| r.well_formed) {
+        let fires: Vec<bool> = plan.rules.iter().map(plan::RulePlan::fires).collect();
+        let reduced = crate::implied::reduce(program, &fires, db, rule_derived);
+        for rule_plan in plan.rules.iter().filter(|r| r.fires()) {
             let id = rule_plan.rule;
             let head = rule_plan.head;
             let head_arity = db.arity(head);

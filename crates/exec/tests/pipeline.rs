@@ -35,7 +35,7 @@ fn plan_text_shows_demand_rules_as_joins() {
     let p = magic_program(EXAMPLE_1);
     let text = plan::plan_program(&p).display(&p).to_string();
     let expected = "\
-r2: @m:R^bf(Y) <- @m:R^bf(X), @a:R^bf(X,Y)
+2 (demand r1 #1): @m:R^bf(Y) <- @m:R^bf(X), @a:R^bf(X,Y)
   1. scan @m:R^bf(X)
   2. join on [X] with scan @a:R^bf(X,Y)
   3. project [Y] -> @m:R^bf

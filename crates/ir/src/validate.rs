@@ -47,9 +47,22 @@ impl IrError {
             }
             IrError::EdbHeadsRule { pred, fact, head } => {
                 let name = DisplayPred(program, pred);
-                Diagnostic::error(Code::EDB_HEADS_RULE, format!("`{name}` has input facts and also heads a rule"))
-                    .with_primary(fact, "input fact here")
-                    .with_secondary(head, "rule head here")
+                let d =
+                    Diagnostic::error(Code::EDB_HEADS_RULE, format!("`{name}` has input facts and also heads a rule"))
+                        .with_primary(fact, "input fact here")
+                        .with_secondary(head, "rule head here");
+                // An inline fact of a derived predicate is usually meant as an empty-body rule.
+                match program.facts.iter().find(|f| f.span == fact) {
+                    Some(f) => {
+                        let values: Vec<u32> = f.values.iter().map(|c| c.0).collect();
+                        let rule = format!("{name}{} <-", program.display_tuple(&values));
+                        d.with_help(format!(
+                            "a derived predicate's fact is a rule with an empty body: write `{rule}`; if they are \
+                             different relations, rename one"
+                        ))
+                    }
+                    None => d,
+                }
             }
             IrError::UnboundInComparison { rule, var, span } => {
                 let name = program.symbols.text(var);

@@ -86,13 +86,18 @@ impl AdornmentLimit {
         if self.query_span != self.span {
             d = d.with_secondary(self.query_span, "rewriting for this query");
         }
+        let others = match self.pred_adornments {
+            1 => format!("this would be the first of `{name}`"),
+            n => format!("`{name}` (arity {arity}, at most 2^{arity}) would have {n} of them"),
+        };
         d.with_note(format!(
-            "`{name}` (arity {arity}) is called with {} different adornment(s) so far; a predicate of arity n can \
-             have up to 2^n",
-            self.pred_adornments
+            "the limit counts the adorned predicates of all predicates together: the rewrite has made {} so \
+             far, and {others}",
+            self.limit
         ))
         .with_help(format!(
-            "raise the limit with `--max-adornments N` (now {}), or evaluate the original program with `--no-magic`",
+            "raise the limit with `--max-adornments N` (now {}), or let `--magic auto` (the default) or `--magic off` \
+             evaluate the original program",
             self.limit
         ))
     }

@@ -12,18 +12,38 @@ pub struct DisplayPlan<'a> {
     pub(crate) program: &'a Program,
 }
 
+/// How a rule is named: `r1` for rule 1 of a source program (as `--emit ir` lists it), the
+/// bare position `3` for a rule of the magic rewrite (as `--emit magic-ir` lists it), whose
+/// origin names the source rule (`main r1`): `r1` always means a source rule.
+fn rule_name(program: &Program, id: ir::RuleId) -> String {
+    match program.rule(id).origin {
+        ir::Origin::Source => format!("r{}", id.0),
+        _ => id.0.to_string(),
+    }
+}
+
+/// `r1`, or for a rewritten rule `3 (main r1)`.
+fn rule_title(program: &Program, id: ir::RuleId) -> String {
+    match program.rule(id).origin {
+        ir::Origin::Source => format!("r{}", id.0),
+        ir::Origin::Seed => format!("{} (seed)", id.0),
+        ir::Origin::Main { rule } => format!("{} (main r{})", id.0, rule.0),
+        ir::Origin::Demand { rule, position } => format!("{} (demand r{} #{position})", id.0, rule.0),
+    }
+}
+
 impl fmt::Display for DisplayPlan<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let p = self.program;
         for plan in &self.plan.rules {
-            writeln!(f, "r{}: {}", plan.rule.0, DisplayRule(p, p.rule(plan.rule)))?;
+            writeln!(f, "{}: {}", rule_title(p, plan.rule), DisplayRule(p, p.rule(plan.rule)))?;
             write_steps(f, p, plan)?;
         }
         writeln!(f, "strata:")?;
         for (i, stratum) in self.plan.strata.iter().enumerate() {
             let kind = if stratum.recursive { "recursive" } else { "non-recursive" };
             let preds: Vec<String> = stratum.preds.iter().map(|&id| p.pred_name(id)).collect();
-            let rules: Vec<String> = stratum.rules.iter().map(|id| format!("r{}", id.0)).collect();
+            let rules: Vec<String> = stratum.rules.iter().map(|&id| rule_name(p, id)).collect();
             writeln!(f, "  {i} ({kind}): {}; rules {}", preds.join(", "), rules.join(", "))?;
         }
         Ok(())
@@ -134,7 +154,8 @@ pub(crate) fn to_json(plan: &ProgramPlan, program: &Program) -> Value {
         .iter()
         .map(|rp| {
             let mut node = json!({
-                "id": format!("r{}", rp.rule.0),
+                "id": rule_name(program, rp.rule),
+                "title": rule_title(program, rp.rule),
                 "rule": DisplayRule(program, program.rule(rp.rule)).to_string(),
                 "steps": rp.steps.iter().enumerate().map(|(k, step)| step_json(program, rp, k, step)).collect::<Vec<_>>(),
                 "project": {
@@ -158,7 +179,7 @@ pub(crate) fn to_json(plan: &ProgramPlan, program: &Program) -> Value {
             json!({
                 "preds": s.preds.iter().map(|&id| program.pred_name(id)).collect::<Vec<_>>(),
                 "recursive": s.recursive,
-                "rules": s.rules.iter().map(|id| format!("r{}", id.0)).collect::<Vec<_>>(),
+                "rules": s.rules.iter().map(|&id| rule_name(program, id)).collect::<Vec<_>>(),
             })
         })
         .collect();

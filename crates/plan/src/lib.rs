@@ -98,6 +98,16 @@ pub struct RulePlan {
     /// variable or an arity mismatch). Evaluators never fire such a rule; the pipeline
     /// reports the error before planning, so this only keeps evaluation panic-free.
     pub well_formed: bool,
+    /// False when no relation the evaluation is for depends on the rule's head
+    /// ([`ProgramPlan::restrict_to`]): evaluators do not fire it.
+    pub needed: bool,
+}
+
+impl RulePlan {
+    /// Whether evaluators fire this rule: it is well formed and needed.
+    pub fn fires(&self) -> bool {
+        self.well_formed && self.needed
+    }
 }
 
 /// Plans every rule left to right and computes the strata.
@@ -290,7 +300,30 @@ pub fn plan_rule_text_in_order(
         })
         .collect();
     well_formed &= rule.head.args.len() == arity(rule.head.pred);
-    RulePlan { rule: rule_id, head: rule.head.pred, vars, steps, initial, project, well_formed }
+    RulePlan { rule: rule_id, head: rule.head.pred, vars, steps, initial, project, well_formed, needed: true }
+}
+
+/// Indexed by predicate: whether evaluating the relations `wanted` needs it, that is,
+/// whether one of them depends on it through the rules (they themselves included).
+pub fn needed_preds(program: &Program, wanted: &[ir::PredId]) -> Vec<bool> {
+    let mut rules_of: Vec<Vec<RuleId>> = vec![Vec::new(); program.preds.len()];
+    for id in program.rule_ids() {
+        rules_of[program.rule(id).head.pred.index()].push(id);
+    }
+    let mut needed = vec![false; program.preds.len()];
+    let mut stack: Vec<ir::PredId> = wanted.to_vec();
+    while let Some(pred) = stack.pop() {
+        if std::mem::replace(&mut needed[pred.index()], true) {
+            continue;
+        }
+        for &id in &rules_of[pred.index()] {
+            let rule = program.rule(id);
+            // A negated atom's relation is read too: it must be complete first.
+            let read = rule.body.iter().chain(&rule.negated).map(|a| a.pred);
+            stack.extend(read.filter(|p| !needed[p.index()]));
+        }
+    }
+    needed
 }
 
 /// The comparisons and negated atoms of a rule not placed yet.
@@ -372,6 +405,18 @@ impl<'r> Pending<'r> {
 }
 
 impl ProgramPlan {
+    /// Keeps what evaluating the relations `wanted` needs: the strata of the predicates
+    /// they depend on (themselves included), with their rules; every other rule is marked
+    /// as not needed and its stratum dropped, so a relation no output reads is never
+    /// computed. Rule ids stay those of `program`.
+    pub fn restrict_to(&mut self, program: &Program, wanted: &[ir::PredId]) {
+        let needed = needed_preds(program, wanted);
+        for rule in &mut self.rules {
+            rule.needed = needed[rule.head.index()];
+        }
+        self.strata.retain(|s| s.preds.iter().any(|p| needed[p.index()]));
+    }
+
     /// The `--emit plan` text; the program supplies the names.
     pub fn display<'a>(&'a self, program: &'a Program) -> DisplayPlan<'a> {
         DisplayPlan { plan: self, program }
@@ -479,6 +524,21 @@ mod tests {
     fn unsafe_rule_is_marked_not_well_formed() {
         let p = program("P(X,Y) <- E(X)");
         assert!(!plan_rule(&p, RuleId(0)).well_formed);
+    }
+
+    /// Restricted to `R`, the plan keeps the strata `R` reads through its rules (`S` and
+    /// `T` via `S`) and no others; the rules of `U` and `V` do not fire, and rule ids stay.
+    #[test]
+    fn restriction_keeps_what_the_wanted_relations_read() {
+        let p = program("T(X) <- E(X)\nS(X) <- T(X)\nR(X) <- S(X), E(X)\nU(X) <- R(X)\nV(X) <- E(X)");
+        let mut plan = plan_program(&p);
+        let pred = |name: &str| p.lookup_source(name).unwrap();
+        plan.restrict_to(&p, &[pred("R")]);
+        let fires: Vec<bool> = plan.rules.iter().map(RulePlan::fires).collect();
+        assert_eq!(fires, [true, true, true, false, false]);
+        let kept: Vec<Vec<ir::PredId>> = plan.strata.iter().map(|s| s.preds.clone()).collect();
+        assert_eq!(kept, [vec![pred("T")], vec![pred("S")], vec![pred("R")]]);
+        assert_eq!(plan.rules.iter().map(|r| r.rule.0).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
     }
 
     /// The definition of [`greedy_order`], one scan of the remaining atoms per position.

@@ -13,10 +13,18 @@ use ir::{Const, Fact, IrError, PredId, PredKind, PredName, Program};
 /// One batch of EDB changes, applied together.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UpdateBatch {
-    pub inserts: Vec<Fact>,
-    pub deletes: Vec<Fact>,
+    /// The changes in the order of their lines: a later change of a fact overrides an
+    /// earlier one, as if the lines were applied one by one.
+    pub changes: Vec<(Sign, Fact)>,
     /// From the first to the last line of the batch.
     pub span: Span,
+}
+
+impl UpdateBatch {
+    /// The facts of the changes with this sign, in line order.
+    pub fn facts(&self, sign: Sign) -> Vec<Fact> {
+        self.changes.iter().filter(|(s, _)| *s == sign).map(|(_, f)| f.clone()).collect()
+    }
 }
 
 /// The longest line a facts or update file may have: 1 MiB, far more than any tuple
@@ -658,16 +666,13 @@ pub fn parse_updates(src: &str, file: FileId, program: &mut Program) -> (Vec<Upd
             continue;
         }
         let span = Span::new(file, start..start + line.len());
-        let batch = current.get_or_insert_with(|| UpdateBatch { inserts: Vec::new(), deletes: Vec::new(), span });
+        let batch = current.get_or_insert_with(|| UpdateBatch { changes: Vec::new(), span });
         batch.span = batch.span.to(span);
         let (update, errors) = run(update_line(file), &tokens, start + line.len(), file, Code::BAD_UPDATE);
         diagnostics.extend(errors);
         let Some((sign, atom)) = update else { continue };
         match input_fact(program, &atom, Code::UPDATE_IDB) {
-            Ok(fact) => match sign {
-                Sign::Insert => batch.inserts.push(fact),
-                Sign::Delete => batch.deletes.push(fact),
-            },
+            Ok(fact) => batch.changes.push((sign, fact)),
             Err(errors) => diagnostics.extend(errors),
         }
     }
@@ -926,7 +931,7 @@ mod tests {
         assert_eq!(diagnostics.len(), 1);
         let (batches, diagnostics) = parse_updates("\u{feff}+E(a,b).\n", FILE, &mut p);
         assert!(diagnostics.is_empty());
-        assert_eq!(show(&p, &batches[0].inserts), ["E(a,b)"]);
+        assert_eq!(show(&p, &batches[0].facts(Sign::Insert)), ["E(a,b)"]);
     }
 
     #[test]
@@ -980,8 +985,10 @@ mod tests {
         let src = "+E(a,b).\n-E(b,c)\n% only a comment\n+E(c,d).\n\n  \n-E(a,b).\n;\n;\n+F(x).\n";
         let (batches, diagnostics) = parse_updates(src, FILE, &mut p);
         assert!(diagnostics.is_empty(), "{diagnostics:#?}");
-        let summary: Vec<(Vec<String>, Vec<String>, &str)> =
-            batches.iter().map(|b| (show(&p, &b.inserts), show(&p, &b.deletes), &src[b.span.range()])).collect();
+        let summary: Vec<(Vec<String>, Vec<String>, &str)> = batches
+            .iter()
+            .map(|b| (show(&p, &b.facts(Sign::Insert)), show(&p, &b.facts(Sign::Delete)), &src[b.span.range()]))
+            .collect();
         assert_eq!(
             summary,
             [
@@ -1004,7 +1011,7 @@ mod tests {
         let src = "E(a,b).\n+R(a,b).\n-E(a).\n+E(a,_).\n+E(a,b)) \n* E(a,b)\n";
         let (batches, diagnostics) = parse_updates(src, FILE, &mut p);
         assert_eq!(batches.len(), 1);
-        assert!(batches[0].inserts.is_empty() && batches[0].deletes.is_empty());
+        assert!(batches[0].changes.is_empty());
         assert_eq!(
             codes_and_texts(src, &diagnostics),
             [("E0014", "E"), ("E0015", "R(a,b)"), ("E0004", "E(a)"), ("E0011", "_"), ("E0014", ")"), ("E0014", "*")]

@@ -22,6 +22,10 @@ pub enum Token<'a> {
     /// An integer: decimal, hex `0x1F` or binary `0b101`, with an optional `u` suffix.
     #[regex(r"-?([0-9]+|0x[0-9a-fA-F]+|0b[01]+)u?")]
     Int(&'a str),
+    /// `1.5`: not a value of the language, but lexed as one token so that it is one
+    /// error, not `1`, `.` and `5` each out of place.
+    #[regex(r"-?[0-9]+\.[0-9]+")]
+    Float(&'a str),
     /// A double-quoted string, quotes and escapes still in place.
     #[regex(r#""([^"\\\n]|\\["\\ntr])*""#)]
     Str(&'a str),
@@ -66,6 +70,7 @@ impl fmt::Display for Token<'_> {
             Token::Name(s) | Token::UnderscoreName(s) | Token::Int(s) | Token::Str(s) | Token::Reserved(s) => {
                 write!(f, "`{s}`")
             }
+            Token::Float(s) => write!(f, "`{s}`, a number that is not an integer"),
             Token::Underscore => f.write_str("`_`"),
             Token::LParen => f.write_str("`(`"),
             Token::RParen => f.write_str("`)`"),

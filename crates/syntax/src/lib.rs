@@ -24,6 +24,7 @@ pub use facts::{
     MAX_LINE_BYTES,
 };
 pub use lower::{lower, undefined_predicate_warnings};
+pub use parser::Sign;
 
 use diag::{Code, Diagnostic, FileId};
 use lexer::{layout, lex, Token};

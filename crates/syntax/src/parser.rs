@@ -16,8 +16,8 @@ pub(crate) type TokenInput<'t, 's> =
     MappedInput<'t, Token<'s>, SimpleSpan, &'t [Spanned<'s>], fn(&'t Spanned<'s>) -> (&'t Token<'s>, &'t SimpleSpan)>;
 
 /// Whether an update line inserts or deletes its fact.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Sign {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Sign {
     Insert,
     Delete,
 }

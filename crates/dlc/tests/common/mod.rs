@@ -66,3 +66,17 @@ pub fn ensure_file_contents(path: &Path, contents: &str) {
     let shown = path.strip_prefix(root()).unwrap_or(path).display().to_string();
     panic!("{shown} is stale: run `cargo xtask regen` and commit");
 }
+
+/// A fresh, empty directory `NAME` under the test binary's scratch folder `group`.
+pub fn scratch_in(group: &str, name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(group).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes `contents` to `path` and returns the path as an argument.
+pub fn write_file(path: &Path, contents: impl AsRef<[u8]>) -> String {
+    std::fs::write(path, contents).unwrap();
+    path.display().to_string()
+}

@@ -250,6 +250,48 @@ fn column_kind(ty: &str, types: &HashMap<String, Vec<String>>) -> ColumnKind {
     kind
 }
 
+/// E0025 for each cycle of `.type` definitions (`.type A = B`, `.type B = A`), once per
+/// cycle, at its first definition: such a type never reaches `symbol` or `number`.
+fn type_cycles(types: &HashMap<String, Vec<String>>, spans: &[(String, Span)]) -> Vec<Diagnostic> {
+    // The types reachable through the definitions of `ty`.
+    let reached = |ty: &str| -> HashSet<String> {
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut worklist: Vec<&str> = types.get(ty).map_or(Vec::new(), |f| f.iter().map(String::as_str).collect());
+        while let Some(t) = worklist.pop() {
+            if seen.insert(t.to_string()) {
+                worklist.extend(types.get(t).into_iter().flatten().map(String::as_str));
+            }
+        }
+        seen
+    };
+    let mut reported: HashSet<&str> = HashSet::new();
+    let mut diagnostics = Vec::new();
+    for (name, span) in spans {
+        if reported.contains(name.as_str()) {
+            continue;
+        }
+        let from_name = reached(name);
+        if !from_name.contains(name) {
+            continue;
+        }
+        let members: Vec<&(String, Span)> =
+            spans.iter().filter(|(m, _)| from_name.contains(m) && reached(m).contains(name)).collect();
+        let names: Vec<String> = members.iter().map(|(m, _)| format!("`{m}`")).collect();
+        let message = match names.as_slice() {
+            [one] => format!("the type {one} is defined from itself, never from `symbol` or `number`"),
+            _ => format!("the types {} are defined from each other, never from `symbol` or `number`", names.join(", ")),
+        };
+        let mut d =
+            Diagnostic::error(Code::TYPE_CYCLE, message).with_primary(*span, format!("`{name}` is defined here"));
+        for (member, at) in members.iter().filter(|(m, _)| m != name) {
+            d = d.with_secondary(*at, format!("`{member}` here"));
+        }
+        reported.extend(members.iter().map(|(m, _)| m.as_str()));
+        diagnostics.push(d);
+    }
+    diagnostics
+}
+
 /// Preprocesses, parses and checks declarations; builds the native AST.
 fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
@@ -259,7 +301,8 @@ fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Di
     let mut parser = Parser::new(&tokens, &texts, eof);
     parser.program();
     diagnostics.append(&mut parser.diagnostics);
-    let Parser { clauses, queries, decls, ios, types, .. } = parser;
+    let Parser { clauses, queries, decls, ios, types, type_spans, .. } = parser;
+    diagnostics.extend(type_cycles(&types, &type_spans));
     let mut front = check(clauses, queries, decls, ios, &types, Span::new(file, 0..src.len()), &mut diagnostics);
     front.types = types;
     (front, diagnostics)
@@ -422,6 +465,8 @@ struct Parser<'a> {
     ios: Vec<(IoKind, RawIo)>,
     /// Each `.type` name with the types it is defined from.
     types: HashMap<String, Vec<String>>,
+    /// Each `.type` name where it is defined, in the order of the program.
+    type_spans: Vec<(String, Span)>,
 }
 
 impl<'a> Parser<'a> {
@@ -437,6 +482,7 @@ impl<'a> Parser<'a> {
             decls: Vec::new(),
             ios: Vec::new(),
             types: HashMap::new(),
+            type_spans: Vec::new(),
         }
     }
 
@@ -638,7 +684,9 @@ impl<'a> Parser<'a> {
                 self.expect(Kind::Colon, "`:` and the attribute's type")?;
                 let ty = self.expect(Kind::Ident, "a type")?;
                 if self.text(ty) == "float" {
-                    return Err(self.unsupported(ty.span, "the type `float`"));
+                    // Reported, but the relation is still declared: its uses are not
+                    // undeclared too.
+                    self.unsupported(ty.span, "the type `float`");
                 }
                 types.push(self.text(ty).to_string());
                 if self.eat(Kind::Comma).is_none() {
@@ -697,8 +745,9 @@ impl<'a> Parser<'a> {
     /// `.type T <: symbol`, `.type T = number`, `.type T = A | B`: plain names to dlc.
     /// `base` is the type of the old `.number_type T` / `.symbol_type T` forms.
     fn type_decl(&mut self, base: Option<&str>) -> Result<(), Reported> {
-        let name = self.expect(Kind::Ident, "a type name")?;
-        let name = self.text(name).to_string();
+        let name_tok = self.expect(Kind::Ident, "a type name")?;
+        let name = self.text(name_tok).to_string();
+        self.type_spans.push((name.clone(), name_tok.span));
         if let Some(base) = base {
             self.types.insert(name, vec![base.to_string()]);
             return Ok(());
