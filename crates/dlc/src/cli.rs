@@ -28,9 +28,10 @@ pub const MAX_THREADS: usize = 256;
 
 /// dlc: a Datalog compiler with magic-sets rewriting and incremental (DRed) maintenance.
 ///
-/// dlc compiles a positive Datalog program and one selection query into a magic-sets
-/// program, lowers it to relational-algebra plans, evaluates it bottom-up, and keeps the
-/// answers up to date under insertions and deletions of input facts.
+/// dlc compiles a Datalog program (with stratified negation and comparisons) and one
+/// selection query into a magic-sets program, lowers it to relational-algebra plans,
+/// evaluates it bottom-up, and keeps the answers up to date under insertions and
+/// deletions of input facts.
 #[derive(Debug, Parser)]
 #[command(name = "dlc", version, after_help = EXAMPLES, args_conflicts_with_subcommands = true)]
 pub struct Cli {
@@ -106,7 +107,8 @@ pub struct RunArgs {
     #[arg(short = 'D', long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
 
-    /// The language of the program: `auto` reads a file with a `.decl` line as Soufflé.
+    /// The language of the program: `auto` reads a file with a `.decl` or `#include` line as
+    /// Soufflé.
     #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
     pub dialect: DialectArg,
 
@@ -167,7 +169,8 @@ pub struct RunArgs {
     pub explain: Option<String>,
 
     /// Explain why a fact, e.g. 'R(a,u)', is not derived: for each rule that could derive
-    /// it, the first body atom that matches no fact (`--format text|json`).
+    /// it, the first body atom that matches no fact, or the fact a negated atom finds or
+    /// the comparison that fails under every match (`--format text|json`).
     #[arg(long, value_name = "FACT", conflicts_with_all = ["compare", "output_dir"])]
     pub explain_missing: Option<String>,
 
@@ -265,11 +268,11 @@ pub enum Format {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DialectArg {
-    /// Soufflé if a line starts with `.decl`, dlc otherwise.
+    /// Soufflé if a line starts with `.decl` or `#include`, dlc otherwise.
     Auto,
     /// dlc's own language.
     Dlc,
-    /// The positive fragment of Soufflé.
+    /// Soufflé's stratified fragment without arithmetic.
     Souffle,
 }
 

@@ -178,6 +178,10 @@ fn compare(program: &Program, c: &Comparison, a: u32, b: u32) -> bool {
             (Some(a), Some(b)) => op.holds(a.into(), b.into()),
             _ => false,
         },
+        (op, ir::CmpDomain::Unsigned) => match (text(a).parse::<u32>(), text(b).parse::<u32>()) {
+            (Ok(a), Ok(b)) => op.holds(a.into(), b.into()),
+            _ => false,
+        },
     }
 }
 

@@ -282,3 +282,19 @@ fn number_fields_are_read_as_numbers_and_symbol_fields_verbatim() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, "---------------\nr\nx\ts\n===============\n7\t007\n8\t-0\n8\t08\n===============\n");
 }
+
+#[test]
+fn an_update_of_an_input_relation_that_rules_derive_names_its_loaded_facts() {
+    let base = ["fixtures/souffle/derived_input/prog.dl", "-F", "fixtures/souffle/derived_input/in"];
+    let mut args = base.to_vec();
+    args.extend(["--query", "isolated(x)", "--color", "never", "--insert", "path(50, 51)"]);
+    let refused = dlc(&args);
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(refused.stderr.contains("E0015"), "{}", refused.stderr);
+    assert!(refused.stderr.contains("update `path_input(...)`"), "{}", refused.stderr);
+    let mut args = base.to_vec();
+    args.extend(["--query", "isolated(x)", "--check", "--no-timing", "--insert", "path_input(50, 51)"]);
+    let updated = dlc(&args);
+    assert_eq!(updated.code, 0, "{}", updated.stderr);
+    assert!(updated.stdout.contains("answers added: isolated(50)"), "{}", updated.stdout);
+}

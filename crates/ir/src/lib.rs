@@ -22,7 +22,7 @@ pub use display::{
 pub use graph::strongly_connected;
 pub use intern::{Const, InternId, Interner, Interning, Symbol};
 pub use program::{
-    integer_value, Atom, CmpDomain, CmpOp, Comparison, Fact, Origin, Pred, PredId, PredKind, PredName, Program, Query,
-    Rule, RuleId, Term, TermKind,
+    integer_value, unsigned_value, Atom, CmpDomain, CmpOp, Comparison, Fact, Origin, Pred, PredId, PredKind, PredName,
+    Program, Query, Rule, RuleId, Term, TermKind,
 };
 pub use validate::{validate, IrError};

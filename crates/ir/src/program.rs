@@ -138,6 +138,15 @@ pub fn integer_value(text: &str) -> Option<i64> {
     text.parse::<i32>().ok().map(i64::from)
 }
 
+/// The value of `text` as an unsigned 32-bit integer (Soufflé's `unsigned`): decimal
+/// digits only, within `0..=u32::MAX`; otherwise none.
+pub fn unsigned_value(text: &str) -> Option<i64> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse::<u32>().ok().map(i64::from)
+}
+
 /// A comparison operator of a constraint `left op right`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CmpOp {
@@ -175,13 +184,18 @@ impl CmpOp {
 
     /// Whether the values `a` and `b` (interned ids) satisfy the operator: identity for
     /// `=` and `!=`; for the others the order of `domain` on their texts (`values`): as
-    /// integers (a text that is not one satisfies none) or as symbols, byte by byte.
+    /// signed or unsigned 32-bit integers (a text that is not one satisfies none) or as
+    /// symbols, byte by byte.
     pub fn holds_for(self, a: u32, b: u32, domain: CmpDomain, values: Option<&Interner<Const>>) -> bool {
         match (self, domain) {
             (CmpOp::Eq, _) => a == b,
             (CmpOp::Ne, _) => a != b,
             (_, CmpDomain::Integers) => {
                 let number = |v: u32| values.and_then(|values| integer_value(values.text(Const(v))));
+                matches!((number(a), number(b)), (Some(x), Some(y)) if self.holds(x, y))
+            }
+            (_, CmpDomain::Unsigned) => {
+                let number = |v: u32| values.and_then(|values| unsigned_value(values.text(Const(v))));
                 matches!((number(a), number(b)), (Some(x), Some(y)) if self.holds(x, y))
             }
             (_, CmpDomain::Symbols) => values.is_some_and(|values| {
@@ -204,12 +218,14 @@ impl CmpOp {
     }
 }
 
-/// What an ordering comparison orders: integers (the dlc dialect, and Soufflé's number
-/// types), or symbols by their text (Soufflé's symbol types).
+/// What an ordering comparison orders: signed 32-bit integers (the dlc dialect, and
+/// Soufflé's `number` types), unsigned ones (Soufflé's `unsigned` types, where
+/// `3000000000 > 5`), or symbols by their text (Soufflé's symbol types).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CmpDomain {
     #[default]
     Integers,
+    Unsigned,
     Symbols,
 }
 

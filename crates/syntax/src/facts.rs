@@ -240,9 +240,22 @@ fn idb_fact(program: &Program, pred: PredId, span: Span, code: Code) -> Diagnost
         return IrError::EdbHeadsRule { pred, fact: span, head }.to_diagnostic(program);
     }
     let name = program.pred_name(pred);
-    Diagnostic::error(code, format!("`{name}` is derived by rules and cannot be updated directly"))
+    let report = Diagnostic::error(code, format!("`{name}` is derived by rules and cannot be updated directly"))
         .with_primary(span, "update of a derived predicate")
-        .with_secondary(head, "defined by this rule")
+        .with_secondary(head, "defined by this rule");
+    // A Soufflé `.input` relation that rules also derive loads its facts into a relation
+    // `r_input` of its own (see `souffle::check`); that is the one an update changes.
+    let loaded = format!("{name}_input");
+    match program.lookup_source(&loaded) {
+        Some(input)
+            if program.pred(input).kind == PredKind::Edb && program.pred(input).arity == program.pred(pred).arity =>
+        {
+            report.with_help(format!(
+                "the facts `{name}` loads as an `.input` are the relation `{loaded}`: update `{loaded}(...)`"
+            ))
+        }
+        _ => report,
+    }
 }
 
 /// Reads a facts file of ground atoms `E(a,b).`, one per line; `%`/`//` comments and

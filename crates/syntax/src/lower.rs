@@ -224,8 +224,8 @@ fn lower_rule(
                             .with_primary(term.span, "`_` in a comparison"),
                         );
                     }
-                    if c.op.is_ordering() && c.domain == ir::CmpDomain::Integers {
-                        diagnostics.extend(integer_operand(term));
+                    if c.op.is_ordering() && c.domain != ir::CmpDomain::Symbols {
+                        diagnostics.extend(integer_operand(term, c.domain));
                     }
                 }
                 let (left, right) =
@@ -261,13 +261,18 @@ fn lower_rule(
     lowered
 }
 
-/// E0024 for a constant operand of `<`, `<=`, `>` or `>=` that is not a 32-bit integer.
-fn integer_operand(term: &ast::Term) -> Option<Diagnostic> {
+/// E0024 for a constant operand of `<`, `<=`, `>` or `>=` that is not a 32-bit integer
+/// (an unsigned one in an unsigned comparison).
+fn integer_operand(term: &ast::Term, domain: ir::CmpDomain) -> Option<Diagnostic> {
     let text = term.constant_text()?;
-    if ir::integer_value(text).is_some() {
+    let (value, range) = match domain {
+        ir::CmpDomain::Unsigned => (ir::unsigned_value(text), "outside the unsigned 32-bit range"),
+        _ => (ir::integer_value(text), "outside the 32-bit range"),
+    };
+    if value.is_some() {
         return None;
     }
-    let what = if matches!(term.kind, TermKind::Int(_)) { "outside the 32-bit range" } else { "not an integer" };
+    let what = if matches!(term.kind, TermKind::Int(_)) { range } else { "not an integer" };
     Some(
         Diagnostic::error(
             Code::NOT_AN_INTEGER,

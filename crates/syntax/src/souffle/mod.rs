@@ -1,8 +1,8 @@
-//! The Soufflé front end: reads the positive fragment of Soufflé's language (`.decl`,
-//! `.input`, `.output`, `.printsize`, rules with lower-case variables, multiple heads,
-//! disjunction, `#include` and `#define`) into the native AST, which the native lowering
-//! then turns into an `ir::Program`. Everything outside the positive fragment (negation,
-//! arithmetic, comparisons, aggregates, functors, components, ...) is reported as E0018
+//! The Soufflé front end: reads the stratified fragment of Soufflé's language without
+//! arithmetic (`.decl`, `.input`, `.output`, `.printsize`, rules with lower-case variables,
+//! negated atoms, comparisons, multiple heads, disjunction, `#include` and `#define`) into
+//! the native AST, which the native lowering then turns into an `ir::Program`. Everything
+//! outside it (arithmetic, aggregates, functors, components, ...) is reported as E0018
 //! at its span rather than read approximately.
 //!
 //! The grammar is small and has no nesting except parenthesised disjunctions, whose depth
@@ -216,21 +216,38 @@ struct Front {
 }
 
 /// Whether `ty` is a number type: `number`, `unsigned`, or defined from number types only.
-/// Definitions are followed with a worklist and a visited set, so a cycle ends.
 fn is_numeric(ty: &str, types: &HashMap<String, Vec<String>>) -> bool {
+    column_kind(ty, types) != ColumnKind::Symbol
+}
+
+/// What a column of a declared type holds, as far as an ordering comparison is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ColumnKind {
+    Symbol,
+    Number,
+    Unsigned,
+}
+
+/// The kind of `ty`: a number type when it is `number`, `unsigned`, or defined from number
+/// types only (unsigned if any of them is `unsigned`: Soufflé rejects a union of both),
+/// otherwise a symbol type. Definitions are followed with a worklist and a visited set, so
+/// a cycle ends.
+fn column_kind(ty: &str, types: &HashMap<String, Vec<String>>) -> ColumnKind {
     let mut seen = HashSet::new();
     let mut worklist = vec![ty];
+    let mut kind = ColumnKind::Number;
     while let Some(t) = worklist.pop() {
         match t {
-            "number" | "unsigned" => {}
+            "number" => {}
+            "unsigned" => kind = ColumnKind::Unsigned,
             _ => match types.get(t) {
                 Some(from) if seen.insert(t) => worklist.extend(from.iter().map(String::as_str)),
                 Some(_) => {}
-                None => return false,
+                None => return ColumnKind::Symbol,
             },
         }
     }
-    true
+    kind
 }
 
 /// E0025 for each cycle of `.type` definitions (`.type A = B`, `.type B = A`), once per
@@ -291,7 +308,7 @@ fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Di
     (front, diagnostics)
 }
 
-/// E0018: a construct outside the positive fragment.
+/// E0018: a construct outside the supported fragment.
 fn unsupported(span: Span, construct: &str) -> Diagnostic {
     Diagnostic::error(Code::UNSUPPORTED_SOUFFLE, format!("{construct} is not supported"))
         .with_primary(span, format!("{construct} here"))
@@ -1032,29 +1049,31 @@ impl<'a> Parser<'a> {
 }
 
 /// Marks each ordering comparison (`<`, `<=`, `>`, `>=`) of symbols as one, since
-/// Soufflé orders symbols by their text: an operand is a symbol when it is a string or a
-/// variable in a column declared with a symbol type, a number when it is a number or a
-/// variable of a number column. A comparison of a symbol with a number, which Soufflé
-/// rejects as a type error, is E0018.
+/// Soufflé orders symbols by their text, and each of `unsigned` values as one, since
+/// Soufflé orders those as unsigned integers: an operand is a symbol when it is a string
+/// or a variable in a column declared with a symbol type, a number or an unsigned when it
+/// is a variable of such a column (a number literal takes the other operand's kind). A
+/// comparison of a symbol with a number, or of a `number` with an `unsigned`, which
+/// Soufflé rejects as type errors, is E0018.
 fn order_symbols(
     conjunction: &mut [ast::Literal],
     declared: &HashMap<&str, &Decl>,
     types: &HashMap<String, Vec<String>>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> bool {
-    // Per variable, whether a column makes it a symbol (true) or a number (false).
-    let mut typed: HashMap<String, bool> = HashMap::new();
+    // Per variable, the kind of the first column it appears in.
+    let mut typed: HashMap<String, ColumnKind> = HashMap::new();
     for atom in conjunction.iter().filter_map(ast::Literal::atom) {
         let Some(decl) = declared.get(atom.pred.text.as_str()) else { continue };
         for (term, ty) in atom.args.iter().zip(&decl.types) {
             if let TermKind::Var(name) = &term.kind {
-                typed.entry(name.clone()).or_insert(!is_numeric(ty, types));
+                typed.entry(name.clone()).or_insert_with(|| column_kind(ty, types));
             }
         }
     }
-    let symbol = |term: &ast::Term| match &term.kind {
-        TermKind::Str(_) => Some(true),
-        TermKind::Int(_) => Some(false),
+    // A number literal takes the kind of the other operand, as in Soufflé.
+    let kind = |term: &ast::Term| match &term.kind {
+        TermKind::Str(_) => Some(ColumnKind::Symbol),
         TermKind::Var(name) => typed.get(name).copied(),
         _ => None,
     };
@@ -1064,16 +1083,32 @@ fn order_symbols(
         if !c.op.is_ordering() {
             continue;
         }
-        match (symbol(&c.left), symbol(&c.right)) {
-            (Some(true), Some(false)) | (Some(false), Some(true)) => {
-                diagnostics.push(unsupported(
-                    c.span,
-                    &format!("an ordering comparison (`{}`) of a symbol with a number", c.op.text()),
-                ));
-                ok = false;
-            }
-            (Some(true), _) | (_, Some(true)) => c.domain = ir::CmpDomain::Symbols,
-            _ => {}
+        let (left, right) = (kind(&c.left), kind(&c.right));
+        let number_literal = |term: &ast::Term| matches!(term.kind, TermKind::Int(_));
+        let symbol_with_number = |a: Option<ColumnKind>, b: Option<ColumnKind>, other: &ast::Term| {
+            a == Some(ColumnKind::Symbol)
+                && (matches!(b, Some(ColumnKind::Number | ColumnKind::Unsigned)) || number_literal(other))
+        };
+        let mismatch = if symbol_with_number(left, right, &c.right) || symbol_with_number(right, left, &c.left) {
+            Some("a symbol with a number")
+        } else if matches!(
+            (left, right),
+            (Some(ColumnKind::Number), Some(ColumnKind::Unsigned))
+                | (Some(ColumnKind::Unsigned), Some(ColumnKind::Number))
+        ) {
+            Some("a `number` with an `unsigned`")
+        } else {
+            None
+        };
+        if let Some(what) = mismatch {
+            diagnostics.push(unsupported(c.span, &format!("an ordering comparison (`{}`) of {what}", c.op.text())));
+            ok = false;
+            continue;
+        }
+        if left == Some(ColumnKind::Symbol) || right == Some(ColumnKind::Symbol) {
+            c.domain = ir::CmpDomain::Symbols;
+        } else if left == Some(ColumnKind::Unsigned) || right == Some(ColumnKind::Unsigned) {
+            c.domain = ir::CmpDomain::Unsigned;
         }
     }
     ok

@@ -326,3 +326,15 @@ mod never_panics {
         }
     }
 }
+
+#[test]
+fn unsigned_values_are_ordered_as_unsigned_and_not_compared_with_numbers() {
+    let src = ".type U <: unsigned\n.decl u(x:U)\n.decl r(x:unsigned)\nr(x) :- u(x), u(y), x < y, 5 <= x.\n";
+    let domains: Vec<ir::CmpDomain> = ok(src).program.rules[0].comparisons.iter().map(|c| c.domain).collect();
+    assert_eq!(domains, [ir::CmpDomain::Unsigned, ir::CmpDomain::Unsigned]);
+    let found = errors(".decl u(x:unsigned)\n.decl n(x:number)\n.decl r(x:number)\nr(x) :- n(x), u(y), x < y.\n");
+    assert_eq!(found[0].0, "E0018");
+    assert_eq!(found[0].2, "an ordering comparison (`<`) of a `number` with an `unsigned` is not supported");
+    let found = errors(".decl u(x:unsigned)\n.decl r(x:unsigned)\nr(x) :- u(x), x > -1.\n");
+    assert_eq!(found[0].0, "E0024");
+}
