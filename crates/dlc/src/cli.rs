@@ -52,7 +52,7 @@ pub enum Command {
     /// query), --check checks after every batch (exit status 3 if one differs). The repl
     /// prints answers and batch reports as text: `dlc`'s --emit, --format, --compare,
     /// -D/--output-dir, --all, --explain and --explain-missing are usage errors here
-    /// (`:why` and `:whynot` explain).
+    /// (`:why` and `:whynot` explain), and so are --engine differential and --workers.
     #[command(
         mut_arg("emit", |a| a.hide(true)),
         mut_arg("format", |a| a.hide(true)),

@@ -87,8 +87,9 @@ pub(crate) fn blueprint(plan: &ProgramPlan, program: &Program) -> Result<Bluepri
         let mut rules = Vec::with_capacity(stratum.rules.len());
         for &rule in &stratum.rules {
             let rule_plan = &plan.rules[rule.index()];
-            // A rule failing validation is never fired, as in the native engine.
-            if rule_plan.well_formed {
+            // A rule failing validation, or one nothing the run wants reads, is never
+            // fired, as in the native engines.
+            if rule_plan.fires() {
                 rules.push(recipe(rule_plan)?);
             }
         }

@@ -192,15 +192,13 @@ pub(crate) fn build_dataflow(worker: &mut timely::worker::Worker, blueprint: &Bl
             }
         }
         for (pred, &derived) in blueprint.derived.iter().enumerate() {
-            if derived {
-                let changes = Rc::clone(&changes);
-                // No `consolidate` here: it would arrange every relation once more, and
-                // `Flow::apply` nets the changes of an epoch itself.
-                relations
-                    .get(pred)
-                    .inspect(move |(row, _, diff)| changes.borrow_mut().push((pred, *row, *diff)))
-                    .probe_with(&probe);
-            }
+            // A derived relation that nothing the run wants reads has no stratum in a
+            // restricted plan (`ProgramPlan::restrict_to`): it stays empty, as natively.
+            let Some(rows) = relations.rows[pred].clone().filter(|_| derived) else { continue };
+            let changes = Rc::clone(&changes);
+            // No `consolidate` here: it would arrange every relation once more, and
+            // `Flow::apply` nets the changes of an epoch itself.
+            rows.inspect(move |(row, _, diff)| changes.borrow_mut().push((pred, *row, *diff))).probe_with(&probe);
         }
         Handles { inputs, unit: unit_input, probe }
     })
