@@ -187,6 +187,19 @@ impl Database {
             })
     }
 
+    /// A fresh database with the same relations holding only the live rows of those that
+    /// are not `derived`: the input alone, whose ranks then match those of any other
+    /// evaluation from the same input.
+    pub(crate) fn inputs_only(&self, derived: &[bool]) -> Database {
+        let mut inputs = self.empty_like();
+        for (p, rows) in self.rows.iter().enumerate().filter(|&(p, _)| !derived[p]) {
+            for tuple in rows.live_rows() {
+                inputs.insert(PredId(p as u32), tuple);
+            }
+        }
+        inputs
+    }
+
     /// An empty database with the same relations (arities and tuple limits) and no
     /// indexes.
     pub(crate) fn empty_like(&self) -> Database {

@@ -170,8 +170,7 @@ impl Maintained {
         propagate(&compiled, &mut edb, &start, true, &mut run)?;
         let initial_work = run.stats.firings;
         let mut state = Self::keep(compiled, program, edb, run, initial_work, maintenance)?;
-        state.recompute =
-            program.rules.iter().any(|r| !r.negated.is_empty()).then(|| Box::new((plan, program.clone())));
+        state.recompute = program.negates().then(|| Box::new((plan, program.clone())));
         Ok(state)
     }
 
@@ -202,19 +201,13 @@ impl Maintained {
             return Self::try_with_threads(plan, program, db, maintenance, threads);
         }
         if !eval.seminaive {
-            // A database as the input was given: the input facts alone, in a fresh database
-            // (whose ranks then match those of any other evaluation from the same input).
+            // A database as the input was given: maintain from the input facts alone.
             let derived: Vec<bool> =
                 (0..db.relation_count()).map(|p| plan.rules.iter().any(|r| r.fires() && r.head.index() == p)).collect();
-            let mut inputs = db.empty_like();
-            for (p, rows) in db.rows.iter().enumerate().filter(|&(p, _)| !derived[p]) {
-                for tuple in rows.live_rows() {
-                    inputs.insert(PredId(p as u32), tuple);
-                }
-            }
+            let inputs = db.inputs_only(&derived);
             return Self::try_with_threads(plan, program, inputs, maintenance, threads);
         }
-        if program.rules.iter().any(|r| !r.negated.is_empty()) {
+        if program.negates() {
             return Self::try_with_threads(plan, program, db, maintenance, threads);
         }
         let compiled = Compiled::for_fixpoint(&plan, program, &mut db);
@@ -471,12 +464,7 @@ impl Maintained {
         self.insert_inputs(update, &mut report);
         self.db.check()?;
         let (plan, program) = &**self.recompute.as_ref().expect("called for a recomputed state");
-        let mut fresh = self.db.empty_like();
-        for (p, rows) in self.db.rows.iter().enumerate().filter(|&(p, _)| !self.compiled.derived[p]) {
-            for tuple in rows.live_rows() {
-                fresh.insert(PredId(p as u32), tuple);
-            }
-        }
+        let mut fresh = self.db.inputs_only(&self.compiled.derived);
         let compiled = Compiled::new(plan, program, &mut fresh);
         let work_before = self.run.stats.firings;
         let start = vec![0; fresh.relation_count()];

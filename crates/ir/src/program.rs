@@ -420,6 +420,12 @@ impl Program {
         self.rule_ids().map(|id| (id, self.rule(id))).filter(move |(_, r)| r.head.pred == pred)
     }
 
+    /// Whether a rule negates an atom: such a program is evaluated stratum by stratum and
+    /// its updates are recomputed, since more input may then derive less.
+    pub fn negates(&self) -> bool {
+        self.rules.iter().any(|r| !r.negated.is_empty())
+    }
+
     /// A copy with the same interners and predicate table but no rules, facts or query:
     /// the starting point of a rewritten program.
     pub fn empty_like(&self) -> Program {

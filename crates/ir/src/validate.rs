@@ -166,7 +166,7 @@ pub fn validate(program: &Program) -> Vec<IrError> {
 /// atom reads from inside: its first such atom, with the rules leading from the negated
 /// predicate back to the rule's head.
 fn negation_cycles(program: &Program) -> Vec<IrError> {
-    if program.rules.iter().all(|r| r.negated.is_empty()) {
+    if !program.negates() {
         return Vec::new();
     }
     let n = program.preds.len();
