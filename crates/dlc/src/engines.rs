@@ -120,6 +120,14 @@ pub trait Materialized {
     /// Gives later batches the current texts of values (a batch may bring new ones, and
     /// comparisons read them). The dataflow compares no values, so it needs none.
     fn set_values(&mut self, _values: &ir::Interner<ir::Const>) {}
+    /// The name of the strategy that maintained the batch of `report`, as reports give it.
+    fn strategy_name(&self, report: &UpdateReport) -> &'static str {
+        match report.strategy {
+            exec::Method::Dred => "dred",
+            exec::Method::Ranked => "ranked",
+            exec::Method::Recompute => "recompute",
+        }
+    }
 }
 
 impl Materialized for Maintained {
@@ -184,11 +192,16 @@ impl Materialized for Differential {
         let listed = |rows: &[(PredId, flow::Row)]| rows.iter().map(|(p, r)| (*p, r.values().to_vec())).collect();
         // The dataflow reports net changes: what disappeared is listed as over-deleted
         // and nothing as rederived, so the report's difference is the true one.
+        let (removed, added) = (grouped(&applied.derived_removed), grouped(&applied.derived_added));
         Ok(UpdateReport {
             overdeleted_waves: Vec::new(),
-            overdeleted: grouped(&applied.derived_removed),
+            overdeleted: removed.clone(),
             rederived: Vec::new(),
-            inserted: grouped(&applied.derived_added),
+            inserted: added.clone(),
+            removed,
+            added,
+            strategy: exec::Method::default(),
+            reason: "the dataflow applies the batch as one epoch of changes".into(),
             edb_inserted: listed(&applied.inserted),
             edb_deleted: listed(&applied.deleted),
             noop_inserts: applied.noop_inserts,
@@ -199,6 +212,10 @@ impl Materialized for Differential {
 
     fn threads(&self) -> Threads {
         self.threads
+    }
+
+    fn strategy_name(&self, _report: &UpdateReport) -> &'static str {
+        "differential"
     }
 }
 

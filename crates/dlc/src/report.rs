@@ -280,12 +280,11 @@ pub fn compare_text(
     }
 }
 
-/// The `--maintenance` value naming a strategy.
-fn maintenance_name(maintenance: exec::Maintenance) -> &'static str {
-    match maintenance {
-        exec::Maintenance::Dred => "dred",
-        exec::Maintenance::Ranked => "ranked",
-    }
+/// Why the batch was maintained as it was, when it was not simply asked for: what
+/// `--maintenance auto` chose, or the recomputation a negating program needs.
+fn strategy_reason(outcome: &BatchOutcome) -> Option<&str> {
+    let chosen = outcome.maintenance == exec::Maintenance::Auto || outcome.report.strategy == exec::Method::Recompute;
+    (chosen && outcome.strategy != "differential").then_some(outcome.report.reason.as_str())
 }
 
 /// A batch report lists its facts one by one up to this many (over-deleted, rederived,
@@ -348,7 +347,7 @@ pub fn batch_json(
     if !lists_facts(outcome, full) {
         let mut obj = json!({
             "batch": index + 1,
-            "maintenance": maintenance_name(outcome.maintenance),
+            "maintenance": outcome.strategy,
             "summary": true,
             "changes": batch.changes.len(),
             "overdeleted": counts_json(program, &r.overdeleted),
@@ -362,6 +361,9 @@ pub fn batch_json(
             "work": r.work,
             "recompute_work": outcome.recompute_work,
         });
+        if let Some(reason) = strategy_reason(outcome) {
+            obj["reason"] = json!(reason);
+        }
         if timing {
             obj["seconds"] = json!(outcome.elapsed.as_secs_f64());
         }
@@ -376,7 +378,7 @@ pub fn batch_json(
         .collect();
     let mut obj = json!({
         "batch": index + 1,
-        "maintenance": maintenance_name(outcome.maintenance),
+        "maintenance": outcome.strategy,
         "changes": batch.changes,
         "noop": noop,
         "overdeleted": grouped_json(program, &r.overdeleted),
@@ -390,6 +392,9 @@ pub fn batch_json(
         "work": r.work,
         "recompute_work": outcome.recompute_work,
     });
+    if let Some(reason) = strategy_reason(outcome) {
+        obj["reason"] = json!(reason);
+    }
     if let Some(w) = outcome.recompute_work {
         obj["work_ratio"] = json!(if r.work == 0 { Value::Null } else { json!(w as f64 / r.work as f64) });
     }
@@ -434,9 +439,12 @@ pub fn batch_text(
         let v: Vec<String> = g.iter().flat_map(|(p, ts)| ts.iter().map(move |t| fact_text(program, *p, t))).collect();
         v.join(" ")
     };
-    let waves = match outcome.maintenance {
-        exec::Maintenance::Dred => "wave(s)",
-        exec::Maintenance::Ranked => "ranked wave(s)",
+    if let Some(reason) = strategy_reason(outcome) {
+        let _ = writeln!(out, "  maintained by: {} ({reason})", outcome.strategy);
+    }
+    let waves = match outcome.report.strategy {
+        exec::Method::Ranked => "ranked wave(s)",
+        _ => "wave(s)",
     };
     // Per relation, the number of facts: what a summary shows instead of the facts.
     let counts = |g: &[(PredId, Vec<Vec<u32>>)]| {

@@ -33,12 +33,23 @@ type Queue = BTreeMap<Rank, Vec<(u32, u32)>>;
 
 /// Removes the input facts staged in `gone` (and committed) from `db`, then every derived
 /// fact that loses its support, appending those to `gone` one batch per rank. Returns
-/// where each batch begins in `gone` (the input facts come before the first).
-pub(crate) fn overdelete(c: &Compiled, db: &mut Database, gone: &mut Database, run: &mut Run) -> Vec<Vec<u32>> {
-    for rows in &mut db.rows {
-        rows.sync_locator();
+/// where each batch begins in `gone` (the input facts come before the first), or `None`
+/// when the rule firings counted in `run` pass `budget`: the facts removed until then
+/// are in `gone` and no longer in `db`, which is then no consistent state.
+pub(crate) fn overdelete(
+    c: &Compiled,
+    db: &mut Database,
+    gone: &mut Database,
+    run: &mut Run,
+    budget: u64,
+) -> Option<Vec<Vec<u32>>> {
+    // Facts are located in the relations a deletion can reach only: their locators are
+    // built on the first deletion that reaches them (a relation nothing deleted reaches
+    // never needs one).
+    let reached = reachable(c, gone);
+    for (rows, _) in db.rows.iter_mut().zip(&reached).filter(|(_, &r)| r) {
+        rows.ensure_locator();
     }
-    sync_delta_indexes(c, db);
     let mut pending = Pending { queue: Queue::new(), queued: vec![Vec::new(); db.relation_count()] };
     let mut lo = vec![0; db.relation_count()];
     let mut hi = gone.ends();
@@ -51,12 +62,16 @@ pub(crate) fn overdelete(c: &Compiled, db: &mut Database, gone: &mut Database, r
     // Input facts need no support, so their removal is not checked. A fact ranked no
     // higher than every deleted input fact cannot rest on one.
     let floor = inputs.iter().map(|&(p, r)| db.rows[p as usize].rank_of(r)).min().unwrap_or(Rank::MAX);
+    sync_delta_indexes(c, db, (&lo, &hi));
     pending.add_consequences(c, db, gone, (&lo, &hi), floor, run);
     remove(db, &inputs);
     let mut batches = Vec::new();
     let mut lost = Vec::new();
     lo = hi;
     while let Some((rank, candidates)) = pending.queue.pop_first() {
+        if run.stats.firings > budget {
+            return None;
+        }
         let supported = check(c, db, &candidates, rank, run);
         lost.clear();
         lost.extend(candidates.iter().zip(&supported).filter(|(_, &kept)| !kept).map(|(&fact, _)| fact));
@@ -68,11 +83,33 @@ pub(crate) fn overdelete(c: &Compiled, db: &mut Database, gone: &mut Database, r
         }
         hi = gone.ends();
         batches.push(lo.clone());
+        sync_delta_indexes(c, db, (&lo, &hi));
         pending.add_consequences(c, db, gone, (&lo, &hi), rank, run);
         remove(db, &lost);
         lo = hi;
     }
-    batches
+    Some(batches)
+}
+
+/// Which relations hold facts with a derivation through a fact of `gone`: those of
+/// `gone`, and the heads of the rules reading one of them.
+fn reachable(c: &Compiled, gone: &Database) -> Vec<bool> {
+    let mut readers: Vec<Vec<PredId>> = vec![Vec::new(); gone.relation_count()];
+    for rule in &c.rules {
+        for p in &rule.body_preds {
+            readers[p.index()].push(rule.head);
+        }
+    }
+    let mut reached: Vec<bool> = (0..gone.relation_count()).map(|p| gone.len(PredId(p as u32)) > 0).collect();
+    let mut stack: Vec<usize> = (0..reached.len()).filter(|&p| reached[p]).collect();
+    while let Some(p) = stack.pop() {
+        for head in &readers[p] {
+            if !std::mem::replace(&mut reached[head.index()], true) {
+                stack.push(head.index());
+            }
+        }
+    }
+    reached
 }
 
 /// The candidates still to check.

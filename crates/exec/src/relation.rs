@@ -481,6 +481,9 @@ pub(crate) struct Locator {
 
 impl Locator {
     fn sync(&mut self, rows: &Rows) {
+        // Reserved at once: growing the table row by row would rehash it many times.
+        let hasher = |&id: &u32| hash_values(rows.row(id).iter().copied());
+        self.table.reserve((rows.end - self.located) as usize, hasher);
         for r in self.located..rows.end {
             let hash = hash_values(rows.row(r).iter().copied());
             self.table.insert_unique(hash, r, |&id| hash_values(rows.row(id).iter().copied()));

@@ -1,7 +1,7 @@
 //! Tests of the engines against the SPEC's worked examples and against each other.
 
 use crate::relation::Rank;
-use crate::{evaluate, Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Threads, Update};
+use crate::{evaluate, Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Method, Threads, Update};
 use ir::{PredId, Program};
 use plan::plan_program;
 use plan::testing::program;
@@ -296,6 +296,41 @@ fn ranked_example_1_reaches_the_same_state_as_dred() {
     assert_eq!((ranked.db().len(pred(&p, "Q")), ranked.db().len(pred(&p, "M"))), (11, 5));
 }
 
+/// `Maintenance::Auto` propagates insertions alone, recomputes a batch deleting much of
+/// the input, runs ranked over-deletion on a small deletion, and recomputes once that
+/// over-deletion passes its budget: each reaching the state and the net change SPEC's
+/// DRed reaches, and saying which it chose.
+#[test]
+fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
+    // A chain 0 -> 1 -> ... -> 59 and its closure.
+    let edges: Vec<String> = (0..59).map(|i| format!("E(n{i},n{}).", i + 1)).collect();
+    let mut p = with_facts("R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)", &edges.join(" "));
+    let edge = |p: &mut Program, i: usize| fact(p, "E", &[&format!("n{i}"), &format!("n{}", i + 1)]);
+    let new = |p: &Program, m| Maintained::with_maintenance(plan_program(p), p, Database::from_facts(p, &p.facts), m);
+    let (last, first) = (edge(&mut p, 58), edge(&mut p, 0));
+    let many: Vec<_> = (10..20).map(|i| edge(&mut p, i)).collect();
+    let (mut auto, mut dred) = (new(&p, Maintenance::Auto), new(&p, Maintenance::Dred));
+    auto.set_auto_min_budget(0);
+    let mut step = |update: Update, strategy: Method, why: &str| {
+        let (by_auto, by_dred) = (auto.apply(&update), dred.apply(&update));
+        assert_eq!(by_auto.strategy, strategy, "{}", by_auto.reason);
+        assert!(by_auto.reason.contains(why), "{}", by_auto.reason);
+        assert_eq!((&by_auto.removed, &by_auto.added), (&by_dred.removed, &by_dred.added));
+        assert!(auto.db().same_tuples(dred.db()));
+    };
+    // The chain's end: one fact of R per node goes, found rank by rank.
+    step(Update { inserts: vec![], deletes: vec![last.clone()] }, Method::Ranked, "within a budget");
+    step(Update { inserts: vec![last.clone()], deletes: vec![] }, Method::Dred, "no deletions");
+    // 10 of 59 edges: at least a twentieth of the input.
+    step(Update { inserts: vec![], deletes: many.clone() }, Method::Recompute, "deletes 10 of 59");
+    step(Update { inserts: many, deletes: vec![] }, Method::Dred, "no deletions");
+    // The chain's start: every fact derived from n0 goes, rank by rank, past the budget of
+    // a twentieth of the evaluation's work.
+    step(Update { inserts: vec![], deletes: vec![first] }, Method::Recompute, "passed its budget");
+    // After a recomputation the state is maintained incrementally again.
+    step(Update { inserts: vec![], deletes: vec![last] }, Method::Ranked, "within a budget");
+}
+
 #[test]
 fn counting_updates_match_the_full_reports() {
     let mut p = with_facts(MAGIC, EXAMPLE_1_EDGES);
@@ -579,6 +614,51 @@ mod random {
                         if !expected.db.contains(id, &t) {
                             prop_assert!(listed(&by_rank.overdeleted, id, &t), "{} lost", p.pred_name(id));
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Every strategy, `Auto` included (whose batches here delete up to half of a small
+        /// input, so that it switches among all three), reaches the recomputed state, and
+        /// each report's net change is the difference of the states before and after.
+        #[test]
+        fn every_strategy_reports_the_net_change_of_recomputation(
+            rules in rules(),
+            facts in vec(input_fact(), 0..24),
+            batches in vec((vec(input_fact(), 0..4), vec(input_fact(), 0..8)), 1..5),
+        ) {
+            let p = build(&rules);
+            let mut current: BTreeSet<_> = facts.iter().map(|f| tuple_of(&p, f)).collect();
+            let new = |m| Maintained::with_maintenance(plan_program(&p), &p, database(&p, &current), m);
+            let mut states: Vec<Maintained> =
+                [Maintenance::Dred, Maintenance::Ranked, Maintenance::Auto, Maintenance::Auto].into_iter().map(new).collect();
+            // The last decides as it would on a large state.
+            states[3].set_auto_min_budget(0);
+            for (inserts, deletes) in &batches {
+                let update = update_of(&p, inserts, deletes);
+                let before = scratch(&p, &current, Engine::Reference);
+                for d in &update.deletes {
+                    current.remove(d);
+                }
+                current.extend(update.inserts.iter().cloned());
+                let after = scratch(&p, &current, Engine::Reference);
+                for state in &mut states {
+                    let report = state.apply(&update);
+                    for id in p.pred_ids().filter(|&id| p.rules.iter().any(|r| r.head.pred == id)) {
+                        let (old, new) = (before.db.sorted_tuples(id), after.db.sorted_tuples(id));
+                        prop_assert_eq!(state.db().sorted_tuples(id), new.clone(), "{}", p.pred_name(id));
+                        let gone: Vec<Vec<u32>> = old.iter().filter(|t| !new.contains(t)).cloned().collect();
+                        let came: Vec<Vec<u32>> = new.iter().filter(|t| !old.contains(t)).cloned().collect();
+                        let listed_of = |lists: &[(PredId, Vec<Vec<u32>>)]| {
+                            lists.iter().find(|(q, _)| *q == id).map(|(_, ts)| ts.clone()).unwrap_or_default()
+                        };
+                        prop_assert_eq!(listed_of(&report.removed), gone, "{} removed", p.pred_name(id));
+                        prop_assert_eq!(listed_of(&report.added), came, "{} added", p.pred_name(id));
                     }
                 }
             }
