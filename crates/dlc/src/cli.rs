@@ -290,8 +290,9 @@ pub enum EngineArg {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MaintenanceArg {
     /// Chosen per batch and reported: insertions alone are propagated; a batch deleting
-    /// much of the input is recomputed; otherwise ranked, and recomputed once its
-    /// over-deletion passes a work budget (a share of the evaluation's).
+    /// much of the input is recomputed; otherwise dred while its over-deletion stays
+    /// small, then ranked, then recomputation, each past a work budget (a share of the
+    /// evaluation's).
     Auto,
     /// Delete-and-rederive as SPEC §5 defines it: over-delete every fact with a derivation
     /// through a deleted fact, then rederive what is still derivable.

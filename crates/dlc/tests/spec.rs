@@ -149,14 +149,16 @@ fn dred_delete_of_e_a_b() {
     assert_eq!(original["updates"][0]["relations"]["R"], 18);
 }
 
-/// `--maintenance auto`, the default, maintains Example 1's deletion by ranked
-/// over-deletion (the state is far too small to be worth a recomputation) and says so.
+/// `--maintenance auto`, the default, maintains Example 1's deletion with SPEC's DRed (its
+/// over-deletion stays far within its budget, and the state is far too small to be worth a
+/// recomputation), reaches SPEC's state, and says so.
 #[test]
 fn auto_maintenance_reports_its_choice() {
     let trace = json(&["--emit", "trace", "--format", "json", "--delete", "E(a,b)", "--check", REACH]);
     let update = &trace["updates"][0];
-    assert_eq!(update["maintenance"], "ranked");
-    assert!(update["reason"].as_str().unwrap().starts_with("deletes 1 of 9 input facts"), "{update}");
+    assert_eq!(update["maintenance"], "dred");
+    assert!(update["reason"].as_str().unwrap().starts_with("deletes 1 of 9 input facts: SPEC's"), "{update}");
+    assert_eq!(update["overdeleted_waves"].as_array().map(Vec::len), Some(4));
     assert_eq!(strings(&trace["answers"]), ["a,d", "a,e"]);
     let out = dlc(&["--insert", "E(d,a)", REACH]);
     assert_eq!(out.code, 0, "{}", out.stderr);

@@ -218,9 +218,9 @@ pub enum Maintenance {
     Ranked,
     /// Decided per batch ([`Method`]): a batch without deletions only propagates its
     /// insertions (DRed's third phase, the same for every strategy); one that deletes much
-    /// of the input is recomputed; otherwise ranked over-deletion runs within a work
-    /// budget (a share of the last evaluation's work), and past it the batch is
-    /// recomputed instead.
+    /// of the input is recomputed; otherwise SPEC's over-deletion runs within a work
+    /// budget (a share of the last evaluation's work), past it ranked over-deletion within
+    /// a larger one, and past that the batch is recomputed instead.
     Auto,
 }
 
@@ -250,12 +250,16 @@ pub struct Maintained {
 /// over-deletion spend before it recomputes the batch instead: past it, finishing the
 /// over-deletion (and the rederivation and insertion after it) is not expected to be
 /// much cheaper than the evaluation.
-const AUTO_BUDGET_SHARE: u64 = 20;
+const AUTO_BUDGET_SHARE: u64 = 50;
 
 /// The least budget [`Maintenance::Auto`] gives ranked over-deletion, in rule firings, and
 /// the evaluation work below which it never recomputes a batch outright: a state this
 /// small is maintained in no measurable time either way, and its reports are clearer.
 pub const AUTO_MIN_BUDGET: u64 = 10_000;
+
+/// [`Maintenance::Auto`] gives SPEC's over-deletion, which it tries first, this share of
+/// its budget; ranked over-deletion, if it comes to it, the rest.
+const AUTO_DRED_SHARE: u64 = 4;
 
 /// [`Maintenance::Auto`] recomputes a batch outright when it deletes at least this share
 /// of the input facts: such a batch over-deletes most of what the input derives.
@@ -501,13 +505,35 @@ impl Maintained {
         // Phase 1: over-delete. `gone` ends up holding every removed fact, input and
         // derived, in wave order (rows are appended, so each wave is a row range), and
         // the database without them.
-        let waves = match strategy {
-            Method::Dred => self.overdelete(&mut gone)?,
-            _ => {
-                let budget = match self.maintenance {
-                    Maintenance::Auto => work_before.saturating_add(self.auto_budget()),
-                    _ => u64::MAX,
-                };
+        let auto = self.maintenance == Maintenance::Auto;
+        let inputs = self.input_count();
+        let mut waves = None;
+        if strategy == Method::Dred {
+            // Auto tries SPEC's over-deletion first, within a share of its budget: a local
+            // change over-deletes little and needs no row locators.
+            let budget = if auto { work_before.saturating_add(self.auto_budget() / AUTO_DRED_SHARE) } else { u64::MAX };
+            waves = self.overdelete(&mut gone, budget)?;
+            if waves.is_none() {
+                gone = self.db.empty_like();
+                for (pred, tuple) in &report.edb_deleted {
+                    gone.insert(*pred, tuple);
+                }
+                gone.check()?;
+                report.strategy = Method::Ranked;
+                report.reason = format!(
+                    "deletes {} of {} input facts, and SPEC's over-deletion passed its budget of {} rule firings: \
+                     ranked, within {}",
+                    report.edb_deleted.len(),
+                    inputs,
+                    self.auto_budget() / AUTO_DRED_SHARE,
+                    self.auto_budget()
+                );
+            }
+        }
+        let waves = match waves {
+            Some(waves) => waves,
+            None => {
+                let budget = if auto { work_before.saturating_add(self.auto_budget()) } else { u64::MAX };
                 let ranked = crate::ranked::overdelete(&self.compiled, &mut self.db, &mut gone, &mut self.run, budget);
                 gone.check()?;
                 match ranked {
@@ -515,9 +541,10 @@ impl Maintained {
                     None => {
                         report.strategy = Method::Recompute;
                         report.reason = format!(
-                            "deletes {} input fact(s), and ranked over-deletion passed its budget of {} rule \
+                            "deletes {} of {} input facts, and over-deletion passed its budget of {} rule \
                              firings (1/{AUTO_BUDGET_SHARE} of the evaluation's {})",
                             report.edb_deleted.len(),
+                            inputs,
                             self.auto_budget(),
                             self.evaluation_work
                         );
@@ -619,10 +646,7 @@ impl Maintained {
                 (Method::Dred, "no deletions: the insertions are propagated, nothing is over-deleted".into())
             }
             Maintenance::Auto => {
-                let inputs: usize = (0..self.db.relation_count())
-                    .filter(|&p| !self.compiled.derived[p])
-                    .map(|p| self.db.len(PredId(p as u32)))
-                    .sum();
+                let inputs = self.input_count();
                 if deleted * AUTO_RECOMPUTE_SHARE >= inputs && self.evaluation_work > self.auto_min_budget {
                     let why = format!(
                         "deletes {deleted} of {inputs} input facts (at least 1/{AUTO_RECOMPUTE_SHARE}): most of \
@@ -631,13 +655,22 @@ impl Maintained {
                     (Method::Recompute, why)
                 } else {
                     let why = format!(
-                        "deletes {deleted} of {inputs} input facts; over-deletion within a budget of {} rule firings",
-                        self.auto_budget()
+                        "deletes {deleted} of {inputs} input facts: SPEC's over-deletion stayed within its budget \
+                         of {} rule firings",
+                        self.auto_budget() / AUTO_DRED_SHARE
                     );
-                    (Method::Ranked, why)
+                    (Method::Dred, why)
                 }
             }
         }
+    }
+
+    /// The number of input facts.
+    fn input_count(&self) -> usize {
+        (0..self.db.relation_count())
+            .filter(|&p| !self.compiled.derived[p])
+            .map(|p| self.db.len(PredId(p as u32)))
+            .sum()
     }
 
     /// Sorts the report's lists of input facts and counts them.
@@ -711,12 +744,10 @@ impl Maintained {
         let evaluation_work = self.run.stats.firings - evaluation_before;
         let old = Older { db: &self.db, gone: &gone };
         let mut counts = UpdateCounts::default();
-        for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
-            old.for_each(p, &mut |t| counts.overdeleted += usize::from(!fresh.contains(p, t)));
-            fresh.tuples(p).for_each(|t| counts.inserted += usize::from(!old.contains(p, t)));
-        }
         if detail {
             let (removed, added) = self.net_change(&old, &Whole(&fresh));
+            counts.overdeleted = removed.iter().map(|(_, ts)| ts.len()).sum();
+            counts.inserted = added.iter().map(|(_, ts)| ts.len()).sum();
             report.overdeleted = removed.clone();
             report.inserted = added.clone();
             if counts.overdeleted > 0 {
@@ -725,6 +756,11 @@ impl Maintained {
                     .push(removed.iter().flat_map(|(p, ts)| ts.iter().map(|t| (*p, t.clone()))).collect());
             }
             (report.removed, report.added) = (removed, added);
+        } else {
+            for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
+                old.for_each(p, &mut |t| counts.overdeleted += usize::from(!fresh.contains(p, t)));
+                fresh.tuples(p).for_each(|t| counts.inserted += usize::from(!old.contains(p, t)));
+            }
         }
         counts.waves = usize::from(counts.overdeleted > 0);
         if !self.negates {
@@ -772,8 +808,10 @@ impl Maintained {
     /// using a fact of wave `k`, the deleted input facts being wave 0. The delta atom
     /// reads the previous wave, every other atom the whole pre-update database: since that
     /// database is a fixpoint, whatever the rules derive from it is in it, so staging into
-    /// `gone` is the only probe needed. Returns where each wave begins in `gone`.
-    fn overdelete(&mut self, gone: &mut Database) -> Result<Vec<Vec<u32>>, ResourceError> {
+    /// `gone` is the only probe needed. Returns where each wave begins in `gone`, or `None`
+    /// when the rule firings counted pass `budget` before the last wave: the database is
+    /// then as it was, and `gone` holds the waves so far.
+    fn overdelete(&mut self, gone: &mut Database, budget: u64) -> Result<Option<Vec<Vec<u32>>>, ResourceError> {
         let mut waves = Vec::new();
         let mut lo = vec![0; self.db.relation_count()];
         loop {
@@ -789,6 +827,9 @@ impl Maintained {
             });
             gone.commit_all();
             gone.check()?;
+            if self.run.stats.firings > budget && gone.ends() != hi {
+                return Ok(None);
+            }
             lo = hi;
         }
         // The last entry marks the end of the last wave, which began no wave.
@@ -798,6 +839,6 @@ impl Maintained {
                 self.db.remove_all(PredId(p as u32), rows.live_rows());
             }
         }
-        Ok(waves)
+        Ok(Some(waves))
     }
 }

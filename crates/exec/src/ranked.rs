@@ -28,13 +28,18 @@ use ir::PredId;
 use plan::AtomSource;
 use std::collections::BTreeMap;
 
+/// The work a support check counts for, in rule firings: it probes a row locator per
+/// derivation it tries, several times a firing's cost, and fires nothing when it fails.
+const CHECK_WORK: u64 = 4;
+
 /// Candidates by rank, each a live row `(predicate, row)` of the database.
 type Queue = BTreeMap<Rank, Vec<(u32, u32)>>;
 
 /// Removes the input facts staged in `gone` (and committed) from `db`, then every derived
 /// fact that loses its support, appending those to `gone` one batch per rank. Returns
 /// where each batch begins in `gone` (the input facts come before the first), or `None`
-/// when the rule firings counted in `run` pass `budget`: the facts removed until then
+/// when the work done passes `budget` (the rule firings counted in `run`, plus
+/// [`CHECK_WORK`] per candidate checked, since a failing check fires nothing): the facts removed until then
 /// are in `gone` and no longer in `db`, which is then no consistent state.
 pub(crate) fn overdelete(
     c: &Compiled,
@@ -67,12 +72,14 @@ pub(crate) fn overdelete(
     remove(db, &inputs);
     let mut batches = Vec::new();
     let mut lost = Vec::new();
+    let mut checked = 0;
     lo = hi;
     while let Some((rank, candidates)) = pending.queue.pop_first() {
-        if run.stats.firings > budget {
+        if run.stats.firings + checked > budget {
             return None;
         }
-        let supported = check(c, db, &candidates, rank, run);
+        let supported = check(c, db, &candidates, rank, run, budget.saturating_sub(checked))?;
+        checked += CHECK_WORK * candidates.len() as u64;
         lost.clear();
         lost.extend(candidates.iter().zip(&supported).filter(|(_, &kept)| !kept).map(|(&fact, _)| fact));
         if lost.is_empty() {
@@ -151,8 +158,16 @@ impl Pending {
 
 /// Whether each candidate of rank `rank` still has a derivation from live facts of lower
 /// rank. A candidate is a row of `db` itself, so a check reads it as a one-row range and
-/// needs no copy; the rules are tried until one finds a derivation.
-fn check(c: &Compiled, db: &mut Database, candidates: &[(u32, u32)], rank: Rank, run: &mut Run) -> Vec<bool> {
+/// needs no copy; the rules are tried until one finds a derivation. `None` when the rule
+/// firings counted, plus [`CHECK_WORK`] per candidate checked, pass `budget` first.
+fn check(
+    c: &Compiled,
+    db: &mut Database,
+    candidates: &[(u32, u32)],
+    rank: Rank,
+    run: &mut Run,
+    budget: u64,
+) -> Option<Vec<bool>> {
     let mut has = vec![false; db.relation_count()];
     for &(p, _) in candidates {
         has[p as usize] = true;
@@ -181,7 +196,10 @@ fn check(c: &Compiled, db: &mut Database, candidates: &[(u32, u32)], rank: Rank,
         })
         .collect();
     let mut supported = Vec::with_capacity(candidates.len());
-    for &(p, r) in candidates {
+    for (i, &(p, r)) in candidates.iter().enumerate() {
+        if run.stats.firings + CHECK_WORK * i as u64 > budget {
+            return None;
+        }
         let mut found = false;
         for (head, plan, head_step, views) in checks.iter_mut().filter(|check| check.0 .0 == p) {
             views[*head_step] = View::new(db.rel(*head), r, r + 1);
@@ -192,7 +210,7 @@ fn check(c: &Compiled, db: &mut Database, candidates: &[(u32, u32)], rank: Rank,
         }
         supported.push(found);
     }
-    supported
+    Some(supported)
 }
 
 /// Removes the facts of the live rows `(predicate, row)` from `db`.

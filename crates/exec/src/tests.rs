@@ -297,38 +297,48 @@ fn ranked_example_1_reaches_the_same_state_as_dred() {
 }
 
 /// `Maintenance::Auto` propagates insertions alone, recomputes a batch deleting much of
-/// the input, runs ranked over-deletion on a small deletion, and recomputes once that
-/// over-deletion passes its budget: each reaching the state and the net change SPEC's
-/// DRed reaches, and saying which it chose.
+/// the input, keeps SPEC's over-deletion when it stays small, turns to ranked
+/// over-deletion when it does not, and recomputes once that passes its budget: each
+/// reaching the state and the net change SPEC's DRed reaches, and saying which it chose.
 #[test]
 fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
-    // A chain 0 -> 1 -> ... -> 59 and its closure.
-    let edges: Vec<String> = (0..59).map(|i| format!("E(n{i},n{}).", i + 1)).collect();
+    // `a` reaches `c` through five middle nodes, then a chain of 100 nodes; `d1` has a leaf.
+    let mut edges: Vec<String> = (1..=5).flat_map(|i| [format!("E(a,b{i})."), format!("E(b{i},c).")]).collect();
+    edges.push("E(c,d1).".into());
+    edges.extend((1..100).map(|j| format!("E(d{j},d{}).", j + 1)));
+    edges.push("E(d1,leaf).".into());
     let mut p = with_facts("R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)", &edges.join(" "));
-    let edge = |p: &mut Program, i: usize| fact(p, "E", &[&format!("n{i}"), &format!("n{}", i + 1)]);
     let new = |p: &Program, m| Maintained::with_maintenance(plan_program(p), p, Database::from_facts(p, &p.facts), m);
-    let (last, first) = (edge(&mut p, 58), edge(&mut p, 0));
-    let many: Vec<_> = (10..20).map(|i| edge(&mut p, i)).collect();
+    let leaf = fact(&mut p, "E", &["d1", "leaf"]);
+    let fan = fact(&mut p, "E", &["a", "b1"]);
+    let into_chain = fact(&mut p, "E", &["c", "d1"]);
+    let many: Vec<_> = (50..60).map(|j| fact(&mut p, "E", &[&format!("d{j}"), &format!("d{}", j + 1)])).collect();
     let (mut auto, mut dred) = (new(&p, Maintenance::Auto), new(&p, Maintenance::Dred));
+    // Decide as on a large state: budgets are shares of this small evaluation's work.
     auto.set_auto_min_budget(0);
-    let mut step = |update: Update, strategy: Method, why: &str| {
+    let mut step = |update: Update, method: Method, why: &str| {
         let (by_auto, by_dred) = (auto.apply(&update), dred.apply(&update));
-        assert_eq!(by_auto.strategy, strategy, "{}", by_auto.reason);
+        assert_eq!(by_auto.strategy, method, "{}", by_auto.reason);
         assert!(by_auto.reason.contains(why), "{}", by_auto.reason);
         assert_eq!((&by_auto.removed, &by_auto.added), (&by_dred.removed, &by_dred.added));
         assert!(auto.db().same_tuples(dred.db()));
     };
-    // The chain's end: one fact of R per node goes, found rank by rank.
-    step(Update { inserts: vec![], deletes: vec![last.clone()] }, Method::Ranked, "within a budget");
-    step(Update { inserts: vec![last.clone()], deletes: vec![] }, Method::Dred, "no deletions");
-    // 10 of 59 edges: at least a twentieth of the input.
-    step(Update { inserts: vec![], deletes: many.clone() }, Method::Recompute, "deletes 10 of 59");
+    // A leaf: SPEC's over-deletion removes the 8 facts reaching it and stops.
+    step(Update { inserts: vec![], deletes: vec![leaf.clone()] }, Method::Dred, "stayed within its budget");
+    step(Update { inserts: vec![leaf], deletes: vec![] }, Method::Dred, "no deletions");
+    // One of five ways from `a` to `c`: SPEC's over-deletion would take all of `a`'s
+    // closure; ranked over-deletion keeps R(a,c), first derived through the others too.
+    step(Update { inserts: vec![], deletes: vec![fan.clone()] }, Method::Ranked, "SPEC's over-deletion passed");
+    step(Update { inserts: vec![fan], deletes: vec![] }, Method::Dred, "no deletions");
+    // 10 of 111 edges: at least a twentieth of the input.
+    step(Update { inserts: vec![], deletes: many.clone() }, Method::Recompute, "at least 1/20");
     step(Update { inserts: many, deletes: vec![] }, Method::Dred, "no deletions");
-    // The chain's start: every fact derived from n0 goes, rank by rank, past the budget of
-    // a twentieth of the evaluation's work.
-    step(Update { inserts: vec![], deletes: vec![first] }, Method::Recompute, "passed its budget");
-    // After a recomputation the state is maintained incrementally again.
-    step(Update { inserts: vec![], deletes: vec![last] }, Method::Ranked, "within a budget");
+    // The way into the chain: everything `a`, the `b`s and `c` reach through it goes.
+    step(Update { inserts: vec![], deletes: vec![into_chain.clone()] }, Method::Recompute, "passed its budget");
+    step(Update { inserts: vec![into_chain], deletes: vec![] }, Method::Dred, "no deletions");
+    // After a recomputation, changes are maintained incrementally again.
+    let leaf = fact(&mut p, "E", &["d1", "leaf"]);
+    step(Update { inserts: vec![], deletes: vec![leaf] }, Method::Dred, "stayed within its budget");
 }
 
 #[test]
