@@ -113,8 +113,9 @@ pub struct Live(flow::Flow);
 pub trait Materialized {
     /// The input and derived relations as the batches so far left them.
     fn db(&self) -> &Database;
-    /// Applies one batch of input changes.
-    fn try_apply(&mut self, update: &Update) -> Result<UpdateReport, ResourceError>;
+    /// Applies one batch of input changes; its report lists the facts of each phase when
+    /// they are at most `list_up_to` (always, without a limit), else it counts them.
+    fn try_apply(&mut self, update: &Update, list_up_to: Option<usize>) -> Result<UpdateReport, ResourceError>;
     /// The threads a recomputation for `--check` may use.
     fn threads(&self) -> Threads;
     /// Gives later batches the current texts of values (a batch may bring new ones, and
@@ -135,8 +136,11 @@ impl Materialized for Maintained {
         Maintained::db(self)
     }
 
-    fn try_apply(&mut self, update: &Update) -> Result<UpdateReport, ResourceError> {
-        Maintained::try_apply(self, update)
+    fn try_apply(&mut self, update: &Update, list_up_to: Option<usize>) -> Result<UpdateReport, ResourceError> {
+        match list_up_to {
+            Some(most) => Maintained::try_apply_listing(self, update, most),
+            None => Maintained::try_apply(self, update),
+        }
     }
 
     fn threads(&self) -> Threads {
@@ -176,7 +180,7 @@ impl Materialized for Differential {
         &self.db
     }
 
-    fn try_apply(&mut self, update: &Update) -> Result<UpdateReport, ResourceError> {
+    fn try_apply(&mut self, update: &Update, _list_up_to: Option<usize>) -> Result<UpdateReport, ResourceError> {
         let deletes = update.deletes.iter().map(|(p, t)| (*p, t.as_slice()));
         let inserts = update.inserts.iter().map(|(p, t)| (*p, t.as_slice()));
         let applied = self.flow.apply(deletes, inserts).unwrap_or_else(stopped);
@@ -193,7 +197,20 @@ impl Materialized for Differential {
         // The dataflow reports net changes: what disappeared is listed as over-deleted
         // and nothing as rederived, so the report's difference is the true one.
         let (removed, added) = (grouped(&applied.derived_removed), grouped(&applied.derived_added));
+        let mut tallies: Vec<(PredId, exec::Tally)> = Vec::new();
+        for (p, overdeleted, inserted) in
+            removed.iter().map(|(p, ts)| (*p, ts.len(), 0)).chain(added.iter().map(|(p, ts)| (*p, 0, ts.len())))
+        {
+            match tallies.iter_mut().find(|(q, _)| *q == p) {
+                Some((_, tally)) => tally.inserted += inserted,
+                None => tallies.push((p, exec::Tally { overdeleted, inserted, ..exec::Tally::default() })),
+            }
+        }
+        tallies.sort_by_key(|(p, _)| *p);
         Ok(UpdateReport {
+            waves: usize::from(!removed.is_empty()),
+            tallies,
+            listed: true,
             overdeleted_waves: Vec::new(),
             overdeleted: removed.clone(),
             rederived: Vec::new(),

@@ -354,8 +354,11 @@ impl Settings {
             Some(magic) if choice.magic => magic.program.clone(),
             _ => source.clone(),
         };
-        let maintainer =
+        let mut maintainer =
             Maintainer::from_evaluation(program, true, run, facts, self.maintenance, self.check, self.max_tuples)?;
+        if self.full_report {
+            maintainer.list_up_to = None;
+        }
         Ok((maintainer, choice.magic))
     }
 }

@@ -1132,6 +1132,9 @@ pub struct Maintainer {
     /// Whether every relation is maintained, not only those the query depends on
     /// ([`evaluation_plan`]).
     whole: bool,
+    /// A batch's report lists its facts when it touches at most this many
+    /// ([`crate::report::FULL_REPORT_MAX_FACTS`] unless `--full-report`, which sets `None`: always).
+    pub list_up_to: Option<usize>,
 }
 
 impl Maintainer {
@@ -1151,7 +1154,8 @@ impl Maintainer {
         let plan = evaluation_plan(&program, whole);
         let state = crate::engines::maintain(plan, &program, run.eval, run.live, maintenance)?;
         let record = keep_record.then(|| facts.iter().map(|(pred, tuple)| (pred, tuple.to_vec())).collect());
-        Ok(Maintainer { program, state, maintenance, record, max_tuples, whole })
+        let list_up_to = Some(crate::report::FULL_REPORT_MAX_FACTS);
+        Ok(Maintainer { program, state, maintenance, record, max_tuples, whole, list_up_to })
     }
 
     /// The current input facts: the record if kept, else the maintained input relations.
@@ -1177,7 +1181,7 @@ impl Maintainer {
     pub fn apply(&mut self, update: &Update, recompute: bool, check: bool) -> Result<BatchOutcome, ResourceError> {
         let start = Instant::now();
         self.state.set_values(&self.program.consts);
-        let report = self.state.try_apply(update)?;
+        let report = self.state.try_apply(update, self.list_up_to)?;
         let elapsed = start.elapsed();
         if let Some(record) = &mut self.record {
             for t in &update.deletes {

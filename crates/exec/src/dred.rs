@@ -49,6 +49,45 @@ pub struct UpdateReport {
     /// [`Maintenance::Auto`] chose, with the reason.
     pub strategy: Method,
     pub reason: String,
+    /// Per derived relation that any phase touched, the sizes of its lists: always set,
+    /// also when the lists are not made ([`UpdateReport::listed`]).
+    pub tallies: Vec<(PredId, Tally)>,
+    /// The number of over-deletion waves that removed a derived fact.
+    pub waves: usize,
+    /// Whether the fact lists (`overdeleted_waves`, `overdeleted`, `rederived`, `inserted`)
+    /// were made: [`Maintained::try_apply_listing`] makes them only for a batch that
+    /// touches few facts.
+    pub listed: bool,
+}
+
+/// How many facts of one relation each phase of a batch touched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub overdeleted: usize,
+    pub rederived: usize,
+    /// Facts the insertion phase derived that were over-deleted earlier in the batch.
+    pub reinserted: usize,
+    /// Facts the insertion phase derived that did not hold before the batch.
+    pub inserted: usize,
+}
+
+/// What one batch's report holds beyond its counts.
+#[derive(Clone, Copy, Debug)]
+struct Detail {
+    /// Whether to list the net change ([`UpdateReport::removed`], [`UpdateReport::added`]).
+    net: bool,
+    /// The fact lists are made when the batch touches at most this many facts.
+    list_up_to: Option<usize>,
+}
+
+impl Detail {
+    const ALL: Detail = Detail { net: true, list_up_to: Some(usize::MAX) };
+    const COUNTS: Detail = Detail { net: false, list_up_to: None };
+
+    fn lists(self, tallies: &[(PredId, Tally)]) -> bool {
+        let touched: usize = tallies.iter().map(|(_, t)| t.overdeleted + t.rederived + t.reinserted + t.inserted).sum();
+        self.list_up_to.is_some_and(|most| touched <= most)
+    }
 }
 
 /// How one batch was maintained.
@@ -452,7 +491,17 @@ impl Maintained {
     /// outgrows its limit or the memory. The state is then incomplete, and every later
     /// update fails with the same error.
     pub fn try_apply(&mut self, update: &Update) -> Result<UpdateReport, ResourceError> {
-        self.guarded_update(update, true).map(|(report, _)| report)
+        self.guarded_update(update, Detail::ALL).map(|(report, _)| report)
+    }
+
+    /// [`Maintained::try_apply`] whose report lists the facts of each phase only when the
+    /// batch over-deletes, rederives and inserts at most `most` facts together
+    /// ([`UpdateReport::listed`]); otherwise it holds their counts per relation
+    /// ([`UpdateReport::tallies`]) and the net change. A deletion that over-deletes a
+    /// closure of millions of facts would otherwise hold several lists of them, an
+    /// allocation per fact, many times the memory of the state.
+    pub fn try_apply_listing(&mut self, update: &Update, most: usize) -> Result<UpdateReport, ResourceError> {
+        self.guarded_update(update, Detail { net: true, list_up_to: Some(most) }).map(|(report, _)| report)
     }
 
     /// Applies one batch like [`Maintained::apply`] but reports only how many facts each
@@ -463,11 +512,15 @@ impl Maintained {
     /// # Panics
     /// When a relation outgrows its limit or the memory.
     pub fn apply_counting(&mut self, update: &Update) -> UpdateCounts {
-        self.guarded_update(update, false).unwrap_or_else(|e| panic!("update stopped: {e}")).1
+        self.guarded_update(update, Detail::COUNTS).unwrap_or_else(|e| panic!("update stopped: {e}")).1
     }
 
     /// [`Maintained::run_update`] unless an earlier update failed, keeping its failure.
-    fn guarded_update(&mut self, update: &Update, detail: bool) -> Result<(UpdateReport, UpdateCounts), ResourceError> {
+    fn guarded_update(
+        &mut self,
+        update: &Update,
+        detail: Detail,
+    ) -> Result<(UpdateReport, UpdateCounts), ResourceError> {
         if let Some(failure) = self.failure {
             return Err(failure);
         }
@@ -478,8 +531,8 @@ impl Maintained {
         outcome
     }
 
-    /// DRed itself; the fact lists of the report are made only with `detail`.
-    fn run_update(&mut self, update: &Update, detail: bool) -> Result<(UpdateReport, UpdateCounts), ResourceError> {
+    /// DRed itself; the lists of the report are made as `detail` says.
+    fn run_update(&mut self, update: &Update, detail: Detail) -> Result<(UpdateReport, UpdateCounts), ResourceError> {
         let mut report = UpdateReport::default();
         let work_before = self.run.stats.firings;
 
@@ -555,19 +608,15 @@ impl Maintained {
         };
         gone.check()?;
         let mut counts = UpdateCounts::default();
+        // The row ranges of the waves that removed a derived fact.
+        let mut wave_ranges = Vec::new();
         for (k, from) in waves.iter().enumerate() {
             let to = waves.get(k + 1).cloned().unwrap_or_else(|| gone.ends());
-            if self.derived_count_between(&gone, from, &to) == 0 {
-                continue;
-            }
-            counts.waves += 1;
-            if detail {
-                let wave = self.derived_rows_between(&gone, from, &to);
-                report
-                    .overdeleted_waves
-                    .push(wave.into_iter().flat_map(|(p, ts)| ts.into_iter().map(move |t| (p, t))).collect());
+            if self.derived_count_between(&gone, from, &to) > 0 {
+                wave_ranges.push((from.clone(), to));
             }
         }
+        counts.waves = wave_ranges.len();
         self.db.next_rank();
 
         // What remains is closed under the rules except for what phases 2 and 3 add, so
@@ -619,10 +668,21 @@ impl Maintained {
         counts.inserted = self.derived_count(&self.db, &before_insert);
         counts.overdeleted = self.derived_count(&gone, &zero);
         counts.rederived = self.derived_count(&rederived, &zero);
-        if detail {
+        report.waves = counts.waves;
+        report.tallies = self.tallies(&gone, &rederived, &before_insert);
+        report.listed = detail.lists(&report.tallies);
+        if report.listed {
+            for (from, to) in &wave_ranges {
+                let wave = self.derived_rows_between(&gone, from, to);
+                report
+                    .overdeleted_waves
+                    .push(wave.into_iter().flat_map(|(p, ts)| ts.into_iter().map(move |t| (p, t))).collect());
+            }
             report.inserted = self.derived_rows(&self.db, &before_insert);
             report.overdeleted = self.derived_rows(&gone, &zero);
             report.rederived = self.derived_rows(&rederived, &zero);
+        }
+        if detail.net {
             // What went is what was over-deleted and not put back; what came is what the
             // batch appended and was not there before (not over-deleted).
             let appended = Appended { db: &self.db, from: &start };
@@ -663,6 +723,27 @@ impl Maintained {
                 }
             }
         }
+    }
+
+    /// Per derived relation, the facts over-deleted (`gone`), rederived, and derived by
+    /// the insertion phase (rows `inserted_from[p]..` of the database), those split by
+    /// whether they were over-deleted; only relations with any.
+    fn tallies(&self, gone: &Database, rederived: &Database, inserted_from: &[u32]) -> Vec<(PredId, Tally)> {
+        let mut tallies = Vec::new();
+        for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
+            let mut tally = Tally { overdeleted: gone.len(p), rederived: rederived.len(p), ..Tally::default() };
+            let rows = self.db.rel(p);
+            for r in (inserted_from[p.index()]..rows.end()).filter(|&r| rows.is_alive(r)) {
+                match gone.contains(p, rows.row(r)) {
+                    true => tally.reinserted += 1,
+                    false => tally.inserted += 1,
+                }
+            }
+            if tally != Tally::default() {
+                tallies.push((p, tally));
+            }
+        }
+        tallies
     }
 
     /// The number of input facts.
@@ -728,7 +809,7 @@ impl Maintained {
         gone: Database,
         mut report: UpdateReport,
         work_before: u64,
-        detail: bool,
+        detail: Detail,
     ) -> Result<(UpdateReport, UpdateCounts), ResourceError> {
         for (p, rows) in gone.rows.iter().enumerate().filter(|&(p, _)| !self.compiled.derived[p]) {
             self.db.remove_all(PredId(p as u32), rows.live_rows());
@@ -744,25 +825,43 @@ impl Maintained {
         let evaluation_work = self.run.stats.firings - evaluation_before;
         let old = Older { db: &self.db, gone: &gone };
         let mut counts = UpdateCounts::default();
-        if detail {
+        let mut tallies: Vec<(PredId, Tally)> = Vec::new();
+        if detail.net || detail.list_up_to.is_some() {
             let (removed, added) = self.net_change(&old, &Whole(&fresh));
+            for (p, ts) in &removed {
+                tallies.push((*p, Tally { overdeleted: ts.len(), ..Tally::default() }));
+            }
+            for (p, ts) in &added {
+                match tallies.iter_mut().find(|(q, _)| q == p) {
+                    Some((_, tally)) => tally.inserted = ts.len(),
+                    None => tallies.push((*p, Tally { inserted: ts.len(), ..Tally::default() })),
+                }
+            }
+            tallies.sort_by_key(|(p, _)| *p);
             counts.overdeleted = removed.iter().map(|(_, ts)| ts.len()).sum();
             counts.inserted = added.iter().map(|(_, ts)| ts.len()).sum();
-            report.overdeleted = removed.clone();
-            report.inserted = added.clone();
-            if counts.overdeleted > 0 {
-                report
-                    .overdeleted_waves
-                    .push(removed.iter().flat_map(|(p, ts)| ts.iter().map(|t| (*p, t.clone()))).collect());
+            report.listed = detail.lists(&tallies);
+            if report.listed {
+                report.overdeleted = removed.clone();
+                report.inserted = added.clone();
+                if counts.overdeleted > 0 {
+                    report
+                        .overdeleted_waves
+                        .push(removed.iter().flat_map(|(p, ts)| ts.iter().map(|t| (*p, t.clone()))).collect());
+                }
             }
-            (report.removed, report.added) = (removed, added);
+            if detail.net {
+                (report.removed, report.added) = (removed, added);
+            }
         } else {
             for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
                 old.for_each(p, &mut |t| counts.overdeleted += usize::from(!fresh.contains(p, t)));
                 fresh.tuples(p).for_each(|t| counts.inserted += usize::from(!old.contains(p, t)));
             }
         }
+        report.tallies = tallies;
         counts.waves = usize::from(counts.overdeleted > 0);
+        report.waves = counts.waves;
         if !self.negates {
             prepare(&mut compiled, program, &mut fresh, self.maintenance)?;
         }

@@ -1,7 +1,9 @@
 //! Tests of the engines against the SPEC's worked examples and against each other.
 
 use crate::relation::Rank;
-use crate::{evaluate, Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Method, Threads, Update};
+use crate::{
+    evaluate, Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Method, Tally, Threads, Update,
+};
 use ir::{PredId, Program};
 use plan::plan_program;
 use plan::testing::program;
@@ -341,6 +343,30 @@ fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
     step(Update { inserts: vec![], deletes: vec![leaf] }, Method::Dred, "stayed within its budget");
 }
 
+/// A report listing at most a few facts counts a larger batch per relation instead, and
+/// otherwise equals the full report.
+#[test]
+fn a_listing_report_counts_a_large_batch() {
+    let mut p = with_facts(MAGIC, EXAMPLE_1_EDGES);
+    let ab = fact(&mut p, "E", &["a", "b"]);
+    let new = || Maintained::new(plan_program(&p), &p, Database::from_facts(&p, &p.facts));
+    let (mut full, mut few, mut enough) = (new(), new(), new());
+    let delete = Update { inserts: vec![], deletes: vec![ab] };
+    let by_full = full.apply(&delete);
+    let by_few = few.try_apply_listing(&delete, 13).unwrap();
+    assert!(!by_few.listed && by_few.overdeleted.is_empty() && by_few.overdeleted_waves.is_empty());
+    let (q, m) = (pred(&p, "Q"), pred(&p, "M"));
+    let tally = |overdeleted, rederived| Tally { overdeleted, rederived, ..Tally::default() };
+    // SPEC's 12 over-deleted in 4 waves and 2 rederived, as counts: 14 facts touched.
+    let mut want = vec![(m, tally(3, 1)), (q, tally(9, 1))];
+    want.sort_by_key(|(p, _)| *p);
+    assert_eq!(by_few.tallies, want);
+    assert_eq!(by_few.waves, 4);
+    assert_eq!((&by_few.removed, &by_few.added), (&by_full.removed, &by_full.added));
+    assert_eq!(enough.try_apply_listing(&delete, 14).unwrap(), by_full);
+    assert!(few.db().same_tuples(full.db()));
+}
+
 #[test]
 fn counting_updates_match_the_full_reports() {
     let mut p = with_facts(MAGIC, EXAMPLE_1_EDGES);
@@ -659,6 +685,14 @@ mod random {
                 let after = scratch(&p, &current, Engine::Reference);
                 for state in &mut states {
                     let report = state.apply(&update);
+                    // The tallies count the lists.
+                    prop_assert!(report.listed);
+                    let tallied = |phase: fn(&Tally) -> usize| report.tallies.iter().map(|(_, t)| phase(t)).sum::<usize>();
+                    let listed = |lists: &[(PredId, Vec<Vec<u32>>)]| lists.iter().map(|(_, ts)| ts.len()).sum::<usize>();
+                    prop_assert_eq!(tallied(|t| t.overdeleted), listed(&report.overdeleted));
+                    prop_assert_eq!(tallied(|t| t.rederived), listed(&report.rederived));
+                    prop_assert_eq!(tallied(|t| t.reinserted + t.inserted), listed(&report.inserted));
+                    prop_assert_eq!(report.waves, report.overdeleted_waves.len());
                     for id in p.pred_ids().filter(|&id| p.rules.iter().any(|r| r.head.pred == id)) {
                         let (old, new) = (before.db.sorted_tuples(id), after.db.sorted_tuples(id));
                         prop_assert_eq!(state.db().sorted_tuples(id), new.clone(), "{}", p.pred_name(id));
