@@ -499,6 +499,48 @@ pub fn batch_text(
     }
 }
 
+/// One update batch of a Soufflé program without a query: how it was maintained, the
+/// counts of each phase, and the net change of every wanted (`.output`) relation.
+pub fn outputs_batch_text(
+    program: &Program,
+    index: usize,
+    batch: &Batch,
+    report: &exec::UpdateReport,
+    strategy: &str,
+    wanted: &[PredId],
+) -> String {
+    let mut out = String::new();
+    if batch.changes.len() <= FULL_REPORT_MAX_FACTS {
+        let _ = writeln!(out, "batch {}: {}", index + 1, batch.changes.join(" "));
+    } else {
+        let _ = writeln!(out, "batch {}: {} change(s)", index + 1, batch.changes.len());
+    }
+    let noops = report.noop_deletes.len() + report.noop_inserts.len();
+    if noops > 0 {
+        let _ = writeln!(out, "  no-op: {noops} change(s) (deletes of absent facts, inserts of present ones)");
+    }
+    let _ = writeln!(out, "  maintained by: {strategy} ({})", report.reason);
+    let total = |phase: Phase| report.tallies.iter().map(|(_, t)| phase(t)).sum::<usize>();
+    let _ = writeln!(
+        out,
+        "  over-deleted {} in {} wave(s), rederived {}, re-inserted {}, inserted {}",
+        total(|t| t.overdeleted),
+        report.waves,
+        total(|t| t.rederived),
+        total(|t| t.reinserted),
+        total(|t| t.inserted)
+    );
+    let net = |lists: &[(PredId, Vec<Vec<u32>>)], pred: PredId| {
+        lists.iter().find(|(p, _)| *p == pred).map_or(0, |(_, ts)| ts.len())
+    };
+    for &pred in wanted {
+        let (removed, added) = (net(&report.removed, pred), net(&report.added, pred));
+        let _ = writeln!(out, "  {}: {removed} removed, {added} added", program.pred_name(pred));
+    }
+    let _ = writeln!(out, "  work: {}", report.work);
+    out
+}
+
 /// The program listing of `--emit ir --format json`.
 pub fn program_json(program: &Program) -> Value {
     let preds: Vec<Value> = program
