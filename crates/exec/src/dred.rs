@@ -289,7 +289,7 @@ pub struct Maintained {
 /// over-deletion spend before it recomputes the batch instead: past it, finishing the
 /// over-deletion (and the rederivation and insertion after it) is not expected to be
 /// much cheaper than the evaluation.
-const AUTO_BUDGET_SHARE: u64 = 50;
+const AUTO_BUDGET_SHARE: u64 = 20;
 
 /// The least budget [`Maintenance::Auto`] gives ranked over-deletion, in rule firings, and
 /// the evaluation work below which it never recomputes a batch outright: a state this
