@@ -608,16 +608,22 @@ mod random {
             }
         }
 
+        /// Every strategy, `Auto` included (whose batches here delete up to a third of a
+        /// small input, so that it switches among all its methods), reaches the recomputed
+        /// state; each report's tallies count its lists, and its net change is the
+        /// difference of the states before and after.
         #[test]
-        fn dred_and_ranked_match_recomputation(
+        fn every_strategy_matches_recomputation(
             rules in rules(),
             facts in vec(input_fact(), 0..24),
-            batches in vec((vec(input_fact(), 0..4), vec(input_fact(), 0..4)), 1..5),
+            batches in vec((vec(input_fact(), 0..4), vec(input_fact(), 0..8)), 1..5),
         ) {
             let p = build(&rules);
             let mut current: BTreeSet<_> = facts.iter().map(|f| tuple_of(&p, f)).collect();
             let new = |m| Maintained::with_maintenance(plan_program(&p), &p, database(&p, &current), m);
             let (mut dred, mut ranked) = (new(Maintenance::Dred), new(Maintenance::Ranked));
+            let (mut auto, mut auto_as_if_large) = (new(Maintenance::Auto), new(Maintenance::Auto));
+            auto_as_if_large.set_auto_min_budget(0);
             for (inserts, deletes) in &batches {
                 let update = update_of(&p, inserts, deletes);
                 let before = scratch(&p, &current, Engine::Reference);
@@ -627,7 +633,10 @@ mod random {
                 current.extend(update.inserts.iter().cloned());
                 let expected = scratch(&p, &current, Engine::Reference);
                 let (by_dred, by_rank) = (dred.apply(&update), ranked.apply(&update));
-                for (state, report) in [(&dred, &by_dred), (&ranked, &by_rank)] {
+                let (by_auto, by_auto_as_if_large) = (auto.apply(&update), auto_as_if_large.apply(&update));
+                let checked =
+                    [(&dred, &by_dred), (&ranked, &by_rank), (&auto, &by_auto), (&auto_as_if_large, &by_auto_as_if_large)];
+                for (state, report) in checked {
                     for id in p.pred_ids() {
                         prop_assert_eq!(
                             state.db().sorted_tuples(id), expected.db.sorted_tuples(id), "{}", p.pred_name(id)
@@ -640,6 +649,24 @@ mod random {
                     for (pred, tuples) in &report.rederived {
                         prop_assert!(tuples.iter().all(|t| listed(&report.overdeleted, *pred, t)));
                     }
+                    // The tallies count the lists.
+                    prop_assert!(report.listed);
+                    let tallied = |phase: fn(&Tally) -> usize| report.tallies.iter().map(|(_, t)| phase(t)).sum::<usize>();
+                    let count = |lists: &[(PredId, Vec<Vec<u32>>)]| lists.iter().map(|(_, ts)| ts.len()).sum::<usize>();
+                    prop_assert_eq!(tallied(|t| t.overdeleted), overdeleted);
+                    prop_assert_eq!(tallied(|t| t.rederived), count(&report.rederived));
+                    prop_assert_eq!(tallied(|t| t.reinserted + t.inserted), count(&report.inserted));
+                    prop_assert_eq!(report.waves, report.overdeleted_waves.len());
+                    for id in p.pred_ids().filter(|&id| p.rules.iter().any(|r| r.head.pred == id)) {
+                        let (old, new) = (before.db.sorted_tuples(id), expected.db.sorted_tuples(id));
+                        let gone: Vec<Vec<u32>> = old.iter().filter(|t| !new.contains(t)).cloned().collect();
+                        let came: Vec<Vec<u32>> = new.iter().filter(|t| !old.contains(t)).cloned().collect();
+                        let net = |lists: &[(PredId, Vec<Vec<u32>>)]| {
+                            lists.iter().find(|(q, _)| *q == id).map(|(_, ts)| ts.clone()).unwrap_or_default()
+                        };
+                        prop_assert_eq!(net(&report.removed), gone, "{} removed", p.pred_name(id));
+                        prop_assert_eq!(net(&report.added), came, "{} added", p.pred_name(id));
+                    }
                 }
                 // Ranked over-deletion lies between what is really gone and SPEC's.
                 for (pred, tuples) in &by_rank.overdeleted {
@@ -650,59 +677,6 @@ mod random {
                         if !expected.db.contains(id, &t) {
                             prop_assert!(listed(&by_rank.overdeleted, id, &t), "{} lost", p.pred_name(id));
                         }
-                    }
-                }
-            }
-        }
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(300))]
-
-        /// Every strategy, `Auto` included (whose batches here delete up to half of a small
-        /// input, so that it switches among all three), reaches the recomputed state, and
-        /// each report's net change is the difference of the states before and after.
-        #[test]
-        fn every_strategy_reports_the_net_change_of_recomputation(
-            rules in rules(),
-            facts in vec(input_fact(), 0..24),
-            batches in vec((vec(input_fact(), 0..4), vec(input_fact(), 0..8)), 1..5),
-        ) {
-            let p = build(&rules);
-            let mut current: BTreeSet<_> = facts.iter().map(|f| tuple_of(&p, f)).collect();
-            let new = |m| Maintained::with_maintenance(plan_program(&p), &p, database(&p, &current), m);
-            let mut states: Vec<Maintained> =
-                [Maintenance::Dred, Maintenance::Ranked, Maintenance::Auto, Maintenance::Auto].into_iter().map(new).collect();
-            // The last decides as it would on a large state.
-            states[3].set_auto_min_budget(0);
-            for (inserts, deletes) in &batches {
-                let update = update_of(&p, inserts, deletes);
-                let before = scratch(&p, &current, Engine::Reference);
-                for d in &update.deletes {
-                    current.remove(d);
-                }
-                current.extend(update.inserts.iter().cloned());
-                let after = scratch(&p, &current, Engine::Reference);
-                for state in &mut states {
-                    let report = state.apply(&update);
-                    // The tallies count the lists.
-                    prop_assert!(report.listed);
-                    let tallied = |phase: fn(&Tally) -> usize| report.tallies.iter().map(|(_, t)| phase(t)).sum::<usize>();
-                    let listed = |lists: &[(PredId, Vec<Vec<u32>>)]| lists.iter().map(|(_, ts)| ts.len()).sum::<usize>();
-                    prop_assert_eq!(tallied(|t| t.overdeleted), listed(&report.overdeleted));
-                    prop_assert_eq!(tallied(|t| t.rederived), listed(&report.rederived));
-                    prop_assert_eq!(tallied(|t| t.reinserted + t.inserted), listed(&report.inserted));
-                    prop_assert_eq!(report.waves, report.overdeleted_waves.len());
-                    for id in p.pred_ids().filter(|&id| p.rules.iter().any(|r| r.head.pred == id)) {
-                        let (old, new) = (before.db.sorted_tuples(id), after.db.sorted_tuples(id));
-                        prop_assert_eq!(state.db().sorted_tuples(id), new.clone(), "{}", p.pred_name(id));
-                        let gone: Vec<Vec<u32>> = old.iter().filter(|t| !new.contains(t)).cloned().collect();
-                        let came: Vec<Vec<u32>> = new.iter().filter(|t| !old.contains(t)).cloned().collect();
-                        let listed_of = |lists: &[(PredId, Vec<Vec<u32>>)]| {
-                            lists.iter().find(|(q, _)| *q == id).map(|(_, ts)| ts.clone()).unwrap_or_default()
-                        };
-                        prop_assert_eq!(listed_of(&report.removed), gone, "{} removed", p.pred_name(id));
-                        prop_assert_eq!(listed_of(&report.added), came, "{} added", p.pred_name(id));
                     }
                 }
             }
