@@ -47,7 +47,7 @@ fn wanted(io: &SouffleIo) -> Vec<PredId> {
 }
 
 /// The all-free query `r(x0, ..., xn)` on `pred`.
-fn all_free_query(program: &mut Program, pred: PredId) -> Query {
+pub(crate) fn all_free_query(program: &mut Program, pred: PredId) -> Query {
     let span = program.pred(pred).span;
     let args = (0..program.pred(pred).arity)
         .map(|i| Term { kind: TermKind::Var(program.symbols.intern(&format!("x{i}"))), span })

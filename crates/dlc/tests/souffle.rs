@@ -194,6 +194,18 @@ fn the_repl_reads_queries_of_a_souffle_program_in_its_syntax() {
     assert_eq!(run.code, 2, "{}", run.stderr);
 }
 
+/// Without a query, the repl starts with the all-free query of the first `.output`
+/// relation by name, maintains every relation, and answers a query on any of them.
+#[test]
+fn the_repl_runs_a_souffle_program_without_a_query() {
+    let args = ["repl", "fixtures/souffle/multi_output/prog.dl", "-F", "fixtures/souffle/multi_output/in", "--check"];
+    let run = common::dlc_with_input(&args, "-edge(a,b).\n;\n?- node(x).\n");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with("dlc repl: 2 answer(s) to ?- favourite(x0)."), "{}", run.stdout);
+    assert!(run.stdout.contains("  answers removed: favourite(a)\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("node(b)\nnode(c)\nnode(d)\n3 answer(s)"), "{}", run.stdout);
+}
+
 mod magic_per_output {
     //! For random Soufflé programs with one `.output`, the default path (the magic
     //! rewrite when the rules select a constant) writes the same rows as `--no-magic`.
