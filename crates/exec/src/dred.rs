@@ -618,6 +618,10 @@ impl Maintained {
         }
         counts.waves = wave_ranges.len();
         self.db.next_rank();
+        // An over-deletion that took most of a relation leaves it mostly tombstones, and
+        // the facts put back are appended: compacted now (no reader holds a row range of
+        // the database yet), the relation does not hold both copies.
+        self.db.compact();
 
         // What remains is closed under the rules except for what phases 2 and 3 add, so
         // everything from here on is a delta for the final propagation.
@@ -660,18 +664,24 @@ impl Maintained {
             }
         }
         self.db.check()?;
+        let zero = vec![0; self.db.relation_count()];
+        let rederived_lens: Vec<usize> =
+            (0..rederived.relation_count()).map(|p| rederived.len(PredId(p as u32))).collect();
+        counts.rederived = self.derived_count(&rederived, &zero);
+        // The rederived facts are in the database now: their copy is kept only for a
+        // report that may list them, so that it does not take its room during the
+        // insertion phase.
+        let rederived = detail.list_up_to.filter(|&most| counts.rederived <= most).map(|_| rederived);
 
         // Phase 3: propagate the rederived and inserted facts to a fixpoint.
         let before_insert = self.db.ends();
         propagate(&self.compiled, &mut self.db, &start, false, &mut self.run)?;
-        let zero = vec![0; self.db.relation_count()];
         counts.inserted = self.derived_count(&self.db, &before_insert);
         counts.overdeleted = self.derived_count(&gone, &zero);
-        counts.rederived = self.derived_count(&rederived, &zero);
         report.waves = counts.waves;
-        report.tallies = self.tallies(&gone, &rederived, &before_insert);
+        report.tallies = self.tallies(&gone, &rederived_lens, &before_insert);
         report.listed = detail.lists(&report.tallies);
-        if report.listed {
+        if let (true, Some(rederived)) = (report.listed, &rederived) {
             for (from, to) in &wave_ranges {
                 let wave = self.derived_rows_between(&gone, from, to);
                 report
@@ -680,7 +690,7 @@ impl Maintained {
             }
             report.inserted = self.derived_rows(&self.db, &before_insert);
             report.overdeleted = self.derived_rows(&gone, &zero);
-            report.rederived = self.derived_rows(&rederived, &zero);
+            report.rederived = self.derived_rows(rederived, &zero);
         }
         if detail.net {
             // What went is what was over-deleted and not put back; what came is what the
@@ -688,6 +698,8 @@ impl Maintained {
             let appended = Appended { db: &self.db, from: &start };
             (report.removed, report.added) = self.net_change(&Whole(&gone), &appended);
         }
+        // Compaction copies the relations it compacts: the removed facts go first.
+        drop(gone);
         self.db.compact();
         report.work = self.run.stats.firings - work_before;
         Ok(self.finish(report, counts))
@@ -725,13 +737,13 @@ impl Maintained {
         }
     }
 
-    /// Per derived relation, the facts over-deleted (`gone`), rederived, and derived by
-    /// the insertion phase (rows `inserted_from[p]..` of the database), those split by
-    /// whether they were over-deleted; only relations with any.
-    fn tallies(&self, gone: &Database, rederived: &Database, inserted_from: &[u32]) -> Vec<(PredId, Tally)> {
+    /// Per derived relation, the facts over-deleted (`gone`), rederived (`rederived[p]` of
+    /// them), and derived by the insertion phase (rows `inserted_from[p]..` of the
+    /// database), those split by whether they were over-deleted; only relations with any.
+    fn tallies(&self, gone: &Database, rederived: &[usize], inserted_from: &[u32]) -> Vec<(PredId, Tally)> {
         let mut tallies = Vec::new();
         for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
-            let mut tally = Tally { overdeleted: gone.len(p), rederived: rederived.len(p), ..Tally::default() };
+            let mut tally = Tally { overdeleted: gone.len(p), rederived: rederived[p.index()], ..Tally::default() };
             let rows = self.db.rel(p);
             for r in (inserted_from[p.index()]..rows.end()).filter(|&r| rows.is_alive(r)) {
                 match gone.contains(p, rows.row(r)) {
