@@ -42,7 +42,7 @@ impl Engine {
             }
             Engine::Differential { workers } => workers,
         };
-        let mut flow = match flow::Flow::start(plan, program, flow::Options { workers }) {
+        let mut flow = match flow::Flow::start(plan, program, flow::Options { workers, cluster: None }) {
             Ok(flow) => flow,
             // `unsupported` refused such programs before the pipeline evaluated anything.
             Err(e) => panic!("internal error: {}", e.message(program)),
