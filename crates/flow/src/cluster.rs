@@ -28,9 +28,38 @@ pub struct Cluster {
     pub hosts: Vec<String>,
     /// How long to wait for every peer to connect.
     pub timeout: Duration,
-    /// A digest of what, beside the program, the processes must share (the caller's
-    /// flags and inputs); mixed into the greeting's agreement.
-    pub salt: u64,
+    /// A digest of everything the processes must share to build one dataflow over ids
+    /// that mean the same everywhere: the program, its constants in id order, the flags
+    /// that choose what is evaluated. The caller computes it; processes whose digests
+    /// differ refuse each other.
+    pub digest: u64,
+}
+
+/// A process's connections to every peer, made and checked, ready for
+/// [`crate::Flow::start`].
+pub struct Connection {
+    pub(crate) allocators: Vec<AllocatorBuilder>,
+    pub(crate) network: Box<dyn std::any::Any + Send>,
+    pub(crate) process: usize,
+    pub(crate) processes: usize,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection").field("process", &self.process).field("processes", &self.processes).finish()
+    }
+}
+
+impl Connection {
+    /// Connects this process to every peer of `cluster`, for `workers` threads here (the
+    /// same number in every process), and checks that all agree on
+    /// [`Cluster::digest`] and `workers`.
+    pub fn open(cluster: &Cluster, workers: usize) -> Result<Connection, crate::Error> {
+        let workers = workers.max(1);
+        let agreement = cluster.digest ^ (workers as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let (allocators, network) = connect(cluster, workers, agreement).map_err(crate::Error::Cluster)?;
+        Ok(Connection { allocators, network, process: cluster.process, processes: cluster.hosts.len() })
+    }
 }
 
 /// What a process says first on every connection.
@@ -61,7 +90,7 @@ impl Greeting {
 /// Connects this process to every peer (dialling the ones before it, accepting the ones
 /// after it, as timely's cluster model does), exchanges greetings, and returns timely's
 /// allocators for `workers` threads here, and the guard of its network threads.
-pub(crate) fn connect(
+fn connect(
     cluster: &Cluster,
     workers: usize,
     agreement: u64,
@@ -117,8 +146,7 @@ fn agree(mine: Greeting, theirs: Greeting, peer: usize) -> Result<(), String> {
         return Ok(());
     }
     Err(format!(
-        "process {peer} runs a different program, input or flags (digest {:016x}, this process {:016x}); \
-         start every process with the same command line but --process",
+        "process {peer} runs a different program, input or flags (digest {:016x}, this process {:016x})",
         theirs.agreement, mine.agreement
     ))
 }
@@ -177,16 +205,30 @@ fn accept(listener: &TcpListener, deadline: Instant) -> std::io::Result<TcpStrea
 /// The first panic message of a timely thread since the last [`take_network_failure`].
 static NETWORK_FAILURE: Mutex<Option<String>> = Mutex::new(None);
 
+/// What to do the moment a peer is lost ([`on_lost_peer`]).
+static LOST_PEER: Mutex<Option<fn(&str)>> = Mutex::new(None);
+
+/// Has `handler` called, on the network thread that noticed, with one line saying why,
+/// the moment a connection to a peer fails. A process that cannot go on without the peer
+/// should end there: timely's workers stop by panicking on the broken channel, and a
+/// second panic while they unwind aborts the process.
+pub fn on_lost_peer(handler: fn(&str)) {
+    if let Ok(mut slot) = LOST_PEER.lock() {
+        *slot = Some(handler);
+    }
+}
+
 /// A lost peer makes timely's network threads panic, and the workers after them: that
-/// is how timely stops a computation. Their messages are kept for [`crate::Error`]
-/// rather than printed with a backtrace; panics of other threads print as before.
+/// is how timely stops a computation. Their messages are kept for [`crate::Error`] (and
+/// handed to [`on_lost_peer`]'s handler) rather than printed with a backtrace; panics of
+/// other threads print as before.
 fn quiet_network_panics() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            let timely = std::thread::current().name().is_some_and(|name| name.starts_with("timely:"));
-            if !timely {
+            let name = std::thread::current().name().map(str::to_string).unwrap_or_default();
+            if !name.starts_with("timely:") {
                 return previous(info);
             }
             let message = info
@@ -195,8 +237,17 @@ fn quiet_network_panics() {
                 .map(|s| s.to_string())
                 .or_else(|| info.payload().downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a timely thread stopped".into());
+            let network = name.starts_with("timely:send") || name.starts_with("timely:recv");
+            let reason = match network {
+                true => crate::lost_peer(&message),
+                false => message,
+            };
             if let Ok(mut first) = NETWORK_FAILURE.lock() {
-                first.get_or_insert(message);
+                first.get_or_insert(reason.clone());
+            }
+            let handler = LOST_PEER.lock().ok().and_then(|slot| *slot);
+            if let (true, Some(handler)) = (network, handler) {
+                handler(&reason);
             }
         }));
     });

@@ -21,7 +21,7 @@ mod cluster;
 mod render;
 mod row;
 
-pub use cluster::Cluster;
+pub use cluster::{on_lost_peer, Cluster, Connection};
 pub use row::{Row, MAX_WIDTH};
 
 use ir::{PredId, Program, RuleId};
@@ -33,13 +33,14 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
 /// How to run the dataflow.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Options {
-    /// Worker threads in this process (at least one).
+    /// Worker threads in this process (at least one; in a cluster, the number the
+    /// connection was opened for).
     pub workers: usize,
     /// The other processes running the same dataflow, if any; `None` runs it in this
     /// process alone.
-    pub cluster: Option<Cluster>,
+    pub cluster: Option<Connection>,
 }
 
 /// Why the backend refuses a program or stopped running it.
@@ -128,11 +129,10 @@ impl Flow {
     pub fn start(plan: &ProgramPlan, program: &Program, options: Options) -> Result<Flow, Error> {
         let blueprint = Arc::new(blueprint::blueprint(plan, program)?);
         let workers = options.workers.max(1);
-        let (process, processes) = options.cluster.as_ref().map_or((0, 1), |c| (c.process, c.hosts.len()));
-        let (allocators, network) = match &options.cluster {
+        let (process, processes) = options.cluster.as_ref().map_or((0, 1), |c| (c.process, c.processes));
+        let (allocators, network) = match options.cluster {
             None => timely::CommunicationConfig::Process(workers).try_build().map_err(Error::Stopped)?,
-            Some(cluster) => cluster::connect(cluster, workers, agreement(&blueprint, program, workers, cluster.salt))
-                .map_err(Error::Cluster)?,
+            Some(connection) => (connection.allocators, connection.network),
         };
         let (commands, receivers): (Vec<Sender<Changes>>, Vec<Receiver<Changes>>) =
             (0..workers).map(|_| channel()).unzip();
@@ -266,7 +266,7 @@ impl Flow {
         };
         match self.processes {
             1 => Error::Stopped(reason),
-            _ => Error::Cluster(cluster::take_network_failure().map_or(reason, |network| lost_peer(&network))),
+            _ => Error::Cluster(cluster::take_network_failure().unwrap_or(reason)),
         }
     }
 }
@@ -281,21 +281,8 @@ fn owner(pred: usize, row: &Row, processes: usize) -> usize {
     (hasher.finish() % processes as u64) as usize
 }
 
-/// A digest of what every process of a cluster must share: the dataflow (the blueprint
-/// says everything it is built from), the texts of the ids in order (so that an id means
-/// one value everywhere), the worker count (timely assumes one per process) and `salt`.
-fn agreement(blueprint: &blueprint::Blueprint, program: &Program, workers: usize, salt: u64) -> u64 {
-    let mut hasher = FxHasher::default();
-    format!("{blueprint:?}").hash(&mut hasher);
-    for id in 0..program.consts.len() {
-        program.consts.text(ir::Const(id as u32)).hash(&mut hasher);
-    }
-    (workers, salt).hash(&mut hasher);
-    hasher.finish()
-}
-
 /// What timely's panic on a lost connection means for a user.
-fn lost_peer(network: &str) -> String {
+pub(crate) fn lost_peer(network: &str) -> String {
     let detail = network.strip_prefix("timely communication error: ").unwrap_or(network);
     format!("a peer process went away (it stopped, ran out of memory or lost the network): {detail}")
 }

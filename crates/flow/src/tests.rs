@@ -96,7 +96,7 @@ fn local_cluster(processes: usize, salts: &[u64]) -> Vec<Cluster> {
             process,
             hosts: hosts.clone(),
             timeout: std::time::Duration::from_secs(20),
-            salt: salts[process % salts.len()],
+            digest: salts[process % salts.len()],
         })
         .collect()
 }
@@ -112,7 +112,10 @@ fn two_processes_agree_through_deletes_and_inserts() {
         .into_iter()
         .map(|cluster| {
             let batches = batches.clone();
-            std::thread::spawn(move || agree_as(CLOSURE, &batches, Options { workers: 2, cluster: Some(cluster) }))
+            std::thread::spawn(move || {
+                let connection = Connection::open(&cluster, 2).unwrap();
+                agree_as(CLOSURE, &batches, Options { workers: 2, cluster: Some(connection) })
+            })
         })
         .collect();
     for run in runs {
@@ -122,14 +125,9 @@ fn two_processes_agree_through_deletes_and_inserts() {
 
 #[test]
 fn processes_that_disagree_refuse_each_other() {
-    let p = program(CLOSURE);
-    let plan = plan::plan_program(&p);
     let runs: Vec<_> = local_cluster(2, &[1, 2])
         .into_iter()
-        .map(|cluster| {
-            let (p, plan) = (p.clone(), plan.clone());
-            std::thread::spawn(move || Flow::start(&plan, &p, Options { workers: 1, cluster: Some(cluster) }).err())
-        })
+        .map(|cluster| std::thread::spawn(move || Connection::open(&cluster, 1).err()))
         .collect();
     for run in runs {
         let error = run.join().unwrap().expect("a process refused");
@@ -139,10 +137,9 @@ fn processes_that_disagree_refuse_each_other() {
 
 #[test]
 fn an_unreachable_peer_is_an_error_once_the_timeout_passes() {
-    let p = program(CLOSURE);
     let mut cluster = local_cluster(2, &[0]).pop().unwrap();
     cluster.timeout = std::time::Duration::from_millis(200);
-    let error = Flow::start(&plan::plan_program(&p), &p, Options { workers: 1, cluster: Some(cluster) }).unwrap_err();
+    let error = Connection::open(&cluster, 1).unwrap_err();
     assert!(matches!(&error, Error::Cluster(m) if m.starts_with("process 0 at 127.0.0.1:")), "{error:?}");
 }
 
