@@ -95,6 +95,10 @@ impl Layout {
     pub fn output(&self) -> PathBuf {
         self.dir.join("out")
     }
+    /// The `host:port` lines of a cluster run.
+    pub fn hosts(&self) -> PathBuf {
+        self.dir.join("hosts")
+    }
     /// Where a Soufflé compilation puts its executable.
     pub fn executable(&self) -> PathBuf {
         self.dir.join("exe")
@@ -171,8 +175,52 @@ pub fn commands(
             run.push("-j1".into());
             Ok((Some(compile), run))
         }
+        System::DlcDifferential | System::DlcDifferential2 | System::DlcCluster2 => {
+            let workers = if system == System::DlcDifferential2 { "2" } else { "1" };
+            let mut run = vec![os(tools.dlc.clone())];
+            io(&mut run);
+            run.extend(["--engine".into(), "differential".into(), "--workers".into(), workers.into()]);
+            if system == System::DlcCluster2 {
+                // Both processes write the same files into `out/`; each renames its own
+                // complete copy into place.
+                run.extend(["--processes".into(), "2".into(), "--hosts".into(), os(layout.hosts())]);
+            }
+            run.push(os(layout.program()));
+            Ok((None, run))
+        }
         other => Err(format!("{other} is not run through a binary")),
     }
+}
+
+/// The processes of a cluster of `processes` (each `run` with `--process I` added), on
+/// free ports of 127.0.0.1 written to the layout's hosts file, measured together: the
+/// time until the last one exits, and the largest peak memory of any of them.
+fn run_cluster_measured(
+    run: &[OsString],
+    processes: usize,
+    layout: &Layout,
+    timeout: Duration,
+) -> Result<ChildCost, String> {
+    let ports: Vec<std::net::TcpListener> = (0..processes)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("no free port: {e}"))?;
+    let hosts: String = ports.iter().filter_map(|l| l.local_addr().ok()).map(|a| format!("{a}\n")).collect();
+    drop(ports);
+    std::fs::write(layout.hosts(), hosts).map_err(|e| format!("cannot write the hosts file: {e}"))?;
+    let runs: Vec<_> = (0..processes)
+        .map(|i| {
+            let mut argv = run.to_vec();
+            argv.extend(["--process".into(), i.to_string().into()]);
+            std::thread::spawn(move || run_measured(&argv, timeout))
+        })
+        .collect();
+    let mut cost = ChildCost { secs: 0.0, rss_mib: 0.0 };
+    for run in runs {
+        let one = run.join().map_err(|_| "a measuring thread panicked".to_string())??;
+        cost = ChildCost { secs: cost.secs.max(one.secs), rss_mib: cost.rss_mib.max(one.rss_mib) };
+    }
+    Ok(cost)
 }
 
 /// Wall time and peak resident set (MiB; NaN when the child ended too soon to be read)
@@ -301,7 +349,10 @@ pub fn run(
         }
         let read_secs = read.elapsed().as_secs_f64();
         std::hint::black_box(bytes);
-        let cost = run_measured(&run, timeout)?;
+        let cost = match system {
+            System::DlcCluster2 => run_cluster_measured(&run, 2, layout, timeout)?,
+            _ => run_measured(&run, timeout)?,
+        };
         let rows = count_rows(&layout.output().join(format!("{}.csv", output_relation(workload, query))))?;
         Ok(Measured { run: cost, read_secs, compile_secs, rows })
     })();
