@@ -219,7 +219,7 @@ pub struct DataflowArgs {
     pub workers: Option<usize>,
 
     /// Run --engine differential as one of P processes (default 1), each started with
-    /// the same command line but --process; see "Running on several machines".
+    /// the same command line but --process and -D; see "Running on several machines".
     #[arg(long, value_name = "P", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub processes: Option<usize>,
 
@@ -231,7 +231,7 @@ pub struct DataflowArgs {
     #[arg(long, value_name = "FILE")]
     pub hosts: Option<std::path::PathBuf>,
 
-    /// Seconds to wait for every process of the cluster to connect (default 60).
+    /// Seconds to wait for every process of the cluster to connect.
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub connect_timeout: u64,
 }
