@@ -150,3 +150,67 @@ fn a_peer_that_never_comes_is_an_error_after_the_timeout() {
     );
     assert!(output.stdout.is_empty());
 }
+
+/// Whether some TCP connection on 127.0.0.1 has local port `port` and is established
+/// (Linux's `/proc/net/tcp`): process 0 has accepted its peer.
+fn connected_on(port: u16) -> bool {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    table.lines().skip(1).any(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let local_port = fields.get(1).and_then(|a| a.rsplit(':').next()).and_then(|p| u16::from_str_radix(p, 16).ok());
+        local_port == Some(port) && fields.get(3) == Some(&"01")
+    })
+}
+
+#[test]
+fn a_peer_killed_mid_run_ends_the_other_process_with_an_error() {
+    if !std::path::Path::new("/proc/net/tcp").exists() {
+        return;
+    }
+    let dir = scratch_in("cluster", "killed");
+    // A closure that takes a debug build several seconds: the peer dies while it runs.
+    let mut edges = String::new();
+    let mut state = 7u64;
+    for _ in 0..6000 {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        edges += &format!("n{}\tn{}\n", (state >> 33) % 1500, (state >> 13) % 1500);
+    }
+    std::fs::write(dir.join("E.facts"), edges).unwrap();
+    let program = dir.join("tc.dl");
+    std::fs::write(&program, "T(X,Y) <- E(X,Y).\nT(X,Z) <- T(X,Y), E(Y,Z).\n?- T(X,Y).\n").unwrap();
+    let hosts = hosts("killed-hosts", 2);
+    let port: u16 =
+        std::fs::read_to_string(&hosts).unwrap().lines().next().unwrap().rsplit(':').next().unwrap().parse().unwrap();
+    let start = |process: &str| {
+        Command::new(env!("CARGO_BIN_EXE_dlc"))
+            .args([program.to_str().unwrap(), "--facts", dir.join("E.facts").to_str().unwrap()])
+            .args(["--engine", "differential", "--processes", "2", "--process", process, "--hosts", &hosts])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let survivor = start("0");
+    let mut victim = start("1");
+    let begun = Instant::now();
+    while !connected_on(port) && begun.elapsed() < BOUND {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    let mut survivor = Some(survivor);
+    while survivor.as_mut().unwrap().try_wait().unwrap().is_none() {
+        if begun.elapsed() > BOUND {
+            survivor.as_mut().unwrap().kill().unwrap();
+            panic!("process 0 went on past {BOUND:?} without its peer");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = survivor.take().unwrap().wait_with_output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("[E0027]") && stderr.contains("a peer process went away"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(output.stdout.is_empty(), "no answers after a lost peer");
+}
