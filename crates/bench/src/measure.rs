@@ -352,7 +352,10 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
         | System::DlcDifferential2
         | System::DlcCluster2 => {
             let tools = binary::Tools::from_env();
-            let m = binary::run(job.system, &tools, &job.workload, job.query, &edb, BINARY_TIMEOUT)?;
+            let m = binary::run(job.system, &tools, &job.workload, job.query, job.change, &edb, BINARY_TIMEOUT)?;
+            if let Some(batch) = m.run.batch_secs {
+                extra.insert("batch".into(), batch);
+            }
             extra.insert("read".into(), m.read_secs);
             if let Some(compile) = m.compile_secs {
                 extra.insert("compile".into(), compile);

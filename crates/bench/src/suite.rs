@@ -232,6 +232,26 @@ impl BinaryRow {
     }
 }
 
+/// One program run by the `dlc` binary on facts files natively and with `--engine
+/// differential`, and with `change` an update batch of one edge after the evaluation
+/// (`--updates`; the batch's own time is the sample's `batch`).
+#[derive(Clone, Debug)]
+pub struct DifferentialRow {
+    pub workload: Workload,
+    pub query: Query,
+    pub change: Option<Change>,
+}
+
+impl DifferentialRow {
+    pub fn job(&self, system: System) -> Job {
+        let job = Job::new(self.workload, self.query, system);
+        match self.change {
+            Some(change) => job.with_change(change),
+            None => job,
+        }
+    }
+}
+
 /// Everything one run of the harness measures.
 #[derive(Clone, Debug)]
 pub struct Suite {
@@ -246,7 +266,7 @@ pub struct Suite {
     pub binary: Vec<BinaryRow>,
     /// Programs run by the `dlc` binary natively and with `--engine differential` on one
     /// and two workers and as two processes of one worker (issue 22).
-    pub differential: Vec<BinaryRow>,
+    pub differential: Vec<DifferentialRow>,
     /// Whether Soufflé runs too (`SOUFFLE` names its binary).
     pub souffle: bool,
 }
@@ -406,8 +426,9 @@ impl Suite {
 
         let forest_query = tc(Rules::Rlin, forest);
         let differential = vec![
-            BinaryRow { workload: tc(Rules::Rlin, random), query: Query::Full },
-            BinaryRow { workload: forest_query, query: Query::Point(forest_query.point_node()) },
+            DifferentialRow { workload: tc(Rules::Rlin, random), query: Query::Full, change: None },
+            DifferentialRow { workload: forest_query, query: Query::Point(forest_query.point_node()), change: None },
+            DifferentialRow { workload: llin, query: point, change: Some(new_answers) },
         ];
 
         let scaling = scaling(quick);
