@@ -219,7 +219,8 @@ pub struct DataflowArgs {
     pub workers: Option<usize>,
 
     /// Run --engine differential as one of P processes (default 1), each started with
-    /// the same command line but --process and -D; see "Running on several machines".
+    /// the same command line but --process, -D and --connect-timeout; see "Running on
+    /// several machines".
     #[arg(long, value_name = "P", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub processes: Option<usize>,
 

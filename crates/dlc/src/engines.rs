@@ -155,7 +155,8 @@ fn cluster_usage_error(args: &RunArgs) -> Option<String> {
 static CONNECTION: Mutex<Option<flow::Connection>> = Mutex::new(None);
 
 /// Joins the cluster `args` asks for, if any, for the program and input `prepared` read:
-/// every process must be started with the same command line but `--process` and `-D`,
+/// every process must be started with the same command line but `--process`, `-D` and
+/// `--connect-timeout`,
 /// the same program and the same input (the digest of all three is compared with every
 /// peer's).
 /// Only runs that evaluate connect; the others have nothing to share.
@@ -167,9 +168,11 @@ pub fn join_cluster(args: &RunArgs, prepared: &mut crate::session::Prepared) -> 
     }
     let hosts = read_hosts(path, flags.processes(), &mut prepared.sources)?;
     let mut hasher = DefaultHasher::new();
-    // What may differ between processes: their index, and where each writes its files.
+    // What may differ between processes: their index, where each writes its files, and
+    // how long each waits for the others.
     let mut common = args.clone();
     common.dataflow.process = None;
+    common.dataflow.connect_timeout = 0;
     common.output_dir = None;
     format!("{common:?}").hash(&mut hasher);
     prepared.sources.text(prepared.file).hash(&mut hasher);
