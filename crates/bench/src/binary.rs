@@ -317,10 +317,16 @@ pub fn run_measured(argv: &[OsString], timeout: Duration) -> Result<ChildCost, S
     Ok(ChildCost { secs, rss_mib, batch_secs })
 }
 
-/// The time of the first update batch in a report of `dlc --updates`: its `  time: 1.234 s`
-/// line.
+/// The time in seconds of the first update batch in a report of `dlc --updates`: its
+/// `  time: 12.34 ms` (or `1.234 s`) line.
 fn batch_time(stdout: &str) -> Option<f64> {
-    stdout.lines().find_map(|l| l.strip_prefix("  time: ")?.strip_suffix(" s")?.parse().ok())
+    stdout.lines().find_map(|l| {
+        let text = l.strip_prefix("  time: ")?;
+        match text.strip_suffix(" ms") {
+            Some(ms) => ms.parse::<f64>().ok().map(|ms| ms / 1e3),
+            None => text.strip_suffix(" s")?.parse().ok(),
+        }
+    })
 }
 
 /// The readings of `/proc/<pid>/status` it takes to report a child's peak memory.
@@ -378,10 +384,10 @@ pub fn run(
     let result = (|| {
         let program = souffle_program(workload, query)?;
         let (compile, mut run) = commands(system, tools, layout)?;
+        write_inputs(layout, &program, edb).map_err(|e| format!("cannot write the inputs: {e}"))?;
         if let Some(change) = change {
             run.extend(update_args(system, workload, query, change, layout)?);
         }
-        write_inputs(layout, &program, edb).map_err(|e| format!("cannot write the inputs: {e}"))?;
         let compile_secs = match compile {
             Some(argv) => Some(run_measured(&argv, timeout)?.secs),
             None => None,
@@ -510,7 +516,8 @@ cp "{rows}" "$out/R.csv"
         assert_eq!(std::fs::read_to_string(layout.dir.join("batch.updates")).unwrap(), "-E(1,2).\n");
         assert!(update_args(System::SouffleCompiled, &workload, Query::Full, Change::Insert(0, 3), &layout).is_err());
         std::fs::remove_dir_all(&layout.dir).unwrap();
-        assert_eq!(batch_time("batch 1: +1 -0\n  time: 0.250 s\n"), Some(0.25));
+        assert_eq!(batch_time("batch 1: +1 -0\n  time: 1.250 s\n"), Some(1.25));
+        assert_eq!(batch_time("batch 1: +1 -0\n  time: 250.00 ms\n"), Some(0.25));
         assert_eq!(batch_time("4 answer(s)\n"), None);
     }
 
