@@ -7,7 +7,6 @@
 
 use crate::cli::{Emit, EngineArg, RunArgs};
 use diag::{Code, Diagnostic, SourceMap, Span};
-
 use exec::{Database, EvalOptions, Evaluation, Maintained, Maintenance, ResourceError, Threads, Update, UpdateReport};
 use ir::{PredId, Program};
 use plan::ProgramPlan;
@@ -42,14 +41,13 @@ impl Engine {
         progress: Option<Box<dyn FnMut(exec::Progress)>>,
         threads: Threads,
     ) -> Result<(Evaluation, Option<Live>), ResourceError> {
-        let workers = match self {
+        let (workers, cluster) = match self {
             Engine::Native(engine) => {
                 let options = EvalOptions { engine, record_rounds, progress, threads };
                 return exec::try_evaluate(plan, program, edb, options).map(|eval| (eval, None));
             }
             Engine::Differential { workers, cluster } => (workers, cluster),
         };
-        let (workers, cluster) = workers;
         let connection = match cluster {
             true => CONNECTION.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take(),
             false => None,
@@ -156,10 +154,9 @@ static CONNECTION: Mutex<Option<flow::Connection>> = Mutex::new(None);
 
 /// Joins the cluster `args` asks for, if any, for the program and input `prepared` read:
 /// every process must be started with the same command line but `--process`, `-D` and
-/// `--connect-timeout`,
-/// the same program and the same input (the digest of all three is compared with every
-/// peer's).
-/// Only runs that evaluate connect; the others have nothing to share.
+/// `--connect-timeout`, the same program and the same input (the digest of all three is
+/// compared with every peer's). Only runs that evaluate connect; the others have nothing
+/// to share.
 pub fn join_cluster(args: &RunArgs, prepared: &mut crate::session::Prepared) -> Result<(), Diagnostic> {
     let flags = &args.dataflow;
     let (Some(process), Some(path)) = (flags.process, &flags.hosts) else { return Ok(()) };
@@ -182,8 +179,8 @@ pub fn join_cluster(args: &RunArgs, prepared: &mut crate::session::Prepared) -> 
     let cluster =
         flow::Cluster { process, hosts, timeout: Duration::from_secs(flags.connect_timeout), digest: hasher.finish() };
     let workers = flags.workers.unwrap_or(1);
-    let connection = flow::Connection::open(&cluster, workers).map_err(|e| cluster_diagnostic(&e))?;
     flow::on_lost_peer(|reason| lost_peer(reason));
+    let connection = flow::Connection::open(&cluster, workers).map_err(|e| cluster_diagnostic(&e))?;
     *CONNECTION.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(connection);
     Ok(())
 }
