@@ -92,6 +92,8 @@ codes! {
         "define one of the types from `symbol`, `number` or `unsigned`: `.type A <: symbol`";
     DIFFERENTIAL_UNSUPPORTED = "E0026", "program the differential engine cannot run",
         "evaluate it with the native engine (`--engine seminaive`); rows hold at most 8 values, and negation and comparisons are not in this engine yet";
+    CLUSTER = "E0027", "the processes of a cluster could not run together",
+        "start every process with the same command line but `--process I`, each address of --hosts reachable from every process";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

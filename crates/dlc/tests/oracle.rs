@@ -722,7 +722,7 @@ proptest! {
         let subsumed = subsumed(&program);
         for evaluated in [&program, &magic, &subsumed] {
             let plan = plan::plan_program(evaluated);
-            let flow = match flow::Flow::start(&plan, evaluated, flow::Options { workers }) {
+            let flow = match flow::Flow::start(&plan, evaluated, flow::Options { workers, cluster: None }) {
                 Ok(flow) => flow,
                 // Negation and comparisons are refused (E0026), never evaluated wrongly.
                 Err(flow::Error::Unsupported { .. }) => continue,
