@@ -92,6 +92,8 @@ codes! {
         "define one of the types from `symbol`, `number` or `unsigned`: `.type A <: symbol`";
     DIFFERENTIAL_UNSUPPORTED = "E0026", "program the differential engine cannot run",
         "evaluate it with the native engine (`--engine seminaive`); rows hold at most 8 values, and negation and comparisons are not in this engine yet";
+    TYPE_MISMATCH = "E0027", "numbers and symbols mixed",
+        "a column, and a variable, holds either numbers or symbols: write `5` for a number and `\"5\"` or `five` for a symbol, and keep one kind per column";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

@@ -230,18 +230,20 @@ const EDB: &[(&str, usize)] = &[("e0", 2), ("e1", 1), ("e2", 0), ("e3", 3)];
 const IDB: &[(&str, usize)] = &[("p0", 2), ("p1", 1), ("p2", 0), ("p3", 3), ("p4", 2)];
 /// Three variables, so that atoms repeat them often.
 const VARS: &[&str] = &["X", "Y", "Z"];
-/// Two numbers, which the ordering comparisons order, and a symbol, which they do not.
-const CONSTS: &[&str] = &["1", "2", "c"];
+/// Numbers only: a column holds numbers or symbols, and the ordering comparisons make
+/// the columns they reach numeric, so a symbol among them would make most programs E0027.
+const CONSTS: &[&str] = &["1", "2", "3"];
 /// The constants an ordering comparison may name (E0024 rejects a symbol there).
-const NUMBERS: usize = 2;
+const NUMBERS: usize = 3;
 /// The variable an assignment binds, which no positive atom does.
 const ASSIGNED: &str = "W";
 
-/// The constants of the programs whose `-D` output is checked: numbers among them, which
-/// the written files sort numerically (`2` before `10`); and constants that only queries
-/// use, so that a query may ask for a value that occurs nowhere in the data.
-const OUTPUT_CONSTS: &[&str] = &["a", "b", "10", "2"];
-const ABSENT_CONSTS: &[&str] = &["k", "7"];
+/// The constants of the programs whose `-D` output is checked: symbols that read as
+/// numbers among them (strings, so that a column need not hold numbers and symbols at
+/// once), which the written files sort numerically (`2` before `10`); and constants that
+/// only queries use, so that a query may ask for a value that occurs nowhere in the data.
+const OUTPUT_CONSTS: &[&str] = &["a", "b", "\"10\"", "\"2\""];
+const ABSENT_CONSTS: &[&str] = &["k", "\"7\""];
 
 fn arg() -> impl Strategy<Value = Arg> {
     generate::arg(VARS.len(), CONSTS.len())

@@ -23,6 +23,6 @@ pub use graph::strongly_connected;
 pub use intern::{Const, InternId, Interner, Interning, Symbol};
 pub use program::{
     integer_value, unsigned_value, Atom, CmpDomain, CmpOp, Comparison, Fact, Origin, Pred, PredId, PredKind, PredName,
-    Program, Query, Rule, RuleId, Term, TermKind,
+    Program, Query, Rule, RuleId, Term, TermKind, ValueType,
 };
 pub use validate::{validate, IrError};

@@ -49,6 +49,31 @@ impl PredName {
     }
 }
 
+/// What a column holds: an interned symbol, or a 32-bit integer, signed (Soufflé's
+/// `number`, every integer of the dlc dialect) or unsigned (Soufflé's `unsigned`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ValueType {
+    #[default]
+    Symbol,
+    Number,
+    Unsigned,
+}
+
+impl ValueType {
+    /// The name a report uses for the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueType::Symbol => "symbol",
+            ValueType::Number => "number",
+            ValueType::Unsigned => "unsigned",
+        }
+    }
+
+    pub fn is_numeric(self) -> bool {
+        self != ValueType::Symbol
+    }
+}
+
 /// EDB predicates hold input facts; IDB predicates head at least one rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PredKind {
@@ -61,6 +86,10 @@ pub struct Pred {
     pub name: PredName,
     pub arity: usize,
     pub kind: PredKind,
+    /// What each column holds. A source predicate's types are set when its program is
+    /// lowered (declared in Soufflé, inferred in the dlc dialect); a generated one's
+    /// follow from its source's when it is declared.
+    pub types: Vec<ValueType>,
     /// The first place the predicate was mentioned (for generated ones: the call or
     /// query that created it).
     pub span: Span,
@@ -405,9 +434,23 @@ impl Program {
             return id;
         }
         let id = PredId(self.preds.len() as u32);
-        self.preds.push(Pred { name: name.clone(), arity, kind, span });
+        let types = self.generated_types(&name).unwrap_or_else(|| vec![ValueType::Symbol; arity]);
+        self.preds.push(Pred { name: name.clone(), arity, kind, types, span });
         self.by_name.insert(name, id);
         id
+    }
+
+    /// The column types of a generated predicate, from its source predicate's: an answer
+    /// relation has all of them, a demand relation those of the bound columns.
+    fn generated_types(&self, name: &PredName) -> Option<Vec<ValueType>> {
+        let (base, adornment, bound_only) = match name {
+            PredName::Source(_) => return None,
+            PredName::Answer(s, a) => (*s, a, false),
+            PredName::Demand(s, a) => (*s, a, true),
+        };
+        let source = &self.pred(self.lookup(&PredName::Source(base))?).types;
+        let keep = |i: usize| !bound_only || adornment.0.get(i) == Some(&crate::Bf::Bound);
+        Some(source.iter().enumerate().filter(|&(i, _)| keep(i)).map(|(_, &t)| t).collect())
     }
 
     pub fn add_rule(&mut self, rule: Rule) -> RuleId {

@@ -9,6 +9,9 @@ use std::fmt;
 pub struct File {
     pub statements: Vec<Statement>,
     pub span: Span,
+    /// The column types a Soufflé program declares, per relation, with the span of its
+    /// `.decl`; empty in the dlc dialect, whose types are inferred from use.
+    pub declared: Vec<(String, Vec<ir::ValueType>, Span)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -17,6 +17,7 @@ mod lexer;
 mod lower;
 mod parser;
 pub mod souffle;
+mod types;
 
 pub use facts::{
     csv_separator, line_too_long, parse_delimited_facts, parse_fact_atoms, parse_ground_atom, parse_update_atom,
@@ -52,7 +53,8 @@ pub fn parse(src: &str, file: FileId) -> (ast::File, Vec<Diagnostic>) {
         }
     }
     let (output, diagnostics) = parser::run(parser::program(file, src.len()), &tokens, src.len(), file, Code::PARSE);
-    let empty = || ast::File { statements: Vec::new(), span: diag::Span::new(file, 0..src.len()) };
+    let empty =
+        || ast::File { statements: Vec::new(), span: diag::Span::new(file, 0..src.len()), declared: Vec::new() };
     (output.unwrap_or_else(empty), diagnostics)
 }
 
@@ -174,8 +176,8 @@ mod tests {
 
     #[test]
     fn lower_case_predicates_constants_and_strings() {
-        let p = ok("path(X, \"b c\") <- edge(X, -7), edge(X, 007), edge(_x, \"q\\\"\")\n");
-        assert_eq!(rules(&p), [r#"path(X,"b c") <- edge(X,-7), edge(X,007), edge(_x,"q\"")"#]);
+        let p = ok("path(X, \"b c\") <- edge(X, -7), edge(X, 007), label(_x, \"q\\\"\")\n");
+        assert_eq!(rules(&p), [r#"path(X,"b c") <- edge(X,-7), edge(X,007), label(_x,"q\"")"#]);
         assert_eq!(p.pred(p.lookup_source("edge").unwrap()).kind, PredKind::Edb);
     }
 

@@ -36,6 +36,7 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
             declare(&mut program, atom, kind);
         }
     }
+    diagnostics.extend(crate::types::infer(&mut program, file));
 
     let mut reported_anonymous = Vec::new();
     let mut queries = Vec::new();
