@@ -23,7 +23,8 @@ pub enum Mode {
 /// The source program of a workload and query, with every generated value interned.
 pub struct Source {
     pub program: Program,
-    /// `values[n]` is the constant id of the value `n` (whose text is `n`).
+    /// `values[n]` is the value `n` as tuples hold it: a number itself when a literal of
+    /// the query makes the workload's columns numeric, else the id of the symbol `n`.
     pub values: Vec<u32>,
 }
 
@@ -38,7 +39,9 @@ pub fn source(workload: &Workload, query: Query, edb: &Edb) -> Result<Source, St
     if program.query.is_none() {
         return Err(format!("the benchmark program has no query:\n{text}"));
     }
-    let values = (0..edb.values).map(|n| program.consts.intern(&n.to_string()).0).collect();
+    let queried = program.query.as_ref().expect("checked above").atom.pred;
+    let ty = program.column_type(queried, 0);
+    let values = (0..edb.values).map(|n| program.encode(ty, &n.to_string())).collect::<Result<_, _>>()?;
     Ok(Source { program, values })
 }
 
@@ -235,7 +238,10 @@ pub fn compile_program(text: &str) -> Result<Run, String> {
 /// the seconds, the proof's height and its number of facts.
 pub fn explain_pair(run: &Run, from: u32, to: u32) -> Result<(f64, usize, usize), String> {
     let query = run.program.query.as_ref().expect("evaluated programs carry their query");
-    let value = |n: u32| run.program.consts.get(&n.to_string()).map(|c| c.0).ok_or(format!("no node {n}"));
+    let value = |n: u32| match run.program.column_type(query.atom.pred, 0) {
+        ir::ValueType::Symbol => run.program.consts.get(&n.to_string()).map(|c| c.0).ok_or(format!("no node {n}")),
+        _ => Ok(n),
+    };
     let tuple = [value(from)?, value(to)?];
     let start = Instant::now();
     let proof = exec::Explainer::new(&run.program, &run.eval.db).prove(query.atom.pred, &tuple);
@@ -256,7 +262,7 @@ pub fn count_answers(program: &Program, db: &Database) -> usize {
     if distinct_vars && vars.len() == args.len() {
         return db.len(pred);
     }
-    let mut tuple: Vec<u32> = args.iter().map(|t| if let TermKind::Const(c) = t.kind { c.0 } else { 0 }).collect();
+    let mut tuple: Vec<u32> = args.iter().map(|t| if let TermKind::Const(c) = t.kind { c.raw() } else { 0 }).collect();
     match vars.as_slice() {
         [] => return usize::from(db.contains(pred, &tuple)),
         [_] => {

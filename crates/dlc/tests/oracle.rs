@@ -34,7 +34,7 @@ type Substitution = BTreeMap<Symbol, u32>;
 /// The value of `term` under `subst`, if it has one.
 fn value(term: &Term, subst: &Substitution) -> Option<u32> {
     match term.kind {
-        TermKind::Const(c) => Some(c.0),
+        TermKind::Const(c) => Some(c.raw()),
         TermKind::Var(v) => subst.get(&v).copied(),
     }
 }
@@ -48,7 +48,7 @@ fn extend(subst: &Substitution, args: &[Term], tuple: &[u32]) -> Option<Substitu
     let mut out = subst.clone();
     for (term, &v) in args.iter().zip(tuple) {
         match term.kind {
-            TermKind::Const(c) if c.0 != v => return None,
+            TermKind::Const(c) if c.raw() != v => return None,
             TermKind::Const(_) => {}
             TermKind::Var(x) => match out.get(&x) {
                 Some(&bound) if bound != v => return None,
@@ -154,7 +154,8 @@ fn matches(program: &Program, rule: &Rule, known: &Relations) -> Vec<Substitutio
                     .args
                     .iter()
                     .map(|t| match value(t, &s) {
-                        Some(v) => Term { kind: TermKind::Const(ir::Const(v)), span: t.span },
+                        // Only the value's bits are matched against tuples.
+                        Some(v) => Term { kind: TermKind::Const(ir::Value::Unsigned(v)), span: t.span },
                         None => *t,
                     })
                     .collect();
@@ -169,19 +170,13 @@ fn matches(program: &Program, rule: &Rule, known: &Relations) -> Vec<Substitutio
 /// that is not an integer satisfies none), or text order for a Soufflé symbol comparison.
 fn compare(program: &Program, c: &Comparison, a: u32, b: u32) -> bool {
     let text = |v: u32| program.consts.text(ir::Const(v));
-    let number = |v: u32| text(v).parse::<i32>().ok();
     match (c.op, c.domain) {
         (CmpOp::Eq, _) => a == b,
         (CmpOp::Ne, _) => a != b,
-        (op, ir::CmpDomain::Symbols) => op.holds(text(a).cmp(text(b)) as i64, 0),
-        (op, ir::CmpDomain::Integers) => match (number(a), number(b)) {
-            (Some(a), Some(b)) => op.holds(a.into(), b.into()),
-            _ => false,
-        },
-        (op, ir::CmpDomain::Unsigned) => match (text(a).parse::<u32>(), text(b).parse::<u32>()) {
-            (Ok(a), Ok(b)) => op.holds(a.into(), b.into()),
-            _ => false,
-        },
+        (op, ir::ValueType::Symbol) => op.holds(text(a).cmp(text(b)) as i64, 0),
+        // A number column holds an `i32`'s bits, an unsigned one the number itself.
+        (op, ir::ValueType::Number) => op.holds((a as i32).into(), (b as i32).into()),
+        (op, ir::ValueType::Unsigned) => op.holds(a.into(), b.into()),
     }
 }
 
@@ -472,7 +467,14 @@ fn compile(text: &str, picks: &[(prop::sample::Index, [usize; 3])]) -> (Program,
 fn fact(program: &Program, (which, values): &(prop::sample::Index, [usize; 3])) -> Option<(PredId, Vec<u32>)> {
     let (name, arity) = EDB[which.index(EDB.len())];
     let pred = program.lookup_source(name)?;
-    let tuple = values[..arity].iter().map(|&v| program.consts.get(CONSTS[v]).expect("interned").0).collect();
+    let types = &program.pred(pred).types;
+    let tuple = (values[..arity].iter().zip(types))
+        .map(|(&v, ty)| match ty {
+            ir::ValueType::Symbol => program.consts.get(CONSTS[v]).expect("interned").0,
+            ir::ValueType::Number => CONSTS[v].parse::<i32>().expect("a number") as u32,
+            ir::ValueType::Unsigned => CONSTS[v].parse::<u32>().expect("a number"),
+        })
+        .collect();
     Some((pred, tuple))
 }
 
@@ -752,10 +754,11 @@ proptest! {
     fn output_files_hold_the_oracles_answers(text in output_program_text()) {
         let (program, diagnostics) = syntax::parse_program(&text, FileId(0));
         let program = program.unwrap_or_else(|| panic!("generated program must compile: {diagnostics:?}\n{text}"));
-        let edb = program.facts.iter().map(|f| (f.pred, f.values.iter().map(|c| c.0).collect())).collect();
+        let edb = program.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
+        let queried = program.query.as_ref().unwrap().atom.pred;
         let mut expected: Vec<Vec<String>> = query_answers(&program, &oracle(&program, &edb))
             .iter()
-            .map(|t| t.iter().map(|&v| program.consts.text(ir::Const(v)).to_string()).collect())
+            .map(|t| t.iter().enumerate().map(|(i, &v)| program.value_text(program.value(queried, i, v)).into_owned()).collect())
             .collect();
         expected.sort_by(|a, b| a.iter().zip(b).map(|(x, y)| output_order(x, y)).find(|o| o.is_ne()).unwrap_or(std::cmp::Ordering::Equal));
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("oracle-output");
@@ -797,7 +800,7 @@ fn the_oracle_computes_spec_example_1() {
                 E(a,b).\nE(b,c).\nE(c,b).\nE(c,d).\nE(a,e).\nE(e,d).\nE(u,v).\nE(v,w).\nE(w,u).";
     let (program, _) = syntax::parse_program(text, FileId(0));
     let program = program.unwrap();
-    let edb = program.facts.iter().map(|f| (f.pred, f.values.iter().map(|c| c.0).collect())).collect();
+    let edb = program.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
     let relations = oracle(&program, &edb);
     let r = program.lookup_source("R").unwrap();
     assert_eq!(relations[&r].len(), 20);

@@ -76,8 +76,8 @@ pub enum Leaf {
     /// Negated atom `negated` of the rule: no fact of `pred` matches `pattern` (a value
     /// per column, `None` for a wildcard).
     Absent { negated: usize, pred: PredId, pattern: Vec<Option<u32>> },
-    /// Comparison `comparison` of the rule on these values.
-    Compared { comparison: usize, op: CmpOp, left: u32, right: u32 },
+    /// Comparison `comparison` of the rule on these values, of type `ty`.
+    Compared { comparison: usize, op: CmpOp, ty: ir::ValueType, left: u32, right: u32 },
 }
 
 /// Why a fact is not derived: what happens with each rule whose head is its predicate.
@@ -120,7 +120,7 @@ pub enum Blocked {
     /// Negated atom `negated` found this fact.
     Negation { negated: usize, pred: PredId, fact: Vec<u32> },
     /// Comparison `comparison` does not hold of these values.
-    Comparison { comparison: usize, op: CmpOp, left: u32, right: u32 },
+    Comparison { comparison: usize, op: CmpOp, ty: ir::ValueType, left: u32, right: u32 },
 }
 
 /// A rule argument with variables numbered per rule.
@@ -140,7 +140,7 @@ struct CompiledRule {
     head: CompiledAtom,
     body: Vec<CompiledAtom>,
     /// The comparisons, in rule order.
-    comparisons: Vec<(CmpOp, ir::CmpDomain, Arg, Arg)>,
+    comparisons: Vec<(CmpOp, ir::ValueType, Arg, Arg)>,
     /// The negated atoms; a wildcard argument is `None`.
     negated: Vec<(PredId, Vec<Option<Arg>>)>,
     /// Variable `i` is `vars[i]`.
@@ -157,7 +157,7 @@ impl CompiledRule {
                 .args
                 .iter()
                 .map(|t| match t.kind {
-                    TermKind::Const(c) => Arg::Const(c.0),
+                    TermKind::Const(c) => Arg::Const(c.raw()),
                     TermKind::Var(v) => Arg::Var(vars.iter().position(|&u| u == v).unwrap_or_else(|| {
                         vars.push(v);
                         vars.len() - 1
@@ -168,7 +168,7 @@ impl CompiledRule {
         let head = atom(&rule.head);
         let body = rule.body.iter().map(&mut atom).collect();
         let mut number = |t: &ir::Term| match t.kind {
-            TermKind::Const(c) => Arg::Const(c.0),
+            TermKind::Const(c) => Arg::Const(c.raw()),
             TermKind::Var(v) => Arg::Var(vars.iter().position(|&u| u == v).unwrap_or_else(|| {
                 vars.push(v);
                 vars.len() - 1
@@ -222,12 +222,12 @@ impl CompiledRule {
         let mut leaves = Vec::new();
         for (comparison, &(op, domain, left, right)) in self.comparisons.iter().enumerate() {
             let (Some(a), Some(b)) = (value(left, &vals), value(right, &vals)) else {
-                return Err(Blocked::Comparison { comparison, op, left: UNBOUND, right: UNBOUND });
+                return Err(Blocked::Comparison { comparison, op, ty: domain, left: UNBOUND, right: UNBOUND });
             };
             if !op.holds_for(a, b, domain, Some(values)) {
-                return Err(Blocked::Comparison { comparison, op, left: a, right: b });
+                return Err(Blocked::Comparison { comparison, op, ty: domain, left: a, right: b });
             }
-            leaves.push(Leaf::Compared { comparison, op, left: a, right: b });
+            leaves.push(Leaf::Compared { comparison, op, ty: domain, left: a, right: b });
         }
         for (negated, (pred, args)) in self.negated.iter().enumerate() {
             let pattern: Vec<Option<u32>> = args.iter().map(|a| a.and_then(|a| value(a, &vals))).collect();

@@ -49,6 +49,8 @@ struct Evidence {
 struct Solver {
     parent: Vec<usize>,
     evidence: Vec<Option<Evidence>>,
+    /// Per root: a contradiction was reported in its class, so no further one is.
+    reported: Vec<bool>,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -56,6 +58,7 @@ impl Solver {
     fn node(&mut self) -> usize {
         self.parent.push(self.parent.len());
         self.evidence.push(None);
+        self.reported.push(false);
         self.parent.len() - 1
     }
 
@@ -73,7 +76,11 @@ impl Solver {
             None => self.evidence[root] = Some(new),
             Some(old) => match old.kind.meet(new.kind) {
                 Some(kind) => self.evidence[root] = Some(Evidence { kind, span: old.span }),
-                None => self.diagnostics.push(mismatch(old, new)),
+                None if self.reported[root] => {}
+                None => {
+                    self.reported[root] = true;
+                    self.diagnostics.push(mismatch(old, new));
+                }
             },
         }
     }
@@ -90,16 +97,21 @@ impl Solver {
             return;
         }
         self.parent[b] = a;
-        if let Some(theirs) = self.evidence[b].take() {
-            match self.evidence[a] {
-                None => self.evidence[a] = Some(theirs),
-                Some(ours) => match ours.kind.meet(theirs.kind) {
-                    Some(kind) => self.evidence[a] = Some(Evidence { kind, span: ours.span }),
-                    None => self.diagnostics.push(
-                        mismatch(ours, Evidence { kind: theirs.kind, span })
-                            .with_secondary(theirs.span, format!("a {} here", theirs.kind.name())),
-                    ),
-                },
+        let reported = self.reported[a] || self.reported[b];
+        self.reported[a] = reported;
+        let Some(theirs) = self.evidence[b].take() else { return };
+        let Some(ours) = self.evidence[a] else {
+            self.evidence[a] = Some(theirs);
+            return;
+        };
+        match ours.kind.meet(theirs.kind) {
+            Some(kind) => self.evidence[a] = Some(Evidence { kind, span: ours.span }),
+            None if reported => {}
+            None => {
+                self.reported[a] = true;
+                let here = Evidence { kind: theirs.kind, span };
+                let report = mismatch(ours, here).with_secondary(theirs.span, format!("a {} here", theirs.kind.name()));
+                self.diagnostics.push(report);
             }
         }
     }
@@ -139,10 +151,19 @@ struct Scope<'s> {
     vars: HashMap<String, usize>,
 }
 
+/// What [`infer`] found besides the column types.
+pub(crate) struct Typing {
+    /// The contradictions (E0027).
+    pub diagnostics: Vec<Diagnostic>,
+    /// The type of each comparison's operands, by the comparison's span.
+    pub comparisons: HashMap<Span, ValueType>,
+}
+
 /// Infers (dlc dialect) or checks (Soufflé) the column types of every predicate of the
-/// program from `file`, sets them in the program, and returns the contradictions found.
-pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Vec<Diagnostic> {
-    let mut solver = Solver { parent: Vec::new(), evidence: Vec::new(), diagnostics: Vec::new() };
+/// program from `file` and sets them in the program.
+pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
+    let mut solver = Solver { parent: Vec::new(), evidence: Vec::new(), reported: Vec::new(), diagnostics: Vec::new() };
+    let mut compared = Vec::new();
     // The first node of each predicate's columns.
     let mut columns: Vec<usize> = Vec::with_capacity(program.preds.len());
     for pred in &program.preds {
@@ -186,37 +207,34 @@ pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Vec<Diagnostic> 
             }
         }
         for c in comparisons {
-            let (left, right) = (scope.term(&c.left), scope.term(&c.right));
-            if c.op.is_ordering() {
-                // An ordering comparison of the dlc dialect compares integers; Soufflé's
-                // front end has marked those of its symbols and unsigned values.
-                let kind = match c.domain {
-                    ir::CmpDomain::Integers => Kind::Numeric,
-                    ir::CmpDomain::Unsigned => Kind::Exact(ValueType::Unsigned),
-                    ir::CmpDomain::Symbols => Kind::Exact(ValueType::Symbol),
-                };
-                // A constant that is no integer is E0024 already.
-                for (node, term) in [(left, &c.left), (right, &c.right)] {
-                    if let (Some(node), None) = (node, term.constant_text()) {
-                        scope.solver.evidence(node, kind, term.span);
-                    }
+            // An ordering comparison of the dlc dialect compares integers; Soufflé's front
+            // end has marked those of its symbols and unsigned values. A constant operand
+            // is evidence of what the operator says it is (one that is no integer is
+            // E0024 already); of `=` and `!=`, of what it writes.
+            let ordering = c.op.is_ordering().then_some(match c.domain {
+                ValueType::Number => Kind::Numeric,
+                other => Kind::Exact(other),
+            });
+            let mut operand = |term: &ast::Term| {
+                let node = scope.term(term).unwrap_or_else(|| scope.solver.node());
+                match ordering {
+                    Some(kind) => scope.solver.evidence(node, kind, term.span),
+                    None => scope.constant(node, term),
                 }
-            }
-            match (left, right) {
-                (Some(l), Some(r)) => scope.solver.join(l, r, c.span),
-                // The operator said what its operands are, and a constant that is no
-                // integer is E0024 already.
-                _ if c.op.is_ordering() => {}
-                (Some(node), None) => scope.constant(node, &c.right),
-                (None, Some(node)) => scope.constant(node, &c.left),
-                (None, None) => {}
-            }
+                node
+            };
+            let (left, right) = (operand(&c.left), operand(&c.right));
+            // A contradiction is shown at a constant operand, or else at the comparison.
+            let site = [&c.right, &c.left].into_iter().find(|t| t.constant_text().is_some()).map_or(c.span, |t| t.span);
+            scope.solver.join(left, right, site);
+            compared.push((c.span, left));
         }
     }
     for (pred, &first) in program.preds.iter_mut().zip(&columns) {
         pred.types = (0..pred.arity).map(|i| solver.resolved(first + i)).collect();
     }
-    solver.diagnostics
+    let comparisons = compared.into_iter().map(|(span, node)| (span, solver.resolved(node))).collect();
+    Typing { diagnostics: solver.diagnostics, comparisons }
 }
 
 impl Scope<'_> {

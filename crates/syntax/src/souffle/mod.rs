@@ -51,9 +51,6 @@ pub struct Io {
     pub delimiter: char,
     /// `IO=stdout`: written to standard output instead of a file.
     pub stdout: bool,
-    /// Per attribute, whether its type is a number type (`number`, `unsigned` or a type
-    /// defined from them): a field `007` of such a column is read as 7, as Soufflé does.
-    pub numeric: Vec<bool>,
     /// The relation's name in the directive.
     pub span: Span,
 }
@@ -111,14 +108,9 @@ pub fn parse_program(
         let pred = program.declare_pred(name, decl.arity, PredKind::Edb, decl.span);
         program.pred_mut(pred).types = decl.types.iter().map(|t| column_kind(t, &front.types)).collect();
     }
-    let numeric = |name: &str| -> Vec<bool> {
-        let decl = front.decls.iter().find(|d| d.name == name).expect("every directive names a declared relation");
-        decl.types.iter().map(|t| is_numeric(t, &front.types)).collect()
-    };
     let resolve = |ios: &[RawIo], program: &Program| -> Vec<Io> {
         ios.iter()
             .map(|io| Io {
-                numeric: numeric(&io.name),
                 pred: program.lookup_source(&io.name).expect("every directive names a declared relation"),
                 filename: io.filename.clone(),
                 delimiter: io.delimiter,
@@ -214,11 +206,6 @@ struct Front {
     outputs: Vec<RawIo>,
     printsize: Vec<RawIo>,
     types: HashMap<String, Vec<String>>,
-}
-
-/// Whether `ty` is a number type: `number`, `unsigned`, or defined from number types only.
-fn is_numeric(ty: &str, types: &HashMap<String, Vec<String>>) -> bool {
-    column_kind(ty, types) != ValueType::Symbol
 }
 
 /// The kind of `ty`: a number type when it is `number`, `unsigned`, or defined from number
@@ -1098,9 +1085,9 @@ fn order_symbols(
             continue;
         }
         if left == Some(ValueType::Symbol) || right == Some(ValueType::Symbol) {
-            c.domain = ir::CmpDomain::Symbols;
+            c.domain = ValueType::Symbol;
         } else if left == Some(ValueType::Unsigned) || right == Some(ValueType::Unsigned) {
-            c.domain = ir::CmpDomain::Unsigned;
+            c.domain = ValueType::Unsigned;
         }
     }
     ok
