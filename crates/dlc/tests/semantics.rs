@@ -299,4 +299,17 @@ fn numbers_are_values_ordered_as_numbers() {
     let out = dlc(&[&program, "--facts", &facts]);
     assert_eq!(out.code, 1, "{}", out.stdout);
     assert!(out.stderr.contains("E0013") && out.stderr.contains("`seven` is not an integer"), "{}", out.stderr);
+    // -1 is held as u32::MAX, which the proof search once took for "unbound": a proof of
+    // a fact with -1 in it must still read the rule as written.
+    let chain = "R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)\nE(1,2). E(2,3). E(3,-1).\n?- R(1,Y).\n";
+    let program = write(&dir.join("chain.dl"), chain);
+    for magic in ["on", "off"] {
+        let out = dlc(&[&program, "--explain", "R(1,-1)", "--magic", magic]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(
+            out.stdout.contains("R(1,-1)  by rule r1") && out.stdout.contains("E(3,-1)  input fact"),
+            "{}",
+            out.stdout
+        );
+    }
 }
