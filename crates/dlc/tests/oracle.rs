@@ -227,7 +227,8 @@ const IDB: &[(&str, usize)] = &[("p0", 2), ("p1", 1), ("p2", 0), ("p3", 3), ("p4
 const VARS: &[&str] = &["X", "Y", "Z"];
 /// Numbers only: a column holds numbers or symbols, and the ordering comparisons make
 /// the columns they reach numeric, so a symbol among them would make most programs E0027.
-const CONSTS: &[&str] = &["1", "2", "3"];
+/// `-1` is held as `u32::MAX`, the bits a sentinel is most likely to take.
+const CONSTS: &[&str] = &["-1", "1", "2"];
 /// The constants an ordering comparison may name (E0024 rejects a symbol there).
 const NUMBERS: usize = 3;
 /// The variable an assignment binds, which no positive atom does.
