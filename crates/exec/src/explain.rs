@@ -21,8 +21,6 @@ use hashbrown::HashTable;
 use ir::{CmpOp, Const, Interner, PredId, Program, RuleId, Symbol, TermKind};
 use rustc_hash::FxHashMap;
 
-/// A value no interned constant takes: marks a variable not bound yet.
-
 /// How far [`Explainer::why_not`] looks for partial matches of one rule before it gives up.
 const WHY_NOT_BUDGET: usize = 1_000_000;
 
