@@ -6,6 +6,7 @@
 //! (its `VmHWM` in `/proc`) are the measurement, and the rows of the
 //! output file are counted afterwards.
 
+use crate::dlc::Change;
 use crate::measure::System;
 use crate::workload::{Edb, Query, Rules, Workload};
 use std::ffi::OsString;
@@ -95,6 +96,10 @@ impl Layout {
     pub fn output(&self) -> PathBuf {
         self.dir.join("out")
     }
+    /// The `host:port` lines of a cluster run.
+    pub fn hosts(&self) -> PathBuf {
+        self.dir.join("hosts")
+    }
     /// Where a Soufflé compilation puts its executable.
     pub fn executable(&self) -> PathBuf {
         self.dir.join("exe")
@@ -171,8 +176,80 @@ pub fn commands(
             run.push("-j1".into());
             Ok((Some(compile), run))
         }
+        System::DlcDifferential | System::DlcDifferential2 | System::DlcCluster2 => {
+            let workers = if system == System::DlcDifferential2 { "2" } else { "1" };
+            let mut run = vec![os(tools.dlc.clone())];
+            io(&mut run);
+            run.extend(["--engine".into(), "differential".into(), "--workers".into(), workers.into()]);
+            if system == System::DlcCluster2 {
+                // Both processes write the same files into `out/`; each renames its own
+                // complete copy into place.
+                run.extend(["--processes".into(), "2".into(), "--hosts".into(), os(layout.hosts())]);
+            }
+            run.push(os(layout.program()));
+            Ok((None, run))
+        }
         other => Err(format!("{other} is not run through a binary")),
     }
+}
+
+/// The flags of a `dlc` run that applies `change` as one update batch after evaluating
+/// (maintenance needs a query: the output relation's, all free), its batch file written.
+fn update_args(
+    system: System,
+    workload: &Workload,
+    query: Query,
+    change: Change,
+    layout: &Layout,
+) -> Result<Vec<OsString>, String> {
+    if matches!(system, System::SouffleInterpreted | System::SouffleCompiled) {
+        return Err(format!("{system} applies no update batches"));
+    }
+    let Workload::Tc { .. } = workload else { return Err("update batches change the edges of a closure".into()) };
+    let line = match change {
+        Change::Insert(u, v) => format!("+E({u},{v}).\n"),
+        Change::Delete(u, v) => format!("-E({u},{v}).\n"),
+    };
+    let batch = layout.dir.join("batch.updates");
+    std::fs::write(&batch, line).map_err(|e| format!("cannot write the batch: {e}"))?;
+    let relation = output_relation(workload, query);
+    let all_free = if relation == "Q" { "Q(y)" } else { "R(x, y)" };
+    Ok(vec!["--updates".into(), batch.into_os_string(), "--query".into(), all_free.into()])
+}
+
+/// The processes of a cluster of `processes` (each `run` with `--process I` added), on
+/// free ports of 127.0.0.1 written to the layout's hosts file, measured together: the
+/// time until the last one exits, and the largest peak memory of any of them.
+fn run_cluster_measured(
+    run: &[OsString],
+    processes: usize,
+    layout: &Layout,
+    timeout: Duration,
+) -> Result<ChildCost, String> {
+    let ports: Vec<std::net::TcpListener> = (0..processes)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("no free port: {e}"))?;
+    let hosts: String = ports.iter().filter_map(|l| l.local_addr().ok()).map(|a| format!("{a}\n")).collect();
+    drop(ports);
+    std::fs::write(layout.hosts(), hosts).map_err(|e| format!("cannot write the hosts file: {e}"))?;
+    let runs: Vec<_> = (0..processes)
+        .map(|i| {
+            let mut argv = run.to_vec();
+            argv.extend(["--process".into(), i.to_string().into()]);
+            std::thread::spawn(move || run_measured(&argv, timeout))
+        })
+        .collect();
+    let mut cost = ChildCost { secs: 0.0, rss_mib: 0.0, batch_secs: None };
+    for run in runs {
+        let one = run.join().map_err(|_| "a measuring thread panicked".to_string())??;
+        let batch_secs = match (cost.batch_secs, one.batch_secs) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        cost = ChildCost { secs: cost.secs.max(one.secs), rss_mib: cost.rss_mib.max(one.rss_mib), batch_secs };
+    }
+    Ok(cost)
 }
 
 /// Wall time and peak resident set (MiB; NaN when the child ended too soon to be read)
@@ -181,6 +258,8 @@ pub fn commands(
 pub struct ChildCost {
     pub secs: f64,
     pub rss_mib: f64,
+    /// The time of the update batch, when the child (`dlc --updates`) reported one.
+    pub batch_secs: Option<f64>,
 }
 
 /// Runs `argv` to completion, its output discarded, killing it after `timeout`; its
@@ -192,11 +271,13 @@ pub fn run_measured(argv: &[OsString], timeout: Duration) -> Result<ChildCost, S
     let (program, args) = argv.split_first().ok_or("an empty command line")?;
     let err_file = tempfile_path("stderr");
     let err = std::fs::File::create(&err_file).map_err(|e| format!("cannot create {}: {e}", err_file.display()))?;
+    let out_file = tempfile_path("stdout");
+    let out = std::fs::File::create(&out_file).map_err(|e| format!("cannot create {}: {e}", out_file.display()))?;
     let start = Instant::now();
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(out)
         .stderr(err)
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", Path::new(program).display()))?;
@@ -222,6 +303,8 @@ pub fn run_measured(argv: &[OsString], timeout: Duration) -> Result<ChildCost, S
     let secs = start.elapsed().as_secs_f64();
     let message = std::fs::read_to_string(&err_file).unwrap_or_default();
     let _ = std::fs::remove_file(&err_file);
+    let batch_secs = std::fs::read_to_string(&out_file).ok().as_deref().and_then(batch_time);
+    let _ = std::fs::remove_file(&out_file);
     if !status.success() {
         let mut message: String =
             message.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
@@ -231,7 +314,19 @@ pub fn run_measured(argv: &[OsString], timeout: Duration) -> Result<ChildCost, S
     // A child that ends within a millisecond or two may have been read only while it
     // exited, when its mappings are being torn down: no figure then.
     let rss_mib = if readings >= MIN_READINGS { peak_kib / 1024.0 } else { f64::NAN };
-    Ok(ChildCost { secs, rss_mib })
+    Ok(ChildCost { secs, rss_mib, batch_secs })
+}
+
+/// The time in seconds of the first update batch in a report of `dlc --updates`: its
+/// `  time: 12.34 ms` (or `1.234 s`) line.
+fn batch_time(stdout: &str) -> Option<f64> {
+    stdout.lines().find_map(|l| {
+        let text = l.strip_prefix("  time: ")?;
+        match text.strip_suffix(" ms") {
+            Some(ms) => ms.parse::<f64>().ok().map(|ms| ms / 1e3),
+            None => text.strip_suffix(" s")?.parse().ok(),
+        }
+    })
 }
 
 /// The readings of `/proc/<pid>/status` it takes to report a child's peak memory.
@@ -279,6 +374,7 @@ pub fn run(
     tools: &Tools,
     workload: &Workload,
     query: Query,
+    change: Option<Change>,
     edb: &Edb,
     timeout: Duration,
 ) -> Result<Measured, String> {
@@ -287,8 +383,11 @@ pub fn run(
     // Everything in one closure, so that the directory goes whatever fails.
     let result = (|| {
         let program = souffle_program(workload, query)?;
-        let (compile, run) = commands(system, tools, layout)?;
+        let (compile, mut run) = commands(system, tools, layout)?;
         write_inputs(layout, &program, edb).map_err(|e| format!("cannot write the inputs: {e}"))?;
+        if let Some(change) = change {
+            run.extend(update_args(system, workload, query, change, layout)?);
+        }
         let compile_secs = match compile {
             Some(argv) => Some(run_measured(&argv, timeout)?.secs),
             None => None,
@@ -301,7 +400,10 @@ pub fn run(
         }
         let read_secs = read.elapsed().as_secs_f64();
         std::hint::black_box(bytes);
-        let cost = run_measured(&run, timeout)?;
+        let cost = match system {
+            System::DlcCluster2 => run_cluster_measured(&run, 2, layout, timeout)?,
+            _ => run_measured(&run, timeout)?,
+        };
         let rows = count_rows(&layout.output().join(format!("{}.csv", output_relation(workload, query))))?;
         Ok(Measured { run: cost, read_secs, compile_secs, rows })
     })();
@@ -386,16 +488,37 @@ cp "{rows}" "$out/R.csv"
         let workload = Workload::Tc { rules: Rules::Rlin, graph: Graph::Chain { nodes: 5 } };
         let edb = workload.generate();
         for system in [System::SouffleInterpreted, System::SouffleCompiled] {
-            let m = run(system, &tools, &workload, Query::Full, &edb, Duration::from_secs(20)).unwrap();
+            let m = run(system, &tools, &workload, Query::Full, None, &edb, Duration::from_secs(20)).unwrap();
             assert_eq!(m.rows, 10, "{system}");
             assert!(m.run.secs > 0.0 && (m.run.rss_mib.is_nan() || m.run.rss_mib > 0.0), "{m:?}");
             assert_eq!(m.compile_secs.is_some(), system == System::SouffleCompiled);
         }
         let failing = Tools { souffle: Some(dir.join("missing")), ..tools };
-        assert!(
-            run(System::SouffleInterpreted, &failing, &workload, Query::Full, &edb, Duration::from_secs(5)).is_err()
-        );
+        assert!(run(System::SouffleInterpreted, &failing, &workload, Query::Full, None, &edb, Duration::from_secs(5))
+            .is_err());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn differential_runs_name_their_engine_and_a_batch_its_file_and_query() {
+        let layout = Layout { dir: tempfile_path("differential") };
+        std::fs::create_dir_all(&layout.dir).unwrap();
+        let tools = Tools { dlc: "dlc".into(), souffle: None };
+        let text =
+            |argv: &[OsString]| argv.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
+        let (_, two) = commands(System::DlcDifferential2, &tools, &layout).unwrap();
+        assert!(text(&two).contains("--engine differential --workers 2"), "{}", text(&two));
+        let (_, cluster) = commands(System::DlcCluster2, &tools, &layout).unwrap();
+        assert!(text(&cluster).contains("--processes 2 --hosts"), "{}", text(&cluster));
+        let workload = Workload::Tc { rules: Rules::Llin, graph: Graph::Chain { nodes: 4 } };
+        let args = update_args(System::DlcBinary, &workload, Query::Point(0), Change::Delete(1, 2), &layout).unwrap();
+        assert!(text(&args).ends_with("--query Q(y)"), "{}", text(&args));
+        assert_eq!(std::fs::read_to_string(layout.dir.join("batch.updates")).unwrap(), "-E(1,2).\n");
+        assert!(update_args(System::SouffleCompiled, &workload, Query::Full, Change::Insert(0, 3), &layout).is_err());
+        std::fs::remove_dir_all(&layout.dir).unwrap();
+        assert_eq!(batch_time("batch 1: +1 -0\n  time: 1.250 s\n"), Some(1.25));
+        assert_eq!(batch_time("batch 1: +1 -0\n  time: 250.00 ms\n"), Some(0.25));
+        assert_eq!(batch_time("4 answer(s)\n"), None);
     }
 
     #[test]

@@ -56,10 +56,17 @@ pub enum System {
     SouffleInterpreted,
     /// The program Soufflé compiles (`souffle -o`, outside the clock) on the same files.
     SouffleCompiled,
+    /// The `dlc` binary with `--engine differential` on one worker thread.
+    DlcDifferential,
+    /// The same on two worker threads of one process.
+    DlcDifferential2,
+    /// The same as a cluster of two processes of one worker each, on 127.0.0.1; memory
+    /// is the larger of the two processes' peaks.
+    DlcCluster2,
 }
 
 impl System {
-    const ALL: [System; 17] = [
+    const ALL: [System; 20] = [
         System::Dlc,
         System::DlcNoMagic,
         System::DlcNoMagic2,
@@ -77,6 +84,9 @@ impl System {
         System::DlcBinary,
         System::SouffleInterpreted,
         System::SouffleCompiled,
+        System::DlcDifferential,
+        System::DlcDifferential2,
+        System::DlcCluster2,
     ];
 
     pub fn name(self) -> &'static str {
@@ -98,6 +108,9 @@ impl System {
             System::DlcBinary => "dlc-binary",
             System::SouffleInterpreted => "souffle",
             System::SouffleCompiled => "souffle-compiled",
+            System::DlcDifferential => "dlc-differential",
+            System::DlcDifferential2 => "dlc-differential-2w",
+            System::DlcCluster2 => "dlc-cluster-2p",
         }
     }
 
@@ -120,7 +133,15 @@ impl System {
 
     /// Whether the system runs as a program of its own on facts files (`crate::binary`).
     pub fn is_binary(self) -> bool {
-        matches!(self, System::DlcBinary | System::SouffleInterpreted | System::SouffleCompiled)
+        matches!(
+            self,
+            System::DlcBinary
+                | System::SouffleInterpreted
+                | System::SouffleCompiled
+                | System::DlcDifferential
+                | System::DlcDifferential2
+                | System::DlcCluster2
+        )
     }
 }
 
@@ -324,9 +345,17 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             extra.insert("eval".into(), run.phases.eval.as_secs_f64());
             (run.phases.total().as_secs_f64(), rss, dlc::count_answers(&run.program, &run.eval.db))
         }
-        System::DlcBinary | System::SouffleInterpreted | System::SouffleCompiled => {
+        System::DlcBinary
+        | System::SouffleInterpreted
+        | System::SouffleCompiled
+        | System::DlcDifferential
+        | System::DlcDifferential2
+        | System::DlcCluster2 => {
             let tools = binary::Tools::from_env();
-            let m = binary::run(job.system, &tools, &job.workload, job.query, &edb, BINARY_TIMEOUT)?;
+            let m = binary::run(job.system, &tools, &job.workload, job.query, job.change, &edb, BINARY_TIMEOUT)?;
+            if let Some(batch) = m.run.batch_secs {
+                extra.insert("batch".into(), batch);
+            }
             extra.insert("read".into(), m.read_secs);
             if let Some(compile) = m.compile_secs {
                 extra.insert("compile".into(), compile);

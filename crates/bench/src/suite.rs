@@ -232,6 +232,26 @@ impl BinaryRow {
     }
 }
 
+/// One program run by the `dlc` binary on facts files natively and with `--engine
+/// differential`, and with `change` an update batch of one edge after the evaluation
+/// (`--updates`; the batch's own time is the sample's `batch`).
+#[derive(Clone, Debug)]
+pub struct DifferentialRow {
+    pub workload: Workload,
+    pub query: Query,
+    pub change: Option<Change>,
+}
+
+impl DifferentialRow {
+    pub fn job(&self, system: System) -> Job {
+        let job = Job::new(self.workload, self.query, system);
+        match self.change {
+            Some(change) => job.with_change(change),
+            None => job,
+        }
+    }
+}
+
 /// Everything one run of the harness measures.
 #[derive(Clone, Debug)]
 pub struct Suite {
@@ -244,6 +264,9 @@ pub struct Suite {
     pub scaling: Vec<ScaleRow>,
     pub explain: Vec<ExplainRow>,
     pub binary: Vec<BinaryRow>,
+    /// Programs run by the `dlc` binary natively and with `--engine differential` on one
+    /// and two workers and as two processes of one worker (issue 22).
+    pub differential: Vec<DifferentialRow>,
     /// Whether Soufflé runs too (`SOUFFLE` names its binary).
     pub souffle: bool,
 }
@@ -401,9 +424,28 @@ impl Suite {
             }
         }
 
+        let forest_query = tc(Rules::Rlin, forest);
+        let differential = vec![
+            DifferentialRow { workload: tc(Rules::Rlin, random), query: Query::Full, change: None },
+            DifferentialRow { workload: forest_query, query: Query::Point(forest_query.point_node()), change: None },
+            DifferentialRow { workload: llin, query: point, change: Some(new_answers) },
+        ];
+
         let scaling = scaling(quick);
         let runs = if quick { 1 } else { 3 };
-        Suite { quick, runs, closure, queries, reference, updates, scaling, explain, binary, souffle: false }
+        Suite {
+            quick,
+            runs,
+            closure,
+            queries,
+            reference,
+            updates,
+            scaling,
+            explain,
+            binary,
+            differential,
+            souffle: false,
+        }
     }
 
     /// How many times `job` runs: the compile group's programs once (a growth curve
@@ -432,11 +474,18 @@ impl Suite {
                 all.extend([row.job(System::SouffleInterpreted), row.job(System::SouffleCompiled)]);
             }
         }
+        for row in &self.differential {
+            all.extend(DIFFERENTIAL_SYSTEMS.map(|system| row.job(system)));
+        }
         let mut seen = HashSet::new();
         all.retain(|j| seen.insert(j.key()));
         all
     }
 }
+
+/// The systems of the differential table, the native binary first.
+pub const DIFFERENTIAL_SYSTEMS: [System; 4] =
+    [System::DlcBinary, System::DlcDifferential, System::DlcDifferential2, System::DlcCluster2];
 
 /// `count` edge deletions of random existing edges and `count` insertions of random new
 /// edges (no self-loops), drawn with a fixed seed of their own.
@@ -736,6 +785,12 @@ pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
             counts.push(("Soufflé interpreted", answers(&row.job(System::SouffleInterpreted))));
             counts.push(("Soufflé compiled", answers(&row.job(System::SouffleCompiled))));
         }
+        let label = format!("{} output {} rows", row.workload.label(), row.query.label(row.workload.query_pred()));
+        agree(label, &counts);
+    }
+    for row in &suite.differential {
+        let counts: Vec<(&str, Option<u64>)> =
+            DIFFERENTIAL_SYSTEMS.iter().map(|&system| (system.name(), answers(&row.job(system)))).collect();
         let label = format!("{} output {} rows", row.workload.label(), row.query.label(row.workload.query_pred()));
         agree(label, &counts);
     }

@@ -217,6 +217,31 @@ pub struct DataflowArgs {
     /// same with any N.
     #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub workers: Option<usize>,
+
+    /// Run --engine differential as one of P processes (default 1), each started with
+    /// the same command line but --process, -D and --connect-timeout; see "Running on
+    /// several machines".
+    #[arg(long, value_name = "P", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub processes: Option<usize>,
+
+    /// This process's index in the cluster, 0 to P-1: its line in --hosts.
+    #[arg(long, value_name = "I")]
+    pub process: Option<usize>,
+
+    /// A file of the cluster's `host:port` addresses, one a line, in process order.
+    #[arg(long, value_name = "FILE")]
+    pub hosts: Option<std::path::PathBuf>,
+
+    /// Seconds to wait for every process of the cluster to connect.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub connect_timeout: u64,
+}
+
+impl DataflowArgs {
+    /// The number of processes the run spans.
+    pub fn processes(&self) -> usize {
+        self.processes.unwrap_or(1)
+    }
 }
 
 impl RunArgs {

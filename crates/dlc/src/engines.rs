@@ -5,19 +5,25 @@
 //! so the writers, reports and `--check` have one path; engine-specific knobs (threads of
 //! the native joins, differential workers) live in the engine value.
 
-use crate::cli::{EngineArg, RunArgs};
-use diag::{Code, Diagnostic};
+use crate::cli::{Emit, EngineArg, RunArgs};
+use diag::{Code, Diagnostic, SourceMap, Span};
 use exec::{Database, EvalOptions, Evaluation, Maintained, Maintenance, ResourceError, Threads, Update, UpdateReport};
 use ir::{PredId, Program};
 use plan::ProgramPlan;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::sync::Mutex;
+use std::time::Duration;
 
 /// Which engine evaluates and maintains programs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Engine {
     /// dlc's own engines (`exec`): semi-naive or the reference engine, DRed updates.
     Native(exec::Engine),
-    /// The program as one differential dataflow (`flow`) on this many worker threads.
-    Differential { workers: usize },
+    /// The program as one differential dataflow (`flow`) on this many worker threads,
+    /// alone or (`cluster`) with the processes [`join_cluster`] connected.
+    Differential { workers: usize, cluster: bool },
 }
 
 impl Engine {
@@ -35,14 +41,22 @@ impl Engine {
         progress: Option<Box<dyn FnMut(exec::Progress)>>,
         threads: Threads,
     ) -> Result<(Evaluation, Option<Live>), ResourceError> {
-        let workers = match self {
+        let (workers, cluster) = match self {
             Engine::Native(engine) => {
                 let options = EvalOptions { engine, record_rounds, progress, threads };
                 return exec::try_evaluate(plan, program, edb, options).map(|eval| (eval, None));
             }
-            Engine::Differential { workers } => workers,
+            Engine::Differential { workers, cluster } => (workers, cluster),
         };
-        let mut flow = match flow::Flow::start(plan, program, flow::Options { workers }) {
+        let connection = match cluster {
+            true => CONNECTION.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take(),
+            false => None,
+        };
+        if cluster && connection.is_none() {
+            // The pipeline evaluates once in a cluster (`evaluate_chosen` sets no caps).
+            stopped(flow::Error::Cluster("the run evaluated twice; a cluster connects once".into()));
+        }
+        let mut flow = match flow::Flow::start(plan, program, flow::Options { workers, cluster: connection }) {
             Ok(flow) => flow,
             // `unsupported` refused such programs before the pipeline evaluated anything.
             Err(e) => panic!("internal error: {}", e.message(program)),
@@ -58,6 +72,12 @@ impl Engine {
         }
         let eval = Evaluation::computed_elsewhere(db, 1, 0, Threads::new(workers));
         Ok((eval, Some(Live(flow))))
+    }
+
+    /// Whether the run spans several processes: choices made from local data (the caps
+    /// of `--magic auto`) must then be made from the program alone.
+    pub fn is_cluster(self) -> bool {
+        matches!(self, Engine::Differential { cluster: true, .. })
     }
 
     /// Why this engine cannot evaluate `program`, if it cannot: the pipeline reports it
@@ -98,12 +118,146 @@ pub fn usage_error(args: &RunArgs, repl: bool) -> Option<String> {
     if !differential && args.dataflow.workers.is_some() {
         return Some("--workers sets the threads of --engine differential; the native engine's are --threads".into());
     }
+    cluster_usage_error(args)
+}
+
+/// What is wrong with the cluster flags of `args`, if anything.
+fn cluster_usage_error(args: &RunArgs) -> Option<String> {
+    let flags = &args.dataflow;
+    let processes = flags.processes();
+    if processes == 1 {
+        return (flags.process.is_some_and(|i| i > 0) || flags.hosts.is_some())
+            .then(|| "--process and --hosts place this process in a cluster: give --processes P too".into());
+    }
+    if args.engine != EngineArg::Differential {
+        return Some("--processes runs --engine differential across processes; add --engine differential".into());
+    }
+    let (Some(process), Some(_)) = (flags.process, &flags.hosts) else {
+        return Some(format!(
+            "a cluster of {processes} processes needs --process I (0 to {}) and --hosts FILE",
+            processes - 1
+        ));
+    };
+    if process >= processes {
+        return Some(format!("--process {process} is not a process of {processes}: give 0 to {}", processes - 1));
+    }
+    if args.compare {
+        return Some("--compare evaluates twice; a cluster evaluates once: run it without --processes".into());
+    }
     None
 }
 
-/// A worker of the dataflow stopped: a bug (its panic message is already on stderr).
+/// The connection of this process to its cluster, opened by [`join_cluster`] before
+/// anything is evaluated (so that a peer that is missing or runs something else is
+/// reported as an error of the run) and taken by the differential evaluation.
+static CONNECTION: Mutex<Option<flow::Connection>> = Mutex::new(None);
+
+/// Joins the cluster `args` asks for, if any, for the program and input `prepared` read:
+/// every process must be started with the same command line but `--process`, `-D` and
+/// `--connect-timeout`, the same program and the same input (the digest of all three is
+/// compared with every peer's). Only runs that evaluate connect; the others have nothing
+/// to share.
+pub fn join_cluster(args: &RunArgs, prepared: &mut crate::session::Prepared) -> Result<(), Diagnostic> {
+    let flags = &args.dataflow;
+    let (Some(process), Some(path)) = (flags.process, &flags.hosts) else { return Ok(()) };
+    if flags.processes() == 1 || !matches!(args.emit, Emit::Answers | Emit::Trace) {
+        return Ok(());
+    }
+    let hosts = read_hosts(path, flags.processes(), &mut prepared.sources)?;
+    let mut hasher = DefaultHasher::new();
+    // What may differ between processes: their index, where each writes its files, and
+    // how long each waits for the others.
+    let mut common = args.clone();
+    common.dataflow.process = None;
+    common.dataflow.connect_timeout = 0;
+    common.output_dir = None;
+    format!("{common:?}").hash(&mut hasher);
+    prepared.sources.text(prepared.file).hash(&mut hasher);
+    for id in 0..prepared.program.consts.len() {
+        prepared.program.consts.text(ir::Const(id as u32)).hash(&mut hasher);
+    }
+    let cluster =
+        flow::Cluster { process, hosts, timeout: Duration::from_secs(flags.connect_timeout), digest: hasher.finish() };
+    let workers = flags.workers.unwrap_or(1);
+    flow::on_lost_peer(|reason| lost_peer(reason));
+    let connection = flow::Connection::open(&cluster, workers).map_err(|e| cluster_diagnostic(&e))?;
+    *CONNECTION.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(connection);
+    Ok(())
+}
+
+/// The `host:port` lines of the hosts file at `path`, which must name `processes` of
+/// them; blank lines and `#` comments are skipped.
+fn read_hosts(path: &std::path::Path, processes: usize, sources: &mut SourceMap) -> Result<Vec<String>, Diagnostic> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Diagnostic::error(Code::CLUSTER, format!("cannot read the hosts file {shown}: {e}"))
+            .with_help("--hosts names a file of `host:port` lines, one per process")
+    })?;
+    let file = sources.add(shown.clone(), text.clone());
+    let mut hosts = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let host = line.split('#').next().unwrap_or("").trim();
+        let start = offset + line.find(host).unwrap_or(0);
+        offset += line.len();
+        if host.is_empty() {
+            continue;
+        }
+        let span = Span::new(file, start..start + host.len());
+        let port = host.rsplit_once(':').map(|(_, port)| port.parse::<u16>());
+        if !matches!(port, Some(Ok(_))) || host.contains(char::is_whitespace) {
+            return Err(Diagnostic::error(Code::CLUSTER, format!("`{host}` is not a `host:port` address"))
+                .with_primary(span, "expected `host:port`, e.g. `10.0.0.2:4100`"));
+        }
+        hosts.push(host.to_string());
+    }
+    if hosts.len() != processes {
+        let d = Diagnostic::error(
+            Code::CLUSTER,
+            format!("the hosts file lists {} address(es) for --processes {processes}", hosts.len()),
+        );
+        let end = text.trim_end().len();
+        return Err(d.with_primary(Span::new(file, end..end), "the addresses end here"));
+    }
+    Ok(hosts)
+}
+
+/// A cluster that could not start or stopped, as the error the run ends with.
+fn cluster_diagnostic(error: &flow::Error) -> Diagnostic {
+    let reason = match error {
+        flow::Error::Cluster(reason) | flow::Error::Stopped(reason) => reason.as_str(),
+        _ => "the dataflow refused the program",
+    };
+    Diagnostic::error(Code::CLUSTER, format!("cannot join the cluster: {reason}"))
+}
+
+/// The dataflow stopped. In a cluster a peer went away (it stopped, ran out of memory or
+/// lost the network): every process ends, each with this message and a non-zero
+/// status; the seam's error type is the native engine's resource error, which has no
+/// room for it, and no output has been written yet. In one process a worker stopped:
+/// a bug (its panic message is already on stderr).
 fn stopped(e: flow::Error) -> flow::Applied {
-    panic!("internal error: the differential dataflow stopped: {e:?}")
+    match e {
+        flow::Error::Cluster(reason) => lost_peer(&reason),
+        _ => panic!("internal error: the differential dataflow stopped: {e:?}"),
+    }
+}
+
+/// Ends this process of a cluster that lost a peer, with the error and a non-zero
+/// status (see [`stopped`]). Called on whichever thread noticed, so it writes to a
+/// handle of its own on standard error: the pipeline's thread holds the usual one.
+fn lost_peer(reason: &str) -> ! {
+    let diagnostic = Diagnostic::error(Code::CLUSTER, format!("the cluster stopped: {reason}")).with_help(
+        "every process of the cluster ends with this error; the lost one's own output says why it went away",
+    );
+    let mut sources = SourceMap::new();
+    sources.add("", "");
+    let text =
+        format!("{}dlc: the cluster stopped; no answers were printed\n", diag::render(&[diagnostic], &sources, false));
+    if let Ok(fd) = std::io::stderr().as_fd().try_clone_to_owned() {
+        let _ = std::fs::File::from(fd).write_all(text.as_bytes());
+    }
+    std::process::exit(crate::EXIT_INPUT_ERROR);
 }
 
 /// The running dataflow of a differential evaluation.

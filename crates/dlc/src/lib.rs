@@ -227,10 +227,15 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if args.emit == Emit::Ast {
         return emit_ast(args, out, err, color);
     }
-    let prepared = match session::prepare(args, true) {
+    let mut prepared = match session::prepare(args, true) {
         Ok(p) => p,
         Err(failed) => return fail(err, failed, color),
     };
+    if let Err(diagnostic) = engines::join_cluster(args, &mut prepared) {
+        print_diagnostics(err, &[diagnostic], &prepared.sources, color);
+        let _ = writeln!(err, "dlc: the cluster did not start; nothing was evaluated");
+        return EXIT_INPUT_ERROR;
+    }
     if let Some(io) = prepared.souffle.as_ref().filter(|_| prepared.program.query.is_none()) {
         // A Soufflé program without a query computes its `.output` relations.
         if let Some(message) = outputs::unsupported_flags(args) {

@@ -326,12 +326,31 @@ pub fn write_relation(
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            let mut buffered = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(path)?);
-            let count = write_csv(&mut buffered, program, rows, delimiter)?;
-            buffered.flush()?;
-            Ok((Some(path.clone()), count))
+            // Written under a temporary name and renamed when complete, so that a run
+            // that stops (an error, a lost cluster peer, a kill) leaves no half-written
+            // file under the relation's name, and a reader never sees one.
+            let partial = partial_name(path);
+            let written = (|| -> std::io::Result<usize> {
+                let mut buffered = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&partial)?);
+                let count = write_csv(&mut buffered, program, rows, delimiter)?;
+                buffered.flush()?;
+                drop(buffered);
+                std::fs::rename(&partial, path)?;
+                Ok(count)
+            })();
+            if written.is_err() {
+                let _ = std::fs::remove_file(&partial);
+            }
+            Ok((Some(path.clone()), written?))
         }
     }
+}
+
+/// Where the file `path` is written before it is complete: a hidden name beside it
+/// (the same directory, so that the rename is atomic), unique to this process.
+fn partial_name(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.{}.partial", std::process::id()))
 }
 
 /// The order of answers, in `-D` files and on standard output alike: field by field,

@@ -402,7 +402,9 @@ pub fn engine(args: &RunArgs) -> Engine {
     match args.engine {
         EngineArg::Seminaive => Engine::Native(exec::Engine::Seminaive),
         EngineArg::Reference => Engine::Native(exec::Engine::Reference),
-        EngineArg::Differential => Engine::Differential { workers: args.dataflow.workers.unwrap_or(1) },
+        EngineArg::Differential => {
+            Engine::Differential { workers: args.dataflow.workers.unwrap_or(1), cluster: args.dataflow.processes() > 1 }
+        }
     }
 }
 
@@ -1067,11 +1069,15 @@ pub fn evaluate_chosen(
         }
         (MagicArg::Auto, Some(magic)) => magic,
     };
-    let choice = auto_choice(source, magic, None);
+    let mut choice = auto_choice(source, magic, None);
+    if choice.magic && engine.is_cluster() {
+        choice.reason = "--magic auto: the rewrite narrows the demand (a cluster sets no caps)".into();
+    }
     if !choice.magic {
         return Ok((evaluate(source, whole, facts, engine, threads, record_rounds, progress(), max_tuples)?, choice));
     }
-    let caps = demand_caps(source, magic);
+    // A cluster evaluates once, and its processes must choose alike: no caps there.
+    let caps = if engine.is_cluster() { Vec::new() } else { demand_caps(source, magic) };
     let start = Instant::now();
     match evaluate_capped(&magic.program, whole, facts, engine, threads, record_rounds, progress(), max_tuples, &caps) {
         Ok(mut run) => {

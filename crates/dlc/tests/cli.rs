@@ -948,3 +948,25 @@ fn repl_warns_about_unknown_predicates_and_applies_at_a_semicolon() {
     let flag = dlc(&["fixtures/ok/reach.dl", "--color", "never", "--insert", "e(a,z)"]);
     assert!(flag.stderr.contains("[W0002]"), "{}", flag.stderr);
 }
+
+/// A relation's file is written under a temporary name and renamed when complete: a
+/// write that fails leaves neither a half-written file nor the temporary one.
+#[test]
+fn output_files_appear_only_when_complete() {
+    let dir = scratch("output-dir-rename");
+    let out = dir.join("out");
+    let rules = write(&dir.join("tc.dl"), "R(X,Y) <- E(X,Y).\nE(1,2).\n?- R(1,Y).\n");
+    // A directory in the way of R.csv makes the rename fail after the rows are written.
+    std::fs::create_dir_all(out.join("R.csv")).unwrap();
+    let run = dlc(&[rules.as_str(), "--no-timing", "-D", out.to_str().unwrap()]);
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    let names: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, vec!["R.csv"], "{}", run.stderr);
+    assert!(out.join("R.csv").is_dir());
+    std::fs::remove_dir_all(&out).unwrap();
+    let run = dlc(&[rules.as_str(), "--no-timing", "-D", out.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let names: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, vec!["R.csv"]);
+    assert_eq!(std::fs::read_to_string(out.join("R.csv")).unwrap(), "1\t2\n");
+}

@@ -3,15 +3,7 @@
 
 mod common;
 
-use common::{dlc, fixture_args, root};
-
-/// Standard output without the lines of a batch report that describe how the engine
-/// worked (DRed's waves, rederivations and work; the dataflow reports net changes):
-/// what remains, answers, their changes and relation sizes, must be the same.
-fn comparable(text: &str) -> String {
-    let how = ["  over-deleted", "    wave", "  rederived", "  inserted", "  work:", "  time:"];
-    text.lines().filter(|l| !how.iter().any(|h| l.starts_with(h))).map(|l| format!("{l}\n")).collect()
-}
+use common::{comparable, dlc, fixture_args, root};
 
 /// `dlc ARGS` with the native engine and with the differential one on 1 and 2 workers:
 /// the exit status and output must be the same ([`comparable`]), unless the differential

@@ -226,7 +226,7 @@ const IDB: &[(&str, usize)] = &[("p0", 2), ("p1", 1), ("p2", 0), ("p3", 3), ("p4
 /// Three variables, so that atoms repeat them often.
 const VARS: &[&str] = &["X", "Y", "Z"];
 /// Numbers only: a column holds numbers or symbols, and the ordering comparisons make
-/// the columns they reach numeric, so a symbol among them would make most programs E0027.
+/// the columns they reach numeric, so a symbol among them would make most programs E0028.
 /// `-1` is held as `u32::MAX`, the bits a sentinel is most likely to take.
 const CONSTS: &[&str] = &["-1", "1", "2"];
 /// The constants an ordering comparison may name (E0024 rejects a symbol there).
@@ -716,7 +716,7 @@ proptest! {
         let subsumed = subsumed(&program);
         for evaluated in [&program, &magic, &subsumed] {
             let plan = plan::plan_program(evaluated);
-            let flow = match flow::Flow::start(&plan, evaluated, flow::Options { workers }) {
+            let flow = match flow::Flow::start(&plan, evaluated, flow::Options { workers, cluster: None }) {
                 Ok(flow) => flow,
                 // Negation and comparisons are refused (E0026), never evaluated wrongly.
                 Err(flow::Error::Unsupported { .. }) => continue,

@@ -17,23 +17,30 @@
 //! relations are ordinary relations, and a query's seed is an input fact.
 
 mod blueprint;
+mod cluster;
 mod render;
 mod row;
 
+pub use cluster::{on_lost_peer, Cluster, Connection};
 pub use row::{Row, MAX_WIDTH};
 
 use ir::{PredId, Program, RuleId};
 use plan::ProgramPlan;
 use render::Epoch;
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashSet, FxHasher};
+use std::hash::{Hash, Hasher};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
 /// How to run the dataflow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Options {
-    /// Worker threads in this process (at least one).
+    /// Worker threads in this process (at least one; in a cluster, the number the
+    /// connection was opened for).
     pub workers: usize,
+    /// The other processes running the same dataflow, if any; `None` runs it in this
+    /// process alone.
+    pub cluster: Option<Connection>,
 }
 
 /// Why the backend refuses a program or stopped running it.
@@ -47,6 +54,9 @@ pub enum Error {
     Unsupported { rule: RuleId, what: &'static str },
     /// A worker stopped before answering (it panicked, or timely could not start).
     Stopped(String),
+    /// The processes of a cluster could not connect, disagreed on what they run, or one
+    /// of them went away during the run.
+    Cluster(String),
 }
 
 impl Error {
@@ -62,6 +72,7 @@ impl Error {
                 blueprint::describe(program, None, Some(*rule))
             ),
             Error::Stopped(reason) => format!("the differential dataflow stopped: {reason}"),
+            Error::Cluster(reason) => format!("the cluster stopped: {reason}"),
         }
     }
 }
@@ -96,6 +107,10 @@ pub struct Flow {
     commands: Vec<Sender<Changes>>,
     reports: Receiver<Changes>,
     guards: Option<timely::communication::WorkerGuards<()>>,
+    /// This process's index and the number of processes: a row of input is given to the
+    /// dataflow by the process its hash picks ([`owner`]).
+    process: usize,
+    processes: usize,
     arity: Vec<usize>,
     derived: Vec<bool>,
     /// The input facts now in the dataflow.
@@ -114,16 +129,23 @@ impl Flow {
     pub fn start(plan: &ProgramPlan, program: &Program, options: Options) -> Result<Flow, Error> {
         let blueprint = Arc::new(blueprint::blueprint(plan, program)?);
         let workers = options.workers.max(1);
+        let (process, processes) = options.cluster.as_ref().map_or((0, 1), |c| (c.process, c.processes));
+        let (allocators, network) = match options.cluster {
+            None => timely::CommunicationConfig::Process(workers).try_build().map_err(Error::Stopped)?,
+            Some(connection) => (connection.allocators, connection.network),
+        };
         let (commands, receivers): (Vec<Sender<Changes>>, Vec<Receiver<Changes>>) =
             (0..workers).map(|_| channel()).unzip();
         let receivers = Arc::new(Mutex::new(receivers.into_iter().map(Some).collect::<Vec<_>>()));
         let (report, reports) = channel();
         let shared = Arc::clone(&blueprint);
-        let started = timely::execute(timely::Config::process(workers), move |worker| {
-            let commands = receivers.lock().ok().and_then(|mut r| r[worker.index()].take());
+        let config = timely::WorkerConfig::default();
+        let started = timely::execute::execute_from(allocators, network, config, move |worker| {
+            let commands = receivers.lock().ok().and_then(|mut r| r[worker.index() % workers].take());
             let Some(commands) = commands else { return };
             let changes = render::Changes::default();
-            let mut handles = render::build_dataflow(worker, &shared, changes.clone());
+            let gather = render::Gather { processes, workers };
+            let mut handles = render::build_dataflow(worker, &shared, changes.clone(), gather);
             if worker.index() == 0 {
                 handles.unit.insert(Row::EMPTY);
             }
@@ -157,6 +179,8 @@ impl Flow {
             commands,
             reports,
             guards: Some(guards),
+            process,
+            processes,
             arity: blueprint.arity.clone(),
             derived: blueprint.derived.clone(),
             present: FxHashSet::default(),
@@ -196,9 +220,13 @@ impl Flow {
                     (_, _, 1) => applied.noop_inserts.push((pred, values.to_vec())),
                     _ => applied.noop_deletes.push((pred, values.to_vec())),
                 }
+                // Every process reads the whole batch and keeps the same `present`; each
+                // gives the dataflow only the rows it owns.
                 if let (Some(row), true) = (row, changed) {
-                    shares[next].push((p, row, sign));
-                    next = (next + 1) % workers;
+                    if owner(p, &row, self.processes) == self.process {
+                        shares[next].push((p, row, sign));
+                        next = (next + 1) % workers;
+                    }
                 }
             }
         }
@@ -228,15 +256,35 @@ impl Flow {
         Ok(applied)
     }
 
-    /// Stops the workers and says why one of them ended early.
+    /// Stops the workers and says why one of them ended early: in a cluster, most
+    /// often because the network lost a peer.
     fn failure(&mut self) -> Error {
         self.commands.clear();
         let reason = match self.guards.take().map(timely::communication::WorkerGuards::join) {
             Some(results) => results.into_iter().find_map(Result::err).unwrap_or_else(|| "a worker ended".into()),
             None => "the workers have stopped".into(),
         };
-        Error::Stopped(reason)
+        match self.processes {
+            1 => Error::Stopped(reason),
+            _ => Error::Cluster(cluster::take_network_failure().unwrap_or(reason)),
+        }
     }
+}
+
+/// The process that gives `row` of relation `pred` to the dataflow.
+fn owner(pred: usize, row: &Row, processes: usize) -> usize {
+    if processes == 1 {
+        return 0;
+    }
+    let mut hasher = FxHasher::default();
+    (pred, row).hash(&mut hasher);
+    (hasher.finish() % processes as u64) as usize
+}
+
+/// What timely's panic on a lost connection means for a user.
+pub(crate) fn lost_peer(network: &str) -> String {
+    let detail = network.strip_prefix("timely communication error: ").unwrap_or(network);
+    format!("a peer process went away (it stopped, ran out of memory or lost the network): {detail}")
 }
 
 impl Drop for Flow {

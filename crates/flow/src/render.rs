@@ -11,11 +11,12 @@ use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
 use differential_dataflow::operators::iterate::VecVariable;
 use differential_dataflow::trace::implementations::ValSpine;
-use differential_dataflow::VecCollection;
+use differential_dataflow::{AsCollection, VecCollection};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::rc::Rc;
 use timely::dataflow::operators::probe::Handle as Probe;
+use timely::dataflow::operators::Exchange;
 use timely::order::Product;
 use timely::progress::Timestamp;
 
@@ -131,11 +132,26 @@ fn union<'s, T: Timestamp + Lattice + Ord>(
     all.distinct()
 }
 
+/// Where the changes to derived relations are recorded. In one process, each worker
+/// records its own part; in a cluster, every change is copied to the first worker of
+/// every process, so that each process sees the whole result.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Gather {
+    pub processes: usize,
+    /// Worker threads per process.
+    pub workers: usize,
+}
+
 /// Builds the dataflow in `worker` and returns its handles. Every change to a derived
 /// relation this worker holds is appended to `changes` as it passes: once the probe has
 /// passed an epoch, they are all there, possibly several for one row (an iteration may
 /// remove a row and a later one derive it again), which the caller adds up.
-pub(crate) fn build_dataflow(worker: &mut timely::worker::Worker, blueprint: &Blueprint, changes: Changes) -> Handles {
+pub(crate) fn build_dataflow(
+    worker: &mut timely::worker::Worker,
+    blueprint: &Blueprint,
+    changes: Changes,
+    gather: Gather,
+) -> Handles {
     let count = blueprint.arity.len();
     worker.dataflow::<Epoch, _, _>(|scope| {
         let probe = Probe::new();
@@ -198,7 +214,17 @@ pub(crate) fn build_dataflow(worker: &mut timely::worker::Worker, blueprint: &Bl
             let changes = Rc::clone(&changes);
             // No `consolidate` here: it would arrange every relation once more, and
             // `Flow::apply` nets the changes of an epoch itself.
-            rows.inspect(move |(row, _, diff)| changes.borrow_mut().push((pred, *row, *diff))).probe_with(&probe);
+            if gather.processes == 1 {
+                rows.inspect(move |(row, _, diff)| changes.borrow_mut().push((pred, *row, *diff))).probe_with(&probe);
+                continue;
+            }
+            let Gather { processes, workers } = gather;
+            let copies = rows.flat_map(move |row| (0..processes).map(move |process| (process, row)));
+            let first_workers = copies.inner.exchange(move |((process, _), _, _)| (process * workers) as u64);
+            first_workers
+                .as_collection()
+                .inspect(move |((_, row), _, diff)| changes.borrow_mut().push((pred, *row, *diff)))
+                .probe_with(&probe);
         }
         Handles { inputs, unit: unit_input, probe }
     })

@@ -41,11 +41,16 @@ fn as_slices(facts: &[(PredId, Vec<u32>)]) -> impl Iterator<Item = (PredId, &[u3
 /// Runs `text` on the dataflow and on the native engine over its inline facts, then the
 /// batches (`(deletes, inserts)` of `E`-atoms as value lists), comparing after each.
 fn agree(text: &str, batches: &[Batch<'_>], workers: usize) {
+    agree_as(text, batches, Options { workers, cluster: None });
+}
+
+/// [`agree`] for one process of a cluster (or a process alone).
+fn agree_as(text: &str, batches: &[Batch<'_>], options: Options) {
     let mut p = program(text);
     let plan = plan::plan_program(&p);
     let facts: Facts = p.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
     let facts: Vec<(PredId, Vec<u32>)> = facts.into_iter().collect();
-    let mut flow = Flow::start(&plan, &p, Options { workers }).unwrap();
+    let mut flow = Flow::start(&plan, &p, options).unwrap();
     let mut mirror = Mirror::default();
     mirror.absorb(&flow.apply([], as_slices(&facts)).unwrap());
     let mut native = Maintained::new(plan.clone(), &p, Database::from_facts(&p, &p.facts));
@@ -79,6 +84,65 @@ fn closure_with_a_cycle_agrees_through_deletes_and_inserts() {
     }
 }
 
+/// `processes` cluster options on free ports of 127.0.0.1, differing in `salt` when
+/// `salts` says so.
+fn local_cluster(processes: usize, salts: &[u64]) -> Vec<Cluster> {
+    let ports: Vec<std::net::TcpListener> =
+        (0..processes).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    let hosts: Vec<String> = ports.iter().map(|l| l.local_addr().unwrap().to_string()).collect();
+    drop(ports);
+    (0..processes)
+        .map(|process| Cluster {
+            process,
+            hosts: hosts.clone(),
+            timeout: std::time::Duration::from_secs(20),
+            digest: salts[process % salts.len()],
+        })
+        .collect()
+}
+
+#[test]
+fn two_processes_agree_through_deletes_and_inserts() {
+    let batches = vec![
+        (vec![("E", vec!["d", "b"])], vec![]),
+        (vec![], vec![("E", vec!["d", "a"]), ("E", vec!["d", "a"])]),
+        (vec![("E", vec!["a", "b"])], vec![("E", vec!["a", "c"]), ("E", vec!["x", "y"])]),
+    ];
+    let runs: Vec<_> = local_cluster(2, &[7])
+        .into_iter()
+        .map(|cluster| {
+            let batches = batches.clone();
+            std::thread::spawn(move || {
+                let connection = Connection::open(&cluster, 2).unwrap();
+                agree_as(CLOSURE, &batches, Options { workers: 2, cluster: Some(connection) })
+            })
+        })
+        .collect();
+    for run in runs {
+        run.join().unwrap();
+    }
+}
+
+#[test]
+fn processes_that_disagree_refuse_each_other() {
+    let runs: Vec<_> = local_cluster(2, &[1, 2])
+        .into_iter()
+        .map(|cluster| std::thread::spawn(move || Connection::open(&cluster, 1).err()))
+        .collect();
+    for run in runs {
+        let error = run.join().unwrap().expect("a process refused");
+        assert!(matches!(&error, Error::Cluster(m) if m.contains("runs a different program")), "{error:?}");
+    }
+}
+
+#[test]
+fn an_unreachable_peer_is_an_error_once_the_timeout_passes() {
+    let mut cluster = local_cluster(2, &[0]).pop().unwrap();
+    cluster.timeout = std::time::Duration::from_millis(200);
+    let error = Connection::open(&cluster, 1).unwrap_err();
+    assert!(matches!(&error, Error::Cluster(m) if m.starts_with("process 0 at 127.0.0.1:")), "{error:?}");
+}
+
 #[test]
 fn constants_repeats_mutual_recursion_and_bodiless_rules_agree() {
     let text = "E(a,b).\nE(b,b).\nE(b,c).\nF(c).\n\
@@ -103,7 +167,7 @@ fn constants_repeats_mutual_recursion_and_bodiless_rules_agree() {
 fn set_semantics_hold_before_the_dataflow() {
     let p = program(CLOSURE);
     let plan = plan::plan_program(&p);
-    let mut flow = Flow::start(&plan, &p, Options { workers: 2 }).unwrap();
+    let mut flow = Flow::start(&plan, &p, Options { workers: 2, cluster: None }).unwrap();
     let e = p.lookup_source("E").unwrap();
     let t = p.lookup_source("T").unwrap();
     let applied = flow.apply([(e, &[7u32, 8][..])], [(e, &[1u32, 2][..]), (e, &[1, 2]), (t, &[1, 1])]).unwrap();
@@ -121,12 +185,12 @@ fn set_semantics_hold_before_the_dataflow() {
 fn a_relation_wider_than_a_row_is_refused_before_starting() {
     let p = program("W(A,B,C,D,E,F,G,H,I) <- V(A,B,C,D,E,F,G,H,I)");
     let plan = plan::plan_program(&p);
-    let error = Flow::start(&plan, &p, Options { workers: 1 }).unwrap_err();
+    let error = Flow::start(&plan, &p, Options { workers: 1, cluster: None }).unwrap_err();
     assert_eq!(error.message(&p), "the differential engine holds at most 8 values per row; relation `W` needs 9");
     // Live variables are counted after each join: nine variables never live at once here.
     let p = program("N(A,I) <- V(A,B,C,D,E,F,G,H), U(H,I)");
-    assert!(Flow::start(&plan::plan_program(&p), &p, Options { workers: 1 }).is_ok());
+    assert!(Flow::start(&plan::plan_program(&p), &p, Options { workers: 1, cluster: None }).is_ok());
     let p = program("N(A,B,C,D,E,F,G,I) <- V(A,B,C,D,E,F,G,H), U(H,I,J), X(J)");
-    let error = Flow::start(&plan::plan_program(&p), &p, Options { workers: 1 }).unwrap_err();
+    let error = Flow::start(&plan::plan_program(&p), &p, Options { workers: 1, cluster: None }).unwrap_err();
     assert!(matches!(error, Error::TooWide { rule: Some(_), width: 9, .. }), "{error:?}");
 }

@@ -182,8 +182,8 @@ struct Lowering<'a> {
 }
 
 /// The value of a constant term of type `ty`, or the report of why it is none: a number
-/// beyond the type's 32 bits is E0028, anything else (which type inference has reported
-/// in a program, but a `--query` may hold) E0027.
+/// beyond the type's 32 bits is E0029, anything else (which type inference has reported
+/// in a program, but a `--query` may hold) E0028.
 fn constant_value(program: &mut Program, ty: ValueType, term: &ast::Term) -> Result<Value, Diagnostic> {
     let text = match &term.kind {
         TermKind::Ident(s) | TermKind::Int(s) | TermKind::Str(s) | TermKind::Reserved(s) => s,
@@ -377,7 +377,7 @@ pub(crate) fn lower_query(program: &mut Program, atom: &ast::Atom) -> Result<Que
 }
 
 /// The values of a ground atom of `pred` as its tuples hold them, or E0011 for each
-/// variable in it and E0027/E0028 for each constant that is no value of its column's type.
+/// variable in it and E0028/E0029 for each constant that is no value of its column's type.
 pub(crate) fn ground_values(
     program: &mut Program,
     pred: PredId,

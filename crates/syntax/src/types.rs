@@ -4,7 +4,7 @@
 //! operands, and evidence says what a node holds — an integer literal or an ordering
 //! comparison makes it numeric, a name or a string a symbol, a Soufflé `.decl` its
 //! declared type. A class of joined nodes with evidence of both a number and a symbol
-//! (or of `number` and `unsigned`) is E0027, at the use that met the earlier evidence.
+//! (or of `number` and `unsigned`) is E0028, at the use that met the earlier evidence.
 //! A column with no evidence holds symbols; one with numeric evidence only, `number`s.
 
 use crate::ast::{self, Statement, TermKind};
@@ -153,7 +153,7 @@ struct Scope<'s> {
 
 /// What [`infer`] found besides the column types.
 pub(crate) struct Typing {
-    /// The contradictions (E0027).
+    /// The contradictions (E0028).
     pub diagnostics: Vec<Diagnostic>,
     /// The type of each comparison's operands, by the comparison's span.
     pub comparisons: HashMap<Span, ValueType>,

@@ -80,3 +80,11 @@ pub fn write_file(path: &Path, contents: impl AsRef<[u8]>) -> String {
     std::fs::write(path, contents).unwrap();
     path.display().to_string()
 }
+
+/// Standard output without the lines of a batch report that describe how the engine
+/// worked (DRed's waves, rederivations and work; the dataflow reports net changes):
+/// what remains, answers, their changes and relation sizes, must be the same.
+pub fn comparable(text: &str) -> String {
+    let how = ["  over-deleted", "    wave", "  rederived", "  inserted", "  work:", "  time:"];
+    text.lines().filter(|l| !how.iter().any(|h| l.starts_with(h))).map(|l| format!("{l}\n")).collect()
+}
