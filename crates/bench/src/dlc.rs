@@ -23,7 +23,8 @@ pub enum Mode {
 /// The source program of a workload and query, with every generated value interned.
 pub struct Source {
     pub program: Program,
-    /// `values[n]` is the constant id of the value `n` (whose text is `n`).
+    /// `values[n]` is the id of the symbol `n`, which a symbol column holds for the value
+    /// `n` (a number column, which a literal of the query makes, holds `n` itself).
     pub values: Vec<u32>,
 }
 
@@ -40,6 +41,16 @@ pub fn source(workload: &Workload, query: Query, edb: &Edb) -> Result<Source, St
     }
     let values = (0..edb.values).map(|n| program.consts.intern(&n.to_string()).0).collect();
     Ok(Source { program, values })
+}
+
+impl Source {
+    /// The value `n` as column `column` of `pred` holds it: the symbol `n`'s id, or `n`.
+    pub fn value(&self, program: &Program, pred: PredId, column: usize, n: u32) -> u32 {
+        match program.column_type(pred, column) {
+            ir::ValueType::Symbol => self.values[n as usize],
+            _ => n,
+        }
+    }
 }
 
 /// The program dlc evaluates for this mode: the magic rewrite, or the source itself
@@ -66,7 +77,9 @@ pub fn database(program: &Program, source: &Source, edb: &Edb) -> Database {
     for relation in &edb.relations {
         let Some(pred) = program.lookup_source(relation.name) else { continue };
         values.clear();
-        values.extend(relation.tuples().flatten().map(|&v| source.values[v as usize]));
+        for tuple in relation.tuples() {
+            values.extend(tuple.iter().enumerate().map(|(i, &v)| source.value(program, pred, i, v)));
+        }
         // As the dlc binary loads a predicate's facts: one batch.
         debug_assert!(relation.arity > 0, "no workload has a nullary input relation");
         db.insert_all(pred, &values);
@@ -235,8 +248,11 @@ pub fn compile_program(text: &str) -> Result<Run, String> {
 /// the seconds, the proof's height and its number of facts.
 pub fn explain_pair(run: &Run, from: u32, to: u32) -> Result<(f64, usize, usize), String> {
     let query = run.program.query.as_ref().expect("evaluated programs carry their query");
-    let value = |n: u32| run.program.consts.get(&n.to_string()).map(|c| c.0).ok_or(format!("no node {n}"));
-    let tuple = [value(from)?, value(to)?];
+    let value = |column: usize, n: u32| match run.program.column_type(query.atom.pred, column) {
+        ir::ValueType::Symbol => run.program.consts.get(&n.to_string()).map(|c| c.0).ok_or(format!("no node {n}")),
+        _ => Ok(n),
+    };
+    let tuple = [value(0, from)?, value(1, to)?];
     let start = Instant::now();
     let proof = exec::Explainer::new(&run.program, &run.eval.db).prove(query.atom.pred, &tuple);
     let secs = start.elapsed().as_secs_f64();
@@ -256,10 +272,14 @@ pub fn count_answers(program: &Program, db: &Database) -> usize {
     if distinct_vars && vars.len() == args.len() {
         return db.len(pred);
     }
-    let mut tuple: Vec<u32> = args.iter().map(|t| if let TermKind::Const(c) = t.kind { c.0 } else { 0 }).collect();
+    let mut tuple: Vec<u32> = args.iter().map(|t| if let TermKind::Const(c) = t.kind { c.raw() } else { 0 }).collect();
     match vars.as_slice() {
         [] => return usize::from(db.contains(pred, &tuple)),
-        [_] => {
+        // A symbol column's values are the interned constants, few enough to try each; a
+        // number column's could be any `u32`, so its answers are counted row by row below.
+        [_] if program.column_type(pred, args.iter().position(|t| t.var().is_some()).unwrap_or(0))
+            == ir::ValueType::Symbol =>
+        {
             let free = args.iter().position(|t| t.var().is_some()).expect("one argument is a variable");
             return (0..program.consts.len() as u32)
                 .filter(|&c| {
@@ -377,7 +397,10 @@ impl Change {
         let e: PredId = program.lookup_source("E").expect("graph workloads have an edge relation");
         let (deleted, inserted) = self.edges_of(edb);
         let tuples = |edges: Vec<(u32, u32)>| -> Vec<(PredId, Vec<u32>)> {
-            edges.into_iter().map(|(u, v)| (e, vec![source.values[u as usize], source.values[v as usize]])).collect()
+            edges
+                .into_iter()
+                .map(|(u, v)| (e, vec![source.value(program, e, 0, u), source.value(program, e, 1, v)]))
+                .collect()
         };
         Update { inserts: tuples(inserted), deletes: tuples(deleted) }
     }

@@ -94,6 +94,10 @@ codes! {
         "evaluate it with the native engine (`--engine seminaive`); rows hold at most 8 values, and negation and comparisons are not in this engine yet";
     CLUSTER = "E0027", "the processes of a cluster could not run together",
         "start every process with the same command line but `--process I`, each address of --hosts reachable from every process";
+    TYPE_MISMATCH = "E0028", "numbers and symbols mixed",
+        "a column, and a variable, holds either numbers or symbols: write `5` for a number and `\"5\"` or `five` for a symbol, and keep one kind per column";
+    NUMBER_OUT_OF_RANGE = "E0029", "number out of range",
+        "a `number` is a 32-bit signed integer (-2147483648 to 2147483647), an `unsigned` a 32-bit unsigned one (0 to 4294967295)";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

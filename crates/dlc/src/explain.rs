@@ -68,11 +68,11 @@ impl Context<'_> {
     /// Whether the magic program may lack `fact` although it holds: the rewrite derives
     /// every answer of the query, but of other facts only those the query demanded.
     fn outside_the_answers(&self, fact: &Fact) -> bool {
-        let tuple: Vec<u32> = fact.values.iter().map(|c| c.0).collect();
+        let tuple = &fact.values;
         self.magic
             && !self.own_demand
             && self.source.pred(fact.pred).kind == PredKind::Idb
-            && !self.source.query.as_ref().is_some_and(|q| q.atom.pred == fact.pred && q.matches(&tuple))
+            && !self.source.query.as_ref().is_some_and(|q| q.atom.pred == fact.pred && q.matches(tuple))
     }
 
     /// The relations of `program` that hold the source fact's predicate: itself, or
@@ -96,8 +96,8 @@ impl Context<'_> {
     fn fact_text(&self, pred: PredId, tuple: &[u32]) -> String {
         let p = self.program;
         match &p.pred(pred).name {
-            PredName::Answer(s, _) => format!("{}{}", p.symbols.text(*s), p.display_tuple(tuple)),
-            _ => format!("{}{}", p.display_pred(pred), p.display_tuple(tuple)),
+            PredName::Answer(s, _) => format!("{}{}", p.symbols.text(*s), p.display_tuple(pred, tuple)),
+            _ => format!("{}{}", p.display_pred(pred), p.display_tuple(pred, tuple)),
         }
     }
 
@@ -168,7 +168,9 @@ fn own_demand(ctx: &Context<'_>, fact: &Fact) -> Result<OwnDemand, String> {
     let mut source = ctx.source.clone();
     // The explained program's interner holds the fact's constants and those of updates.
     source.consts = ctx.program.consts.clone();
-    let args = fact.values.iter().map(|&c| ir::Term { kind: TermKind::Const(c), span: fact.span }).collect();
+    let args = (fact.values.iter().enumerate())
+        .map(|(i, &c)| ir::Term { kind: TermKind::Const(source.value(fact.pred, i, c)), span: fact.span })
+        .collect();
     let query = ir::Query { atom: ir::Atom { pred: fact.pred, args, span: fact.span } };
     source.query = Some(query.clone());
     let mut facts = crate::facts::InputFacts::default();
@@ -202,7 +204,7 @@ fn own_demand(ctx: &Context<'_>, fact: &Fact) -> Result<OwnDemand, String> {
 
 /// `--explain`: a proof of the fact, or a message that it does not hold.
 pub fn explain(ctx: &Context<'_>, fact: &Fact, shape: Shape) -> Explained {
-    let tuple: Vec<u32> = fact.values.iter().map(|c| c.0).collect();
+    let tuple = fact.values.clone();
     let asked = crate::report::fact_text(ctx.program, fact.pred, &tuple);
     let mut explainer = Explainer::new(ctx.program, ctx.db);
     let input = ctx.source.pred(fact.pred).kind == PredKind::Edb;
@@ -299,20 +301,22 @@ fn node_line(ctx: &Context<'_>, proof: &Proof, i: usize) -> String {
     }
 }
 
-/// A value as the program prints it.
-fn value_text(ctx: &Context<'_>, v: u32) -> String {
-    ir::DisplayConst(ctx.program, ir::Const(v)).to_string()
+/// A value of type `ty` as the program prints it.
+fn value_text(ctx: &Context<'_>, ty: ir::ValueType, v: u32) -> String {
+    ir::DisplayValue(ctx.program, ir::Value::from_raw(ty, v)).to_string()
 }
 
 /// A leaf of a rule instance: `!Q(a,_)  no such fact` or `10 >= 7  holds`.
 fn leaf_text(ctx: &Context<'_>, leaf: &Leaf) -> String {
     match leaf {
         Leaf::Absent { pred, pattern, .. } => {
-            let args: Vec<String> = pattern.iter().map(|v| v.map_or("_".to_string(), |v| value_text(ctx, v))).collect();
+            let types = &ctx.program.pred(*pred).types;
+            let text = |(v, &ty): (&Option<u32>, _)| v.map_or("_".to_string(), |v| value_text(ctx, ty, v));
+            let args: Vec<String> = pattern.iter().zip(types).map(text).collect();
             format!("!{}({})  no such fact", ctx.program.pred_name(*pred), args.join(","))
         }
-        Leaf::Compared { op, left, right, .. } => {
-            format!("{} {} {}  holds", value_text(ctx, *left), op.text(), value_text(ctx, *right))
+        Leaf::Compared { op, ty, left, right, .. } => {
+            format!("{} {} {}  holds", value_text(ctx, *ty, *left), op.text(), value_text(ctx, *ty, *right))
         }
     }
 }
@@ -323,8 +327,9 @@ fn blocked_text(ctx: &Context<'_>, blocked: &Blocked) -> String {
         Blocked::Negation { pred, fact, .. } => {
             format!("a negated atom finds the fact {}", crate::report::fact_text(ctx.program, *pred, fact))
         }
-        Blocked::Comparison { op, left, right, .. } => {
-            format!("the comparison {} {} {} does not hold", value_text(ctx, *left), op.text(), value_text(ctx, *right))
+        Blocked::Comparison { op, ty, left, right, .. } => {
+            let (left, right) = (value_text(ctx, *ty, *left), value_text(ctx, *ty, *right));
+            format!("the comparison {left} {} {right} does not hold", op.text())
         }
     }
 }
@@ -378,7 +383,7 @@ fn proof_json(ctx: &Context<'_>, asked: &str, proof: &Proof) -> Value {
                 "id": i,
                 "fact": ctx.fact_text(node.pred, &node.tuple),
                 "relation": ctx.program.pred_name(node.pred),
-                "tuple": crate::report::tuple_json(ctx.program, &node.tuple),
+                "tuple": crate::report::tuple_json(ctx.program, node.pred, &node.tuple),
                 "demand": ctx.is_demand(node.pred),
                 "height": node.height,
             });
@@ -468,7 +473,7 @@ fn proof_dot(ctx: &Context<'_>, proof: &Proof) -> String {
 
 /// `--explain-missing`: why the fact is not derived, rule by rule.
 pub fn explain_missing(ctx: &Context<'_>, fact: &Fact, shape: Shape) -> Explained {
-    let tuple: Vec<u32> = fact.values.iter().map(|c| c.0).collect();
+    let tuple = fact.values.clone();
     let asked = crate::report::fact_text(ctx.program, fact.pred, &tuple);
     let mut explainer = Explainer::new(ctx.program, ctx.db);
     let input = ctx.source.pred(fact.pred).kind == PredKind::Edb;
@@ -526,9 +531,10 @@ fn instantiate(ctx: &Context<'_>, atom: &ir::Atom, example: &[(Symbol, u32)]) ->
     let args: Vec<String> = atom
         .args
         .iter()
-        .map(|t| match t.kind {
+        .enumerate()
+        .map(|(i, t)| match t.kind {
             TermKind::Var(v) => match example.iter().find(|(u, _)| *u == v) {
-                Some(&(_, value)) => p.const_text(ir::Const(value)),
+                Some(&(_, value)) => p.const_text(p.value(atom.pred, i, value)),
                 None => p.symbols.text(v).to_string(),
             },
             TermKind::Const(c) => p.const_text(c),

@@ -4,7 +4,7 @@
 
 use crate::session::Tuple;
 use diag::Span;
-use ir::{Const, PredId};
+use ir::PredId;
 
 /// Input tuples by predicate, each predicate's in the order they were added (duplicates
 /// included: the database applies set semantics).
@@ -77,15 +77,15 @@ impl<'a> FromIterator<&'a Tuple> for InputFacts {
 
 /// Loaded facts go straight into the flat store.
 impl syntax::FactSink for InputFacts {
-    fn fact(&mut self, pred: PredId, values: &[Const], _span: Span) {
+    fn fact(&mut self, pred: PredId, values: &[u32], _span: Span) {
         let index = pred.index();
         let Some(facts) = self.preds.get_mut(index).filter(|f| f.len > 0 && f.arity == values.len()) else {
-            return self.push(pred, values.iter().map(|c| c.0));
+            return self.push(pred, values.iter().copied());
         };
         // Value by value: `extend` copies a two-value tuple with a call to `memcpy`, which
         // costs more than the whole rest of storing it.
-        for c in values {
-            facts.values.push(c.0);
+        for &v in values {
+            facts.values.push(v);
         }
         facts.len += 1;
     }

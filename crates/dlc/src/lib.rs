@@ -532,7 +532,7 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
             doc["program"] = json!(primary_name);
             doc["choice"] = choice_json(&choice);
         }
-        doc["answers"] = report::tuples_json(final_program, final_answers.collect().iter());
+        doc["answers"] = report::tuples_json(final_program, final_answers.pred, final_answers.collect().iter());
         let _ = write!(out, "{}", to_json_text(&doc));
     } else {
         let _ = write!(out, "{text}");

@@ -374,7 +374,7 @@ pub fn load_souffle_input(
     };
     // A field of a number column is read as a number, as Soufflé does: `007` is 7.
     let text = sources.text(file);
-    let read = syntax::read_delimited_columns(text, file, &name, io.delimiter, &io.numeric, program, sink);
+    let read = syntax::read_delimited_facts(text, file, &name, io.delimiter, program, sink);
     diagnostics.extend(read);
 }
 

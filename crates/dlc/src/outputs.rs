@@ -11,7 +11,7 @@
 
 use crate::cli::{Emit, Format, MagicArg, RunArgs};
 use crate::session::{self, Prepared, Selected, SouffleIo, ValueOrder};
-use ir::{Atom, PredId, PredKind, Program, Query, Term, TermKind};
+use ir::{Atom, PredId, PredKind, Program, Query, Term, TermKind, ValueType};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -437,18 +437,22 @@ fn partial_name(path: &Path) -> PathBuf {
 }
 
 /// The order of answers, in `-D` files and on standard output alike: field by field,
-/// numbers numerically (as Soufflé orders a number column), other values by their text;
-/// and the values it ranks, ascending by id.
-pub fn value_order(program: &Program, rows: Selected<'_>) -> (ValueOrder, Vec<u32>) {
+/// a number column's values numerically, a symbol column's numbers numerically (as
+/// Soufflé orders a number column) before other values by their text; and the symbols it
+/// ranks, ascending by id.
+pub fn value_order(program: &Program, rows: Selected<'_>) -> (Vec<ValueOrder>, Vec<u32>) {
+    let arity = rows.db.arity(rows.pred);
+    let types: Vec<ValueType> = (0..arity).map(|i| program.column_type(rows.pred, i)).collect();
+    let symbol_columns: Vec<usize> = (0..arity).filter(|&i| types[i] == ValueType::Symbol).collect();
     let text = |v: u32| program.consts.text(ir::Const(v));
-    // The values to rank: every constant of the program when there are no more of them
+    // The symbols to rank: every constant of the program when there are no more of them
     // than tuples in the relation and they are all numbers or all not (the order is then
     // total, so ranking more values orders the rows' values the same); otherwise the
-    // distinct values of the rows, found in a pass over them with a bit per constant.
+    // distinct symbols of the rows, found in a pass over them with a bit per constant.
     let all = program.consts.len();
     let mut values: Vec<u32> = Vec::new();
     let mut numbers: Vec<Option<i64>> = Vec::new();
-    if all <= rows.db.len(rows.pred) {
+    if !symbol_columns.is_empty() && all <= rows.db.len(rows.pred) {
         values = (0..all as u32).collect();
         numbers = values.iter().map(|&v| text(v).parse().ok()).collect();
         let numeric = numbers.iter().filter(|n| n.is_some()).count();
@@ -457,10 +461,11 @@ pub fn value_order(program: &Program, rows: Selected<'_>) -> (ValueOrder, Vec<u3
             numbers.clear();
         }
     }
-    if values.is_empty() {
+    if values.is_empty() && !symbol_columns.is_empty() {
         let mut seen = vec![0u64; all.div_ceil(64)];
         let _ = rows.for_each(|t| {
-            for &v in t {
+            for &i in &symbol_columns {
+                let v = t[i];
                 let (word, bit) = (v as usize / 64, v % 64);
                 if word >= seen.len() {
                     seen.resize(word + 1, 0);
@@ -480,8 +485,31 @@ pub fn value_order(program: &Program, rows: Selected<'_>) -> (ValueOrder, Vec<u3
         };
         by_number.then_with(|| text(values[i]).cmp(text(values[j])))
     });
-    let ranked = order.into_iter().map(|i| values[i]).collect();
-    (ValueOrder::ranked(ranked), values)
+    let ranked: Vec<u32> = order.into_iter().map(|i| values[i]).collect();
+    let mut orders: Vec<ValueOrder> = types
+        .iter()
+        .map(|t| match t {
+            ValueType::Symbol => ValueOrder::ranked(ranked.clone()),
+            ValueType::Number => ValueOrder::Signed,
+            ValueType::Unsigned => ValueOrder::Ids,
+        })
+        .collect();
+    if orders.is_empty() {
+        // A nullary relation has no column to order.
+        orders.push(ValueOrder::Ids);
+    }
+    (orders, values)
+}
+
+/// Appends the text of value `v` of a column of type `ty` to `out`: a symbol's from
+/// `symbols` (made once per symbol), a number's written as it comes.
+pub fn push_field(out: &mut Vec<u8>, ty: ValueType, v: u32, symbols: &[std::borrow::Cow<'_, str>]) {
+    use std::io::Write as _;
+    let _ = match ty {
+        ValueType::Symbol => out.write_all(symbols[v as usize].as_bytes()),
+        ValueType::Number => write!(out, "{}", v as i32),
+        ValueType::Unsigned => write!(out, "{v}"),
+    };
 }
 
 /// The rows as lines of `delimiter`-separated fields, sorted field by field (numbers
@@ -498,13 +526,16 @@ pub fn write_csv(
 ) -> std::io::Result<usize> {
     let text = |v: u32| program.consts.text(ir::Const(v));
     let (order, values) = value_order(program, rows);
-    // The fields of the values by id, made once each: quoted where the value would not
-    // read back as itself (it holds the delimiter, say).
-    let only_field = rows.db.arity(rows.pred) == 1;
+    // The fields of the symbols by id, made once each: quoted where the value would not
+    // read back as itself (it holds the delimiter, say). Numbers are written as they come.
+    let arity = rows.db.arity(rows.pred);
+    let types: Vec<ValueType> = (0..arity).map(|i| program.column_type(rows.pred, i)).collect();
+    let only_field = arity == 1;
     let mut texts: Vec<std::borrow::Cow<'_, str>> = vec!["".into(); values.last().map_or(0, |&v| v as usize + 1)];
     for &v in &values {
         texts[v as usize] = syntax::quote_field(text(v), delimiter, only_field);
     }
+    let mut last_field = Vec::new();
     let mut separator = [0u8; 4];
     let separator: &str = delimiter.encode_utf8(&mut separator);
     let mut lines = crate::report::Chunked::new(out);
@@ -519,15 +550,17 @@ pub fn write_csv(
         let Some((&last, row_prefix)) = row.split_last() else { return lines.push(b"()\n") };
         if !prefix.as_deref().is_some_and(|p| same(p, row_prefix)) {
             prefix_text.clear();
-            for &v in row_prefix {
-                prefix_text.extend_from_slice(texts[v as usize].as_bytes());
+            for (i, &v) in row_prefix.iter().enumerate() {
+                push_field(&mut prefix_text, types[i], v, &texts);
                 prefix_text.extend_from_slice(separator.as_bytes());
             }
             let prefix = prefix.get_or_insert_with(Vec::new);
             prefix.clear();
             prefix.extend_from_slice(row_prefix);
         }
-        lines.push_line(&prefix_text, texts[last as usize].as_bytes())
+        last_field.clear();
+        push_field(&mut last_field, types[arity - 1], last, &texts);
+        lines.push_line(&prefix_text, &last_field)
     })?;
     lines.flush()?;
     Ok(count)

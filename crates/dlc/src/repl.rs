@@ -501,7 +501,7 @@ impl Repl {
         // the live constants.
         let values = &self.maintainer.program;
         for (pred, tuple) in listed {
-            let _ = writeln!(out, "{}{}.", self.source.display_pred(pred), values.display_tuple(tuple));
+            let _ = writeln!(out, "{}{}.", self.source.display_pred(pred), values.display_tuple(pred, tuple));
         }
     }
 

@@ -6,20 +6,26 @@ use serde_json::{json, Map, Value};
 use std::fmt::Write;
 use std::time::Duration;
 
-/// A tuple as JSON: the constants' texts.
-pub fn tuple_json(program: &Program, tuple: &[u32]) -> Value {
-    Value::Array(tuple.iter().map(|&v| Value::String(program.consts.text(ir::Const(v)).to_string())).collect())
+/// A tuple of `pred` as JSON: the values' texts.
+pub fn tuple_json(program: &Program, pred: PredId, tuple: &[u32]) -> Value {
+    let text = |(i, &v): (usize, &u32)| Value::String(program.value_text(program.value(pred, i, v)).into_owned());
+    Value::Array(tuple.iter().enumerate().map(text).collect())
 }
 
-pub fn tuples_json<T: AsRef<[u32]>>(program: &Program, tuples: impl IntoIterator<Item = T>) -> Value {
-    Value::Array(tuples.into_iter().map(|t| tuple_json(program, t.as_ref())).collect())
+pub fn tuples_json<T: AsRef<[u32]>>(program: &Program, pred: PredId, tuples: impl IntoIterator<Item = T>) -> Value {
+    Value::Array(tuples.into_iter().map(|t| tuple_json(program, pred, t.as_ref())).collect())
+}
+
+/// The relation of the program's query (its answers' column types); none without one.
+fn queried(program: &Program) -> PredId {
+    program.query.as_ref().map_or(PredId(u32::MAX), |q| q.atom.pred)
 }
 
 /// `{relation: [tuples]}` for grouped facts.
 pub fn grouped_json(program: &Program, groups: &[(PredId, Vec<Vec<u32>>)]) -> Value {
     let mut map = Map::new();
     for (pred, tuples) in groups {
-        map.insert(program.pred_name(*pred), tuples_json(program, tuples));
+        map.insert(program.pred_name(*pred), tuples_json(program, *pred, tuples));
     }
     Value::Object(map)
 }
@@ -54,7 +60,7 @@ pub fn sizes_text(program: &Program, sizes: &[(PredId, usize)]) -> String {
 
 /// `R(a,b)`: an answer written over the source predicate `queried`.
 pub fn answer_text(program: &Program, queried: PredId, tuple: &[u32]) -> String {
-    format!("{}{}", program.display_pred(queried), program.display_tuple(tuple))
+    format!("{}{}", program.display_pred(queried), program.display_tuple(queried, tuple))
 }
 
 /// Writes every answer as a line `R(a,b)` straight into `out`, read from the relation in
@@ -83,14 +89,14 @@ pub fn write_answers(
         if prefix.as_deref() != Some(row_prefix) {
             prefix_text.buf.clear();
             prefix_text.buf.extend_from_slice(open.as_bytes());
-            for &v in row_prefix {
-                texts.write(&mut prefix_text, v)?;
+            for (i, &v) in row_prefix.iter().enumerate() {
+                texts.write(&mut prefix_text, queried, i, v)?;
                 prefix_text.buf.push(b',');
             }
             prefix = Some(row_prefix.to_vec());
         }
         lines.push(&prefix_text.buf)?;
-        texts.write(&mut lines, last)?;
+        texts.write(&mut lines, queried, row_prefix.len(), last)?;
         lines.push(b")\n")
     })?;
     lines.flush()?;
@@ -112,8 +118,15 @@ impl<'p> ConstTexts<'p> {
         ConstTexts { program, form: vec![0; program.consts.len()], quoted: String::new() }
     }
 
+    /// Writes value `v` of column `column` of `pred`.
     #[inline]
-    pub fn write(&mut self, out: &mut Chunked<'_>, v: u32) -> std::io::Result<()> {
+    pub fn write(&mut self, out: &mut Chunked<'_>, pred: PredId, column: usize, v: u32) -> std::io::Result<()> {
+        let ty = self.program.column_type(pred, column);
+        if ty.is_numeric() {
+            self.quoted.clear();
+            let _ = write!(self.quoted, "{}", ir::DisplayValue(self.program, ir::Value::from_raw(ty, v)));
+            return out.push(self.quoted.as_bytes());
+        }
         let text = self.program.consts.text(ir::Const(v));
         let form = match self.form.get_mut(v as usize) {
             Some(0) | None => {
@@ -187,7 +200,7 @@ impl<'w> Chunked<'w> {
 
 /// `@a:R^bf(a,b)`: a fact of any relation.
 pub fn fact_text(program: &Program, pred: PredId, tuple: &[u32]) -> String {
-    format!("{}{}", program.display_pred(pred), program.display_tuple(tuple))
+    format!("{}{}", program.display_pred(pred), program.display_tuple(pred, tuple))
 }
 
 pub fn duration_text(d: Duration) -> String {
@@ -211,7 +224,7 @@ pub fn evaluation_json(program: &Program, run: &Evaluated, timing: bool) -> Valu
         "work": run.eval.work,
         "relations": sizes_json(program, &sizes),
         "derived_facts": sizes.iter().map(|(_, n)| n).sum::<usize>(),
-        "answers": tuples_json(program, run.answers().iter()),
+        "answers": tuples_json(program, run.selected().pred, run.answers().iter()),
     });
     if timing {
         obj["seconds"] = json!(run.elapsed.as_secs_f64());
@@ -238,7 +251,8 @@ pub fn evaluation_text(out: &mut String, title: &str, program: &Program, run: &E
         }
     }
     let _ = writeln!(out, "relations: {}", sizes_text(program, &relation_sizes(program, &run.eval.db)));
-    let answers: Vec<String> = run.answers().iter().map(|t| program.display_tuple(t).to_string()).collect();
+    let queried = run.selected().pred;
+    let answers: Vec<String> = run.answers().iter().map(|t| program.display_tuple(queried, t).to_string()).collect();
     let _ = writeln!(out, "answers ({}): {}", answers.len(), answers.join(" "));
     if timing {
         let _ = writeln!(out, "time: {}", duration_text(run.elapsed));
@@ -385,8 +399,8 @@ pub fn batch_json(
         "rederived": grouped_json(program, &r.rederived),
         "reinserted": grouped_json(program, &restored),
         "inserted": grouped_json(program, &new),
-        "answers_added": tuples_json(program, outcome.answers_added.iter()),
-        "answers_removed": tuples_json(program, outcome.answers_removed.iter()),
+        "answers_added": tuples_json(program, queried(program), outcome.answers_added.iter()),
+        "answers_removed": tuples_json(program, queried(program), outcome.answers_removed.iter()),
         "relations": sizes_json(program, &outcome.sizes),
         "work": r.work,
         "recompute_work": outcome.recompute_work,

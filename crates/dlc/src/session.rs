@@ -60,7 +60,7 @@ pub struct Failed {
 
 /// A fact as exec stores it.
 pub fn tuple_of(fact: &Fact) -> Tuple {
-    (fact.pred, fact.values.iter().map(|c| c.0).collect())
+    (fact.pred, fact.values.clone())
 }
 
 /// Reads the program given on the command line into a fresh source map.
@@ -178,7 +178,7 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
     let mentioned = program.preds.len();
     let mut facts = InputFacts::default();
     for fact in &program.facts {
-        facts.push(fact.pred, fact.values.iter().map(|c| c.0));
+        facts.push(fact.pred, fact.values.iter().copied());
     }
     if let Some(io) = &souffle {
         let fact_dir = args.fact_dir.clone().unwrap_or_else(|| PathBuf::from("."));
@@ -637,10 +637,13 @@ impl Answers {
     }
 }
 
-/// How writers order values: by their ids (the order of the text printers), or by a rank
-/// of their own (Soufflé's numeric order of the `-D` files).
+/// How writers order the values of a column: by the `u32`s tuples hold (an `unsigned`
+/// column's order; any fixed order for internal use), as signed numbers (a `number`
+/// column's), or by a rank of their own (symbols: Soufflé's numeric order of the `-D`
+/// files, numbers first, then text).
 pub enum ValueOrder {
     Ids,
+    Signed,
     Ranks {
         /// The rank of each value (indexed by id; values never ranked have none).
         rank: Vec<u32>,
@@ -666,6 +669,8 @@ impl ValueOrder {
     fn key(&self, v: u32) -> u32 {
         match self {
             ValueOrder::Ids => v,
+            // Flipping the sign bit maps `i32::MIN..=i32::MAX` onto `0..=u32::MAX` in order.
+            ValueOrder::Signed => v ^ (1 << 31),
             ValueOrder::Ranks { rank, .. } => {
                 let r = rank[v as usize];
                 debug_assert_ne!(r, UNRANKED, "value {v} is sorted but was not ranked");
@@ -681,6 +686,7 @@ impl ValueOrder {
     fn sort(&self, values: &mut [u32], bits: &mut Vec<u64>) {
         match self {
             ValueOrder::Ids => values.sort_unstable(),
+            ValueOrder::Signed => values.sort_unstable_by_key(|&v| self.key(v)),
             ValueOrder::Ranks { rank, value_of_rank } => {
                 let words = value_of_rank.len().div_ceil(64);
                 if words <= 4 * values.len() {
@@ -713,6 +719,12 @@ impl ValueOrder {
     }
 }
 
+/// The order of column `i` among `orders`: its own, or the last one for a column past
+/// their end.
+fn column(orders: &[ValueOrder], i: usize) -> &ValueOrder {
+    &orders[i.min(orders.len() - 1)]
+}
+
 /// Some tuples of one relation of a database: those a query admits, or all of them.
 /// Writers read them in order straight from the relation ([`Selected::for_each_sorted`]),
 /// so printing a whole relation copies none of it.
@@ -737,8 +749,9 @@ impl<'a> Selected<'a> {
     }
 
     /// Calls `f` with every selected tuple, in lexicographic order of the values as
-    /// `order` orders them; stops at the first error. A ranked `order` needs to rank only
-    /// the values of the selected tuples: no other value is sorted.
+    /// `order` orders each column (its last order orders the columns past its end: one
+    /// order orders them all); stops at the first error. A ranked order needs to rank
+    /// only the values of its columns of the selected tuples: no other value is sorted.
     ///
     /// The tuples are read through the relation's tuple set, which groups them by their
     /// prefix (every column but the last): a query that binds the whole prefix reads one
@@ -746,7 +759,7 @@ impl<'a> Selected<'a> {
     /// bound columns skip the groups whose prefix differs. The groups are sorted by
     /// their prefix, then each group's last values, so the only memory taken is a group
     /// id per group and the values of one group.
-    pub fn for_each_sorted<E>(&self, order: &ValueOrder, f: impl FnMut(&[u32]) -> Result<(), E>) -> Result<(), E> {
+    pub fn for_each_sorted<E>(&self, order: &[ValueOrder], f: impl FnMut(&[u32]) -> Result<(), E>) -> Result<(), E> {
         self.walk(Some(order), f)
     }
 
@@ -756,11 +769,13 @@ impl<'a> Selected<'a> {
     }
 
     /// Visits the selected tuples group by group, sorted by `order` if given.
-    fn walk<E>(&self, order: Option<&ValueOrder>, mut f: impl FnMut(&[u32]) -> Result<(), E>) -> Result<(), E> {
+    fn walk<E>(&self, orders: Option<&[ValueOrder]>, mut f: impl FnMut(&[u32]) -> Result<(), E>) -> Result<(), E> {
         let Some(groups) = self.db.groups(self.pred) else { return Ok(()) };
         let arity = groups.arity();
         let bound: Vec<Option<u32>> = match self.query {
-            Some(q) if q.atom.args.len() == arity => q.atom.args.iter().map(|t| t.constant().map(|c| c.0)).collect(),
+            Some(q) if q.atom.args.len() == arity => {
+                q.atom.args.iter().map(|t| t.constant().map(|c| c.raw())).collect()
+            }
             Some(_) => return Ok(()),
             None => vec![None; arity],
         };
@@ -786,7 +801,7 @@ impl<'a> Selected<'a> {
         };
         let mut row = vec![0u32; arity];
         let mut values = Vec::new();
-        if let Some(order) = order {
+        if let Some(orders) = orders {
             // An order may know only the values of the selected tuples (the `-D` writer
             // ranks just those), so only groups that hold a selected tuple are sorted,
             // and below, only a group's selected values.
@@ -809,7 +824,9 @@ impl<'a> Selected<'a> {
                     }
                 }
             });
-            let prefix_key = |g: u32| groups.prefix(g as usize).iter().map(|&v| order.key(v));
+            let prefix_key =
+                |g: u32| groups.prefix(g as usize).iter().enumerate().map(|(i, &v)| column(orders, i).key(v));
+            let order = column(orders, 0);
             match arity {
                 1 => {}
                 2 => match order {
@@ -844,14 +861,14 @@ impl<'a> Selected<'a> {
             }
             values.clear();
             groups.values(g, &mut values);
-            if let Some(order) = order {
+            if let Some(orders) = orders {
                 if repeated {
                     values.retain(|&v| {
                         row[arity - 1] = v;
                         accept(&row)
                     });
                 }
-                order.sort(&mut values, &mut scratch);
+                column(orders, arity - 1).sort(&mut values, &mut scratch);
             }
             for &v in &values {
                 row[arity - 1] = v;
@@ -867,7 +884,7 @@ impl<'a> Selected<'a> {
     pub fn collect(&self) -> Answers {
         let arity = self.db.arity(self.pred);
         let (mut values, mut len) = (Vec::new(), 0);
-        let _ = self.for_each_sorted(&ValueOrder::Ids, |t| {
+        let _ = self.for_each_sorted(&[ValueOrder::Ids], |t| {
             values.extend_from_slice(t);
             len += 1;
             Ok::<(), std::convert::Infallible>(())
@@ -1307,7 +1324,7 @@ mod tests {
                 present.sort_unstable_by(|a, b| b.cmp(a));
                 present.dedup();
                 let mut read = Vec::new();
-                let _ = selected.for_each_sorted(&ValueOrder::ranked(present), |t| {
+                let _ = selected.for_each_sorted(&[ValueOrder::ranked(present)], |t| {
                     read.push(t.to_vec());
                     Ok::<(), ()>(())
                 });
@@ -1327,7 +1344,7 @@ mod tests {
             all.sort_by(|a, b| b.cmp(a));
             for reversed in [ValueOrder::ranked((0..3000).rev().collect()), ValueOrder::ranked(present)] {
                 let mut read = Vec::new();
-                let _ = Selected::relation(&db, pred).for_each_sorted(&reversed, |t| {
+                let _ = Selected::relation(&db, pred).for_each_sorted(std::slice::from_ref(&reversed), |t| {
                     read.push(t.to_vec());
                     Ok::<(), ()>(())
                 });

@@ -820,7 +820,7 @@ fn output_dir_with_a_query_constant_absent_from_the_data() {
 #[test]
 fn output_files_read_back_as_facts() {
     let dir = scratch("round-trip");
-    let values = [r#""has,comma""#, r#""has\ttab""#, r#""\"quoted\"""#, r#""in\"side""#, "plain", "7", r#""()""#];
+    let values = [r#""has,comma""#, r#""has\ttab""#, r#""\"quoted\"""#, r#""in\"side""#, "plain", r#""7""#, r#""()""#];
     let mut facts = String::new();
     for (i, v) in values.iter().enumerate() {
         facts += &format!("E({v},{}).\nF({v}).\n", values[(i + 1) % values.len()]);

@@ -209,7 +209,7 @@ fn check_proof(program: &Program, inputs: &BTreeSet<(PredId, Vec<u32>)>, doc: &V
                 let mut fits = |args: &[ir::Term], values: &[u32]| {
                     args.len() == values.len()
                         && args.iter().zip(values).all(|(t, &v)| match t.kind {
-                            TermKind::Const(c) => c.0 == v,
+                            TermKind::Const(c) => c.raw() == v,
                             TermKind::Var(x) => *env.entry(x).or_insert(v) == v,
                         })
                 };
@@ -248,7 +248,7 @@ proptest! {
         let options = magic::RewriteOptions { subsume: true, ..magic::RewriteOptions::default() };
         let subsumed = magic::rewrite_with(&source, &query, options).unwrap().program;
         let inputs: BTreeSet<(PredId, Vec<u32>)> =
-            source.facts.iter().map(|f| (f.pred, f.values.iter().map(|c| c.0).collect())).collect();
+            source.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
         let dir = scratch_dir();
         let path = dir.join("random.dl");
         std::fs::write(&path, &text).unwrap();
@@ -280,7 +280,7 @@ proptest! {
         let eval = exec::evaluate(&plan::plan_program(&source), &source, db, exec::EvalOptions::default());
         for pred in source.pred_ids().filter(|&p| source.pred(p).kind == ir::PredKind::Idb) {
             for tuple in eval.db.sorted_tuples(pred) {
-                let fact = format!("{}{}", source.pred_name(pred), source.display_tuple(&tuple));
+                let fact = format!("{}{}", source.pred_name(pred), source.display_tuple(pred, &tuple));
                 let out = dlc(&["--explain", &fact, "--format", "json", "--no-magic", path]);
                 prop_assert_eq!(out.code, 0, "{}: {}", fact, out.stdout);
                 let doc: Value = serde_json::from_str(&out.stdout).unwrap();

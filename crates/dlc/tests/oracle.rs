@@ -34,7 +34,7 @@ type Substitution = BTreeMap<Symbol, u32>;
 /// The value of `term` under `subst`, if it has one.
 fn value(term: &Term, subst: &Substitution) -> Option<u32> {
     match term.kind {
-        TermKind::Const(c) => Some(c.0),
+        TermKind::Const(c) => Some(c.raw()),
         TermKind::Var(v) => subst.get(&v).copied(),
     }
 }
@@ -48,7 +48,7 @@ fn extend(subst: &Substitution, args: &[Term], tuple: &[u32]) -> Option<Substitu
     let mut out = subst.clone();
     for (term, &v) in args.iter().zip(tuple) {
         match term.kind {
-            TermKind::Const(c) if c.0 != v => return None,
+            TermKind::Const(c) if c.raw() != v => return None,
             TermKind::Const(_) => {}
             TermKind::Var(x) => match out.get(&x) {
                 Some(&bound) if bound != v => return None,
@@ -154,7 +154,8 @@ fn matches(program: &Program, rule: &Rule, known: &Relations) -> Vec<Substitutio
                     .args
                     .iter()
                     .map(|t| match value(t, &s) {
-                        Some(v) => Term { kind: TermKind::Const(ir::Const(v)), span: t.span },
+                        // Only the value's bits are matched against tuples.
+                        Some(v) => Term { kind: TermKind::Const(ir::Value::Unsigned(v)), span: t.span },
                         None => *t,
                     })
                     .collect();
@@ -169,19 +170,13 @@ fn matches(program: &Program, rule: &Rule, known: &Relations) -> Vec<Substitutio
 /// that is not an integer satisfies none), or text order for a Soufflé symbol comparison.
 fn compare(program: &Program, c: &Comparison, a: u32, b: u32) -> bool {
     let text = |v: u32| program.consts.text(ir::Const(v));
-    let number = |v: u32| text(v).parse::<i32>().ok();
     match (c.op, c.domain) {
         (CmpOp::Eq, _) => a == b,
         (CmpOp::Ne, _) => a != b,
-        (op, ir::CmpDomain::Symbols) => op.holds(text(a).cmp(text(b)) as i64, 0),
-        (op, ir::CmpDomain::Integers) => match (number(a), number(b)) {
-            (Some(a), Some(b)) => op.holds(a.into(), b.into()),
-            _ => false,
-        },
-        (op, ir::CmpDomain::Unsigned) => match (text(a).parse::<u32>(), text(b).parse::<u32>()) {
-            (Ok(a), Ok(b)) => op.holds(a.into(), b.into()),
-            _ => false,
-        },
+        (op, ir::ValueType::Symbol) => op.holds(text(a).cmp(text(b)) as i64, 0),
+        // A number column holds an `i32`'s bits, an unsigned one the number itself.
+        (op, ir::ValueType::Number) => op.holds((a as i32).into(), (b as i32).into()),
+        (op, ir::ValueType::Unsigned) => op.holds(a.into(), b.into()),
     }
 }
 
@@ -230,18 +225,21 @@ const EDB: &[(&str, usize)] = &[("e0", 2), ("e1", 1), ("e2", 0), ("e3", 3)];
 const IDB: &[(&str, usize)] = &[("p0", 2), ("p1", 1), ("p2", 0), ("p3", 3), ("p4", 2)];
 /// Three variables, so that atoms repeat them often.
 const VARS: &[&str] = &["X", "Y", "Z"];
-/// Two numbers, which the ordering comparisons order, and a symbol, which they do not.
-const CONSTS: &[&str] = &["1", "2", "c"];
+/// Numbers only: a column holds numbers or symbols, and the ordering comparisons make
+/// the columns they reach numeric, so a symbol among them would make most programs E0028.
+/// `-1` is held as `u32::MAX`, the bits a sentinel is most likely to take.
+const CONSTS: &[&str] = &["-1", "1", "2"];
 /// The constants an ordering comparison may name (E0024 rejects a symbol there).
-const NUMBERS: usize = 2;
+const NUMBERS: usize = 3;
 /// The variable an assignment binds, which no positive atom does.
 const ASSIGNED: &str = "W";
 
-/// The constants of the programs whose `-D` output is checked: numbers among them, which
-/// the written files sort numerically (`2` before `10`); and constants that only queries
-/// use, so that a query may ask for a value that occurs nowhere in the data.
-const OUTPUT_CONSTS: &[&str] = &["a", "b", "10", "2"];
-const ABSENT_CONSTS: &[&str] = &["k", "7"];
+/// The constants of the programs whose `-D` output is checked: symbols that read as
+/// numbers among them (strings, so that a column need not hold numbers and symbols at
+/// once), which the written files sort numerically (`2` before `10`); and constants that
+/// only queries use, so that a query may ask for a value that occurs nowhere in the data.
+const OUTPUT_CONSTS: &[&str] = &["a", "b", "\"10\"", "\"2\""];
+const ABSENT_CONSTS: &[&str] = &["k", "\"7\""];
 
 fn arg() -> impl Strategy<Value = Arg> {
     generate::arg(VARS.len(), CONSTS.len())
@@ -470,7 +468,14 @@ fn compile(text: &str, picks: &[(prop::sample::Index, [usize; 3])]) -> (Program,
 fn fact(program: &Program, (which, values): &(prop::sample::Index, [usize; 3])) -> Option<(PredId, Vec<u32>)> {
     let (name, arity) = EDB[which.index(EDB.len())];
     let pred = program.lookup_source(name)?;
-    let tuple = values[..arity].iter().map(|&v| program.consts.get(CONSTS[v]).expect("interned").0).collect();
+    let types = &program.pred(pred).types;
+    let tuple = (values[..arity].iter().zip(types))
+        .map(|(&v, ty)| match ty {
+            ir::ValueType::Symbol => program.consts.get(CONSTS[v]).expect("interned").0,
+            ir::ValueType::Number => CONSTS[v].parse::<i32>().expect("a number") as u32,
+            ir::ValueType::Unsigned => CONSTS[v].parse::<u32>().expect("a number"),
+        })
+        .collect();
     Some((pred, tuple))
 }
 
@@ -761,10 +766,11 @@ proptest! {
     fn output_files_hold_the_oracles_answers(text in output_program_text()) {
         let (program, diagnostics) = syntax::parse_program(&text, FileId(0));
         let program = program.unwrap_or_else(|| panic!("generated program must compile: {diagnostics:?}\n{text}"));
-        let edb = program.facts.iter().map(|f| (f.pred, f.values.iter().map(|c| c.0).collect())).collect();
+        let edb = program.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
+        let queried = program.query.as_ref().unwrap().atom.pred;
         let mut expected: Vec<Vec<String>> = query_answers(&program, &oracle(&program, &edb))
             .iter()
-            .map(|t| t.iter().map(|&v| program.consts.text(ir::Const(v)).to_string()).collect())
+            .map(|t| t.iter().enumerate().map(|(i, &v)| program.value_text(program.value(queried, i, v)).into_owned()).collect())
             .collect();
         expected.sort_by(|a, b| a.iter().zip(b).map(|(x, y)| output_order(x, y)).find(|o| o.is_ne()).unwrap_or(std::cmp::Ordering::Equal));
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("oracle-output");
@@ -806,7 +812,7 @@ fn the_oracle_computes_spec_example_1() {
                 E(a,b).\nE(b,c).\nE(c,b).\nE(c,d).\nE(a,e).\nE(e,d).\nE(u,v).\nE(v,w).\nE(w,u).";
     let (program, _) = syntax::parse_program(text, FileId(0));
     let program = program.unwrap();
-    let edb = program.facts.iter().map(|f| (f.pred, f.values.iter().map(|c| c.0).collect())).collect();
+    let edb = program.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
     let relations = oracle(&program, &edb);
     let r = program.lookup_source("R").unwrap();
     assert_eq!(relations[&r].len(), 20);

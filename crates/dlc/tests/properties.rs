@@ -93,7 +93,7 @@ fn compile(text: &str, facts: &[String]) -> (Program, Vec<(PredId, Vec<u32>)>) {
     let (facts, diagnostics) =
         syntax::parse_fact_atoms(&facts.iter().map(|f| format!("{f}.\n")).collect::<String>(), FileId(1), &mut program);
     assert!(!diag::has_errors(&diagnostics), "{diagnostics:?}");
-    let tuples = facts.iter().map(|f| (f.pred, f.values.iter().map(|c| c.0).collect())).collect();
+    let tuples = facts.iter().map(|f| (f.pred, f.values.clone())).collect();
     (program, tuples)
 }
 

@@ -283,3 +283,35 @@ fn one_problem_is_one_error() {
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].contains("it would include itself: "), "{found:?}");
 }
+
+/// Integers are numbers held as themselves: `007` and `7` are one value, a number column
+/// is ordered numerically (negatives first) on standard output and in `-D` files, and a
+/// facts file's field of a number column must be an integer, reported at the field.
+#[test]
+fn numbers_are_values_ordered_as_numbers() {
+    let dir = scratch("numbers");
+    let program =
+        write(&dir.join("p.dl"), "R(N,C) <- T(C,N), N < 8\nT(lima,007). T(rome,7). T(oslo,-12).\n?- R(N,C).\n");
+    let out = dlc(&[&program]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.ends_with("R(-12,oslo)\nR(7,lima)\nR(7,rome)\n"), "{}", out.stdout);
+    let out = dlc(&[&program, "-D", "-", "--query", "R(7,C)"]);
+    assert!(out.stdout.contains("===============\n7\tlima\n7\trome\n==============="), "{}", out.stdout);
+    let facts = write(&dir.join("T.facts"), "nuuk\t-30\nbad\tseven\n");
+    let out = dlc(&[&program, "--facts", &facts]);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stderr.contains("E0013") && out.stderr.contains("`seven` is not an integer"), "{}", out.stderr);
+    // -1 is held as u32::MAX, which the proof search once took for "unbound": a proof of
+    // a fact with -1 in it must still read the rule as written.
+    let chain = "R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)\nE(1,2). E(2,3). E(3,-1).\n?- R(1,Y).\n";
+    let program = write(&dir.join("chain.dl"), chain);
+    for magic in ["on", "off"] {
+        let out = dlc(&[&program, "--explain", "R(1,-1)", "--magic", magic]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(
+            out.stdout.contains("R(1,-1)  by rule r1") && out.stdout.contains("E(3,-1)  input fact"),
+            "{}",
+            out.stdout
+        );
+    }
+}

@@ -38,7 +38,7 @@ impl Database {
         let mut tuple = Vec::new();
         for fact in facts {
             tuple.clear();
-            tuple.extend(fact.values.iter().map(|c| c.0));
+            tuple.extend_from_slice(&fact.values);
             db.insert(fact.pred, &tuple);
         }
         db

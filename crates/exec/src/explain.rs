@@ -21,9 +21,6 @@ use hashbrown::HashTable;
 use ir::{CmpOp, Const, Interner, PredId, Program, RuleId, Symbol, TermKind};
 use rustc_hash::FxHashMap;
 
-/// A value no interned constant takes: marks a variable not bound yet.
-const UNBOUND: u32 = u32::MAX;
-
 /// How far [`Explainer::why_not`] looks for partial matches of one rule before it gives up.
 const WHY_NOT_BUDGET: usize = 1_000_000;
 
@@ -76,8 +73,8 @@ pub enum Leaf {
     /// Negated atom `negated` of the rule: no fact of `pred` matches `pattern` (a value
     /// per column, `None` for a wildcard).
     Absent { negated: usize, pred: PredId, pattern: Vec<Option<u32>> },
-    /// Comparison `comparison` of the rule on these values.
-    Compared { comparison: usize, op: CmpOp, left: u32, right: u32 },
+    /// Comparison `comparison` of the rule on these values, of type `ty`.
+    Compared { comparison: usize, op: CmpOp, ty: ir::ValueType, left: u32, right: u32 },
 }
 
 /// Why a fact is not derived: what happens with each rule whose head is its predicate.
@@ -120,7 +117,7 @@ pub enum Blocked {
     /// Negated atom `negated` found this fact.
     Negation { negated: usize, pred: PredId, fact: Vec<u32> },
     /// Comparison `comparison` does not hold of these values.
-    Comparison { comparison: usize, op: CmpOp, left: u32, right: u32 },
+    Comparison { comparison: usize, op: CmpOp, ty: ir::ValueType, left: u32, right: u32 },
 }
 
 /// A rule argument with variables numbered per rule.
@@ -140,7 +137,7 @@ struct CompiledRule {
     head: CompiledAtom,
     body: Vec<CompiledAtom>,
     /// The comparisons, in rule order.
-    comparisons: Vec<(CmpOp, ir::CmpDomain, Arg, Arg)>,
+    comparisons: Vec<(CmpOp, ir::ValueType, Arg, Arg)>,
     /// The negated atoms; a wildcard argument is `None`.
     negated: Vec<(PredId, Vec<Option<Arg>>)>,
     /// Variable `i` is `vars[i]`.
@@ -157,7 +154,7 @@ impl CompiledRule {
                 .args
                 .iter()
                 .map(|t| match t.kind {
-                    TermKind::Const(c) => Arg::Const(c.0),
+                    TermKind::Const(c) => Arg::Const(c.raw()),
                     TermKind::Var(v) => Arg::Var(vars.iter().position(|&u| u == v).unwrap_or_else(|| {
                         vars.push(v);
                         vars.len() - 1
@@ -168,7 +165,7 @@ impl CompiledRule {
         let head = atom(&rule.head);
         let body = rule.body.iter().map(&mut atom).collect();
         let mut number = |t: &ir::Term| match t.kind {
-            TermKind::Const(c) => Arg::Const(c.0),
+            TermKind::Const(c) => Arg::Const(c.raw()),
             TermKind::Var(v) => Arg::Var(vars.iter().position(|&u| u == v).unwrap_or_else(|| {
                 vars.push(v);
                 vars.len() - 1
@@ -192,14 +189,14 @@ impl CompiledRule {
     /// The leaves of the instance the bindings `vals` of a full body match make, or what
     /// blocks it: assignments bind their variables first (as often as one feeds another),
     /// then every comparison must hold and no negated atom find a fact.
-    fn leaves(&self, vals: &[u32], db: &Database, values: &Interner<Const>) -> Result<Vec<Leaf>, Blocked> {
+    fn leaves(&self, vals: &[Binding], db: &Database, values: &Interner<Const>) -> Result<Vec<Leaf>, Blocked> {
         if self.comparisons.is_empty() && self.negated.is_empty() {
             return Ok(Vec::new());
         }
         let mut vals = vals.to_vec();
-        let value = |a: Arg, vals: &[u32]| match a {
+        let value = |a: Arg, vals: &[Binding]| match a {
             Arg::Const(c) => Some(c),
-            Arg::Var(i) => Some(vals[i]).filter(|&v| v != UNBOUND),
+            Arg::Var(i) => vals[i],
         };
         loop {
             let mut bound = false;
@@ -209,7 +206,7 @@ impl CompiledRule {
                 }
                 match (value(left, &vals), value(right, &vals), left, right) {
                     (None, Some(v), Arg::Var(i), _) | (Some(v), None, _, Arg::Var(i)) => {
-                        vals[i] = v;
+                        vals[i] = Some(v);
                         bound = true;
                     }
                     _ => {}
@@ -222,12 +219,13 @@ impl CompiledRule {
         let mut leaves = Vec::new();
         for (comparison, &(op, domain, left, right)) in self.comparisons.iter().enumerate() {
             let (Some(a), Some(b)) = (value(left, &vals), value(right, &vals)) else {
-                return Err(Blocked::Comparison { comparison, op, left: UNBOUND, right: UNBOUND });
+                // Not for a valid rule, whose comparisons read bound variables only.
+                return Err(Blocked::Comparison { comparison, op, ty: domain, left: 0, right: 0 });
             };
             if !op.holds_for(a, b, domain, Some(values)) {
-                return Err(Blocked::Comparison { comparison, op, left: a, right: b });
+                return Err(Blocked::Comparison { comparison, op, ty: domain, left: a, right: b });
             }
-            leaves.push(Leaf::Compared { comparison, op, left: a, right: b });
+            leaves.push(Leaf::Compared { comparison, op, ty: domain, left: a, right: b });
         }
         for (negated, (pred, args)) in self.negated.iter().enumerate() {
             let pattern: Vec<Option<u32>> = args.iter().map(|a| a.and_then(|a| value(a, &vals))).collect();
@@ -241,8 +239,8 @@ impl CompiledRule {
     }
 
     /// Binds the head's variables to `tuple` in `vals`; false when they do not fit.
-    fn bind_head(&self, tuple: &[u32], vals: &mut [u32]) -> bool {
-        vals.fill(UNBOUND);
+    fn bind_head(&self, tuple: &[u32], vals: &mut [Binding]) -> bool {
+        vals.fill(None);
         self.head.args.len() == tuple.len() && unify(&self.head.args, tuple, vals)
     }
 }
@@ -250,18 +248,24 @@ impl CompiledRule {
 /// Extends the bindings `vals` so that `args` read `row`; false (with `vals` partly
 /// written) when they cannot.
 #[inline]
-fn unify(args: &[Arg], row: &[u32], vals: &mut [u32]) -> bool {
+fn unify(args: &[Arg], row: &[u32], vals: &mut [Binding]) -> bool {
     for (arg, &v) in args.iter().zip(row) {
         match *arg {
             Arg::Const(c) if c != v => return false,
             Arg::Const(_) => {}
-            Arg::Var(i) if vals[i] == UNBOUND => vals[i] = v,
-            Arg::Var(i) if vals[i] != v => return false,
-            Arg::Var(_) => {}
+            Arg::Var(i) => match vals[i] {
+                None => vals[i] = Some(v),
+                Some(w) if w != v => return false,
+                Some(_) => {}
+            },
         }
     }
     true
 }
+
+/// A variable's value in a partial match, `None` while unbound: no `u32` can stand for
+/// "unbound", since a number column uses all of them.
+type Binding = Option<u32>;
 
 /// The live rows of one relation grouped by the value of one column: a hash table of
 /// the first row of each value, and per row the next row with its value, in row order
@@ -354,7 +358,7 @@ impl<'a> Indexed<'a> {
 
     /// Appends to `out` the live rows below `end` of `pred` that can match `args` under
     /// `vals`: those agreeing on the most selective bound column (the caller unifies).
-    fn candidates(&mut self, pred: PredId, args: &[Arg], vals: &[u32], end: u32, out: &mut Vec<u32>) {
+    fn candidates(&mut self, pred: PredId, args: &[Arg], vals: &[Binding], end: u32, out: &mut Vec<u32>) {
         out.clear();
         let rows = self.db.rel(pred);
         if rows.arity != args.len() {
@@ -363,7 +367,7 @@ impl<'a> Indexed<'a> {
         let end = end.min(rows.end());
         let bound = |c: usize| match args[c] {
             Arg::Const(v) => Some(v),
-            Arg::Var(i) => Some(vals[i]).filter(|&v| v != UNBOUND),
+            Arg::Var(i) => vals[i],
         };
         let spread = self.spreads[pred.index()].get_or_insert_with(|| spread(rows));
         let Some(col) = (0..args.len()).filter(|&c| bound(c).is_some()).max_by_key(|&c| (spread[c], usize::MAX - c))
@@ -420,14 +424,14 @@ enum Flow {
 }
 
 /// Told `(level, bindings, matched rows)` by [`for_each_match`].
-type Visitor<'v> = dyn FnMut(usize, &[u32], &[(PredId, u32)]) -> Flow + 'v;
+type Visitor<'v> = dyn FnMut(usize, &[Binding], &[(PredId, u32)]) -> Flow + 'v;
 
 /// Per-level buffers of [`for_each_match`], reused across calls.
 #[derive(Default)]
 struct MatchScratch {
     candidates: Vec<Vec<u32>>,
     position: Vec<usize>,
-    vals: Vec<u32>,
+    vals: Vec<Binding>,
     matched: Vec<(PredId, u32)>,
 }
 
@@ -440,7 +444,7 @@ fn for_each_match(
     s: &mut MatchScratch,
     rule: &CompiledRule,
     order: &[usize],
-    init: &[u32],
+    init: &[Binding],
     end: &dyn Fn(PredId) -> u32,
     visit: &mut Visitor<'_>,
 ) {
@@ -451,7 +455,7 @@ fn for_each_match(
     s.position.resize(n.max(1), 0);
     s.vals.clear();
     s.vals.extend_from_slice(init);
-    s.vals.resize((n + 1) * nv, UNBOUND);
+    s.vals.resize((n + 1) * nv, None);
     s.matched.clear();
     s.matched.resize(n, (PredId(0), 0));
     if visit(0, init, &[]) == Flow::Stop || n == 0 {
@@ -497,8 +501,8 @@ fn for_each_match(
 /// atom expected to match the fewest rows ([`Indexed::estimate`]), earlier atoms first on
 /// ties. In `@a:R^bf(X,Z) <- @m:R^bf(X), @a:R^bf(X,Y), E(Y,Z)` with `X` and `Z` bound,
 /// `E(Y,Z)` comes before `@a:R^bf(X,Y)`, all of whose rows share their `X`.
-fn greedy_order(ix: &mut Indexed<'_>, rule: &CompiledRule, vals: &[u32]) -> Vec<usize> {
-    let mut bound: Vec<bool> = vals.iter().map(|&v| v != UNBOUND).collect();
+fn greedy_order(ix: &mut Indexed<'_>, rule: &CompiledRule, vals: &[Binding]) -> Vec<usize> {
+    let mut bound: Vec<bool> = vals.iter().map(Option::is_some).collect();
     let mut left: Vec<usize> = (0..rule.body.len()).collect();
     let mut order = Vec::with_capacity(left.len());
     while !left.is_empty() {
@@ -647,7 +651,7 @@ impl<'a> Explainer<'a> {
         let values = &self.values;
         for &ri in &self.by_head[pred.index()] {
             let rule = &self.rules[ri];
-            let mut vals = vec![UNBOUND; rule.vars.len()];
+            let mut vals = vec![None; rule.vars.len()];
             if !rule.bind_head(tuple, &mut vals) {
                 continue;
             }
@@ -760,7 +764,7 @@ impl<'a> Explainer<'a> {
         let rule_ids: Vec<usize> = (0..self.rules.len()).filter(|&i| self.rules[i].head.pred == pred).collect();
         for ri in rule_ids {
             let rule = &self.rules[ri];
-            let mut vals = vec![UNBOUND; rule.vars.len()];
+            let mut vals = vec![None; rule.vars.len()];
             let usable = self.by_head.get(pred.index()).is_some_and(|rules| rules.contains(&ri));
             if !usable || !rule.bind_head(tuple, &mut vals) {
                 rules.push(RuleAttempt { rule: rule.id, outcome: Attempt::HeadMismatch });
@@ -793,12 +797,7 @@ impl<'a> Explainer<'a> {
                         partial += 1;
                         if examples.len() < EXAMPLES {
                             examples.push(
-                                bound
-                                    .iter()
-                                    .enumerate()
-                                    .filter(|(_, &v)| v != UNBOUND)
-                                    .map(|(i, &v)| (rule.vars[i], v))
-                                    .collect(),
+                                bound.iter().enumerate().filter_map(|(i, &v)| Some((rule.vars[i], v?))).collect(),
                             );
                         }
                     }

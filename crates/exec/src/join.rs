@@ -4,7 +4,7 @@
 
 use crate::database::Database;
 use crate::relation::{Chain, Index, RowSet, Rows};
-use ir::{CmpDomain, CmpOp, Const, Interner, PredId};
+use ir::{CmpOp, Const, Interner, PredId, ValueType};
 use plan::{AtomSource, Filter, Operand, Output, RulePlan};
 use std::cell::Cell;
 
@@ -63,7 +63,7 @@ pub(crate) enum Membership {
 enum PhysFilter {
     Compare {
         op: CmpOp,
-        domain: CmpDomain,
+        domain: ValueType,
         left: Operand,
         right: Operand,
     },
@@ -117,7 +117,7 @@ pub(crate) struct PhysPlan {
     initial: Vec<PhysFilter>,
     /// The relation each negated atom reads: the views after the steps' views, in order.
     pub(crate) negations: Vec<PredId>,
-    /// The texts of values, for comparisons that order them as integers.
+    /// The texts of symbols, for comparisons that order them.
     pub(crate) values: Option<Interner<Const>>,
 }
 
@@ -627,9 +627,10 @@ fn operand(o: Operand, vals: &[u32]) -> u32 {
     }
 }
 
-/// Whether a plan compares values as integers, and so needs their texts.
+/// Whether a plan orders symbols, and so needs their texts (numbers are ordered as the
+/// tuples hold them).
 fn needs_values(plan: &RulePlan) -> bool {
-    let ordering = |f: &Filter| matches!(f, Filter::Compare { op, .. } if op.is_ordering());
+    let ordering = |f: &Filter| matches!(f, Filter::Compare { op, domain: ValueType::Symbol, .. } if op.is_ordering());
     plan.initial.iter().chain(plan.steps.iter().flat_map(|s| &s.filters)).any(ordering)
 }
 

@@ -83,7 +83,7 @@ mod tests {
         let mut db = Database::new(p);
         db.set_tuple_limit(limit);
         for fact in &p.facts {
-            db.insert(fact.pred, &fact.values.iter().map(|c| c.0).collect::<Vec<_>>());
+            db.insert(fact.pred, &fact.values);
         }
         let options = EvalOptions { engine, ..EvalOptions::default() };
         let eval = try_evaluate(&plan_program(p), p, db, options)?;

@@ -32,7 +32,7 @@ fn pred(p: &Program, name: &str) -> PredId {
 
 /// The tuples of a relation as text, e.g. `["(a,b)", "(a,c)"]`.
 fn tuples(p: &Program, db: &Database, name: &str) -> Vec<String> {
-    db.sorted_tuples(pred(p, name)).iter().map(|t| p.display_tuple(t).to_string()).collect::<Vec<_>>()
+    db.sorted_tuples(pred(p, name)).iter().map(|t| p.display_tuple(pred(p, name), t).to_string()).collect::<Vec<_>>()
 }
 
 fn sorted_text(p: &Program, db: &Database, name: &str) -> Vec<String> {
@@ -45,7 +45,7 @@ fn sorted_text(p: &Program, db: &Database, name: &str) -> Vec<String> {
 fn round_text(p: &Program, new: &[(PredId, Vec<Vec<u32>>)]) -> String {
     let mut facts: Vec<String> = new
         .iter()
-        .flat_map(|(pr, ts)| ts.iter().map(move |t| format!("{}{}", p.pred_name(*pr), p.display_tuple(t))))
+        .flat_map(|(pr, ts)| ts.iter().map(move |t| format!("{}{}", p.pred_name(*pr), p.display_tuple(*pr, t))))
         .collect();
     facts.sort();
     facts.join(" ")
@@ -863,7 +863,7 @@ fn split_joins_stop_at_the_tuple_limit() {
             let mut db = Database::new(&p);
             db.set_tuple_limit(limit);
             for fact in &p.facts {
-                db.insert(fact.pred, &fact.values.iter().map(|c| c.0).collect::<Vec<_>>());
+                db.insert(fact.pred, &fact.values);
             }
             let options = EvalOptions { threads: Threads::new(count).splitting_from(2), ..EvalOptions::default() };
             crate::try_evaluate(&plan_program(&p), &p, db, options).map(|eval| eval.db.len(r))
@@ -902,7 +902,7 @@ fn unsupported_facts(p: &Program, db: &Database) -> Vec<String> {
         let mark = env.len();
         for (t, &v) in args.iter().zip(tuple) {
             let ok = match t.kind {
-                TermKind::Const(c) => c.0 == v,
+                TermKind::Const(c) => c.raw() == v,
                 TermKind::Var(x) => match env.iter().find(|(y, _)| *y == x) {
                     Some(&(_, w)) => w == v,
                     None => {
@@ -925,7 +925,7 @@ fn unsupported_facts(p: &Program, db: &Database) -> Vec<String> {
             .args
             .iter()
             .map(|t| match t.kind {
-                TermKind::Const(c) => Some(c.0),
+                TermKind::Const(c) => Some(c.raw()),
                 TermKind::Var(x) => env.iter().find(|(y, _)| *y == x).map(|&(_, v)| v),
             })
             .collect();
@@ -958,7 +958,7 @@ fn unsupported_facts(p: &Program, db: &Database) -> Vec<String> {
                 matches(&rule.head.args, tuple, &mut env) && derive(&rule.body, rank, &facts, &mut env)
             });
             if !supported {
-                bad.push(format!("{}{} (rank {rank})", p.pred_name(pred), p.display_tuple(tuple)));
+                bad.push(format!("{}{} (rank {rank})", p.pred_name(pred), p.display_tuple(pred, tuple)));
             }
         }
     }
@@ -1036,7 +1036,7 @@ fn ranked_session(p: &Program, initial: &Facts, updates: &[Update], reference: b
                     listed(&by_dred.overdeleted, *pred, t),
                     "{label}: update {k}: ranked over-deleted {}{} which DRed did not",
                     p.pred_name(*pred),
-                    p.display_tuple(t)
+                    p.display_tuple(*pred, t)
                 );
             }
         }

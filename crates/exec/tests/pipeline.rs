@@ -24,7 +24,9 @@ fn magic_program(src: &str) -> Program {
 fn facts_text(p: &Program, facts: &[(PredId, Vec<Vec<u32>>)]) -> String {
     let mut out: Vec<String> = facts
         .iter()
-        .flat_map(|(pred, tuples)| tuples.iter().map(move |t| format!("{}{}", p.pred_name(*pred), p.display_tuple(t))))
+        .flat_map(|(pred, tuples)| {
+            tuples.iter().map(move |t| format!("{}{}", p.pred_name(*pred), p.display_tuple(*pred, t)))
+        })
         .collect();
     out.sort();
     out.join(" ")
@@ -99,6 +101,6 @@ fn example_1_dred_delete_edge() {
     assert_eq!(facts_text(&p, &report.rederived), "@a:R^bf(a,d) @m:R^bf(d)");
     let answer = p.query.as_ref().unwrap().atom.pred;
     let answers: Vec<String> =
-        maintained.db().sorted_tuples(answer).iter().map(|t| p.display_tuple(t).to_string()).collect();
+        maintained.db().sorted_tuples(answer).iter().map(|t| p.display_tuple(answer, t).to_string()).collect();
     assert_eq!(answers, ["(a,d)", "(a,e)", "(e,d)"]);
 }

@@ -22,8 +22,12 @@ fn magic_answers(src: &str) -> Vec<String> {
     let db = Database::from_facts(&p, &p.facts);
     let eval = evaluate(&plan, &p, db, EvalOptions::default());
     let q = p.query.clone().expect("the rewrite keeps the query");
-    let mut answers: Vec<String> =
-        eval.db.tuples(magic.answer_pred).filter(|t| q.matches(t)).map(|t| p.display_tuple(t).to_string()).collect();
+    let mut answers: Vec<String> = eval
+        .db
+        .tuples(magic.answer_pred)
+        .filter(|t| q.matches(t))
+        .map(|t| p.display_tuple(magic.answer_pred, t).to_string())
+        .collect();
     answers.sort();
     answers
 }

@@ -48,7 +48,7 @@ fn agree(text: &str, batches: &[Batch<'_>], workers: usize) {
 fn agree_as(text: &str, batches: &[Batch<'_>], options: Options) {
     let mut p = program(text);
     let plan = plan::plan_program(&p);
-    let facts: Facts = p.facts.iter().map(|f| (f.pred, f.values.iter().map(|c| c.0).collect())).collect();
+    let facts: Facts = p.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
     let facts: Vec<(PredId, Vec<u32>)> = facts.into_iter().collect();
     let mut flow = Flow::start(&plan, &p, options).unwrap();
     let mut mirror = Mirror::default();

@@ -1,20 +1,21 @@
 //! Stable text printers for the IR. This text is what `--emit ir` prints and what
 //! snapshot tests record, and the only place generated names become strings.
 
-use crate::{Atom, Const, PredId, PredKind, PredName, Program, Rule, Term, TermKind};
+use crate::{Atom, PredId, PredKind, PredName, Program, Rule, Term, TermKind, Value};
 use std::fmt;
 
 /// Prints a predicate name: `R`, `@a:R^bf`, `@m:R^bf`.
 pub struct DisplayPred<'a>(pub &'a Program, pub PredId);
-/// Prints a constant: bare when it reads back as the same constant, quoted otherwise.
-pub struct DisplayConst<'a>(pub &'a Program, pub Const);
+/// Prints a value: a number in decimal, a symbol bare when it reads back as the same
+/// constant, quoted otherwise.
+pub struct DisplayValue<'a>(pub &'a Program, pub Value);
 pub struct DisplayTerm<'a>(pub &'a Program, pub &'a Term);
 /// Prints `R(X,a)`; a zero-arity atom prints as `P()`.
 pub struct DisplayAtom<'a>(pub &'a Program, pub &'a Atom);
 /// Prints `Head <- A, B` (an empty body prints as `Head <-`).
 pub struct DisplayRule<'a>(pub &'a Program, pub &'a Rule);
-/// Prints a tuple of interned values as `(a,b)`.
-pub struct DisplayTuple<'a>(pub &'a Program, pub &'a [u32]);
+/// Prints a tuple of predicate `.1` (values as tuples hold them) as `(a,b)`.
+pub struct DisplayTuple<'a>(pub &'a Program, pub PredId, pub &'a [u32]);
 
 impl fmt::Display for DisplayPred<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -59,9 +60,13 @@ pub fn write_constant(f: &mut impl fmt::Write, text: &str) -> fmt::Result {
     f.write_char('"')
 }
 
-impl fmt::Display for DisplayConst<'_> {
+impl fmt::Display for DisplayValue<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_constant(f, self.0.consts.text(self.1))
+        match self.1 {
+            Value::Symbol(c) => write_constant(f, self.0.consts.text(c)),
+            Value::Number(n) => write!(f, "{n}"),
+            Value::Unsigned(n) => write!(f, "{n}"),
+        }
     }
 }
 
@@ -69,7 +74,7 @@ impl fmt::Display for DisplayTerm<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.1.kind {
             TermKind::Var(v) => f.write_str(self.0.symbols.text(v)),
-            TermKind::Const(c) => DisplayConst(self.0, c).fmt(f),
+            TermKind::Const(c) => DisplayValue(self.0, c).fmt(f),
         }
     }
 }
@@ -111,11 +116,11 @@ impl fmt::Display for DisplayRule<'_> {
 impl fmt::Display for DisplayTuple<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("(")?;
-        for (i, v) in self.1.iter().enumerate() {
+        for (i, v) in self.2.iter().enumerate() {
             if i > 0 {
                 f.write_str(",")?;
             }
-            DisplayConst(self.0, Const(*v)).fmt(f)?;
+            DisplayValue(self.0, self.0.value(self.1, i, *v)).fmt(f)?;
         }
         f.write_str(")")
     }
@@ -134,8 +139,8 @@ impl Program {
         DisplayRule(self, rule)
     }
 
-    pub fn display_tuple<'a>(&'a self, tuple: &'a [u32]) -> DisplayTuple<'a> {
-        DisplayTuple(self, tuple)
+    pub fn display_tuple<'a>(&'a self, pred: PredId, tuple: &'a [u32]) -> DisplayTuple<'a> {
+        DisplayTuple(self, pred, tuple)
     }
 
     /// The predicate name as a string (for JSON keys and tables).
@@ -143,9 +148,18 @@ impl Program {
         DisplayPred(self, id).to_string()
     }
 
-    /// A constant's text as the user would write it.
-    pub fn const_text(&self, c: Const) -> String {
-        DisplayConst(self, c).to_string()
+    /// A value's text as the user would write it.
+    pub fn const_text(&self, value: Value) -> String {
+        DisplayValue(self, value).to_string()
+    }
+
+    /// A value's plain text, as facts files and `-D` hold it: a symbol's text unquoted.
+    pub fn value_text(&self, value: Value) -> std::borrow::Cow<'_, str> {
+        match value {
+            Value::Symbol(c) => std::borrow::Cow::Borrowed(self.consts.text(c)),
+            Value::Number(n) => std::borrow::Cow::Owned(n.to_string()),
+            Value::Unsigned(n) => std::borrow::Cow::Owned(n.to_string()),
+        }
     }
 }
 
@@ -168,8 +182,7 @@ impl fmt::Display for Program {
         if !self.facts.is_empty() {
             writeln!(f, "% facts")?;
             for fact in &self.facts {
-                let values: Vec<u32> = fact.values.iter().map(|c| c.0).collect();
-                writeln!(f, "{}{}.", DisplayPred(self, fact.pred), DisplayTuple(self, &values))?;
+                writeln!(f, "{}{}.", DisplayPred(self, fact.pred), DisplayTuple(self, fact.pred, &fact.values))?;
             }
         }
         if let Some(q) = &self.query {

@@ -17,12 +17,12 @@ mod validate;
 pub use adornment::{Adornment, Bf};
 pub use diag::{FileId, Span};
 pub use display::{
-    is_bare_constant, write_constant, DisplayAtom, DisplayConst, DisplayPred, DisplayRule, DisplayTerm, DisplayTuple,
+    is_bare_constant, write_constant, DisplayAtom, DisplayPred, DisplayRule, DisplayTerm, DisplayTuple, DisplayValue,
 };
 pub use graph::strongly_connected;
 pub use intern::{Const, InternId, Interner, Interning, Symbol};
 pub use program::{
-    integer_value, unsigned_value, Atom, CmpDomain, CmpOp, Comparison, Fact, Origin, Pred, PredId, PredKind, PredName,
-    Program, Query, Rule, RuleId, Term, TermKind,
+    integer_value, parse_integer, unsigned_value, Atom, CmpOp, Comparison, Fact, Origin, Pred, PredId, PredKind,
+    PredName, Program, Query, Rule, RuleId, Term, TermKind, Value, ValueType,
 };
 pub use validate::{validate, IrError};

@@ -49,6 +49,80 @@ impl PredName {
     }
 }
 
+/// What a column holds: an interned symbol, or a 32-bit integer, signed (Soufflé's
+/// `number`, every integer of the dlc dialect) or unsigned (Soufflé's `unsigned`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ValueType {
+    #[default]
+    Symbol,
+    Number,
+    Unsigned,
+}
+
+impl ValueType {
+    /// The name a report uses for the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueType::Symbol => "symbol",
+            ValueType::Number => "number",
+            ValueType::Unsigned => "unsigned",
+        }
+    }
+
+    pub fn is_numeric(self) -> bool {
+        self != ValueType::Symbol
+    }
+
+    /// The bits a column of this numeric type holds for the integer `text` writes (see
+    /// [`parse_integer`]); none for a symbol type, another text, or one out of range.
+    pub fn number(self, text: &str) -> Option<u32> {
+        let n = parse_integer(text)?;
+        match self {
+            ValueType::Symbol => None,
+            ValueType::Number => i32::try_from(n).ok().map(|n| n as u32),
+            ValueType::Unsigned => u32::try_from(n).ok(),
+        }
+    }
+}
+
+/// A typed constant: an interned symbol, or a number held as itself. In a tuple every
+/// value is its [`Value::raw`] `u32`, and the column's [`ValueType`] says how to read it
+/// back ([`Value::from_raw`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Value {
+    Symbol(Const),
+    Number(i32),
+    Unsigned(u32),
+}
+
+impl Value {
+    /// The value as a tuple holds it: the symbol's id, or the number's 32 bits.
+    pub fn raw(self) -> u32 {
+        match self {
+            Value::Symbol(c) => c.0,
+            Value::Number(n) => n as u32,
+            Value::Unsigned(n) => n,
+        }
+    }
+
+    /// The value of type `ty` a tuple holds as `raw`.
+    pub fn from_raw(ty: ValueType, raw: u32) -> Value {
+        match ty {
+            ValueType::Symbol => Value::Symbol(Const(raw)),
+            ValueType::Number => Value::Number(raw as i32),
+            ValueType::Unsigned => Value::Unsigned(raw),
+        }
+    }
+
+    pub fn value_type(self) -> ValueType {
+        match self {
+            Value::Symbol(_) => ValueType::Symbol,
+            Value::Number(_) => ValueType::Number,
+            Value::Unsigned(_) => ValueType::Unsigned,
+        }
+    }
+}
+
 /// EDB predicates hold input facts; IDB predicates head at least one rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PredKind {
@@ -61,6 +135,10 @@ pub struct Pred {
     pub name: PredName,
     pub arity: usize,
     pub kind: PredKind,
+    /// What each column holds. A source predicate's types are set when its program is
+    /// lowered (declared in Soufflé, inferred in the dlc dialect); a generated one's
+    /// follow from its source's when it is declared.
+    pub types: Vec<ValueType>,
     /// The first place the predicate was mentioned (for generated ones: the call or
     /// query that created it).
     pub span: Span,
@@ -69,7 +147,7 @@ pub struct Pred {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TermKind {
     Var(Symbol),
-    Const(Const),
+    Const(Value),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -86,7 +164,7 @@ impl Term {
         }
     }
 
-    pub fn constant(&self) -> Option<Const> {
+    pub fn constant(&self) -> Option<Value> {
         match self.kind {
             TermKind::Const(c) => Some(c),
             TermKind::Var(_) => None,
@@ -147,6 +225,29 @@ pub fn unsigned_value(text: &str) -> Option<i64> {
     text.parse::<u32>().ok().map(i64::from)
 }
 
+/// The integer `text` writes: decimal with an optional sign, hex `0x1F`, binary `0b101`,
+/// each with an optional `u` suffix; `None` for any other text or one beyond 64 bits.
+pub fn parse_integer(text: &str) -> Option<i64> {
+    let text = text.strip_suffix('u').unwrap_or(text);
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let (radix, digits) = if let Some(hex) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        (16, hex)
+    } else if let Some(binary) = digits.strip_prefix("0b").or_else(|| digits.strip_prefix("0B")) {
+        (2, binary)
+    } else {
+        (10, digits)
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let magnitude = i128::from_str_radix(digits, radix).ok()?;
+    i64::try_from(if negative { -magnitude } else { magnitude }).ok()
+}
+
 /// A comparison operator of a constraint `left op right`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CmpOp {
@@ -182,27 +283,22 @@ impl CmpOp {
         !matches!(self, CmpOp::Eq | CmpOp::Ne)
     }
 
-    /// Whether the values `a` and `b` (interned ids) satisfy the operator: identity for
-    /// `=` and `!=`; for the others the order of `domain` on their texts (`values`): as
-    /// signed or unsigned 32-bit integers (a text that is not one satisfies none) or as
-    /// symbols, byte by byte.
-    pub fn holds_for(self, a: u32, b: u32, domain: CmpDomain, values: Option<&Interner<Const>>) -> bool {
-        match (self, domain) {
-            (CmpOp::Eq, _) => a == b,
-            (CmpOp::Ne, _) => a != b,
-            (_, CmpDomain::Integers) => {
-                let number = |v: u32| values.and_then(|values| integer_value(values.text(Const(v))));
-                matches!((number(a), number(b)), (Some(x), Some(y)) if self.holds(x, y))
-            }
-            (_, CmpDomain::Unsigned) => {
-                let number = |v: u32| values.and_then(|values| unsigned_value(values.text(Const(v))));
-                matches!((number(a), number(b)), (Some(x), Some(y)) if self.holds(x, y))
-            }
-            (_, CmpDomain::Symbols) => values.is_some_and(|values| {
-                let order = values.text(Const(a)).cmp(values.text(Const(b)));
-                self.holds(order as i64, 0)
-            }),
-        }
+    /// Whether the values `a` and `b` of type `ty`, as tuples hold them, satisfy the
+    /// operator: identity for `=` and `!=`; for the others the order of the type: signed
+    /// or unsigned 32-bit integers, or symbols by their text (`values`, which a caller
+    /// without symbols to order may leave out), byte by byte.
+    pub fn holds_for(self, a: u32, b: u32, ty: ValueType, values: Option<&Interner<Const>>) -> bool {
+        let order = match (self, ty) {
+            (CmpOp::Eq, _) => return a == b,
+            (CmpOp::Ne, _) => return a != b,
+            (_, ValueType::Number) => (a as i32).cmp(&(b as i32)),
+            (_, ValueType::Unsigned) => a.cmp(&b),
+            (_, ValueType::Symbol) => match values {
+                Some(values) => values.text(Const(a)).cmp(values.text(Const(b))),
+                None => return false,
+            },
+        };
+        self.holds(order as i64, 0)
     }
 
     /// The outcome of the comparison of two numbers.
@@ -218,17 +314,6 @@ impl CmpOp {
     }
 }
 
-/// What an ordering comparison orders: signed 32-bit integers (the dlc dialect, and
-/// Soufflé's `number` types), unsigned ones (Soufflé's `unsigned` types, where
-/// `3000000000 > 5`), or symbols by their text (Soufflé's symbol types).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum CmpDomain {
-    #[default]
-    Integers,
-    Unsigned,
-    Symbols,
-}
-
 /// A constraint `left op right` of a rule body. `X = t` where `X` occurs in no positive
 /// body atom is an assignment: it binds `X` to the value of `t`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -236,7 +321,8 @@ pub struct Comparison {
     pub op: CmpOp,
     pub left: Term,
     pub right: Term,
-    pub domain: CmpDomain,
+    /// The operands' type, which an ordering comparison orders by.
+    pub domain: ValueType,
     pub span: Span,
 }
 
@@ -307,7 +393,8 @@ impl Rule {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Fact {
     pub pred: PredId,
-    pub values: Vec<Const>,
+    /// As tuples hold them: the predicate's column types say how to read them.
+    pub values: Vec<u32>,
     pub span: Span,
 }
 
@@ -331,7 +418,7 @@ impl Query {
     }
 
     /// The constants at the bound positions, in order.
-    pub fn constants(&self) -> Vec<Const> {
+    pub fn constants(&self) -> Vec<Value> {
         self.atom.args.iter().filter_map(Term::constant).collect()
     }
 
@@ -343,7 +430,7 @@ impl Query {
             return false;
         }
         args.iter().enumerate().all(|(i, t)| match t.kind {
-            TermKind::Const(c) => c.0 == tuple[i],
+            TermKind::Const(c) => c.raw() == tuple[i],
             TermKind::Var(v) => args[..i].iter().position(|u| u.var() == Some(v)).is_none_or(|j| tuple[j] == tuple[i]),
         })
     }
@@ -405,9 +492,23 @@ impl Program {
             return id;
         }
         let id = PredId(self.preds.len() as u32);
-        self.preds.push(Pred { name: name.clone(), arity, kind, span });
+        let types = self.generated_types(&name).unwrap_or_else(|| vec![ValueType::Symbol; arity]);
+        self.preds.push(Pred { name: name.clone(), arity, kind, types, span });
         self.by_name.insert(name, id);
         id
+    }
+
+    /// The column types of a generated predicate, from its source predicate's: an answer
+    /// relation has all of them, a demand relation those of the bound columns.
+    fn generated_types(&self, name: &PredName) -> Option<Vec<ValueType>> {
+        let (base, adornment, bound_only) = match name {
+            PredName::Source(_) => return None,
+            PredName::Answer(s, a) => (*s, a, false),
+            PredName::Demand(s, a) => (*s, a, true),
+        };
+        let source = &self.pred(self.lookup(&PredName::Source(base))?).types;
+        let keep = |i: usize| !bound_only || adornment.0.get(i) == Some(&crate::Bf::Bound);
+        Some(source.iter().enumerate().filter(|&(i, _)| keep(i)).map(|(_, &t)| t).collect())
     }
 
     pub fn add_rule(&mut self, rule: Rule) -> RuleId {
@@ -418,6 +519,32 @@ impl Program {
     /// The rules whose head is `pred`, in program order.
     pub fn rules_for(&self, pred: PredId) -> impl Iterator<Item = (RuleId, &Rule)> {
         self.rule_ids().map(|id| (id, self.rule(id))).filter(move |(_, r)| r.head.pred == pred)
+    }
+
+    /// The value column `column` of `pred` holds as `raw`.
+    pub fn value(&self, pred: PredId, column: usize, raw: u32) -> Value {
+        Value::from_raw(self.column_type(pred, column), raw)
+    }
+
+    /// The type of column `column` of `pred`; a symbol for a column the program does not
+    /// know of.
+    pub fn column_type(&self, pred: PredId, column: usize) -> ValueType {
+        self.preds.get(pred.index()).and_then(|p| p.types.get(column)).copied().unwrap_or_default()
+    }
+
+    /// The value of type `ty` that `text` writes (a field of a facts file, a constant of a
+    /// query): a symbol is interned; a number is read in decimal (with a sign and leading
+    /// zeros, as Soufflé reads its facts), hex `0x1F`, binary `0b101` or with a `u` suffix,
+    /// and must fit the type's 32 bits. `Err` says why a text is no value of the type.
+    pub fn encode(&mut self, ty: ValueType, text: &str) -> Result<u32, &'static str> {
+        match ty {
+            ValueType::Symbol => Ok(self.consts.intern(text).0),
+            ty => ty.number(text).ok_or(match (parse_integer(text), ty) {
+                (None, _) => "not an integer",
+                (Some(_), ValueType::Unsigned) => "outside the range of an unsigned (0 to 4294967295)",
+                (Some(_), _) => "outside the 32-bit range of a number",
+            }),
+        }
     }
 
     /// Whether a rule negates an atom: such a program is evaluated stratum by stratum and

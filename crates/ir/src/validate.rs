@@ -54,8 +54,7 @@ impl IrError {
                 // An inline fact of a derived predicate is usually meant as an empty-body rule.
                 match program.facts.iter().find(|f| f.span == fact) {
                     Some(f) => {
-                        let values: Vec<u32> = f.values.iter().map(|c| c.0).collect();
-                        let rule = format!("{name}{} <-", program.display_tuple(&values));
+                        let rule = format!("{name}{} <-", program.display_tuple(f.pred, &f.values));
                         d.with_help(format!(
                             "a derived predicate's fact is a rule with an empty body: write `{rule}`; if they are \
                              different relations, rename one"

@@ -70,11 +70,11 @@ impl MagicProgram {
     /// adornments in discovery order, every rule with its calls, and the dropped rules.
     pub fn to_json(&self) -> Value {
         let p = &self.program;
-        let constants: Vec<&str> = self
+        let constants: Vec<String> = self
             .program
             .query
             .as_ref()
-            .map(|q| q.constants().into_iter().map(|c| p.consts.text(c)).collect())
+            .map(|q| q.constants().into_iter().map(|c| p.value_text(c).into_owned()).collect())
             .unwrap_or_default();
         let rules: Vec<Value> =
             p.rules.iter().zip(&self.rules).map(|(rule, trace)| self.rule_json(rule, trace)).collect();

@@ -125,7 +125,7 @@ pub(crate) fn parse(src: &str) -> Program {
                 let kind = if text.starts_with(|c: char| c.is_ascii_uppercase() || c == '_') {
                     TermKind::Var(p.symbols.intern(text))
                 } else {
-                    TermKind::Const(p.consts.intern(text))
+                    TermKind::Const(ir::Value::Symbol(p.consts.intern(text)))
                 };
                 Term { kind, span: *span }
             })
@@ -141,7 +141,7 @@ pub(crate) fn parse(src: &str) -> Program {
             }
             Statement::Fact(raw) => {
                 let atom = lower(&mut p, raw);
-                let values = atom.args.iter().map(|t| t.constant().expect("test facts are ground")).collect();
+                let values = atom.args.iter().map(|t| t.constant().expect("test facts are ground").raw()).collect();
                 p.facts.push(Fact { pred: atom.pred, values, span: atom.span });
             }
             Statement::Query(raw) => {
@@ -159,7 +159,7 @@ pub(crate) type Database = HashMap<String, HashSet<Vec<u32>>>;
 pub(crate) fn evaluate(p: &Program) -> Database {
     let mut db: HashMap<ir::PredId, HashSet<Vec<u32>>> = HashMap::new();
     for fact in &p.facts {
-        db.entry(fact.pred).or_default().insert(fact.values.iter().map(|c| c.0).collect());
+        db.entry(fact.pred).or_default().insert(fact.values.clone());
     }
     loop {
         let mut new = Vec::new();
@@ -194,7 +194,7 @@ pub(crate) fn answers(p: &Program) -> HashSet<Vec<u32>> {
 
 fn value(term: &Term, binding: &HashMap<ir::Symbol, u32>) -> Option<u32> {
     match term.kind {
-        TermKind::Const(c) => Some(c.0),
+        TermKind::Const(c) => Some(c.raw()),
         TermKind::Var(v) => binding.get(&v).copied(),
     }
 }
@@ -213,7 +213,7 @@ fn join(
     for row in rows {
         let mut extended = binding.clone();
         let matches = atom.args.iter().zip(row).all(|(term, &v)| match term.kind {
-            TermKind::Const(c) => c.0 == v,
+            TermKind::Const(c) => c.raw() == v,
             TermKind::Var(x) => *extended.entry(x).or_insert(v) == v,
         });
         if matches && row.len() == atom.args.len() {

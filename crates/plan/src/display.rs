@@ -2,7 +2,7 @@
 //! left-deep pipeline as a flat list of steps (scan, select, join, project), then the strata.
 
 use crate::{AtomSource, Filter, Operand, Output, ProgramPlan, RulePlan, Step};
-use ir::{Atom, Const, DisplayAtom, DisplayConst, DisplayPred, DisplayRule, Program};
+use ir::{Atom, DisplayAtom, DisplayPred, DisplayRule, DisplayValue, Program, ValueType};
 use serde_json::{json, Value};
 use std::fmt::{self, Write};
 
@@ -58,10 +58,11 @@ fn step_atom<'a>(program: &'a Program, plan: &RulePlan, step: &Step) -> &'a Atom
     }
 }
 
-fn operand_text(program: &Program, plan: &RulePlan, operand: Operand) -> String {
+/// An operand; a constant one is a value of type `ty`.
+fn operand_text(program: &Program, plan: &RulePlan, operand: Operand, ty: ValueType) -> String {
     match operand {
         Operand::Var(s) => program.symbols.text(plan.vars[s]).to_string(),
-        Operand::Const(c) => DisplayConst(program, Const(c)).to_string(),
+        Operand::Const(c) => DisplayValue(program, ir::Value::from_raw(ty, c)).to_string(),
     }
 }
 
@@ -69,20 +70,24 @@ fn operand_text(program: &Program, plan: &RulePlan, operand: Operand) -> String 
 fn filter_text(program: &Program, plan: &RulePlan, filter: &Filter) -> String {
     let rule = program.rule(plan.rule);
     match filter {
-        Filter::Compare { op, left, right, .. } => {
+        Filter::Compare { op, domain, left, right, .. } => {
             format!(
                 "filter {} {} {}",
-                operand_text(program, plan, *left),
+                operand_text(program, plan, *left, *domain),
                 op.text(),
-                operand_text(program, plan, *right)
+                operand_text(program, plan, *right, *domain)
             )
         }
-        Filter::Assign { slot, value, .. } => {
-            format!("let {} = {}", program.symbols.text(plan.vars[*slot]), operand_text(program, plan, *value))
+        Filter::Assign { comparison, slot, value } => {
+            let ty = rule.comparisons[*comparison].domain;
+            format!("let {} = {}", program.symbols.text(plan.vars[*slot]), operand_text(program, plan, *value, ty))
         }
-        Filter::Absent { negated, key, .. } => {
-            let on: Vec<String> =
-                key.iter().map(|&(col, o)| format!("#{col} = {}", operand_text(program, plan, o))).collect();
+        Filter::Absent { negated, pred, key } => {
+            let types = &program.pred(*pred).types;
+            let on: Vec<String> = key
+                .iter()
+                .map(|&(col, o)| format!("#{col} = {}", operand_text(program, plan, o, types[col])))
+                .collect();
             format!("anti-join !{} on [{}]", DisplayAtom(program, &rule.negated[*negated]), on.join(", "))
         }
     }
@@ -102,9 +107,10 @@ fn var_names(program: &Program, plan: &RulePlan, slots: impl Iterator<Item = usi
 fn output_names(program: &Program, plan: &RulePlan) -> String {
     plan.project
         .iter()
-        .map(|o| match *o {
+        .enumerate()
+        .map(|(col, o)| match *o {
             Output::Var(s) => program.symbols.text(plan.vars[s]).to_string(),
-            Output::Const(c) => DisplayConst(program, Const(c)).to_string(),
+            Output::Const(c) => DisplayValue(program, program.value(plan.head, col, c)).to_string(),
         })
         .collect::<Vec<_>>()
         .join(",")
@@ -135,8 +141,9 @@ fn write_steps(f: &mut impl Write, program: &Program, plan: &RulePlan) -> fmt::R
         }
         let guard = if step.source == AtomSource::Head { "guard " } else { "" };
         write!(f, "scan {guard}{}", DisplayAtom(program, step_atom(program, plan, step)))?;
+        let pred = step_atom(program, plan, step).pred;
         for &(col, value) in &step.consts {
-            write!(f, ", select #{col} = {}", DisplayConst(program, Const(value)))?;
+            write!(f, ", select #{col} = {}", DisplayValue(program, program.value(pred, col, value)))?;
         }
         for &(first, col) in &step.repeats {
             write!(f, ", select #{first} = #{col}")?;
@@ -159,9 +166,9 @@ pub(crate) fn to_json(plan: &ProgramPlan, program: &Program) -> Value {
                 "rule": DisplayRule(program, program.rule(rp.rule)).to_string(),
                 "steps": rp.steps.iter().enumerate().map(|(k, step)| step_json(program, rp, k, step)).collect::<Vec<_>>(),
                 "project": {
-                    "columns": rp.project.iter().map(|o| match *o {
+                    "columns": rp.project.iter().enumerate().map(|(col, o)| match *o {
                         Output::Var(s) => json!({"var": program.symbols.text(rp.vars[s])}),
-                        Output::Const(c) => json!({"const": program.const_text(Const(c))}),
+                        Output::Const(c) => json!({"const": program.const_text(program.value(rp.head, col, c))}),
                     }).collect::<Vec<_>>(),
                     "head": program.pred_name(rp.head),
                 },
@@ -194,7 +201,7 @@ fn step_json(program: &Program, plan: &RulePlan, k: usize, step: &Step) -> Value
     let atom = step_atom(program, plan, step);
     let mut select: Vec<Value> = Vec::with_capacity(step.consts.len() + step.repeats.len());
     for &(col, value) in &step.consts {
-        select.push(json!({ "column": col, "equals": program.const_text(Const(value)) }));
+        select.push(json!({ "column": col, "equals": program.const_text(program.value(atom.pred, col, value)) }));
     }
     for &(first, col) in &step.repeats {
         select.push(json!({ "column": first, "equals_column": col }));

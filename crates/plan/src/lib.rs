@@ -68,7 +68,7 @@ pub enum Operand {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Filter {
     /// Comparison `comparison` of the rule: `left op right`.
-    Compare { comparison: usize, op: CmpOp, domain: ir::CmpDomain, left: Operand, right: Operand },
+    Compare { comparison: usize, op: CmpOp, domain: ir::ValueType, left: Operand, right: Operand },
     /// Comparison `comparison` of the rule as an assignment: binds `slot` to `value`.
     Assign { comparison: usize, slot: usize, value: Operand },
     /// Negated atom `negated` of the rule: no fact of `pred` has these values in these
@@ -264,7 +264,7 @@ pub fn plan_rule_text_in_order(
         let bound_before = vars.len();
         for (col, term) in atom.args.iter().enumerate() {
             match term.kind {
-                TermKind::Const(c) => step.consts.push((col, c.0)),
+                TermKind::Const(c) => step.consts.push((col, c.raw())),
                 TermKind::Var(v) => match slot_of.get(&v).copied() {
                     Some(slot) if slot < bound_before => step.key.push((col, slot)),
                     Some(slot) => {
@@ -289,7 +289,7 @@ pub fn plan_rule_text_in_order(
         .args
         .iter()
         .map(|t| match t.kind {
-            TermKind::Const(c) => Output::Const(c.0),
+            TermKind::Const(c) => Output::Const(c.raw()),
             TermKind::Var(v) => match slot_of.get(&v).copied() {
                 Some(slot) => Output::Var(slot),
                 None => {
@@ -361,7 +361,7 @@ impl<'r> Pending<'r> {
         loop {
             let before = placed.len();
             let operand = |t: &ir::Term, slot_of: &FxHashMap<Symbol, usize>| match t.kind {
-                TermKind::Const(c) => Some(Operand::Const(c.0)),
+                TermKind::Const(c) => Some(Operand::Const(c.raw())),
                 TermKind::Var(v) => slot_of.get(&v).map(|&s| Operand::Var(s)),
             };
             self.comparisons.retain(|&i| {
@@ -506,7 +506,7 @@ mod tests {
                 Filter::Compare {
                     comparison: 0,
                     op: CmpOp::Ne,
-                    domain: ir::CmpDomain::Integers,
+                    domain: ir::ValueType::Symbol,
                     left: Operand::Var(0),
                     right: Operand::Var(3)
                 },

@@ -2,7 +2,7 @@
 //! for (or depend on) the real parser. It accepts `H(X,a) <- B(X), C(X,Y)`, empty bodies
 //! `H(a) <-`, ground facts `E(a,b).` and zero-arity atoms `P()`; it assumes well-formed input.
 
-use ir::{Atom, Const, Fact, Origin, PredKind, PredName, Program, Rule, Span, Term, TermKind};
+use ir::{Atom, Fact, Origin, PredKind, PredName, Program, Rule, Span, Term, TermKind};
 
 /// Builds a program from one rule or fact per line. A predicate is IDB when it heads a rule.
 pub fn program(src: &str) -> Program {
@@ -32,7 +32,7 @@ pub fn program(src: &str) -> Program {
                 let kind = if a.starts_with(|c: char| c.is_ascii_uppercase() || c == '_') {
                     TermKind::Var(p.symbols.intern(a))
                 } else {
-                    TermKind::Const(p.consts.intern(a))
+                    TermKind::Const(ir::Value::Symbol(p.consts.intern(a)))
                 };
                 Term { kind, span }
             })
@@ -47,7 +47,7 @@ pub fn program(src: &str) -> Program {
                 p.add_rule(Rule::positive(head, body, span, Origin::Source));
             }
             None => {
-                let values: Vec<Const> = head.args.iter().filter_map(Term::constant).collect();
+                let values: Vec<u32> = head.args.iter().filter_map(Term::constant).map(ir::Value::raw).collect();
                 p.facts.push(Fact { pred: head.pred, values, span });
             }
         }

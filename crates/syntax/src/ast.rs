@@ -9,6 +9,9 @@ use std::fmt;
 pub struct File {
     pub statements: Vec<Statement>,
     pub span: Span,
+    /// The column types a Soufflé program declares, per relation, with the span of its
+    /// `.decl`; empty in the dlc dialect, whose types are inferred from use.
+    pub declared: Vec<(String, Vec<ir::ValueType>, Span)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,7 +71,7 @@ pub struct Comparison {
     pub left: Term,
     pub right: Term,
     /// Integers, unless the Soufflé front end found a symbol-typed operand.
-    pub domain: ir::CmpDomain,
+    pub domain: ir::ValueType,
     pub span: Span,
 }
 
@@ -76,7 +79,7 @@ impl Comparison {
     /// The comparison `left op right`, spanning both operands.
     pub fn new(left: Term, op: ir::CmpOp, right: Term) -> Comparison {
         let span = left.span.to(right.span);
-        Comparison { op, left, right, domain: ir::CmpDomain::Integers, span }
+        Comparison { op, left, right, domain: ir::ValueType::Number, span }
     }
 }
 

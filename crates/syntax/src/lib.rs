@@ -17,11 +17,11 @@ mod lexer;
 mod lower;
 mod parser;
 pub mod souffle;
+mod types;
 
 pub use facts::{
     csv_separator, line_too_long, parse_delimited_facts, parse_fact_atoms, parse_ground_atom, parse_update_atom,
-    parse_updates, quote_field, read_delimited_columns, read_delimited_facts, read_fact_atoms, FactSink, UpdateBatch,
-    MAX_LINE_BYTES,
+    parse_updates, quote_field, read_delimited_facts, read_fact_atoms, FactSink, UpdateBatch, MAX_LINE_BYTES,
 };
 pub use lower::{lower, undefined_predicate_warnings};
 pub use parser::Sign;
@@ -52,7 +52,8 @@ pub fn parse(src: &str, file: FileId) -> (ast::File, Vec<Diagnostic>) {
         }
     }
     let (output, diagnostics) = parser::run(parser::program(file, src.len()), &tokens, src.len(), file, Code::PARSE);
-    let empty = || ast::File { statements: Vec::new(), span: diag::Span::new(file, 0..src.len()) };
+    let empty =
+        || ast::File { statements: Vec::new(), span: diag::Span::new(file, 0..src.len()), declared: Vec::new() };
     (output.unwrap_or_else(empty), diagnostics)
 }
 
@@ -174,17 +175,19 @@ mod tests {
 
     #[test]
     fn lower_case_predicates_constants_and_strings() {
-        let p = ok("path(X, \"b c\") <- edge(X, -7), edge(X, 007), edge(_x, \"q\\\"\")\n");
-        assert_eq!(rules(&p), [r#"path(X,"b c") <- edge(X,-7), edge(X,007), edge(_x,"q\"")"#]);
+        let p = ok("path(X, \"b c\") <- edge(X, -7), edge(X, 007), label(_x, \"q\\\"\")\n");
+        assert_eq!(rules(&p), [r#"path(X,"b c") <- edge(X,-7), edge(X,7), label(_x,"q\"")"#], "numbers are themselves");
         assert_eq!(p.pred(p.lookup_source("edge").unwrap()).kind, PredKind::Edb);
     }
 
     #[test]
-    fn constants_are_identified_by_their_text() {
+    fn symbols_are_identified_by_their_text_and_numbers_are_themselves() {
         let p = ok("R(a, 7) <-\nS(\"a\", \"7\") <-\n");
-        let head_consts: Vec<Vec<ir::Const>> =
+        let head_consts: Vec<Vec<ir::Value>> =
             p.rules.iter().map(|r| r.head.args.iter().filter_map(|t| t.constant()).collect()).collect();
-        assert_eq!(head_consts[0], head_consts[1]);
+        assert_eq!(head_consts[0][0], head_consts[1][0]);
+        assert_eq!(head_consts[0][1], ir::Value::Number(7));
+        assert_eq!(head_consts[1][1], ir::Value::Symbol(p.consts.get("7").unwrap()));
     }
 
     #[test]
@@ -214,10 +217,7 @@ mod tests {
         let facts: Vec<String> = p
             .facts
             .iter()
-            .map(|f| {
-                let values: Vec<u32> = f.values.iter().map(|c| c.0).collect();
-                format!("{}{}", p.pred_name(f.pred), ir::DisplayTuple(&p, &values))
-            })
+            .map(|f| format!("{}{}", p.pred_name(f.pred), ir::DisplayTuple(&p, f.pred, &f.values)))
             .collect();
         assert_eq!(facts, ["E(a,b)", "E(b,c)", "flag()"]);
     }
@@ -258,8 +258,8 @@ mod tests {
         let (program, diagnostics) = parse_program("E(0x10). E(0b11). E(7u). R(X) <- E(X), X > 3\n", FILE);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
         let program = program.unwrap();
-        let values: Vec<&str> = program.facts.iter().map(|f| program.consts.text(f.values[0])).collect();
-        assert_eq!(values, ["16", "3", "7"]);
+        let values: Vec<u32> = program.facts.iter().map(|f| f.values[0]).collect();
+        assert_eq!(values, [16, 3, 7], "numbers, held as themselves");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use crate::ast::{self, Statement, TermKind};
 use diag::{Code, Diagnostic, Span};
-use ir::{Const, IrError, Origin, PredId, PredKind, PredName, Program, Query, Term};
+use ir::{IrError, Origin, PredId, PredKind, PredName, Program, Query, Term, Value, ValueType};
 use std::collections::HashSet;
 
 /// Lowers a parsed file. Every problem is reported; the program is returned only when
@@ -36,26 +36,35 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
             declare(&mut program, atom, kind);
         }
     }
+    let typing = crate::types::infer(&mut program, file);
+    // A constant of the wrong type is reported by inference already; lowering reports
+    // only numbers out of range then.
+    let typed = typing.diagnostics.is_empty();
+    diagnostics.extend(typing.diagnostics);
+    let mut lowering = Lowering { program: &mut program, comparisons: &typing.comparisons, diagnostics: Vec::new() };
 
     let mut reported_anonymous = Vec::new();
     let mut queries = Vec::new();
     for statement in &file.statements {
         match statement {
             Statement::Rule(rule) => {
-                let lowered = lower_rule(&mut program, rule, &mut reported_anonymous, &mut diagnostics);
-                program.add_rule(lowered);
+                let lowered = lower_rule(&mut lowering, rule, &mut reported_anonymous, &mut diagnostics);
+                lowering.program.add_rule(lowered);
             }
-            Statement::Fact(atom) => match ground_values(&mut program, atom) {
+            Statement::Fact(atom) => match ground_values(lowering.program, lookup(lowering.program, atom), atom) {
                 Ok(values) => {
-                    let pred = lookup(&program, atom);
-                    program.facts.push(ir::Fact { pred, values, span: atom.span });
+                    let pred = lookup(lowering.program, atom);
+                    lowering.program.facts.push(ir::Fact { pred, values, span: atom.span });
                 }
-                Err(errors) => diagnostics.extend(errors),
+                Err(errors) => {
+                    diagnostics.extend(errors.into_iter().filter(|d| typed || d.code != Code::TYPE_MISMATCH))
+                }
             },
             Statement::Query(query) => queries.push(query),
             Statement::Error(_) => {}
         }
     }
+    diagnostics.extend(lowering.diagnostics.into_iter().filter(|d| typed || d.code != Code::TYPE_MISMATCH));
 
     // The structural checks (safety, arities, facts for IDB predicates) live in `ir`.
     // A `_` in a head (E0006) or in a comparison (E0023) is already reported, so its
@@ -74,7 +83,8 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
         if reserved_names(&first.atom).is_empty() {
             match lower_query(&mut program, &first.atom) {
                 Ok(query) => program.query = Some(query),
-                Err(error) => diagnostics.push(error),
+                Err(error) if typed || error.code != Code::TYPE_MISMATCH => diagnostics.push(error),
+                Err(_) => {}
             }
         }
         for query in extra {
@@ -163,26 +173,74 @@ impl FreshVars {
     }
 }
 
-/// Lowers one term. Reserved names have been reported already; they are interned as
-/// constants so that lowering can go on and find further errors.
-fn lower_term(program: &mut Program, term: &ast::Term, fresh: &mut FreshVars) -> Term {
+/// The program being lowered, with the types inference found for its comparisons and
+/// the reports of constants that are no value of their type.
+struct Lowering<'a> {
+    program: &'a mut Program,
+    comparisons: &'a std::collections::HashMap<Span, ValueType>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// The value of a constant term of type `ty`, or the report of why it is none: a number
+/// beyond the type's 32 bits is E0029, anything else (which type inference has reported
+/// in a program, but a `--query` may hold) E0028.
+fn constant_value(program: &mut Program, ty: ValueType, term: &ast::Term) -> Result<Value, Diagnostic> {
+    let text = match &term.kind {
+        TermKind::Ident(s) | TermKind::Int(s) | TermKind::Str(s) | TermKind::Reserved(s) => s,
+        TermKind::Var(_) | TermKind::Anon => unreachable!("a constant term"),
+    };
+    if ty.is_numeric() && !matches!(term.kind, TermKind::Int(_)) {
+        return Err(Diagnostic::error(Code::TYPE_MISMATCH, format!("`{text}` is a symbol, in a {} column", ty.name()))
+            .with_primary(term.span, format!("a {} is expected here", ty.name())));
+    }
+    match program.encode(ty, text) {
+        Ok(raw) => Ok(Value::from_raw(ty, raw)),
+        Err(why) => {
+            Err(Diagnostic::error(Code::NUMBER_OUT_OF_RANGE, format!("`{text}` is {why}")).with_primary(term.span, why))
+        }
+    }
+}
+
+/// Lowers one term whose value, if it is a constant, is of type `ty`. Reserved names
+/// have been reported already; they are interned as constants so that lowering can go on
+/// and find further errors, as is a constant that is no value of its type.
+fn lower_term(
+    program: &mut Program,
+    ty: ValueType,
+    term: &ast::Term,
+    fresh: &mut FreshVars,
+) -> Result<Term, Diagnostic> {
     let kind = match &term.kind {
         TermKind::Var(v) => ir::TermKind::Var(program.symbols.intern(v)),
         TermKind::Anon => ir::TermKind::Var(program.symbols.intern(&fresh.fresh())),
-        TermKind::Ident(s) | TermKind::Int(s) | TermKind::Str(s) | TermKind::Reserved(s) => {
-            ir::TermKind::Const(program.consts.intern(s))
-        }
+        TermKind::Reserved(s) => ir::TermKind::Const(Value::Symbol(program.consts.intern(s))),
+        _ => ir::TermKind::Const(constant_value(program, ty, term)?),
     };
-    Term { kind, span: term.span }
+    Ok(Term { kind, span: term.span })
 }
 
-fn lower_atom(program: &mut Program, pred: PredId, atom: &ast::Atom, fresh: &mut FreshVars) -> ir::Atom {
-    let args = atom.args.iter().map(|t| lower_term(program, t, fresh)).collect();
+/// [`lower_term`], with a constant that is no value of its type reported and lowered as
+/// the symbol of its text.
+fn lower_term_or_report(lowering: &mut Lowering<'_>, ty: ValueType, term: &ast::Term, fresh: &mut FreshVars) -> Term {
+    lower_term(lowering.program, ty, term, fresh).unwrap_or_else(|report| {
+        lowering.diagnostics.push(report);
+        lower_term(lowering.program, ValueType::Symbol, term, fresh).expect("every constant is a symbol")
+    })
+}
+
+fn lower_atom(lowering: &mut Lowering<'_>, pred: PredId, atom: &ast::Atom, fresh: &mut FreshVars) -> ir::Atom {
+    let types = lowering.program.pred(pred).types.clone();
+    let args = atom
+        .args
+        .iter()
+        .enumerate()
+        .map(|(i, t)| lower_term_or_report(lowering, types.get(i).copied().unwrap_or_default(), t, fresh))
+        .collect();
     ir::Atom { pred, args, span: atom.span }
 }
 
 fn lower_rule(
-    program: &mut Program,
+    lowering: &mut Lowering<'_>,
     rule: &ast::Rule,
     reported_anonymous: &mut Vec<Span>,
     diagnostics: &mut Vec<Diagnostic>,
@@ -199,18 +257,18 @@ fn lower_rule(
                 .with_primary(term.span, "`_` in the head"),
         );
     }
-    let head_pred = lookup(program, &rule.head);
-    let head = lower_atom(program, head_pred, &rule.head, &mut fresh);
+    let head_pred = lookup(lowering.program, &rule.head);
+    let head = lower_atom(lowering, head_pred, &rule.head, &mut fresh);
     let mut lowered = ir::Rule::positive(head, Vec::new(), rule.span, Origin::Source);
     for literal in &rule.body {
         match literal {
             ast::Literal::Atom(atom) => {
-                let pred = lookup(program, atom);
-                lowered.body.push(lower_atom(program, pred, atom, &mut fresh));
+                let pred = lookup(lowering.program, atom);
+                lowered.body.push(lower_atom(lowering, pred, atom, &mut fresh));
             }
             ast::Literal::Negated { atom, .. } => {
-                let pred = lookup(program, atom);
-                lowered.negated.push(lower_atom(program, pred, atom, &mut fresh));
+                let pred = lookup(lowering.program, atom);
+                lowered.negated.push(lower_atom(lowering, pred, atom, &mut fresh));
             }
             ast::Literal::Compare(c) => {
                 for term in [&c.left, &c.right] {
@@ -224,13 +282,24 @@ fn lower_rule(
                             .with_primary(term.span, "`_` in a comparison"),
                         );
                     }
-                    if c.op.is_ordering() && c.domain != ir::CmpDomain::Symbols {
+                    if c.op.is_ordering() && c.domain != ValueType::Symbol {
                         diagnostics.extend(integer_operand(term, c.domain));
                     }
                 }
-                let (left, right) =
-                    (lower_term(program, &c.left, &mut fresh), lower_term(program, &c.right, &mut fresh));
-                lowered.comparisons.push(ir::Comparison { op: c.op, left, right, domain: c.domain, span: c.span });
+                let ty = lowering.comparisons.get(&c.span).copied().unwrap_or(c.domain);
+                let (left, right) = if c.op.is_ordering() && c.domain != ValueType::Symbol {
+                    // A constant that is no value of the type is E0024 already.
+                    let mut quiet = |term| {
+                        lower_term(lowering.program, ty, term, &mut fresh).unwrap_or_else(|_| {
+                            lower_term(lowering.program, ValueType::Symbol, term, &mut fresh).expect("a symbol")
+                        })
+                    };
+                    (quiet(&c.left), quiet(&c.right))
+                } else {
+                    let left = lower_term_or_report(lowering, ty, &c.left, &mut fresh);
+                    (left, lower_term_or_report(lowering, ty, &c.right, &mut fresh))
+                };
+                lowered.comparisons.push(ir::Comparison { op: c.op, left, right, domain: ty, span: c.span });
             }
         }
     }
@@ -244,7 +313,7 @@ fn lower_rule(
     }) {
         for term in &atom.args {
             let TermKind::Var(name) = &term.kind else { continue };
-            let symbol = program.symbols.intern(name);
+            let symbol = lowering.program.symbols.intern(name);
             if !bound.contains(&symbol) && reported.insert(symbol) {
                 diagnostics.push(
                     Diagnostic::error(
@@ -263,10 +332,10 @@ fn lower_rule(
 
 /// E0024 for a constant operand of `<`, `<=`, `>` or `>=` that is not a 32-bit integer
 /// (an unsigned one in an unsigned comparison).
-fn integer_operand(term: &ast::Term, domain: ir::CmpDomain) -> Option<Diagnostic> {
+fn integer_operand(term: &ast::Term, domain: ValueType) -> Option<Diagnostic> {
     let text = term.constant_text()?;
     let (value, range) = match domain {
-        ir::CmpDomain::Unsigned => (ir::unsigned_value(text), "outside the unsigned 32-bit range"),
+        ValueType::Unsigned => (ir::unsigned_value(text), "outside the unsigned 32-bit range"),
         _ => (ir::integer_value(text), "outside the 32-bit range"),
     };
     if value.is_some() {
@@ -299,14 +368,25 @@ pub(crate) fn lower_query(program: &mut Program, atom: &ast::Atom) -> Result<Que
         return Err(IrError::QueryOnEdb { pred, span: atom.span }.to_diagnostic(program));
     }
     let mut fresh = FreshVars::new(&atom.args);
-    Ok(Query { atom: lower_atom(program, pred, atom, &mut fresh) })
+    let mut lowering = Lowering { program, comparisons: &Default::default(), diagnostics: Vec::new() };
+    let atom = lower_atom(&mut lowering, pred, atom, &mut fresh);
+    match lowering.diagnostics.into_iter().next() {
+        Some(report) => Err(report),
+        None => Ok(Query { atom }),
+    }
 }
 
-/// The interned values of a ground atom, or E0011 for each variable in it.
-pub(crate) fn ground_values(program: &mut Program, atom: &ast::Atom) -> Result<Vec<Const>, Vec<Diagnostic>> {
+/// The values of a ground atom of `pred` as its tuples hold them, or E0011 for each
+/// variable in it and E0028/E0029 for each constant that is no value of its column's type.
+pub(crate) fn ground_values(
+    program: &mut Program,
+    pred: PredId,
+    atom: &ast::Atom,
+) -> Result<Vec<u32>, Vec<Diagnostic>> {
+    let types = program.pred(pred).types.clone();
     let mut errors = Vec::new();
     let mut values = Vec::new();
-    for term in &atom.args {
+    for (i, term) in atom.args.iter().enumerate() {
         match &term.kind {
             TermKind::Var(_) | TermKind::Anon => {
                 let name = match &term.kind {
@@ -322,9 +402,11 @@ pub(crate) fn ground_values(program: &mut Program, atom: &ast::Atom) -> Result<V
                     .with_secondary(atom.span, "in this fact"),
                 );
             }
-            TermKind::Ident(s) | TermKind::Int(s) | TermKind::Str(s) | TermKind::Reserved(s) => {
-                values.push(program.consts.intern(s));
-            }
+            TermKind::Reserved(s) => values.push(program.consts.intern(s).0),
+            _ => match constant_value(program, types.get(i).copied().unwrap_or_default(), term) {
+                Ok(value) => values.push(value.raw()),
+                Err(report) => errors.push(report),
+            },
         }
     }
     if errors.is_empty() {

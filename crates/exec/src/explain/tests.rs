@@ -29,7 +29,7 @@ fn fact(p: &mut Program, pred: &str, values: &[&str]) -> (PredId, Vec<u32>) {
 
 /// A proof as lines `fact <- children` in node order, for comparisons.
 fn shown(p: &Program, proof: &Proof) -> Vec<String> {
-    let name = |n: &ProofNode| format!("{}{}", p.pred_name(n.pred), p.display_tuple(&n.tuple));
+    let name = |n: &ProofNode| format!("{}{}", p.pred_name(n.pred), p.display_tuple(n.pred, &n.tuple));
     proof
         .nodes
         .iter()
@@ -73,7 +73,7 @@ fn invalid(p: &Program, db: &Database, pred: PredId, tuple: &[u32], proof: &Proo
                 let mut fits = |args: &[Term], values: &[u32]| {
                     args.len() == values.len()
                         && args.iter().zip(values).all(|(t, &v)| match t.kind {
-                            ir::TermKind::Const(c) => c.0 == v,
+                            ir::TermKind::Const(c) => c.raw() == v,
                             ir::TermKind::Var(x) => *env.entry(x).or_insert(v) == v,
                         })
                 };
@@ -379,7 +379,7 @@ fn smallest_heights(p: &Program, db: &Database) -> HashMap<(PredId, Vec<u32>), u
     // Whether `args` match `tuple` under `env`, extending `env` with the variables they bind.
     fn matches(args: &[ir::Term], tuple: &[u32], env: &mut Vec<(Symbol, u32)>) -> bool {
         args.iter().zip(tuple).all(|(t, &v)| match t.kind {
-            ir::TermKind::Const(c) => c.0 == v,
+            ir::TermKind::Const(c) => c.raw() == v,
             ir::TermKind::Var(x) => match env.iter().find(|(y, _)| *y == x) {
                 Some(&(_, w)) => w == v,
                 None => {

@@ -14,7 +14,7 @@ mod lexer;
 use crate::ast::{self, Statement, TermKind};
 use crate::lexer::unescape;
 use diag::{Code, Diagnostic, FileId, Span};
-use ir::{PredId, PredKind, PredName, Program};
+use ir::{PredId, PredKind, PredName, Program, ValueType};
 use lexer::{lex, Kind};
 use std::collections::{HashMap, HashSet};
 
@@ -51,9 +51,6 @@ pub struct Io {
     pub delimiter: char,
     /// `IO=stdout`: written to standard output instead of a file.
     pub stdout: bool,
-    /// Per attribute, whether its type is a number type (`number`, `unsigned` or a type
-    /// defined from them): a field `007` of such a column is read as 7, as Soufflé does.
-    pub numeric: Vec<bool>,
     /// The relation's name in the directive.
     pub span: Span,
 }
@@ -108,16 +105,12 @@ pub fn parse_program(
     // empty file, an `.input` of one is read (and unused).
     for decl in &front.decls {
         let name = PredName::Source(program.symbols.intern(&decl.name));
-        program.declare_pred(name, decl.arity, PredKind::Edb, decl.span);
+        let pred = program.declare_pred(name, decl.arity, PredKind::Edb, decl.span);
+        program.pred_mut(pred).types = decl.types.iter().map(|t| column_kind(t, &front.types)).collect();
     }
-    let numeric = |name: &str| -> Vec<bool> {
-        let decl = front.decls.iter().find(|d| d.name == name).expect("every directive names a declared relation");
-        decl.types.iter().map(|t| is_numeric(t, &front.types)).collect()
-    };
     let resolve = |ios: &[RawIo], program: &Program| -> Vec<Io> {
         ios.iter()
             .map(|io| Io {
-                numeric: numeric(&io.name),
                 pred: program.lookup_source(&io.name).expect("every directive names a declared relation"),
                 filename: io.filename.clone(),
                 delimiter: io.delimiter,
@@ -215,35 +208,22 @@ struct Front {
     types: HashMap<String, Vec<String>>,
 }
 
-/// Whether `ty` is a number type: `number`, `unsigned`, or defined from number types only.
-fn is_numeric(ty: &str, types: &HashMap<String, Vec<String>>) -> bool {
-    column_kind(ty, types) != ColumnKind::Symbol
-}
-
-/// What a column of a declared type holds, as far as an ordering comparison is concerned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ColumnKind {
-    Symbol,
-    Number,
-    Unsigned,
-}
-
 /// The kind of `ty`: a number type when it is `number`, `unsigned`, or defined from number
 /// types only (unsigned if any of them is `unsigned`: Soufflé rejects a union of both),
 /// otherwise a symbol type. Definitions are followed with a worklist and a visited set, so
 /// a cycle ends.
-fn column_kind(ty: &str, types: &HashMap<String, Vec<String>>) -> ColumnKind {
+fn column_kind(ty: &str, types: &HashMap<String, Vec<String>>) -> ValueType {
     let mut seen = HashSet::new();
     let mut worklist = vec![ty];
-    let mut kind = ColumnKind::Number;
+    let mut kind = ValueType::Number;
     while let Some(t) = worklist.pop() {
         match t {
             "number" => {}
-            "unsigned" => kind = ColumnKind::Unsigned,
+            "unsigned" => kind = ValueType::Unsigned,
             _ => match types.get(t) {
                 Some(from) if seen.insert(t) => worklist.extend(from.iter().map(String::as_str)),
                 Some(_) => {}
-                None => return ColumnKind::Symbol,
+                None => return ValueType::Symbol,
             },
         }
     }
@@ -1062,7 +1042,7 @@ fn order_symbols(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> bool {
     // Per variable, the kind of the first column it appears in.
-    let mut typed: HashMap<String, ColumnKind> = HashMap::new();
+    let mut typed: HashMap<String, ValueType> = HashMap::new();
     for atom in conjunction.iter().filter_map(ast::Literal::atom) {
         let Some(decl) = declared.get(atom.pred.text.as_str()) else { continue };
         for (term, ty) in atom.args.iter().zip(&decl.types) {
@@ -1073,7 +1053,7 @@ fn order_symbols(
     }
     // A number literal takes the kind of the other operand, as in Soufflé.
     let kind = |term: &ast::Term| match &term.kind {
-        TermKind::Str(_) => Some(ColumnKind::Symbol),
+        TermKind::Str(_) => Some(ValueType::Symbol),
         TermKind::Var(name) => typed.get(name).copied(),
         _ => None,
     };
@@ -1085,16 +1065,15 @@ fn order_symbols(
         }
         let (left, right) = (kind(&c.left), kind(&c.right));
         let number_literal = |term: &ast::Term| matches!(term.kind, TermKind::Int(_));
-        let symbol_with_number = |a: Option<ColumnKind>, b: Option<ColumnKind>, other: &ast::Term| {
-            a == Some(ColumnKind::Symbol)
-                && (matches!(b, Some(ColumnKind::Number | ColumnKind::Unsigned)) || number_literal(other))
+        let symbol_with_number = |a: Option<ValueType>, b: Option<ValueType>, other: &ast::Term| {
+            a == Some(ValueType::Symbol)
+                && (matches!(b, Some(ValueType::Number | ValueType::Unsigned)) || number_literal(other))
         };
         let mismatch = if symbol_with_number(left, right, &c.right) || symbol_with_number(right, left, &c.left) {
             Some("a symbol with a number")
         } else if matches!(
             (left, right),
-            (Some(ColumnKind::Number), Some(ColumnKind::Unsigned))
-                | (Some(ColumnKind::Unsigned), Some(ColumnKind::Number))
+            (Some(ValueType::Number), Some(ValueType::Unsigned)) | (Some(ValueType::Unsigned), Some(ValueType::Number))
         ) {
             Some("a `number` with an `unsigned`")
         } else {
@@ -1105,10 +1084,10 @@ fn order_symbols(
             ok = false;
             continue;
         }
-        if left == Some(ColumnKind::Symbol) || right == Some(ColumnKind::Symbol) {
-            c.domain = ir::CmpDomain::Symbols;
-        } else if left == Some(ColumnKind::Unsigned) || right == Some(ColumnKind::Unsigned) {
-            c.domain = ir::CmpDomain::Unsigned;
+        if left == Some(ValueType::Symbol) || right == Some(ValueType::Symbol) {
+            c.domain = ValueType::Symbol;
+        } else if left == Some(ValueType::Unsigned) || right == Some(ValueType::Unsigned) {
+            c.domain = ValueType::Unsigned;
         }
     }
     ok
@@ -1260,7 +1239,12 @@ fn check(
     let mut decls: Vec<Decl> =
         decls.into_iter().enumerate().filter(|(i, _)| unique.contains(i)).map(|(_, d)| d).collect();
     decls.extend(hidden_decls);
-    Front { file: ast::File { statements, span: whole }, decls, inputs, outputs, printsize, types: HashMap::new() }
+    let declared = decls
+        .iter()
+        .map(|d| (d.name.clone(), d.types.iter().map(|t| column_kind(t, types)).collect(), d.span))
+        .collect();
+    let file = ast::File { statements, span: whole, declared };
+    Front { file, decls, inputs, outputs, printsize, types: HashMap::new() }
 }
 
 /// E0019; `arity` (when used in an atom) gives the declaration to suggest.

@@ -60,7 +60,12 @@ fn multiple_heads_disjunction_facts_and_constants() {
         .program
         .facts
         .iter()
-        .map(|f| f.values.iter().map(|c| s.program.consts.text(*c)).collect::<Vec<_>>().join(","))
+        .map(|f| {
+            (0..f.values.len())
+                .map(|i| s.program.value_text(s.program.value(f.pred, i, f.values[i])).into_owned())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
         .collect();
     assert_eq!(facts, ["k,1", "m,-2"]);
 }
@@ -83,10 +88,12 @@ fn io_parameters_types_qualifiers_and_true() {
     assert_eq!((s.inputs[0].filename.as_deref(), s.inputs[0].delimiter), (Some("edges.csv"), ','));
     assert!(s.outputs[0].stdout);
     assert_eq!(s.printsize.len(), 1);
-    assert_eq!(s.inputs[0].numeric, [false, false]);
+    let types = |s: &SouffleProgram, io: &Io| s.program.pred(io.pred).types.clone();
+    assert_eq!(types(&s, &s.inputs[0]), [ValueType::Symbol, ValueType::Symbol]);
     let s = ok(".type A <: number\n.type B = A | unsigned\n.type C = B | symbol\n.number_type D\n\
                 .decl r(a:A, b:B, c:C, d:D, e:number, f:symbol, g:Unknown)\n.output r\n");
-    assert_eq!(s.outputs[0].numeric, [true, true, false, true, true, false, false]);
+    use ValueType::{Number, Symbol, Unsigned};
+    assert_eq!(types(&s, &s.outputs[0]), [Number, Unsigned, Symbol, Number, Number, Symbol, Symbol]);
 }
 
 #[test]
@@ -129,10 +136,10 @@ fn unsupported_constructs_are_named_at_their_span() {
 fn symbols_are_ordered_by_text_and_a_symbol_is_not_compared_with_a_number() {
     let src = ".decl s(x:symbol)\n.decl n(x:number)\n.decl r(x:symbol)\nr(x) :- s(x), s(y), x < y, x >= \"b\".\n";
     let s = ok(src);
-    let domains: Vec<ir::CmpDomain> = s.program.rules[0].comparisons.iter().map(|c| c.domain).collect();
-    assert_eq!(domains, [ir::CmpDomain::Symbols, ir::CmpDomain::Symbols]);
+    let domains: Vec<ir::ValueType> = s.program.rules[0].comparisons.iter().map(|c| c.domain).collect();
+    assert_eq!(domains, [ir::ValueType::Symbol, ir::ValueType::Symbol]);
     let numbers = ok(".decl n(x:number)\n.decl r(x:number)\nr(x) :- n(x), n(y), x < y.\n");
-    assert_eq!(numbers.program.rules[0].comparisons[0].domain, ir::CmpDomain::Integers);
+    assert_eq!(numbers.program.rules[0].comparisons[0].domain, ir::ValueType::Number);
     let found = errors(".decl s(x:symbol)\n.decl n(x:number)\n.decl r(x:symbol)\nr(x) :- s(x), n(y), x < y.\n");
     assert_eq!(found[0].0, "E0018");
     assert_eq!(found[0].2, "an ordering comparison (`<`) of a symbol with a number is not supported");
@@ -148,7 +155,7 @@ fn declaration_lists_pragmas_and_derived_inputs() {
     let name = |io: &Io| s.program.pred_name(io.pred);
     assert_eq!(s.inputs.iter().map(name).collect::<Vec<_>>(), ["a", "b_input"]);
     assert_eq!(s.inputs[1].filename.as_deref(), Some("b.facts"));
-    assert_eq!(s.inputs[1].numeric, [true]);
+    assert_eq!(s.program.pred(s.inputs[1].pred).types, [ValueType::Number]);
     // A pragma that names a directory is ignored with a warning.
     let (program, diagnostics) =
         parse_program(".pragma \"fact-dir\" \"x\"\n.decl a(x:number)\n", FILE, &mut NoIncludes);
@@ -243,7 +250,13 @@ fn queries_in_souffle_syntax() {
     let mut p = ok(".decl e(x:number, y:number)\n.decl r(x:number, y:number)\nr(x, y) :- e(x, y).\n").program;
     assert!(parse_query("r(1, y)", FileId(1), &mut p).is_empty());
     assert_eq!(ir::DisplayAtom(&p, &p.query.as_ref().unwrap().atom).to_string(), "r(1,y)");
-    assert!(parse_query("?- r(\"a\", _).", FileId(1), &mut p).is_empty());
+    assert!(parse_query("?- r(2, _).", FileId(1), &mut p).is_empty());
+    assert_eq!(
+        parse_query("r(\"a\", _)", FileId(1), &mut p)[0].code,
+        Code::TYPE_MISMATCH,
+        "a symbol in a number column"
+    );
+    assert_eq!(parse_query("r(2147483648, _)", FileId(1), &mut p)[0].code, Code::NUMBER_OUT_OF_RANGE);
     let d = parse_query("r(1, y) x", FileId(1), &mut p);
     assert_eq!(d[0].code, Code::PARSE);
     assert_eq!(parse_query("e(1, y)", FileId(1), &mut p)[0].code, Code::QUERY_EDB);
@@ -330,8 +343,8 @@ mod never_panics {
 #[test]
 fn unsigned_values_are_ordered_as_unsigned_and_not_compared_with_numbers() {
     let src = ".type U <: unsigned\n.decl u(x:U)\n.decl r(x:unsigned)\nr(x) :- u(x), u(y), x < y, 5 <= x.\n";
-    let domains: Vec<ir::CmpDomain> = ok(src).program.rules[0].comparisons.iter().map(|c| c.domain).collect();
-    assert_eq!(domains, [ir::CmpDomain::Unsigned, ir::CmpDomain::Unsigned]);
+    let domains: Vec<ir::ValueType> = ok(src).program.rules[0].comparisons.iter().map(|c| c.domain).collect();
+    assert_eq!(domains, [ir::ValueType::Unsigned, ir::ValueType::Unsigned]);
     let found = errors(".decl u(x:unsigned)\n.decl n(x:number)\n.decl r(x:number)\nr(x) :- n(x), u(y), x < y.\n");
     assert_eq!(found[0].0, "E0018");
     assert_eq!(found[0].2, "an ordering comparison (`<`) of a `number` with an `unsigned` is not supported");
