@@ -206,10 +206,9 @@ fn update_args(
         return Err(format!("{system} applies no update batches"));
     }
     let Workload::Tc { .. } = workload else { return Err("update batches change the edges of a closure".into()) };
-    let line = match change {
-        Change::Insert(u, v) => format!("+E({u},{v}).\n"),
-        Change::Delete(u, v) => format!("-E({u},{v}).\n"),
-    };
+    let (deleted, inserted) = change.edges_of(&workload.generate());
+    let deletes = deleted.iter().map(|(u, v)| format!("-E({u},{v}).\n"));
+    let line: String = deletes.chain(inserted.iter().map(|(u, v)| format!("+E({u},{v}).\n"))).collect();
     let batch = layout.dir.join("batch.updates");
     std::fs::write(&batch, line).map_err(|e| format!("cannot write the batch: {e}"))?;
     let relation = output_relation(workload, query);

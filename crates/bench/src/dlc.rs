@@ -299,53 +299,110 @@ pub fn relation_len(program: &Program, workload: &Workload, db: &Database) -> us
     program.lookup_source(workload.query_pred()).map_or(0, |p| db.len(p))
 }
 
-/// One EDB change of a graph workload: an edge of `E` inserted or deleted.
+/// One EDB change of a graph workload: an edge of `E` inserted or deleted, or a batch of
+/// `n` random edges deleted or inserted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Change {
     Insert(u32, u32),
     Delete(u32, u32),
+    /// `n` distinct edges of the graph, drawn with a fixed seed.
+    Deletes(u32),
+    /// `n` distinct new edges between the graph's nodes (no self-loops), drawn with a
+    /// fixed seed.
+    Inserts(u32),
 }
 
 impl Change {
     pub fn parse(spec: &str) -> Result<Self, String> {
         let parts: Vec<&str> = spec.split(':').collect();
         let edge = || -> Option<(u32, u32)> { Some((parts.get(1)?.parse().ok()?, parts.get(2)?.parse().ok()?)) };
-        match (parts.first().copied(), edge(), parts.len()) {
-            (Some("ins"), Some((u, v)), 3) => Ok(Change::Insert(u, v)),
-            (Some("del"), Some((u, v)), 3) => Ok(Change::Delete(u, v)),
-            _ => Err(format!("not an update spec: `{spec}`")),
+        let count = || -> Option<u32> { parts.get(1)?.parse().ok() };
+        match (parts.first().copied(), parts.len()) {
+            (Some("ins"), 3) => edge().map(|(u, v)| Change::Insert(u, v)),
+            (Some("del"), 3) => edge().map(|(u, v)| Change::Delete(u, v)),
+            (Some("dels"), 2) => count().map(Change::Deletes),
+            (Some("inss"), 2) => count().map(Change::Inserts),
+            _ => None,
+        }
+        .ok_or_else(|| format!("not an update spec: `{spec}`"))
+    }
+
+    /// The edge of a one-edge change.
+    pub fn edge(self) -> Option<(u32, u32)> {
+        match self {
+            Change::Insert(u, v) | Change::Delete(u, v) => Some((u, v)),
+            Change::Deletes(_) | Change::Inserts(_) => None,
         }
     }
 
-    pub fn edge(self) -> (u32, u32) {
+    /// Whether the change deletes.
+    pub fn deletes(self) -> bool {
+        matches!(self, Change::Delete(..) | Change::Deletes(_))
+    }
+
+    /// The edges of `edb` the change deletes and the edges it inserts.
+    #[allow(clippy::type_complexity)]
+    pub fn edges_of(self, edb: &Edb) -> (Vec<(u32, u32)>, Vec<(u32, u32)>) {
+        let edges = edb.edges();
+        let mut rng = crate::rng::SplitMix64::new(9);
         match self {
-            Change::Insert(u, v) | Change::Delete(u, v) => (u, v),
+            Change::Insert(u, v) => (Vec::new(), vec![(u, v)]),
+            Change::Delete(u, v) => (vec![(u, v)], Vec::new()),
+            Change::Deletes(n) => {
+                let want = (n as usize).min(edges.len());
+                let mut picked = std::collections::HashSet::new();
+                let mut out = Vec::new();
+                while out.len() < want {
+                    let e = edges[rng.below(edges.len() as u32) as usize];
+                    if picked.insert(e) {
+                        out.push(e);
+                    }
+                }
+                (out, Vec::new())
+            }
+            Change::Inserts(n) => {
+                let present: std::collections::HashSet<(u32, u32)> = edges.iter().copied().collect();
+                let nodes = edb.values;
+                let possible = u64::from(nodes) * u64::from(nodes.saturating_sub(1)) - present.len() as u64;
+                let want = u64::from(n).min(possible) as usize;
+                let mut picked = std::collections::HashSet::new();
+                let mut out = Vec::new();
+                while out.len() < want {
+                    let e = (rng.below(nodes), rng.below(nodes));
+                    if e.0 != e.1 && !present.contains(&e) && picked.insert(e) {
+                        out.push(e);
+                    }
+                }
+                (Vec::new(), out)
+            }
         }
     }
 
     /// The EDB after the change.
     pub fn apply_to(self, edb: &Edb) -> Edb {
+        let (deleted, inserted) = self.edges_of(edb);
+        let deleted: std::collections::HashSet<(u32, u32)> = deleted.into_iter().collect();
         let mut out = edb.clone();
-        let (u, v) = self.edge();
         if let Some(rel) = out.relations.iter_mut().find(|r| r.name == "E") {
-            let kept: Vec<u32> = rel.tuples().filter(|t| t != &[u, v]).flatten().copied().collect();
+            let mut kept: Vec<u32> =
+                rel.tuples().filter(|t| !deleted.contains(&(t[0], t[1]))).flatten().copied().collect();
+            kept.extend(inserted.iter().flat_map(|&(u, v)| [u, v]));
             rel.rows = kept;
-            if let Change::Insert(..) = self {
-                rel.rows.extend([u, v]);
-            }
         }
         out
     }
 
-    /// The change as an exec update of `program`.
-    pub fn update(self, program: &Program, source: &Source) -> Update {
+    /// The change of `edb` as an exec update of `program`.
+    pub fn update(self, program: &Program, source: &Source, edb: &Edb) -> Update {
         let e: PredId = program.lookup_source("E").expect("graph workloads have an edge relation");
-        let (u, v) = self.edge();
-        let tuple = vec![(e, vec![source.value(program, e, 0, u), source.value(program, e, 1, v)])];
-        match self {
-            Change::Insert(..) => Update { inserts: tuple, deletes: Vec::new() },
-            Change::Delete(..) => Update { inserts: Vec::new(), deletes: tuple },
-        }
+        let (deleted, inserted) = self.edges_of(edb);
+        let tuples = |edges: Vec<(u32, u32)>| -> Vec<(PredId, Vec<u32>)> {
+            edges
+                .into_iter()
+                .map(|(u, v)| (e, vec![source.value(program, e, 0, u), source.value(program, e, 1, v)]))
+                .collect()
+        };
+        Update { inserts: tuples(inserted), deletes: tuples(deleted) }
     }
 }
 
@@ -354,6 +411,8 @@ impl fmt::Display for Change {
         match *self {
             Change::Insert(u, v) => write!(f, "ins:{u}:{v}"),
             Change::Delete(u, v) => write!(f, "del:{u}:{v}"),
+            Change::Deletes(n) => write!(f, "dels:{n}"),
+            Change::Inserts(n) => write!(f, "inss:{n}"),
         }
     }
 }
@@ -384,8 +443,8 @@ impl Incremental {
     /// `Maintained::apply_counting` only. The harness needs the counts, not the facts: `apply` would also list every
     /// over-deleted fact, which on a deletion that empties the closure of the random graph
     /// costs hundreds of MiB and seconds that are not DRed's own work.
-    pub fn apply(&mut self, change: Change) -> (UpdateCounts, Duration) {
-        let update = change.update(&self.program, &self.source);
+    pub fn apply(&mut self, change: Change, edb: &Edb) -> (UpdateCounts, Duration) {
+        let update = change.update(&self.program, &self.source, edb);
         let start = Instant::now();
         let counts = self.state.apply_counting(&update);
         (counts, start.elapsed())

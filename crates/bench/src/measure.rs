@@ -39,6 +39,8 @@ pub enum System {
     Dred,
     /// DRed with ranked over-deletion (`Maintenance::Ranked`), measured like `Dred`.
     DredRanked,
+    /// `Maintenance::Auto`, dlc's default, measured like `Dred`.
+    DredAuto,
     /// Planning, `exec::index_inputs` and `exec::evaluate` of the magic program on the
     /// changed EDB.
     Recompute,
@@ -66,7 +68,7 @@ pub enum System {
 }
 
 impl System {
-    const ALL: [System; 20] = [
+    const ALL: [System; 21] = [
         System::Dlc,
         System::DlcNoMagic,
         System::DlcNoMagic2,
@@ -77,6 +79,7 @@ impl System {
         System::Crepe,
         System::Dred,
         System::DredRanked,
+        System::DredAuto,
         System::Recompute,
         System::DlcCompile,
         System::Explain,
@@ -101,6 +104,7 @@ impl System {
             System::Crepe => "crepe",
             System::Dred => "dred",
             System::DredRanked => "dred-ranked",
+            System::DredAuto => "dred-auto",
             System::Recompute => "recompute",
             System::DlcCompile => "dlc-compile",
             System::Explain => "dlc-explain",
@@ -324,12 +328,16 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             drop(closure.keep);
             (secs, rss, closure.len)
         }
-        System::Dred | System::DredRanked => {
+        System::Dred | System::DredRanked | System::DredAuto => {
             let change = job.change.ok_or_else(|| format!("{} needs a change", job.system))?;
-            let maintenance = if job.system == System::Dred { Maintenance::Dred } else { Maintenance::Ranked };
+            let maintenance = match job.system {
+                System::Dred => Maintenance::Dred,
+                System::DredRanked => Maintenance::Ranked,
+                _ => Maintenance::Auto,
+            };
             let mut inc = dlc::maintained(&job.workload, job.query, &edb, maintenance)?;
             extra.insert("initial_work".into(), inc.state.initial_work() as f64);
-            let (counts, elapsed) = inc.apply(change);
+            let (counts, elapsed) = inc.apply(change, &edb);
             let rss = peak_rss_mib();
             extra.insert("overdeleted".into(), counts.overdeleted as f64);
             extra.insert("rederived".into(), counts.rederived as f64);

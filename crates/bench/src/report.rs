@@ -3,7 +3,7 @@
 
 use crate::dlc::Change;
 use crate::measure::{Job, System};
-use crate::suite::{self, ClosureRow, QueryRow, Results, Suite, Summary, UpdateRow, RANDOM, RANDOM500};
+use crate::suite::{self, BatchRow, ClosureRow, QueryRow, Results, Suite, Summary, UpdateRow, RANDOM, RANDOM500};
 use crate::workload::{Graph, Query, Rules, Workload};
 
 /// Facts about the machine the run happened on, read before and after the run.
@@ -135,6 +135,16 @@ fn cell(summary: &Result<Summary, String>) -> String {
     match summary {
         Ok(s) => format!("{}, {}", secs(s.secs), mib(s.rss_mib)),
         Err(e) => format!("failed: {e}"),
+    }
+}
+
+/// `+E(1,2)`, `−E(1,2)`, `−100 edges`, `+100 edges`.
+fn change_text(change: Change) -> String {
+    match change {
+        Change::Insert(u, v) => format!("+E({u},{v})"),
+        Change::Delete(u, v) => format!("−E({u},{v})"),
+        Change::Deletes(n) => format!("−{} edges", count(f64::from(n))),
+        Change::Inserts(n) => format!("+{} edges", count(f64::from(n))),
     }
 }
 
@@ -466,6 +476,35 @@ impl Report<'_> {
         }
     }
 
+    /// Issue 20's batches: per batch, each strategy's time and peak memory and how many
+    /// times cheaper than recomputation it was.
+    fn batch_table(&mut self) {
+        let mut header = "| workload | batch |".to_string();
+        let mut rule = "|---|---|".to_string();
+        for (_, name) in BatchRow::STRATEGIES {
+            header += &format!(" {name} | recompute ÷ {name} |");
+            rule += "---|---:|";
+        }
+        self.line(&format!("{header} recompute | closure after |"));
+        self.line(&format!("{rule}---|---:|"));
+        for row in &self.suite.batches {
+            let r = self.get(&row.recompute());
+            let mut line = format!("| {} | {} |", row.workload.label(), change_text(row.change));
+            let mut answers = r.as_ref().ok().map(|s| s.answers);
+            for (system, _) in BatchRow::STRATEGIES {
+                let m = self.get(&row.maintenance(system));
+                let speedup = match (&m, &r) {
+                    (Ok(m), Ok(r)) => ratio(r.secs / m.secs),
+                    _ => "–".into(),
+                };
+                answers = answers.or(m.as_ref().ok().map(|s| s.answers));
+                line += &format!(" {} | {speedup} |", cell(&m));
+            }
+            let answers = answers.map_or("–".into(), |n| count(n as f64));
+            self.line(&format!("{line} {} | {answers} |", cell(&r)));
+        }
+    }
+
     fn update_table(&mut self) {
         self.line("| workload, query | change | why | DRed apply | ranked apply | recompute | recompute ÷ DRed | recompute ÷ ranked | over-deleted, DRed / ranked | rederived, DRed / ranked | inserted, DRed / ranked | answers after |");
         self.line("|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|");
@@ -482,11 +521,7 @@ impl Report<'_> {
                 format!("{} / {}", one(&d), one(&k))
             };
             let answers = d.as_ref().or(k.as_ref()).or(r.as_ref()).map_or("–".into(), |s| count(s.answers as f64));
-            let (u, v) = row.change.edge();
-            let change = match row.change {
-                Change::Insert(..) => format!("+E({u},{v})"),
-                Change::Delete(..) => format!("−E({u},{v})"),
-            };
+            let change = change_text(row.change);
             self.line(&format!(
                 "| {}, `{}` | {change} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {answers} |",
                 row.workload.label(),
@@ -1167,6 +1202,17 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("adds its nodes to the answers. Recomputing costs at least O(|E|) however small the change.");
     r.line("");
     r.update_table();
+    r.line("");
+    r.line("### Batches of random deletions and insertions (issue 20)");
+    r.line("");
+    r.line("The whole left-linear closure `R(X,Y)` is materialised first (not timed); then one batch of 1 to 1,000");
+    r.line("random edges is deleted or inserted, timed as above, by `--maintenance auto` (dlc's default: SPEC's");
+    r.line("over-deletion within a budget, then ranked within a larger one, else recomputation), SPEC's DRed and");
+    r.line("ranked DRed, against a recomputation. The first batch of a state builds the indexes and row locators");
+    r.line("maintenance reads, so these times include them. Every result is checked against breadth-first");
+    r.line("searches of the changed graph.");
+    r.line("");
+    r.batch_table();
     r.line("");
     r.slow_small_updates();
     r.line("");

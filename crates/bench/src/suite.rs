@@ -122,6 +122,35 @@ impl UpdateRow {
     }
 }
 
+/// A batch of random deletions or insertions on a whole closure (`R(X,Y)`): every
+/// maintenance strategy against recomputation, time and peak memory.
+#[derive(Clone, Debug)]
+pub struct BatchRow {
+    pub workload: Workload,
+    /// `Change::Deletes(n)` or `Change::Inserts(n)`.
+    pub change: Change,
+}
+
+impl BatchRow {
+    /// The maintenance strategies the batch tables compare, with their column names.
+    pub const STRATEGIES: [(System, &'static str); 3] =
+        [(System::DredAuto, "auto"), (System::Dred, "SPEC DRed"), (System::DredRanked, "ranked")];
+
+    pub fn maintenance(&self, system: System) -> Job {
+        Job::new(self.workload, Query::Full, system).with_change(self.change)
+    }
+
+    pub fn recompute(&self) -> Job {
+        Job::new(self.workload, Query::Full, System::Recompute).with_change(self.change)
+    }
+
+    pub fn jobs(&self) -> Vec<Job> {
+        let mut jobs: Vec<Job> = Self::STRATEGIES.iter().map(|&(system, _)| self.maintenance(system)).collect();
+        jobs.push(self.recompute());
+        jobs
+    }
+}
+
 /// One point of a growth curve: a program (or a query) of some size. Rows of one family
 /// grow by a factor each, and the report prints the exponent of the time between them.
 #[derive(Clone, Debug)]
@@ -261,6 +290,7 @@ pub struct Suite {
     pub queries: Vec<QueryRow>,
     pub reference: Vec<ReferenceRow>,
     pub updates: Vec<UpdateRow>,
+    pub batches: Vec<BatchRow>,
     pub scaling: Vec<ScaleRow>,
     pub explain: Vec<ExplainRow>,
     pub binary: Vec<BinaryRow>,
@@ -407,6 +437,18 @@ impl Suite {
             }
         }
 
+        // Issue 20's batches: 1 to 1,000 random deletions and insertions on the whole
+        // left-linear closure of the random graph, the forest and the chain.
+        let sizes: &[u32] = if quick { &[1, 10] } else { &[1, 10, 100, 1000] };
+        let mut batches = Vec::new();
+        for graph in [random, forest, chain] {
+            for &n in sizes {
+                for change in [Change::Deletes(n), Change::Inserts(n)] {
+                    batches.push(BatchRow { workload: tc(Rules::Llin, graph), change });
+                }
+            }
+        }
+
         let explain = [tc(Rules::Llin, random), tc(Rules::Rlin, random), tc(Rules::NonLinear, random_nl)]
             .map(|workload| ExplainRow { workload })
             .to_vec();
@@ -440,6 +482,7 @@ impl Suite {
             queries,
             reference,
             updates,
+            batches,
             scaling,
             explain,
             binary,
@@ -466,6 +509,7 @@ impl Suite {
         all.extend(self.queries.iter().flat_map(|r| [r.magic(), r.no_magic(), r.auto()]));
         all.extend(self.reference.iter().flat_map(|r| [r.seminaive(), r.reference()]));
         all.extend(self.updates.iter().flat_map(|r| [r.dred(), r.ranked(), r.recompute()]));
+        all.extend(self.batches.iter().flat_map(BatchRow::jobs));
         all.extend(self.scaling.iter().map(|r| r.job));
         all.extend(self.explain.iter().flat_map(|r| [r.job(System::Explain), r.job(System::ExplainNoMagic)]));
         for row in &self.binary {
@@ -757,6 +801,18 @@ pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
             &[("semi-naive", answers(&row.seminaive())), ("reference", answers(&row.reference()))],
         );
     }
+    for row in &suite.batches {
+        let Workload::Tc { graph, .. } = row.workload else { continue };
+        let edges = row.change.apply_to(&row.workload.generate()).edges();
+        let want: u64 = (0..graph.nodes())
+            .map(|source| oracle::reachable_from(graph.nodes(), &edges, source).iter().filter(|&&r| r).count() as u64)
+            .sum();
+        let what = format!("{} R(X,Y) after {}", row.workload.label(), row.change);
+        for (system, name) in BatchRow::STRATEGIES {
+            expect(format!("{what} ({name})"), answers(&row.maintenance(system)), want);
+        }
+        expect(format!("{what} (recomputation)"), answers(&row.recompute()), want);
+    }
     for row in &suite.updates {
         agree(
             format!("{} {} after {}", row.workload.label(), row.query.label("R"), row.change),
@@ -917,7 +973,7 @@ mod tests {
                 oracle::reachable_from(graph.nodes(), &after, 0).iter().filter(|&&r| r).count()
             };
             for (change, note) in changes {
-                let (u, v) = change.edge();
+                let (u, v) = change.edge().expect("local changes are of one edge");
                 match (change, note) {
                     (Change::Delete(..), LEAF_DELETE) => {
                         assert!(edges.contains(&(u, v)) && v == 5 && !edges.iter().any(|&(p, _)| p == v));
@@ -948,7 +1004,26 @@ mod tests {
             match c {
                 Change::Delete(u, v) => assert!(edges.contains(&(u, v))),
                 Change::Insert(u, v) => assert!(u != v && !edges.contains(&(u, v))),
+                other => panic!("random changes are of one edge: {other}"),
             }
+        }
+    }
+
+    /// A batch deletes that many distinct present edges, or inserts that many distinct
+    /// absent ones, and its update changes exactly those.
+    #[test]
+    fn batches_change_that_many_distinct_edges() {
+        let workload = tc(Rules::Llin, Graph::Random { nodes: 30, edges: 100, seed: 1 });
+        let edb = workload.generate();
+        let before: HashSet<(u32, u32)> = edb.edges().into_iter().collect();
+        for change in [Change::Deletes(10), Change::Inserts(10)] {
+            let after: HashSet<(u32, u32)> = change.apply_to(&edb).edges().into_iter().collect();
+            let (deleted, inserted) = change.edges_of(&edb);
+            assert_eq!(deleted.len() + inserted.len(), 10, "{change}");
+            assert_eq!(before.difference(&after).count(), deleted.len(), "{change}");
+            assert_eq!(after.difference(&before).count(), inserted.len(), "{change}");
+            assert!(inserted.iter().all(|&(u, v)| u != v && !before.contains(&(u, v))));
+            assert_eq!(Change::parse(&change.to_string()), Ok(change));
         }
     }
 }

@@ -84,14 +84,20 @@ fn both_dred_strategies_agree_with_recomputation_on_small_graphs() {
             let edb = workload.generate();
             let absent = (0..graph.nodes()).flat_map(|u| (0..graph.nodes()).map(move |v| (u, v)));
             let absent = absent.filter(|&(u, v)| u != v && !edges.contains(&(u, v))).nth(7).expect("room for an edge");
-            for change in [Change::Delete(edges[0].0, edges[0].1), Change::Insert(absent.0, absent.1)] {
+            let changes = [
+                Change::Delete(edges[0].0, edges[0].1),
+                Change::Insert(absent.0, absent.1),
+                Change::Deletes(5),
+                Change::Inserts(5),
+            ];
+            for change in changes {
                 let (fresh, _) = dlc::recompute(&workload, Query::Point(0), &edb, change).expect("compiles");
                 let recomputed = dlc::count_answers(&fresh.program, &fresh.eval.db);
                 let oracle = reach(graph.nodes(), &change.apply_to(&edb).edges())[0].len();
                 assert_eq!(recomputed, oracle, "recomputation after {change} on {}", workload.label());
-                for maintenance in [Maintenance::Dred, Maintenance::Ranked] {
+                for maintenance in [Maintenance::Dred, Maintenance::Ranked, Maintenance::Auto] {
                     let mut inc = dlc::maintained(&workload, Query::Point(0), &edb, maintenance).expect("compiles");
-                    inc.apply(change);
+                    inc.apply(change, &edb);
                     let maintained = dlc::count_answers(&inc.program, inc.state.db());
                     assert_eq!(maintained, oracle, "{maintenance:?} after {change} on {}", workload.label());
                     // Counts alone could agree by accident: the whole maintained relation must

@@ -193,7 +193,7 @@ pub struct RunArgs {
     pub check: bool,
 
     /// How update batches are maintained.
-    #[arg(long, value_enum, default_value_t = MaintenanceArg::Dred)]
+    #[arg(long, value_enum, default_value_t = MaintenanceArg::Auto)]
     pub maintenance: MaintenanceArg,
 
     /// Colour in diagnostics.
@@ -314,6 +314,11 @@ pub enum EngineArg {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MaintenanceArg {
+    /// Chosen per batch and reported: insertions alone are propagated; a batch deleting
+    /// much of the input is recomputed; otherwise dred while its over-deletion stays
+    /// small, then ranked, then recomputation, each past a work budget (a share of the
+    /// evaluation's).
+    Auto,
     /// Delete-and-rederive as SPEC §5 defines it: over-delete every fact with a derivation
     /// through a deleted fact, then rederive what is still derivable.
     Dred,

@@ -267,13 +267,22 @@ pub struct Live(flow::Flow);
 pub trait Materialized {
     /// The input and derived relations as the batches so far left them.
     fn db(&self) -> &Database;
-    /// Applies one batch of input changes.
-    fn try_apply(&mut self, update: &Update) -> Result<UpdateReport, ResourceError>;
+    /// Applies one batch of input changes; its report lists the facts of each phase when
+    /// they are at most `list_up_to` (always, without a limit), else it counts them.
+    fn try_apply(&mut self, update: &Update, list_up_to: Option<usize>) -> Result<UpdateReport, ResourceError>;
     /// The threads a recomputation for `--check` may use.
     fn threads(&self) -> Threads;
     /// Gives later batches the current texts of values (a batch may bring new ones, and
     /// comparisons read them). The dataflow compares no values, so it needs none.
     fn set_values(&mut self, _values: &ir::Interner<ir::Const>) {}
+    /// The name of the strategy that maintained the batch of `report`, as reports give it.
+    fn strategy_name(&self, report: &UpdateReport) -> &'static str {
+        match report.strategy {
+            exec::Method::Dred => "dred",
+            exec::Method::Ranked => "ranked",
+            exec::Method::Recompute => "recompute",
+        }
+    }
 }
 
 impl Materialized for Maintained {
@@ -281,8 +290,11 @@ impl Materialized for Maintained {
         Maintained::db(self)
     }
 
-    fn try_apply(&mut self, update: &Update) -> Result<UpdateReport, ResourceError> {
-        Maintained::try_apply(self, update)
+    fn try_apply(&mut self, update: &Update, list_up_to: Option<usize>) -> Result<UpdateReport, ResourceError> {
+        match list_up_to {
+            Some(most) => Maintained::try_apply_listing(self, update, most),
+            None => Maintained::try_apply(self, update),
+        }
     }
 
     fn threads(&self) -> Threads {
@@ -322,7 +334,7 @@ impl Materialized for Differential {
         &self.db
     }
 
-    fn try_apply(&mut self, update: &Update) -> Result<UpdateReport, ResourceError> {
+    fn try_apply(&mut self, update: &Update, _list_up_to: Option<usize>) -> Result<UpdateReport, ResourceError> {
         let deletes = update.deletes.iter().map(|(p, t)| (*p, t.as_slice()));
         let inserts = update.inserts.iter().map(|(p, t)| (*p, t.as_slice()));
         let applied = self.flow.apply(deletes, inserts).unwrap_or_else(stopped);
@@ -338,11 +350,29 @@ impl Materialized for Differential {
         let listed = |rows: &[(PredId, flow::Row)]| rows.iter().map(|(p, r)| (*p, r.values().to_vec())).collect();
         // The dataflow reports net changes: what disappeared is listed as over-deleted
         // and nothing as rederived, so the report's difference is the true one.
+        let (removed, added) = (grouped(&applied.derived_removed), grouped(&applied.derived_added));
+        let mut tallies: Vec<(PredId, exec::Tally)> = Vec::new();
+        for (p, overdeleted, inserted) in
+            removed.iter().map(|(p, ts)| (*p, ts.len(), 0)).chain(added.iter().map(|(p, ts)| (*p, 0, ts.len())))
+        {
+            match tallies.iter_mut().find(|(q, _)| *q == p) {
+                Some((_, tally)) => tally.inserted += inserted,
+                None => tallies.push((p, exec::Tally { overdeleted, inserted, ..exec::Tally::default() })),
+            }
+        }
+        tallies.sort_by_key(|(p, _)| *p);
         Ok(UpdateReport {
+            waves: usize::from(!removed.is_empty()),
+            tallies,
+            listed: true,
             overdeleted_waves: Vec::new(),
-            overdeleted: grouped(&applied.derived_removed),
+            overdeleted: removed.clone(),
             rederived: Vec::new(),
-            inserted: grouped(&applied.derived_added),
+            inserted: added.clone(),
+            removed,
+            added,
+            strategy: exec::Method::default(),
+            reason: "the dataflow applies the batch as one epoch of changes".into(),
             edb_inserted: listed(&applied.inserted),
             edb_deleted: listed(&applied.deleted),
             noop_inserts: applied.noop_inserts,
@@ -353,6 +383,10 @@ impl Materialized for Differential {
 
     fn threads(&self) -> Threads {
         self.threads
+    }
+
+    fn strategy_name(&self, _report: &UpdateReport) -> &'static str {
+        "differential"
     }
 }
 

@@ -471,6 +471,9 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
             Ok(maintainer) => maintainer,
             Err(e) => return stopped(err, &session.sources, primary, &e, args.color),
         };
+        if args.full_report {
+            maintainer.list_up_to = None;
+        }
         let mut updates = Vec::new();
         for (i, batch) in session.batches.iter().enumerate() {
             let outcome = match maintainer.apply(&batch.update, trace || args.check, args.check) {

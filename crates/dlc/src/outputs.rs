@@ -1,6 +1,7 @@
 //! Running a Soufflé program without a query, as Soufflé does: compute every `.output`
 //! and `.printsize` relation, write `<Rel>.csv` files (tab-separated) to the output
-//! directory, and print sizes.
+//! directory, and print sizes. Update batches maintain one evaluation of every wanted
+//! relation, and the files hold the state after the last batch.
 //!
 //! One wanted relation whose rules call a derived relation with a constant (`q(y) :-
 //! r(0, y).`) is computed through the magic rewrite of the all-free query on it, which
@@ -31,9 +32,6 @@ pub fn unsupported_flags(args: &RunArgs) -> Option<String> {
     if args.all {
         return Some(needs_query("--all"));
     }
-    if !args.insert.is_empty() || !args.delete.is_empty() || args.updates.is_some() || args.check {
-        return Some(needs_query("maintenance (--insert, --delete, --updates, --check)"));
-    }
     None
 }
 
@@ -49,7 +47,7 @@ fn wanted(io: &SouffleIo) -> Vec<PredId> {
 }
 
 /// The all-free query `r(x0, ..., xn)` on `pred`.
-fn all_free_query(program: &mut Program, pred: PredId) -> Query {
+pub(crate) fn all_free_query(program: &mut Program, pred: PredId) -> Query {
     let span = program.pred(pred).span;
     let args = (0..program.pred(pred).arity)
         .map(|i| Term { kind: TermKind::Var(program.symbols.intern(&format!("x{i}"))), span })
@@ -134,8 +132,11 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
     let engine = session::engine(args);
     let threads = session::threads(args.threads);
     let wanted = wanted(io);
+    // Update batches maintain the original program's evaluation of every wanted relation.
+    let maintaining = !prepared.batches.is_empty() || args.check;
+    let mut state = None;
     // The evaluated program and its database; the wanted relations are read from it.
-    let (name, evaluated, db, magic) = if uses_magic(args, &prepared.program, &wanted) {
+    let (name, evaluated, db, magic) = if !maintaining && uses_magic(args, &prepared.program, &wanted) {
         let mut program = prepared.program.clone();
         let query = all_free_query(&mut program, wanted[0]);
         program.query = Some(query.clone());
@@ -178,25 +179,44 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
         let mut plan = plan::plan_program(program);
         plan.restrict_to(program, &wanted);
         let edb = session::edb_database(program, &prepared.facts, args.max_tuples);
-        let eval = match engine.evaluate(&plan, program, edb, false, None, threads) {
-            Ok((eval, _)) => eval,
+        let (eval, live) = match engine.evaluate(&plan, program, edb, false, None, threads) {
+            Ok(evaluated) => evaluated,
             Err(e) => return crate::stopped(err, &prepared.sources, program, &e, args.color),
         };
-        ("original program".to_string(), program.clone(), eval.db, false)
+        if maintaining {
+            let maintenance = session::maintenance(args.maintenance);
+            let kept = match crate::engines::maintain(plan.clone(), program, eval, live, maintenance) {
+                Ok(kept) => kept,
+                Err(e) => return crate::stopped(err, &prepared.sources, program, &e, args.color),
+            };
+            state = Some(kept);
+            ("original program".to_string(), program.clone(), exec::Database::new(program), false)
+        } else {
+            ("original program".to_string(), program.clone(), eval.db, false)
+        }
     };
     let elapsed = start.elapsed();
+    let mut exit = 0;
+    if let Some(state) = &mut state {
+        match maintain(args, prepared, &wanted, &mut **state, out, err) {
+            Ok(status) => exit = status,
+            Err(status) => return status,
+        }
+    }
+    // Where the batches left the relations, or the evaluation.
+    let db = state.as_ref().map_or(&db, |state| state.db());
     // The relations computed: those the outputs read (an empty one that no output
     // reads was not evaluated).
     let needed = plan::needed_preds(&evaluated, &wanted);
-    let mut sizes = session::relation_sizes(&evaluated, &db);
+    let mut sizes = session::relation_sizes(&evaluated, db);
     sizes.retain(|&(p, len)| len > 0 || needed.get(p.index()).copied().unwrap_or(false));
     let program = &prepared.program;
     // The rows of a wanted relation: the magic program's answers to the all-free query
     // on it, or the relation itself.
     let rows_of = |pred: PredId| -> Selected<'_> {
         match magic {
-            true => Selected::answers(&evaluated, &db),
-            false => Selected::relation(&db, pred),
+            true => Selected::answers(&evaluated, db),
+            false => Selected::relation(db, pred),
         }
     };
 
@@ -239,7 +259,70 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
         summary += &format!("; evaluated in {}", crate::report::duration_text(elapsed));
     }
     let _ = writeln!(err, "{summary}");
-    0
+    exit
+}
+
+/// Applies the update batches to `state`, the evaluation of every wanted relation, and
+/// reports each on `out`: how it was maintained, what each phase touched, and the net
+/// change of each `.output` relation. With `--check`, every computed relation is compared
+/// after each batch with an evaluation from scratch. Returns the exit status, or the one
+/// to stop with.
+fn maintain(
+    args: &RunArgs,
+    prepared: &Prepared,
+    wanted: &[PredId],
+    state: &mut dyn crate::engines::Materialized,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<i32, i32> {
+    let program = &prepared.program;
+    let mut plan = plan::plan_program(program);
+    plan.restrict_to(program, wanted);
+    let needed = plan::needed_preds(program, wanted);
+    let mut exit = 0;
+    for (i, batch) in prepared.batches.iter().enumerate() {
+        let start = Instant::now();
+        let list_up_to = (!args.full_report).then_some(crate::report::FULL_REPORT_MAX_FACTS);
+        let report = match state.try_apply(&batch.update, list_up_to) {
+            Ok(report) => report,
+            Err(e) => return Err(crate::stopped(err, &prepared.sources, program, &e, args.color)),
+        };
+        let elapsed = start.elapsed();
+        let strategy = state.strategy_name(&report);
+        let _ = write!(out, "{}", crate::report::outputs_batch_text(program, i, batch, &report, strategy, wanted));
+        if !args.no_timing {
+            let _ = writeln!(out, "  time: {}", crate::report::duration_text(elapsed));
+        }
+        if args.check {
+            let mut edb = exec::Database::new(program);
+            for pred in program.pred_ids().filter(|&p| program.pred(p).kind == PredKind::Edb) {
+                for tuple in state.db().tuples(pred) {
+                    edb.insert(pred, tuple);
+                }
+            }
+            let engine = crate::engines::Engine::SEMINAIVE;
+            let fresh = match engine.evaluate(&plan, program, edb, false, None, state.threads()) {
+                Ok((fresh, _)) => fresh,
+                Err(e) => return Err(crate::stopped(err, &prepared.sources, program, &e, args.color)),
+            };
+            let differ: Vec<String> = program
+                .pred_ids()
+                .filter(|&p| needed.get(p.index()).copied().unwrap_or(false))
+                .filter(|&p| fresh.db.sorted_tuples(p) != state.db().sorted_tuples(p))
+                .map(|p| program.pred_name(p))
+                .collect();
+            if !differ.is_empty() {
+                let _ = writeln!(
+                    err,
+                    "dlc: --check failed after batch {}: incremental state differs from recomputation in {}",
+                    i + 1,
+                    differ.join(", ")
+                );
+                exit = crate::EXIT_CHECK_FAILED;
+            }
+        }
+    }
+    Ok(exit)
 }
 
 /// Where [`write_relation`] writes one relation.

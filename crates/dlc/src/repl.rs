@@ -113,7 +113,23 @@ pub(crate) fn run(
     if args.explain.is_some() || args.explain_missing.is_some() {
         return crate::usage_error(err, "the repl explains facts with `:why R(a,d)` and `:whynot R(a,u)`, not flags");
     }
-    let session = match session::compile(args) {
+    // A Soufflé program without a query starts with the all-free query of its first
+    // `.output` relation (by name, the order its files are written in); the repl keeps
+    // every relation up to date, so `?- ...` on another one reads it at once.
+    let mut prepared = match session::prepare(args, true) {
+        Ok(prepared) => prepared,
+        Err(failed) => return crate::fail(err, failed, color),
+    };
+    if prepared.program.query.is_none() {
+        let first = prepared
+            .souffle
+            .as_ref()
+            .and_then(|io| io.outputs.iter().map(|o| o.pred).min_by_key(|&p| prepared.program.pred_name(p)));
+        if let Some(pred) = first {
+            prepared.program.query = Some(crate::outputs::all_free_query(&mut prepared.program, pred));
+        }
+    }
+    let session = match session::finish(prepared, args) {
         Ok(s) => s,
         Err(failed) => return crate::fail(err, failed, color),
     };
@@ -354,8 +370,11 @@ impl Settings {
             Some(magic) if choice.magic => magic.program.clone(),
             _ => source.clone(),
         };
-        let maintainer =
+        let mut maintainer =
             Maintainer::from_evaluation(program, true, run, facts, self.maintenance, self.check, self.max_tuples)?;
+        if self.full_report {
+            maintainer.list_up_to = None;
+        }
         Ok((maintainer, choice.magic))
     }
 }

@@ -294,12 +294,11 @@ pub fn compare_text(
     }
 }
 
-/// The `--maintenance` value naming a strategy.
-fn maintenance_name(maintenance: exec::Maintenance) -> &'static str {
-    match maintenance {
-        exec::Maintenance::Dred => "dred",
-        exec::Maintenance::Ranked => "ranked",
-    }
+/// Why the batch was maintained as it was, when it was not simply asked for: what
+/// `--maintenance auto` chose, or the recomputation a negating program needs.
+fn strategy_reason(outcome: &BatchOutcome) -> Option<&str> {
+    let chosen = outcome.maintenance == exec::Maintenance::Auto || outcome.report.strategy == exec::Method::Recompute;
+    (chosen && outcome.strategy != "differential").then_some(outcome.report.reason.as_str())
 }
 
 /// A batch report lists its facts one by one up to this many (over-deleted, rederived,
@@ -309,6 +308,9 @@ fn maintenance_name(maintenance: exec::Maintenance) -> &'static str {
 pub const FULL_REPORT_MAX_FACTS: usize = 1000;
 
 type Grouped = Vec<(PredId, Vec<Vec<u32>>)>;
+
+/// One phase's count in a relation's tally.
+type Phase = fn(&exec::Tally) -> usize;
 
 /// The facts of DRed's insertion phase split by whether they held before the batch:
 /// (those over-deleted earlier in the batch and derived again, those that are new). A
@@ -329,22 +331,18 @@ fn split_inserted(r: &exec::UpdateReport) -> (Grouped, Grouped) {
     (restored, new)
 }
 
-/// Whether the batch's report lists every fact (see [`FULL_REPORT_MAX_FACTS`]).
+/// Whether the batch's report lists every fact (see [`FULL_REPORT_MAX_FACTS`]): the
+/// maintenance made the lists, and they are few or asked for.
 fn lists_facts(outcome: &BatchOutcome, full: bool) -> bool {
     let r = &outcome.report;
-    let count = |g: &[(PredId, Vec<Vec<u32>>)]| g.iter().map(|(_, t)| t.len()).sum::<usize>();
-    let facts = count(&r.overdeleted)
-        + count(&r.rederived)
-        + count(&r.inserted)
-        + outcome.answers_added.len()
-        + outcome.answers_removed.len();
-    full || facts <= FULL_REPORT_MAX_FACTS
+    let touched: usize = r.tallies.iter().map(|(_, t)| t.overdeleted + t.rederived + t.reinserted + t.inserted).sum();
+    let facts = touched + outcome.answers_added.len() + outcome.answers_removed.len();
+    r.listed && (full || facts <= FULL_REPORT_MAX_FACTS)
 }
 
-/// `{"R": 3}`: the number of facts per relation.
-fn counts_json(program: &Program, groups: &[(PredId, Vec<Vec<u32>>)]) -> Value {
-    let sizes: Vec<(PredId, usize)> = groups.iter().map(|(p, t)| (*p, t.len())).collect();
-    sizes_json(program, &sizes)
+/// One phase's count per relation, from the report's tallies; only relations with any.
+fn tallied(r: &exec::UpdateReport, phase: Phase) -> Vec<(PredId, usize)> {
+    r.tallies.iter().map(|(p, t)| (*p, phase(t))).filter(|&(_, n)| n > 0).collect()
 }
 
 /// One update batch as JSON; with more facts than [`FULL_REPORT_MAX_FACTS`] and not
@@ -358,29 +356,32 @@ pub fn batch_json(
     full: bool,
 ) -> Value {
     let r = &outcome.report;
-    let (restored, new) = split_inserted(r);
     if !lists_facts(outcome, full) {
         let mut obj = json!({
             "batch": index + 1,
-            "maintenance": maintenance_name(outcome.maintenance),
+            "maintenance": outcome.strategy,
             "summary": true,
             "changes": batch.changes.len(),
-            "overdeleted": counts_json(program, &r.overdeleted),
-            "overdeleted_waves": r.overdeleted_waves.len(),
-            "rederived": counts_json(program, &r.rederived),
-            "reinserted": counts_json(program, &restored),
-            "inserted": counts_json(program, &new),
+            "overdeleted": sizes_json(program, &tallied(r, |t| t.overdeleted)),
+            "overdeleted_waves": r.waves,
+            "rederived": sizes_json(program, &tallied(r, |t| t.rederived)),
+            "reinserted": sizes_json(program, &tallied(r, |t| t.reinserted)),
+            "inserted": sizes_json(program, &tallied(r, |t| t.inserted)),
             "answers_added": outcome.answers_added.len(),
             "answers_removed": outcome.answers_removed.len(),
             "relations": sizes_json(program, &outcome.sizes),
             "work": r.work,
             "recompute_work": outcome.recompute_work,
         });
+        if let Some(reason) = strategy_reason(outcome) {
+            obj["reason"] = json!(reason);
+        }
         if timing {
             obj["seconds"] = json!(outcome.elapsed.as_secs_f64());
         }
         return obj;
     }
+    let (restored, new) = split_inserted(r);
     let waves: Vec<Value> = r.overdeleted_waves.iter().map(|w| grouped_json(program, &group(w))).collect();
     let noop: Vec<Value> = r
         .noop_deletes
@@ -390,7 +391,7 @@ pub fn batch_json(
         .collect();
     let mut obj = json!({
         "batch": index + 1,
-        "maintenance": maintenance_name(outcome.maintenance),
+        "maintenance": outcome.strategy,
         "changes": batch.changes,
         "noop": noop,
         "overdeleted": grouped_json(program, &r.overdeleted),
@@ -404,6 +405,9 @@ pub fn batch_json(
         "work": r.work,
         "recompute_work": outcome.recompute_work,
     });
+    if let Some(reason) = strategy_reason(outcome) {
+        obj["reason"] = json!(reason);
+    }
     if let Some(w) = outcome.recompute_work {
         obj["work_ratio"] = json!(if r.work == 0 { Value::Null } else { json!(w as f64 / r.work as f64) });
     }
@@ -443,36 +447,44 @@ pub fn batch_text(
     for (p, t) in &r.noop_inserts {
         let _ = writeln!(out, "  no-op: +{} is already present", fact_text(program, *p, t));
     }
-    let count = |g: &[(PredId, Vec<Vec<u32>>)]| g.iter().map(|(_, t)| t.len()).sum::<usize>();
     let facts = |g: &[(PredId, Vec<Vec<u32>>)]| {
         let v: Vec<String> = g.iter().flat_map(|(p, ts)| ts.iter().map(move |t| fact_text(program, *p, t))).collect();
         v.join(" ")
     };
-    let waves = match outcome.maintenance {
-        exec::Maintenance::Dred => "wave(s)",
-        exec::Maintenance::Ranked => "ranked wave(s)",
+    if let Some(reason) = strategy_reason(outcome) {
+        let _ = writeln!(out, "  maintained by: {} ({reason})", outcome.strategy);
+    }
+    let waves = match outcome.report.strategy {
+        exec::Method::Ranked => "ranked wave(s)",
+        _ => "wave(s)",
     };
     // Per relation, the number of facts: what a summary shows instead of the facts.
-    let counts = |g: &[(PredId, Vec<Vec<u32>>)]| {
-        let v: Vec<String> = g.iter().map(|(p, ts)| format!("{} {}", program.pred_name(*p), ts.len())).collect();
+    let counts = |phase: Phase| {
+        let v: Vec<String> = tallied(r, phase).iter().map(|(p, n)| format!("{} {n}", program.pred_name(*p))).collect();
         v.join(", ")
     };
-    let listed = |g: &[(PredId, Vec<Vec<u32>>)]| if lists { facts(g) } else { counts(g) };
-    let _ = writeln!(out, "  over-deleted {} in {} {waves}", count(&r.overdeleted), r.overdeleted_waves.len());
+    let total = |phase: Phase| r.tallies.iter().map(|(_, t)| phase(t)).sum::<usize>();
+    let _ = writeln!(out, "  over-deleted {} in {} {waves}", total(|t| t.overdeleted), r.waves);
     if lists {
         for (i, wave) in r.overdeleted_waves.iter().enumerate() {
             let _ = writeln!(out, "    wave {}: {}", i + 1, facts(&group(wave)));
         }
-    } else if !r.overdeleted.is_empty() {
-        let _ = writeln!(out, "    {}", counts(&r.overdeleted));
+    } else if total(|t| t.overdeleted) > 0 {
+        let _ = writeln!(out, "    {}", counts(|t| t.overdeleted));
     }
-    let (restored, new) = split_inserted(r);
+    let (restored, new) = if lists { split_inserted(r) } else { (Vec::new(), Vec::new()) };
     // The insertion phase's facts that held before the batch are put back, not new.
-    for (title, group) in [("rederived", &r.rederived), ("re-inserted", &restored), ("inserted", &new)] {
-        match count(group) {
+    let phases: [(&str, &Grouped, Phase); 3] = [
+        ("rederived", &r.rederived, |t| t.rederived),
+        ("re-inserted", &restored, |t| t.reinserted),
+        ("inserted", &new, |t| t.inserted),
+    ];
+    for (title, group, phase) in phases {
+        match total(phase) {
             0 if title == "re-inserted" => Ok(()),
             0 => writeln!(out, "  {title} 0"),
-            n => writeln!(out, "  {title} {n}: {}", listed(group)),
+            n if lists => writeln!(out, "  {title} {n}: {}", facts(group)),
+            n => writeln!(out, "  {title} {n}: {}", counts(phase)),
         }
         .ok();
     }
@@ -499,6 +511,48 @@ pub fn batch_text(
     if timing {
         let _ = writeln!(out, "  time: {}", duration_text(outcome.elapsed));
     }
+}
+
+/// One update batch of a Soufflé program without a query: how it was maintained, the
+/// counts of each phase, and the net change of every wanted (`.output`) relation.
+pub fn outputs_batch_text(
+    program: &Program,
+    index: usize,
+    batch: &Batch,
+    report: &exec::UpdateReport,
+    strategy: &str,
+    wanted: &[PredId],
+) -> String {
+    let mut out = String::new();
+    if batch.changes.len() <= FULL_REPORT_MAX_FACTS {
+        let _ = writeln!(out, "batch {}: {}", index + 1, batch.changes.join(" "));
+    } else {
+        let _ = writeln!(out, "batch {}: {} change(s)", index + 1, batch.changes.len());
+    }
+    let noops = report.noop_deletes.len() + report.noop_inserts.len();
+    if noops > 0 {
+        let _ = writeln!(out, "  no-op: {noops} change(s) (deletes of absent facts, inserts of present ones)");
+    }
+    let _ = writeln!(out, "  maintained by: {strategy} ({})", report.reason);
+    let total = |phase: Phase| report.tallies.iter().map(|(_, t)| phase(t)).sum::<usize>();
+    let _ = writeln!(
+        out,
+        "  over-deleted {} in {} wave(s), rederived {}, re-inserted {}, inserted {}",
+        total(|t| t.overdeleted),
+        report.waves,
+        total(|t| t.rederived),
+        total(|t| t.reinserted),
+        total(|t| t.inserted)
+    );
+    let net = |lists: &[(PredId, Vec<Vec<u32>>)], pred: PredId| {
+        lists.iter().find(|(p, _)| *p == pred).map_or(0, |(_, ts)| ts.len())
+    };
+    for &pred in wanted {
+        let (removed, added) = (net(&report.removed, pred), net(&report.added, pred));
+        let _ = writeln!(out, "  {}: {removed} removed, {added} added", program.pred_name(pred));
+    }
+    let _ = writeln!(out, "  work: {}", report.work);
+    out
 }
 
 /// The program listing of `--emit ir --format json`.

@@ -440,6 +440,7 @@ pub fn maintenance(arg: MaintenanceArg) -> Maintenance {
     match arg {
         MaintenanceArg::Dred => Maintenance::Dred,
         MaintenanceArg::Ranked => Maintenance::Ranked,
+        MaintenanceArg::Auto => Maintenance::Auto,
     }
 }
 
@@ -569,9 +570,8 @@ pub struct Answers {
 
 impl Answers {
     /// The rows of `arity` values each in `values`, in any order and without duplicates,
-    /// sorted in place (for tests: the answers of a run are read in order from their
-    /// relation, [`Selected::collect`]).
-    #[cfg(test)]
+    /// sorted in place (the answers of a run are read in order from their relation,
+    /// [`Selected::collect`]; a batch's changes come in any order).
     pub fn sorted(arity: usize, len: usize, mut values: Vec<u32>) -> Self {
         debug_assert_eq!(values.len(), arity * len);
         match arity {
@@ -615,6 +615,7 @@ impl Answers {
     }
 
     /// Whether `tuple` is one of the rows (binary search).
+    #[cfg(test)]
     pub fn contains(&self, tuple: &[u32]) -> bool {
         if tuple.len() != self.arity {
             return false;
@@ -633,17 +634,6 @@ impl Answers {
             }
         }
         false
-    }
-
-    /// The rows of `self` that `other` lacks, in order.
-    pub fn minus(&self, other: &Answers) -> Answers {
-        let mut values = Vec::new();
-        let mut len = 0;
-        for t in self.iter().filter(|t| !other.contains(t)) {
-            values.extend_from_slice(t);
-            len += 1;
-        }
-        Answers { arity: self.arity, len, values }
     }
 }
 
@@ -1116,11 +1106,28 @@ pub fn relation_sizes(program: &Program, db: &Database) -> Vec<(PredId, usize)> 
         .collect()
 }
 
+/// The facts of `changed` (a net change per relation, as [`exec::UpdateReport::added`]
+/// lists it) that are answers of `query`, in order: a batch's change of the answers,
+/// found without a copy of the answers before and after it.
+fn selected_answers(query: &ir::Query, changed: &[(PredId, Vec<Vec<u32>>)]) -> Answers {
+    let arity = query.atom.args.len();
+    let (mut values, mut len) = (Vec::new(), 0);
+    for (_, tuples) in changed.iter().filter(|(p, _)| *p == query.atom.pred) {
+        for t in tuples.iter().filter(|t| t.len() == arity && query.matches(t)) {
+            values.extend_from_slice(t);
+            len += 1;
+        }
+    }
+    Answers::sorted(arity, len, values)
+}
+
 /// The answer of one update batch, with the before/after difference of the query's answers.
 pub struct BatchOutcome {
     pub report: exec::UpdateReport,
-    /// The strategy that produced the report.
+    /// The strategy asked for.
     pub maintenance: Maintenance,
+    /// The strategy that maintained this batch (the one `--maintenance auto` chose).
+    pub strategy: &'static str,
     pub answers_added: Answers,
     pub answers_removed: Answers,
     pub elapsed: Duration,
@@ -1148,6 +1155,9 @@ pub struct Maintainer {
     /// Whether every relation is maintained, not only those the query depends on
     /// ([`evaluation_plan`]).
     whole: bool,
+    /// A batch's report lists its facts when it touches at most this many
+    /// ([`crate::report::FULL_REPORT_MAX_FACTS`] unless `--full-report`, which sets `None`: always).
+    pub list_up_to: Option<usize>,
 }
 
 impl Maintainer {
@@ -1167,7 +1177,8 @@ impl Maintainer {
         let plan = evaluation_plan(&program, whole);
         let state = crate::engines::maintain(plan, &program, run.eval, run.live, maintenance)?;
         let record = keep_record.then(|| facts.iter().map(|(pred, tuple)| (pred, tuple.to_vec())).collect());
-        Ok(Maintainer { program, state, maintenance, record, max_tuples, whole })
+        let list_up_to = Some(crate::report::FULL_REPORT_MAX_FACTS);
+        Ok(Maintainer { program, state, maintenance, record, max_tuples, whole, list_up_to })
     }
 
     /// The current input facts: the record if kept, else the maintained input relations.
@@ -1191,10 +1202,9 @@ impl Maintainer {
     /// measure its work and (with `check`) to compare every relation. Both need the record
     /// (`keep_record`); without it they are skipped.
     pub fn apply(&mut self, update: &Update, recompute: bool, check: bool) -> Result<BatchOutcome, ResourceError> {
-        let before = answers(&self.program, self.state.db());
         let start = Instant::now();
         self.state.set_values(&self.program.consts);
-        let report = self.state.try_apply(update)?;
+        let report = self.state.try_apply(update, self.list_up_to)?;
         let elapsed = start.elapsed();
         if let Some(record) = &mut self.record {
             for t in &update.deletes {
@@ -1204,7 +1214,6 @@ impl Maintainer {
                 record.insert(t.clone());
             }
         }
-        let after = answers(&self.program, self.state.db());
         let (mut recompute_work, mut mismatches) = (None, Vec::new());
         if (recompute || check) && self.record.is_some() {
             let facts = self.input_facts();
@@ -1227,9 +1236,11 @@ impl Maintainer {
                     .collect();
             }
         }
+        let query = self.program.query.as_ref().expect("maintained programs carry their query");
         Ok(BatchOutcome {
-            answers_added: after.minus(&before),
-            answers_removed: before.minus(&after),
+            answers_added: selected_answers(query, &report.added),
+            answers_removed: selected_answers(query, &report.removed),
+            strategy: self.state.strategy_name(&report),
             report,
             maintenance: self.maintenance,
             elapsed,
@@ -1396,14 +1407,5 @@ mod tests {
         assert_eq!(update.deletes, [(e, vec![1, 1])]);
         // In the order of their last changes.
         assert_eq!(update.inserts, [(e, vec![2, 2]), (f, vec![1])]);
-    }
-
-    #[test]
-    fn answers_difference_keeps_order() {
-        let before = Answers::sorted(3, 3, vec![1, 2, 3, 0, 9, 9, 4, 4, 4]);
-        let after = Answers::sorted(3, 2, vec![4, 4, 4, 1, 1, 1]);
-        assert!(before.contains(&[0, 9, 9]) && !before.contains(&[1, 1, 1]));
-        assert_eq!(rows(&before.minus(&after)), vec![vec![0, 9, 9], vec![1, 2, 3]]);
-        assert_eq!(rows(&after.minus(&before)), vec![vec![1, 1, 1]]);
     }
 }

@@ -520,7 +520,7 @@ fn engines_agree(text: &str, picks: &[(prop::sample::Index, [usize; 3])]) -> Res
 /// A batch of changes: whether it inserts, and the fact.
 type Batch = Vec<(bool, (prop::sample::Index, [usize; 3]))>;
 
-/// After every batch of random insertions and deletions, both maintenance strategies,
+/// After every batch of random insertions and deletions, every maintenance strategy,
 /// over the original and the magic program, hold exactly the oracle's relations of the
 /// new input.
 fn maintenance_agrees(
@@ -535,10 +535,21 @@ fn maintenance_agrees(
     let magic = magic::rewrite(&program, program.query.as_ref().unwrap()).program;
     let subsumed = subsumed(&program);
     for maintained_program in [&program, &magic, &subsumed] {
-        for maintenance in [Maintenance::Dred, Maintenance::Ranked] {
+        // `Auto` twice: as on any small state (ranked, or only insertions), and deciding as
+        // on a large one, where batches deleting a twentieth of the input are recomputed
+        // and over-deletion past its budget gives way to recomputation.
+        for (maintenance, min_budget) in [
+            (Maintenance::Dred, None),
+            (Maintenance::Ranked, None),
+            (Maintenance::Auto, None),
+            (Maintenance::Auto, Some(0)),
+        ] {
             let plan = plan::plan_program(maintained_program);
             let db = database(maintained_program, &edb);
             let mut state = Maintained::try_with_threads(plan, maintained_program, db, maintenance, threads).unwrap();
+            if let Some(firings) = min_budget {
+                state.set_auto_min_budget(firings);
+            }
             let mut current = edb.clone();
             for batch in batches {
                 let mut update = Update::default();

@@ -142,7 +142,7 @@ fn printsize_prints_sizes_and_stdout_outputs_print() {
 #[test]
 fn flags_that_need_a_query_are_usage_errors_without_one() {
     let base = ["fixtures/souffle/tc/prog.dl", "-F", "fixtures/souffle/tc/in", "-D", "-"];
-    for extra in [&["--emit", "magic-ir"][..], &["--compare"], &["--delete", "edge(1,2)"], &["--emit", "trace"]] {
+    for extra in [&["--emit", "magic-ir"][..], &["--compare"], &["--emit", "trace"]] {
         let run = dlc(&[&base[..], extra].concat());
         assert_eq!(run.code, 2, "{extra:?}: {}", run.stderr);
         assert!(run.stderr.contains("--query 'path(1, y)'"), "{}", run.stderr);
@@ -192,6 +192,18 @@ fn the_repl_reads_queries_of_a_souffle_program_in_its_syntax() {
     assert!(run.stdout.contains("path(10,11)\n1 answer(s)"), "{}", run.stdout);
     let run = dlc(&["repl", "fixtures/souffle/tc/prog.dl", "-D", "out"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+/// Without a query, the repl starts with the all-free query of the first `.output`
+/// relation by name, maintains every relation, and answers a query on any of them.
+#[test]
+fn the_repl_runs_a_souffle_program_without_a_query() {
+    let args = ["repl", "fixtures/souffle/multi_output/prog.dl", "-F", "fixtures/souffle/multi_output/in", "--check"];
+    let run = common::dlc_with_input(&args, "-edge(a,b).\n;\n?- node(x).\n");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with("dlc repl: 2 answer(s) to ?- favourite(x0)."), "{}", run.stdout);
+    assert!(run.stdout.contains("  answers removed: favourite(a)\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("node(b)\nnode(c)\nnode(d)\n3 answer(s)"), "{}", run.stdout);
 }
 
 mod magic_per_output {
@@ -297,4 +309,46 @@ fn an_update_of_an_input_relation_that_rules_derive_names_its_loaded_facts() {
     let updated = dlc(&args);
     assert_eq!(updated.code, 0, "{}", updated.stderr);
     assert!(updated.stdout.contains("answers added: isolated(50)"), "{}", updated.stdout);
+}
+
+/// Updates of a Soufflé program without a query maintain every `.output` relation: after
+/// the batches (checked against recomputation after each), `-D` writes exactly the files
+/// a fresh run on the changed input writes, with every maintenance strategy.
+#[test]
+fn updates_maintain_every_output_relation() {
+    let program = "fixtures/souffle/multi_output/prog.dl";
+    let input = root().join("fixtures/souffle/multi_output/in");
+    // The changed input, written out for the fresh run.
+    let changed = scratch("updated-input");
+    std::fs::create_dir_all(&changed).unwrap();
+    std::fs::write(changed.join("colour.facts"), std::fs::read(input.join("colour.facts")).unwrap()).unwrap();
+    let edges = std::fs::read_to_string(input.join("edges.csv")).unwrap().replace("a,b\n", "") + "x,a\n";
+    std::fs::write(changed.join("edges.csv"), edges).unwrap();
+    let fresh = scratch("updated-fresh");
+    let out = dlc(&[program, "-F", changed.to_str().unwrap(), "-D", fresh.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let updates = scratch("updates").with_extension("txt");
+    std::fs::write(&updates, "-edge(a,b).\n;\n+edge(x,a).\n").unwrap();
+    for maintenance in ["auto", "dred", "ranked"] {
+        let maintained = scratch(&format!("updated-{maintenance}"));
+        let out = dlc(&[
+            program,
+            "-F",
+            input.to_str().unwrap(),
+            "-D",
+            maintained.to_str().unwrap(),
+            "--updates",
+            updates.to_str().unwrap(),
+            "--check",
+            "--no-timing",
+            "--maintenance",
+            maintenance,
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(out.stdout.starts_with("batch 1: -edge(a,b)\n  maintained by: "), "{}", out.stdout);
+        assert!(out.stdout.contains("  linked: 2 removed, 0 added\n"), "{}", out.stdout);
+        assert!(out.stdout.contains("batch 2: +edge(x,a)\n"), "{}", out.stdout);
+        assert!(out.stdout.contains("  node: 0 removed, 2 added\n"), "{}", out.stdout);
+        assert_eq!(files(&maintained), files(&fresh), "{maintenance}");
+    }
 }

@@ -109,7 +109,9 @@ fn example3_boundaries() {
 
 #[test]
 fn dred_delete_of_e_a_b() {
-    let trace = json(&["--emit", "trace", "--format", "json", "--delete", "E(a,b)", "--check", REACH]);
+    let dred = ["--maintenance", "dred"];
+    let trace =
+        json(&["--emit", "trace", "--format", "json", "--delete", "E(a,b)", "--check", dred[0], dred[1], REACH]);
     let update = &trace["updates"][0];
     let waves: Vec<Vec<String>> = update["overdeleted_waves"]
         .as_array()
@@ -147,6 +149,23 @@ fn dred_delete_of_e_a_b() {
     assert_eq!(original["updates"][0]["relations"]["R"], 18);
 }
 
+/// `--maintenance auto`, the default, maintains Example 1's deletion with SPEC's DRed (its
+/// over-deletion stays far within its budget, and the state is far too small to be worth a
+/// recomputation), reaches SPEC's state, and says so.
+#[test]
+fn auto_maintenance_reports_its_choice() {
+    let trace = json(&["--emit", "trace", "--format", "json", "--delete", "E(a,b)", "--check", REACH]);
+    let update = &trace["updates"][0];
+    assert_eq!(update["maintenance"], "dred");
+    assert!(update["reason"].as_str().unwrap().starts_with("deletes 1 of 9 input facts: SPEC's"), "{update}");
+    assert_eq!(update["overdeleted_waves"].as_array().map(Vec::len), Some(4));
+    assert_eq!(strings(&trace["answers"]), ["a,d", "a,e"]);
+    let out = dlc(&["--insert", "E(d,a)", REACH]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = dlc(&["--emit", "trace", "--insert", "E(d,a)", REACH]).stdout;
+    assert!(text.contains("maintained by: dred (no deletions"), "{text}");
+}
+
 /// `--maintenance ranked` reaches SPEC §5's final state of Example 1, over-deleting only
 /// the 10 facts that are really gone: Q(a,d) and M(d), which DRed over-deletes and
 /// rederives, keep their first derivation through `a -> e -> d`.
@@ -179,7 +198,8 @@ fn dred_reinsert_restores_the_original_state() {
 
 #[test]
 fn repl_applies_batches_and_answers_queries() {
-    let out = dlc_with_input(&["repl", "--color", "never", REACH], "-E(a,b).\n;\n?- R(a,Y).\n?- R(u,Y).\n:quit\n");
+    let input = "-E(a,b).\n;\n?- R(a,Y).\n?- R(u,Y).\n:quit\n";
+    let out = dlc_with_input(&["repl", "--color", "never", "--maintenance", "dred", REACH], input);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("over-deleted 12 in 4 wave(s)"), "{}", out.stdout);
     assert!(out.stdout.contains("rederived 2"), "{}", out.stdout);

@@ -41,12 +41,72 @@ pub struct UpdateReport {
     pub noop_deletes: Vec<(PredId, Vec<u32>)>,
     /// Rule firings over all three phases, comparable to `Evaluation::work`.
     pub work: u64,
+    /// The net change of the derived relations: the facts they held before the batch and
+    /// not after it, and the reverse. Over-deleted facts that came back are in neither.
+    pub removed: Vec<(PredId, Vec<Vec<u32>>)>,
+    pub added: Vec<(PredId, Vec<Vec<u32>>)>,
+    /// How the batch was maintained: the strategy asked for, or the one
+    /// [`Maintenance::Auto`] chose, with the reason.
+    pub strategy: Method,
+    pub reason: String,
+    /// Per derived relation that any phase touched, the sizes of its lists: always set,
+    /// also when the lists are not made ([`UpdateReport::listed`]).
+    pub tallies: Vec<(PredId, Tally)>,
+    /// The number of over-deletion waves that removed a derived fact.
+    pub waves: usize,
+    /// Whether the fact lists (`overdeleted_waves`, `overdeleted`, `rederived`, `inserted`)
+    /// were made: [`Maintained::try_apply_listing`] makes them only for a batch that
+    /// touches few facts.
+    pub listed: bool,
+}
+
+/// How many facts of one relation each phase of a batch touched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub overdeleted: usize,
+    pub rederived: usize,
+    /// Facts the insertion phase derived that were over-deleted earlier in the batch.
+    pub reinserted: usize,
+    /// Facts the insertion phase derived that did not hold before the batch.
+    pub inserted: usize,
+}
+
+/// What one batch's report holds beyond its counts.
+#[derive(Clone, Copy, Debug)]
+struct Detail {
+    /// Whether to list the net change ([`UpdateReport::removed`], [`UpdateReport::added`]).
+    net: bool,
+    /// The fact lists are made when the batch touches at most this many facts.
+    list_up_to: Option<usize>,
+}
+
+impl Detail {
+    const ALL: Detail = Detail { net: true, list_up_to: Some(usize::MAX) };
+    const COUNTS: Detail = Detail { net: false, list_up_to: None };
+
+    fn lists(self, tallies: &[(PredId, Tally)]) -> bool {
+        let touched: usize = tallies.iter().map(|(_, t)| t.overdeleted + t.rederived + t.reinserted + t.inserted).sum();
+        self.list_up_to.is_some_and(|most| touched <= most)
+    }
+}
+
+/// How one batch was maintained.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Method {
+    /// SPEC §5's delete-and-rederive.
+    #[default]
+    Dred,
+    /// DRed with ranked over-deletion.
+    Ranked,
+    /// The derived relations evaluated again from the new input, and the difference
+    /// reported (one wave of over-deletion, nothing rederived).
+    Recompute,
 }
 
 /// Calls `emit` with the head of every derivation that reads one fact of rows
 /// `lo[p]..hi[p]` of `delta` at some body position and the whole of `db` at the others
 /// (duplicates included). The indexes the joins probe must be synced
-/// ([`sync_delta_indexes`]).
+/// ([`sync_delta_indexes`] of the same range).
 pub(crate) fn derive_from(
     c: &Compiled,
     db: &Database,
@@ -77,10 +137,95 @@ pub(crate) fn derive_from(
     }
 }
 
-/// Brings the indexes [`derive_from`] probes up to date with `db`.
-pub(crate) fn sync_delta_indexes(c: &Compiled, db: &mut Database) {
-    for variant in c.rules.iter().flat_map(|rule| &rule.delta) {
-        variant.sync_indexes(&mut db.rows);
+/// Brings the indexes [`derive_from`] probes for a delta of rows `lo[p]..hi[p]` up to
+/// date with `db`: only those of the plans that read a non-empty delta, so that an index
+/// only a change of another relation needs is not built (or extended) before one comes.
+pub(crate) fn sync_delta_indexes(c: &Compiled, db: &mut Database, (lo, hi): (&[u32], &[u32])) {
+    for rule in &c.rules {
+        for (i, variant) in rule.delta.iter().enumerate() {
+            let p = rule.body_preds[i].index();
+            if lo[p] < hi[p] {
+                variant.sync_indexes(&mut db.rows);
+            }
+        }
+    }
+}
+
+/// Readies an evaluated database for maintenance: the plans DRed runs (with the support
+/// checks of ranked over-deletion unless only SPEC's DRed runs), and their indexes.
+fn prepare(
+    compiled: &mut Compiled,
+    program: &Program,
+    db: &mut Database,
+    maintenance: Maintenance,
+) -> Result<(), ResourceError> {
+    compiled.add_guards(program, db, maintenance != Maintenance::Dred);
+    // DRed probes indexes the evaluation may never have read: the rederivation plans',
+    // those of a join with a delta that existed in the first round only (in right-linear
+    // closure, the closure keyed for the edge delta), and the one removal walks in an
+    // input relation; ranked over-deletion locates rows. Each is built by the first batch
+    // that reads it, only for the relations the batch reaches: building them all here
+    // would cost more time and memory than the evaluation, even for batches that change
+    // nothing or only another relation. Once built, a sync adds only appended rows.
+    for (p, rows) in db.rows.iter_mut().enumerate() {
+        if !compiled.derived[p] {
+            rows.ensure_removal_index();
+        }
+        rows.reserve_headroom();
+    }
+    db.check()
+}
+
+/// Reads the facts of one version of a database, for [`Maintained::net_change`].
+trait FactView {
+    fn contains(&self, pred: PredId, tuple: &[u32]) -> bool;
+    fn for_each(&self, pred: PredId, f: &mut dyn FnMut(&[u32]));
+}
+
+/// Every fact of a database.
+struct Whole<'a>(&'a Database);
+
+impl FactView for Whole<'_> {
+    fn contains(&self, pred: PredId, tuple: &[u32]) -> bool {
+        self.0.contains(pred, tuple)
+    }
+    fn for_each(&self, pred: PredId, f: &mut dyn FnMut(&[u32])) {
+        self.0.tuples(pred).for_each(f);
+    }
+}
+
+/// The state before a batch that is recomputed: the database with the facts removed from
+/// it so far (`gone`, which the database no longer holds).
+struct Older<'a> {
+    db: &'a Database,
+    gone: &'a Database,
+}
+
+impl FactView for Older<'_> {
+    fn contains(&self, pred: PredId, tuple: &[u32]) -> bool {
+        self.db.contains(pred, tuple) || self.gone.contains(pred, tuple)
+    }
+    fn for_each(&self, pred: PredId, f: &mut dyn FnMut(&[u32])) {
+        self.db.tuples(pred).chain(self.gone.tuples(pred)).for_each(f);
+    }
+}
+
+/// The facts a batch appended to the database, rows `from[p]..`: those it derived or put
+/// back after the over-deletion. The over-deleted facts it did not put back are not in
+/// the database at all, so a fact removed in the batch is in the database only if it is
+/// one of these.
+struct Appended<'a> {
+    db: &'a Database,
+    from: &'a [u32],
+}
+
+impl FactView for Appended<'_> {
+    fn contains(&self, pred: PredId, tuple: &[u32]) -> bool {
+        self.db.contains(pred, tuple)
+    }
+    fn for_each(&self, pred: PredId, f: &mut dyn FnMut(&[u32])) {
+        let rows = self.db.rel(pred);
+        (self.from[pred.index()]..rows.end()).filter(|&r| rows.is_alive(r)).for_each(|r| f(rows.row(r)));
     }
 }
 
@@ -110,6 +255,12 @@ pub enum Maintenance {
     /// lower-ranked facts survives. Over-deletion then stops at the first alternative
     /// derivation instead of spreading through everything downstream of the deleted fact.
     Ranked,
+    /// Decided per batch ([`Method`]): a batch without deletions only propagates its
+    /// insertions (DRed's third phase, the same for every strategy); one that deletes much
+    /// of the input is recomputed; otherwise SPEC's over-deletion runs within a work
+    /// budget (a share of the last evaluation's work), past it ranked over-deletion within
+    /// a larger one, and past that the batch is recomputed instead.
+    Auto,
 }
 
 /// A program's plan with its database (input and derived facts) kept up to date.
@@ -118,14 +269,40 @@ pub struct Maintained {
     db: Database,
     run: Run,
     initial_work: u64,
+    /// The work of the evaluation the state last came from (the first, or a batch
+    /// recomputed since): [`Maintenance::Auto`]'s budget is a share of it.
+    evaluation_work: u64,
     maintenance: Maintenance,
     /// The error an update stopped with: the database is incomplete from then on, so
     /// every later update reports it again.
     failure: Option<ResourceError>,
-    /// For a program with negated atoms, its plan and program: each update evaluates the
-    /// new input from scratch and reports the difference (see [`Maintained::recompute`]).
-    recompute: Option<Box<(ProgramPlan, Program)>>,
+    /// The plan and program, for the batches that are recomputed (see
+    /// [`Maintained::recompute`]).
+    source: Box<(ProgramPlan, Program)>,
+    /// Whether the program has negated atoms: every batch is then recomputed.
+    negates: bool,
+    /// [`AUTO_MIN_BUDGET`] unless set otherwise ([`Maintained::set_auto_min_budget`]).
+    auto_min_budget: u64,
 }
+
+/// The share of the last evaluation's work that [`Maintenance::Auto`] lets ranked
+/// over-deletion spend before it recomputes the batch instead: past it, finishing the
+/// over-deletion (and the rederivation and insertion after it) is not expected to be
+/// much cheaper than the evaluation.
+const AUTO_BUDGET_SHARE: u64 = 20;
+
+/// The least budget [`Maintenance::Auto`] gives ranked over-deletion, in rule firings, and
+/// the evaluation work below which it never recomputes a batch outright: a state this
+/// small is maintained in no measurable time either way, and its reports are clearer.
+pub const AUTO_MIN_BUDGET: u64 = 10_000;
+
+/// [`Maintenance::Auto`] gives SPEC's over-deletion, which it tries first, this share of
+/// its budget; ranked over-deletion, if it comes to it, the rest.
+const AUTO_DRED_SHARE: u64 = 4;
+
+/// [`Maintenance::Auto`] recomputes a batch outright when it deletes at least this share
+/// of the input facts: such a batch over-deletes most of what the input derives.
+const AUTO_RECOMPUTE_SHARE: usize = 20;
 
 impl Maintained {
     /// Evaluates from scratch (semi-naive) and keeps the result for updates.
@@ -169,9 +346,7 @@ impl Maintained {
         let start = vec![0; edb.relation_count()];
         propagate(&compiled, &mut edb, &start, true, &mut run)?;
         let initial_work = run.stats.firings;
-        let mut state = Self::keep(compiled, program, edb, run, initial_work, maintenance)?;
-        state.recompute = program.negates().then(|| Box::new((plan, program.clone())));
-        Ok(state)
+        Self::keep(compiled, plan, program, edb, run, initial_work, maintenance)
     }
 
     /// Keeps the result of [`crate::evaluate`] of the same `plan` and `program` for updates,
@@ -213,37 +388,35 @@ impl Maintained {
         let compiled = Compiled::for_fixpoint(&plan, program, &mut db);
         let mut run = Run::new(false, None);
         run.threads = threads;
-        Self::keep(compiled, program, db, run, eval.work, maintenance)
+        Self::keep(compiled, plan, program, db, run, eval.work, maintenance)
     }
 
     /// Readies an evaluated database for updates.
     fn keep(
         mut compiled: Compiled,
+        plan: ProgramPlan,
         program: &Program,
         mut db: Database,
         run: Run,
         initial_work: u64,
         maintenance: Maintenance,
     ) -> Result<Self, ResourceError> {
-        compiled.add_guards(program, &mut db, maintenance == Maintenance::Ranked);
-        // DRed probes indexes the evaluation may never have read: the rederivation plans',
-        // those of a join with a delta that existed in the first round only (in right-linear
-        // closure, the closure keyed for the edge delta), and the one removal walks in an
-        // input relation. Built lazily, each would cost the first update that needs it
-        // O(|relation|) time and memory however small the change; built here, with the
-        // materialisation, every later sync adds only the rows an update appended.
-        for (p, rows) in db.rows.iter_mut().enumerate() {
-            if !compiled.derived[p] {
-                rows.ensure_removal_index();
-            }
-            rows.sync_all_indexes();
-            rows.reserve_headroom();
-            if maintenance == Maintenance::Ranked {
-                rows.ensure_locator();
-            }
+        let negates = program.negates();
+        if !negates {
+            prepare(&mut compiled, program, &mut db, maintenance)?;
         }
-        db.check()?;
-        Ok(Maintained { compiled, db, run, initial_work, maintenance, failure: None, recompute: None })
+        Ok(Maintained {
+            compiled,
+            db,
+            run,
+            initial_work,
+            evaluation_work: initial_work,
+            maintenance,
+            failure: None,
+            source: Box::new((plan, program.clone())),
+            negates,
+            auto_min_budget: AUTO_MIN_BUDGET,
+        })
     }
 
     /// Gives updates the current texts of values: a batch may bring values the program
@@ -251,9 +424,7 @@ impl Maintained {
     /// integers read their texts.
     pub fn set_values(&mut self, values: &ir::Interner<ir::Const>) {
         self.compiled.set_values(values);
-        if let Some(source) = &mut self.recompute {
-            source.1.consts = values.clone();
-        }
+        self.source.1.consts = values.clone();
     }
 
     /// Splits the joins of later updates over `threads` (those of a kept evaluation by
@@ -261,6 +432,18 @@ impl Maintained {
     /// ranked maintenance's support checks, run on one thread.
     pub fn set_threads(&mut self, threads: Threads) {
         self.run.threads = threads;
+    }
+
+    /// Sets the least budget of [`Maintenance::Auto`] (see [`AUTO_MIN_BUDGET`]); with 0,
+    /// it decides on a small state as it would on a large one, which tests of small
+    /// programs use to see it switch.
+    pub fn set_auto_min_budget(&mut self, firings: u64) {
+        self.auto_min_budget = firings;
+    }
+
+    /// The budget [`Maintenance::Auto`] gives ranked over-deletion, in rule firings.
+    fn auto_budget(&self) -> u64 {
+        (self.evaluation_work / AUTO_BUDGET_SHARE).max(self.auto_min_budget)
     }
 
     /// The threads updates split their joins over.
@@ -308,7 +491,17 @@ impl Maintained {
     /// outgrows its limit or the memory. The state is then incomplete, and every later
     /// update fails with the same error.
     pub fn try_apply(&mut self, update: &Update) -> Result<UpdateReport, ResourceError> {
-        self.guarded_update(update, true).map(|(report, _)| report)
+        self.guarded_update(update, Detail::ALL).map(|(report, _)| report)
+    }
+
+    /// [`Maintained::try_apply`] whose report lists the facts of each phase only when the
+    /// batch over-deletes, rederives and inserts at most `most` facts together
+    /// ([`UpdateReport::listed`]); otherwise it holds their counts per relation
+    /// ([`UpdateReport::tallies`]) and the net change. A deletion that over-deletes a
+    /// closure of millions of facts would otherwise hold several lists of them, an
+    /// allocation per fact, many times the memory of the state.
+    pub fn try_apply_listing(&mut self, update: &Update, most: usize) -> Result<UpdateReport, ResourceError> {
+        self.guarded_update(update, Detail { net: true, list_up_to: Some(most) }).map(|(report, _)| report)
     }
 
     /// Applies one batch like [`Maintained::apply`] but reports only how many facts each
@@ -319,11 +512,15 @@ impl Maintained {
     /// # Panics
     /// When a relation outgrows its limit or the memory.
     pub fn apply_counting(&mut self, update: &Update) -> UpdateCounts {
-        self.guarded_update(update, false).unwrap_or_else(|e| panic!("update stopped: {e}")).1
+        self.guarded_update(update, Detail::COUNTS).unwrap_or_else(|e| panic!("update stopped: {e}")).1
     }
 
     /// [`Maintained::run_update`] unless an earlier update failed, keeping its failure.
-    fn guarded_update(&mut self, update: &Update, detail: bool) -> Result<(UpdateReport, UpdateCounts), ResourceError> {
+    fn guarded_update(
+        &mut self,
+        update: &Update,
+        detail: Detail,
+    ) -> Result<(UpdateReport, UpdateCounts), ResourceError> {
         if let Some(failure) = self.failure {
             return Err(failure);
         }
@@ -334,13 +531,9 @@ impl Maintained {
         outcome
     }
 
-    /// DRed itself; the fact lists of the report are made only with `detail`.
-    fn run_update(&mut self, update: &Update, detail: bool) -> Result<(UpdateReport, UpdateCounts), ResourceError> {
-        if self.recompute.is_some() {
-            return self.recompute(update, detail);
-        }
+    /// DRed itself; the lists of the report are made as `detail` says.
+    fn run_update(&mut self, update: &Update, detail: Detail) -> Result<(UpdateReport, UpdateCounts), ResourceError> {
         let mut report = UpdateReport::default();
-        let mut counts = UpdateCounts::default();
         let work_before = self.run.stats.firings;
 
         // Everything deleted, input facts and over-deleted derived facts alike, in wave
@@ -353,29 +546,82 @@ impl Maintained {
                 report.noop_deletes.push((*pred, tuple.clone()));
             }
         }
+        gone.check()?;
+
+        let (strategy, reason) = self.choose(report.edb_deleted.len());
+        report.strategy = strategy;
+        report.reason = reason;
+        if strategy == Method::Recompute {
+            return self.recompute(update, gone, report, work_before, detail);
+        }
 
         // Phase 1: over-delete. `gone` ends up holding every removed fact, input and
         // derived, in wave order (rows are appended, so each wave is a row range), and
         // the database without them.
-        let waves = match self.maintenance {
-            Maintenance::Dred => self.overdelete(&mut gone)?,
-            Maintenance::Ranked => crate::ranked::overdelete(&self.compiled, &mut self.db, &mut gone, &mut self.run),
-        };
-        gone.check()?;
-        for (k, from) in waves.iter().enumerate() {
-            let to = waves.get(k + 1).cloned().unwrap_or_else(|| gone.ends());
-            if self.derived_count_between(&gone, from, &to) == 0 {
-                continue;
-            }
-            counts.waves += 1;
-            if detail {
-                let wave = self.derived_rows_between(&gone, from, &to);
-                report
-                    .overdeleted_waves
-                    .push(wave.into_iter().flat_map(|(p, ts)| ts.into_iter().map(move |t| (p, t))).collect());
+        let auto = self.maintenance == Maintenance::Auto;
+        let inputs = self.input_count();
+        let mut waves = None;
+        if strategy == Method::Dred {
+            // Auto tries SPEC's over-deletion first, within a share of its budget: a local
+            // change over-deletes little and needs no row locators.
+            let budget = if auto { work_before.saturating_add(self.auto_budget() / AUTO_DRED_SHARE) } else { u64::MAX };
+            waves = self.overdelete(&mut gone, budget)?;
+            if waves.is_none() {
+                gone = self.db.empty_like();
+                for (pred, tuple) in &report.edb_deleted {
+                    gone.insert(*pred, tuple);
+                }
+                gone.check()?;
+                report.strategy = Method::Ranked;
+                report.reason = format!(
+                    "deletes {} of {} input facts, and SPEC's over-deletion passed its budget of {} rule firings: \
+                     ranked, within {}",
+                    report.edb_deleted.len(),
+                    inputs,
+                    self.auto_budget() / AUTO_DRED_SHARE,
+                    self.auto_budget()
+                );
             }
         }
+        let waves = match waves {
+            Some(waves) => waves,
+            None => {
+                let budget = if auto { work_before.saturating_add(self.auto_budget()) } else { u64::MAX };
+                let ranked = crate::ranked::overdelete(&self.compiled, &mut self.db, &mut gone, &mut self.run, budget);
+                gone.check()?;
+                match ranked {
+                    Some(waves) => waves,
+                    None => {
+                        report.strategy = Method::Recompute;
+                        report.reason = format!(
+                            "deletes {} of {} input facts, and over-deletion passed its budget of {} rule \
+                             firings (1/{AUTO_BUDGET_SHARE} of the evaluation's {})",
+                            report.edb_deleted.len(),
+                            inputs,
+                            self.auto_budget(),
+                            self.evaluation_work
+                        );
+                        return self.recompute(update, gone, report, work_before, detail);
+                    }
+                }
+            }
+        };
+        gone.check()?;
+        let mut counts = UpdateCounts::default();
+        // The row ranges of the waves that removed a derived fact.
+        let mut wave_ranges = Vec::new();
+        for (k, from) in waves.iter().enumerate() {
+            let to = waves.get(k + 1).cloned().unwrap_or_else(|| gone.ends());
+            if self.derived_count_between(&gone, from, &to) > 0 {
+                wave_ranges.push((from.clone(), to));
+            }
+        }
+        counts.waves = wave_ranges.len();
         self.db.next_rank();
+        // An over-deletion that took most of a relation leaves it mostly tombstones, and
+        // the facts put back are appended: compacted now (no reader holds a row range of
+        // the database yet), the relation does not hold both copies.
+        self.db.compact();
 
         // What remains is closed under the rules except for what phases 2 and 3 add, so
         // everything from here on is a delta for the final propagation.
@@ -418,96 +664,224 @@ impl Maintained {
             }
         }
         self.db.check()?;
+        let zero = vec![0; self.db.relation_count()];
+        let rederived_lens: Vec<usize> =
+            (0..rederived.relation_count()).map(|p| rederived.len(PredId(p as u32))).collect();
+        counts.rederived = self.derived_count(&rederived, &zero);
+        // The rederived facts are in the database now: their copy is kept only for a
+        // report that may list them, so that it does not take its room during the
+        // insertion phase.
+        let rederived = detail.list_up_to.filter(|&most| counts.rederived <= most).map(|_| rederived);
 
         // Phase 3: propagate the rederived and inserted facts to a fixpoint.
         let before_insert = self.db.ends();
         propagate(&self.compiled, &mut self.db, &start, false, &mut self.run)?;
-        let zero = vec![0; self.db.relation_count()];
         counts.inserted = self.derived_count(&self.db, &before_insert);
         counts.overdeleted = self.derived_count(&gone, &zero);
-        counts.rederived = self.derived_count(&rederived, &zero);
-        if detail {
+        report.waves = counts.waves;
+        report.tallies = self.tallies(&gone, &rederived_lens, &before_insert);
+        report.listed = detail.lists(&report.tallies);
+        if let (true, Some(rederived)) = (report.listed, &rederived) {
+            for (from, to) in &wave_ranges {
+                let wave = self.derived_rows_between(&gone, from, to);
+                report
+                    .overdeleted_waves
+                    .push(wave.into_iter().flat_map(|(p, ts)| ts.into_iter().map(move |t| (p, t))).collect());
+            }
             report.inserted = self.derived_rows(&self.db, &before_insert);
             report.overdeleted = self.derived_rows(&gone, &zero);
-            report.rederived = self.derived_rows(&rederived, &zero);
+            report.rederived = self.derived_rows(rederived, &zero);
         }
+        if detail.net {
+            // What went is what was over-deleted and not put back; what came is what the
+            // batch appended and was not there before (not over-deleted).
+            let appended = Appended { db: &self.db, from: &start };
+            (report.removed, report.added) = self.net_change(&Whole(&gone), &appended);
+        }
+        // Compaction copies the relations it compacts: the removed facts go first.
+        drop(gone);
         self.db.compact();
+        report.work = self.run.stats.firings - work_before;
+        Ok(self.finish(report, counts))
+    }
 
+    /// How to maintain a batch that deletes `deleted` input facts, and why.
+    fn choose(&self, deleted: usize) -> (Method, String) {
+        if self.negates {
+            let why = "the program negates, and a deletion under a negation can make facts appear";
+            return (Method::Recompute, why.into());
+        }
+        match self.maintenance {
+            Maintenance::Dred => (Method::Dred, "asked for".into()),
+            Maintenance::Ranked => (Method::Ranked, "asked for".into()),
+            Maintenance::Auto if deleted == 0 => {
+                (Method::Dred, "no deletions: the insertions are propagated, nothing is over-deleted".into())
+            }
+            Maintenance::Auto => {
+                let inputs = self.input_count();
+                if deleted * AUTO_RECOMPUTE_SHARE >= inputs && self.evaluation_work > self.auto_min_budget {
+                    let why = format!(
+                        "deletes {deleted} of {inputs} input facts (at least 1/{AUTO_RECOMPUTE_SHARE}): most of \
+                         what they derive would be over-deleted"
+                    );
+                    (Method::Recompute, why)
+                } else {
+                    let why = format!(
+                        "deletes {deleted} of {inputs} input facts: SPEC's over-deletion stayed within its budget \
+                         of {} rule firings",
+                        self.auto_budget() / AUTO_DRED_SHARE
+                    );
+                    (Method::Dred, why)
+                }
+            }
+        }
+    }
+
+    /// Per derived relation, the facts over-deleted (`gone`), rederived (`rederived[p]` of
+    /// them), and derived by the insertion phase (rows `inserted_from[p]..` of the
+    /// database), those split by whether they were over-deleted; only relations with any.
+    fn tallies(&self, gone: &Database, rederived: &[usize], inserted_from: &[u32]) -> Vec<(PredId, Tally)> {
+        let mut tallies = Vec::new();
+        for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
+            let mut tally = Tally { overdeleted: gone.len(p), rederived: rederived[p.index()], ..Tally::default() };
+            let rows = self.db.rel(p);
+            for r in (inserted_from[p.index()]..rows.end()).filter(|&r| rows.is_alive(r)) {
+                match gone.contains(p, rows.row(r)) {
+                    true => tally.reinserted += 1,
+                    false => tally.inserted += 1,
+                }
+            }
+            if tally != Tally::default() {
+                tallies.push((p, tally));
+            }
+        }
+        tallies
+    }
+
+    /// The number of input facts.
+    fn input_count(&self) -> usize {
+        (0..self.db.relation_count())
+            .filter(|&p| !self.compiled.derived[p])
+            .map(|p| self.db.len(PredId(p as u32)))
+            .sum()
+    }
+
+    /// Sorts the report's lists of input facts and counts them.
+    fn finish(&self, mut report: UpdateReport, mut counts: UpdateCounts) -> (UpdateReport, UpdateCounts) {
         for list in
             [&mut report.edb_inserted, &mut report.edb_deleted, &mut report.noop_inserts, &mut report.noop_deletes]
         {
             list.sort();
         }
-        report.work = self.run.stats.firings - work_before;
         counts.edb_inserted = report.edb_inserted.len();
         counts.edb_deleted = report.edb_deleted.len();
         counts.work = report.work;
-        Ok((report, counts))
+        (report, counts)
     }
 
-    /// The update of a program with negated atoms. Over-deletion and insertion assume
-    /// that more input only ever derives more, which a negation breaks: a deleted fact
-    /// under a negation can make facts appear above it, an inserted one make facts
-    /// disappear. So the input is changed, everything is evaluated again from it, and the
-    /// report lists the derived facts that went (as one wave of over-deletion, none
-    /// rederived) and those that came (as inserted).
-    fn recompute(&mut self, update: &Update, detail: bool) -> Result<(UpdateReport, UpdateCounts), ResourceError> {
-        let mut report = UpdateReport::default();
-        let mut counts = UpdateCounts::default();
-        for (pred, tuple) in &update.deletes {
-            if self.is_input(*pred, tuple) && self.db.remove(*pred, tuple) {
-                report.edb_deleted.push((*pred, tuple.clone()));
-            } else {
-                report.noop_deletes.push((*pred, tuple.clone()));
+    /// The net change of the derived relations between the state `old` and `new`, each a
+    /// view of some rows: what `old` holds and `new` lacks, and the reverse, sorted.
+    #[allow(clippy::type_complexity)]
+    fn net_change(
+        &self,
+        old: &dyn FactView,
+        new: &dyn FactView,
+    ) -> (Vec<(PredId, Vec<Vec<u32>>)>, Vec<(PredId, Vec<Vec<u32>>)>) {
+        let (mut removed, mut added) = (Vec::new(), Vec::new());
+        for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
+            for (list, from, to) in [(&mut removed, old, new), (&mut added, new, old)] {
+                let mut tuples = Vec::new();
+                from.for_each(p, &mut |t| {
+                    if !to.contains(p, t) {
+                        tuples.push(t.to_vec());
+                    }
+                });
+                if !tuples.is_empty() {
+                    tuples.sort_unstable();
+                    list.push((p, tuples));
+                }
             }
+        }
+        (removed, added)
+    }
+
+    /// Recomputes a batch: the input changes are applied, everything is evaluated again
+    /// from the input, and the report lists the derived facts that went (as one wave of
+    /// over-deletion, none rederived) and those that came (as inserted). `gone` holds the
+    /// input facts the batch deletes, and the facts an over-deletion given up on removed
+    /// from the database so far: the state before the batch is the database with them.
+    ///
+    /// This is how a program with negated atoms is maintained: over-deletion and
+    /// insertion assume that more input only ever derives more, which a negation breaks
+    /// (a deleted fact under a negation can make facts appear above it, an inserted one
+    /// make facts disappear).
+    fn recompute(
+        &mut self,
+        update: &Update,
+        gone: Database,
+        mut report: UpdateReport,
+        work_before: u64,
+        detail: Detail,
+    ) -> Result<(UpdateReport, UpdateCounts), ResourceError> {
+        for (p, rows) in gone.rows.iter().enumerate().filter(|&(p, _)| !self.compiled.derived[p]) {
+            self.db.remove_all(PredId(p as u32), rows.live_rows());
         }
         self.insert_inputs(update, &mut report);
         self.db.check()?;
-        let (plan, program) = &**self.recompute.as_ref().expect("called for a recomputed state");
+        let (plan, program) = &*self.source;
         let mut fresh = self.db.inputs_only(&self.compiled.derived);
-        let compiled = Compiled::new(plan, program, &mut fresh);
-        let work_before = self.run.stats.firings;
+        let mut compiled = Compiled::new(plan, program, &mut fresh);
+        let evaluation_before = self.run.stats.firings;
         let start = vec![0; fresh.relation_count()];
         propagate(&compiled, &mut fresh, &start, true, &mut self.run)?;
-        report.work = self.run.stats.firings - work_before;
-        let (mut gone, mut came) = (Vec::new(), Vec::new());
-        for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
-            let old: Vec<Vec<u32>> = self.db.sorted_tuples(p);
-            let new: Vec<Vec<u32>> = fresh.sorted_tuples(p);
-            let removed: Vec<Vec<u32>> = old.iter().filter(|t| !fresh.contains(p, t)).cloned().collect();
-            let added: Vec<Vec<u32>> = new.iter().filter(|t| !self.db.contains(p, t)).cloned().collect();
-            counts.overdeleted += removed.len();
-            counts.inserted += added.len();
-            if !removed.is_empty() {
-                gone.push((p, removed));
+        let evaluation_work = self.run.stats.firings - evaluation_before;
+        let old = Older { db: &self.db, gone: &gone };
+        let mut counts = UpdateCounts::default();
+        let mut tallies: Vec<(PredId, Tally)> = Vec::new();
+        if detail.net || detail.list_up_to.is_some() {
+            let (removed, added) = self.net_change(&old, &Whole(&fresh));
+            for (p, ts) in &removed {
+                tallies.push((*p, Tally { overdeleted: ts.len(), ..Tally::default() }));
             }
-            if !added.is_empty() {
-                came.push((p, added));
+            for (p, ts) in &added {
+                match tallies.iter_mut().find(|(q, _)| q == p) {
+                    Some((_, tally)) => tally.inserted = ts.len(),
+                    None => tallies.push((*p, Tally { inserted: ts.len(), ..Tally::default() })),
+                }
+            }
+            tallies.sort_by_key(|(p, _)| *p);
+            counts.overdeleted = removed.iter().map(|(_, ts)| ts.len()).sum();
+            counts.inserted = added.iter().map(|(_, ts)| ts.len()).sum();
+            report.listed = detail.lists(&tallies);
+            if report.listed {
+                report.overdeleted = removed.clone();
+                report.inserted = added.clone();
+                if counts.overdeleted > 0 {
+                    report
+                        .overdeleted_waves
+                        .push(removed.iter().flat_map(|(p, ts)| ts.iter().map(|t| (*p, t.clone()))).collect());
+                }
+            }
+            if detail.net {
+                (report.removed, report.added) = (removed, added);
+            }
+        } else {
+            for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
+                old.for_each(p, &mut |t| counts.overdeleted += usize::from(!fresh.contains(p, t)));
+                fresh.tuples(p).for_each(|t| counts.inserted += usize::from(!old.contains(p, t)));
             }
         }
-        if counts.overdeleted > 0 {
-            counts.waves = 1;
-            if detail {
-                report
-                    .overdeleted_waves
-                    .push(gone.iter().flat_map(|(p, ts)| ts.iter().map(|t| (*p, t.clone()))).collect());
-            }
-        }
-        if detail {
-            report.overdeleted = gone;
-            report.inserted = came;
+        report.tallies = tallies;
+        counts.waves = usize::from(counts.overdeleted > 0);
+        report.waves = counts.waves;
+        if !self.negates {
+            prepare(&mut compiled, program, &mut fresh, self.maintenance)?;
         }
         self.compiled = compiled;
         self.db = fresh;
-        for list in
-            [&mut report.edb_inserted, &mut report.edb_deleted, &mut report.noop_inserts, &mut report.noop_deletes]
-        {
-            list.sort();
-        }
-        counts.edb_inserted = report.edb_inserted.len();
-        counts.edb_deleted = report.edb_deleted.len();
-        counts.work = report.work;
-        Ok((report, counts))
+        self.evaluation_work = evaluation_work;
+        report.work = self.run.stats.firings - work_before;
+        Ok(self.finish(report, counts))
     }
 
     /// The number of tuples of derived predicates in rows `from[p]..` of `db`.
@@ -545,9 +919,10 @@ impl Maintained {
     /// using a fact of wave `k`, the deleted input facts being wave 0. The delta atom
     /// reads the previous wave, every other atom the whole pre-update database: since that
     /// database is a fixpoint, whatever the rules derive from it is in it, so staging into
-    /// `gone` is the only probe needed. Returns where each wave begins in `gone`.
-    fn overdelete(&mut self, gone: &mut Database) -> Result<Vec<Vec<u32>>, ResourceError> {
-        sync_delta_indexes(&self.compiled, &mut self.db);
+    /// `gone` is the only probe needed. Returns where each wave begins in `gone`, or `None`
+    /// when the rule firings counted pass `budget` before the last wave: the database is
+    /// then as it was, and `gone` holds the waves so far.
+    fn overdelete(&mut self, gone: &mut Database, budget: u64) -> Result<Option<Vec<Vec<u32>>>, ResourceError> {
         let mut waves = Vec::new();
         let mut lo = vec![0; self.db.relation_count()];
         loop {
@@ -556,12 +931,16 @@ impl Maintained {
                 break;
             }
             waves.push(hi.clone());
+            sync_delta_indexes(&self.compiled, &mut self.db, (&lo, &hi));
             let Database { rows: gone_rows, sets: gone_sets, .. } = &mut *gone;
             derive_from(&self.compiled, &self.db, gone_rows, (&lo, &hi), &mut self.run, &mut |head, tuple| {
                 gone_sets[head.index()].stage(&gone_rows[head.index()], tuple);
             });
             gone.commit_all();
             gone.check()?;
+            if self.run.stats.firings > budget && gone.ends() != hi {
+                return Ok(None);
+            }
             lo = hi;
         }
         // The last entry marks the end of the last wave, which began no wave.
@@ -571,6 +950,6 @@ impl Maintained {
                 self.db.remove_all(PredId(p as u32), rows.live_rows());
             }
         }
-        Ok(waves)
+        Ok(Some(waves))
     }
 }

@@ -344,8 +344,10 @@ impl PhysPlan {
     /// call this before they read.
     pub(crate) fn sync_indexes(&self, rows: &mut [Rows]) {
         for step in &self.steps {
-            if let Lookup::Index(id, _) = step.lookup {
-                rows[step.pred.index()].sync_index(id);
+            match step.lookup {
+                Lookup::Index(id, _) => rows[step.pred.index()].sync_index(id),
+                Lookup::Locate(_) => rows[step.pred.index()].ensure_locator(),
+                Lookup::Scan | Lookup::Member(_) => {}
             }
         }
         let filters = self.initial.iter().chain(self.steps.iter().flat_map(|s| &s.filters));

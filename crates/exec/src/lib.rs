@@ -23,7 +23,7 @@ mod seminaive;
 mod split;
 
 pub use database::Database;
-pub use dred::{Maintained, Maintenance, Update, UpdateCounts, UpdateReport};
+pub use dred::{Maintained, Maintenance, Method, Tally, Update, UpdateCounts, UpdateReport, AUTO_MIN_BUDGET};
 pub use explain::{Attempt, Blocked, Explainer, Leaf, Proof, ProofNode, RuleAttempt, Step, WhyNot};
 pub use limits::{ResourceError, ResourceKind, DEFAULT_MAX_TUPLES};
 pub use relation::Groups;

@@ -28,17 +28,33 @@ use ir::PredId;
 use plan::AtomSource;
 use std::collections::BTreeMap;
 
+/// The work a support check counts for, in rule firings: it probes a row locator per
+/// derivation it tries, several times a firing's cost, and fires nothing when it fails.
+const CHECK_WORK: u64 = 4;
+
 /// Candidates by rank, each a live row `(predicate, row)` of the database.
 type Queue = BTreeMap<Rank, Vec<(u32, u32)>>;
 
 /// Removes the input facts staged in `gone` (and committed) from `db`, then every derived
 /// fact that loses its support, appending those to `gone` one batch per rank. Returns
-/// where each batch begins in `gone` (the input facts come before the first).
-pub(crate) fn overdelete(c: &Compiled, db: &mut Database, gone: &mut Database, run: &mut Run) -> Vec<Vec<u32>> {
-    for rows in &mut db.rows {
-        rows.sync_locator();
+/// where each batch begins in `gone` (the input facts come before the first), or `None`
+/// when the work done passes `budget` (the rule firings counted in `run`, plus
+/// [`CHECK_WORK`] per candidate checked, since a failing check fires nothing): the facts removed until then
+/// are in `gone` and no longer in `db`, which is then no consistent state.
+pub(crate) fn overdelete(
+    c: &Compiled,
+    db: &mut Database,
+    gone: &mut Database,
+    run: &mut Run,
+    budget: u64,
+) -> Option<Vec<Vec<u32>>> {
+    // Facts are located in the relations a deletion can reach only: their locators are
+    // built on the first deletion that reaches them (a relation nothing deleted reaches
+    // never needs one).
+    let reached = reachable(c, gone);
+    for (rows, _) in db.rows.iter_mut().zip(&reached).filter(|(_, &r)| r) {
+        rows.ensure_locator();
     }
-    sync_delta_indexes(c, db);
     let mut pending = Pending { queue: Queue::new(), queued: vec![Vec::new(); db.relation_count()] };
     let mut lo = vec![0; db.relation_count()];
     let mut hi = gone.ends();
@@ -51,13 +67,19 @@ pub(crate) fn overdelete(c: &Compiled, db: &mut Database, gone: &mut Database, r
     // Input facts need no support, so their removal is not checked. A fact ranked no
     // higher than every deleted input fact cannot rest on one.
     let floor = inputs.iter().map(|&(p, r)| db.rows[p as usize].rank_of(r)).min().unwrap_or(Rank::MAX);
+    sync_delta_indexes(c, db, (&lo, &hi));
     pending.add_consequences(c, db, gone, (&lo, &hi), floor, run);
     remove(db, &inputs);
     let mut batches = Vec::new();
     let mut lost = Vec::new();
+    let mut checked = 0;
     lo = hi;
     while let Some((rank, candidates)) = pending.queue.pop_first() {
-        let supported = check(c, db, &candidates, rank, run);
+        if run.stats.firings + checked > budget {
+            return None;
+        }
+        let supported = check(c, db, &candidates, rank, run, budget.saturating_sub(checked))?;
+        checked += CHECK_WORK * candidates.len() as u64;
         lost.clear();
         lost.extend(candidates.iter().zip(&supported).filter(|(_, &kept)| !kept).map(|(&fact, _)| fact));
         if lost.is_empty() {
@@ -68,11 +90,33 @@ pub(crate) fn overdelete(c: &Compiled, db: &mut Database, gone: &mut Database, r
         }
         hi = gone.ends();
         batches.push(lo.clone());
+        sync_delta_indexes(c, db, (&lo, &hi));
         pending.add_consequences(c, db, gone, (&lo, &hi), rank, run);
         remove(db, &lost);
         lo = hi;
     }
-    batches
+    Some(batches)
+}
+
+/// Which relations hold facts with a derivation through a fact of `gone`: those of
+/// `gone`, and the heads of the rules reading one of them.
+fn reachable(c: &Compiled, gone: &Database) -> Vec<bool> {
+    let mut readers: Vec<Vec<PredId>> = vec![Vec::new(); gone.relation_count()];
+    for rule in &c.rules {
+        for p in &rule.body_preds {
+            readers[p.index()].push(rule.head);
+        }
+    }
+    let mut reached: Vec<bool> = (0..gone.relation_count()).map(|p| gone.len(PredId(p as u32)) > 0).collect();
+    let mut stack: Vec<usize> = (0..reached.len()).filter(|&p| reached[p]).collect();
+    while let Some(p) = stack.pop() {
+        for head in &readers[p] {
+            if !std::mem::replace(&mut reached[head.index()], true) {
+                stack.push(head.index());
+            }
+        }
+    }
+    reached
 }
 
 /// The candidates still to check.
@@ -114,8 +158,16 @@ impl Pending {
 
 /// Whether each candidate of rank `rank` still has a derivation from live facts of lower
 /// rank. A candidate is a row of `db` itself, so a check reads it as a one-row range and
-/// needs no copy; the rules are tried until one finds a derivation.
-fn check(c: &Compiled, db: &mut Database, candidates: &[(u32, u32)], rank: Rank, run: &mut Run) -> Vec<bool> {
+/// needs no copy; the rules are tried until one finds a derivation. `None` when the rule
+/// firings counted, plus [`CHECK_WORK`] per candidate checked, pass `budget` first.
+fn check(
+    c: &Compiled,
+    db: &mut Database,
+    candidates: &[(u32, u32)],
+    rank: Rank,
+    run: &mut Run,
+    budget: u64,
+) -> Option<Vec<bool>> {
     let mut has = vec![false; db.relation_count()];
     for &(p, _) in candidates {
         has[p as usize] = true;
@@ -144,7 +196,10 @@ fn check(c: &Compiled, db: &mut Database, candidates: &[(u32, u32)], rank: Rank,
         })
         .collect();
     let mut supported = Vec::with_capacity(candidates.len());
-    for &(p, r) in candidates {
+    for (i, &(p, r)) in candidates.iter().enumerate() {
+        if run.stats.firings + CHECK_WORK * i as u64 > budget {
+            return None;
+        }
         let mut found = false;
         for (head, plan, head_step, views) in checks.iter_mut().filter(|check| check.0 .0 == p) {
             views[*head_step] = View::new(db.rel(*head), r, r + 1);
@@ -155,7 +210,7 @@ fn check(c: &Compiled, db: &mut Database, candidates: &[(u32, u32)], rank: Rank,
         }
         supported.push(found);
     }
-    supported
+    Some(supported)
 }
 
 /// Removes the facts of the live rows `(predicate, row)` from `db`.

@@ -481,6 +481,9 @@ pub(crate) struct Locator {
 
 impl Locator {
     fn sync(&mut self, rows: &Rows) {
+        // Reserved at once: growing the table row by row would rehash it many times.
+        let hasher = |&id: &u32| hash_values(rows.row(id).iter().copied());
+        self.table.reserve((rows.end - self.located) as usize, hasher);
         for r in self.located..rows.end {
             let hash = hash_values(rows.row(r).iter().copied());
             self.table.insert_unique(hash, r, |&id| hash_values(rows.row(id).iter().copied()));
@@ -1027,8 +1030,19 @@ pub(crate) fn remove_tuples<'t>(
 ) -> usize {
     debug_assert_eq!(set.staged_count, 0, "removal happens between joins");
     let arity = rows.arity;
-    let mut removed: Vec<&[u32]> = tuples.into_iter().filter(|t| t.len() == arity && set.unset(t)).collect();
-    let count = removed.len();
+    // The removed tuples are kept for the chain walk only while they are few enough for
+    // it: a removal of most of a relation scans it, and a list of all it removes would
+    // cost more memory than the relation's rows.
+    let mut removed: Vec<&[u32]> = Vec::new();
+    let mut count = 0;
+    for t in tuples.into_iter().filter(|t| t.len() == arity && set.unset(t)) {
+        count += 1;
+        if count * 4 < rows.len() {
+            removed.push(t);
+        } else if !removed.is_empty() {
+            removed = Vec::new();
+        }
+    }
     if count == 0 {
         return 0;
     }

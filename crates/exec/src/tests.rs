@@ -1,7 +1,9 @@
 //! Tests of the engines against the SPEC's worked examples and against each other.
 
 use crate::relation::Rank;
-use crate::{evaluate, Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Threads, Update};
+use crate::{
+    evaluate, Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Method, Tally, Threads, Update,
+};
 use ir::{PredId, Program};
 use plan::plan_program;
 use plan::testing::program;
@@ -296,6 +298,75 @@ fn ranked_example_1_reaches_the_same_state_as_dred() {
     assert_eq!((ranked.db().len(pred(&p, "Q")), ranked.db().len(pred(&p, "M"))), (11, 5));
 }
 
+/// `Maintenance::Auto` propagates insertions alone, recomputes a batch deleting much of
+/// the input, keeps SPEC's over-deletion when it stays small, turns to ranked
+/// over-deletion when it does not, and recomputes once that passes its budget: each
+/// reaching the state and the net change SPEC's DRed reaches, and saying which it chose.
+#[test]
+fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
+    // `a` reaches `c` through five middle nodes, then a chain of 100 nodes; `d1` has a leaf.
+    let mut edges: Vec<String> = (1..=5).flat_map(|i| [format!("E(a,b{i})."), format!("E(b{i},c).")]).collect();
+    edges.push("E(c,d1).".into());
+    edges.extend((1..100).map(|j| format!("E(d{j},d{}).", j + 1)));
+    edges.push("E(d1,leaf).".into());
+    let mut p = with_facts("R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)", &edges.join(" "));
+    let new = |p: &Program, m| Maintained::with_maintenance(plan_program(p), p, Database::from_facts(p, &p.facts), m);
+    let leaf = fact(&mut p, "E", &["d1", "leaf"]);
+    let fan = fact(&mut p, "E", &["a", "b1"]);
+    let into_chain = fact(&mut p, "E", &["c", "d1"]);
+    let many: Vec<_> = (50..60).map(|j| fact(&mut p, "E", &[&format!("d{j}"), &format!("d{}", j + 1)])).collect();
+    let (mut auto, mut dred) = (new(&p, Maintenance::Auto), new(&p, Maintenance::Dred));
+    // Decide as on a large state: budgets are shares of this small evaluation's work.
+    auto.set_auto_min_budget(0);
+    let mut step = |update: Update, method: Method, why: &str| {
+        let (by_auto, by_dred) = (auto.apply(&update), dred.apply(&update));
+        assert_eq!(by_auto.strategy, method, "{}", by_auto.reason);
+        assert!(by_auto.reason.contains(why), "{}", by_auto.reason);
+        assert_eq!((&by_auto.removed, &by_auto.added), (&by_dred.removed, &by_dred.added));
+        assert!(auto.db().same_tuples(dred.db()));
+    };
+    // A leaf: SPEC's over-deletion removes the 8 facts reaching it and stops.
+    step(Update { inserts: vec![], deletes: vec![leaf.clone()] }, Method::Dred, "stayed within its budget");
+    step(Update { inserts: vec![leaf], deletes: vec![] }, Method::Dred, "no deletions");
+    // One of five ways from `a` to `c`: SPEC's over-deletion would take all of `a`'s
+    // closure; ranked over-deletion keeps R(a,c), first derived through the others too.
+    step(Update { inserts: vec![], deletes: vec![fan.clone()] }, Method::Ranked, "SPEC's over-deletion passed");
+    step(Update { inserts: vec![fan], deletes: vec![] }, Method::Dred, "no deletions");
+    // 10 of 111 edges: at least a twentieth of the input.
+    step(Update { inserts: vec![], deletes: many.clone() }, Method::Recompute, "at least 1/20");
+    step(Update { inserts: many, deletes: vec![] }, Method::Dred, "no deletions");
+    // The way into the chain: everything `a`, the `b`s and `c` reach through it goes.
+    step(Update { inserts: vec![], deletes: vec![into_chain.clone()] }, Method::Recompute, "passed its budget");
+    step(Update { inserts: vec![into_chain], deletes: vec![] }, Method::Dred, "no deletions");
+    // After a recomputation, changes are maintained incrementally again.
+    let leaf = fact(&mut p, "E", &["d1", "leaf"]);
+    step(Update { inserts: vec![], deletes: vec![leaf] }, Method::Dred, "stayed within its budget");
+}
+
+/// A report listing at most a few facts counts a larger batch per relation instead, and
+/// otherwise equals the full report.
+#[test]
+fn a_listing_report_counts_a_large_batch() {
+    let mut p = with_facts(MAGIC, EXAMPLE_1_EDGES);
+    let ab = fact(&mut p, "E", &["a", "b"]);
+    let new = || Maintained::new(plan_program(&p), &p, Database::from_facts(&p, &p.facts));
+    let (mut full, mut few, mut enough) = (new(), new(), new());
+    let delete = Update { inserts: vec![], deletes: vec![ab] };
+    let by_full = full.apply(&delete);
+    let by_few = few.try_apply_listing(&delete, 13).unwrap();
+    assert!(!by_few.listed && by_few.overdeleted.is_empty() && by_few.overdeleted_waves.is_empty());
+    let (q, m) = (pred(&p, "Q"), pred(&p, "M"));
+    let tally = |overdeleted, rederived| Tally { overdeleted, rederived, ..Tally::default() };
+    // SPEC's 12 over-deleted in 4 waves and 2 rederived, as counts: 14 facts touched.
+    let mut want = vec![(m, tally(3, 1)), (q, tally(9, 1))];
+    want.sort_by_key(|(p, _)| *p);
+    assert_eq!(by_few.tallies, want);
+    assert_eq!(by_few.waves, 4);
+    assert_eq!((&by_few.removed, &by_few.added), (&by_full.removed, &by_full.added));
+    assert_eq!(enough.try_apply_listing(&delete, 14).unwrap(), by_full);
+    assert!(few.db().same_tuples(full.db()));
+}
+
 #[test]
 fn counting_updates_match_the_full_reports() {
     let mut p = with_facts(MAGIC, EXAMPLE_1_EDGES);
@@ -537,16 +608,22 @@ mod random {
             }
         }
 
+        /// Every strategy, `Auto` included (whose batches here delete up to a third of a
+        /// small input, so that it switches among all its methods), reaches the recomputed
+        /// state; each report's tallies count its lists, and its net change is the
+        /// difference of the states before and after.
         #[test]
-        fn dred_and_ranked_match_recomputation(
+        fn every_strategy_matches_recomputation(
             rules in rules(),
             facts in vec(input_fact(), 0..24),
-            batches in vec((vec(input_fact(), 0..4), vec(input_fact(), 0..4)), 1..5),
+            batches in vec((vec(input_fact(), 0..4), vec(input_fact(), 0..8)), 1..5),
         ) {
             let p = build(&rules);
             let mut current: BTreeSet<_> = facts.iter().map(|f| tuple_of(&p, f)).collect();
             let new = |m| Maintained::with_maintenance(plan_program(&p), &p, database(&p, &current), m);
             let (mut dred, mut ranked) = (new(Maintenance::Dred), new(Maintenance::Ranked));
+            let (mut auto, mut auto_as_if_large) = (new(Maintenance::Auto), new(Maintenance::Auto));
+            auto_as_if_large.set_auto_min_budget(0);
             for (inserts, deletes) in &batches {
                 let update = update_of(&p, inserts, deletes);
                 let before = scratch(&p, &current, Engine::Reference);
@@ -556,7 +633,10 @@ mod random {
                 current.extend(update.inserts.iter().cloned());
                 let expected = scratch(&p, &current, Engine::Reference);
                 let (by_dred, by_rank) = (dred.apply(&update), ranked.apply(&update));
-                for (state, report) in [(&dred, &by_dred), (&ranked, &by_rank)] {
+                let (by_auto, by_auto_as_if_large) = (auto.apply(&update), auto_as_if_large.apply(&update));
+                let checked =
+                    [(&dred, &by_dred), (&ranked, &by_rank), (&auto, &by_auto), (&auto_as_if_large, &by_auto_as_if_large)];
+                for (state, report) in checked {
                     for id in p.pred_ids() {
                         prop_assert_eq!(
                             state.db().sorted_tuples(id), expected.db.sorted_tuples(id), "{}", p.pred_name(id)
@@ -568,6 +648,24 @@ mod random {
                     prop_assert_eq!(waves, overdeleted);
                     for (pred, tuples) in &report.rederived {
                         prop_assert!(tuples.iter().all(|t| listed(&report.overdeleted, *pred, t)));
+                    }
+                    // The tallies count the lists.
+                    prop_assert!(report.listed);
+                    let tallied = |phase: fn(&Tally) -> usize| report.tallies.iter().map(|(_, t)| phase(t)).sum::<usize>();
+                    let count = |lists: &[(PredId, Vec<Vec<u32>>)]| lists.iter().map(|(_, ts)| ts.len()).sum::<usize>();
+                    prop_assert_eq!(tallied(|t| t.overdeleted), overdeleted);
+                    prop_assert_eq!(tallied(|t| t.rederived), count(&report.rederived));
+                    prop_assert_eq!(tallied(|t| t.reinserted + t.inserted), count(&report.inserted));
+                    prop_assert_eq!(report.waves, report.overdeleted_waves.len());
+                    for id in p.pred_ids().filter(|&id| p.rules.iter().any(|r| r.head.pred == id)) {
+                        let (old, new) = (before.db.sorted_tuples(id), expected.db.sorted_tuples(id));
+                        let gone: Vec<Vec<u32>> = old.iter().filter(|t| !new.contains(t)).cloned().collect();
+                        let came: Vec<Vec<u32>> = new.iter().filter(|t| !old.contains(t)).cloned().collect();
+                        let net = |lists: &[(PredId, Vec<Vec<u32>>)]| {
+                            lists.iter().find(|(q, _)| *q == id).map(|(_, ts)| ts.clone()).unwrap_or_default()
+                        };
+                        prop_assert_eq!(net(&report.removed), gone, "{} removed", p.pred_name(id));
+                        prop_assert_eq!(net(&report.added), came, "{} added", p.pred_name(id));
                     }
                 }
                 // Ranked over-deletion lies between what is really gone and SPEC's.
