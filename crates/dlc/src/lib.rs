@@ -487,12 +487,7 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
             }
             if !outcome.mismatches.is_empty() {
                 let names: Vec<String> = outcome.mismatches.iter().map(|p| primary.pred_name(*p)).collect();
-                let _ = writeln!(
-                    err,
-                    "dlc: --check failed after batch {}: incremental state differs from recomputation in {}",
-                    i + 1,
-                    names.join(", ")
-                );
+                report::check_failed(err, i + 1, &names);
                 exit = EXIT_CHECK_FAILED;
             }
         }

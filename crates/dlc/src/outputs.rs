@@ -294,12 +294,7 @@ fn maintain(
             let _ = writeln!(out, "  time: {}", crate::report::duration_text(elapsed));
         }
         if args.check {
-            let mut edb = exec::Database::new(program);
-            for pred in program.pred_ids().filter(|&p| program.pred(p).kind == PredKind::Edb) {
-                for tuple in state.db().tuples(pred) {
-                    edb.insert(pred, tuple);
-                }
-            }
+            let edb = session::edb_database(program, &session::maintained_inputs(program, state.db()), args.max_tuples);
             let engine = crate::engines::Engine::SEMINAIVE;
             let fresh = match engine.evaluate(&plan, program, edb, false, None, state.threads()) {
                 Ok((fresh, _)) => fresh,
@@ -312,12 +307,7 @@ fn maintain(
                 .map(|p| program.pred_name(p))
                 .collect();
             if !differ.is_empty() {
-                let _ = writeln!(
-                    err,
-                    "dlc: --check failed after batch {}: incremental state differs from recomputation in {}",
-                    i + 1,
-                    differ.join(", ")
-                );
+                crate::report::check_failed(err, i + 1, &differ);
                 exit = crate::EXIT_CHECK_FAILED;
             }
         }

@@ -468,12 +468,7 @@ impl Repl {
         if !outcome.mismatches.is_empty() {
             let program = &self.maintainer.program;
             let names: Vec<String> = outcome.mismatches.iter().map(|p| program.pred_name(*p)).collect();
-            let _ = writeln!(
-                err,
-                "dlc: --check failed after batch {}: incremental state differs from recomputation in {}",
-                self.batches,
-                names.join(", ")
-            );
+            report::check_failed(err, self.batches, &names);
             self.check_failed = true;
         }
     }

@@ -577,3 +577,13 @@ pub fn program_json(program: &Program) -> Value {
         "query": program.query.as_ref().map(|q| program.display_atom(&q.atom).to_string()),
     })
 }
+
+/// Tells on `err` that `--check` found the incremental state after batch `batch` (from
+/// 1) different from a recomputation in the relations `names`.
+pub fn check_failed(err: &mut dyn std::io::Write, batch: usize, names: &[String]) {
+    let _ = writeln!(
+        err,
+        "dlc: --check failed after batch {batch}: incremental state differs from recomputation in {}",
+        names.join(", ")
+    );
+}

@@ -1121,6 +1121,18 @@ fn selected_answers(query: &ir::Query, changed: &[(PredId, Vec<Vec<u32>>)]) -> A
     Answers::sorted(arity, len, values)
 }
 
+/// The input relations of `db`, a maintained database of `program`, as facts: the input
+/// as the batches so far left it.
+pub fn maintained_inputs(program: &Program, db: &Database) -> InputFacts {
+    let mut facts = InputFacts::default();
+    for pred in program.pred_ids().filter(|&p| program.pred(p).kind == ir::PredKind::Edb) {
+        for tuple in db.tuples(pred) {
+            facts.push(pred, tuple.iter().copied());
+        }
+    }
+    facts
+}
+
 /// The answer of one update batch, with the before/after difference of the query's answers.
 pub struct BatchOutcome {
     pub report: exec::UpdateReport,
@@ -1185,16 +1197,7 @@ impl Maintainer {
     pub fn input_facts(&self) -> InputFacts {
         match &self.record {
             Some(record) => record.iter().collect(),
-            None => {
-                let mut facts = InputFacts::default();
-                let db = self.state.db();
-                for pred in self.program.pred_ids().filter(|&p| self.program.pred(p).kind == ir::PredKind::Edb) {
-                    for tuple in db.tuples(pred) {
-                        facts.push(pred, tuple.iter().copied());
-                    }
-                }
-                facts
-            }
+            None => maintained_inputs(&self.program, self.state.db()),
         }
     }
 
