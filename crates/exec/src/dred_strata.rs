@@ -182,9 +182,10 @@ impl StrataBatch<'_> {
         db: &mut Database,
         run: &mut Run,
     ) -> Result<(), ResourceError> {
-        let seeded = stratum.rules.iter().any(|&r| {
-            self.plans.rules[r].gained.iter().any(|&(n, _)| self.start[n.index()] < db.rel(n).end())
-        });
+        let seeded = stratum
+            .rules
+            .iter()
+            .any(|&r| self.plans.rules[r].gained.iter().any(|&(n, _)| self.start[n.index()] < db.rel(n).end()));
         if !seeded {
             return Ok(());
         }
