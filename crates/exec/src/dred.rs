@@ -872,11 +872,6 @@ impl Maintained {
     /// over-deletion, none rederived) and those that came (as inserted). `gone` holds the
     /// input facts the batch deletes, and the facts an over-deletion given up on removed
     /// from the database so far: the state before the batch is the database with them.
-    ///
-    /// This is how a program with negated atoms is maintained: over-deletion and
-    /// insertion assume that more input only ever derives more, which a negation breaks
-    /// (a deleted fact under a negation can make facts appear above it, an inserted one
-    /// make facts disappear).
     fn recompute(
         &mut self,
         update: &Update,
