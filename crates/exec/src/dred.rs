@@ -721,7 +721,7 @@ impl Maintained {
                 // The rederived facts are in the database now: their copy is kept only for
                 // a report that may list them, so that it does not take its room during
                 // the insertion phase.
-                if !detail.list_up_to.is_some_and(|most| self.derived_count(&rederived, &zero) <= most) {
+                if detail.list_up_to.is_none_or(|most| self.derived_count(&rederived, &zero) > most) {
                     rederived = self.db.empty_like();
                 }
                 // Phase 3: propagate the rederived and inserted facts to a fixpoint.
