@@ -33,7 +33,7 @@ pub fn souffle_program(workload: &Workload, query: Query) -> Result<String, Stri
     let binary = |name: &str| format!(".decl {name}(x:number, y:number)\n");
     let mut text = String::new();
     let inputs: &[&str] = match workload {
-        Workload::Tc { .. } => &["E"],
+        Workload::Tc { .. } | Workload::Unreach { .. } => &["E"],
         Workload::SameGen { .. } => &["par"],
         Workload::PointsTo { .. } => &["alloc", "assign", "load", "store"],
         Workload::Program { .. } => return Err("generated programs have no facts files".into()),
@@ -64,6 +64,18 @@ pub fn souffle_program(workload: &Workload, query: Query) -> Result<String, Stri
                 "pt(v, o) :- assign(v, w), pt(w, o).\n",
                 "pt(v, o) :- load(v, p), pt(p, b), hpt(b, o).\n",
                 "hpt(b, o) :- store(p, w), pt(p, b), pt(w, o).\n",
+            );
+        }
+        Workload::Unreach { .. } => {
+            text += &binary("R");
+            text += ".decl N(x:number)\n";
+            text += &binary("U");
+            text += concat!(
+                "R(x, y) :- E(x, y).\n",
+                "R(x, z) :- R(x, y), E(y, z).\n",
+                "N(x) :- E(x, _).\n",
+                "N(y) :- E(_, y).\n",
+                "U(x, y) :- N(x), N(y), !R(x, y).\n",
             );
         }
         Workload::Program { .. } => unreachable!("rejected above"),
@@ -205,14 +217,20 @@ fn update_args(
     if matches!(system, System::SouffleInterpreted | System::SouffleCompiled) {
         return Err(format!("{system} applies no update batches"));
     }
-    let Workload::Tc { .. } = workload else { return Err("update batches change the edges of a closure".into()) };
+    let (Workload::Tc { .. } | Workload::Unreach { .. }) = workload else {
+        return Err("update batches change the edges of a graph".into());
+    };
     let (deleted, inserted) = change.edges_of(&workload.generate());
     let deletes = deleted.iter().map(|(u, v)| format!("-E({u},{v}).\n"));
     let line: String = deletes.chain(inserted.iter().map(|(u, v)| format!("+E({u},{v}).\n"))).collect();
     let batch = layout.dir.join("batch.updates");
     std::fs::write(&batch, line).map_err(|e| format!("cannot write the batch: {e}"))?;
     let relation = output_relation(workload, query);
-    let all_free = if relation == "Q" { "Q(y)" } else { "R(x, y)" };
+    let all_free = match relation {
+        "Q" => "Q(y)",
+        "U" => "U(x, y)",
+        _ => "R(x, y)",
+    };
     Ok(vec!["--updates".into(), batch.into_os_string(), "--query".into(), all_free.into()])
 }
 

@@ -525,7 +525,7 @@ impl Report<'_> {
             self.line(&format!(
                 "| {}, `{}` | {change} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {answers} |",
                 row.workload.label(),
-                row.query.label("R"),
+                row.query.label(row.workload.query_pred()),
                 row.note,
                 cell(&d),
                 cell(&k),

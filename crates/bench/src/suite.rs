@@ -14,6 +14,10 @@ pub const RANDOM: Graph = Graph::Random { nodes: 2000, edges: 10000, seed: 42 };
 /// random500 of PEERS.md: 500 nodes, 2,500 distinct edges, seed 42.
 pub const RANDOM500: Graph = Graph::Random { nodes: 500, edges: 2500, seed: 42 };
 
+/// The graph of the negation workload ([`Workload::Unreach`]): sparse enough that many
+/// pairs of nodes do not reach each other.
+pub const UNREACH_GRAPH: Graph = Graph::Random { nodes: 500, edges: 1500, seed: 42 };
+
 /// A full-closure row: dlc against the peers.
 #[derive(Clone, Debug)]
 pub struct ClosureRow {
@@ -437,6 +441,21 @@ impl Suite {
             }
         }
 
+        // Maintenance across a negation: `U(0,Y)`, the nodes 0 does not reach, above the
+        // closure, for random edges deleted and inserted.
+        let unreach = Workload::Unreach {
+            graph: if quick { Graph::Random { nodes: 200, edges: 600, seed: 42 } } else { UNREACH_GRAPH },
+        };
+        let Workload::Unreach { graph: unreach_graph } = unreach else { unreachable!("built above") };
+        for change in random_changes(unreach_graph, edges_per_kind) {
+            updates.push(UpdateRow {
+                workload: unreach,
+                query: point,
+                change,
+                note: "random edge, under a negation".into(),
+            });
+        }
+
         // Issue 20's batches: 1 to 1,000 random deletions and insertions on the whole
         // left-linear closure of the random graph, the forest and the chain.
         let sizes: &[u32] = if quick { &[1, 10] } else { &[1, 10, 100, 1000] };
@@ -460,6 +479,7 @@ impl Suite {
             tc(Rules::Rlin, chain),
             tc(Rules::Rlin, big_forest),
             points_to,
+            unreach,
         ] {
             for query in [Query::Full, Query::Point(workload.point_node())] {
                 binary.push(BinaryRow { workload, query });

@@ -177,6 +177,10 @@ pub enum Workload {
     /// `allocs` allocation sites (one object each) and as many assignments, loads and
     /// stores as given. Variables are values `0..vars`, objects `vars..vars+allocs`.
     PointsTo { vars: u32, allocs: u32, assigns: u32, loads: u32, stores: u32, seed: u64 },
+    /// The pairs of nodes (ends of edges) the first does not reach:
+    /// `U(X,Y) <- N(X), N(Y), !R(X,Y)` over the left-linear closure `R` of the graph, a
+    /// negation above a recursive relation.
+    Unreach { graph: Graph },
     /// A generated program whose size is the point: how compile time grows with it. Its
     /// few input facts are inline; the query is part of the text.
     Program { shape: Shape, size: u32 },
@@ -329,6 +333,7 @@ impl Workload {
         let parsed = match parts.first().copied() {
             Some(kind) if kind.starts_with("tc-") => Rules::parse(&kind[3..])
                 .and_then(|rules| Graph::parse(&parts[1..]).map(|graph| Workload::Tc { rules, graph })),
+            Some("unreach") => Graph::parse(&parts[1..]).map(|graph| Workload::Unreach { graph }),
             Some("sg") if parts.len() == 3 => {
                 num(1).zip(num(2)).map(|(fanout, depth)| Workload::SameGen { fanout, depth })
             }
@@ -356,6 +361,7 @@ impl Workload {
     pub fn label(&self) -> String {
         match *self {
             Workload::Tc { rules, graph } => format!("{}, {}", graph.label(), rules.name()),
+            Workload::Unreach { graph } => format!("{}, unreach", graph.label()),
             Workload::SameGen { fanout, depth } => format!("same-generation, tree {fanout}^{depth}"),
             Workload::PointsTo { vars, .. } => format!("points-to, {vars} variables"),
             Workload::Program { shape, size } => format!("{}, {size}", shape.name()),
@@ -366,6 +372,7 @@ impl Workload {
     pub fn query_pred(&self) -> &'static str {
         match self {
             Workload::Tc { .. } => "R",
+            Workload::Unreach { .. } => "U",
             Workload::SameGen { .. } => "sg",
             Workload::PointsTo { .. } => "pt",
             Workload::Program { .. } => "p",
@@ -376,6 +383,14 @@ impl Workload {
     pub fn rules_text(&self) -> String {
         match self {
             Workload::Tc { rules, .. } => format!("R(X,Y) <- E(X,Y).\n{}\n", rules.recursive_rule()),
+            Workload::Unreach { .. } => concat!(
+                "R(X,Y) <- E(X,Y).\n",
+                "R(X,Z) <- R(X,Y), E(Y,Z).\n",
+                "N(X) <- E(X,_).\n",
+                "N(Y) <- E(_,Y).\n",
+                "U(X,Y) <- N(X), N(Y), !R(X,Y).\n",
+            )
+            .to_string(),
             Workload::SameGen { .. } => {
                 "sg(X,Y) <- par(X,P), par(Y,P).\nsg(X,Y) <- par(X,P), sg(P,Q), par(Y,Q).\n".to_string()
             }
@@ -393,7 +408,9 @@ impl Workload {
     /// Generates the input facts (deterministic in the spec).
     pub fn generate(&self) -> Edb {
         match *self {
-            Workload::Tc { graph, .. } => Edb { relations: vec![pairs("E", &graph.edges())], values: graph.nodes() },
+            Workload::Tc { graph, .. } | Workload::Unreach { graph } => {
+                Edb { relations: vec![pairs("E", &graph.edges())], values: graph.nodes() }
+            }
             Workload::SameGen { fanout, depth } => {
                 // Breadth-first numbering: the children of node p are p*fanout + 1 ..= p*fanout + fanout.
                 let nodes = tree_size(fanout, depth);
@@ -443,7 +460,7 @@ impl Workload {
             Workload::PointsTo { .. } => {
                 self.generate().relation("alloc").and_then(|r| r.rows.first().copied()).unwrap_or(0)
             }
-            Workload::Tc { .. } | Workload::Program { .. } => 0,
+            Workload::Tc { .. } | Workload::Unreach { .. } | Workload::Program { .. } => 0,
         }
     }
 }
@@ -456,6 +473,7 @@ impl fmt::Display for Workload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Workload::Tc { rules, graph } => write!(f, "tc-{}:{graph}", rules.name()),
+            Workload::Unreach { graph } => write!(f, "unreach:{graph}"),
             Workload::SameGen { fanout, depth } => write!(f, "sg:{fanout}:{depth}"),
             Workload::PointsTo { vars, allocs, assigns, loads, stores, seed } => {
                 write!(f, "pt:{vars}:{allocs}:{assigns}:{loads}:{stores}:{seed}")
@@ -543,6 +561,7 @@ mod tests {
             "tc-rlin:paths:1000:20",
             "sg:3:6",
             "pt:3000:600:3000:600:600:7",
+            "unreach:random:500:1500:42",
         ] {
             assert_eq!(Workload::parse(spec).unwrap().to_string(), spec);
         }

@@ -295,7 +295,7 @@ pub fn compare_text(
 }
 
 /// Why the batch was maintained as it was, when it was not simply asked for: what
-/// `--maintenance auto` chose, or the recomputation a negating program needs.
+/// `--maintenance auto` chose, or a recomputation.
 fn strategy_reason(outcome: &BatchOutcome) -> Option<&str> {
     let chosen = outcome.maintenance == exec::Maintenance::Auto || outcome.report.strategy == exec::Method::Recompute;
     (chosen && outcome.strategy != "differential").then_some(outcome.report.reason.as_str())

@@ -2,10 +2,11 @@
 //! insert. Demand relations of a magic program are ordinary derived relations here.
 
 use crate::database::Database;
-use crate::join::View;
+use crate::dred_strata::{NegationPlans, StrataBatch};
+use crate::join::{PhysPlan, View};
 use crate::limits::ResourceError;
 use crate::relation::Rows;
-use crate::seminaive::{propagate, Compiled, Run};
+use crate::seminaive::{propagate, propagate_with, Compiled, CompiledRule, Run};
 use crate::split::run_staged_split;
 use crate::{Evaluation, Threads};
 use ir::{PredId, Program};
@@ -111,12 +112,26 @@ pub(crate) fn derive_from(
     c: &Compiled,
     db: &Database,
     delta: &[Rows],
-    (lo, hi): (&[u32], &[u32]),
+    range: (&[u32], &[u32]),
     run: &mut Run,
     emit: &mut impl FnMut(PredId, &[u32]),
 ) {
-    for rule in &c.rules {
-        for (i, variant) in rule.delta.iter().enumerate() {
+    derive_through(c, db, delta, range, run, &|r| &c.rules[r].delta, emit);
+}
+
+/// [`derive_from`] with the delta plans `plans` gives for each rule (its position in
+/// [`Compiled::rules`]), which read body position `i` first as `plans(r)[i]`.
+pub(crate) fn derive_through<'p>(
+    c: &Compiled,
+    db: &Database,
+    delta: &[Rows],
+    (lo, hi): (&[u32], &[u32]),
+    run: &mut Run,
+    plans: &dyn Fn(usize) -> &'p [PhysPlan],
+    emit: &mut impl FnMut(PredId, &[u32]),
+) {
+    for (r, rule) in c.rules.iter().enumerate() {
+        for (i, variant) in plans(r).iter().enumerate() {
             let p = rule.body_preds[i].index();
             if lo[p] >= hi[p] {
                 continue;
@@ -131,6 +146,7 @@ pub(crate) fn derive_from(
                     AtomSource::Body(j) if j == i => View::new(&delta[p], lo[p], hi[p]),
                     _ => View::whole(db.rel(s.pred)).with_set(Some(&db.sets[s.pred.index()])),
                 })
+                .chain(variant.negation_views(&db.rows))
                 .collect();
             variant.run(&views, &mut run.scratch, &mut run.stats, &mut |tuple| emit(rule.head, tuple));
         }
@@ -140,9 +156,19 @@ pub(crate) fn derive_from(
 /// Brings the indexes [`derive_from`] probes for a delta of rows `lo[p]..hi[p]` up to
 /// date with `db`: only those of the plans that read a non-empty delta, so that an index
 /// only a change of another relation needs is not built (or extended) before one comes.
-pub(crate) fn sync_delta_indexes(c: &Compiled, db: &mut Database, (lo, hi): (&[u32], &[u32])) {
-    for rule in &c.rules {
-        for (i, variant) in rule.delta.iter().enumerate() {
+pub(crate) fn sync_delta_indexes(c: &Compiled, db: &mut Database, range: (&[u32], &[u32])) {
+    sync_indexes_through(c, db, range, &|r| &c.rules[r].delta);
+}
+
+/// [`sync_delta_indexes`] for the plans of [`derive_through`].
+pub(crate) fn sync_indexes_through<'p>(
+    c: &Compiled,
+    db: &mut Database,
+    (lo, hi): (&[u32], &[u32]),
+    plans: &dyn Fn(usize) -> &'p [PhysPlan],
+) {
+    for (r, rule) in c.rules.iter().enumerate() {
+        for (i, variant) in plans(r).iter().enumerate() {
             let p = rule.body_preds[i].index();
             if lo[p] < hi[p] {
                 variant.sync_indexes(&mut db.rows);
@@ -174,6 +200,44 @@ fn prepare(
         rows.reserve_headroom();
     }
     db.check()
+}
+
+/// The number of facts of each relation of `db`.
+fn relation_lens(db: &Database) -> Vec<usize> {
+    (0..db.relation_count()).map(|p| db.len(PredId(p as u32))).collect()
+}
+
+/// Stages into `rederived` the facts of `gone` that one of `rules` derives in one step
+/// from `db` (DRed's rederivation), each rule's relation committed once.
+pub(crate) fn rederive<'r>(
+    rules: impl Iterator<Item = &'r CompiledRule>,
+    db: &mut Database,
+    gone: &Database,
+    rederived: &mut Database,
+    run: &mut Run,
+) -> Result<(), ResourceError> {
+    for rule in rules {
+        let (Some(guarded), candidates) = (&rule.guarded, gone.rel(rule.head)) else { continue };
+        if candidates.len() == 0 || guarded.steps.iter().any(|s| s.source != AtomSource::Head && db.len(s.pred) == 0) {
+            continue;
+        }
+        guarded.sync_indexes(&mut db.rows);
+        let views: Vec<View<'_>> = guarded
+            .steps
+            .iter()
+            .map(|s| match s.source {
+                AtomSource::Head => View::whole(candidates),
+                AtomSource::Body(_) => View::whole(db.rel(s.pred)).with_set(Some(&db.sets[s.pred.index()])),
+            })
+            .chain(guarded.negation_views(&db.rows))
+            .collect();
+        let Database { rows, sets, .. } = &mut *rederived;
+        let h = rule.head.index();
+        run_staged_split(guarded, &views, &rows[h], &mut sets[h], run.threads, &mut run.scratch, &mut run.stats);
+        rederived.commit(rule.head);
+        rederived.check_pred(rule.head)?;
+    }
+    Ok(())
 }
 
 /// Reads the facts of one version of a database, for [`Maintained::net_change`].
@@ -279,8 +343,9 @@ pub struct Maintained {
     /// The plan and program, for the batches that are recomputed (see
     /// [`Maintained::recompute`]).
     source: Box<(ProgramPlan, Program)>,
-    /// Whether the program has negated atoms: every batch is then recomputed.
-    negates: bool,
+    /// For a program with negated atoms, the plans of its stratified maintenance
+    /// (`dred_strata.rs`).
+    negation: Option<NegationPlans>,
     /// [`AUTO_MIN_BUDGET`] unless set otherwise ([`Maintained::set_auto_min_budget`]).
     auto_min_budget: u64,
 }
@@ -382,9 +447,6 @@ impl Maintained {
             let inputs = db.inputs_only(&derived);
             return Self::try_with_threads(plan, program, inputs, maintenance, threads);
         }
-        if program.negates() {
-            return Self::try_with_threads(plan, program, db, maintenance, threads);
-        }
         let compiled = Compiled::for_fixpoint(&plan, program, &mut db);
         let mut run = Run::new(false, None);
         run.threads = threads;
@@ -401,10 +463,8 @@ impl Maintained {
         initial_work: u64,
         maintenance: Maintenance,
     ) -> Result<Self, ResourceError> {
-        let negates = program.negates();
-        if !negates {
-            prepare(&mut compiled, program, &mut db, maintenance)?;
-        }
+        prepare(&mut compiled, program, &mut db, maintenance)?;
+        let negation = program.negates().then(|| NegationPlans::new(&compiled, program, &mut db));
         Ok(Maintained {
             compiled,
             db,
@@ -414,7 +474,7 @@ impl Maintained {
             maintenance,
             failure: None,
             source: Box::new((plan, program.clone())),
-            negates,
+            negation,
             auto_min_budget: AUTO_MIN_BUDGET,
         })
     }
@@ -424,6 +484,9 @@ impl Maintained {
     /// integers read their texts.
     pub fn set_values(&mut self, values: &ir::Interner<ir::Const>) {
         self.compiled.set_values(values);
+        if let Some(plans) = &mut self.negation {
+            plans.set_values(values);
+        }
         self.source.1.consts = values.clone();
     }
 
@@ -583,7 +646,7 @@ impl Maintained {
                 );
             }
         }
-        let waves = match waves {
+        let mut waves = match waves {
             Some(waves) => waves,
             None => {
                 let budget = if auto { work_before.saturating_add(self.auto_budget()) } else { u64::MAX };
@@ -608,15 +671,6 @@ impl Maintained {
         };
         gone.check()?;
         let mut counts = UpdateCounts::default();
-        // The row ranges of the waves that removed a derived fact.
-        let mut wave_ranges = Vec::new();
-        for (k, from) in waves.iter().enumerate() {
-            let to = waves.get(k + 1).cloned().unwrap_or_else(|| gone.ends());
-            if self.derived_count_between(&gone, from, &to) > 0 {
-                wave_ranges.push((from.clone(), to));
-            }
-        }
-        counts.waves = wave_ranges.len();
         self.db.next_rank();
         // An over-deletion that took most of a relation leaves it mostly tombstones, and
         // the facts put back are appended: compacted now (no reader holds a row range of
@@ -629,53 +683,65 @@ impl Maintained {
         self.insert_inputs(update, &mut report);
         self.db.check()?;
 
-        // Phase 2: rederive the over-deleted facts with a one-step derivation from what
-        // remains (with the new input facts).
         let mut rederived = self.db.empty_like();
-        for rule in &self.compiled.rules {
-            let (Some(guarded), candidates) = (&rule.guarded, gone.rel(rule.head)) else { continue };
-            if candidates.len() == 0
-                || guarded.steps.iter().any(|s| s.source != AtomSource::Head && self.db.len(s.pred) == 0)
-            {
-                continue;
-            }
-            guarded.sync_indexes(&mut self.db.rows);
-            let views: Vec<View<'_>> = guarded
-                .steps
-                .iter()
-                .map(|s| match s.source {
-                    AtomSource::Head => View::whole(candidates),
-                    AtomSource::Body(_) => {
-                        View::whole(self.db.rel(s.pred)).with_set(Some(&self.db.sets[s.pred.index()]))
-                    }
-                })
-                .collect();
-            let Database { rows, sets, .. } = &mut rederived;
-            let h = rule.head.index();
-            let (scratch, stats) = (&mut self.run.scratch, &mut self.run.stats);
-            run_staged_split(guarded, &views, &rows[h], &mut sets[h], self.run.threads, scratch, stats);
-            rederived.commit(rule.head);
-            rederived.check_pred(rule.head)?;
-        }
-        self.db.next_rank();
-        for (p, rows) in rederived.rows.iter().enumerate() {
-            for tuple in rows.live_rows() {
-                self.db.insert(PredId(p as u32), tuple);
-            }
-        }
-        self.db.check()?;
         let zero = vec![0; self.db.relation_count()];
-        let rederived_lens: Vec<usize> =
-            (0..rederived.relation_count()).map(|p| rederived.len(PredId(p as u32))).collect();
-        counts.rederived = self.derived_count(&rederived, &zero);
-        // The rederived facts are in the database now: their copy is kept only for a
-        // report that may list them, so that it does not take its room during the
-        // insertion phase.
-        let rederived = detail.list_up_to.filter(|&most| counts.rederived <= most).map(|_| rederived);
-
-        // Phase 3: propagate the rederived and inserted facts to a fixpoint.
-        let before_insert = self.db.ends();
-        propagate(&self.compiled, &mut self.db, &start, false, &mut self.run)?;
+        let (before_insert, rederived_lens, rederived) = match &self.negation {
+            // A program with negated atoms: phases 2 and 3 run stratum by stratum, and a
+            // stratum first takes in the changes of the negated relations below it.
+            Some(plans) => {
+                let mut inserted_from = start.clone();
+                let Maintained { compiled, db, run, .. } = self;
+                let mut batch = StrataBatch {
+                    compiled,
+                    plans,
+                    gone: &mut gone,
+                    waves: &mut waves,
+                    rederived: &mut rederived,
+                    start: &start,
+                    inserted_from: &mut inserted_from,
+                };
+                propagate_with(compiled, db, &start, false, run, &mut |stratum, db, run| {
+                    batch.start_stratum(stratum, db, run)
+                })?;
+                let lens = relation_lens(&rederived);
+                (inserted_from, lens, rederived)
+            }
+            None => {
+                // Phase 2: rederive the over-deleted facts with a one-step derivation from
+                // what remains (with the new input facts).
+                rederive(self.compiled.rules.iter(), &mut self.db, &gone, &mut rederived, &mut self.run)?;
+                self.db.next_rank();
+                for (p, rows) in rederived.rows.iter().enumerate() {
+                    for tuple in rows.live_rows() {
+                        self.db.insert(PredId(p as u32), tuple);
+                    }
+                }
+                self.db.check()?;
+                let lens = relation_lens(&rederived);
+                // The rederived facts are in the database now: their copy is kept only for
+                // a report that may list them, so that it does not take its room during
+                // the insertion phase.
+                if detail.list_up_to.is_none_or(|most| self.derived_count(&rederived, &zero) > most) {
+                    rederived = self.db.empty_like();
+                }
+                // Phase 3: propagate the rederived and inserted facts to a fixpoint.
+                let before_insert = self.db.ends();
+                propagate(&self.compiled, &mut self.db, &start, false, &mut self.run)?;
+                (before_insert, lens, rederived)
+            }
+        };
+        // The row ranges of the waves that removed a derived fact.
+        let mut wave_ranges = Vec::new();
+        for (k, from) in waves.iter().enumerate() {
+            let to = waves.get(k + 1).cloned().unwrap_or_else(|| gone.ends());
+            if self.derived_count_between(&gone, from, &to) > 0 {
+                wave_ranges.push((from.clone(), to));
+            }
+        }
+        counts.waves = wave_ranges.len();
+        counts.rederived =
+            (0..rederived_lens.len()).filter(|&p| self.compiled.derived[p]).map(|p| rederived_lens[p]).sum();
+        let rederived = (detail.list_up_to.is_some_and(|most| counts.rederived <= most)).then_some(rederived);
         counts.inserted = self.derived_count(&self.db, &before_insert);
         counts.overdeleted = self.derived_count(&gone, &zero);
         report.waves = counts.waves;
@@ -707,10 +773,6 @@ impl Maintained {
 
     /// How to maintain a batch that deletes `deleted` input facts, and why.
     fn choose(&self, deleted: usize) -> (Method, String) {
-        if self.negates {
-            let why = "the program negates, and a deletion under a negation can make facts appear";
-            return (Method::Recompute, why.into());
-        }
         match self.maintenance {
             Maintenance::Dred => (Method::Dred, "asked for".into()),
             Maintenance::Ranked => (Method::Ranked, "asked for".into()),
@@ -810,11 +872,6 @@ impl Maintained {
     /// over-deletion, none rederived) and those that came (as inserted). `gone` holds the
     /// input facts the batch deletes, and the facts an over-deletion given up on removed
     /// from the database so far: the state before the batch is the database with them.
-    ///
-    /// This is how a program with negated atoms is maintained: over-deletion and
-    /// insertion assume that more input only ever derives more, which a negation breaks
-    /// (a deleted fact under a negation can make facts appear above it, an inserted one
-    /// make facts disappear).
     fn recompute(
         &mut self,
         update: &Update,
@@ -874,9 +931,8 @@ impl Maintained {
         report.tallies = tallies;
         counts.waves = usize::from(counts.overdeleted > 0);
         report.waves = counts.waves;
-        if !self.negates {
-            prepare(&mut compiled, program, &mut fresh, self.maintenance)?;
-        }
+        prepare(&mut compiled, program, &mut fresh, self.maintenance)?;
+        self.negation = program.negates().then(|| NegationPlans::new(&compiled, program, &mut fresh));
         self.compiled = compiled;
         self.db = fresh;
         self.evaluation_work = evaluation_work;

@@ -11,6 +11,7 @@
 
 mod database;
 mod dred;
+mod dred_strata;
 mod explain;
 mod implied;
 mod join;

@@ -189,6 +189,7 @@ fn check(
                     AtomSource::Head => View::new(db.rel(s.pred), 0, 0),
                     AtomSource::Body(_) => View::new(db.rel(s.pred), 0, db.rel(s.pred).rank_end(rank)),
                 })
+                .chain(plan.negation_views(&db.rows))
                 .collect();
             let head_step = plan.steps.iter().position(|s| s.source == AtomSource::Head)?;
             let hopeless = views.iter().zip(&plan.steps).any(|(v, s)| s.source != AtomSource::Head && v.hi == 0);

@@ -298,6 +298,24 @@ pub(crate) fn propagate(
     fire_facts: bool,
     run: &mut Run,
 ) -> Result<(), ResourceError> {
+    propagate_with(c, db, start, fire_facts, run, &mut |_, _, _| Ok(()))
+}
+
+/// Called by [`propagate_with`] as each stratum starts, before its fixpoint: it may
+/// append rows to the stratum's own relations, which the fixpoint then reads as delta.
+pub(crate) type StratumStart<'h> =
+    dyn FnMut(&CompiledStratum, &mut Database, &mut Run) -> Result<(), ResourceError> + 'h;
+
+/// [`propagate`] calling `before` as each stratum starts: stratified maintenance brings
+/// a stratum's own relations up to date with the strata below it there (`dred_strata.rs`).
+pub(crate) fn propagate_with(
+    c: &Compiled,
+    db: &mut Database,
+    start: &[u32],
+    fire_facts: bool,
+    run: &mut Run,
+    before: &mut StratumStart<'_>,
+) -> Result<(), ResourceError> {
     // Input relations loaded past their limit.
     db.check()?;
     run.count_facts(db);
@@ -310,6 +328,7 @@ pub(crate) fn propagate(
         for &q in &stratum.reads {
             lo[q.index()] = start[q.index()];
         }
+        before(stratum, db, run)?;
         let mut round_begin: Vec<u32> = stratum.heads.iter().map(|&h| db.rel(h).end()).collect();
         if fire_facts {
             for rule in stratum.rules.iter().map(|&r| &c.rules[r]) {
