@@ -12,6 +12,7 @@
 //! deeper than the arrow's line (see `lexer::layout`).
 
 pub mod ast;
+pub mod expr;
 mod facts;
 mod lexer;
 mod lower;
