@@ -207,7 +207,7 @@ mod tests {
     fn lexes_every_token_kind() {
         use Token::*;
         assert_eq!(
-            kinds("R(X, _y, _, a, -7, \"s\") <- :- ?- . + - ; @m:R^bf\n"),
+            kinds("R(X, _y, _, a, -7, \"s\") <- :- ?- . + - * / ^ ; @m:R^bf\n"),
             vec![
                 Name("R"),
                 LParen,
@@ -219,7 +219,8 @@ mod tests {
                 Comma,
                 Name("a"),
                 Comma,
-                Int("-7"),
+                Minus,
+                Int("7"),
                 Comma,
                 Str("\"s\""),
                 RParen,
@@ -229,6 +230,9 @@ mod tests {
                 Dot,
                 Plus,
                 Minus,
+                Star,
+                Slash,
+                Caret,
                 Semicolon,
                 Reserved("@m:R^bf"),
                 Newline,
