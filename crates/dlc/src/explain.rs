@@ -345,7 +345,11 @@ fn blocked_text(ctx: &Context<'_>, rule: &ir::Rule, blocked: &Blocked) -> String
         }
         Blocked::Comparison { comparison, op, ty, left, right } => {
             let (left, right) = (value_text(ctx, *ty, *left), value_text(ctx, *ty, *right));
-            format!("the comparison {left} {} {right} does not hold{}", op.text(), computed_text(ctx, rule, *comparison))
+            format!(
+                "the comparison {left} {} {right} does not hold{}",
+                op.text(),
+                computed_text(ctx, rule, *comparison)
+            )
         }
         Blocked::Undefined { comparison } => {
             format!("an expression has no value (a division by zero){}", computed_text(ctx, rule, *comparison))

@@ -410,7 +410,10 @@ const PREFIX: &[&str] = &["-", "bnot ", "lnot "];
 type Arithmetic = (Pick, Vec<(usize, Pick, Option<usize>)>);
 
 fn arithmetic_pick() -> impl Strategy<Value = Arithmetic> {
-    (pick(), proptest::collection::vec((0..OPERATORS.len(), pick(), proptest::option::weighted(0.2, 0..PREFIX.len())), 0..3))
+    (
+        pick(),
+        proptest::collection::vec((0..OPERATORS.len(), pick(), proptest::option::weighted(0.2, 0..PREFIX.len())), 0..3),
+    )
 }
 
 /// The text of an expression over the bound variables and the numbers. `^` comes only
@@ -502,7 +505,10 @@ fn stratified_rule_with(head: usize, arithmetic: bool) -> impl Strategy<Value = 
                 let (l, r) = if arithmetic {
                     (arithmetic_text(left_computed, &vars, assigned), arithmetic_text(right_computed, &vars, assigned))
                 } else {
-                    (pick_text(left, &vars, assigned, false, numbers), pick_text(right, &vars, assigned, false, numbers))
+                    (
+                        pick_text(left, &vars, assigned, false, numbers),
+                        pick_text(right, &vars, assigned, false, numbers),
+                    )
                 };
                 literals.push(format!("{l} {} {r}", OPS[*op]));
             }

@@ -188,7 +188,8 @@ impl BinOp {
 /// exponent gives 0 unless the base is 1 or -1. (Soufflé's interpreter converts to 32
 /// bits directly and gives -2147483648 for every overflow.)
 fn power(a: u32, b: u32, signed: bool) -> u32 {
-    let (base, exponent) = if signed { (f64::from(a as i32), f64::from(b as i32)) } else { (f64::from(a), f64::from(b)) };
+    let (base, exponent) =
+        if signed { (f64::from(a as i32), f64::from(b as i32)) } else { (f64::from(a), f64::from(b)) };
     let p = base.powf(exponent);
     // 2^63: the first double a 64-bit integer cannot hold.
     let limit = 9_223_372_036_854_775_808.0;

@@ -495,14 +495,13 @@ mod tests {
             kind: TermKind::Var(p.symbols.get(name).unwrap_or_else(|| panic!("{name}"))),
             span: ir::Span::default(),
         };
-        let comparison =
-            |op, left, right| ir::Comparison {
-                op,
-                left: ir::Expr::leaf(left),
-                right: ir::Expr::leaf(right),
-                domain: Default::default(),
-                span: ir::Span::default(),
-            };
+        let comparison = |op, left, right| ir::Comparison {
+            op,
+            left: ir::Expr::leaf(left),
+            right: ir::Expr::leaf(right),
+            domain: Default::default(),
+            span: ir::Span::default(),
+        };
         let (x, y, z, w) = (var(&p, "X"), var(&p, "Y"), var(&p, "Z"), var(&p, "W"));
         let n = p.lookup_source("N").unwrap();
         let rule = &mut p.rules[0];

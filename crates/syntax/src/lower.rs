@@ -313,7 +313,13 @@ fn lower_atom(
         }
         let var = Term { kind: ir::TermKind::Var(lowering.program.symbols.intern(&fresh.fresh())), span: t.span };
         let expr = lower_operand(lowering, ty, t, fresh);
-        computed.push(ir::Comparison { op: ir::CmpOp::Eq, left: ir::Expr::leaf(var), right: expr, domain: ty, span: t.span });
+        computed.push(ir::Comparison {
+            op: ir::CmpOp::Eq,
+            left: ir::Expr::leaf(var),
+            right: expr,
+            domain: ty,
+            span: t.span,
+        });
         args.push(var);
     }
     ir::Atom { pred, args, span: atom.span }

@@ -202,7 +202,9 @@ where
             Token::Name(name) if second == Some(Token::LParen) && ir::BinOp::function(name).is_some() => {
                 Prefix::Function(ir::BinOp::function(name)?)
             }
-            Token::Name(word) if operand_follows => Prefix::Unary(ir::UnOp::from_text(word).filter(|op| *op != ir::UnOp::Neg)?),
+            Token::Name(word) if operand_follows => {
+                Prefix::Unary(ir::UnOp::from_text(word).filter(|op| *op != ir::UnOp::Neg)?)
+            }
             _ => return None,
         };
         Some((prefix, span))
@@ -301,10 +303,13 @@ where
 {
     let arrow = just(Token::Arrow).or(just(Token::ColonDash));
     let body = literal(file).separated_by(just(Token::Comma)).collect::<Vec<_>>();
-    let rule_or_fact = atom_of(file, expression(file)).then(arrow.ignore_then(body).or_not()).map_with(move |(head, body), e| match body {
-        Some(body) => Statement::Rule(Rule { head, body, span: to_span(file, e.span()) }),
-        None => Statement::Fact(head),
-    });
+    let rule_or_fact =
+        atom_of(file, expression(file)).then(arrow.ignore_then(body).or_not()).map_with(move |(head, body), e| {
+            match body {
+                Some(body) => Statement::Rule(Rule { head, body, span: to_span(file, e.span()) }),
+                None => Statement::Fact(head),
+            }
+        });
     let query = just(Token::QueryOp)
         .ignore_then(atom(file))
         .map_with(move |atom, e| Statement::Query(Query { atom, span: to_span(file, e.span()) }));

@@ -149,8 +149,9 @@ fn mismatch(old: Evidence, new: Evidence) -> Diagnostic {
             Kind::Exact(ValueType::Unsigned) => "an `unsigned` where a `number` is computed",
             _ => "a `number` where an `unsigned` is computed",
         };
-        let code = if other.kind == Kind::Exact(ValueType::Symbol) { Code::ARITHMETIC_ON_SYMBOL } else { Code::TYPE_MISMATCH };
-        return Diagnostic::error(code, format!("arithmetic on {what}"))
+        let code =
+            if other.kind == Kind::Exact(ValueType::Symbol) { Code::ARITHMETIC_ON_SYMBOL } else { Code::TYPE_MISMATCH };
+        return Diagnostic::error(code, format!("an arithmetic operator meets {what}"))
             .with_primary(operator.span, "this operator computes with numbers")
             .with_secondary(other.span, format!("a {} here", other.kind.name()));
     }
@@ -269,7 +270,7 @@ pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
     for (node, span) in negations {
         if solver.resolved(node) == ValueType::Unsigned {
             solver.diagnostics.push(
-                Diagnostic::error(Code::NEGATED_UNSIGNED, "unary minus on an `unsigned` value")
+                Diagnostic::error(Code::NEGATED_UNSIGNED, "`-` negates a value of an `unsigned` column or expression")
                     .with_primary(span, "`-` of an unsigned value"),
             );
         }

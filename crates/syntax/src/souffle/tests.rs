@@ -364,7 +364,7 @@ fn arithmetic_reads_with_souffles_precedence() {
     let s = ok(".decl e(x:number)\n.decl r(x:number)\nr(x) :- e(x), ((x + 1) > 2 ; e(x + 1)).\n");
     assert_eq!(s.program.rules.len(), 2);
     for (text, offending, message) in [
-        ("r(x, x) :- e(x, y), x = -y.", "-", "unary minus on an `unsigned` value"),
+        ("r(x, x) :- e(x, y), x = -y.", "-", "`-` negates a value of an `unsigned` column or expression"),
         ("r(x, 1 / 0) :- e(x, _).", "1 / 0", "this expression has no value: it divides by zero"),
     ] {
         let decls = ".decl e(x:unsigned, y:unsigned)\n.decl r(x:unsigned, y:unsigned)\n";
