@@ -61,6 +61,9 @@ fn binary<S: ExprSource>(source: &mut S, min: u8, depth: usize) -> Result<(Term,
         if precedence < min {
             break;
         }
+        if depth >= MAX_DEPTH {
+            return Err(too_deep(source, op_span));
+        }
         source.bump(false);
         let next = if op.right_associative() { precedence } else { precedence + 1 };
         let (right, right_height) = binary(source, next, depth + 1)?;

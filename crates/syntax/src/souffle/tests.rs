@@ -311,12 +311,50 @@ mod never_panics {
             "0x",
             "1.5",
             "é",
+            "+",
+            "*",
+            "/",
+            "%",
+            "^",
+            "band",
+            "bshru",
+            "lxor",
+            "bnot",
+            "lnot",
+            "min(",
+            "max",
+            "((",
+            "))",
         ]);
         prop::collection::vec(token, 0..40).prop_map(|tokens| tokens.join(" "))
     }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Deep expressions are a syntax error past the nesting limit, never a deep
+        /// recursion: chains, parentheses and prefix operators alike.
+        #[test]
+        fn deep_expressions_never_overflow(depth in 0usize..3000, kind in 0usize..4) {
+            let expression = match kind {
+                0 => format!("{}x{}", "(".repeat(depth), ")".repeat(depth)),
+                1 => vec!["x"; depth + 1].join(" ^ "),
+                2 => vec!["x"; depth + 1].join(" + "),
+                _ => format!("{}x", "- bnot ".repeat(depth)),
+            };
+            let src = format!(".decl e(x:number)\n.decl r(x:number)\nr(y) :- e(x), y = {expression}.\n");
+            // Levels of nesting: each prefix operator, parenthesis and operator of a chain.
+            let levels = if kind == 3 { 2 * depth } else { depth };
+            let fits = |ok: bool| if levels < crate::expr::MAX_DEPTH { ok } else { levels <= crate::expr::MAX_DEPTH + 1 || !ok };
+            let (program, diagnostics) = parse_program(&src, FILE, &mut NoIncludes);
+            prop_assert_eq!(program.is_some(), diagnostics.is_empty());
+            prop_assert!(fits(program.is_some()), "{} {}", kind, depth);
+            // The dlc dialect reads them with the same grammar.
+            let dlc = format!("R(Y) <- E(X), Y = {}\n?- R(Y).\n", expression.replace('x', "X"));
+            let (program, diagnostics) = crate::parse_program(&dlc, FILE);
+            prop_assert_eq!(program.is_some(), diagnostics.is_empty());
+            prop_assert!(fits(program.is_some()), "{} {}", kind, depth);
+        }
+
         #[test]
         fn token_soups_never_panic(src in soup()) {
             let (_, diagnostics) = parse_program(&src, FILE, &mut NoIncludes);
