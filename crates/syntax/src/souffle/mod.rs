@@ -909,7 +909,8 @@ impl<'a> Parser<'a> {
             }
             Kind::Ident
                 if self.peek_at(1).is_some_and(|t| t.kind == Kind::LParen)
-                    && ir::BinOp::function(self.text(tok)).is_none() =>
+                    && ir::BinOp::function(self.text(tok)).is_none()
+                    && ir::UnOp::from_text(self.text(tok)).is_none() =>
             {
                 let name = self.text(tok);
                 if matches!(name, "match" | "contains") {

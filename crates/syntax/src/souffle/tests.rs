@@ -398,6 +398,8 @@ fn arithmetic_reads_with_souffles_precedence() {
         ["r(_0,-4) <- e(x,y), e(z,_3), !e(_1,_2), (x + 1) * 2 < y, z = x mod 3 bshl 1 + 1, _0 = x + 1, _1 = y band 3, \
           _3 = max(max(1, y), 2)"]
     );
+    // A prefix word before `(` starts an expression, not an atom.
+    ok(".decl e(x:number)\n.decl r(x:number)\nr(x) :- e(x), bnot (x) > lnot (x).\n");
     // `(` starts a disjunction as before.
     let s = ok(".decl e(x:number)\n.decl r(x:number)\nr(x) :- e(x), ((x + 1) > 2 ; e(x + 1)).\n");
     assert_eq!(s.program.rules.len(), 2);
