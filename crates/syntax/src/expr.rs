@@ -1,5 +1,5 @@
 //! The one expression grammar of both dialects: precedence climbing over whatever token
-//! stream an [`ExprSource`] reads (the dlc dialect's chumsky input, Soufflé's hand-written
+//! stream an `ExprSource` reads (the dlc dialect's chumsky input, Soufflé's hand-written
 //! reader). Precedence and associativity are Soufflé 2.5's ([`ir::BinOp::precedence`]).
 //!
 //! An expression nests at most [`MAX_DEPTH`] levels (each operator of a chain and each
