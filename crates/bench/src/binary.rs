@@ -33,7 +33,7 @@ pub fn souffle_program(workload: &Workload, query: Query) -> Result<String, Stri
     let binary = |name: &str| format!(".decl {name}(x:number, y:number)\n");
     let mut text = String::new();
     let inputs: &[&str] = match workload {
-        Workload::Tc { .. } | Workload::Unreach { .. } => &["E"],
+        Workload::Tc { .. } | Workload::Unreach { .. } | Workload::Hops { .. } => &["E"],
         Workload::SameGen { .. } => &["par"],
         Workload::PointsTo { .. } => &["alloc", "assign", "load", "store"],
         Workload::Program { .. } => return Err("generated programs have no facts files".into()),
@@ -77,6 +77,12 @@ pub fn souffle_program(workload: &Workload, query: Query) -> Result<String, Stri
                 "N(y) :- E(_, y).\n",
                 "U(x, y) :- N(x), N(y), !R(x, y).\n",
             );
+        }
+        Workload::Hops { hops, .. } => {
+            text += ".decl H(x:number, y:number, n:number)\n";
+            text += &binary("Hop");
+            let _ = writeln!(text, "H(x, y, 1) :- E(x, y).\nH(x, z, n + 1) :- H(x, y, n), E(y, z), n < {hops}.");
+            text += "Hop(x, y) :- H(x, y, _).\n";
         }
         Workload::Program { .. } => unreachable!("rejected above"),
     }

@@ -368,7 +368,9 @@ impl Suite {
         } else {
             Workload::PointsTo { vars: 1500, allocs: 300, assigns: 1800, loads: 300, stores: 300, seed: 7 }
         };
-        for workload in [same_gen, points_to] {
+        // Arithmetic: walks of at most four edges, counted in a column.
+        let hops = Workload::Hops { hops: 4, graph: random };
+        for workload in [same_gen, points_to, hops] {
             queries.push(QueryRow { workload, query: Query::Point(workload.point_node()) });
         }
 
@@ -480,6 +482,7 @@ impl Suite {
             tc(Rules::Rlin, big_forest),
             points_to,
             unreach,
+            hops,
         ] {
             for query in [Query::Full, Query::Point(workload.point_node())] {
                 binary.push(BinaryRow { workload, query });

@@ -184,6 +184,9 @@ pub enum Workload {
     /// A generated program whose size is the point: how compile time grows with it. Its
     /// few input facts are inline; the query is part of the text.
     Program { shape: Shape, size: u32 },
+    /// Integer arithmetic: `Hop(X,Y)` when a walk of at most `hops` edges of `E` leads
+    /// from X to Y, counted by `H(X,Y,N)` (`N + 1` while `N < hops`).
+    Hops { hops: u32, graph: Graph },
 }
 
 /// The shapes of [`Workload::Program`], each grown by its `size`.
@@ -347,6 +350,9 @@ impl Workload {
                     seed: parts[6].parse().ok()?,
                 })
             })(),
+            Some("hops") if parts.len() > 2 => {
+                num(1).zip(Graph::parse(&parts[2..])).map(|(hops, graph)| Workload::Hops { hops, graph })
+            }
             Some(kind) if kind.starts_with("prog-") && parts.len() == 2 => Shape::ALL
                 .into_iter()
                 .find(|shape| shape.name() == &kind[5..])
@@ -365,6 +371,7 @@ impl Workload {
             Workload::SameGen { fanout, depth } => format!("same-generation, tree {fanout}^{depth}"),
             Workload::PointsTo { vars, .. } => format!("points-to, {vars} variables"),
             Workload::Program { shape, size } => format!("{}, {size}", shape.name()),
+            Workload::Hops { hops, graph } => format!("{}, at most {hops} hops", graph.label()),
         }
     }
 
@@ -376,6 +383,7 @@ impl Workload {
             Workload::SameGen { .. } => "sg",
             Workload::PointsTo { .. } => "pt",
             Workload::Program { .. } => "p",
+            Workload::Hops { .. } => "Hop",
         }
     }
 
@@ -402,13 +410,16 @@ impl Workload {
             )
             .to_string(),
             Workload::Program { shape, size } => shape.text(*size),
+            Workload::Hops { hops, .. } => {
+                format!("H(X,Y,1) <- E(X,Y).\nH(X,Z,N + 1) <- H(X,Y,N), E(Y,Z), N < {hops}.\nHop(X,Y) <- H(X,Y,N).\n")
+            }
         }
     }
 
     /// Generates the input facts (deterministic in the spec).
     pub fn generate(&self) -> Edb {
         match *self {
-            Workload::Tc { graph, .. } | Workload::Unreach { graph } => {
+            Workload::Tc { graph, .. } | Workload::Unreach { graph } | Workload::Hops { graph, .. } => {
                 Edb { relations: vec![pairs("E", &graph.edges())], values: graph.nodes() }
             }
             Workload::SameGen { fanout, depth } => {
@@ -460,7 +471,7 @@ impl Workload {
             Workload::PointsTo { .. } => {
                 self.generate().relation("alloc").and_then(|r| r.rows.first().copied()).unwrap_or(0)
             }
-            Workload::Tc { .. } | Workload::Unreach { .. } | Workload::Program { .. } => 0,
+            Workload::Tc { .. } | Workload::Unreach { .. } | Workload::Program { .. } | Workload::Hops { .. } => 0,
         }
     }
 }
@@ -479,6 +490,7 @@ impl fmt::Display for Workload {
                 write!(f, "pt:{vars}:{allocs}:{assigns}:{loads}:{stores}:{seed}")
             }
             Workload::Program { shape, size } => write!(f, "prog-{}:{size}", shape.name()),
+            Workload::Hops { hops, graph } => write!(f, "hops:{hops}:{graph}"),
         }
     }
 }
@@ -562,6 +574,7 @@ mod tests {
             "sg:3:6",
             "pt:3000:600:3000:600:600:7",
             "unreach:random:500:1500:42",
+            "hops:4:random:2000:10000:42",
         ] {
             assert_eq!(Workload::parse(spec).unwrap().to_string(), spec);
         }

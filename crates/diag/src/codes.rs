@@ -91,13 +91,19 @@ codes! {
     TYPE_CYCLE = "E0025", "cyclic type definition",
         "define one of the types from `symbol`, `number` or `unsigned`: `.type A <: symbol`";
     DIFFERENTIAL_UNSUPPORTED = "E0026", "program the differential engine cannot run",
-        "evaluate it with the native engine (`--engine seminaive`); rows hold at most 8 values, and negation and comparisons are not in this engine yet";
+        "evaluate it with the native engine (`--engine seminaive`); rows hold at most 8 values, and negation, comparisons and arithmetic are not in this engine yet";
     CLUSTER = "E0027", "the processes of a cluster could not run together",
         "start every process with the same command line but `--process I`, each address of --hosts reachable from every process";
     TYPE_MISMATCH = "E0028", "numbers and symbols mixed",
         "a column, and a variable, holds either numbers or symbols: write `5` for a number and `\"5\"` or `five` for a symbol, and keep one kind per column";
     NUMBER_OUT_OF_RANGE = "E0029", "number out of range",
         "a `number` is a 32-bit signed integer (-2147483648 to 2147483647), an `unsigned` a 32-bit unsigned one (0 to 4294967295)";
+    ARITHMETIC_ON_SYMBOL = "E0030", "arithmetic on a symbol",
+        "arithmetic computes with numbers: keep symbols out of it, or make the column a number column (`5`, not `\"5\"`)";
+    DIVISION_BY_ZERO = "E0031", "constant expression without a value",
+        "a division or modulo by zero (or of -2147483648 by -1) has no value; change the constant";
+    NEGATED_UNSIGNED = "E0032", "unary minus on an unsigned value",
+        "an `unsigned` has no negative values: subtract from a value instead (`0 - x` wraps around), or use a `number`";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

@@ -28,7 +28,7 @@ pub const MAX_THREADS: usize = 256;
 
 /// dlc: a Datalog compiler with magic-sets rewriting and incremental (DRed) maintenance.
 ///
-/// dlc compiles a Datalog program (with stratified negation and comparisons) and one
+/// dlc compiles a Datalog program (with stratified negation, comparisons and arithmetic) and one
 /// selection query into a magic-sets program, lowers it to relational-algebra plans,
 /// evaluates it bottom-up, and keeps the answers up to date under insertions and
 /// deletions of input facts.

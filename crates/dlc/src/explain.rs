@@ -306,8 +306,23 @@ fn value_text(ctx: &Context<'_>, ty: ir::ValueType, v: u32) -> String {
     ir::DisplayValue(ctx.program, ir::Value::from_raw(ty, v)).to_string()
 }
 
-/// A leaf of a rule instance: `!Q(a,_)  no such fact` or `10 >= 7  holds`.
-fn leaf_text(ctx: &Context<'_>, leaf: &Leaf) -> String {
+/// The comparison of `rule` as written, shown beside the values of one that computes
+/// (`  (_0 = N + 1)`); nothing for a comparison of plain terms, whose values say it all.
+fn computed_text(ctx: &Context<'_>, rule: &ir::Rule, comparison: usize) -> String {
+    match rule.comparisons.get(comparison) {
+        Some(c) if c.is_arithmetic() => format!(
+            "  ({} {} {})",
+            ir::DisplayExpr(ctx.program, &c.left),
+            c.op.text(),
+            ir::DisplayExpr(ctx.program, &c.right)
+        ),
+        _ => String::new(),
+    }
+}
+
+/// A leaf of an instance of `rule`: `!Q(a,_)  no such fact`, `10 >= 7  holds`, or
+/// `3 = 3  holds  (_0 = N + 1)`.
+fn leaf_text(ctx: &Context<'_>, rule: &ir::Rule, leaf: &Leaf) -> String {
     match leaf {
         Leaf::Absent { pred, pattern, .. } => {
             let types = &ctx.program.pred(*pred).types;
@@ -315,21 +330,29 @@ fn leaf_text(ctx: &Context<'_>, leaf: &Leaf) -> String {
             let args: Vec<String> = pattern.iter().zip(types).map(text).collect();
             format!("!{}({})  no such fact", ctx.program.pred_name(*pred), args.join(","))
         }
-        Leaf::Compared { op, ty, left, right, .. } => {
-            format!("{} {} {}  holds", value_text(ctx, *ty, *left), op.text(), value_text(ctx, *ty, *right))
+        Leaf::Compared { comparison, op, ty, left, right } => {
+            let (left, right) = (value_text(ctx, *ty, *left), value_text(ctx, *ty, *right));
+            format!("{left} {} {right}  holds{}", op.text(), computed_text(ctx, rule, *comparison))
         }
     }
 }
 
-/// What excluded the matches of a rule's positive atoms.
-fn blocked_text(ctx: &Context<'_>, blocked: &Blocked) -> String {
+/// What excluded the matches of the positive atoms of `rule`.
+fn blocked_text(ctx: &Context<'_>, rule: &ir::Rule, blocked: &Blocked) -> String {
     match blocked {
         Blocked::Negation { pred, fact, .. } => {
             format!("a negated atom finds the fact {}", crate::report::fact_text(ctx.program, *pred, fact))
         }
-        Blocked::Comparison { op, ty, left, right, .. } => {
+        Blocked::Comparison { comparison, op, ty, left, right } => {
             let (left, right) = (value_text(ctx, *ty, *left), value_text(ctx, *ty, *right));
-            format!("the comparison {left} {} {right} does not hold", op.text())
+            format!(
+                "the comparison {left} {} {right} does not hold{}",
+                op.text(),
+                computed_text(ctx, rule, *comparison)
+            )
+        }
+        Blocked::Undefined { comparison } => {
+            format!("an expression has no value (a division by zero){}", computed_text(ctx, rule, *comparison))
         }
     }
 }
@@ -342,7 +365,7 @@ fn proof_text(ctx: &Context<'_>, asked: &str, proof: &Proof) -> String {
     while let Some((i, depth)) = stack.pop() {
         let indent = "  ".repeat(depth);
         let node = &proof.nodes[i];
-        let Step::Rule { body, leaves, .. } = &node.step else {
+        let Step::Rule { rule, body, leaves } = &node.step else {
             let _ = writeln!(out, "{indent}{}", node_line(ctx, proof, i));
             continue;
         };
@@ -355,7 +378,7 @@ fn proof_text(ctx: &Context<'_>, asked: &str, proof: &Proof) -> String {
         expanded[i] = true;
         let _ = writeln!(out, "{indent}{}", node_line(ctx, proof, i));
         for leaf in leaves {
-            let _ = writeln!(out, "{indent}  {}", leaf_text(ctx, leaf));
+            let _ = writeln!(out, "{indent}  {}", leaf_text(ctx, ctx.program.rule(*rule), leaf));
         }
         if depth + 1 >= MAX_TEXT_DEPTH && !body.is_empty() {
             let _ =
@@ -393,7 +416,8 @@ fn proof_json(ctx: &Context<'_>, asked: &str, proof: &Proof) -> Value {
                 Step::Rule { rule, body, leaves } => {
                     let shown = ctx.rule_text(*rule);
                     if !leaves.is_empty() {
-                        v["leaves"] = json!(leaves.iter().map(|l| leaf_text(ctx, l)).collect::<Vec<_>>());
+                        let rule = ctx.program.rule(*rule);
+                        v["leaves"] = json!(leaves.iter().map(|l| leaf_text(ctx, rule, l)).collect::<Vec<_>>());
                     }
                     v["kind"] = json!("derived");
                     v["rule"] = json!({ "by": shown.what, "at": shown.at, "text": shown.text });
@@ -450,7 +474,7 @@ fn proof_dot(ctx: &Context<'_>, proof: &Proof) -> String {
                 let style = if ctx.is_demand(node.pred) { "style=dashed" } else { "style=solid" };
                 let mut how = format!("by {} at {}", shown.what, shown.at);
                 for leaf in leaves {
-                    how = format!("{how}\n{}", leaf_text(ctx, leaf));
+                    how = format!("{how}\n{}", leaf_text(ctx, ctx.program.rule(*rule), leaf));
                 }
                 (how, style)
             }
@@ -605,7 +629,7 @@ fn why_not_text(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
             Attempt::Matched => "its body matches (the database is not at a fixpoint)".to_string(),
             Attempt::Excluded { blocked, matches } => format!(
                 "its atoms match {matches} time(s), but a negation or comparison excludes each: first {}",
-                blocked_text(ctx, blocked)
+                blocked_text(ctx, rule, blocked)
             ),
             Attempt::GaveUp { reached } => {
                 format!("the search gave up after many partial matches; the first {reached} body atom(s) match")
@@ -639,7 +663,7 @@ fn why_not_json(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
                 Attempt::Excluded { blocked, matches } => {
                     v["outcome"] = json!("excluded");
                     v["matches"] = json!(matches);
-                    v["blocked"] = json!(blocked_text(ctx, blocked));
+                    v["blocked"] = json!(blocked_text(ctx, rule, blocked));
                 }
                 Attempt::GaveUp { reached } => {
                     v["outcome"] = json!("gave up");

@@ -8,7 +8,8 @@
 //! extended atom by atom over whole relations, held as sets of tuples — and the rules are
 //! applied to everything derived so far until nothing changes.
 //!
-//! Programs with stratified negation and comparisons are evaluated stratum by stratum,
+//! Programs with stratified negation, comparisons and arithmetic (its own evaluator,
+//! [`arithmetic`], not `ir`'s) are evaluated stratum by stratum,
 //! with strata the oracle computes itself: a predicate's level is at least that of each
 //! predicate it reads, and above that of each one it reads negatively.
 //!
@@ -132,13 +133,18 @@ fn matches(program: &Program, rule: &Rule, known: &Relations) -> Vec<Substitutio
             while !pending.is_empty() {
                 let before = pending.len();
                 let mut failed = false;
-                pending.retain(|c| match (value(&c.left, &s), value(&c.right, &s)) {
-                    (Some(a), Some(b)) => {
+                pending.retain(|c| match (arithmetic(&c.left, c.domain, &s), arithmetic(&c.right, c.domain, &s)) {
+                    // An operand without a value (a division by zero) satisfies nothing.
+                    (Some(None), _) | (_, Some(None)) => {
+                        failed = true;
+                        false
+                    }
+                    (Some(Some(a)), Some(Some(b))) => {
                         failed |= !compare(program, c, a, b);
                         false
                     }
-                    (None, Some(v)) | (Some(v), None) if c.op == CmpOp::Eq => {
-                        let target = if value(&c.left, &s).is_none() { &c.left } else { &c.right };
+                    (None, Some(Some(v))) | (Some(Some(v)), None) if c.op == CmpOp::Eq => {
+                        let target = if arithmetic(&c.left, c.domain, &s).is_none() { &c.left } else { &c.right };
                         s.insert(target.var().expect("an unbound operand is a variable"), v);
                         false
                     }
@@ -164,6 +170,80 @@ fn matches(program: &Program, rule: &Rule, known: &Relations) -> Vec<Substitutio
             (!blocked).then_some(s)
         })
         .collect()
+}
+
+/// The value of an operand under `subst`: `None` while one of its variables is unbound,
+/// `Some(None)` where it has no value. The arithmetic is written out here on 64-bit
+/// integers, wrapped to 32 bits after each operator, apart from `ir`'s evaluator: signed
+/// unless the domain is `unsigned`; `/` and `mod` truncate and have no value for a zero
+/// divisor or the least number over -1; shift counts are taken mod 32; `^` is Soufflé's
+/// compiled power for the small operands the generated programs reach (exact below 2^53;
+/// a negative exponent leaves 1 or -1 of a base 1 or -1 and 0 of any other).
+fn arithmetic(expr: &ir::Expr, domain: ir::ValueType, subst: &Substitution) -> Option<Option<u32>> {
+    let unsigned = domain == ir::ValueType::Unsigned;
+    let int = |bits: u32| if unsigned { i64::from(bits) } else { i64::from(bits as i32) };
+    let wrap = |n: i64| n as u32;
+    let mut stack: Vec<i64> = Vec::new();
+    for node in &expr.nodes {
+        match node {
+            ir::ExprNode::Leaf(term) => stack.push(int(value(term, subst)?)),
+            ir::ExprNode::Unary(op) => {
+                let a = stack.pop().expect("an operand");
+                let r = match op {
+                    ir::UnOp::Neg => -a,
+                    ir::UnOp::BitNot => !a,
+                    ir::UnOp::Not => i64::from(a == 0),
+                };
+                stack.push(int(wrap(r)));
+            }
+            ir::ExprNode::Binary(op) => {
+                let b = stack.pop().expect("an operand");
+                let a = stack.pop().expect("an operand");
+                let least = if unsigned { -1 } else { i64::from(i32::MIN) };
+                let undefined = b == 0 || (!unsigned && a == least && b == -1);
+                let shift = (b & 31) as u32;
+                let r = match op {
+                    ir::BinOp::Add => a + b,
+                    ir::BinOp::Sub => a - b,
+                    ir::BinOp::Mul => a * b,
+                    ir::BinOp::Div | ir::BinOp::Mod if undefined => return Some(None),
+                    ir::BinOp::Div => a / b,
+                    ir::BinOp::Mod => a % b,
+                    ir::BinOp::Pow if b < 0 => match a {
+                        1 => 1,
+                        -1 if b % 2 == 0 => 1,
+                        -1 => -1,
+                        _ => 0,
+                    },
+                    ir::BinOp::Pow => {
+                        let mut p: i128 = 1;
+                        for _ in 0..b {
+                            p *= i128::from(a);
+                            if p.unsigned_abs() >= 1 << 63 {
+                                p = i128::from(i64::MIN);
+                                break;
+                            }
+                        }
+                        p as i64
+                    }
+                    ir::BinOp::BitAnd => a & b,
+                    ir::BinOp::BitOr => a | b,
+                    ir::BinOp::BitXor => a ^ b,
+                    ir::BinOp::Shl => a << shift,
+                    ir::BinOp::Shr if unsigned => a >> shift,
+                    ir::BinOp::Shr => i64::from((a as i32) >> shift),
+                    ir::BinOp::ShrUnsigned => i64::from((a as u32) >> shift),
+                    ir::BinOp::And => i64::from(a != 0 && b != 0),
+                    ir::BinOp::Or => i64::from(a != 0 || b != 0),
+                    ir::BinOp::Xor => i64::from((a != 0) != (b != 0)),
+                    ir::BinOp::Min => a.min(b),
+                    ir::BinOp::Max => a.max(b),
+                };
+                stack.push(int(wrap(r)));
+            }
+        }
+    }
+    Some(Some(wrap(stack.pop().expect("a value"))))
 }
 
 /// `a op b` on values: identity for `=` and `!=`; for the others integer order (a value
@@ -319,11 +399,58 @@ fn pick_text(pick: &Pick, vars: &[usize], assigned: bool, anon: bool, numbers: b
     }
 }
 
+/// The dlc dialect's operators, with `min` and `max` written as functions.
+const OPERATORS: &[&str] = &[
+    "+", "-", "*", "/", "mod", "^", "band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor", "min", "max",
+];
+const PREFIX: &[&str] = &["-", "bnot ", "lnot "];
+
+/// An arithmetic expression: a first term, then up to two operators each with a further
+/// term (or a prefix operator applied to what is there so far).
+type Arithmetic = (Pick, Vec<(usize, Pick, Option<usize>)>);
+
+fn arithmetic_pick() -> impl Strategy<Value = Arithmetic> {
+    (
+        pick(),
+        proptest::collection::vec((0..OPERATORS.len(), pick(), proptest::option::weighted(0.2, 0..PREFIX.len())), 0..3),
+    )
+}
+
+/// The text of an expression over the bound variables and the numbers. `^` comes only
+/// first, between two terms, so that powers stay small and exact.
+fn arithmetic_text(expr: &Arithmetic, vars: &[usize], assigned: bool) -> String {
+    let term = |p: &Pick| pick_text(&(p.0 % 5, p.1), vars, assigned, false, true);
+    // A constant expression without a value is E0031, so the first term is a variable
+    // (and a rule without variables gets a constant only).
+    if vars.is_empty() {
+        return term(&expr.0);
+    }
+    let mut text = term(&(expr.0 .0 % 3, expr.0 .1));
+    for (k, (op, operand, prefix)) in expr.1.iter().enumerate() {
+        let op = if OPERATORS[*op] == "^" && k > 0 { "+" } else { OPERATORS[*op] };
+        text = match op {
+            "min" | "max" => format!("{op}({text}, {})", term(operand)),
+            _ => format!("({text}) {op} {}", term(operand)),
+        };
+        if let Some(prefix) = prefix {
+            text = format!("{}({text})", PREFIX[*prefix]);
+        }
+    }
+    text
+}
+
 /// A safe, stratified rule for IDB predicate `head` with negated atoms and comparisons:
 /// positive atoms read input predicates and derived ones up to `head` (so recursion is
 /// common), negated atoms read input predicates and derived ones below `head` (so every
 /// program is stratified); an optional assignment binds [`ASSIGNED`].
 fn stratified_rule(head: usize) -> impl Strategy<Value = String> {
+    stratified_rule_with(head, false)
+}
+
+/// [`stratified_rule`]; with `arithmetic`, the assignment, comparisons and negated atoms
+/// compute: `W = (X + 1) mod 2` (kept within -3..=3 by two comparisons, so that a
+/// recursive counter stops), `(Y) band 2 < X`, `!p1(X - 1)`.
+fn stratified_rule_with(head: usize, arithmetic: bool) -> impl Strategy<Value = String> {
     let positive: Vec<(&'static str, usize)> = EDB.iter().chain(&IDB[..=head]).copied().collect();
     let negative: Vec<(&'static str, usize)> = EDB.iter().chain(&IDB[..head]).copied().collect();
     let body_atom = (0..positive.len()).prop_flat_map(move |i| {
@@ -334,18 +461,18 @@ fn stratified_rule(head: usize) -> impl Strategy<Value = String> {
         let (name, arity) = negative[i];
         proptest::collection::vec(pick(), arity).prop_map(move |picks| (name, picks))
     });
-    let comparison = (0usize..6, pick(), pick());
+    let comparison = (0usize..6, pick(), pick(), arithmetic_pick(), arithmetic_pick());
     let (head_name, head_arity) = IDB[head];
     let body_len = prop_oneof![1 => Just(0usize), 8 => 1usize..4];
     (
         body_len.prop_flat_map(move |n| proptest::collection::vec(body_atom.clone(), n)),
         proptest::collection::vec(negated, 0..3),
         proptest::collection::vec(comparison, 0..3),
-        proptest::option::of(pick()),
+        proptest::option::of((pick(), arithmetic_pick())),
         proptest::collection::vec(pick(), head_arity),
-        any::<bool>(),
+        (any::<bool>(), arithmetic_pick()),
     )
-        .prop_map(move |(body, negated, comparisons, assignment, head_picks, bang)| {
+        .prop_map(move |(body, negated, comparisons, assignment, head_picks, (bang, computed))| {
             let mut vars: Vec<usize> = Vec::new();
             for a in body.iter().flat_map(|(_, args)| args) {
                 if let Arg::Var(v) = a {
@@ -356,21 +483,33 @@ fn stratified_rule(head: usize) -> impl Strategy<Value = String> {
             }
             let assigned = assignment.is_some();
             let mut literals: Vec<String> = body.iter().map(|(n, a)| atom_text(n, a)).collect();
-            if let Some(value) = &assignment {
-                literals.push(format!("{ASSIGNED} = {}", pick_text(value, &vars, false, false, false)));
+            if let Some((value, computed)) = &assignment {
+                if arithmetic {
+                    literals.push(format!("{ASSIGNED} = {}", arithmetic_text(computed, &vars, false)));
+                    literals.push(format!("{ASSIGNED} >= -3, {ASSIGNED} <= 3"));
+                } else {
+                    literals.push(format!("{ASSIGNED} = {}", pick_text(value, &vars, false, false, false)));
+                }
             }
-            for (name, picks) in &negated {
-                let args: Vec<String> = picks.iter().map(|p| pick_text(p, &vars, assigned, true, false)).collect();
+            for (k, (name, picks)) in negated.iter().enumerate() {
+                let mut args: Vec<String> = picks.iter().map(|p| pick_text(p, &vars, assigned, true, false)).collect();
+                if arithmetic && k == 0 && !args.is_empty() {
+                    args[0] = arithmetic_text(&computed, &vars, assigned);
+                }
                 let not = if bang { "!" } else { "not " };
                 literals.push(format!("{not}{name}({})", args.join(",")));
             }
             const OPS: [&str; 6] = ["=", "!=", "<", "<=", ">", ">="];
-            for (op, left, right) in &comparisons {
-                let numbers = *op >= 2;
-                let (l, r) = (
-                    pick_text(left, &vars, assigned, false, numbers),
-                    pick_text(right, &vars, assigned, false, numbers),
-                );
+            for (op, left, right, left_computed, right_computed) in &comparisons {
+                let numbers = *op >= 2 || arithmetic;
+                let (l, r) = if arithmetic {
+                    (arithmetic_text(left_computed, &vars, assigned), arithmetic_text(right_computed, &vars, assigned))
+                } else {
+                    (
+                        pick_text(left, &vars, assigned, false, numbers),
+                        pick_text(right, &vars, assigned, false, numbers),
+                    )
+                };
                 literals.push(format!("{l} {} {r}", OPS[*op]));
             }
             let head_args: Vec<String> =
@@ -389,6 +528,14 @@ fn program_text() -> impl Strategy<Value = String> {
 /// at least one rule.
 fn stratified_program_text() -> impl Strategy<Value = String> {
     let rules = (0..IDB.len()).map(|h| proptest::collection::vec(stratified_rule(h), 1..4).boxed()).collect::<Vec<_>>();
+    with_query(rules)
+}
+
+/// A whole stratified program with negations, comparisons and arithmetic.
+fn arithmetic_program_text() -> impl Strategy<Value = String> {
+    let rules = (0..IDB.len())
+        .map(|h| proptest::collection::vec(stratified_rule_with(h, true), 1..4).boxed())
+        .collect::<Vec<_>>();
     with_query(rules)
 }
 
@@ -658,6 +805,32 @@ proptest! {
         picks in proptest::collection::vec(input_fact(), 0..24),
     ) {
         engines_agree(&text, &picks)?;
+    }
+
+    #[test]
+    fn every_fact_of_a_program_with_arithmetic_has_a_proof_that_holds_in_the_oracle(
+        text in arithmetic_program_text(),
+        picks in proptest::collection::vec(input_fact(), 0..24),
+    ) {
+        proofs_hold(&text, &picks)?;
+    }
+
+    #[test]
+    fn engines_and_the_magic_rewrite_agree_with_the_oracle_under_arithmetic(
+        text in arithmetic_program_text(),
+        picks in proptest::collection::vec(input_fact(), 0..24),
+    ) {
+        engines_agree(&text, &picks)?;
+    }
+
+    #[test]
+    fn both_maintenance_strategies_agree_with_the_oracle_under_arithmetic(
+        text in arithmetic_program_text(),
+        picks in proptest::collection::vec(input_fact(), 0..24),
+        batches in batches(),
+        split in any::<bool>(),
+    ) {
+        maintenance_agrees(&text, &picks, &batches, split)?;
     }
 
     #[test]

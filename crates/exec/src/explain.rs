@@ -118,6 +118,8 @@ pub enum Blocked {
     Negation { negated: usize, pred: PredId, fact: Vec<u32> },
     /// Comparison `comparison` does not hold of these values.
     Comparison { comparison: usize, op: CmpOp, ty: ir::ValueType, left: u32, right: u32 },
+    /// An operand of comparison `comparison` has no value (it divides by zero).
+    Undefined { comparison: usize },
 }
 
 /// A rule argument with variables numbered per rule.
@@ -137,7 +139,7 @@ struct CompiledRule {
     head: CompiledAtom,
     body: Vec<CompiledAtom>,
     /// The comparisons, in rule order.
-    comparisons: Vec<(CmpOp, ir::ValueType, Arg, Arg)>,
+    comparisons: Vec<(CmpOp, ir::ValueType, ir::Expr<Arg>, ir::Expr<Arg>)>,
     /// The negated atoms; a wildcard argument is `None`.
     negated: Vec<(PredId, Vec<Option<Arg>>)>,
     /// Variable `i` is `vars[i]`.
@@ -171,8 +173,15 @@ impl CompiledRule {
                 vars.len() - 1
             })),
         };
-        let comparisons =
-            rule.comparisons.iter().map(|c| (c.op, c.domain, number(&c.left), number(&c.right))).collect();
+        let mut operand = |e: &ir::Expr| e.map(|t| Some(number(t))).expect("every leaf maps");
+        let comparisons = rule
+            .comparisons
+            .iter()
+            .map(|c| {
+                let left = operand(&c.left);
+                (c.op, c.domain, left, operand(&c.right))
+            })
+            .collect();
         let bindable = rule.bound_vars();
         let negated = rule
             .negated
@@ -198,18 +207,33 @@ impl CompiledRule {
             Arg::Const(c) => Some(c),
             Arg::Var(i) => vals[i],
         };
+        // `None` while a variable of the operand is unbound, `Some(None)` where the
+        // operand has no value.
+        let evaluate = |e: &ir::Expr<Arg>, ty, vals: &[Binding]| {
+            let bound = e.leaves().all(|&a| value(a, vals).is_some());
+            bound.then(|| e.eval(ty, |&a| value(a, vals).unwrap_or(0)))
+        };
         loop {
             let mut bound = false;
-            for &(op, _, left, right) in &self.comparisons {
-                if op != CmpOp::Eq {
+            for (comparison, (op, ty, left, right)) in self.comparisons.iter().enumerate() {
+                if *op != CmpOp::Eq {
                     continue;
                 }
-                match (value(left, &vals), value(right, &vals), left, right) {
-                    (None, Some(v), Arg::Var(i), _) | (Some(v), None, _, Arg::Var(i)) => {
-                        vals[i] = Some(v);
-                        bound = true;
+                let target = |e: &ir::Expr<Arg>| match e.as_leaf() {
+                    Some(&Arg::Var(i)) => Some(i),
+                    _ => None,
+                };
+                let sides = [(left, right), (right, left)];
+                for (lone, other) in sides {
+                    let Some(i) = target(lone).filter(|&i| vals[i].is_none()) else { continue };
+                    match evaluate(other, *ty, &vals) {
+                        Some(Some(v)) => {
+                            vals[i] = Some(v);
+                            bound = true;
+                        }
+                        Some(None) => return Err(Blocked::Undefined { comparison }),
+                        None => {}
                     }
-                    _ => {}
                 }
             }
             if !bound {
@@ -217,11 +241,13 @@ impl CompiledRule {
             }
         }
         let mut leaves = Vec::new();
-        for (comparison, &(op, domain, left, right)) in self.comparisons.iter().enumerate() {
-            let (Some(a), Some(b)) = (value(left, &vals), value(right, &vals)) else {
+        for (comparison, (op, domain, left, right)) in self.comparisons.iter().enumerate() {
+            let (op, domain) = (*op, *domain);
+            let (Some(a), Some(b)) = (evaluate(left, domain, &vals), evaluate(right, domain, &vals)) else {
                 // Not for a valid rule, whose comparisons read bound variables only.
                 return Err(Blocked::Comparison { comparison, op, ty: domain, left: 0, right: 0 });
             };
+            let (Some(a), Some(b)) = (a, b) else { return Err(Blocked::Undefined { comparison }) };
             if !op.holds_for(a, b, domain, Some(values)) {
                 return Err(Blocked::Comparison { comparison, op, ty: domain, left: a, right: b });
             }

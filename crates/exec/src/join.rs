@@ -5,7 +5,7 @@
 use crate::database::Database;
 use crate::relation::{Chain, Index, RowSet, Rows};
 use ir::{CmpOp, Const, Interner, PredId, ValueType};
-use plan::{AtomSource, Filter, Operand, Output, RulePlan};
+use plan::{AtomSource, Computed, Filter, Operand, Output, RulePlan};
 use std::cell::Cell;
 
 /// Where a probe takes the value of one index column from.
@@ -70,6 +70,19 @@ enum PhysFilter {
     Assign {
         slot: usize,
         value: Operand,
+    },
+    /// A comparison of arithmetic expressions; false where one has no value.
+    CompareComputed {
+        op: CmpOp,
+        domain: ValueType,
+        left: Computed,
+        right: Computed,
+    },
+    /// An assignment of an arithmetic expression; false where it has no value.
+    AssignComputed {
+        slot: usize,
+        domain: ValueType,
+        value: Computed,
     },
     /// No live row of view `view` (one of the views after the steps') has these values
     /// in these columns.
@@ -389,6 +402,20 @@ impl PhysPlan {
                 vals[*slot] = operand(*value, vals);
                 true
             }
+            PhysFilter::CompareComputed { op, domain, left, right } => {
+                let value = |e: &Computed| e.eval(*domain, |&o| operand(o, vals));
+                match (value(left), value(right)) {
+                    (Some(a), Some(b)) => op.holds_for(a, b, *domain, self.values.as_ref()),
+                    _ => false,
+                }
+            }
+            PhysFilter::AssignComputed { slot, domain, value } => match value.eval(*domain, |&o| operand(o, vals)) {
+                Some(v) => {
+                    vals[*slot] = v;
+                    true
+                }
+                None => false,
+            },
             PhysFilter::Absent { view, key, probe } => {
                 let view = &views[*view];
                 let rel = view.rel;
@@ -644,10 +671,14 @@ fn compile_filter(
     probe: &mut dyn FnMut(PredId, &[usize]) -> Probe,
 ) -> PhysFilter {
     match filter {
-        Filter::Compare { op, domain, left, right, .. } => {
-            PhysFilter::Compare { op: *op, domain: *domain, left: *left, right: *right }
-        }
-        Filter::Assign { slot, value, .. } => PhysFilter::Assign { slot: *slot, value: *value },
+        Filter::Compare { op, domain, left, right, .. } => match (left.as_leaf(), right.as_leaf()) {
+            (Some(&left), Some(&right)) => PhysFilter::Compare { op: *op, domain: *domain, left, right },
+            _ => PhysFilter::CompareComputed { op: *op, domain: *domain, left: left.clone(), right: right.clone() },
+        },
+        Filter::Assign { slot, domain, value, .. } => match value.as_leaf() {
+            Some(&value) => PhysFilter::Assign { slot: *slot, value },
+            None => PhysFilter::AssignComputed { slot: *slot, domain: *domain, value: value.clone() },
+        },
         Filter::Absent { pred, key, .. } => {
             let cols: Vec<usize> = key.iter().map(|&(c, _)| c).collect();
             let probe = probe(*pred, &cols);

@@ -103,10 +103,10 @@ pub(crate) fn blueprint(plan: &ProgramPlan, program: &Program) -> Result<Bluepri
 }
 
 fn recipe(rule: &RulePlan) -> Result<RuleRecipe, Error> {
-    // Negated atoms and comparisons arrive as filters; this engine has no anti-join or
+    // Negated atoms, comparisons and arithmetic arrive as filters; this engine has no anti-join or
     // map yet, and ignoring them would be a wrong answer.
     if !rule.initial.is_empty() || rule.steps.iter().any(|s| !s.filters.is_empty()) {
-        return Err(Error::Unsupported { rule: rule.rule, what: "negation and comparisons" });
+        return Err(Error::Unsupported { rule: rule.rule, what: "negation, comparisons and arithmetic" });
     }
     let too_wide = |width: usize| Error::TooWide { pred: None, rule: Some(rule.rule), width };
     // `needed[i]`: whether slot `s` is read after step `i` (by a later key or the head).

@@ -105,7 +105,7 @@ impl fmt::Display for DisplayRule<'_> {
             separator = ", ";
         }
         for c in &self.1.comparisons {
-            let (left, right) = (DisplayTerm(self.0, &c.left), DisplayTerm(self.0, &c.right));
+            let (left, right) = (crate::DisplayExpr(self.0, &c.left), crate::DisplayExpr(self.0, &c.right));
             write!(f, "{separator}{left} {} {right}", c.op.text())?;
             separator = ", ";
         }

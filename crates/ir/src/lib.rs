@@ -9,6 +9,7 @@
 
 mod adornment;
 mod display;
+mod expr;
 mod graph;
 mod intern;
 mod program;
@@ -19,6 +20,7 @@ pub use diag::{FileId, Span};
 pub use display::{
     is_bare_constant, write_constant, DisplayAtom, DisplayPred, DisplayRule, DisplayTerm, DisplayTuple, DisplayValue,
 };
+pub use expr::{BinOp, DisplayExpr, Expr, ExprNode, UnOp, PREFIX_PRECEDENCE};
 pub use graph::strongly_connected;
 pub use intern::{Const, InternId, Interner, Interning, Symbol};
 pub use program::{

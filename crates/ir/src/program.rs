@@ -1,6 +1,6 @@
 //! The program: predicate arena, rules, inline facts and the query.
 
-use crate::{Adornment, Const, Interner, Span, Symbol};
+use crate::{Adornment, Const, Expr, Interner, Span, Symbol};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Index of a predicate in [`Program::preds`].
@@ -314,22 +314,29 @@ impl CmpOp {
     }
 }
 
-/// A constraint `left op right` of a rule body. `X = t` where `X` occurs in no positive
-/// body atom is an assignment: it binds `X` to the value of `t`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// A constraint `left op right` of a rule body, each side an arithmetic expression (most
+/// often a lone term). `X = e` where `X` occurs in no positive body atom is an
+/// assignment: it binds `X` to the value of `e`. An instance where an expression has no
+/// value (a division by zero) satisfies no comparison and binds nothing.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Comparison {
     pub op: CmpOp,
-    pub left: Term,
-    pub right: Term,
+    pub left: Expr,
+    pub right: Expr,
     /// The operands' type, which an ordering comparison orders by.
     pub domain: ValueType,
     pub span: Span,
 }
 
 impl Comparison {
-    /// The variables of both operands.
-    pub fn vars(&self) -> impl Iterator<Item = Symbol> {
-        [self.left.var(), self.right.var()].into_iter().flatten()
+    /// The variables of both operands, with repeats.
+    pub fn vars(&self) -> impl Iterator<Item = Symbol> + '_ {
+        self.left.vars().chain(self.right.vars())
+    }
+
+    /// Whether an operand computes something.
+    pub fn is_arithmetic(&self) -> bool {
+        self.left.is_arithmetic() || self.right.is_arithmetic()
     }
 }
 
@@ -375,7 +382,7 @@ impl Rule {
             for c in self.comparisons.iter().filter(|c| c.op == CmpOp::Eq) {
                 for (target, source) in [(&c.left, &c.right), (&c.right, &c.left)] {
                     if let Some(v) = target.var() {
-                        if !seen.contains(&v) && source.var().is_none_or(|s| seen.contains(&s)) {
+                        if !seen.contains(&v) && source.vars().all(|s| seen.contains(&s)) {
                             seen.insert(v);
                             bound.push(v);
                         }

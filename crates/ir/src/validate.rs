@@ -121,8 +121,23 @@ pub fn validate(program: &Program) -> Vec<IrError> {
         }
         let bound: rustc_hash::FxHashSet<Symbol> = rule.bound_vars().into_iter().collect();
         let mut reported = Vec::new();
+        // A head variable that an assignment with an unbound operand would bind (the
+        // flattened `p(N + 1)`) is reported at that operand, not again in the head.
+        let mut hidden: Vec<Symbol> = Vec::new();
         for c in &rule.comparisons {
-            for term in [&c.left, &c.right] {
+            // The lone variable an assignment from an expression with an unbound variable
+            // would bind is not reported: the expression's variable is.
+            let mut target = None;
+            if c.op == crate::CmpOp::Eq {
+                for (lone, other) in [(&c.left, &c.right), (&c.right, &c.left)] {
+                    if other.is_arithmetic() && other.vars().any(|v| !bound.contains(&v)) {
+                        target = target.or(lone.var());
+                    }
+                }
+            }
+            hidden.extend(target);
+            let leaves = c.left.leaves().chain(c.right.leaves());
+            for term in leaves.filter(|t| t.var().is_none_or(|v| Some(v) != target)) {
                 if let TermKind::Var(v) = term.kind {
                     if !bound.contains(&v) && !reported.contains(&v) {
                         reported.push(v);
@@ -134,7 +149,7 @@ pub fn validate(program: &Program) -> Vec<IrError> {
         let mut reported = Vec::new();
         for term in &rule.head.args {
             if let TermKind::Var(v) = term.kind {
-                if !bound.contains(&v) && !reported.contains(&v) {
+                if !bound.contains(&v) && !reported.contains(&v) && !hidden.contains(&v) {
                     reported.push(v);
                     errors.push(IrError::UnsafeRule { rule: id, var: v, span: term.span });
                 }

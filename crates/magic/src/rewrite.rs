@@ -354,7 +354,7 @@ fn needed(applied: &[Applied], head: &[Term]) -> Vec<Comparison> {
             continue;
         }
         wanted.extend(a.comparison.vars());
-        kept.push(a.comparison);
+        kept.push(a.comparison.clone());
     }
     kept.reverse();
     kept
@@ -375,17 +375,18 @@ impl Bound {
         loop {
             let before = waiting.len();
             waiting.retain(|c| {
-                let is_bound = |t: &Term| t.var().is_none_or(|v| self.set.contains(&v));
+                let is_bound = |e: &ir::Expr| e.vars().all(|v| self.set.contains(&v));
                 let target = match (is_bound(&c.left), is_bound(&c.right)) {
                     (true, true) => None,
-                    (false, true) if c.op == CmpOp::Eq => c.left.var(),
-                    (true, false) if c.op == CmpOp::Eq => c.right.var(),
+                    // Only a lone variable is bound by an assignment.
+                    (false, true) if c.op == CmpOp::Eq && c.left.var().is_some() => c.left.var(),
+                    (true, false) if c.op == CmpOp::Eq && c.right.var().is_some() => c.right.var(),
                     _ => return true,
                 };
                 if let Some(v) = target {
                     self.add(&[Term { kind: ir::TermKind::Var(v), span: c.span }]);
                 }
-                applied.push(Applied { comparison: **c, binds: target });
+                applied.push(Applied { comparison: (*c).clone(), binds: target });
                 false
             });
             if waiting.len() == before {

@@ -66,21 +66,29 @@ fn operand_text(program: &Program, plan: &RulePlan, operand: Operand, ty: ValueT
     }
 }
 
-/// `filter X < 3`, `let Y = X`, `anti-join !q(X,_) on [#0 = X]`.
+/// A computed value in the dlc dialect's infix form (`N + 1`, `X mod 3`).
+fn computed_text(program: &Program, plan: &RulePlan, value: &crate::Computed, ty: ValueType) -> String {
+    let mut text = String::new();
+    let leaf = |o: &Operand| operand_text(program, plan, *o, ty);
+    // An expression the planner built from the IR always prints.
+    let _ = value.write_infix(&mut text, &leaf, &ir::BinOp::text);
+    text
+}
+
+/// `filter X < 3`, `let Y = X + 1`, `anti-join !q(X,_) on [#0 = X]`.
 fn filter_text(program: &Program, plan: &RulePlan, filter: &Filter) -> String {
     let rule = program.rule(plan.rule);
     match filter {
         Filter::Compare { op, domain, left, right, .. } => {
             format!(
                 "filter {} {} {}",
-                operand_text(program, plan, *left, *domain),
+                computed_text(program, plan, left, *domain),
                 op.text(),
-                operand_text(program, plan, *right, *domain)
+                computed_text(program, plan, right, *domain)
             )
         }
-        Filter::Assign { comparison, slot, value } => {
-            let ty = rule.comparisons[*comparison].domain;
-            format!("let {} = {}", program.symbols.text(plan.vars[*slot]), operand_text(program, plan, *value, ty))
+        Filter::Assign { slot, domain, value, .. } => {
+            format!("let {} = {}", program.symbols.text(plan.vars[*slot]), computed_text(program, plan, value, *domain))
         }
         Filter::Absent { negated, pred, key } => {
             let types = &program.pred(*pred).types;

@@ -63,14 +63,20 @@ pub enum Operand {
     Const(u32),
 }
 
+/// A value a filter computes: an arithmetic expression over operands (most often a lone
+/// operand), evaluated in the filter's type.
+pub type Computed = ir::Expr<Operand>;
+
 /// A test or a computed column of a rule body, placed at the earliest step where the
 /// variables it reads are bound.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Filter {
-    /// Comparison `comparison` of the rule: `left op right`.
-    Compare { comparison: usize, op: CmpOp, domain: ir::ValueType, left: Operand, right: Operand },
-    /// Comparison `comparison` of the rule as an assignment: binds `slot` to `value`.
-    Assign { comparison: usize, slot: usize, value: Operand },
+    /// Comparison `comparison` of the rule: `left op right`; it fails where an operand
+    /// has no value (a division by zero).
+    Compare { comparison: usize, op: CmpOp, domain: ir::ValueType, left: Computed, right: Computed },
+    /// Comparison `comparison` of the rule as an assignment: binds `slot` to `value`, of
+    /// type `domain`; it fails where the value is undefined.
+    Assign { comparison: usize, slot: usize, domain: ir::ValueType, value: Computed },
     /// Negated atom `negated` of the rule: no fact of `pred` has these values in these
     /// columns (an anti-join probe on its bound columns; the others are wildcards).
     Absent { negated: usize, pred: ir::PredId, key: Vec<(usize, Operand)> },
@@ -364,20 +370,22 @@ impl<'r> Pending<'r> {
                 TermKind::Const(c) => Some(Operand::Const(c.raw())),
                 TermKind::Var(v) => slot_of.get(&v).map(|&s| Operand::Var(s)),
             };
+            let computed = |e: &ir::Expr, slot_of: &FxHashMap<Symbol, usize>| e.map(|t| operand(t, slot_of));
             self.comparisons.retain(|&i| {
                 let c = &self.rule.comparisons[i];
-                let filter = match (operand(&c.left, slot_of), operand(&c.right, slot_of)) {
+                let filter = match (computed(&c.left, slot_of), computed(&c.right, slot_of)) {
                     (Some(left), Some(right)) => {
                         Filter::Compare { comparison: i, op: c.op, domain: c.domain, left, right }
                     }
-                    // An operand is `None` only as a variable not bound yet.
+                    // An operand is `None` while one of its variables is not bound; an
+                    // assignment binds a lone one.
                     (None, Some(value)) | (Some(value), None) if c.op == CmpOp::Eq => {
-                        let target = if operand(&c.left, slot_of).is_none() { &c.left } else { &c.right };
+                        let target = if computed(&c.left, slot_of).is_none() { &c.left } else { &c.right };
                         let Some(v) = target.var() else { return true };
                         let slot = vars.len();
                         slot_of.insert(v, slot);
                         vars.push(v);
-                        Filter::Assign { comparison: i, slot, value }
+                        Filter::Assign { comparison: i, slot, domain: c.domain, value }
                     }
                     _ => return true,
                 };
@@ -487,8 +495,13 @@ mod tests {
             kind: TermKind::Var(p.symbols.get(name).unwrap_or_else(|| panic!("{name}"))),
             span: ir::Span::default(),
         };
-        let comparison =
-            |op, left, right| ir::Comparison { op, left, right, domain: Default::default(), span: ir::Span::default() };
+        let comparison = |op, left, right| ir::Comparison {
+            op,
+            left: ir::Expr::leaf(left),
+            right: ir::Expr::leaf(right),
+            domain: Default::default(),
+            span: ir::Span::default(),
+        };
         let (x, y, z, w) = (var(&p, "X"), var(&p, "Y"), var(&p, "Z"), var(&p, "W"));
         let n = p.lookup_source("N").unwrap();
         let rule = &mut p.rules[0];
@@ -498,7 +511,15 @@ mod tests {
         assert!(plan.well_formed);
         assert!(plan.initial.is_empty());
         // E(X,Y) binds slots 0 and 1; the assignment gives W slot 2 right there.
-        assert_eq!(plan.steps[0].filters, vec![Filter::Assign { comparison: 1, slot: 2, value: Operand::Var(1) }]);
+        assert_eq!(
+            plan.steps[0].filters,
+            vec![Filter::Assign {
+                comparison: 1,
+                slot: 2,
+                domain: ir::ValueType::Symbol,
+                value: ir::Expr::leaf(Operand::Var(1))
+            }]
+        );
         // F(Y,Z) binds Z (slot 3): the comparison and the anti-join on Z follow it.
         assert_eq!(
             plan.steps[1].filters,
@@ -507,8 +528,8 @@ mod tests {
                     comparison: 0,
                     op: CmpOp::Ne,
                     domain: ir::ValueType::Symbol,
-                    left: Operand::Var(0),
-                    right: Operand::Var(3)
+                    left: ir::Expr::leaf(Operand::Var(0)),
+                    right: ir::Expr::leaf(Operand::Var(3))
                 },
                 Filter::Absent { negated: 0, pred: n, key: vec![(0, Operand::Var(3))] },
             ]

@@ -124,6 +124,11 @@ pub enum TermKind {
     Str(String),
     /// A name starting with `@` (rejected when lowering).
     Reserved(String),
+    /// `-e`, `bnot e`, `lnot e`; `op_span` is the operator's.
+    Unary { op: ir::UnOp, op_span: Span, operand: Box<Term> },
+    /// `a + b`, `a band b`, `min(a, b)`, ...; `op_span` is the operator's (the function
+    /// name's for `min` and `max`).
+    Binary { op: ir::BinOp, op_span: Span, left: Box<Term>, right: Box<Term> },
 }
 
 impl Term {
@@ -131,8 +136,32 @@ impl Term {
     pub fn constant_text(&self) -> Option<&str> {
         match &self.kind {
             TermKind::Ident(s) | TermKind::Int(s) | TermKind::Str(s) => Some(s),
-            TermKind::Var(_) | TermKind::Anon | TermKind::Reserved(_) => None,
+            _ => None,
         }
+    }
+
+    /// Whether the term is an arithmetic expression.
+    pub fn is_arithmetic(&self) -> bool {
+        matches!(self.kind, TermKind::Unary { .. } | TermKind::Binary { .. })
+    }
+
+    /// The term and, for an expression, its subterms, each before its operands (the
+    /// tree is at most [`crate::expr::MAX_DEPTH`] deep, so an explicit stack suffices).
+    pub fn subterms(&self) -> Vec<&Term> {
+        let mut out = Vec::new();
+        let mut stack = vec![self];
+        while let Some(term) = stack.pop() {
+            out.push(term);
+            match &term.kind {
+                TermKind::Unary { operand, .. } => stack.push(operand),
+                TermKind::Binary { left, right, .. } => {
+                    stack.push(right);
+                    stack.push(left);
+                }
+                _ => {}
+            }
+        }
+        out
     }
 }
 
@@ -218,6 +247,19 @@ fn write_terms<'a>(f: &mut fmt::Formatter<'_>, indent: &str, terms: impl IntoIte
     for term in terms {
         write!(f, "{indent}")?;
         match &term.kind {
+            TermKind::Unary { op, operand, .. } => {
+                writeln!(f, "Unary {} {}", op.text(), span_text(term.span))?;
+                write_terms(f, &format!("{indent}  "), [&**operand])?;
+                continue;
+            }
+            TermKind::Binary { op, left, right, .. } => {
+                writeln!(f, "Binary {} {}", op.text(), span_text(term.span))?;
+                write_terms(f, &format!("{indent}  "), [&**left, &**right])?;
+                continue;
+            }
+            _ => {}
+        }
+        match &term.kind {
             TermKind::Var(v) => write!(f, "Var {v}")?,
             TermKind::Anon => write!(f, "Anon _")?,
             TermKind::Ident(s) => write!(f, "Const {s}")?,
@@ -228,6 +270,7 @@ fn write_terms<'a>(f: &mut fmt::Formatter<'_>, indent: &str, terms: impl IntoIte
                 write!(f, "{s:?}")?;
             }
             TermKind::Reserved(s) => write!(f, "Reserved {s}")?,
+            TermKind::Unary { .. } | TermKind::Binary { .. } => {}
         }
         writeln!(f, " {}", span_text(term.span))?;
     }

@@ -20,11 +20,12 @@ pub enum Token<'a> {
     #[token("_")]
     Underscore,
     /// An integer: decimal, hex `0x1F` or binary `0b101`, with an optional `u` suffix.
-    #[regex(r"-?([0-9]+|0x[0-9a-fA-F]+|0b[01]+)u?")]
+    /// A sign before it is a token of its own (`X-1` is a subtraction).
+    #[regex(r"([0-9]+|0x[0-9a-fA-F]+|0b[01]+)u?")]
     Int(&'a str),
     /// `1.5`: not a value of the language, but lexed as one token so that it is one
     /// error, not `1`, `.` and `5` each out of place.
-    #[regex(r"-?[0-9]+\.[0-9]+")]
+    #[regex(r"[0-9]+\.[0-9]+")]
     Float(&'a str),
     /// A double-quoted string, quotes and escapes still in place.
     #[regex(r#""([^"\\\n]|\\["\\ntr])*""#)]
@@ -50,6 +51,13 @@ pub enum Token<'a> {
     Plus,
     #[token("-")]
     Minus,
+    #[token("*")]
+    Star,
+    /// `/` (two of them start a comment).
+    #[token("/")]
+    Slash,
+    #[token("^")]
+    Caret,
     #[token(";")]
     Semicolon,
     /// `!` before a negated atom.
@@ -81,6 +89,9 @@ impl fmt::Display for Token<'_> {
             Token::QueryOp => f.write_str("`?-`"),
             Token::Plus => f.write_str("`+`"),
             Token::Minus => f.write_str("`-`"),
+            Token::Star => f.write_str("`*`"),
+            Token::Slash => f.write_str("`/`"),
+            Token::Caret => f.write_str("`^`"),
             Token::Semicolon => f.write_str("`;`"),
             Token::Bang => f.write_str("`!`"),
             Token::Compare(op) => write!(f, "`{op}`"),
@@ -196,7 +207,7 @@ mod tests {
     fn lexes_every_token_kind() {
         use Token::*;
         assert_eq!(
-            kinds("R(X, _y, _, a, -7, \"s\") <- :- ?- . + - ; @m:R^bf\n"),
+            kinds("R(X, _y, _, a, -7, \"s\") <- :- ?- . + - * / ^ ; @m:R^bf\n"),
             vec![
                 Name("R"),
                 LParen,
@@ -208,7 +219,8 @@ mod tests {
                 Comma,
                 Name("a"),
                 Comma,
-                Int("-7"),
+                Minus,
+                Int("7"),
                 Comma,
                 Str("\"s\""),
                 RParen,
@@ -218,6 +230,9 @@ mod tests {
                 Dot,
                 Plus,
                 Minus,
+                Star,
+                Slash,
+                Caret,
                 Semicolon,
                 Reserved("@m:R^bf"),
                 Newline,

@@ -12,6 +12,7 @@
 //! deeper than the arrow's line (see `lexer::layout`).
 
 pub mod ast;
+pub mod expr;
 mod facts;
 mod lexer;
 mod lower;
@@ -404,7 +405,7 @@ mod tests {
         let token = prop::sample::select(vec![
             "R", "e", "X", "_", "_y", "7", "-3", "\"s\"", "\"", "@m", "(", ")", ",", ".", "<-", ":-", "?-", "+", "-",
             ";", "\n", "\n\n", " ", "  ", "%c\n", "//", "#", "é", "!", "not ", "=", "!=", "<", "<=", ">", ">=", "0x1F",
-            "0b2", "5u", "-0x",
+            "0b2", "5u", "-0x", "*", "/", "^", "mod", "band", "bnot", "lnot", "min(", "max", "((", "))",
         ]);
         prop::collection::vec(token, 0..40).prop_map(|tokens| tokens.concat())
     }

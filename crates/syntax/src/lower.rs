@@ -181,13 +181,69 @@ struct Lowering<'a> {
     diagnostics: Vec<Diagnostic>,
 }
 
+/// An arithmetic expression of the AST as an IR expression of type `ty` (postfix, built
+/// with an explicit stack), its leaves lowered by `leaf`.
+fn lower_expr(term: &ast::Term, leaf: &mut dyn FnMut(&ast::Term) -> Term) -> ir::Expr {
+    let mut nodes = Vec::new();
+    // (term, whether its operands are already emitted)
+    let mut stack = vec![(term, false)];
+    while let Some((term, done)) = stack.pop() {
+        match (&term.kind, done) {
+            (TermKind::Unary { op, .. }, true) => nodes.push(ir::ExprNode::Unary(*op)),
+            (TermKind::Binary { op, .. }, true) => nodes.push(ir::ExprNode::Binary(*op)),
+            (TermKind::Unary { operand, .. }, false) => {
+                stack.push((term, true));
+                stack.push((operand, false));
+            }
+            (TermKind::Binary { left, right, .. }, false) => {
+                stack.push((term, true));
+                stack.push((right, false));
+                stack.push((left, false));
+            }
+            _ => nodes.push(ir::ExprNode::Leaf(leaf(term))),
+        }
+    }
+    ir::Expr { nodes }
+}
+
+/// E0031 for the first arithmetic subexpression of `term` without variables that has no
+/// value (a division by zero): Soufflé stops with a floating-point exception there.
+fn constant_without_value(program: &mut Program, ty: ValueType, term: &ast::Term) -> Option<Diagnostic> {
+    let ground = |t: &ast::Term| t.subterms().iter().all(|s| !matches!(s.kind, TermKind::Var(_) | TermKind::Anon));
+    // Innermost first, so the report points at the division itself.
+    for sub in term.subterms().into_iter().rev().filter(|t| t.is_arithmetic() && ground(t)) {
+        if ground_value(program, ty, sub).is_none() {
+            return Some(
+                Diagnostic::error(Code::DIVISION_BY_ZERO, "this expression has no value: it divides by zero")
+                    .with_primary(sub.span, "a division or modulo by zero (or of -2147483648 by -1)"),
+            );
+        }
+    }
+    None
+}
+
+/// The value of a ground arithmetic expression in type `ty`; none when it has none (or a
+/// constant in it is no number, which type inference reports).
+fn ground_value(program: &mut Program, ty: ValueType, term: &ast::Term) -> Option<u32> {
+    let mut ok = true;
+    let expr = lower_expr(term, &mut |leaf| match lower_term(program, ty, leaf, &mut FreshVars::new([])) {
+        Ok(t) => t,
+        Err(_) => {
+            ok = false;
+            Term { kind: ir::TermKind::Const(Value::Number(0)), span: leaf.span }
+        }
+    });
+    let value = expr.eval(ty, |t| t.constant().map_or(0, Value::raw));
+    value.filter(|_| ok)
+}
+
 /// The value of a constant term of type `ty`, or the report of why it is none: a number
 /// beyond the type's 32 bits is E0029, anything else (which type inference has reported
 /// in a program, but a `--query` may hold) E0028.
 fn constant_value(program: &mut Program, ty: ValueType, term: &ast::Term) -> Result<Value, Diagnostic> {
     let text = match &term.kind {
         TermKind::Ident(s) | TermKind::Int(s) | TermKind::Str(s) | TermKind::Reserved(s) => s,
-        TermKind::Var(_) | TermKind::Anon => unreachable!("a constant term"),
+        _ => unreachable!("a constant term"),
     };
     if ty.is_numeric() && !matches!(term.kind, TermKind::Int(_)) {
         return Err(Diagnostic::error(Code::TYPE_MISMATCH, format!("`{text}` is a symbol, in a {} column", ty.name()))
@@ -228,15 +284,54 @@ fn lower_term_or_report(lowering: &mut Lowering<'_>, ty: ValueType, term: &ast::
     })
 }
 
-fn lower_atom(lowering: &mut Lowering<'_>, pred: PredId, atom: &ast::Atom, fresh: &mut FreshVars) -> ir::Atom {
+/// Lowers an atom. An arithmetic argument without variables is its value; one with
+/// variables becomes a fresh variable and the comparison `_k = e` in `computed`, so
+/// that atoms hold terms only.
+fn lower_atom(
+    lowering: &mut Lowering<'_>,
+    pred: PredId,
+    atom: &ast::Atom,
+    fresh: &mut FreshVars,
+    computed: &mut Vec<ir::Comparison>,
+) -> ir::Atom {
     let types = lowering.program.pred(pred).types.clone();
-    let args = atom
-        .args
-        .iter()
-        .enumerate()
-        .map(|(i, t)| lower_term_or_report(lowering, types.get(i).copied().unwrap_or_default(), t, fresh))
-        .collect();
+    let mut args = Vec::with_capacity(atom.args.len());
+    for (i, t) in atom.args.iter().enumerate() {
+        let ty = types.get(i).copied().unwrap_or_default();
+        if !t.is_arithmetic() {
+            args.push(lower_term_or_report(lowering, ty, t, fresh));
+            continue;
+        }
+        if let Some(report) = constant_without_value(lowering.program, ty, t) {
+            lowering.diagnostics.push(report);
+        }
+        let has_vars = t.subterms().iter().any(|s| matches!(s.kind, TermKind::Var(_) | TermKind::Anon));
+        if !has_vars {
+            let value = ground_value(lowering.program, ty, t).unwrap_or(0);
+            args.push(Term { kind: ir::TermKind::Const(Value::from_raw(ty, value)), span: t.span });
+            continue;
+        }
+        let var = Term { kind: ir::TermKind::Var(lowering.program.symbols.intern(&fresh.fresh())), span: t.span };
+        let expr = lower_operand(lowering, ty, t, fresh);
+        computed.push(ir::Comparison {
+            op: ir::CmpOp::Eq,
+            left: ir::Expr::leaf(var),
+            right: expr,
+            domain: ty,
+            span: t.span,
+        });
+        args.push(var);
+    }
     ir::Atom { pred, args, span: atom.span }
+}
+
+/// A comparison operand or an atom's arithmetic argument as an IR expression of type
+/// `ty`; a constant that is no value of it is reported (by inference, or here).
+fn lower_operand(lowering: &mut Lowering<'_>, ty: ValueType, term: &ast::Term, fresh: &mut FreshVars) -> ir::Expr {
+    if !term.is_arithmetic() {
+        return ir::Expr::leaf(lower_term_or_report(lowering, ty, term, fresh));
+    }
+    lower_expr(term, &mut |leaf| lower_term_or_report(lowering, ty, leaf, fresh))
 }
 
 fn lower_rule(
@@ -249,7 +344,8 @@ fn lower_rule(
         ast::Literal::Atom(atom) | ast::Literal::Negated { atom, .. } => atom.args.iter().collect::<Vec<_>>(),
         ast::Literal::Compare(c) => vec![&c.left, &c.right],
     });
-    let mut fresh = FreshVars::new(rule.head.args.iter().chain(terms));
+    let subterms: Vec<&ast::Term> = rule.head.args.iter().chain(terms).flat_map(ast::Term::subterms).collect();
+    let mut fresh = FreshVars::new(subterms);
     for term in rule.head.args.iter().filter(|t| t.kind == TermKind::Anon) {
         reported_anonymous.push(term.span);
         diagnostics.push(
@@ -258,20 +354,21 @@ fn lower_rule(
         );
     }
     let head_pred = lookup(lowering.program, &rule.head);
-    let head = lower_atom(lowering, head_pred, &rule.head, &mut fresh);
+    let mut computed = Vec::new();
+    let head = lower_atom(lowering, head_pred, &rule.head, &mut fresh, &mut computed);
     let mut lowered = ir::Rule::positive(head, Vec::new(), rule.span, Origin::Source);
     for literal in &rule.body {
         match literal {
             ast::Literal::Atom(atom) => {
                 let pred = lookup(lowering.program, atom);
-                lowered.body.push(lower_atom(lowering, pred, atom, &mut fresh));
+                lowered.body.push(lower_atom(lowering, pred, atom, &mut fresh, &mut computed));
             }
             ast::Literal::Negated { atom, .. } => {
                 let pred = lookup(lowering.program, atom);
-                lowered.negated.push(lower_atom(lowering, pred, atom, &mut fresh));
+                lowered.negated.push(lower_atom(lowering, pred, atom, &mut fresh, &mut computed));
             }
             ast::Literal::Compare(c) => {
-                for term in [&c.left, &c.right] {
+                for term in [&c.left, &c.right].into_iter().flat_map(|t| t.subterms()) {
                     if term.kind == TermKind::Anon {
                         reported_anonymous.push(term.span);
                         diagnostics.push(
@@ -287,22 +384,29 @@ fn lower_rule(
                     }
                 }
                 let ty = lowering.comparisons.get(&c.span).copied().unwrap_or(c.domain);
-                let (left, right) = if c.op.is_ordering() && c.domain != ValueType::Symbol {
+                for term in [&c.left, &c.right] {
+                    if let Some(report) = constant_without_value(lowering.program, ty, term) {
+                        lowering.diagnostics.push(report);
+                    }
+                }
+                let plain = !c.left.is_arithmetic() && !c.right.is_arithmetic();
+                let (left, right) = if plain && c.op.is_ordering() && c.domain != ValueType::Symbol {
                     // A constant that is no value of the type is E0024 already.
                     let mut quiet = |term| {
                         lower_term(lowering.program, ty, term, &mut fresh).unwrap_or_else(|_| {
                             lower_term(lowering.program, ValueType::Symbol, term, &mut fresh).expect("a symbol")
                         })
                     };
-                    (quiet(&c.left), quiet(&c.right))
+                    (ir::Expr::leaf(quiet(&c.left)), ir::Expr::leaf(quiet(&c.right)))
                 } else {
-                    let left = lower_term_or_report(lowering, ty, &c.left, &mut fresh);
-                    (left, lower_term_or_report(lowering, ty, &c.right, &mut fresh))
+                    let left = lower_operand(lowering, ty, &c.left, &mut fresh);
+                    (left, lower_operand(lowering, ty, &c.right, &mut fresh))
                 };
                 lowered.comparisons.push(ir::Comparison { op: c.op, left, right, domain: ty, span: c.span });
             }
         }
     }
+    lowered.comparisons.extend(computed);
     // A named variable of a negated atom must be bound by the positive part of the body
     // (in any order, as Soufflé has it); `_` there means "any value".
     let bound: HashSet<ir::Symbol> = lowered.bound_vars().into_iter().collect();
@@ -369,7 +473,7 @@ pub(crate) fn lower_query(program: &mut Program, atom: &ast::Atom) -> Result<Que
     }
     let mut fresh = FreshVars::new(&atom.args);
     let mut lowering = Lowering { program, comparisons: &Default::default(), diagnostics: Vec::new() };
-    let atom = lower_atom(&mut lowering, pred, atom, &mut fresh);
+    let atom = lower_atom(&mut lowering, pred, atom, &mut fresh, &mut Vec::new());
     match lowering.diagnostics.into_iter().next() {
         Some(report) => Err(report),
         None => Ok(Query { atom }),
@@ -403,6 +507,25 @@ pub(crate) fn ground_values(
                 );
             }
             TermKind::Reserved(s) => values.push(program.consts.intern(s).0),
+            TermKind::Unary { .. } | TermKind::Binary { .. } => {
+                let ty = types.get(i).copied().unwrap_or_default();
+                let has_vars = term.subterms().iter().any(|s| matches!(s.kind, TermKind::Var(_) | TermKind::Anon));
+                if has_vars {
+                    errors.push(
+                        Diagnostic::error(
+                            Code::NON_GROUND_FACT,
+                            format!("the fact for `{}` is not ground", atom.pred.text),
+                        )
+                        .with_primary(term.span, "an expression with a variable")
+                        .with_secondary(atom.span, "in this fact"),
+                    );
+                    continue;
+                }
+                match constant_without_value(program, ty, term) {
+                    Some(report) => errors.push(report),
+                    None => values.push(ground_value(program, ty, term).unwrap_or(0)),
+                }
+            }
             _ => match constant_value(program, types.get(i).copied().unwrap_or_default(), term) {
                 Ok(value) => values.push(value.raw()),
                 Err(report) => errors.push(report),

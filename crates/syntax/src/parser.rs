@@ -5,7 +5,7 @@
 use crate::ast::{Atom, Comparison, File, Literal, Name, Query, Rule, Statement, Term, TermKind};
 use crate::lexer::{unescape, Spanned, Token};
 use chumsky::error::{RichPattern, RichReason};
-use chumsky::input::{Input, MappedInput, ValueInput};
+use chumsky::input::{Input, InputRef, MappedInput, ValueInput};
 use chumsky::prelude::*;
 use diag::{Code, Diagnostic, FileId, Span};
 
@@ -107,12 +107,15 @@ fn describe_expected<'a, 't: 'a, 's: 't>(patterns: impl Iterator<Item = &'a Rich
     }
 }
 
-/// A term: variable, anonymous variable, constant, or a reserved `@` name.
+/// A term: variable, anonymous variable, constant (`-7` too), or a reserved `@` name.
 fn term<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Term, Extra<'t, 's>> + Clone
 where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
-    select! {
+    let negative = just(Token::Minus)
+        .ignore_then(select! { Token::Int(s) => s })
+        .map(|s| TermKind::Int(crate::ast::integer_text(&format!("-{s}"))));
+    let plain = select! {
         Token::Name(s) => if s.starts_with(|c: char| c.is_ascii_uppercase()) {
             TermKind::Var(s.to_string())
         } else {
@@ -123,20 +126,145 @@ where
         Token::Int(s) => TermKind::Int(crate::ast::integer_text(s)),
         Token::Str(s) => TermKind::Str(unescape(s)),
         Token::Reserved(s) => TermKind::Reserved(s.to_string()),
-    }
-    .map_with(move |kind, e| Term { kind, span: to_span(file, e.span()) })
+    };
+    negative.or(plain).map_with(move |kind, e| Term { kind, span: to_span(file, e.span()) }).labelled("a term")
+}
+
+/// A term or an arithmetic expression, read by the grammar both dialects share
+/// ([`crate::expr`]).
+fn expression<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Term, Extra<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    let leaf = term(file);
+    custom(move |inp: &mut InputRef<'t, '_, I, Extra<'t, 's>>| {
+        crate::expr::expression(&mut Tokens { inp, leaf: &leaf, file })
+    })
     .labelled("a term")
 }
 
-/// An atom `p(t, ...)`, `p()` or a bare `p`.
+/// The dlc dialect's tokens as [`crate::expr::ExprSource`] reads them.
+struct Tokens<'r, 'p, 't: 'p, 's: 'p, I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>, L> {
+    inp: &'r mut InputRef<'t, 'p, I, Extra<'t, 's>>,
+    leaf: &'r L,
+    file: FileId,
+}
+
+impl<'t, 's: 't, I, L> Tokens<'_, '_, 't, 's, I, L>
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    /// The next two tokens and the first one's span, without consuming them.
+    fn look(&mut self) -> (Option<Token<'s>>, Option<Token<'s>>, Span) {
+        let checkpoint = self.inp.save();
+        let before = self.inp.cursor();
+        let first = self.inp.next();
+        let span = to_span(self.file, self.inp.span_since(&before));
+        let second = self.inp.next();
+        self.inp.rewind(checkpoint);
+        (first, second, span)
+    }
+}
+
+impl<'t, 's: 't, I, L> crate::expr::ExprSource for Tokens<'_, '_, 't, 's, I, L>
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+    L: Parser<'t, I, Term, Extra<'t, 's>>,
+{
+    type Error = Rich<'t, Token<'s>>;
+
+    fn infix(&mut self) -> Option<(ir::BinOp, Span)> {
+        let (first, _, span) = self.look();
+        let op = match first? {
+            Token::Plus => ir::BinOp::Add,
+            Token::Minus => ir::BinOp::Sub,
+            Token::Star => ir::BinOp::Mul,
+            Token::Slash => ir::BinOp::Div,
+            Token::Caret => ir::BinOp::Pow,
+            Token::Name(word) => ir::BinOp::word(word, false)?,
+            _ => return None,
+        };
+        Some((op, span))
+    }
+
+    fn prefix(&mut self) -> Option<(crate::expr::Prefix, Span)> {
+        use crate::expr::Prefix;
+        let (first, second, span) = self.look();
+        // A word is an operator only where an operand follows it (`E(bnot)` holds a symbol).
+        let operand_follows = matches!(
+            second,
+            Some(Token::Name(_) | Token::UnderscoreName(_) | Token::Int(_) | Token::LParen | Token::Minus)
+        );
+        let prefix = match first? {
+            // `-7` is a term of its own; `-X` and `-(...)` negate.
+            Token::Minus if !matches!(second, Some(Token::Int(_))) => Prefix::Unary(ir::UnOp::Neg),
+            Token::LParen => Prefix::Open,
+            Token::Name(name) if second == Some(Token::LParen) && ir::BinOp::function(name).is_some() => {
+                Prefix::Function(ir::BinOp::function(name)?)
+            }
+            Token::Name(word) if operand_follows => {
+                Prefix::Unary(ir::UnOp::from_text(word).filter(|op| *op != ir::UnOp::Neg)?)
+            }
+            _ => return None,
+        };
+        Some((prefix, span))
+    }
+
+    fn bump(&mut self, prefix: bool) {
+        let (first, second, _) = self.look();
+        let function = matches!(first, Some(Token::Name(name)) if ir::BinOp::function(name).is_some())
+            && second == Some(Token::LParen);
+        self.inp.next();
+        if prefix && function {
+            self.inp.next();
+        }
+    }
+
+    fn punct(&mut self, comma: bool) -> Result<(crate::expr::Punct, Span), Self::Error> {
+        let before = self.inp.cursor();
+        let found = self.inp.next();
+        let span = self.inp.span_since(&before);
+        match found {
+            Some(Token::RParen) => Ok((crate::expr::Punct::Close, to_span(self.file, span))),
+            Some(Token::Comma) if comma => Ok((crate::expr::Punct::Comma, to_span(self.file, span))),
+            other => {
+                let expected = if comma { "`,` or `)`" } else { "`)`" };
+                let found = other.map_or_else(|| "end of input".to_string(), |t| t.to_string());
+                Err(Rich::custom(span, format!("expected {expected}, found {found}")))
+            }
+        }
+    }
+
+    fn leaf(&mut self) -> Result<Term, Self::Error> {
+        self.inp.parse(self.leaf)
+    }
+
+    fn error(&mut self, span: Span, message: String) -> Self::Error {
+        Rich::custom(SimpleSpan::from(span.start as usize..span.end as usize), message)
+    }
+}
+
+/// An atom `p(t, ...)`, `p()` or a bare `p`, its arguments plain terms (as in facts
+/// files, updates and queries).
 pub(crate) fn atom<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Atom, Extra<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    atom_of(file, term(file))
+}
+
+/// An atom whose arguments `argument` reads.
+fn atom_of<'t, 's: 't, I>(
+    file: FileId,
+    argument: impl Parser<'t, I, Term, Extra<'t, 's>> + Clone,
+) -> impl Parser<'t, I, Atom, Extra<'t, 's>> + Clone
 where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
     let name = select! { Token::Name(s) => s, Token::Reserved(s) => s }
         .map_with(move |s, e| Name { text: s.to_string(), span: to_span(file, e.span()) })
         .labelled("a predicate name");
-    let args = term(file)
+    let args = argument
         .separated_by(just(Token::Comma))
         .collect::<Vec<_>>()
         .delimited_by(just(Token::LParen), just(Token::RParen));
@@ -152,17 +280,18 @@ fn literal<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Literal, Extra<'t,
 where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
+    let atom = || atom_of(file, expression(file));
     let not = just(Token::Bang).ignored().or(just(Token::Name("not")).ignored());
     let negated =
-        not.ignore_then(atom(file)).map_with(move |atom, e| Literal::Negated { atom, span: to_span(file, e.span()) });
+        not.ignore_then(atom()).map_with(move |atom, e| Literal::Negated { atom, span: to_span(file, e.span()) });
     let op = select! { Token::Compare(op) => op }.try_map(|op, span| {
         ir::CmpOp::from_text(op).ok_or_else(|| Rich::custom(span, format!("unknown comparison `{op}`")))
     });
-    let comparison = term(file)
+    let comparison = expression(file)
         .then(op)
-        .then(term(file))
+        .then(expression(file))
         .map(|((left, op), right)| Literal::Compare(Comparison::new(left, op, right)));
-    choice((negated, comparison, atom(file).map(Literal::Atom))).labelled("a body literal")
+    choice((negated, comparison, atom().map(Literal::Atom))).labelled("a body literal")
 }
 
 /// A whole program: rules, inline facts and queries, each ended by `.`, a significant
@@ -174,10 +303,13 @@ where
 {
     let arrow = just(Token::Arrow).or(just(Token::ColonDash));
     let body = literal(file).separated_by(just(Token::Comma)).collect::<Vec<_>>();
-    let rule_or_fact = atom(file).then(arrow.ignore_then(body).or_not()).map_with(move |(head, body), e| match body {
-        Some(body) => Statement::Rule(Rule { head, body, span: to_span(file, e.span()) }),
-        None => Statement::Fact(head),
-    });
+    let rule_or_fact =
+        atom_of(file, expression(file)).then(arrow.ignore_then(body).or_not()).map_with(move |(head, body), e| {
+            match body {
+                Some(body) => Statement::Rule(Rule { head, body, span: to_span(file, e.span()) }),
+                None => Statement::Fact(head),
+            }
+        });
     let query = just(Token::QueryOp)
         .ignore_then(atom(file))
         .map_with(move |atom, e| Statement::Query(Query { atom, span: to_span(file, e.span()) }));

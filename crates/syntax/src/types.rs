@@ -38,11 +38,13 @@ impl Kind {
     }
 }
 
-/// The first evidence of a class and where it was seen.
+/// The first evidence of a class and where it was seen; `arithmetic` when it is an
+/// operator computing with the class's values (whose contradiction is E0030).
 #[derive(Clone, Copy, Debug)]
 struct Evidence {
     kind: Kind,
     span: Span,
+    arithmetic: bool,
 }
 
 /// Union-find over the nodes, each root with the evidence of its class.
@@ -75,7 +77,7 @@ impl Solver {
         match self.evidence[root] {
             None => self.evidence[root] = Some(new),
             Some(old) => match old.kind.meet(new.kind) {
-                Some(kind) => self.evidence[root] = Some(Evidence { kind, span: old.span }),
+                Some(kind) => self.evidence[root] = Some(merged(old, new, kind)),
                 None if self.reported[root] => {}
                 None => {
                     self.reported[root] = true;
@@ -87,7 +89,7 @@ impl Solver {
 
     fn evidence(&mut self, node: usize, kind: Kind, span: Span) {
         let root = self.root(node);
-        self.add(root, Evidence { kind, span });
+        self.add(root, Evidence { kind, span, arithmetic: false });
     }
 
     /// Joins two classes at a use spanned `span`.
@@ -105,11 +107,15 @@ impl Solver {
             return;
         };
         match ours.kind.meet(theirs.kind) {
-            Some(kind) => self.evidence[a] = Some(Evidence { kind, span: ours.span }),
+            Some(kind) => self.evidence[a] = Some(merged(ours, theirs, kind)),
             None if reported => {}
+            None if ours.arithmetic || theirs.arithmetic => {
+                self.reported[a] = true;
+                self.diagnostics.push(mismatch(ours, theirs));
+            }
             None => {
                 self.reported[a] = true;
-                let here = Evidence { kind: theirs.kind, span };
+                let here = Evidence { kind: theirs.kind, span, arithmetic: false };
                 let report = mismatch(ours, here).with_secondary(theirs.span, format!("a {} here", theirs.kind.name()));
                 self.diagnostics.push(report);
             }
@@ -126,7 +132,29 @@ impl Solver {
     }
 }
 
+/// The evidence of a class that has `old` and `new`, which meet in `kind`: the first,
+/// unless only the second is an operator (a class computed with stays one, so that a
+/// symbol meeting it later is E0030).
+fn merged(old: Evidence, new: Evidence, kind: Kind) -> Evidence {
+    let first = if new.arithmetic && !old.arithmetic { new } else { old };
+    Evidence { kind, ..first }
+}
+
 fn mismatch(old: Evidence, new: Evidence) -> Diagnostic {
+    if old.arithmetic || new.arithmetic {
+        // E0030 points at the operator, beside the symbol it meets.
+        let (operator, other) = if new.arithmetic { (new, old) } else { (old, new) };
+        let what = match other.kind {
+            Kind::Exact(ValueType::Symbol) => "a symbol",
+            Kind::Exact(ValueType::Unsigned) => "an `unsigned` where a `number` is computed",
+            _ => "a `number` where an `unsigned` is computed",
+        };
+        let code =
+            if other.kind == Kind::Exact(ValueType::Symbol) { Code::ARITHMETIC_ON_SYMBOL } else { Code::TYPE_MISMATCH };
+        return Diagnostic::error(code, format!("an arithmetic operator meets {what}"))
+            .with_primary(operator.span, "this operator computes with numbers")
+            .with_secondary(other.span, format!("a {} here", other.kind.name()));
+    }
     Diagnostic::error(
         Code::TYPE_MISMATCH,
         format!("a {} where the same column or variable holds a {}", new.kind.name(), old.kind.name()),
@@ -141,14 +169,18 @@ fn constant_kind(term: &ast::Term) -> Option<Kind> {
     match term.kind {
         TermKind::Int(_) => Some(Kind::Numeric),
         TermKind::Ident(_) | TermKind::Str(_) => Some(Kind::Exact(ValueType::Symbol)),
-        TermKind::Var(_) | TermKind::Anon | TermKind::Reserved(_) => None,
+        _ => None,
     }
 }
 
-/// The variables of one rule (or fact, or query) as nodes; each `_` is a node of its own.
+/// The variables of one rule (or fact, or query) as nodes; each `_` and each
+/// arithmetic subexpression is a node of its own.
 struct Scope<'s> {
     solver: &'s mut Solver,
     vars: HashMap<String, usize>,
+    /// The node of each unary minus, with the operator's span: one of an `unsigned` is
+    /// E0032.
+    negations: &'s mut Vec<(usize, Span)>,
 }
 
 /// What [`infer`] found besides the column types.
@@ -164,6 +196,7 @@ pub(crate) struct Typing {
 pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
     let mut solver = Solver { parent: Vec::new(), evidence: Vec::new(), reported: Vec::new(), diagnostics: Vec::new() };
     let mut compared = Vec::new();
+    let mut negations = Vec::new();
     // The first node of each predicate's columns.
     let mut columns: Vec<usize> = Vec::with_capacity(program.preds.len());
     for pred in &program.preds {
@@ -199,7 +232,7 @@ pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
             Statement::Query(query) => (vec![&query.atom], Vec::new()),
             Statement::Error(_) => continue,
         };
-        let mut scope = Scope { solver: &mut solver, vars: HashMap::new() };
+        let mut scope = Scope { solver: &mut solver, vars: HashMap::new(), negations: &mut negations };
         for atom in atoms {
             for (i, term) in atom.args.iter().enumerate() {
                 let Some(column) = column(program, atom, i) else { continue };
@@ -234,6 +267,14 @@ pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
         pred.types = (0..pred.arity).map(|i| solver.resolved(first + i)).collect();
     }
     let comparisons = compared.into_iter().map(|(span, node)| (span, solver.resolved(node))).collect();
+    for (node, span) in negations {
+        if solver.resolved(node) == ValueType::Unsigned {
+            solver.diagnostics.push(
+                Diagnostic::error(Code::NEGATED_UNSIGNED, "`-` negates a value of an `unsigned` column or expression")
+                    .with_primary(span, "`-` of an unsigned value"),
+            );
+        }
+    }
     Typing { diagnostics: solver.diagnostics, comparisons }
 }
 
@@ -250,8 +291,41 @@ impl Scope<'_> {
                 }
             }),
             TermKind::Anon => Some(self.solver.node()),
+            TermKind::Unary { .. } | TermKind::Binary { .. } => Some(self.expression(term)),
             _ => None,
         }
+    }
+
+    /// The node of an arithmetic expression: it, its operators' results and its operands
+    /// hold one numeric type (each operator is evidence of it). The tree is at most
+    /// [`crate::expr::MAX_DEPTH`] deep, so it is walked with an explicit stack.
+    fn expression(&mut self, term: &ast::Term) -> usize {
+        let node = self.solver.node();
+        let mut stack = vec![term];
+        while let Some(term) = stack.pop() {
+            let (op_span, operands): (Span, Vec<&ast::Term>) = match &term.kind {
+                TermKind::Unary { op, op_span, operand } => {
+                    if *op == ir::UnOp::Neg {
+                        self.negations.push((node, *op_span));
+                    }
+                    (*op_span, vec![operand])
+                }
+                TermKind::Binary { op_span, left, right, .. } => (*op_span, vec![left, right]),
+                _ => unreachable!("only expressions are pushed"),
+            };
+            let root = self.solver.root(node);
+            self.solver.add(root, Evidence { kind: Kind::Numeric, span: op_span, arithmetic: true });
+            for operand in operands {
+                if operand.is_arithmetic() {
+                    stack.push(operand);
+                } else if let Some(leaf) = self.term(operand) {
+                    self.solver.join(node, leaf, operand.span);
+                } else {
+                    self.constant(node, operand);
+                }
+            }
+        }
+        node
     }
 
     /// A constant `term` is evidence for `node`.

@@ -74,11 +74,6 @@ pub fn looks_like_souffle(src: &str) -> bool {
     src.lines().map(str::trim_start).any(|line| line.starts_with(".decl") || line.starts_with("#include"))
 }
 
-/// Soufflé's bitwise and logical operators, which are words.
-fn is_word_operator(text: &str) -> bool {
-    matches!(text, "band" | "bor" | "bxor" | "bnot" | "bshl" | "bshr" | "bshru" | "land" | "lor" | "lxor" | "lnot")
-}
-
 /// Parses a Soufflé program into the native AST (rules expanded: one per head and
 /// disjunct; facts of derived relations become empty-body rules).
 pub fn parse(src: &str, file: FileId, includes: &mut dyn Includes) -> (ast::File, Vec<Diagnostic>) {
@@ -896,6 +891,14 @@ impl<'a> Parser<'a> {
                 Ok(vec![vec![ast::Literal::Negated { atom, span }]])
             }
             Kind::LParen => {
+                // `(x + 1) < y` is a comparison, `(a(x) ; b(x))` a disjunction: the
+                // comparison is tried first, and its reports dropped if it is none.
+                let (pos, reported) = (self.pos, self.diagnostics.len());
+                if let Ok(Some(comparison)) = self.comparison() {
+                    return Ok(vec![vec![comparison]]);
+                }
+                self.pos = pos;
+                self.diagnostics.truncate(reported);
                 if depth >= MAX_NESTING {
                     return Err(self.unsupported(tok.span, &format!("nesting deeper than {MAX_NESTING} parentheses")));
                 }
@@ -904,7 +907,11 @@ impl<'a> Parser<'a> {
                 self.expect(Kind::RParen, "`,`, `;` or `)`")?;
                 Ok(dnf)
             }
-            Kind::Ident if self.peek_at(1).is_some_and(|t| t.kind == Kind::LParen) => {
+            Kind::Ident
+                if self.peek_at(1).is_some_and(|t| t.kind == Kind::LParen)
+                    && ir::BinOp::function(self.text(tok)).is_none()
+                    && ir::UnOp::from_text(self.text(tok)).is_none() =>
+            {
                 let name = self.text(tok);
                 if matches!(name, "match" | "contains") {
                     return Err(self.unsupported(tok.span, &format!("the constraint `{name}(...)`")));
@@ -919,23 +926,30 @@ impl<'a> Parser<'a> {
                 self.bump();
                 Ok(if self.text(tok) == "true" { vec![Vec::new()] } else { Vec::new() })
             }
-            _ => {
-                // A constraint `x < y`, `x = "a"`; `z = count : {...}` stops at the
-                // aggregate, which `term` reports as what it is.
-                let left = self.term()?;
-                match self.peek().filter(|t| matches!(t.kind, Kind::Eq | Kind::Compare)) {
-                    Some(op) => {
-                        self.bump();
-                        let right = self.term()?;
-                        match ir::CmpOp::from_text(self.text(op)) {
-                            Some(cmp) => Ok(vec![vec![ast::Literal::Compare(ast::Comparison::new(left, cmp, right))]]),
-                            None => Err(self.unsupported(op.span, &format!("the comparison `{}`", self.text(op)))),
-                        }
-                    }
-                    None => Err(self.expected("`(` after a relation name, or a comparison")),
-                }
-            }
+            _ => match self.comparison()? {
+                Some(comparison) => Ok(vec![vec![comparison]]),
+                None => Err(self.expected("`(` after a relation name, or a comparison")),
+            },
         }
+    }
+
+    /// A constraint `x < y`, `x = y + 1`; none when the expression is not followed by a
+    /// comparison operator. `z = count : {...}` stops at the aggregate, which `term`
+    /// reports as what it is.
+    fn comparison(&mut self) -> Result<Option<ast::Literal>, Reported> {
+        let left = self.expression()?;
+        let Some(op) = self.peek().filter(|t| matches!(t.kind, Kind::Eq | Kind::Compare)) else { return Ok(None) };
+        self.bump();
+        let right = self.expression()?;
+        match ir::CmpOp::from_text(self.text(op)) {
+            Some(cmp) => Ok(Some(ast::Literal::Compare(ast::Comparison::new(left, cmp, right)))),
+            None => Err(self.unsupported(op.span, &format!("the comparison `{}`", self.text(op)))),
+        }
+    }
+
+    /// A term or an arithmetic expression, read by the grammar both dialects share.
+    fn expression(&mut self) -> Result<ast::Term, Reported> {
+        crate::expr::expression(self)
     }
 
     /// `name(t, ...)`
@@ -951,7 +965,7 @@ impl<'a> Parser<'a> {
         let close = match self.eat(Kind::RParen) {
             Some(close) => close,
             None => loop {
-                args.push(self.term()?);
+                args.push(self.expression()?);
                 if self.eat(Kind::Comma).is_none() {
                     break self.expect(Kind::RParen, "`,` or `)`")?;
                 }
@@ -982,9 +996,6 @@ impl<'a> Parser<'a> {
                 return Err(self.unsupported(tok.span, &format!("the aggregate `{text}`")));
             }
             Kind::Ident if text == "nil" => return Err(self.unsupported(tok.span, "a record (`nil`)")),
-            Kind::Ident if is_word_operator(text) => {
-                return Err(self.unsupported(tok.span, &format!("arithmetic (`{text}`)")))
-            }
             Kind::Ident => TermKind::Var(text.to_string()),
             Kind::Underscore => TermKind::Anon,
             // As Soufflé reads it: `007` is 7.
@@ -995,36 +1006,73 @@ impl<'a> Parser<'a> {
             },
             Kind::Float => return Err(self.unsupported(tok.span, "a float constant")),
             Kind::Str => TermKind::Str(unescape(text)),
-            Kind::Operator
-                if text == "-" && next.is_some_and(|n| matches!(n.kind, Kind::Number | Kind::RadixNumber)) =>
-            {
-                let number = next.expect("checked");
-                self.bump();
-                let span = tok.span.to(number.span);
-                self.bump();
-                let Some(n) = ast::integer_literal(&format!("-{}", self.text(number))) else {
-                    return Err(self.unsupported(span, "a number this large"));
-                };
-                return self.after_term(ast::Term { kind: TermKind::Int(n.to_string()), span });
-            }
             Kind::Dollar => return Err(self.unsupported(tok.span, "`$` (a counter or an ADT branch)")),
             Kind::At => return Err(self.unsupported(tok.span, "a user-defined functor (`@f(...)`)")),
             Kind::LBracket => return Err(self.unsupported(tok.span, "a record (`[...]`)")),
-            Kind::LParen | Kind::Operator => return Err(self.unsupported(tok.span, "arithmetic")),
             _ => return Err(self.expected("a variable, a number or a string")),
         };
         self.bump();
-        self.after_term(ast::Term { kind, span: tok.span })
+        Ok(ast::Term { kind, span: tok.span })
+    }
+}
+
+/// Soufflé's tokens as the shared expression grammar reads them.
+impl crate::expr::ExprSource for Parser<'_> {
+    type Error = Reported;
+
+    fn infix(&mut self) -> Option<(ir::BinOp, Span)> {
+        let tok = self.peek()?;
+        let op = match tok.kind {
+            Kind::Operator => ir::BinOp::symbol(self.text(tok), true)?,
+            Kind::Ident => ir::BinOp::word(self.text(tok), true)?,
+            _ => return None,
+        };
+        Some((op, tok.span))
     }
 
-    /// A term followed by an arithmetic operator (a sign or a word such as `band`) is
-    /// arithmetic.
-    fn after_term(&mut self, term: ast::Term) -> Result<ast::Term, Reported> {
-        let operator = |t: &Tok| t.kind == Kind::Operator || (t.kind == Kind::Ident && is_word_operator(self.text(*t)));
-        if let Some(op) = self.peek().filter(operator) {
-            return Err(self.unsupported(op.span, &format!("arithmetic (`{}`)", self.text(op))));
+    fn prefix(&mut self) -> Option<(crate::expr::Prefix, Span)> {
+        use crate::expr::Prefix;
+        let tok = self.peek()?;
+        let text = self.text(tok);
+        let next = self.peek_at(1).map(|t| t.kind);
+        let prefix = match tok.kind {
+            Kind::Operator if text == "-" => Prefix::Unary(ir::UnOp::Neg),
+            Kind::LParen => Prefix::Open,
+            Kind::Ident if next == Some(Kind::LParen) && ir::BinOp::function(text).is_some() => {
+                Prefix::Function(ir::BinOp::function(text)?)
+            }
+            Kind::Ident if matches!(text, "bnot" | "lnot") => Prefix::Unary(ir::UnOp::from_text(text)?),
+            _ => return None,
+        };
+        Some((prefix, tok.span))
+    }
+
+    fn bump(&mut self, prefix: bool) {
+        let function = prefix
+            && self.peek().is_some_and(|t| t.kind == Kind::Ident && ir::BinOp::function(self.text(t)).is_some())
+            && self.peek_at(1).is_some_and(|t| t.kind == Kind::LParen);
+        Parser::bump(self);
+        if function {
+            Parser::bump(self);
         }
-        Ok(term)
+    }
+
+    fn punct(&mut self, comma: bool) -> Result<(crate::expr::Punct, Span), Reported> {
+        if let Some(close) = self.eat(Kind::RParen) {
+            return Ok((crate::expr::Punct::Close, close.span));
+        }
+        match self.eat(Kind::Comma) {
+            Some(c) if comma => Ok((crate::expr::Punct::Comma, c.span)),
+            _ => Err(self.expected(if comma { "`,` or `)`" } else { "`)`" })),
+        }
+    }
+
+    fn leaf(&mut self) -> Result<ast::Term, Reported> {
+        self.term()
+    }
+
+    fn error(&mut self, span: Span, message: String) -> Reported {
+        self.syntax(span, message)
     }
 }
 

@@ -107,8 +107,6 @@ fn declared_but_unused_relations_exist() {
 fn unsupported_constructs_are_named_at_their_span() {
     let decls = ".decl e(x:number, y:number)\n.decl r(x:number)\n";
     let cases: &[(&str, &str, &str)] = &[
-        ("r(x) :- e(x, y), x < y + 1.", "+", "arithmetic (`+`) is not supported"),
-        ("r(x + 1) :- e(x, _).", "+", "arithmetic (`+`) is not supported"),
         ("r(c) :- c = count : { e(_, _) }.", "count", "the aggregate `count` is not supported"),
         ("r(x) :- e(x, cat(\"a\", \"b\")).", "cat", "the functor `cat(...)` is not supported"),
         ("r(x) :- e(x, @f(x)).", "@", "a user-defined functor (`@f(...)`) is not supported"),
@@ -121,8 +119,6 @@ fn unsupported_constructs_are_named_at_their_span() {
         (".decl q(x:float)", "float", "the type `float` is not supported"),
         (".input e(IO=sqlite)", "IO=sqlite", "`IO=sqlite` is not supported"),
         ("r(x) <= r(x) :- e(x, _).", "<=", "a subsumptive clause (`<=`) is not supported"),
-        ("r(x) :- e(x, y), z = x band y, e(z, _).", "band", "arithmetic (`band`) is not supported"),
-        ("r(x) :- e(x, y), x = lnot y.", "lnot", "arithmetic (`lnot`) is not supported"),
     ];
     for (text, offending, message) in cases {
         let src = format!("{decls}{text}\n");
@@ -315,12 +311,50 @@ mod never_panics {
             "0x",
             "1.5",
             "é",
+            "+",
+            "*",
+            "/",
+            "%",
+            "^",
+            "band",
+            "bshru",
+            "lxor",
+            "bnot",
+            "lnot",
+            "min(",
+            "max",
+            "((",
+            "))",
         ]);
         prop::collection::vec(token, 0..40).prop_map(|tokens| tokens.join(" "))
     }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Deep expressions are a syntax error past the nesting limit, never a deep
+        /// recursion: chains, parentheses and prefix operators alike.
+        #[test]
+        fn deep_expressions_never_overflow(depth in 0usize..3000, kind in 0usize..4) {
+            let expression = match kind {
+                0 => format!("{}x{}", "(".repeat(depth), ")".repeat(depth)),
+                1 => vec!["x"; depth + 1].join(" ^ "),
+                2 => vec!["x"; depth + 1].join(" + "),
+                _ => format!("{}x", "- bnot ".repeat(depth)),
+            };
+            let src = format!(".decl e(x:number)\n.decl r(x:number)\nr(y) :- e(x), y = {expression}.\n");
+            // Levels of nesting: each prefix operator, parenthesis and operator of a chain.
+            let levels = if kind == 3 { 2 * depth } else { depth };
+            let fits = |ok: bool| if levels < crate::expr::MAX_DEPTH { ok } else { levels <= crate::expr::MAX_DEPTH + 1 || !ok };
+            let (program, diagnostics) = parse_program(&src, FILE, &mut NoIncludes);
+            prop_assert_eq!(program.is_some(), diagnostics.is_empty());
+            prop_assert!(fits(program.is_some()), "{} {}", kind, depth);
+            // The dlc dialect reads them with the same grammar.
+            let dlc = format!("R(Y) <- E(X), Y = {}\n?- R(Y).\n", expression.replace('x', "X"));
+            let (program, diagnostics) = crate::parse_program(&dlc, FILE);
+            prop_assert_eq!(program.is_some(), diagnostics.is_empty());
+            prop_assert!(fits(program.is_some()), "{} {}", kind, depth);
+        }
+
         #[test]
         fn token_soups_never_panic(src in soup()) {
             let (_, diagnostics) = parse_program(&src, FILE, &mut NoIncludes);
@@ -350,4 +384,35 @@ fn unsigned_values_are_ordered_as_unsigned_and_not_compared_with_numbers() {
     assert_eq!(found[0].2, "an ordering comparison (`<`) of a `number` with an `unsigned` is not supported");
     let found = errors(".decl u(x:unsigned)\n.decl r(x:unsigned)\nr(x) :- u(x), x > -1.\n");
     assert_eq!(found[0].0, "E0024");
+}
+
+/// Arithmetic reads with Soufflé's precedence, in heads, atoms and comparisons; an
+/// expression argument becomes a fresh variable and an assignment.
+#[test]
+fn arithmetic_reads_with_souffles_precedence() {
+    let src = ".decl e(x:number, y:number)\n.decl r(x:number, y:number)\n\
+               r(x + 1, -2 ^ 2) :- e(x, y), !e(y band 3, _), (x + 1) * 2 < y, z = x % 3 bshl 1 + 1, e(z, max(1, y, 2)).\n";
+    let s = ok(src);
+    assert_eq!(
+        rules(&s.program),
+        ["r(_0,-4) <- e(x,y), e(z,_3), !e(_1,_2), (x + 1) * 2 < y, z = x mod 3 bshl 1 + 1, _0 = x + 1, _1 = y band 3, \
+          _3 = max(max(1, y), 2)"]
+    );
+    // A prefix word before `(` starts an expression, not an atom.
+    ok(".decl e(x:number)\n.decl r(x:number)\nr(x) :- e(x), bnot (x) > lnot (x).\n");
+    // `(` starts a disjunction as before.
+    let s = ok(".decl e(x:number)\n.decl r(x:number)\nr(x) :- e(x), ((x + 1) > 2 ; e(x + 1)).\n");
+    assert_eq!(s.program.rules.len(), 2);
+    for (text, offending, message) in [
+        ("r(x, x) :- e(x, y), x = -y.", "-", "`-` negates a value of an `unsigned` column or expression"),
+        ("r(x, 1 / 0) :- e(x, _).", "1 / 0", "this expression has no value: it divides by zero"),
+    ] {
+        let decls = ".decl e(x:unsigned, y:unsigned)\n.decl r(x:unsigned, y:unsigned)\n";
+        let found = errors(&format!("{decls}{text}\n"));
+        assert_eq!(found.len(), 1, "{text}: {found:?}");
+        assert_eq!((found[0].1.as_str(), found[0].2.as_str()), (offending, message), "{text}");
+    }
+    let found = errors(".decl s(x:symbol)\n.decl r(x:number)\nr(x + 1) :- s(x).\n");
+    assert_eq!(found[0].0, "E0030", "{found:?}");
+    assert_eq!(found[0].1, "+");
 }

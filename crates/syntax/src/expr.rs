@@ -1,0 +1,136 @@
+//! The one expression grammar of both dialects: precedence climbing over whatever token
+//! stream an `ExprSource` reads (the dlc dialect's chumsky input, Soufflé's hand-written
+//! reader). Precedence and associativity are Soufflé 2.5's ([`ir::BinOp::precedence`]).
+//!
+//! An expression nests at most [`MAX_DEPTH`] levels (each operator of a chain and each
+//! parenthesis counts), so every pass that walks its tree recurses a bounded depth.
+
+use crate::ast::{Term, TermKind};
+use diag::Span;
+use ir::{BinOp, UnOp};
+
+/// The deepest expression tree either dialect reads.
+pub const MAX_DEPTH: usize = 64;
+
+/// What can start an operand other than a plain term.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Prefix {
+    /// `-`, `bnot`, `lnot`.
+    Unary(UnOp),
+    /// `min(` or `max(`: the name and its parenthesis (both are taken by one `bump`).
+    Function(BinOp),
+    /// `(`.
+    Open,
+}
+
+/// The punctuation inside parentheses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Punct {
+    Comma,
+    Close,
+}
+
+/// A token stream the expression grammar reads.
+pub(crate) trait ExprSource {
+    type Error;
+    /// The next token as an infix operator, with its span.
+    fn infix(&mut self) -> Option<(BinOp, Span)>;
+    /// The next token as the start of an operand that is not a plain term.
+    fn prefix(&mut self) -> Option<(Prefix, Span)>;
+    /// Consumes what [`ExprSource::infix`] or [`ExprSource::prefix`] saw.
+    fn bump(&mut self, prefix: bool);
+    /// Consumes `,` (when `comma` allows it) or `)`, or reports what was expected.
+    fn punct(&mut self, comma: bool) -> Result<(Punct, Span), Self::Error>;
+    /// A plain term: a variable, `_`, a constant.
+    fn leaf(&mut self) -> Result<Term, Self::Error>;
+    /// A syntax error at `span`.
+    fn error(&mut self, span: Span, message: String) -> Self::Error;
+}
+
+/// Reads one expression (a lone term is one too).
+pub(crate) fn expression<S: ExprSource>(source: &mut S) -> Result<Term, S::Error> {
+    binary(source, 0, 0).map(|(term, _)| term)
+}
+
+/// An expression whose operators bind at least `min` tightly, at nesting `depth`; with
+/// the height of its tree.
+fn binary<S: ExprSource>(source: &mut S, min: u8, depth: usize) -> Result<(Term, usize), S::Error> {
+    let (mut left, mut height) = operand(source, depth)?;
+    while let Some((op, op_span)) = source.infix() {
+        let precedence = op.precedence();
+        if precedence < min {
+            break;
+        }
+        if depth >= MAX_DEPTH {
+            return Err(too_deep(source, op_span));
+        }
+        source.bump(false);
+        let next = if op.right_associative() { precedence } else { precedence + 1 };
+        let (right, right_height) = binary(source, next, depth + 1)?;
+        height = 1 + height.max(right_height);
+        if height > MAX_DEPTH {
+            return Err(too_deep(source, op_span));
+        }
+        left = Term {
+            span: left.span.to(right.span),
+            kind: TermKind::Binary { op, op_span, left: Box::new(left), right: Box::new(right) },
+        };
+    }
+    Ok((left, height))
+}
+
+fn operand<S: ExprSource>(source: &mut S, depth: usize) -> Result<(Term, usize), S::Error> {
+    let Some((prefix, span)) = source.prefix() else { return source.leaf().map(|t| (t, 0)) };
+    if depth >= MAX_DEPTH {
+        return Err(too_deep(source, span));
+    }
+    source.bump(true);
+    match prefix {
+        Prefix::Unary(op) => {
+            let (inner, height) = binary(source, ir::PREFIX_PRECEDENCE, depth + 1)?;
+            let whole = span.to(inner.span);
+            // `-7` is the number -7 (so -2147483648 is in range), not the negation of 7.
+            if let (UnOp::Neg, TermKind::Int(text)) = (op, &inner.kind) {
+                if !text.starts_with('-') {
+                    return Ok((Term { kind: TermKind::Int(format!("-{text}")), span: whole }, height));
+                }
+            }
+            let kind = TermKind::Unary { op, op_span: span, operand: Box::new(inner) };
+            Ok((Term { kind, span: whole }, height + 1))
+        }
+        Prefix::Open => {
+            let (inner, height) = binary(source, 0, depth + 1)?;
+            source.punct(false)?;
+            Ok((inner, height))
+        }
+        Prefix::Function(op) => {
+            let (mut acc, mut height) = binary(source, 0, depth + 1)?;
+            let mut args = 1;
+            loop {
+                let (punct, end) = source.punct(true)?;
+                if punct == Punct::Close {
+                    if args < 2 {
+                        let message = format!("`{}(...)` takes at least two arguments", op.text());
+                        return Err(source.error(span.to(end), message));
+                    }
+                    acc.span = span.to(end);
+                    return Ok((acc, height));
+                }
+                let (next, next_height) = binary(source, 0, depth + 1)?;
+                height = 1 + height.max(next_height);
+                if height > MAX_DEPTH {
+                    return Err(too_deep(source, next.span));
+                }
+                acc = Term {
+                    span: span.to(next.span),
+                    kind: TermKind::Binary { op, op_span: span, left: Box::new(acc), right: Box::new(next) },
+                };
+                args += 1;
+            }
+        }
+    }
+}
+
+fn too_deep<S: ExprSource>(source: &mut S, span: Span) -> S::Error {
+    source.error(span, format!("an expression nested deeper than {MAX_DEPTH} levels"))
+}
