@@ -430,7 +430,7 @@ mod tests {
     fn programs_are_souffle_programs_dlc_reads() {
         let chain = Workload::Tc { rules: Rules::Llin, graph: Graph::Chain { nodes: 5 } };
         let points_to = Workload::PointsTo { vars: 10, allocs: 3, fields: 0, assigns: 5, loads: 2, stores: 2, seed: 1 };
-        let fields = Workload::PointsTo { fields: 3, ..points_to };
+        let fields = Workload::PointsTo { vars: 10, allocs: 3, fields: 3, assigns: 5, loads: 2, stores: 2, seed: 1 };
         for (workload, query) in
             [(chain, Query::Full), (chain, Query::Point(0)), (points_to, Query::Point(4)), (fields, Query::Full)]
         {

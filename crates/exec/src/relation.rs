@@ -223,6 +223,10 @@ pub(crate) struct Index {
     /// The columns outside the key, in order: what each entry holds after the row id.
     pub(crate) covered: Vec<usize>,
     keys: KeyMap,
+    /// Whether a one-column key is its own id: the packing found its values no larger
+    /// than [`identity_limit`] of the rows, so the offsets and tails are indexed by the
+    /// value and `keys` stays empty, which saves two words per key.
+    identity: bool,
     /// The entries of key id `k` among the packed rows are entries
     /// `offsets[k]..offsets[k + 1]` of `packed`; keys added since the packing have none.
     offsets: Vec<u32>,
@@ -237,6 +241,13 @@ pub(crate) struct Index {
     indexed: u32,
 }
 
+/// The largest value a one-column key of an index over `rows` rows may have for the
+/// index to use values as key ids ([`Index::identity`]): then its offsets take at most a
+/// few words per row, as a key map would.
+fn identity_limit(rows: usize) -> usize {
+    1024 + 2 * rows
+}
+
 /// Chunk capacities (in entries) double from the first to the last, so a key with one
 /// row costs a few words and a key with many wastes at most half a chunk.
 const FIRST_CHUNK: u32 = 2;
@@ -249,6 +260,7 @@ impl Index {
             cols: cols.to_vec(),
             covered: (0..arity).filter(|c| !cols.contains(c)).collect(),
             keys: KeyMap::new(cols.len()),
+            identity: false,
             offsets: Vec::new(),
             packed: Vec::new(),
             packed_rows: 0,
@@ -273,11 +285,12 @@ impl Index {
     }
 
     /// Adds row `r` with values `row` to the chunks; rows must come in ascending order,
-    /// after every packed row.
+    /// after every packed row. With [`Index::identity`], the key must be within
+    /// [`identity_limit`] of the rows ([`Rows::sync_index`] packs again otherwise).
     pub(crate) fn add(&mut self, row: &[u32], r: u32) {
         let Index { cols, covered, keys, tails, arena, .. } = self;
         let width = 1 + covered.len();
-        let id = keys.insert(|i| row[cols[i]]) as usize;
+        let id = if self.identity { row[cols[0]] as usize } else { keys.insert(|i| row[cols[i]]) as usize };
         if id >= tails.len() {
             tails.resize(id + 1, NIL);
         }
@@ -314,8 +327,13 @@ impl Index {
         self.packed = Vec::new();
         let mut offsets: Vec<u32> = Vec::new();
         let cols = &self.cols;
+        self.identity = cols.len() == 1
+            && rows.chunks_exact(arity).map(|row| row[cols[0]] as usize).max().unwrap_or(0) <= identity_limit(count);
+        if self.identity {
+            self.keys = KeyMap::new(1);
+        }
         for row in rows.chunks_exact(arity) {
-            let id = self.keys.insert(|i| row[cols[i]]) as usize;
+            let id = if self.identity { row[cols[0]] as usize } else { self.keys.insert(|i| row[cols[i]]) as usize };
             if id >= offsets.len() {
                 offsets.resize(id + 1, 0);
             }
@@ -339,7 +357,10 @@ impl Index {
         // `offsets[k]` walks through key `k`'s slots as they fill, ending at the next
         // key's start; the starts are restored afterwards by shifting them back.
         for (r, row) in rows.chunks_exact(arity).enumerate() {
-            let id = self.keys.find(|i| row[cols[i]]).expect("every key was inserted above") as usize;
+            let id = match self.identity {
+                true => row[cols[0]] as usize,
+                false => self.keys.find(|i| row[cols[i]]).expect("every key was inserted above") as usize,
+            };
             let at = offsets[id] as usize * width;
             packed[at] = r as u32;
             for (slot, &c) in packed[at + 1..at + width].iter_mut().zip(&self.covered) {
@@ -361,7 +382,11 @@ impl Index {
     #[inline]
     pub(crate) fn chain(&self, key: impl Fn(usize) -> u32) -> Chain<'_> {
         let width = self.width();
-        let Some(id) = self.keys.find(key).map(|id| id as usize) else {
+        let id = match self.identity {
+            true => Some(key(0) as usize),
+            false => self.keys.find(key).map(|id| id as usize),
+        };
+        let Some(id) = id else {
             return Chain { arena: &self.arena, width, chunk: NIL, left: 0, packed: &[], packed_left: 0 };
         };
         let chunk = self.tails.get(id).copied().unwrap_or(NIL);
@@ -593,8 +618,13 @@ impl Rows {
         if new_rows == 0 || self.failure.is_some() {
             return;
         }
-        // Packing all rows again once the chunks would hold as many as the packed part.
-        if self.arity > 0 && self.end - index.packed_rows >= index.packed_rows {
+        // Packing all rows again once the chunks would hold as many as the packed part, or
+        // when a new key is too large to be its own id (then the packing uses a key map,
+        // and does so from then on: the rows keep that key).
+        let limit = identity_limit(self.end as usize);
+        let too_large = index.identity
+            && (index.indexed..self.end).any(|r| self.data[r as usize * self.arity + index.cols[0]] as usize > limit);
+        if self.arity > 0 && (too_large || self.end - index.packed_rows >= index.packed_rows) {
             if index.pack(&self.data[..self.end as usize * self.arity], self.arity) {
                 index.indexed = self.end;
             } else {
@@ -1438,6 +1468,49 @@ mod tests {
         expected.reverse();
         assert_eq!(chain, expected);
         assert!(rows_of(&r, 9).is_empty());
+    }
+
+    /// Indexes synced after batches of every size list each key's rows newest first,
+    /// whether the rows are packed, in chunks since the packing, or both, with keys their
+    /// own ids and, once a large key arrives, through a key map.
+    #[test]
+    fn packed_indexes_and_their_chunks_list_the_rows_of_each_key() {
+        let mut r = Relation::new(3);
+        let single = r.rows.ensure_index(&[1]);
+        let pair = r.rows.ensure_index(&[0, 2]);
+        let mut state = 7u64;
+        let mut next = |bound: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound) as u32
+        };
+        for batch in 0..40u32 {
+            // A large key from batch 30 on, past what values as ids allow.
+            let big = if batch >= 30 { 1 << 30 } else { 0 };
+            for _ in 0..next(3 * u64::from(batch) + 2) {
+                r.insert(&[next(5), next(50) + big * next(2), next(4)]);
+            }
+            r.rows.sync_index(single);
+            r.rows.sync_index(pair);
+            assert_eq!(r.rows.indexes[single].identity, batch < 30, "small keys are their own ids");
+            for key in (0..50).chain([1 << 30, (1 << 30) + 3, 99_999]) {
+                let chain: Vec<u32> = r.rows.indexes[single].chain(|_| key).map(|(row, _)| row).collect();
+                let expected: Vec<u32> = (0..r.rows.end()).rev().filter(|&row| r.rows.row(row)[1] == key).collect();
+                assert_eq!(chain, expected, "key {key} after batch {batch}");
+            }
+            for (a, c) in (0..5).flat_map(|a| (0..4).map(move |c| (a, c))) {
+                let entries: Vec<(u32, Vec<u32>)> =
+                    r.rows.indexes[pair].chain(|i| [a, c][i]).map(|(row, e)| (row, e.to_vec())).collect();
+                let expected: Vec<(u32, Vec<u32>)> = (0..r.rows.end())
+                    .rev()
+                    .filter(|&row| r.rows.row(row)[0] == a && r.rows.row(row)[2] == c)
+                    .map(|row| (row, vec![r.rows.row(row)[1]]))
+                    .collect();
+                assert_eq!(entries, expected, "key ({a}, {c}) after batch {batch}");
+            }
+        }
+        assert!(!r.rows.indexes[single].identity, "the large key turned the index to a key map");
     }
 
     #[test]
