@@ -30,17 +30,18 @@ pub fn output_relation(workload: &Workload, query: Query) -> &'static str {
 /// query predicate, or for a point query `Q(y) :- R(c, y).` (a single output relation
 /// that selects a constant, which dlc computes through magic sets).
 pub fn souffle_program(workload: &Workload, query: Query) -> Result<String, String> {
-    let binary = |name: &str| format!(".decl {name}(x:number, y:number)\n");
-    let mut text = String::new();
-    let inputs: &[&str] = match workload {
-        Workload::Tc { .. } | Workload::Unreach { .. } | Workload::Hops { .. } => &["E"],
-        Workload::SameGen { .. } => &["par"],
-        Workload::PointsTo { .. } => &["alloc", "assign", "load", "store"],
-        Workload::Program { .. } => return Err("generated programs have no facts files".into()),
+    let decl = |name: &str, arity: usize| {
+        let columns: Vec<String> = ["x", "y", "z"][..arity].iter().map(|c| format!("{c}:number")).collect();
+        format!(".decl {name}({})\n", columns.join(", "))
     };
-    for input in inputs {
-        text += &binary(input);
-        let _ = writeln!(text, ".input {input}");
+    let binary = |name: &str| decl(name, 2);
+    let mut text = String::new();
+    if let Workload::Program { .. } = workload {
+        return Err("generated programs have no facts files".into());
+    }
+    for (name, arity) in workload.inputs() {
+        text += &decl(name, arity);
+        let _ = writeln!(text, ".input {name}");
     }
     match workload {
         Workload::Tc { rules, .. } => {
@@ -56,7 +57,7 @@ pub fn souffle_program(workload: &Workload, query: Query) -> Result<String, Stri
             text += &binary("sg");
             text += "sg(x, y) :- par(x, p), par(y, p).\nsg(x, y) :- par(x, p), sg(p, q), par(y, q).\n";
         }
-        Workload::PointsTo { .. } => {
+        Workload::PointsTo { fields: 0, .. } => {
             text += &binary("pt");
             text += &binary("hpt");
             text += concat!(
@@ -83,6 +84,16 @@ pub fn souffle_program(workload: &Workload, query: Query) -> Result<String, Stri
             text += &binary("Hop");
             let _ = writeln!(text, "H(x, y, 1) :- E(x, y).\nH(x, z, n + 1) :- H(x, y, n), E(y, z), n < {hops}.");
             text += "Hop(x, y) :- H(x, y, _).\n";
+        }
+        Workload::PointsTo { .. } => {
+            text += &binary("pt");
+            text += &decl("hpt", 3);
+            text += concat!(
+                "pt(v, o) :- alloc(v, o).\n",
+                "pt(v, o) :- assign(v, w), pt(w, o).\n",
+                "pt(v, o) :- load(v, p, f), pt(p, b), hpt(b, f, o).\n",
+                "hpt(b, f, o) :- store(p, f, w), pt(p, b), pt(w, o).\n",
+            );
         }
         Workload::Program { .. } => unreachable!("rejected above"),
     }
@@ -442,8 +453,11 @@ mod tests {
     #[test]
     fn programs_are_souffle_programs_dlc_reads() {
         let chain = Workload::Tc { rules: Rules::Llin, graph: Graph::Chain { nodes: 5 } };
-        let points_to = Workload::PointsTo { vars: 10, allocs: 3, assigns: 5, loads: 2, stores: 2, seed: 1 };
-        for (workload, query) in [(chain, Query::Full), (chain, Query::Point(0)), (points_to, Query::Point(4))] {
+        let points_to = Workload::PointsTo { vars: 10, allocs: 3, fields: 0, assigns: 5, loads: 2, stores: 2, seed: 1 };
+        let fields = Workload::PointsTo { vars: 10, allocs: 3, fields: 3, assigns: 5, loads: 2, stores: 2, seed: 1 };
+        for (workload, query) in
+            [(chain, Query::Full), (chain, Query::Point(0)), (points_to, Query::Point(4)), (fields, Query::Full)]
+        {
             let text = souffle_program(&workload, query).unwrap();
             assert!(syntax::souffle::looks_like_souffle(&text), "{text}");
             let mut includes = syntax::souffle::NoIncludes;

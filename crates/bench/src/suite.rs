@@ -364,15 +364,31 @@ impl Suite {
         let same_gen =
             if quick { Workload::SameGen { fanout: 3, depth: 4 } } else { Workload::SameGen { fanout: 3, depth: 6 } };
         let points_to = if quick {
-            Workload::PointsTo { vars: 500, allocs: 100, assigns: 600, loads: 100, stores: 100, seed: 7 }
+            Workload::PointsTo { vars: 500, allocs: 100, fields: 0, assigns: 600, loads: 100, stores: 100, seed: 7 }
         } else {
-            Workload::PointsTo { vars: 1500, allocs: 300, assigns: 1800, loads: 300, stores: 300, seed: 7 }
+            Workload::PointsTo { vars: 1500, allocs: 300, fields: 0, assigns: 1800, loads: 300, stores: 300, seed: 7 }
         };
         // Arithmetic: walks of at most four edges, counted in a column.
         let hops = Workload::Hops { hops: 4, graph: random };
         for workload in [same_gen, points_to, hops] {
             queries.push(QueryRow { workload, query: Query::Point(workload.point_node()) });
         }
+        // Ten times the variables, assignments, loads and stores of `points_to`, the
+        // loads and stores through 20 fields: how the analysis grows towards real
+        // programs. A third of the objects keeps it near a second.
+        let field_points_to = if quick {
+            Workload::PointsTo { vars: 5000, allocs: 50, fields: 10, assigns: 6000, loads: 1000, stores: 1000, seed: 7 }
+        } else {
+            Workload::PointsTo {
+                vars: 15000,
+                allocs: 100,
+                fields: 20,
+                assigns: 18000,
+                loads: 3000,
+                stores: 3000,
+                seed: 7,
+            }
+        };
 
         let reference = if quick {
             vec![
@@ -483,6 +499,7 @@ impl Suite {
             points_to,
             unreach,
             hops,
+            field_points_to,
         ] {
             for query in [Query::Full, Query::Point(workload.point_node())] {
                 binary.push(BinaryRow { workload, query });

@@ -173,14 +173,18 @@ pub enum Workload {
     /// Same generation on a complete tree with `fanout` children per node and `depth`
     /// levels below the root; `par(child, parent)`, nodes numbered breadth first.
     SameGen { fanout: u32, depth: u32 },
-    /// Field-insensitive Andersen points-to on a random program of `vars` variables with
-    /// `allocs` allocation sites (one object each) and as many assignments, loads and
-    /// stores as given. Variables are values `0..vars`, objects `vars..vars+allocs`.
-    PointsTo { vars: u32, allocs: u32, assigns: u32, loads: u32, stores: u32, seed: u64 },
     /// The pairs of nodes (ends of edges) the first does not reach:
     /// `U(X,Y) <- N(X), N(Y), !R(X,Y)` over the left-linear closure `R` of the graph, a
     /// negation above a recursive relation.
     Unreach { graph: Graph },
+    /// Andersen points-to on a random program of `vars` variables with `allocs`
+    /// allocation sites (one object each) and as many assignments, loads and stores as
+    /// given. Variables are values `0..vars`, objects `vars..vars+allocs`. With `fields`
+    /// 0 it is field-insensitive (`load(v,p)`: `v = *p`, `store(p,w)`: `*p = w`, heap
+    /// `hpt(b,o)`); otherwise loads and stores go through one of `fields` fields, values
+    /// `0..fields` of their own column (`load(v,p,f)`: `v = p.f`, `store(p,f,w)`:
+    /// `p.f = w`, heap `hpt(b,f,o)`), which is what analyses of real programs run.
+    PointsTo { vars: u32, allocs: u32, fields: u32, assigns: u32, loads: u32, stores: u32, seed: u64 },
     /// A generated program whose size is the point: how compile time grows with it. Its
     /// few input facts are inline; the query is part of the text.
     Program { shape: Shape, size: u32 },
@@ -344,6 +348,7 @@ impl Workload {
                 Some(Workload::PointsTo {
                     vars: num(1)?,
                     allocs: num(2)?,
+                    fields: 0,
                     assigns: num(3)?,
                     loads: num(4)?,
                     stores: num(5)?,
@@ -353,6 +358,17 @@ impl Workload {
             Some("hops") if parts.len() > 2 => {
                 num(1).zip(Graph::parse(&parts[2..])).map(|(hops, graph)| Workload::Hops { hops, graph })
             }
+            Some("ptf") if parts.len() == 8 => (|| {
+                Some(Workload::PointsTo {
+                    vars: num(1)?,
+                    allocs: num(2)?,
+                    fields: num(3).filter(|&f| f > 0)?,
+                    assigns: num(4)?,
+                    loads: num(5)?,
+                    stores: num(6)?,
+                    seed: parts[7].parse().ok()?,
+                })
+            })(),
             Some(kind) if kind.starts_with("prog-") && parts.len() == 2 => Shape::ALL
                 .into_iter()
                 .find(|shape| shape.name() == &kind[5..])
@@ -369,7 +385,8 @@ impl Workload {
             Workload::Tc { rules, graph } => format!("{}, {}", graph.label(), rules.name()),
             Workload::Unreach { graph } => format!("{}, unreach", graph.label()),
             Workload::SameGen { fanout, depth } => format!("same-generation, tree {fanout}^{depth}"),
-            Workload::PointsTo { vars, .. } => format!("points-to, {vars} variables"),
+            Workload::PointsTo { vars, fields: 0, .. } => format!("points-to, {vars} variables"),
+            Workload::PointsTo { vars, fields, .. } => format!("points-to, {vars} variables, {fields} fields"),
             Workload::Program { shape, size } => format!("{}, {size}", shape.name()),
             Workload::Hops { hops, graph } => format!("{}, at most {hops} hops", graph.label()),
         }
@@ -384,6 +401,19 @@ impl Workload {
             Workload::PointsTo { .. } => "pt",
             Workload::Program { .. } => "p",
             Workload::Hops { .. } => "Hop",
+        }
+    }
+
+    /// The input relations [`Workload::generate`] makes, with their arities, in its order.
+    pub fn inputs(&self) -> Vec<(&'static str, usize)> {
+        match *self {
+            Workload::Tc { .. } | Workload::Unreach { .. } | Workload::Hops { .. } => vec![("E", 2)],
+            Workload::SameGen { .. } => vec![("par", 2)],
+            Workload::PointsTo { fields, .. } => {
+                let through = if fields == 0 { 2 } else { 3 };
+                vec![("alloc", 2), ("assign", 2), ("load", through), ("store", through)]
+            }
+            Workload::Program { .. } => Vec::new(),
         }
     }
 
@@ -402,11 +432,18 @@ impl Workload {
             Workload::SameGen { .. } => {
                 "sg(X,Y) <- par(X,P), par(Y,P).\nsg(X,Y) <- par(X,P), sg(P,Q), par(Y,Q).\n".to_string()
             }
-            Workload::PointsTo { .. } => concat!(
+            Workload::PointsTo { fields: 0, .. } => concat!(
                 "pt(V,O) <- alloc(V,O).\n",
                 "pt(V,O) <- assign(V,W), pt(W,O).\n",
                 "pt(V,O) <- load(V,P), pt(P,B), hpt(B,O).\n",
                 "hpt(B,O) <- store(P,W), pt(P,B), pt(W,O).\n",
+            )
+            .to_string(),
+            Workload::PointsTo { .. } => concat!(
+                "pt(V,O) <- alloc(V,O).\n",
+                "pt(V,O) <- assign(V,W), pt(W,O).\n",
+                "pt(V,O) <- load(V,P,F), pt(P,B), hpt(B,F,O).\n",
+                "hpt(B,F,O) <- store(P,F,W), pt(P,B), pt(W,O).\n",
             )
             .to_string(),
             Workload::Program { shape, size } => shape.text(*size),
@@ -428,7 +465,7 @@ impl Workload {
                 let par: Vec<(u32, u32)> = (1..nodes).map(|c| (c, (c - 1) / fanout)).collect();
                 Edb { relations: vec![pairs("par", &par)], values: nodes }
             }
-            Workload::PointsTo { vars, allocs, assigns, loads, stores, seed } => {
+            Workload::PointsTo { vars, allocs, fields, assigns, loads, stores, seed } => {
                 let mut rng = SplitMix64::new(seed);
                 let alloc: Vec<(u32, u32)> = (0..allocs).map(|o| (rng.below(vars), vars + o)).collect();
                 let mut var_pairs = |n: u32| -> Vec<(u32, u32)> {
@@ -445,13 +482,20 @@ impl Workload {
                 let assign = var_pairs(assigns);
                 let load = var_pairs(loads);
                 let store = var_pairs(stores);
+                let (load, store) = if fields == 0 {
+                    (pairs("load", &load), pairs("store", &store))
+                } else {
+                    // `load(v,p,f)` and `store(p,f,w)`: the field sits beside the base pointer.
+                    let mut field = || rng.below(fields);
+                    let load: Vec<u32> = load.iter().flat_map(|&(v, p)| [v, p, field()]).collect();
+                    let store: Vec<u32> = store.iter().flat_map(|&(p, w)| [p, field(), w]).collect();
+                    (
+                        EdbRelation { name: "load", arity: 3, rows: load },
+                        EdbRelation { name: "store", arity: 3, rows: store },
+                    )
+                };
                 Edb {
-                    relations: vec![
-                        pairs("alloc", &alloc),
-                        pairs("assign", &assign),
-                        pairs("load", &load),
-                        pairs("store", &store),
-                    ],
+                    relations: vec![pairs("alloc", &alloc), pairs("assign", &assign), load, store],
                     values: vars + allocs,
                 }
             }
@@ -486,8 +530,11 @@ impl fmt::Display for Workload {
             Workload::Tc { rules, graph } => write!(f, "tc-{}:{graph}", rules.name()),
             Workload::Unreach { graph } => write!(f, "unreach:{graph}"),
             Workload::SameGen { fanout, depth } => write!(f, "sg:{fanout}:{depth}"),
-            Workload::PointsTo { vars, allocs, assigns, loads, stores, seed } => {
+            Workload::PointsTo { vars, allocs, fields: 0, assigns, loads, stores, seed } => {
                 write!(f, "pt:{vars}:{allocs}:{assigns}:{loads}:{stores}:{seed}")
+            }
+            Workload::PointsTo { vars, allocs, fields, assigns, loads, stores, seed } => {
+                write!(f, "ptf:{vars}:{allocs}:{fields}:{assigns}:{loads}:{stores}:{seed}")
             }
             Workload::Program { shape, size } => write!(f, "prog-{}:{size}", shape.name()),
             Workload::Hops { hops, graph } => write!(f, "hops:{hops}:{graph}"),
@@ -575,6 +622,7 @@ mod tests {
             "pt:3000:600:3000:600:600:7",
             "unreach:random:500:1500:42",
             "hops:4:random:2000:10000:42",
+            "ptf:15000:3000:20:18000:3000:3000:7",
         ] {
             assert_eq!(Workload::parse(spec).unwrap().to_string(), spec);
         }

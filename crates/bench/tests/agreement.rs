@@ -118,8 +118,9 @@ fn both_dred_strategies_agree_with_recomputation_on_small_graphs() {
 #[test]
 fn same_generation_and_points_to_agree_with_and_without_magic() {
     let sg = Workload::SameGen { fanout: 2, depth: 4 };
-    let pt = Workload::PointsTo { vars: 60, allocs: 12, assigns: 70, loads: 12, stores: 12, seed: 7 };
-    for workload in [sg, pt] {
+    let pt = Workload::PointsTo { vars: 60, allocs: 12, fields: 0, assigns: 70, loads: 12, stores: 12, seed: 7 };
+    let fields = Workload::PointsTo { vars: 60, allocs: 12, fields: 4, assigns: 70, loads: 12, stores: 12, seed: 7 };
+    for workload in [sg, pt, fields] {
         let edb = workload.generate();
         let query = Query::Point(workload.point_node());
         let magic = dlc_answers(&workload, query, &edb, Mode::Magic).0;

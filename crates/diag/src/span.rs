@@ -60,6 +60,13 @@ impl SourceMap {
         &self.files[file.0 as usize].1
     }
 
+    /// Frees the text of `file`, which no report will point into any more (a facts file
+    /// read without errors): a large input is then not held twice, as text and as
+    /// tuples. Its name stays, and its text reads as empty.
+    pub fn release_text(&mut self, file: FileId) {
+        self.files[file.0 as usize].1 = String::new();
+    }
+
     /// 1-based line and column of a byte offset, for plain-text locations.
     pub fn line_col(&self, file: FileId, offset: u32) -> (usize, usize) {
         let text = self.text(file);

@@ -254,7 +254,10 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
                 }
             };
         }
-        return outputs::run(args, &prepared, io, out, err);
+        // The input facts go to the evaluation, which frees them once they are in its
+        // database: `prepared` would hold them until the end of the run.
+        let facts = std::mem::take(&mut prepared.facts);
+        return outputs::run(args, &prepared, facts, io, out, err);
     }
     if args.output_dir.is_some() && (args.emit != Emit::Answers || args.format == Format::Json) {
         return usage_error(

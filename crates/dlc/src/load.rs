@@ -375,6 +375,11 @@ pub fn load_souffle_input(
     // A field of a number column is read as a number, as Soufflé does: `007` is 7.
     let text = sources.text(file);
     let read = syntax::read_delimited_facts(text, file, &name, io.delimiter, program, sink);
+    // The relation is declared in the program, so no later report points into a file
+    // read without errors: its text, as large as the input, is freed before evaluation.
+    if read.is_empty() {
+        sources.release_text(file);
+    }
     diagnostics.extend(read);
 }
 

@@ -10,6 +10,7 @@
 //! selection) one evaluation of the whole program serves them all.
 
 use crate::cli::{Emit, Format, MagicArg, RunArgs};
+use crate::facts::InputFacts;
 use crate::session::{self, Prepared, Selected, SouffleIo, ValueOrder};
 use ir::{Atom, PredId, PredKind, Program, Query, Term, TermKind, ValueType};
 use std::io::Write;
@@ -126,8 +127,16 @@ pub fn emit(args: &RunArgs, prepared: &Prepared, io: &SouffleIo) -> Result<Strin
     })
 }
 
-/// Evaluates and writes every output; returns the exit status.
-pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+/// Evaluates and writes every output; returns the exit status. `facts` are the input
+/// facts taken out of `prepared`, freed as soon as the evaluation no longer needs them.
+pub fn run(
+    args: &RunArgs,
+    prepared: &Prepared,
+    facts: InputFacts,
+    io: &SouffleIo,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
     let start = Instant::now();
     let engine = session::engine(args);
     let threads = session::threads(args.threads);
@@ -161,7 +170,7 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
             rewritten.as_ref(),
             mode,
             false,
-            &prepared.facts,
+            &facts,
             engine,
             threads,
             false,
@@ -178,7 +187,8 @@ pub fn run(args: &RunArgs, prepared: &Prepared, io: &SouffleIo, out: &mut dyn Wr
         // Only what the outputs and `.printsize` read is computed, as Soufflé does.
         let mut plan = plan::plan_program(program);
         plan.restrict_to(program, &wanted);
-        let edb = session::edb_database(program, &prepared.facts, args.max_tuples);
+        let edb = session::edb_database(program, &facts, args.max_tuples);
+        drop(facts);
         let (eval, live) = match engine.evaluate(&plan, program, edb, false, None, threads) {
             Ok(evaluated) => evaluated,
             Err(e) => return crate::stopped(err, &prepared.sources, program, &e, args.color),

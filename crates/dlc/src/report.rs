@@ -212,7 +212,8 @@ pub fn duration_text(d: Duration) -> String {
     }
 }
 
-/// The JSON object of one evaluated program: `rounds`, `row_tests`, `relations`, `answers`.
+/// The JSON object of one evaluated program: `rounds`, `row_tests`, `relations`, `memory`,
+/// `answers`.
 pub fn evaluation_json(program: &Program, run: &Evaluated, timing: bool) -> Value {
     let rounds: Vec<Value> =
         run.eval.rounds.iter().map(|r| json!({ "round": r.round, "new": grouped_json(program, &r.new) })).collect();
@@ -224,6 +225,7 @@ pub fn evaluation_json(program: &Program, run: &Evaluated, timing: bool) -> Valu
         "work": run.eval.work,
         "relations": sizes_json(program, &sizes),
         "derived_facts": sizes.iter().map(|(_, n)| n).sum::<usize>(),
+        "memory": memory_json(program, &run.eval.db),
         "answers": tuples_json(program, run.selected().pred, run.answers().iter()),
     });
     if timing {
@@ -232,7 +234,55 @@ pub fn evaluation_json(program: &Program, run: &Evaluated, timing: bool) -> Valu
     obj
 }
 
-/// The text trace of one evaluated program: rounds, row_tests, sizes, answers.
+/// The heap bytes of every relation that holds any, in predicate order.
+fn relation_memory(db: &exec::Database) -> Vec<(PredId, exec::RelationBytes)> {
+    (0..db.relation_count() as u32)
+        .map(|p| (PredId(p), db.relation_bytes(PredId(p))))
+        .filter(|(_, bytes)| bytes.total() > 0)
+        .collect()
+}
+
+/// `{"E": {"rows": …, "set": …, "staged": …, "indexes": [{"columns": [0], "bytes": …}],
+/// "locator": …, "total": …}, …}`.
+fn memory_json(program: &Program, db: &exec::Database) -> Value {
+    let mut map = Map::new();
+    for (p, bytes) in relation_memory(db) {
+        let indexes: Vec<Value> =
+            bytes.indexes.iter().map(|(cols, b)| json!({ "columns": cols, "bytes": b })).collect();
+        map.insert(
+            program.pred_name(p),
+            json!({
+                "rows": bytes.rows,
+                "set": bytes.set,
+                "staged": bytes.staged,
+                "indexes": indexes,
+                "locator": bytes.locator,
+                "total": bytes.total(),
+            }),
+        );
+    }
+    Value::Object(map)
+}
+
+/// One `memory:` line per relation: `E rows 64 B, set 120 B, staged 0 B, index(0) 88 B,
+/// total 272 B` (a locator only when there is one).
+fn memory_text(out: &mut String, program: &Program, db: &exec::Database) {
+    for (p, bytes) in relation_memory(db) {
+        let mut parts = vec![format!("rows {} B", bytes.rows), format!("set {} B", bytes.set)];
+        parts.push(format!("staged {} B", bytes.staged));
+        for (cols, b) in &bytes.indexes {
+            let cols: Vec<String> = cols.iter().map(usize::to_string).collect();
+            parts.push(format!("index({}) {b} B", cols.join(",")));
+        }
+        if bytes.locator > 0 {
+            parts.push(format!("locator {} B", bytes.locator));
+        }
+        parts.push(format!("total {} B", bytes.total()));
+        let _ = writeln!(out, "memory: {} {}", program.pred_name(p), parts.join(", "));
+    }
+}
+
+/// The text trace of one evaluated program: rounds, row_tests, sizes, memory, answers.
 pub fn evaluation_text(out: &mut String, title: &str, program: &Program, run: &Evaluated, timing: bool) {
     let _ = writeln!(out, "== {title}");
     for r in &run.eval.rounds {
@@ -251,6 +301,7 @@ pub fn evaluation_text(out: &mut String, title: &str, program: &Program, run: &E
         }
     }
     let _ = writeln!(out, "relations: {}", sizes_text(program, &relation_sizes(program, &run.eval.db)));
+    memory_text(out, program, &run.eval.db);
     let queried = run.selected().pred;
     let answers: Vec<String> = run.answers().iter().map(|t| program.display_tuple(queried, t).to_string()).collect();
     let _ = writeln!(out, "answers ({}): {}", answers.len(), answers.join(" "));

@@ -970,3 +970,26 @@ fn output_files_appear_only_when_complete() {
     assert_eq!(names, vec!["R.csv"]);
     assert_eq!(std::fs::read_to_string(out.join("R.csv")).unwrap(), "1\t2\n");
 }
+
+/// The trace's memory lines add up: every relation's parts sum to its total, and the
+/// indexes a semi-naive join probed are listed by their key columns, in text and JSON.
+#[test]
+fn the_trace_reports_memory_per_relation() {
+    let args = ["--emit", "trace", "--engine", "seminaive", "--magic", "off", "--no-timing", "fixtures/ok/reach.dl"];
+    let text = dlc(&args);
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    let line = text.stdout.lines().find(|l| l.starts_with("memory: R ")).expect("a memory line of R");
+    assert!(line.contains("rows ") && line.contains(", index(") && line.contains(", total "), "{line}");
+    let json = dlc(&[&args[..], &["--format", "json"]].concat());
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let memory = doc["memory"].as_object().expect("a memory object");
+    let r = &memory["R"];
+    let indexes = r["indexes"].as_array().expect("R's indexes");
+    assert!(!indexes.is_empty() && indexes.iter().all(|ix| ix["bytes"].as_u64() > Some(0)), "{r}");
+    for (name, parts) in memory {
+        let sum = ["rows", "set", "staged", "locator"].iter().map(|p| parts[p].as_u64().unwrap()).sum::<u64>()
+            + parts["indexes"].as_array().unwrap().iter().map(|ix| ix["bytes"].as_u64().unwrap()).sum::<u64>();
+        assert_eq!(parts["total"].as_u64(), Some(sum), "{name}");
+    }
+    assert!(line.ends_with(&format!("total {} B", r["total"])), "{line}");
+}

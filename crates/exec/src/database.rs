@@ -1,7 +1,9 @@
 //! The database: one set-semantics relation per predicate of a program.
 
 use crate::limits::ResourceError;
-use crate::relation::{remove_rows, remove_tuples, Groups, Rank, Relation, RowSet, Rows};
+use crate::relation::{
+    relation_bytes, remove_rows, remove_tuples, Groups, Rank, Relation, RelationBytes, RowSet, Rows,
+};
 use ir::{Fact, PredId, Program};
 
 /// One relation per [`PredId`] (indexed by [`PredId::index`]); tuples are `u32` values
@@ -168,6 +170,15 @@ impl Database {
     pub fn groups(&self, pred: PredId) -> Option<Groups<'_>> {
         let p = pred.index();
         Some(Groups::new(self.sets.get(p)?, self.rows.get(p)?.arity))
+    }
+
+    /// The heap bytes relation `pred` holds, part by part (nothing for an unknown one).
+    pub fn relation_bytes(&self, pred: PredId) -> RelationBytes {
+        let p = pred.index();
+        match (self.rows.get(p), self.sets.get(p)) {
+            (Some(rows), Some(set)) => relation_bytes(rows, set),
+            _ => RelationBytes::default(),
+        }
     }
 
     /// The tuples of `pred` in lexicographic order.

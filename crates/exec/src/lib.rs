@@ -27,7 +27,7 @@ pub use database::Database;
 pub use dred::{Maintained, Maintenance, Method, Tally, Update, UpdateCounts, UpdateReport, AUTO_MIN_BUDGET};
 pub use explain::{Attempt, Blocked, Explainer, Leaf, Proof, ProofNode, RuleAttempt, Step, WhyNot};
 pub use limits::{ResourceError, ResourceKind, DEFAULT_MAX_TUPLES};
-pub use relation::Groups;
+pub use relation::{Groups, RelationBytes};
 
 use ir::{PredId, Program};
 use plan::ProgramPlan;

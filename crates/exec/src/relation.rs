@@ -32,6 +32,35 @@ pub(crate) fn hash_values(values: impl Iterator<Item = u32>) -> u64 {
     hasher.finish()
 }
 
+/// The heap bytes a vector holds: its capacity, used or not, since that is what the
+/// process has allocated.
+fn vec_bytes<T>(v: &Vec<T>) -> usize {
+    v.capacity() * std::mem::size_of::<T>()
+}
+
+/// The heap bytes one relation holds, part by part ([`crate::Database::relation_bytes`]):
+/// what `--emit trace` reports, to see where memory goes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RelationBytes {
+    /// The rows (one `u32` per value), their tombstones and rank runs.
+    pub rows: usize,
+    /// The tuple set: groups by prefix and the last values of each.
+    pub set: usize,
+    /// Tuples staged and not yet committed, with the buffer's spare capacity.
+    pub staged: usize,
+    /// Each index: its key columns and bytes.
+    pub indexes: Vec<(Vec<usize>, usize)>,
+    /// The row locator of ranked maintenance, if any.
+    pub locator: usize,
+}
+
+impl RelationBytes {
+    /// All parts together.
+    pub fn total(&self) -> usize {
+        self.rows + self.set + self.staged + self.indexes.iter().map(|(_, b)| b).sum::<usize>() + self.locator
+    }
+}
+
 /// Appends a short tuple; `extend_from_slice` would call `memcpy` for a few bytes.
 #[inline]
 fn push_tuple(out: &mut Vec<u32>, tuple: &[u32]) {
@@ -67,6 +96,11 @@ impl KeyMap {
 
     fn len(&self) -> usize {
         self.len as usize
+    }
+
+    /// The heap bytes it holds: keys, hash table and direct map.
+    fn bytes(&self) -> usize {
+        vec_bytes(&self.keys) + self.table.allocation_size() + vec_bytes(&self.direct)
     }
 
     #[inline]
@@ -163,14 +197,21 @@ impl KeyMap {
 }
 
 /// A hash index on some columns: for each distinct key the rows with that key, in
-/// chunks of consecutive arena slots linked from the newest chunk back. A chain
-/// therefore lists rows in descending order, which lets a reader restricted to rows
-/// `lo..hi` skip and stop early.
+/// descending row order, which lets a reader restricted to rows `lo..hi` skip and stop
+/// early.
 ///
 /// The index covers the relation: each entry holds the row id and the values of the
-/// columns outside the key (the key's values are the probe's), so a join reads a chain
-/// as consecutive memory and never touches the rows themselves, which for a large
+/// columns outside the key (the key's values are the probe's), so a join reads a key's
+/// entries as consecutive memory and never touches the rows themselves, which for a large
 /// relation would miss the cache once per row.
+///
+/// Most rows are *packed*: sorted by key with a counting sort into one array of entries
+/// and one offset per key, which costs the entries and a word per key and nothing else.
+/// Rows appended after the packing go into chunks of consecutive arena slots per key,
+/// linked from the newest chunk back, until they are as many as the packed rows; the
+/// next sync then packs all rows again. Each packing at least doubles the packed rows, so
+/// packing costs amortised O(1) per row, and the chunks, with their headers and unused
+/// slots, hold at most half of the rows.
 ///
 /// An index holds the rows `0..indexed` and is extended by [`Rows::sync_index`] only
 /// when a join is about to probe it: an index that no join with a non-empty input needs
@@ -182,11 +223,29 @@ pub(crate) struct Index {
     /// The columns outside the key, in order: what each entry holds after the row id.
     pub(crate) covered: Vec<usize>,
     keys: KeyMap,
-    /// Per key id, the arena offset of its newest chunk.
+    /// Whether a one-column key is its own id: the packing found its values no larger
+    /// than [`identity_limit`] of the rows, so the offsets and tails are indexed by the
+    /// value and `keys` stays empty, which saves two words per key.
+    identity: bool,
+    /// The entries of key id `k` among the packed rows are entries
+    /// `offsets[k]..offsets[k + 1]` of `packed`; keys added since the packing have none.
+    offsets: Vec<u32>,
+    /// The entries of rows `0..packed_rows`, by key id, each key's in ascending row order.
+    packed: Vec<u32>,
+    packed_rows: u32,
+    /// Per key id, the arena offset of its newest chunk of rows added since the packing
+    /// (or [`NIL`]); keys beyond its end have none.
     tails: Vec<u32>,
     /// Chunks `[previous chunk or NIL, length, capacity, entries…]`.
     arena: Vec<u32>,
     indexed: u32,
+}
+
+/// The largest value a one-column key of an index over `rows` rows may have for the
+/// index to use values as key ids ([`Index::identity`]): then its offsets take at most a
+/// few words per row, as a key map would.
+fn identity_limit(rows: usize) -> usize {
+    1024 + 2 * rows
 }
 
 /// Chunk capacities (in entries) double from the first to the last, so a key with one
@@ -201,19 +260,39 @@ impl Index {
             cols: cols.to_vec(),
             covered: (0..arity).filter(|c| !cols.contains(c)).collect(),
             keys: KeyMap::new(cols.len()),
+            identity: false,
+            offsets: Vec::new(),
+            packed: Vec::new(),
+            packed_rows: 0,
             tails: Vec::new(),
             arena: Vec::new(),
             indexed: 0,
         }
     }
 
-    /// Adds row `r` with values `row`; rows must come in ascending order.
+    /// Values per entry: the row id and the covered columns.
+    fn width(&self) -> usize {
+        1 + self.covered.len()
+    }
+
+    /// The heap bytes it holds: keys, offsets, packed entries, chain tails and arena.
+    fn bytes(&self) -> usize {
+        self.keys.bytes()
+            + vec_bytes(&self.offsets)
+            + vec_bytes(&self.packed)
+            + vec_bytes(&self.tails)
+            + vec_bytes(&self.arena)
+    }
+
+    /// Adds row `r` with values `row` to the chunks; rows must come in ascending order,
+    /// after every packed row. With [`Index::identity`], the key must be within
+    /// [`identity_limit`] of the rows ([`Rows::sync_index`] packs again otherwise).
     pub(crate) fn add(&mut self, row: &[u32], r: u32) {
         let Index { cols, covered, keys, tails, arena, .. } = self;
         let width = 1 + covered.len();
-        let id = keys.insert(|i| row[cols[i]]) as usize;
-        if id == tails.len() {
-            tails.push(NIL);
+        let id = if self.identity { row[cols[0]] as usize } else { keys.insert(|i| row[cols[i]]) as usize };
+        if id >= tails.len() {
+            tails.resize(id + 1, NIL);
         }
         let mut tail = tails[id];
         let full = tail == NIL || arena[tail as usize + 1] == arena[tail as usize + 2];
@@ -235,23 +314,103 @@ impl Index {
         arena[t + 1] = len + 1;
     }
 
+    /// Packs the `rows` (`arity > 0` values each, all the relation's rows) by a counting sort
+    /// on their key ids, replacing the chunks; false, with nothing changed but the keys,
+    /// when the memory is not there.
+    fn pack(&mut self, rows: &[u32], arity: usize) -> bool {
+        let count = rows.len() / arity;
+        let width = self.width();
+        // The chunks go first: the packed entries replace them, and both at once would
+        // be the peak of the relation's memory.
+        self.arena = Vec::new();
+        self.tails = Vec::new();
+        self.packed = Vec::new();
+        let mut offsets: Vec<u32> = Vec::new();
+        let cols = &self.cols;
+        self.identity = cols.len() == 1
+            && rows.chunks_exact(arity).map(|row| row[cols[0]] as usize).max().unwrap_or(0) <= identity_limit(count);
+        if self.identity {
+            self.keys = KeyMap::new(1);
+        }
+        for row in rows.chunks_exact(arity) {
+            let id = if self.identity { row[cols[0]] as usize } else { self.keys.insert(|i| row[cols[i]]) as usize };
+            if id >= offsets.len() {
+                offsets.resize(id + 1, 0);
+            }
+            offsets[id] += 1;
+        }
+        let mut packed: Vec<u32> = Vec::new();
+        if packed.try_reserve_exact(count * width).is_err() {
+            self.offsets = Vec::new();
+            self.packed_rows = 0;
+            return false;
+        }
+        // Exclusive prefix sums: the start of each key's entries, then one more for the end.
+        let mut start = 0;
+        for o in offsets.iter_mut() {
+            let n = *o;
+            *o = start;
+            start += n;
+        }
+        offsets.push(start);
+        packed.resize(count * width, 0);
+        // `offsets[k]` walks through key `k`'s slots as they fill, ending at the next
+        // key's start; the starts are restored afterwards by shifting them back.
+        for (r, row) in rows.chunks_exact(arity).enumerate() {
+            let id = match self.identity {
+                true => row[cols[0]] as usize,
+                false => self.keys.find(|i| row[cols[i]]).expect("every key was inserted above") as usize,
+            };
+            let at = offsets[id] as usize * width;
+            packed[at] = r as u32;
+            for (slot, &c) in packed[at + 1..at + width].iter_mut().zip(&self.covered) {
+                *slot = row[c];
+            }
+            offsets[id] += 1;
+        }
+        let keys = offsets.len() - 1;
+        offsets.copy_within(..keys, 1);
+        offsets[0] = 0;
+        self.offsets = offsets;
+        self.packed = packed;
+        self.packed_rows = count as u32;
+        true
+    }
+
     /// The entries of the rows whose key columns equal `key(i)` for each index column
     /// `i`, newest first: the row id and the values of [`Index::covered`].
     #[inline]
     pub(crate) fn chain(&self, key: impl Fn(usize) -> u32) -> Chain<'_> {
-        let chunk = self.keys.find(key).map_or(NIL, |id| self.tails[id as usize]);
+        let width = self.width();
+        let id = match self.identity {
+            true => Some(key(0) as usize),
+            false => self.keys.find(key).map(|id| id as usize),
+        };
+        let Some(id) = id else {
+            return Chain { arena: &self.arena, width, chunk: NIL, left: 0, packed: &[], packed_left: 0 };
+        };
+        let chunk = self.tails.get(id).copied().unwrap_or(NIL);
         let left = if chunk == NIL { 0 } else { self.arena[chunk as usize + 1] };
-        Chain { arena: &self.arena, width: 1 + self.covered.len(), chunk, left }
+        let packed = match (self.offsets.get(id), self.offsets.get(id + 1)) {
+            (Some(&from), Some(&to)) => &self.packed[from as usize * width..to as usize * width],
+            _ => &[],
+        };
+        Chain { arena: &self.arena, width, chunk, left, packed, packed_left: (packed.len() / width) as u32 }
     }
 }
 
-/// The entries of one key of an [`Index`], in descending row order.
+/// The entries of one key of an [`Index`], in descending row order: those of its chunks,
+/// then its packed ones.
 pub(crate) struct Chain<'a> {
     arena: &'a [u32],
     width: usize,
     chunk: u32,
     /// Entries of the current chunk not yet returned.
     left: u32,
+    /// The key's packed entries, in ascending row order.
+    packed: &'a [u32],
+    /// Packed entries not yet returned: the first `packed_left`.
+    packed_left: u32,
 }
 
 impl<'a> Iterator for Chain<'a> {
@@ -259,19 +418,23 @@ impl<'a> Iterator for Chain<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        while self.left == 0 {
-            if self.chunk == NIL {
-                return None;
-            }
+        while self.left == 0 && self.chunk != NIL {
             self.chunk = self.arena[self.chunk as usize];
-            if self.chunk == NIL {
-                return None;
+            if self.chunk != NIL {
+                self.left = self.arena[self.chunk as usize + 1];
             }
-            self.left = self.arena[self.chunk as usize + 1];
         }
-        self.left -= 1;
-        let at = self.chunk as usize + CHUNK_HEADER + self.left as usize * self.width;
-        let entry = &self.arena[at..at + self.width];
+        let entry = if self.left > 0 {
+            self.left -= 1;
+            let at = self.chunk as usize + CHUNK_HEADER + self.left as usize * self.width;
+            &self.arena[at..at + self.width]
+        } else if self.packed_left > 0 {
+            self.packed_left -= 1;
+            let at = self.packed_left as usize * self.width;
+            &self.packed[at..at + self.width]
+        } else {
+            return None;
+        };
         Some((entry[0], &entry[1..]))
     }
 }
@@ -338,6 +501,14 @@ impl Rows {
     pub(crate) fn rank_end(&self, rank: Rank) -> u32 {
         let run = self.ranks.partition_point(|&(_, r)| r < rank);
         self.ranks.get(run).map_or(self.end, |&(first, _)| first)
+    }
+
+    /// The heap bytes of the rows with their tombstones and rank runs, of each index, and
+    /// of the locator.
+    fn bytes(&self) -> (usize, Vec<(Vec<usize>, usize)>, usize) {
+        let rows = vec_bytes(&self.data) + vec_bytes(&self.dead) + vec_bytes(&self.ranks);
+        let indexes = self.indexes.iter().map(|ix| (ix.cols.clone(), ix.bytes())).collect();
+        (rows, indexes, self.locator.as_ref().map_or(0, |l| l.table.allocation_size()))
     }
 
     /// Keeps a [`Locator`] of this relation from now on (see [`Rows::locate`]).
@@ -445,6 +616,22 @@ impl Rows {
         let index = &mut self.indexes[id];
         let new_rows = (self.end - index.indexed) as usize;
         if new_rows == 0 || self.failure.is_some() {
+            return;
+        }
+        // Packing all rows again once the chunks would hold as many as the packed part, or
+        // when a new key is too large to be its own id (then the packing uses a key map,
+        // and does so from then on: the rows keep that key).
+        let limit = identity_limit(self.end as usize);
+        let too_large = index.identity
+            && (index.indexed..self.end).any(|r| self.data[r as usize * self.arity + index.cols[0]] as usize > limit);
+        if self.arity > 0 && (too_large || self.end - index.packed_rows >= index.packed_rows) {
+            if index.pack(&self.data[..self.end as usize * self.arity], self.arity) {
+                index.indexed = self.end;
+            } else {
+                index.indexed = 0;
+                let width = 1 + index.covered.len();
+                self.failure = Some(ResourceKind::Allocation { bytes: self.end as usize * width * 4 });
+            }
             return;
         }
         // Checked before the arena grows: each row adds an entry, and at worst (a new key
@@ -558,6 +745,15 @@ fn bitmap(all: &[u32]) -> Values {
 impl Values {
     fn new() -> Self {
         Values::Few { len: 0, vals: [0; FEW] }
+    }
+
+    /// The heap bytes beside the record itself.
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Values::Few { .. } => 0,
+            Values::Hashed(table) => std::mem::size_of::<HashTable<u32>>() + table.allocation_size(),
+            Values::Bits { words, .. } => std::mem::size_of_val::<[u64]>(words),
+        }
     }
 
     fn len(&self) -> usize {
@@ -684,6 +880,9 @@ impl Values {
     }
 }
 
+/// A staging buffer larger than this is freed after its commit rather than kept.
+const MAX_KEPT_STAGING_BYTES: usize = 256 * 1024;
+
 /// The set of tuples of a relation, plus staged tuples that will become rows
 /// `rows.end()..` at the next commit.
 ///
@@ -759,6 +958,13 @@ impl RowSet {
     /// live rows, and what keeps the row ids `end..` below [`NIL`].
     fn room_left(&self, rows: &Rows) -> u32 {
         self.limit.saturating_sub(rows.len() as u32).min(NIL - rows.end)
+    }
+
+    /// The heap bytes of the set (groups and their values) and of the staging buffer.
+    fn bytes(&self) -> (usize, usize) {
+        let set =
+            self.groups.bytes() + vec_bytes(&self.values) + self.values.iter().map(Values::heap_bytes).sum::<usize>();
+        (set, vec_bytes(&self.staged))
     }
 
     /// The group of the prefix `key(0), …`, if any tuple has it.
@@ -895,7 +1101,7 @@ impl RowSet {
     /// rows cannot grow by that much, nothing is committed and the failure is set.
     pub(crate) fn commit(&mut self, rows: &mut Rows, rank: Rank) -> u32 {
         let count = self.staged_count;
-        if count > 0 && rows.data.try_reserve(self.staged.len()).is_err() {
+        if count > 0 && !rows.data.is_empty() && rows.data.try_reserve(self.staged.len()).is_err() {
             self.failure = Some(ResourceKind::Allocation { bytes: (rows.data.len() + self.staged.len()) * 4 });
             self.room = 0;
             self.staged = Vec::new();
@@ -903,10 +1109,25 @@ impl RowSet {
             return 0;
         }
         let first = rows.end;
-        rows.data.extend_from_slice(&self.staged);
+        if rows.data.is_empty() {
+            // The first commit (an input loaded in one batch, a relation's first round)
+            // hands the buffer over instead of copying it: the copy would double the
+            // relation's peak memory.
+            let spare = rows.data.capacity();
+            rows.data = std::mem::take(&mut self.staged);
+            rows.data.shrink_to_fit();
+            self.staged = Vec::with_capacity(spare);
+        } else {
+            rows.data.extend_from_slice(&self.staged);
+            self.staged.clear();
+            // A large buffer staged one big round; the next rounds of most relations are
+            // smaller, and the memory is better given back than kept for them.
+            if vec_bytes(&self.staged) > MAX_KEPT_STAGING_BYTES {
+                self.staged = Vec::new();
+            }
+        }
         rows.end += count;
         rows.append_rank(first, rank);
-        self.staged.clear();
         self.staged_count = 0;
         if self.failure.is_none() {
             self.room = self.room_left(rows);
@@ -1091,6 +1312,13 @@ pub(crate) fn remove_rows(rows: &mut Rows, set: &mut RowSet, ids: &[u32]) {
     }
 }
 
+/// The heap bytes of a relation's rows and set, part by part.
+pub(crate) fn relation_bytes(rows: &Rows, set: &RowSet) -> RelationBytes {
+    let (rows, indexes, locator) = rows.bytes();
+    let (set, staged) = set.bytes();
+    RelationBytes { rows, set, staged, indexes, locator }
+}
+
 /// Rows with their set: a whole relation.
 #[derive(Clone, Debug)]
 pub(crate) struct Relation {
@@ -1240,6 +1468,49 @@ mod tests {
         expected.reverse();
         assert_eq!(chain, expected);
         assert!(rows_of(&r, 9).is_empty());
+    }
+
+    /// Indexes synced after batches of every size list each key's rows newest first,
+    /// whether the rows are packed, in chunks since the packing, or both, with keys their
+    /// own ids and, once a large key arrives, through a key map.
+    #[test]
+    fn packed_indexes_and_their_chunks_list_the_rows_of_each_key() {
+        let mut r = Relation::new(3);
+        let single = r.rows.ensure_index(&[1]);
+        let pair = r.rows.ensure_index(&[0, 2]);
+        let mut state = 7u64;
+        let mut next = |bound: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound) as u32
+        };
+        for batch in 0..40u32 {
+            // A large key from batch 30 on, past what values as ids allow.
+            let big = if batch >= 30 { 1 << 30 } else { 0 };
+            for _ in 0..next(3 * u64::from(batch) + 2) {
+                r.insert(&[next(5), next(50) + big * next(2), next(4)]);
+            }
+            r.rows.sync_index(single);
+            r.rows.sync_index(pair);
+            assert_eq!(r.rows.indexes[single].identity, batch < 30, "small keys are their own ids");
+            for key in (0..50).chain([1 << 30, (1 << 30) + 3, 99_999]) {
+                let chain: Vec<u32> = r.rows.indexes[single].chain(|_| key).map(|(row, _)| row).collect();
+                let expected: Vec<u32> = (0..r.rows.end()).rev().filter(|&row| r.rows.row(row)[1] == key).collect();
+                assert_eq!(chain, expected, "key {key} after batch {batch}");
+            }
+            for (a, c) in (0..5).flat_map(|a| (0..4).map(move |c| (a, c))) {
+                let entries: Vec<(u32, Vec<u32>)> =
+                    r.rows.indexes[pair].chain(|i| [a, c][i]).map(|(row, e)| (row, e.to_vec())).collect();
+                let expected: Vec<(u32, Vec<u32>)> = (0..r.rows.end())
+                    .rev()
+                    .filter(|&row| r.rows.row(row)[0] == a && r.rows.row(row)[2] == c)
+                    .map(|row| (row, vec![r.rows.row(row)[1]]))
+                    .collect();
+                assert_eq!(entries, expected, "key ({a}, {c}) after batch {batch}");
+            }
+        }
+        assert!(!r.rows.indexes[single].identity, "the large key turned the index to a key map");
     }
 
     #[test]
