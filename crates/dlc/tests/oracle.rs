@@ -732,21 +732,39 @@ fn dataflow_agrees(
         let mut dataflow = Dataflow { flow, derived: BTreeSet::new() };
         let mut current = edb.clone();
         dataflow.apply(&[], &edb.iter().cloned().collect::<Vec<_>>());
-        prop_assert_eq!(&dataflow.relations(evaluated, &current), &oracle(evaluated, &current), "{} workers\n{}", workers, text);
+        prop_assert_eq!(
+            &dataflow.relations(evaluated, &current),
+            &oracle(evaluated, &current),
+            "{} workers\n{}",
+            workers,
+            text
+        );
         for batch in batches {
             let (mut deletes, mut inserts) = (Vec::new(), Vec::new());
             for (insert, pick) in batch {
                 let Some(fact) = fact(evaluated, pick) else { continue };
                 // Repeats and deletes of absent facts are sent on: the engine must
                 // keep set semantics itself. Deletes apply before inserts.
-                if *insert { inserts.push(fact) } else { deletes.push(fact) }
+                if *insert {
+                    inserts.push(fact)
+                } else {
+                    deletes.push(fact)
+                }
             }
             for fact in &deletes {
                 current.remove(fact);
             }
             current.extend(inserts.iter().cloned());
             dataflow.apply(&deletes, &inserts);
-            prop_assert_eq!(&dataflow.relations(evaluated, &current), &oracle(evaluated, &current), "{} workers after -{:?} +{:?}\n{}", workers, deletes, inserts, text);
+            prop_assert_eq!(
+                &dataflow.relations(evaluated, &current),
+                &oracle(evaluated, &current),
+                "{} workers after -{:?} +{:?}\n{}",
+                workers,
+                deletes,
+                inserts,
+                text
+            );
         }
     }
     Ok(())

@@ -1,6 +1,7 @@
 //! The dataflow a program becomes, worked out once on the calling thread from its
 //! [`ProgramPlan`]: per rule, which relation each step arranges on which key, which
-//! columns each partial binding keeps, and how the head is projected. Every worker builds
+//! columns each partial binding keeps, which comparisons and negated atoms check it, and
+//! how the head is projected. Every worker builds
 //! its dataflow from the same blueprint, and every width is checked here, before any
 //! thread starts.
 

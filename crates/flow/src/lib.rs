@@ -50,7 +50,9 @@ pub enum Error {
     /// refused before any worker starts.
     TooWide { pred: Option<PredId>, rule: Option<RuleId>, width: usize },
     /// A rule uses `what`, which this engine does not evaluate yet: refused before any
-    /// worker starts.
+    /// worker starts. Every filter of today's plans (comparisons, assignments, negated
+    /// atoms) is evaluated; a construct plans gain later (computed values, aggregates)
+    /// is refused with this until the blueprint has an operator for it.
     Unsupported { rule: RuleId, what: &'static str },
     /// A worker stopped before answering (it panicked, or timely could not start).
     Stopped(String),

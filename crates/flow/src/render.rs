@@ -263,7 +263,10 @@ pub(crate) fn build_dataflow(
             // derived late would retract bindings derived before it, and the iteration
             // could settle on something other than the stratified model, or not at all.
             // Its blocked keys are made distinct out here, once per epoch.
-            let absent = stratum.rules.iter().flat_map(|r| r.checks.absent.iter().chain(r.joins.iter().flat_map(|j| &j.checks.absent)));
+            let absent = stratum
+                .rules
+                .iter()
+                .flat_map(|r| r.checks.absent.iter().chain(r.joins.iter().flat_map(|j| &j.checks.absent)));
             let blocked: Vec<((usize, Vec<usize>), Relation<'_, Epoch>)> =
                 absent.map(|a| ((a.pred, a.cols.clone()), relations.blocked_keys(a))).collect();
             let outer = &relations;
