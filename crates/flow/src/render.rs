@@ -29,6 +29,9 @@ type Relation<'s, T> = VecCollection<'s, T, Row, isize>;
 /// A relation arranged by a key row, each key holding the full rows.
 type Arrangement<'s, T> = Arranged<'s, TraceAgent<ValSpine<Row, Row, T, isize>>>;
 
+/// A negated relation and the columns a negated atom binds: what its blocked keys are.
+type Negated = (usize, Vec<usize>);
+
 /// Keys arranged by themselves: the rows a negated atom blocks, on its bound columns.
 type KeyArrangement<'s, T> = Arranged<'s, TraceAgent<KeySpine<Row, T, isize>>>;
 
@@ -53,8 +56,8 @@ struct Relations<'s, T: Timestamp + Lattice> {
     arranged: FxHashMap<(usize, Vec<usize>), Arrangement<'s, T>>,
     /// Per negated relation and bound columns: its rows cut down to those columns, each
     /// once, and that set arranged.
-    blocked_keys: FxHashMap<(usize, Vec<usize>), Relation<'s, T>>,
-    blocked: FxHashMap<(usize, Vec<usize>), KeyArrangement<'s, T>>,
+    blocked_keys: FxHashMap<Negated, Relation<'s, T>>,
+    blocked: FxHashMap<Negated, KeyArrangement<'s, T>>,
 }
 
 impl<'s, T: Timestamp + Lattice + Ord> Relations<'s, T> {
@@ -267,7 +270,7 @@ pub(crate) fn build_dataflow(
                 .rules
                 .iter()
                 .flat_map(|r| r.checks.absent.iter().chain(r.joins.iter().flat_map(|j| &j.checks.absent)));
-            let blocked: Vec<((usize, Vec<usize>), Relation<'_, Epoch>)> =
+            let blocked: Vec<(Negated, Relation<'_, Epoch>)> =
                 absent.map(|a| ((a.pred, a.cols.clone()), relations.blocked_keys(a))).collect();
             let outer = &relations;
             let results = scope.iterative::<u32, _, _>(|inner| {
