@@ -4,7 +4,7 @@
 //! of its relation on its key columns, shared by every step of that scope asking for the
 //! same relation and key.
 
-use crate::blueprint::{Absent, Blueprint, Checks, Part, RuleRecipe};
+use crate::blueprint::{Absent, Blueprint, Checks, Compare, Part, RuleRecipe};
 use crate::row::Row;
 use differential_dataflow::input::{Input, InputSession};
 use differential_dataflow::lattice::Lattice;
@@ -131,6 +131,12 @@ fn build(parts: &[Part], binding: &Row) -> Row {
     row
 }
 
+/// Whether `compares` hold of `binding`; a rule without comparisons (most rules) does
+/// not touch the dictionary.
+fn passes(compares: &[Compare], binding: &Row, values: &Values) -> bool {
+    compares.is_empty() || Checks::compares_hold(compares, binding, &values.borrow())
+}
+
 fn repeats_hold(row: &Row, repeats: &[(usize, usize)]) -> bool {
     repeats.iter().all(|&(a, b)| row.values()[a] == row.values()[b])
 }
@@ -166,14 +172,14 @@ fn render_rule<'s, T: Timestamp + Lattice + Ord>(
     let compares = rule.checks.compares.clone();
     let dictionary = Rc::clone(values);
     let Some(scan) = &rule.scan else {
-        let start = unit.clone().filter(move |b| Checks::compares_hold(&compares, b, &dictionary.borrow()));
+        let start = unit.clone().filter(move |b| passes(&compares, b, &dictionary));
         return anti_joins(start, &rule.checks, relations).map(move |b| build(&project, &b));
     };
     let (consts, repeats, keep) = (scan.consts.clone(), scan.repeats.clone(), scan.keep.clone());
     let binding = relations.get(scan.pred).flat_map(move |row| {
         let selected = consts.iter().all(|&(col, value)| row.values()[col] == value) && repeats_hold(&row, &repeats);
         let binding = selected.then(|| row.select(&keep));
-        binding.filter(|b| Checks::compares_hold(&compares, b, &dictionary.borrow()))
+        binding.filter(|b| passes(&compares, b, &dictionary))
     });
     let mut binding = anti_joins(binding, &rule.checks, relations);
     for join in &rule.joins {
@@ -190,7 +196,7 @@ fn render_rule<'s, T: Timestamp + Lattice + Ord>(
             for &col in &keep_right {
                 next.push(row.values()[col]);
             }
-            Checks::compares_hold(&compares, &next, &dictionary.borrow()).then_some(next)
+            passes(&compares, &next, &dictionary).then_some(next)
         });
         binding = anti_joins(joined, &join.checks, relations);
     }
