@@ -273,8 +273,8 @@ pub trait Materialized {
     /// The threads a recomputation for `--check` may use.
     fn threads(&self) -> Threads;
     /// Gives later batches the current texts of values (a batch may bring new ones, and
-    /// comparisons read them). The dataflow compares no values, so it needs none.
-    fn set_values(&mut self, _values: &ir::Interner<ir::Const>) {}
+    /// ordering comparisons of symbols read them).
+    fn set_values(&mut self, values: &ir::Interner<ir::Const>);
     /// The name of the strategy that maintained the batch of `report`, as reports give it.
     fn strategy_name(&self, report: &UpdateReport) -> &'static str {
         match report.strategy {
@@ -383,6 +383,10 @@ impl Materialized for Differential {
 
     fn threads(&self) -> Threads {
         self.threads
+    }
+
+    fn set_values(&mut self, values: &ir::Interner<ir::Const>) {
+        self.flow.set_values(values);
     }
 
     fn strategy_name(&self, _report: &UpdateReport) -> &'static str {

@@ -14,7 +14,7 @@
 //! predicate it reads, and above that of each one it reads negatively.
 //!
 //! The differential engine (`flow`) is held to the same oracle, from scratch and after
-//! update batches, with one and two workers.
+//! update batches, with one and two workers, on positive and on stratified programs.
 //!
 //! Case counts are modest for CI; `PROPTEST_CASES=5000 cargo test --test oracle` runs more.
 
@@ -886,50 +886,88 @@ impl Dataflow {
     }
 }
 
+/// The differential engine, over the original program and both magic rewrites, holds
+/// exactly the oracle's relations after the first epoch (the input) and after every
+/// batch of random insertions and deletions.
+fn dataflow_agrees(
+    text: &str,
+    picks: &[(prop::sample::Index, [usize; 3])],
+    batches: &[Batch],
+    workers: usize,
+) -> Result<(), TestCaseError> {
+    let (program, edb) = compile(text, picks);
+    let magic = magic::rewrite(&program, program.query.as_ref().unwrap()).program;
+    let subsumed = subsumed(&program);
+    for evaluated in [&program, &magic, &subsumed] {
+        let plan = plan::plan_program(evaluated);
+        let flow = flow::Flow::start(&plan, evaluated, flow::Options { workers, cluster: None })
+            .unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+        let mut dataflow = Dataflow { flow, derived: BTreeSet::new() };
+        let mut current = edb.clone();
+        dataflow.apply(&[], &edb.iter().cloned().collect::<Vec<_>>());
+        prop_assert_eq!(
+            &dataflow.relations(evaluated, &current),
+            &oracle(evaluated, &current),
+            "{} workers\n{}",
+            workers,
+            text
+        );
+        for batch in batches {
+            let (mut deletes, mut inserts) = (Vec::new(), Vec::new());
+            for (insert, pick) in batch {
+                let Some(fact) = fact(evaluated, pick) else { continue };
+                // Repeats and deletes of absent facts are sent on: the engine must
+                // keep set semantics itself. Deletes apply before inserts.
+                if *insert {
+                    inserts.push(fact)
+                } else {
+                    deletes.push(fact)
+                }
+            }
+            for fact in &deletes {
+                current.remove(fact);
+            }
+            current.extend(inserts.iter().cloned());
+            dataflow.apply(&deletes, &inserts);
+            prop_assert_eq!(
+                &dataflow.relations(evaluated, &current),
+                &oracle(evaluated, &current),
+                "{} workers after -{:?} +{:?}\n{}",
+                workers,
+                deletes,
+                inserts,
+                text
+            );
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
-    /// The differential engine, with one and two workers, over the original program and
-    /// both magic rewrites, holds exactly the oracle's relations after the first epoch
-    /// (the input) and after every batch of random insertions and deletions.
+    /// The differential engine with one and two workers, on positive programs.
     #[test]
     fn the_differential_engine_agrees_with_the_oracle(
         text in program_text(),
         picks in proptest::collection::vec(input_fact(), 0..24),
-        batches in proptest::collection::vec(proptest::collection::vec((any::<bool>(), input_fact()), 1..6), 1..4),
+        batches in batches(),
         workers in 1usize..3,
     ) {
-        let (program, edb) = compile(&text, &picks);
-        let magic = magic::rewrite(&program, program.query.as_ref().unwrap()).program;
-        let subsumed = subsumed(&program);
-        for evaluated in [&program, &magic, &subsumed] {
-            let plan = plan::plan_program(evaluated);
-            let flow = match flow::Flow::start(&plan, evaluated, flow::Options { workers, cluster: None }) {
-                Ok(flow) => flow,
-                // Negation and comparisons are refused (E0026), never evaluated wrongly.
-                Err(flow::Error::Unsupported { .. }) => continue,
-                Err(e) => panic!("{e:?}\n{text}"),
-            };
-            let mut dataflow = Dataflow { flow, derived: BTreeSet::new() };
-            let mut current = edb.clone();
-            dataflow.apply(&[], &edb.iter().cloned().collect::<Vec<_>>());
-            prop_assert_eq!(&dataflow.relations(evaluated, &current), &oracle(evaluated, &current), "{} workers\n{}", workers, text);
-            for batch in &batches {
-                let (mut deletes, mut inserts) = (Vec::new(), Vec::new());
-                for (insert, pick) in batch {
-                    let Some(fact) = fact(evaluated, pick) else { continue };
-                    // Repeats and deletes of absent facts are sent on: the engine must
-                    // keep set semantics itself. Deletes apply before inserts.
-                    if *insert { inserts.push(fact) } else { deletes.push(fact) }
-                }
-                for fact in &deletes {
-                    current.remove(fact);
-                }
-                current.extend(inserts.iter().cloned());
-                dataflow.apply(&deletes, &inserts);
-                prop_assert_eq!(&dataflow.relations(evaluated, &current), &oracle(evaluated, &current), "{} workers after -{:?} +{:?}\n{}", workers, deletes, inserts, text);
-            }
-        }
+        dataflow_agrees(&text, &picks, &batches, workers)?;
+    }
+
+    /// The differential engine with one and two workers, on stratified programs with
+    /// negated atoms (anti-joins, inside recursive strata too), comparisons and
+    /// assignments; under negation a deleted input fact can make facts appear.
+    #[test]
+    fn the_differential_engine_agrees_with_the_oracle_under_negation_and_comparisons(
+        text in stratified_program_text(),
+        picks in proptest::collection::vec(input_fact(), 0..24),
+        batches in batches(),
+        workers in 1usize..3,
+    ) {
+        dataflow_agrees(&text, &picks, &batches, workers)?;
     }
 }
 
@@ -962,10 +1000,6 @@ proptest! {
             &["--engine", "reference"],
             &["--engine", "differential", "--workers", "2"],
         ] {
-            // The differential engine refuses negation and comparisons (E0026).
-            if flags.contains(&"differential") && flow::check(&plan::plan_program(&program), &program).is_err() {
-                continue;
-            }
             let mut args = vec!["dlc", file.as_str(), "-D", "-", "--no-timing"];
             args.extend_from_slice(flags);
             let (mut out, mut err) = (Vec::new(), Vec::new());
@@ -989,8 +1023,9 @@ proptest! {
 
     /// Through the binary: a random stratified program with negations and comparisons,
     /// its facts inline, maintained over random batches (`--updates`) by every strategy
-    /// through the original and the magic program, each batch checked against a
-    /// recomputation (`--check` exits with status 3 on any difference).
+    /// and by the differential engine on two workers, through the original and the magic
+    /// program, each batch checked against a recomputation (`--check` exits with status
+    /// 3 on any difference).
     #[test]
     fn check_passes_after_every_batch_under_negation(
         text in stratified_program_text(),
@@ -1025,6 +1060,17 @@ proptest! {
                 prop_assert_eq!(code, 0, "{} {}: {}\n{}\n{}\n{}", maintenance, magic, err, out, program, updates);
                 prop_assert!(out.contains("batch 1:"), "{}", out);
             }
+        }
+        // The dataflow applies each batch as an epoch; `--check` compares its relations
+        // with the native engine's recomputation.
+        for magic in ["auto", "off", "on"] {
+            let args = ["dlc", file.as_str(), "--updates", batch_file.as_str(), "--check", "--no-timing",
+                "--engine", "differential", "--workers", "2", "--magic", magic];
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            let code = dlc::run(args.to_vec(), &mut &b""[..], &mut out, &mut err);
+            let (out, err) = (String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap());
+            prop_assert_eq!(code, 0, "differential {}: {}\n{}\n{}\n{}", magic, err, out, program, updates);
+            prop_assert!(out.contains("batch 1:"), "{}", out);
         }
     }
 }

@@ -1,13 +1,14 @@
 //! The dataflow a program becomes, worked out once on the calling thread from its
 //! [`ProgramPlan`]: per rule, which relation each step arranges on which key, which
-//! columns each partial binding keeps, and how the head is projected. Every worker builds
+//! columns each partial binding keeps, which comparisons and negated atoms check it, and
+//! how the head is projected. Every worker builds
 //! its dataflow from the same blueprint, and every width is checked here, before any
 //! thread starts.
 
-use crate::row::MAX_WIDTH;
+use crate::row::{Row, MAX_WIDTH};
 use crate::Error;
-use ir::{PredId, Program, RuleId};
-use plan::{Output, ProgramPlan, RulePlan};
+use ir::{CmpOp, Const, Interner, PredId, Program, RuleId, ValueType};
+use plan::{Computed, Filter, Operand, Output, ProgramPlan, RulePlan};
 
 /// The whole program.
 #[derive(Debug)]
@@ -28,12 +29,17 @@ pub(crate) struct StratumRecipe {
     pub recursive: bool,
 }
 
-/// One rule as a scan followed by joins against arrangements.
+/// One rule as a scan followed by joins against arrangements, with the rule's
+/// comparisons and negated atoms checked on the binding of the step that binds the last
+/// variable they read.
 #[derive(Debug)]
 pub(crate) struct RuleRecipe {
     pub head: usize,
-    /// The first body atom; `None` for a rule without body atoms, which fires once.
+    /// The first body atom; `None` for a rule without body atoms, which starts from the
+    /// one empty binding (it fires once, if its checks pass).
     pub scan: Option<Scan>,
+    /// Checks of the first binding: the scan's kept row, or the empty binding.
+    pub checks: Checks,
     pub joins: Vec<Join>,
     /// The head's arguments: positions in the final binding, or constants.
     pub project: Vec<Part>,
@@ -52,7 +58,7 @@ pub(crate) struct Scan {
     pub pred: usize,
     pub consts: Vec<(usize, u32)>,
     pub repeats: Vec<(usize, usize)>,
-    /// Columns of the row that later steps or the head read, in binding order.
+    /// Columns of the row that later steps, checks or the head read, in binding order.
     pub keep: Vec<usize>,
 }
 
@@ -70,6 +76,56 @@ pub(crate) struct Join {
     /// a variable still needed: together the next binding.
     pub keep_left: Vec<usize>,
     pub keep_right: Vec<usize>,
+    /// Checks of the next binding.
+    pub checks: Checks,
+}
+
+/// The comparisons and negated atoms placed at one step, over the binding it yields.
+#[derive(Debug, Default)]
+pub(crate) struct Checks {
+    pub compares: Vec<Compare>,
+    pub absent: Vec<Absent>,
+}
+
+/// `left op right`, ordered as values of `domain` (symbols by their text).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Compare {
+    pub op: CmpOp,
+    pub domain: ValueType,
+    pub left: Part,
+    pub right: Part,
+}
+
+/// A negated atom: no row of `pred` has the values `key` in the columns `cols` (its
+/// other columns are `_` or variables bound nowhere else, so any value matches them).
+#[derive(Clone, Debug)]
+pub(crate) struct Absent {
+    pub pred: usize,
+    pub cols: Vec<usize>,
+    pub key: Vec<Part>,
+    /// Whether `cols` are all of the relation's columns: then the relation itself is the
+    /// set of blocked keys, with no projection to make distinct.
+    pub whole: bool,
+}
+
+impl Checks {
+    /// Whether the comparisons hold of `binding`; symbols are ordered by their texts in
+    /// `values`.
+    pub fn compares_hold(compares: &[Compare], binding: &Row, values: &Interner<Const>) -> bool {
+        let value = |part: Part| match part {
+            Part::Pos(p) => binding.values()[p],
+            Part::Const(c) => c,
+        };
+        compares.iter().all(|c| c.op.holds_for(value(c.left), value(c.right), c.domain, Some(values)))
+    }
+}
+
+/// Where a variable's value is: its own slot, bound by a body atom, or a constant. An
+/// assignment `X = t` binds no new column: `X` is wherever `t` is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    Slot(usize),
+    Const(u32),
 }
 
 /// Works out the dataflow of `plan`, or says why this backend cannot run it.
@@ -90,7 +146,7 @@ pub(crate) fn blueprint(plan: &ProgramPlan, program: &Program) -> Result<Bluepri
             // A rule failing validation, or one nothing the run wants reads, is never
             // fired, as in the native engines.
             if rule_plan.fires() {
-                rules.push(recipe(rule_plan)?);
+                rules.push(recipe(rule_plan, &arity)?);
             }
         }
         strata.push(StratumRecipe {
@@ -102,41 +158,131 @@ pub(crate) fn blueprint(plan: &ProgramPlan, program: &Program) -> Result<Bluepri
     Ok(Blueprint { arity, derived, strata })
 }
 
-fn recipe(rule: &RulePlan) -> Result<RuleRecipe, Error> {
-    // Negated atoms, comparisons and arithmetic arrive as filters; this engine has no anti-join or
-    // map yet, and ignoring them would be a wrong answer.
-    if !rule.initial.is_empty() || rule.steps.iter().any(|s| !s.filters.is_empty()) {
-        return Err(Error::Unsupported { rule: rule.rule, what: "negation, comparisons and arithmetic" });
+/// The operand a computed value is. This engine has no map for arithmetic yet:
+/// [`recipe`] refuses a rule with arithmetic before any filter is read through this.
+fn lone(value: &Computed) -> Operand {
+    *value.as_leaf().expect("a rule with arithmetic is refused before its filters are read")
+}
+
+/// Whether a filter computes a value with arithmetic.
+fn computes(filter: &Filter) -> bool {
+    match filter {
+        Filter::Compare { left, right, .. } => left.is_arithmetic() || right.is_arithmetic(),
+        Filter::Assign { value, .. } => value.is_arithmetic(),
+        Filter::Absent { .. } => false,
     }
+}
+
+/// The slots a filter reads.
+fn reads(filter: &Filter) -> Vec<usize> {
+    let var = |o: Operand| match o {
+        Operand::Var(slot) => Some(slot),
+        Operand::Const(_) => None,
+    };
+    match filter {
+        Filter::Compare { left, right, .. } => [lone(left), lone(right)].into_iter().filter_map(var).collect(),
+        Filter::Assign { value, .. } => var(lone(value)).into_iter().collect(),
+        Filter::Absent { key, .. } => key.iter().filter_map(|&(_, o)| var(o)).collect(),
+    }
+}
+
+fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<RuleRecipe, Error> {
     let too_wide = |width: usize| Error::TooWide { pred: None, rule: Some(rule.rule), width };
-    // `needed[i]`: whether slot `s` is read after step `i` (by a later key or the head).
+    // Arithmetic would need a map that extends the binding; ignoring it would be a wrong
+    // answer.
+    if rule.initial.iter().chain(rule.steps.iter().flat_map(|s| &s.filters)).any(computes) {
+        return Err(Error::Unsupported { rule: rule.rule, what: "arithmetic" });
+    }
+    // Filters that read no variable a step binds (constants, assignments of constants)
+    // are checked with the first step's: they hold or fail alike for every binding.
+    let mut step_filters: Vec<Vec<&Filter>> = rule.steps.iter().map(|s| s.filters.iter().collect()).collect();
+    let mut start_filters: Vec<&Filter> = rule.initial.iter().collect();
+    if let Some(first) = step_filters.first_mut() {
+        first.splice(0..0, start_filters.drain(..));
+    }
+    // Resolve assignments: `source[slot]` says where each variable's value is.
+    let mut source: Vec<Source> = (0..rule.vars.len()).map(Source::Slot).collect();
+    for filter in start_filters.iter().chain(step_filters.iter().flatten()) {
+        if let Filter::Assign { slot, value, .. } = filter {
+            source[*slot] = match lone(value) {
+                Operand::Var(from) => source[from],
+                Operand::Const(c) => Source::Const(c),
+            };
+        }
+    }
+    let slot_of = |slot: usize| match source[slot] {
+        Source::Slot(s) => Some(s),
+        Source::Const(_) => None,
+    };
+    // `needed_after[i]`: the slots read after step `i`'s join (by its checks, a later
+    // key, a later check or the head), which the binding it yields must hold.
     let mut needed_after: Vec<Vec<bool>> = vec![vec![false; rule.vars.len()]; rule.steps.len()];
     let mut needed = vec![false; rule.vars.len()];
     for out in &rule.project {
         if let Output::Var(slot) = *out {
-            needed[slot] = true;
+            if let Some(s) = slot_of(slot) {
+                needed[s] = true;
+            }
         }
     }
     for (i, step) in rule.steps.iter().enumerate().rev() {
+        for filter in &step_filters[i] {
+            for s in reads(filter).into_iter().filter_map(slot_of) {
+                needed[s] = true;
+            }
+        }
         needed_after[i] = needed.clone();
         for &(_, slot) in &step.key {
-            needed[slot] = true;
+            if let Some(s) = slot_of(slot) {
+                needed[s] = true;
+            }
         }
     }
-    let Some((first, rest)) = rule.steps.split_first() else {
-        let project = rule
-            .project
+    // The slots the binding holds, in order, and the part a slot's value is read from.
+    let mut live: Vec<usize> = Vec::new();
+    let part = |live: &[usize], slot: usize| match source[slot] {
+        Source::Const(c) => Part::Const(c),
+        Source::Slot(s) => Part::Pos(live.iter().position(|&l| l == s).expect("a slot read is live")),
+    };
+    let operand = |live: &[usize], o: Operand| match o {
+        Operand::Var(slot) => part(live, slot),
+        Operand::Const(c) => Part::Const(c),
+    };
+    let checks = |live: &[usize], filters: &[&Filter]| {
+        let mut checks = Checks::default();
+        for filter in filters {
+            match filter {
+                Filter::Compare { op, domain, left, right, .. } => checks.compares.push(Compare {
+                    op: *op,
+                    domain: *domain,
+                    left: operand(live, lone(left)),
+                    right: operand(live, lone(right)),
+                }),
+                // Resolved above: the assigned variable is read where its value is.
+                Filter::Assign { .. } => {}
+                Filter::Absent { pred, key, .. } => checks.absent.push(Absent {
+                    pred: pred.index(),
+                    cols: key.iter().map(|&(col, _)| col).collect(),
+                    whole: key.len() == arity[pred.index()],
+                    key: key.iter().map(|&(_, o)| operand(live, o)).collect(),
+                }),
+            }
+        }
+        checks
+    };
+    let project = |live: &[usize]| -> Vec<Part> {
+        rule.project
             .iter()
             .map(|out| match *out {
                 Output::Const(c) => Part::Const(c),
-                // A well-formed rule without body atoms has a ground head.
-                Output::Var(_) => Part::Const(0),
+                Output::Var(slot) => part(live, slot),
             })
-            .collect();
-        return Ok(RuleRecipe { head: rule.head.index(), scan: None, joins: Vec::new(), project });
+            .collect()
     };
-    // The slots the binding holds, in order.
-    let mut live: Vec<usize> = Vec::new();
+    let Some((first, rest)) = rule.steps.split_first() else {
+        let (checks, project) = (checks(&live, &start_filters), project(&live));
+        return Ok(RuleRecipe { head: rule.head.index(), scan: None, checks, joins: Vec::new(), project });
+    };
     let mut keep = Vec::new();
     for &(col, slot) in &first.binds {
         if needed_after[0][slot] {
@@ -147,15 +293,24 @@ fn recipe(rule: &RulePlan) -> Result<RuleRecipe, Error> {
     if live.len() > MAX_WIDTH {
         return Err(too_wide(live.len()));
     }
-    let scan = Scan { pred: first.pred.index(), consts: first.consts.clone(), repeats: first.repeats.clone(), keep };
+    // Before the first step only assignments of constants bind variables, so a key of
+    // the first atom is a selection on a constant.
+    let mut consts = first.consts.clone();
+    for &(col, slot) in &first.key {
+        match source[slot] {
+            Source::Const(c) => consts.push((col, c)),
+            Source::Slot(_) => unreachable!("only constants are bound before the first step"),
+        }
+    }
+    let scan = Scan { pred: first.pred.index(), consts, repeats: first.repeats.clone(), keep };
+    let first_checks = checks(&live, &step_filters[0]);
     let mut joins = Vec::with_capacity(rest.len());
     for (i, step) in rest.iter().enumerate() {
         let needed = &needed_after[i + 1];
-        let position = |slot: usize| live.iter().position(|&s| s == slot);
         let mut keyed: Vec<(usize, Part)> = step
             .key
             .iter()
-            .map(|&(col, slot)| (col, Part::Pos(position(slot).expect("a key slot is live before its step"))))
+            .map(|&(col, slot)| (col, part(&live, slot)))
             .chain(step.consts.iter().map(|&(col, value)| (col, Part::Const(value))))
             .collect();
         keyed.sort_by_key(|&(col, _)| col);
@@ -174,6 +329,7 @@ fn recipe(rule: &RulePlan) -> Result<RuleRecipe, Error> {
         if next.len() > MAX_WIDTH {
             return Err(too_wide(next.len()));
         }
+        let checks = checks(&next, &step_filters[i + 1]);
         joins.push(Join {
             pred: step.pred.index(),
             key_cols: keyed.iter().map(|&(col, _)| col).collect(),
@@ -181,18 +337,11 @@ fn recipe(rule: &RulePlan) -> Result<RuleRecipe, Error> {
             repeats: step.repeats.clone(),
             keep_left,
             keep_right,
+            checks,
         });
         live = next;
     }
-    let project = rule
-        .project
-        .iter()
-        .map(|out| match *out {
-            Output::Const(c) => Part::Const(c),
-            Output::Var(slot) => Part::Pos(live.iter().position(|&s| s == slot).expect("head slots stay live")),
-        })
-        .collect();
-    Ok(RuleRecipe { head: rule.head.index(), scan: Some(scan), joins, project })
+    Ok(RuleRecipe { head: rule.head.index(), scan: Some(scan), checks: first_checks, joins, project: project(&live) })
 }
 
 /// For messages: a rule's or predicate's name.

@@ -24,7 +24,7 @@ mod row;
 pub use cluster::{on_lost_peer, Cluster, Connection};
 pub use row::{Row, MAX_WIDTH};
 
-use ir::{PredId, Program, RuleId};
+use ir::{Const, Interner, PredId, Program, RuleId};
 use plan::ProgramPlan;
 use render::Epoch;
 use rustc_hash::{FxHashSet, FxHasher};
@@ -50,7 +50,9 @@ pub enum Error {
     /// refused before any worker starts.
     TooWide { pred: Option<PredId>, rule: Option<RuleId>, width: usize },
     /// A rule uses `what`, which this engine does not evaluate yet: refused before any
-    /// worker starts.
+    /// worker starts. Comparisons, assignments and negated atoms are evaluated; a value
+    /// computed with arithmetic (which needs a map) is refused with this until the
+    /// blueprint has an operator for it.
     Unsupported { rule: RuleId, what: &'static str },
     /// A worker stopped before answering (it panicked, or timely could not start).
     Stopped(String),
@@ -68,7 +70,7 @@ impl Error {
                 blueprint::describe(program, *pred, *rule)
             ),
             Error::Unsupported { rule, what } => format!(
-                "the differential engine does not evaluate {what} yet; {} uses them",
+                "the differential engine does not evaluate {what} yet; {} uses it",
                 blueprint::describe(program, None, Some(*rule))
             ),
             Error::Stopped(reason) => format!("the differential dataflow stopped: {reason}"),
@@ -102,9 +104,16 @@ pub fn check(plan: &ProgramPlan, program: &Program) -> Result<(), Error> {
 /// derived relations once the epoch was complete.
 type Changes = Vec<(usize, Row, isize)>;
 
+/// What a worker is sent per epoch: its share of the batch, and the texts of values as
+/// they are when the batch is applied (which ordering comparisons of symbols read).
+struct Command {
+    changes: Changes,
+    values: Interner<Const>,
+}
+
 /// A running dataflow: the workers, and the input as the batches left it.
 pub struct Flow {
-    commands: Vec<Sender<Changes>>,
+    commands: Vec<Sender<Command>>,
     reports: Receiver<Changes>,
     guards: Option<timely::communication::WorkerGuards<()>>,
     /// This process's index and the number of processes: a row of input is given to the
@@ -115,6 +124,8 @@ pub struct Flow {
     derived: Vec<bool>,
     /// The input facts now in the dataflow.
     present: FxHashSet<(usize, Row)>,
+    /// The texts of values, sent with every batch ([`Flow::set_values`]).
+    values: Interner<Const>,
 }
 
 impl std::fmt::Debug for Flow {
@@ -134,7 +145,7 @@ impl Flow {
             None => timely::CommunicationConfig::Process(workers).try_build().map_err(Error::Stopped)?,
             Some(connection) => (connection.allocators, connection.network),
         };
-        let (commands, receivers): (Vec<Sender<Changes>>, Vec<Receiver<Changes>>) =
+        let (commands, receivers): (Vec<Sender<Command>>, Vec<Receiver<Command>>) =
             (0..workers).map(|_| channel()).unzip();
         let receivers = Arc::new(Mutex::new(receivers.into_iter().map(Some).collect::<Vec<_>>()));
         let (report, reports) = channel();
@@ -145,14 +156,19 @@ impl Flow {
             let Some(commands) = commands else { return };
             let changes = render::Changes::default();
             let gather = render::Gather { processes, workers };
-            let mut handles = render::build_dataflow(worker, &shared, changes.clone(), gather);
+            let values = render::Values::default();
+            let mut handles = render::build_dataflow(worker, &shared, changes.clone(), gather, &values);
             if worker.index() == 0 {
                 handles.unit.insert(Row::EMPTY);
             }
             let mut epoch: Epoch = 0;
             // Each batch is one epoch: apply this worker's share of the changes, close the
             // epoch on every input, and run until the outputs have caught up with it.
-            while let Ok(batch) = commands.recv() {
+            while let Ok(Command { changes: batch, values: texts }) = commands.recv() {
+                // Replaced while the dataflow is idle: every worker of this process has
+                // passed the last epoch, and no row of this one reaches a comparison
+                // before its worker steps again.
+                *values.borrow_mut() = texts;
                 for (pred, row, diff) in batch {
                     handles.inputs[pred].update(row, diff);
                 }
@@ -184,7 +200,17 @@ impl Flow {
             arity: blueprint.arity.clone(),
             derived: blueprint.derived.clone(),
             present: FxHashSet::default(),
+            values: program.consts.clone(),
         })
+    }
+
+    /// Gives later batches the current texts of values: a batch may bring values the
+    /// program had not interned when the flow started, and an ordering comparison of
+    /// symbols reads their texts. In a cluster every process must intern the same
+    /// values in the same order before the batch that uses them (dlc reads all batches
+    /// before the cluster starts, and its digest covers every value).
+    pub fn set_values(&mut self, values: &Interner<Const>) {
+        self.values = values.clone();
     }
 
     /// The number of worker threads.
@@ -230,7 +256,11 @@ impl Flow {
                 }
             }
         }
-        let sent = self.commands.iter().zip(shares).all(|(command, share)| command.send(share).is_ok());
+        let sent = self
+            .commands
+            .iter()
+            .zip(shares)
+            .all(|(command, changes)| command.send(Command { changes, values: self.values.clone() }).is_ok());
         if !sent {
             return Err(self.failure());
         }

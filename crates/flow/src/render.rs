@@ -4,13 +4,13 @@
 //! of its relation on its key columns, shared by every step of that scope asking for the
 //! same relation and key.
 
-use crate::blueprint::{Blueprint, Part, RuleRecipe};
+use crate::blueprint::{Absent, Blueprint, Checks, Compare, Part, RuleRecipe};
 use crate::row::Row;
 use differential_dataflow::input::{Input, InputSession};
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
 use differential_dataflow::operators::iterate::VecVariable;
-use differential_dataflow::trace::implementations::ValSpine;
+use differential_dataflow::trace::implementations::{KeySpine, ValSpine};
 use differential_dataflow::{AsCollection, VecCollection};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
@@ -29,6 +29,16 @@ type Relation<'s, T> = VecCollection<'s, T, Row, isize>;
 /// A relation arranged by a key row, each key holding the full rows.
 type Arrangement<'s, T> = Arranged<'s, TraceAgent<ValSpine<Row, Row, T, isize>>>;
 
+/// A negated relation and the columns a negated atom binds: what its blocked keys are.
+type Negated = (usize, Vec<usize>);
+
+/// Keys arranged by themselves: the rows a negated atom blocks, on its bound columns.
+type KeyArrangement<'s, T> = Arranged<'s, TraceAgent<KeySpine<Row, T, isize>>>;
+
+/// The texts of values, which an ordering comparison of symbols reads. Each worker holds
+/// its own copy, replaced between epochs (a batch may bring new values).
+pub(crate) type Values = Rc<RefCell<ir::Interner<ir::Const>>>;
+
 /// Changes to derived relations that a worker saw in its part of the output.
 pub(crate) type Changes = Rc<RefCell<Vec<(usize, Row, isize)>>>;
 
@@ -44,11 +54,20 @@ pub(crate) struct Handles {
 struct Relations<'s, T: Timestamp + Lattice> {
     rows: Vec<Option<Relation<'s, T>>>,
     arranged: FxHashMap<(usize, Vec<usize>), Arrangement<'s, T>>,
+    /// Per negated relation and bound columns: its rows cut down to those columns, each
+    /// once, and that set arranged.
+    blocked_keys: FxHashMap<Negated, Relation<'s, T>>,
+    blocked: FxHashMap<Negated, KeyArrangement<'s, T>>,
 }
 
 impl<'s, T: Timestamp + Lattice + Ord> Relations<'s, T> {
     fn new(count: usize) -> Self {
-        Relations { rows: vec![None; count], arranged: FxHashMap::default() }
+        Relations {
+            rows: vec![None; count],
+            arranged: FxHashMap::default(),
+            blocked_keys: FxHashMap::default(),
+            blocked: FxHashMap::default(),
+        }
     }
 
     fn get(&self, pred: usize) -> Relation<'s, T> {
@@ -65,6 +84,39 @@ impl<'s, T: Timestamp + Lattice + Ord> Relations<'s, T> {
         self.arranged.insert((pred, key_cols.to_vec()), arrangement.clone());
         arrangement
     }
+
+    /// The keys negated atom `absent` blocks: its relation's rows on its bound columns,
+    /// made distinct. The projection (which drops the `_` columns) can map several rows
+    /// to one key, and the anti-join subtracts the bindings matching each key as many
+    /// times as the key occurs: it must occur once.
+    fn blocked_keys(&mut self, absent: &Absent) -> Relation<'s, T> {
+        let id = (absent.pred, absent.cols.clone());
+        if let Some(keys) = self.blocked_keys.get(&id) {
+            return keys.clone();
+        }
+        let rows = self.get(absent.pred);
+        // A relation is a set already (an input, or a stratum's distinct output).
+        let keys = match absent.whole {
+            true => rows,
+            false => {
+                let cols = absent.cols.clone();
+                rows.map(move |row| row.select(&cols)).distinct()
+            }
+        };
+        self.blocked_keys.insert(id, keys.clone());
+        keys
+    }
+
+    /// [`Self::blocked_keys`] arranged, made on first use and shared after.
+    fn blocked(&mut self, absent: &Absent) -> KeyArrangement<'s, T> {
+        let id = (absent.pred, absent.cols.clone());
+        if let Some(arrangement) = self.blocked.get(&id) {
+            return arrangement.clone();
+        }
+        let arrangement = self.blocked_keys(absent).arrange_by_self();
+        self.blocked.insert(id, arrangement.clone());
+        arrangement
+    }
 }
 
 /// A row made of binding positions and constants.
@@ -79,8 +131,34 @@ fn build(parts: &[Part], binding: &Row) -> Row {
     row
 }
 
+/// Whether `compares` hold of `binding`; a rule without comparisons (most rules) does
+/// not touch the dictionary.
+fn passes(compares: &[Compare], binding: &Row, values: &Values) -> bool {
+    compares.is_empty() || Checks::compares_hold(compares, binding, &values.borrow())
+}
+
 fn repeats_hold(row: &Row, repeats: &[(usize, usize)]) -> bool {
     repeats.iter().all(|&(a, b)| row.values()[a] == row.values()[b])
+}
+
+/// The bindings that pass `checks`: the comparisons were tested as the bindings were
+/// made, so what is left are the negated atoms, each an anti-join: the bindings minus
+/// those whose key is among the blocked keys.
+fn anti_joins<'s, T: Timestamp + Lattice + Ord>(
+    mut binding: Relation<'s, T>,
+    checks: &Checks,
+    relations: &mut Relations<'s, T>,
+) -> Relation<'s, T> {
+    for absent in &checks.absent {
+        let key = absent.key.clone();
+        let blocked = binding
+            .clone()
+            .map(move |b| (build(&key, &b), b))
+            .arrange_by_key()
+            .join_core(relations.blocked(absent), |_key, b: &Row, _: &()| Some(*b));
+        binding = binding.concat(blocked.negate());
+    }
+    binding
 }
 
 /// The head rows one rule derives from the relations of its scope.
@@ -88,31 +166,39 @@ fn render_rule<'s, T: Timestamp + Lattice + Ord>(
     rule: &RuleRecipe,
     relations: &mut Relations<'s, T>,
     unit: &Relation<'s, T>,
+    values: &Values,
 ) -> Relation<'s, T> {
     let project = rule.project.clone();
+    let compares = rule.checks.compares.clone();
+    let dictionary = Rc::clone(values);
     let Some(scan) = &rule.scan else {
-        let head = build(&project, &Row::EMPTY);
-        return unit.clone().map(move |_| head);
+        let start = unit.clone().filter(move |b| passes(&compares, b, &dictionary));
+        return anti_joins(start, &rule.checks, relations).map(move |b| build(&project, &b));
     };
     let (consts, repeats, keep) = (scan.consts.clone(), scan.repeats.clone(), scan.keep.clone());
-    let mut binding = relations.get(scan.pred).flat_map(move |row| {
+    let binding = relations.get(scan.pred).flat_map(move |row| {
         let selected = consts.iter().all(|&(col, value)| row.values()[col] == value) && repeats_hold(&row, &repeats);
-        selected.then(|| row.select(&keep))
+        let binding = selected.then(|| row.select(&keep));
+        binding.filter(|b| passes(&compares, b, &dictionary))
     });
+    let mut binding = anti_joins(binding, &rule.checks, relations);
     for join in &rule.joins {
         let right = relations.arranged(join.pred, &join.key_cols);
         let left_key = join.left_key.clone();
         let left = binding.map(move |b| (build(&left_key, &b), b)).arrange_by_key();
         let (repeats, keep_left, keep_right) = (join.repeats.clone(), join.keep_left.clone(), join.keep_right.clone());
-        binding = left.join_core(right, move |_key, b: &Row, row: &Row| {
-            repeats_hold(row, &repeats).then(|| {
-                let mut next = b.select(&keep_left);
-                for &col in &keep_right {
-                    next.push(row.values()[col]);
-                }
-                next
-            })
+        let (compares, dictionary) = (join.checks.compares.clone(), Rc::clone(values));
+        let joined = left.join_core(right, move |_key, b: &Row, row: &Row| {
+            if !repeats_hold(row, &repeats) {
+                return None;
+            }
+            let mut next = b.select(&keep_left);
+            for &col in &keep_right {
+                next.push(row.values()[col]);
+            }
+            passes(&compares, &next, &dictionary).then_some(next)
         });
+        binding = anti_joins(joined, &join.checks, relations);
     }
     binding.map(move |b| build(&project, &b))
 }
@@ -124,10 +210,11 @@ fn union<'s, T: Timestamp + Lattice + Ord>(
     given: Relation<'s, T>,
     relations: &mut Relations<'s, T>,
     unit: &Relation<'s, T>,
+    values: &Values,
 ) -> Relation<'s, T> {
     let mut all = given;
     for rule in blueprint_rules.iter().filter(|r| r.head == pred) {
-        all = all.concat(render_rule(rule, relations, unit));
+        all = all.concat(render_rule(rule, relations, unit, values));
     }
     all.distinct()
 }
@@ -151,6 +238,7 @@ pub(crate) fn build_dataflow(
     blueprint: &Blueprint,
     changes: Changes,
     gather: Gather,
+    values: &Values,
 ) -> Handles {
     let count = blueprint.arity.len();
     worker.dataflow::<Epoch, _, _>(|scope| {
@@ -172,14 +260,30 @@ pub(crate) fn build_dataflow(
         for stratum in &blueprint.strata {
             if !stratum.recursive {
                 for &pred in &stratum.preds {
-                    let rows = union(&stratum.rules, pred, given[pred].clone(), &mut relations, &unit);
+                    let rows = union(&stratum.rules, pred, given[pred].clone(), &mut relations, &unit, values);
                     relations.rows[pred] = Some(rows);
                 }
                 continue;
             }
+            // A negated relation lies in a lower stratum (the program is stratified), so
+            // it is complete before this scope starts and is entered as an outer
+            // collection, constant across the iterations. Were it a variable of the
+            // scope, the anti-join would not be monotone within the iteration: a row
+            // derived late would retract bindings derived before it, and the iteration
+            // could settle on something other than the stratified model, or not at all.
+            // Its blocked keys are made distinct out here, once per epoch.
+            let absent = stratum
+                .rules
+                .iter()
+                .flat_map(|r| r.checks.absent.iter().chain(r.joins.iter().flat_map(|j| &j.checks.absent)));
+            let blocked: Vec<(Negated, Relation<'_, Epoch>)> =
+                absent.map(|a| ((a.pred, a.cols.clone()), relations.blocked_keys(a))).collect();
             let outer = &relations;
             let results = scope.iterative::<u32, _, _>(|inner| {
                 let mut local = Relations::new(count);
+                for (id, keys) in blocked {
+                    local.blocked_keys.insert(id, keys.enter(inner));
+                }
                 for rule in &stratum.rules {
                     let read = rule.scan.iter().map(|s| s.pred).chain(rule.joins.iter().map(|j| j.pred));
                     for pred in read.filter(|p| !stratum.preds.contains(p)) {
@@ -197,7 +301,7 @@ pub(crate) fn build_dataflow(
                 }
                 let mut left = Vec::with_capacity(variables.len());
                 for (pred, variable) in variables {
-                    let rows = union(&stratum.rules, pred, given[pred].clone().enter(inner), &mut local, &unit);
+                    let rows = union(&stratum.rules, pred, given[pred].clone().enter(inner), &mut local, &unit, values);
                     variable.set(rows.clone());
                     left.push((pred, rows.leave(scope)));
                 }

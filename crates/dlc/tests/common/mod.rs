@@ -82,9 +82,19 @@ pub fn write_file(path: &Path, contents: impl AsRef<[u8]>) -> String {
 }
 
 /// Standard output without the lines of a batch report that describe how the engine
-/// worked (DRed's waves, rederivations and work; the dataflow reports net changes):
-/// what remains, answers, their changes and relation sizes, must be the same.
+/// worked (DRed's waves, rederivations, re-insertions and work; the dataflow reports
+/// net changes): what remains, answers, their changes and relation sizes, must be the
+/// same.
 pub fn comparable(text: &str) -> String {
-    let how = ["  maintained by", "  over-deleted", "    wave", "  rederived", "  inserted", "  work:", "  time:"];
+    let how = [
+        "  maintained by",
+        "  over-deleted",
+        "    wave",
+        "  rederived",
+        "  re-inserted",
+        "  inserted",
+        "  work:",
+        "  time:",
+    ];
     text.lines().filter(|l| !how.iter().any(|h| l.starts_with(h))).map(|l| format!("{l}\n")).collect()
 }
