@@ -11,6 +11,7 @@
 //! `(` or `,`, before `)`, `,`, `.` or `<-`, and after `<-` when the next line is indented
 //! deeper than the arrow's line (see `lexer::layout`).
 
+mod aggregates;
 pub mod ast;
 pub mod expr;
 mod facts;
