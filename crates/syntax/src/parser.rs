@@ -154,7 +154,9 @@ where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
     let nested = custom(move |inp: &mut InputRef<'t, '_, I, Extra<'t, 's>>| {
+        // The error spans the `:` that starts the inner body (an empty span has no place).
         let before = inp.cursor();
+        inp.next();
         Err(Rich::custom(inp.span_since(&before), "an aggregate inside an aggregate is not supported"))
     });
     let inner = literal_of(file, expression(file, nested));
