@@ -245,6 +245,16 @@ fn fault(aggregate: &Aggregate<'_>, bound: &BTreeSet<&str>, used_outside: &BTree
                 .with_help("compute `sum` and `count` and divide them: `s / n` is their integer quotient"),
         );
     }
+    // A body holds no aggregate (the grammar reads it without), but a value may.
+    if let TermKind::Aggregate { value: Some(value), .. } = &aggregate.term.kind {
+        if let Some(inner) = value.subterms().into_iter().find(|t| matches!(t.kind, TermKind::Aggregate { .. })) {
+            return Some(
+                Diagnostic::error(Code::UNSUPPORTED_SOUFFLE, "an aggregate inside an aggregate is not supported")
+                    .with_primary(inner.span, "an aggregate inside an aggregate here")
+                    .with_help("aggregate in a rule of its own and read its result here"),
+            );
+        }
+    }
     let witness = aggregate.vars.iter().find(|v| used_outside.contains(**v) && !bound.contains(**v))?;
     Some(
         Diagnostic::error(
