@@ -104,6 +104,8 @@ codes! {
         "a division or modulo by zero (or of -2147483648 by -1) has no value; change the constant";
     NEGATED_UNSIGNED = "E0032", "unary minus on an unsigned value",
         "an `unsigned` has no negative values: subtract from a value instead (`0 - x` wraps around), or use a `number`";
+    AGGREGATE_CYCLE = "E0033", "cycle through an aggregate",
+        "an aggregate reads complete relations: its body may not depend on the rule's own head; compute what it reads in rules that do not";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

@@ -129,6 +129,49 @@ pub enum TermKind {
     /// `a + b`, `a band b`, `min(a, b)`, ...; `op_span` is the operator's (the function
     /// name's for `min` and `max`).
     Binary { op: ir::BinOp, op_span: Span, left: Box<Term>, right: Box<Term> },
+    /// `count : { body }`, `sum e : { body }`, `min e : a(x, e)`, ...: the reduction of
+    /// the rows of `body`; `op_span` is the operator's, `value` the aggregated expression
+    /// (none for `count`). The one-atom form without braces is a body of one literal.
+    Aggregate { op: AggregateOp, op_span: Span, value: Option<Box<Term>>, body: Vec<Literal> },
+}
+
+/// An aggregate's reduction, as both dialects write it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AggregateOp {
+    Count,
+    Sum,
+    Min,
+    Max,
+    Mean,
+}
+
+impl AggregateOp {
+    /// The operator of its word.
+    pub fn from_text(text: &str) -> Option<AggregateOp> {
+        Some(match text {
+            "count" => AggregateOp::Count,
+            "sum" => AggregateOp::Sum,
+            "min" => AggregateOp::Min,
+            "max" => AggregateOp::Max,
+            "mean" => AggregateOp::Mean,
+            _ => return None,
+        })
+    }
+
+    pub fn text(self) -> &'static str {
+        match self {
+            AggregateOp::Count => "count",
+            AggregateOp::Sum => "sum",
+            AggregateOp::Min => "min",
+            AggregateOp::Max => "max",
+            AggregateOp::Mean => "mean",
+        }
+    }
+
+    /// Whether an expression to aggregate follows the word (all but `count`).
+    pub fn takes_value(self) -> bool {
+        self != AggregateOp::Count
+    }
 }
 
 impl Term {
@@ -147,6 +190,7 @@ impl Term {
 
     /// The term and, for an expression, its subterms, each before its operands (the
     /// tree is at most [`crate::expr::MAX_DEPTH`] deep, so an explicit stack suffices).
+    /// An aggregate's value and body are a scope of their own: not its subterms.
     pub fn subterms(&self) -> Vec<&Term> {
         let mut out = Vec::new();
         let mut stack = vec![self];
@@ -211,19 +255,7 @@ impl fmt::Display for File {
                 Statement::Rule(rule) => {
                     writeln!(f, "  Rule {}", span_text(rule.span))?;
                     write_atom(f, "    head ", &rule.head)?;
-                    for literal in &rule.body {
-                        match literal {
-                            Literal::Atom(atom) => write_atom(f, "    body ", atom)?,
-                            Literal::Negated { atom, span } => {
-                                writeln!(f, "    body Not {}", span_text(*span))?;
-                                write_atom(f, "      ", atom)?;
-                            }
-                            Literal::Compare(c) => {
-                                writeln!(f, "    body Compare {} {}", c.op.text(), span_text(c.span))?;
-                                write_terms(f, "      ", [&c.left, &c.right])?;
-                            }
-                        }
-                    }
+                    write_literals(f, "    body ", &rule.body)?;
                 }
                 Statement::Fact(atom) => write_atom(f, "  Fact ", atom)?,
                 Statement::Query(query) => {
@@ -235,6 +267,25 @@ impl fmt::Display for File {
         }
         Ok(())
     }
+}
+
+/// Body literals, each line starting with `prefix` (an indentation and a word).
+fn write_literals(f: &mut fmt::Formatter<'_>, prefix: &str, literals: &[Literal]) -> fmt::Result {
+    let indent = " ".repeat(prefix.len() - prefix.trim_start().len() + 2);
+    for literal in literals {
+        match literal {
+            Literal::Atom(atom) => write_atom(f, prefix, atom)?,
+            Literal::Negated { atom, span } => {
+                writeln!(f, "{prefix}Not {}", span_text(*span))?;
+                write_atom(f, &indent, atom)?;
+            }
+            Literal::Compare(c) => {
+                writeln!(f, "{prefix}Compare {} {}", c.op.text(), span_text(c.span))?;
+                write_terms(f, &indent, [&c.left, &c.right])?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn write_atom(f: &mut fmt::Formatter<'_>, prefix: &str, atom: &Atom) -> fmt::Result {
@@ -257,6 +308,15 @@ fn write_terms<'a>(f: &mut fmt::Formatter<'_>, indent: &str, terms: impl IntoIte
                 write_terms(f, &format!("{indent}  "), [&**left, &**right])?;
                 continue;
             }
+            TermKind::Aggregate { op, value, body, .. } => {
+                writeln!(f, "Aggregate {} {}", op.text(), span_text(term.span))?;
+                let inner = format!("{indent}  ");
+                if let Some(value) = value {
+                    write_terms(f, &format!("{inner}value "), [&**value])?;
+                }
+                write_literals(f, &format!("{inner}body "), body)?;
+                continue;
+            }
             _ => {}
         }
         match &term.kind {
@@ -270,7 +330,7 @@ fn write_terms<'a>(f: &mut fmt::Formatter<'_>, indent: &str, terms: impl IntoIte
                 write!(f, "{s:?}")?;
             }
             TermKind::Reserved(s) => write!(f, "Reserved {s}")?,
-            TermKind::Unary { .. } | TermKind::Binary { .. } => {}
+            TermKind::Unary { .. } | TermKind::Binary { .. } | TermKind::Aggregate { .. } => {}
         }
         writeln!(f, " {}", span_text(term.span))?;
     }

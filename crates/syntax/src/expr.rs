@@ -5,7 +5,7 @@
 //! An expression nests at most [`MAX_DEPTH`] levels (each operator of a chain and each
 //! parenthesis counts), so every pass that walks its tree recurses a bounded depth.
 
-use crate::ast::{Term, TermKind};
+use crate::ast::{AggregateOp, Literal, Term, TermKind};
 use diag::Span;
 use ir::{BinOp, UnOp};
 
@@ -21,6 +21,8 @@ pub(crate) enum Prefix {
     Function(BinOp),
     /// `(`.
     Open,
+    /// `count`, `sum`, `min`, `max`, `mean` starting an aggregate (`count :`, `sum e :`).
+    Aggregate(AggregateOp),
 }
 
 /// The punctuation inside parentheses.
@@ -43,6 +45,8 @@ pub(crate) trait ExprSource {
     fn punct(&mut self, comma: bool) -> Result<(Punct, Span), Self::Error>;
     /// A plain term: a variable, `_`, a constant.
     fn leaf(&mut self) -> Result<Term, Self::Error>;
+    /// An aggregate's `:` and body: `{ literal, ... }` or one atom; with the span of its end.
+    fn aggregate_body(&mut self) -> Result<(Vec<Literal>, Span), Self::Error>;
     /// A syntax error at `span`.
     fn error(&mut self, span: Span, message: String) -> Self::Error;
 }
@@ -97,6 +101,15 @@ fn operand<S: ExprSource>(source: &mut S, depth: usize) -> Result<(Term, usize),
             }
             let kind = TermKind::Unary { op, op_span: span, operand: Box::new(inner) };
             Ok((Term { kind, span: whole }, height + 1))
+        }
+        Prefix::Aggregate(op) => {
+            // The aggregated expression ends where the `:` is, which no operator reads.
+            let (value, height) = match op.takes_value() {
+                true => binary(source, 0, depth + 1).map(|(value, height)| (Some(Box::new(value)), height))?,
+                false => (None, 0),
+            };
+            let (body, end) = source.aggregate_body()?;
+            Ok((Term { kind: TermKind::Aggregate { op, op_span: span, value, body }, span: span.to(end) }, height + 1))
         }
         Prefix::Open => {
             let (inner, height) = binary(source, 0, depth + 1)?;

@@ -45,6 +45,13 @@ pub enum Token<'a> {
     Arrow,
     #[token(":-")]
     ColonDash,
+    /// `:` between an aggregate and its body: `count : { E(X, _) }`.
+    #[token(":")]
+    Colon,
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
     #[token("?-")]
     QueryOp,
     #[token("+")]
@@ -86,6 +93,9 @@ impl fmt::Display for Token<'_> {
             Token::Dot => f.write_str("`.`"),
             Token::Arrow => f.write_str("`<-`"),
             Token::ColonDash => f.write_str("`:-`"),
+            Token::Colon => f.write_str("`:`"),
+            Token::LBrace => f.write_str("`{`"),
+            Token::RBrace => f.write_str("`}`"),
             Token::QueryOp => f.write_str("`?-`"),
             Token::Plus => f.write_str("`+`"),
             Token::Minus => f.write_str("`-`"),
@@ -128,8 +138,8 @@ pub fn lex(src: &str) -> Vec<Spanned<'_>> {
 /// Removes the newlines that do not end a statement, so that the grammar can treat a
 /// remaining [`Token::Newline`] exactly like `.`.
 ///
-/// A newline is dropped after `(`, `,` or `?-`, after `.` or another newline, at the
-/// start or end of the input, or before `)`, `,`, `.`, `<-` or `:-` (a statement continued
+/// A newline is dropped after `(`, `{`, `,` or `?-`, after `.` or another newline, at the
+/// start or end of the input, or before `)`, `}`, `,`, `.`, `<-` or `:-` (a statement continued
 /// on the next line). Parenthesis depth is deliberately not tracked: an unclosed `(` must
 /// not swallow the following lines into one syntax error.
 ///
@@ -149,8 +159,20 @@ pub fn layout<'a>(src: &str, tokens: Vec<Spanned<'a>>) -> Vec<Spanned<'a>> {
             let next = tokens.get(next_index);
             let keep = match (out.last(), next) {
                 (None, _) | (_, None) => false,
-                (Some((Token::LParen | Token::Comma | Token::QueryOp | Token::Dot | Token::Newline, _)), _) => false,
-                (_, Some((Token::RParen | Token::Comma | Token::Dot | Token::Arrow | Token::ColonDash, _))) => false,
+                (
+                    Some((
+                        Token::LParen | Token::LBrace | Token::Comma | Token::QueryOp | Token::Dot | Token::Newline,
+                        _,
+                    )),
+                    _,
+                ) => false,
+                (
+                    _,
+                    Some((
+                        Token::RParen | Token::RBrace | Token::Comma | Token::Dot | Token::Arrow | Token::ColonDash,
+                        _,
+                    )),
+                ) => false,
                 (Some((Token::Arrow | Token::ColonDash, arrow)), Some((_, next))) => {
                     indentation(src, next.start) <= indentation(src, arrow.start)
                 }

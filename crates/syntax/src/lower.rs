@@ -10,7 +10,10 @@ use std::collections::HashSet;
 /// there is no error.
 pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
     let mut program = Program::new();
-    let mut diagnostics = Vec::new();
+    let mut diagnostics = crate::aggregates::check(file);
+    if !diagnostics.is_empty() {
+        return (None, diagnostics);
+    }
     for statement in &file.statements {
         for atom in statement_atoms(statement) {
             diagnostics.extend(reserved_names(atom));

@@ -131,26 +131,53 @@ where
 }
 
 /// A term or an arithmetic expression, read by the grammar both dialects share
-/// ([`crate::expr`]).
-fn expression<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Term, Extra<'t, 's>> + Clone
+/// ([`crate::expr`]), an aggregate's body read by `body`.
+fn expression<'t, 's: 't, I>(
+    file: FileId,
+    body: impl Parser<'t, I, Vec<Literal>, Extra<'t, 's>> + Clone,
+) -> impl Parser<'t, I, Term, Extra<'t, 's>> + Clone
 where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
     let leaf = term(file);
     custom(move |inp: &mut InputRef<'t, '_, I, Extra<'t, 's>>| {
-        crate::expr::expression(&mut Tokens { inp, leaf: &leaf, file })
+        crate::expr::expression(&mut Tokens { inp, leaf: &leaf, body: &body, file })
     })
     .labelled("a term")
 }
 
+/// An expression outside every aggregate, which may hold aggregates: their bodies are
+/// `{ literal, ... }` or one atom, read without aggregates, so bodies never nest and
+/// the grammar does not recurse on the input.
+fn outer_expression<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Term, Extra<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    let nested = custom(move |inp: &mut InputRef<'t, '_, I, Extra<'t, 's>>| {
+        // The error spans the `:` that starts the inner body (an empty span has no place).
+        let before = inp.cursor();
+        inp.next();
+        Err(Rich::custom(inp.span_since(&before), "an aggregate inside an aggregate is not supported"))
+    });
+    let inner = literal_of(file, expression(file, nested));
+    let braced = inner
+        .separated_by(just(Token::Comma))
+        .at_least(1)
+        .collect::<Vec<_>>()
+        .delimited_by(just(Token::LBrace), just(Token::RBrace));
+    let body = braced.or(atom(file).map(|atom| vec![Literal::Atom(atom)]));
+    expression(file, body)
+}
+
 /// The dlc dialect's tokens as [`crate::expr::ExprSource`] reads them.
-struct Tokens<'r, 'p, 't: 'p, 's: 'p, I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>, L> {
+struct Tokens<'r, 'p, 't: 'p, 's: 'p, I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>, L, B> {
     inp: &'r mut InputRef<'t, 'p, I, Extra<'t, 's>>,
     leaf: &'r L,
+    body: &'r B,
     file: FileId,
 }
 
-impl<'t, 's: 't, I, L> Tokens<'_, '_, 't, 's, I, L>
+impl<'t, 's: 't, I, L, B> Tokens<'_, '_, 't, 's, I, L, B>
 where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
@@ -166,10 +193,11 @@ where
     }
 }
 
-impl<'t, 's: 't, I, L> crate::expr::ExprSource for Tokens<'_, '_, 't, 's, I, L>
+impl<'t, 's: 't, I, L, B> crate::expr::ExprSource for Tokens<'_, '_, 't, 's, I, L, B>
 where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
     L: Parser<'t, I, Term, Extra<'t, 's>>,
+    B: Parser<'t, I, Vec<Literal>, Extra<'t, 's>>,
 {
     type Error = Rich<'t, Token<'s>>;
 
@@ -201,6 +229,21 @@ where
             Token::LParen => Prefix::Open,
             Token::Name(name) if second == Some(Token::LParen) && ir::BinOp::function(name).is_some() => {
                 Prefix::Function(ir::BinOp::function(name)?)
+            }
+            // `count :`; `sum X :` (`min(a, b)` is the function, `E(min, x)` a symbol).
+            Token::Name(word)
+                if crate::ast::AggregateOp::from_text(word).is_some() && second != Some(Token::LParen) =>
+            {
+                let op = crate::ast::AggregateOp::from_text(word)?;
+                let value_follows = matches!(
+                    second,
+                    Some(Token::Name(_) | Token::UnderscoreName(_) | Token::Underscore | Token::Int(_) | Token::Str(_))
+                );
+                match op.takes_value() {
+                    true if value_follows => Prefix::Aggregate(op),
+                    false if second == Some(Token::Colon) => Prefix::Aggregate(op),
+                    _ => return None,
+                }
             }
             Token::Name(word) if operand_follows => {
                 Prefix::Unary(ir::UnOp::from_text(word).filter(|op| *op != ir::UnOp::Neg)?)
@@ -237,6 +280,22 @@ where
 
     fn leaf(&mut self) -> Result<Term, Self::Error> {
         self.inp.parse(self.leaf)
+    }
+
+    fn aggregate_body(&mut self) -> Result<(Vec<Literal>, Span), Self::Error> {
+        let before = self.inp.cursor();
+        match self.inp.next() {
+            Some(Token::Colon) => {}
+            other => {
+                let found = other.map_or_else(|| "end of input".to_string(), |t| t.to_string());
+                let span = self.inp.span_since(&before);
+                return Err(Rich::custom(span, format!("expected `:` before the aggregate's body, found {found}")));
+            }
+        }
+        let start = self.inp.cursor();
+        let body = self.inp.parse(self.body)?;
+        let span = self.inp.span_since(&start);
+        Ok((body, to_span(self.file, span)))
     }
 
     fn error(&mut self, span: Span, message: String) -> Self::Error {
@@ -280,16 +339,28 @@ fn literal<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Literal, Extra<'t,
 where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
-    let atom = || atom_of(file, expression(file));
+    literal_of(file, outer_expression(file))
+}
+
+/// A body literal whose arguments and operands `expression` reads.
+fn literal_of<'t, 's: 't, I>(
+    file: FileId,
+    expression: impl Parser<'t, I, Term, Extra<'t, 's>> + Clone,
+) -> impl Parser<'t, I, Literal, Extra<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    let atom = || atom_of(file, expression.clone());
     let not = just(Token::Bang).ignored().or(just(Token::Name("not")).ignored());
     let negated =
         not.ignore_then(atom()).map_with(move |atom, e| Literal::Negated { atom, span: to_span(file, e.span()) });
     let op = select! { Token::Compare(op) => op }.try_map(|op, span| {
         ir::CmpOp::from_text(op).ok_or_else(|| Rich::custom(span, format!("unknown comparison `{op}`")))
     });
-    let comparison = expression(file)
+    let comparison = expression
+        .clone()
         .then(op)
-        .then(expression(file))
+        .then(expression.clone())
         .map(|((left, op), right)| Literal::Compare(Comparison::new(left, op, right)));
     choice((negated, comparison, atom().map(Literal::Atom))).labelled("a body literal")
 }
@@ -303,13 +374,12 @@ where
 {
     let arrow = just(Token::Arrow).or(just(Token::ColonDash));
     let body = literal(file).separated_by(just(Token::Comma)).collect::<Vec<_>>();
-    let rule_or_fact =
-        atom_of(file, expression(file)).then(arrow.ignore_then(body).or_not()).map_with(move |(head, body), e| {
-            match body {
-                Some(body) => Statement::Rule(Rule { head, body, span: to_span(file, e.span()) }),
-                None => Statement::Fact(head),
-            }
-        });
+    let rule_or_fact = atom_of(file, outer_expression(file)).then(arrow.ignore_then(body).or_not()).map_with(
+        move |(head, body), e| match body {
+            Some(body) => Statement::Rule(Rule { head, body, span: to_span(file, e.span()) }),
+            None => Statement::Fact(head),
+        },
+    );
     let query = just(Token::QueryOp)
         .ignore_then(atom(file))
         .map_with(move |atom, e| Statement::Query(Query { atom, span: to_span(file, e.span()) }));

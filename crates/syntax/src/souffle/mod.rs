@@ -442,6 +442,9 @@ struct Parser<'a> {
     types: HashMap<String, Vec<String>>,
     /// Each `.type` name where it is defined, in the order of the program.
     type_spans: Vec<(String, Span)>,
+    /// Whether an aggregate's body is being read (an aggregate inside one is E0018, so
+    /// bodies never nest and no pass recurses on their depth).
+    in_aggregate: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -458,6 +461,7 @@ impl<'a> Parser<'a> {
             ios: Vec::new(),
             types: HashMap::new(),
             type_spans: Vec::new(),
+            in_aggregate: false,
         }
     }
 
@@ -989,11 +993,8 @@ impl<'a> Parser<'a> {
                 };
                 return Err(self.unsupported(tok.span, &construct));
             }
-            Kind::Ident
-                if matches!(text, "count" | "sum" | "min" | "max" | "mean" | "range")
-                    && next.is_some_and(|n| !matches!(n.kind, Kind::Comma | Kind::RParen)) =>
-            {
-                return Err(self.unsupported(tok.span, &format!("the aggregate `{text}`")));
+            Kind::Ident if text == "range" && next.is_some_and(|n| !matches!(n.kind, Kind::Comma | Kind::RParen)) => {
+                return Err(self.unsupported(tok.span, "the aggregate `range`"));
             }
             Kind::Ident if text == "nil" => return Err(self.unsupported(tok.span, "a record (`nil`)")),
             Kind::Ident => TermKind::Var(text.to_string()),
@@ -1042,6 +1043,17 @@ impl crate::expr::ExprSource for Parser<'_> {
                 Prefix::Function(ir::BinOp::function(text)?)
             }
             Kind::Ident if matches!(text, "bnot" | "lnot") => Prefix::Unary(ir::UnOp::from_text(text)?),
+            // `count :`; `sum e :` (`min(a, b)` is the function, `f(min, x)` a variable).
+            Kind::Ident => {
+                let op = ast::AggregateOp::from_text(text)?;
+                let value_follows =
+                    matches!(next, Some(Kind::Ident | Kind::Underscore | Kind::Number | Kind::RadixNumber | Kind::Str));
+                match op.takes_value() {
+                    true if value_follows => Prefix::Aggregate(op),
+                    false if next == Some(Kind::Colon) => Prefix::Aggregate(op),
+                    _ => return None,
+                }
+            }
             _ => return None,
         };
         Some((prefix, tok.span))
@@ -1069,6 +1081,30 @@ impl crate::expr::ExprSource for Parser<'_> {
 
     fn leaf(&mut self) -> Result<ast::Term, Reported> {
         self.term()
+    }
+
+    fn aggregate_body(&mut self) -> Result<(Vec<ast::Literal>, Span), Reported> {
+        let colon = self.expect(Kind::Colon, "`:` before the aggregate's body")?;
+        if self.in_aggregate {
+            return Err(self.unsupported(colon.span, "an aggregate inside an aggregate"));
+        }
+        let Some(open) = self.eat(Kind::LBrace) else {
+            self.in_aggregate = true;
+            let atom = self.atom();
+            self.in_aggregate = false;
+            let atom = atom?;
+            let end = atom.span;
+            return Ok((vec![ast::Literal::Atom(atom)], end));
+        };
+        self.in_aggregate = true;
+        let dnf = self.disjunction(0);
+        self.in_aggregate = false;
+        let mut dnf = dnf?;
+        let close = self.expect(Kind::RBrace, "`,` or `}`")?;
+        if dnf.len() != 1 {
+            return Err(self.unsupported(open.span.to(close.span), "a disjunction inside an aggregate"));
+        }
+        Ok((dnf.pop().unwrap_or_default(), close.span))
     }
 
     fn error(&mut self, span: Span, message: String) -> Reported {

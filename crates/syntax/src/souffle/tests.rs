@@ -107,7 +107,17 @@ fn declared_but_unused_relations_exist() {
 fn unsupported_constructs_are_named_at_their_span() {
     let decls = ".decl e(x:number, y:number)\n.decl r(x:number)\n";
     let cases: &[(&str, &str, &str)] = &[
-        ("r(c) :- c = count : { e(_, _) }.", "count", "the aggregate `count` is not supported"),
+        ("r(c) :- c = mean y : { e(_, y) }.", "mean", "the aggregate `mean` is not supported: it yields a float"),
+        (
+            "r(c) :- c = count : { e(_, y), y = count : e(_, _) }.",
+            ":",
+            "an aggregate inside an aggregate is not supported",
+        ),
+        (
+            "r(c) :- c = count : { e(_, _) ; e(_, _) }.",
+            "{ e(_, _) ; e(_, _) }",
+            "a disjunction inside an aggregate is not supported",
+        ),
         ("r(x) :- e(x, cat(\"a\", \"b\")).", "cat", "the functor `cat(...)` is not supported"),
         ("r(x) :- e(x, @f(x)).", "@", "a user-defined functor (`@f(...)`) is not supported"),
         ("r(x) :- e(x, 1.5).", "1.5", "a float constant is not supported"),
@@ -415,4 +425,37 @@ fn arithmetic_reads_with_souffles_precedence() {
     let found = errors(".decl s(x:symbol)\n.decl r(x:number)\nr(x + 1) :- s(x).\n");
     assert_eq!(found[0].0, "E0030", "{found:?}");
     assert_eq!(found[0].1, "+");
+}
+
+/// Every form of aggregate is read, in the shared expression grammar, into the AST;
+/// one the engines cannot evaluate yet is reported with its group keys.
+#[test]
+fn aggregates_are_read_in_every_form() {
+    let decls = ".decl e(x:number, y:number)\n.decl r(x:number, n:number)\n";
+    let body = "r(x, n) :- e(x, _), n = 1 + min y : { e(x, y), y > 0 }, 0 < count : e(_, x), n != sum y * 2 : e(y, x).";
+    let (file, diagnostics) = parse(&format!("{decls}{body}\n"), FILE, &mut NoIncludes);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let ast = file.to_string();
+    for expected in ["Aggregate min", "Aggregate count", "Aggregate sum", "value Binary * "] {
+        assert!(ast.contains(expected), "{expected} in {ast}");
+    }
+    let found = errors(&format!("{decls}{body}\n"));
+    let keys: Vec<&str> = found.iter().map(|(_, _, m)| m.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "the aggregate `min` is not evaluated yet",
+            "the aggregate `count` is not evaluated yet",
+            "the aggregate `sum` is not evaluated yet"
+        ]
+    );
+    // `min(a, b)` is still the function, and `count` a variable where no `:` follows.
+    ok(".decl e(x:number, y:number)\n.decl r(x:number)\nr(m) :- e(count, y), m = min(count, y).\n");
+}
+
+#[test]
+fn an_aggregate_over_its_own_head_names_the_cycle() {
+    let src = ".decl p(x:number)\n.decl q(x:number)\np(1).\nq(x) :- p(x).\np(n) :- n = count : { q(_) }.\n";
+    let found = errors(src);
+    assert_eq!(found, [("E0033", "q(_)".to_string(), "`p` aggregates over itself".to_string())]);
 }

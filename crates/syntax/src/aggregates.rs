@@ -1,0 +1,284 @@
+//! The checks of aggregates (`n = count : { ... }`) both dialects share, made on the AST
+//! before lowering: each aggregate's group keys (its body's variables bound outside it)
+//! and locals, a witness (a local variable used outside) and `mean` (a float) reported,
+//! as is an aggregate whose body depends on its rule's head (E0033, naming the cycle, as
+//! Soufflé's "cyclic aggregation"). Aggregates are read but not evaluated yet, so a
+//! program with one is reported too.
+
+use crate::ast::{self, AggregateOp, Literal, Statement, Term, TermKind};
+use diag::{Code, Diagnostic};
+use std::collections::{BTreeSet, HashMap, VecDeque};
+
+/// The reports of every aggregate of the file; none when it has no aggregate.
+pub(crate) fn check(file: &ast::File) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    let rules: Vec<&ast::Rule> = file
+        .statements
+        .iter()
+        .filter_map(|s| match s {
+            Statement::Rule(rule) => Some(rule),
+            _ => None,
+        })
+        .collect();
+    let mut not_evaluated = Vec::new();
+    for rule in &rules {
+        check_rule(rule, &mut diagnostics, &mut not_evaluated);
+    }
+    diagnostics.extend(cycles(&rules));
+    // That an aggregate is not evaluated is said only of a program with no other fault.
+    if diagnostics.is_empty() {
+        diagnostics = not_evaluated;
+    }
+    diagnostics
+}
+
+/// The atoms a rule reads, each with whether it is in an aggregate's body: the body's
+/// atoms and those of every aggregate in the rule (bodies do not nest).
+fn read_atoms(rule: &ast::Rule) -> Vec<(&ast::Atom, bool)> {
+    let mut out = Vec::new();
+    let mut terms: Vec<&Term> = rule.head.args.iter().collect();
+    for literal in &rule.body {
+        match literal {
+            Literal::Atom(atom) | Literal::Negated { atom, .. } => {
+                out.push((atom, false));
+                terms.extend(&atom.args);
+            }
+            Literal::Compare(c) => terms.extend([&c.left, &c.right]),
+        }
+    }
+    for term in terms.into_iter().flat_map(Term::subterms) {
+        if let TermKind::Aggregate { body, .. } = &term.kind {
+            out.extend(body.iter().filter_map(Literal::atom).map(|atom| (atom, true)));
+        }
+    }
+    out
+}
+
+/// E0033 for each aggregate body atom whose predicate depends on the head of its rule:
+/// the predicates are searched for strongly connected components once, and a path is
+/// searched only for an atom found in its head's component, so a program without such a
+/// cycle costs one pass over its rules.
+fn cycles(rules: &[&ast::Rule]) -> Vec<Diagnostic> {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    // Edges from a read predicate to the rule heads that read it, with the rule.
+    let mut readers: Vec<Vec<(usize, usize)>> = Vec::new();
+    let mut reads: Vec<Vec<(&ast::Atom, bool)>> = Vec::new();
+    for (r, rule) in rules.iter().enumerate() {
+        let head = node(&rule.head.pred.text, &mut index);
+        let atoms = read_atoms(rule);
+        for (atom, _) in &atoms {
+            let read = node(&atom.pred.text, &mut index);
+            readers.resize(index.len(), Vec::new());
+            readers[read].push((head, r));
+        }
+        readers.resize(index.len(), Vec::new());
+        reads.push(atoms);
+    }
+    let successors: Vec<Vec<usize>> = readers.iter().map(|edges| edges.iter().map(|&(to, _)| to).collect()).collect();
+    let mut component = vec![0; successors.len()];
+    for (c, members) in ir::strongly_connected(&successors).into_iter().enumerate() {
+        for m in members {
+            component[m] = c;
+        }
+    }
+    let mut diagnostics = Vec::new();
+    for (r, rule) in rules.iter().enumerate() {
+        let head = index[rule.head.pred.text.as_str()];
+        for &(atom, in_aggregate) in &reads[r] {
+            let read = index[atom.pred.text.as_str()];
+            if in_aggregate && component[read] == component[head] {
+                let path = path(&readers, head, read);
+                diagnostics.push(cycle_report(rules, rule, atom, &path));
+            }
+        }
+    }
+    diagnostics
+}
+
+/// The node of predicate `name`, added when new.
+fn node<'a>(name: &'a str, index: &mut HashMap<&'a str, usize>) -> usize {
+    let next = index.len();
+    *index.entry(name).or_insert(next)
+}
+
+/// The rules through which `from` reaches `to` (breadth first, so the shortest path).
+fn path(readers: &[Vec<(usize, usize)>], from: usize, to: usize) -> Vec<usize> {
+    let mut via: HashMap<usize, (usize, usize)> = HashMap::new();
+    let mut queue = VecDeque::from([from]);
+    while let Some(at) = queue.pop_front() {
+        if at == to {
+            break;
+        }
+        for &(next, rule) in &readers[at] {
+            if next != from && !via.contains_key(&next) {
+                via.insert(next, (at, rule));
+                queue.push_back(next);
+            }
+        }
+    }
+    let mut rules = Vec::new();
+    let mut at = to;
+    while at != from {
+        let Some(&(before, rule)) = via.get(&at) else { break };
+        rules.push(rule);
+        at = before;
+    }
+    rules.reverse();
+    rules
+}
+
+fn cycle_report(rules: &[&ast::Rule], rule: &ast::Rule, atom: &ast::Atom, path: &[usize]) -> Diagnostic {
+    let head = &rule.head.pred.text;
+    let mut d = Diagnostic::error(Code::AGGREGATE_CYCLE, format!("`{head}` aggregates over itself"))
+        .with_primary(atom.span, format!("`{}` is aggregated here", atom.pred.text));
+    for &r in path {
+        let link = rules[r];
+        if !std::ptr::eq(link, rule) {
+            d = d.with_secondary(link.span, format!("`{}` is derived by this rule", link.head.pred.text));
+        }
+    }
+    let names: Vec<String> = std::iter::once(head.as_str())
+        .chain(path.iter().map(|&r| rules[r].head.pred.text.as_str()))
+        .chain(std::iter::once(head.as_str()))
+        .map(|name| format!("`{name}`"))
+        .collect();
+    d.with_note(format!(
+        "the cycle, each predicate read by the next: {} (the last through the aggregate)",
+        names.join(" -> ")
+    ))
+}
+
+/// An aggregate of a rule and the variables it reads.
+struct Aggregate<'a> {
+    term: &'a Term,
+    op: AggregateOp,
+    /// Variables of its value and body, in order of first occurrence.
+    vars: Vec<&'a str>,
+}
+
+fn check_rule(rule: &ast::Rule, diagnostics: &mut Vec<Diagnostic>, not_evaluated: &mut Vec<Diagnostic>) {
+    // The variables a positive atom or an assignment `X = ...` outside every aggregate
+    // binds, and every variable used outside the aggregates.
+    let mut bound: BTreeSet<&str> = BTreeSet::new();
+    let mut used_outside: BTreeSet<&str> = BTreeSet::new();
+    let mut aggregates = Vec::new();
+    let head: Vec<&Term> = rule.head.args.iter().collect();
+    aggregates.extend(visit(head, false, &mut bound, &mut used_outside));
+    for literal in &rule.body {
+        let found = match literal {
+            Literal::Atom(atom) => visit(atom.args.iter().collect(), true, &mut bound, &mut used_outside),
+            Literal::Negated { atom, .. } => visit(atom.args.iter().collect(), false, &mut bound, &mut used_outside),
+            Literal::Compare(c) => {
+                let assigns = c.op == ir::CmpOp::Eq;
+                let mut found = Vec::new();
+                for side in [&c.left, &c.right] {
+                    // `N = count : {...}` binds `N`: an assignment's lone variable.
+                    let binds = assigns && matches!(side.kind, TermKind::Var(_));
+                    found.extend(visit(vec![side], binds, &mut bound, &mut used_outside));
+                }
+                found
+            }
+        };
+        aggregates.extend(found);
+    }
+    for term in aggregates.into_iter().map(describe) {
+        match fault(&term, &bound, &used_outside) {
+            Some(report) => diagnostics.push(report),
+            None => not_evaluated.push(unevaluated(&term, &bound)),
+        }
+    }
+}
+
+/// Notes the variables of `terms` (outside every aggregate) as used, and as bound when
+/// `binds`; returns the aggregates among them.
+fn visit<'a>(
+    terms: Vec<&'a Term>,
+    binds: bool,
+    bound: &mut BTreeSet<&'a str>,
+    used: &mut BTreeSet<&'a str>,
+) -> Vec<&'a Term> {
+    let mut found = Vec::new();
+    for term in terms.into_iter().flat_map(Term::subterms) {
+        match &term.kind {
+            TermKind::Var(v) => {
+                used.insert(v.as_str());
+                if binds {
+                    bound.insert(v.as_str());
+                }
+            }
+            TermKind::Aggregate { .. } => found.push(term),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The aggregate's operator and the variables of its value and body.
+fn describe(term: &Term) -> Aggregate<'_> {
+    let TermKind::Aggregate { op, value, body, .. } = &term.kind else { unreachable!("an aggregate term") };
+    let mut vars: Vec<&str> = Vec::new();
+    let mut inner: Vec<&Term> = value.iter().map(|v| &**v).collect();
+    for literal in body {
+        match literal {
+            Literal::Atom(atom) | Literal::Negated { atom, .. } => inner.extend(&atom.args),
+            Literal::Compare(c) => inner.extend([&c.left, &c.right]),
+        }
+    }
+    for t in inner.into_iter().flat_map(Term::subterms) {
+        if let TermKind::Var(v) = &t.kind {
+            if !vars.contains(&v.as_str()) {
+                vars.push(v);
+            }
+        }
+    }
+    Aggregate { term, op: *op, vars }
+}
+
+/// The report of an aggregate that is `mean` or has a witness.
+fn fault(aggregate: &Aggregate<'_>, bound: &BTreeSet<&str>, used_outside: &BTreeSet<&str>) -> Option<Diagnostic> {
+    let TermKind::Aggregate { op_span, .. } = &aggregate.term.kind else { unreachable!("an aggregate term") };
+    let span = aggregate.term.span;
+    if aggregate.op == AggregateOp::Mean {
+        return Some(
+            Diagnostic::error(Code::UNSUPPORTED_SOUFFLE, "the aggregate `mean` is not supported: it yields a float")
+                .with_primary(*op_span, "`mean` is a float, and values here are integers and symbols")
+                .with_help("compute `sum` and `count` and divide them: `s / n` is their integer quotient"),
+        );
+    }
+    // A body holds no aggregate (the grammar reads it without), but a value may.
+    if let TermKind::Aggregate { value: Some(value), .. } = &aggregate.term.kind {
+        if let Some(inner) = value.subterms().into_iter().find(|t| matches!(t.kind, TermKind::Aggregate { .. })) {
+            return Some(
+                Diagnostic::error(Code::UNSUPPORTED_SOUFFLE, "an aggregate inside an aggregate is not supported")
+                    .with_primary(inner.span, "an aggregate inside an aggregate here")
+                    .with_help("aggregate in a rule of its own and read its result here"),
+            );
+        }
+    }
+    let witness = aggregate.vars.iter().find(|v| used_outside.contains(**v) && !bound.contains(**v))?;
+    Some(
+        Diagnostic::error(
+            Code::UNSUPPORTED_SOUFFLE,
+            format!("`{witness}` is bound only inside the aggregate and used outside it (a witness)"),
+        )
+        .with_primary(span, format!("`{witness}` is local to this aggregate"))
+        .with_help(format!("bind `{witness}` in an atom outside the aggregate, or use it only inside")),
+    )
+}
+
+/// The report that an aggregate, which has no fault, is not evaluated yet; it names the
+/// group keys.
+fn unevaluated(aggregate: &Aggregate<'_>, bound: &BTreeSet<&str>) -> Diagnostic {
+    let span = aggregate.term.span;
+    let keys: Vec<&str> = aggregate.vars.iter().copied().filter(|v| bound.contains(v)).collect();
+    let grouped = match keys.as_slice() {
+        [] => "over all its rows".to_string(),
+        keys => format!("grouped by {}", keys.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")),
+    };
+    Diagnostic::error(
+        Code::UNSUPPORTED_SOUFFLE,
+        format!("the aggregate `{}` is not evaluated yet", aggregate.op.text()),
+    )
+    .with_primary(span, format!("a `{}` {grouped}", aggregate.op.text()))
+    .with_help("aggregates are read and checked, but no engine evaluates them yet")
+}
