@@ -15,7 +15,8 @@ pub enum IrError {
     EdbHeadsRule { pred: PredId, fact: Span, head: Span },
     /// The query names a predicate that no rule defines.
     QueryOnEdb { pred: PredId, span: Span },
-    /// A variable of a comparison that no positive atom or assignment binds.
+    /// A variable of a comparison, an assignment or a computed argument (a head
+    /// expression included) that no positive atom or assignment binds.
     UnboundInComparison { rule: RuleId, var: Symbol, span: Span },
     /// Rule `rule` reads `negated` negatively, and `negated` depends on the rule's head:
     /// `cycle` holds, from the negated predicate on, each rule through which one
@@ -65,12 +66,9 @@ impl IrError {
             }
             IrError::UnboundInComparison { rule, var, span } => {
                 let name = program.symbols.text(var);
-                Diagnostic::error(
-                    Code::UNBOUND_IN_CONSTRAINT,
-                    format!("variable `{name}` of a comparison is not bound by the body"),
-                )
-                .with_primary(span, format!("`{name}` is bound by no positive atom or assignment"))
-                .with_secondary(program.rule(rule).span, "in this rule")
+                Diagnostic::error(Code::UNBOUND_IN_CONSTRAINT, format!("variable `{name}` is not bound by the body"))
+                    .with_primary(span, format!("`{name}` is bound by no positive atom or assignment"))
+                    .with_secondary(program.rule(rule).span, "in this rule")
             }
             IrError::NegationCycle { rule, negated, ref cycle } => {
                 let head = program.rule(rule).head.pred;
