@@ -1416,6 +1416,16 @@ mod tests {
     use super::*;
     use std::collections::BTreeSet;
 
+    /// A deterministic xorshift generator from `seed`: each call a value below `bound`.
+    fn xorshift(mut state: u64) -> impl FnMut(u64) -> u32 {
+        move |bound| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound) as u32
+        }
+    }
+
     #[test]
     fn set_semantics_and_tombstones() {
         let mut r = Relation::new(2);
@@ -1478,13 +1488,7 @@ mod tests {
         let mut r = Relation::new(3);
         let single = r.rows.ensure_index(&[1]);
         let pair = r.rows.ensure_index(&[0, 2]);
-        let mut state = 7u64;
-        let mut next = |bound: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % bound) as u32
-        };
+        let mut next = xorshift(7u64);
         for batch in 0..40u32 {
             // A large key from batch 30 on, past what values as ids allow.
             let big = if batch >= 30 { 1 << 30 } else { 0 };
@@ -1550,13 +1554,7 @@ mod tests {
     fn grouped_set_agrees_with_a_btree_set() {
         let mut r = Relation::new(3);
         let mut expected = BTreeSet::new();
-        let mut state = 12345u64;
-        let mut next = |bound: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % bound) as u32
-        };
+        let mut next = xorshift(12345u64);
         for round in 0..6000 {
             let a = next(5);
             // Dense values, and in one group now and then a far one, so that its bitmap
@@ -1588,13 +1586,7 @@ mod tests {
         for arity in 0..4 {
             let mut r = Relation::new(arity);
             let mut expected = BTreeSet::new();
-            let mut state = 99u64;
-            let mut next = |bound: u64| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state % bound) as u32
-            };
+            let mut next = xorshift(99u64);
             for round in 0..3000 {
                 let tuple: Vec<u32> =
                     (0..arity).map(|_| if round % 4 == 0 { next(1 << 20) } else { next(40) }).collect();
