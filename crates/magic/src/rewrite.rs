@@ -376,13 +376,23 @@ impl Bound {
             let before = waiting.len();
             waiting.retain(|c| {
                 let is_bound = |e: &ir::Expr| e.vars().all(|v| self.set.contains(&v));
-                let target = match (is_bound(&c.left), is_bound(&c.right)) {
-                    (true, true) => None,
+                let (target, value) = match (is_bound(&c.left), is_bound(&c.right)) {
+                    (true, true) => {
+                        applied.push(Applied { comparison: (*c).clone(), binds: None });
+                        return false;
+                    }
                     // Only a lone variable is bound by an assignment.
-                    (false, true) if c.op == CmpOp::Eq && c.left.var().is_some() => c.left.var(),
-                    (true, false) if c.op == CmpOp::Eq && c.right.var().is_some() => c.right.var(),
+                    (false, true) if c.op == CmpOp::Eq && c.left.var().is_some() => (c.left.var(), &c.right),
+                    (true, false) if c.op == CmpOp::Eq && c.right.var().is_some() => (c.right.var(), &c.left),
                     _ => return true,
                 };
+                // A value computed by arithmetic never binds a call's argument: passed down
+                // as demand, `Z = X - 1` in a recursive rule would ask for X - 1, X - 2, …
+                // without end where the original program stops (it only tests `Z` against
+                // facts). Copies and constants add no value the program does not hold.
+                if value.is_arithmetic() {
+                    return true;
+                }
                 if let Some(v) = target {
                     self.add(&[Term { kind: ir::TermKind::Var(v), span: c.span }]);
                 }

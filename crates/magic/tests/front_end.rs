@@ -40,3 +40,16 @@ fn anonymous_variables_never_bind_a_call() {
     assert_eq!(m.adorned.len(), 2);
     assert_eq!(m.adorned[1].1.to_string(), "f");
 }
+
+#[test]
+fn a_computed_value_never_binds_a_call() {
+    // Passed down, `Z = X - 1` would demand P(2), P(1), P(0), P(-1), … without end, where
+    // the program itself stops: it only tests `X - 1 = Z` against the facts it has.
+    let m = magic("P(X,Y) <- B(X,Y)\nP(X,Y) <- P(Z,Y), E(X), X - 1 = Z\n?- P(3,Y).");
+    let rules = m.display_rules();
+    assert!(rules.contains("@a:P^ff(Z,Y), E(X), X - 1 = Z"), "{rules}");
+    assert!(!rules.contains("@m:P^bf(Z) <-"), "{rules}");
+    // A copy or a constant adds no value, so it still binds.
+    let m = magic("P(X,Y) <- B(X,Y)\nP(X,Y) <- P(Z,Y), E(X), Z = X\n?- P(3,Y).");
+    assert!(m.display_rules().contains("@m:P^bf(Z) <- @m:P^bf(X), Z = X\n"), "{}", m.display_rules());
+}
