@@ -530,7 +530,7 @@ impl Rows {
     /// locator (which must exist and be synced).
     #[inline]
     pub(crate) fn locate(&self, key: impl Fn(usize) -> u32) -> Option<u32> {
-        self.locator.as_ref().expect("ranked maintenance keeps a locator per relation").find(self, key)
+        self.locator.as_ref().expect("a plan that locates rows keeps a locator of their relation").find(self, key)
     }
 
     /// The end of the row range, tombstones included: the engines' version marker.
@@ -656,8 +656,10 @@ impl Rows {
 
 /// The row of each tuple: a hash table of row ids keyed by the rows' values, which it
 /// reads from the relation instead of copying them (a few bytes per row). Ranked
-/// maintenance needs the row, and so the rank, of the facts a deletion may affect; the
-/// tuple set holds no row ids, and a full-key index would cost several times the memory.
+/// maintenance needs the row, and so the rank, of the facts a deletion may affect, and a
+/// join that tests a tuple of the relation it derives needs to know whether its row lies
+/// in the version the join reads (the set also holds what the join staged); the tuple set
+/// holds no row ids, and a full-key index would cost several times the memory.
 /// Rows killed stay in the table until compaction and are skipped when found.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Locator {
