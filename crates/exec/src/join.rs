@@ -40,8 +40,9 @@ enum Lookup {
     /// no later than they would be and nothing that is not a consequence.
     Member(Vec<KeySource>),
     /// Every column is bound, in a plan that reads row ranges of a relation that are not
-    /// the whole of it ([`Membership::Located`]): the row holding the tuple, found
-    /// through the relation's locator, must lie in the view's range.
+    /// the whole of it ([`Membership::Located`]), or of the relation the join derives
+    /// ([`Membership::HeadBusy`]): the row holding the tuple, found through the
+    /// relation's locator, must lie in the view's range.
     Locate(Vec<KeySource>),
 }
 
@@ -50,8 +51,10 @@ enum Lookup {
 pub(crate) enum Membership {
     /// In the relation's tuple set, which every view then supplies.
     Sets,
-    /// In the tuple set, except for the head relation, whose set the join stages into:
-    /// there an index serves.
+    /// In the tuple set, except for the head relation, whose set the join stages into
+    /// (and which holds the tuples this join staged, of no rank yet): there the row the
+    /// relation's locator finds must lie in the view's range, as an index step would
+    /// require, for a few bytes per row where an index on every column would copy them.
     HeadBusy,
     /// By the row the relation's locator finds, which must lie in the view's range: for
     /// the rank checks of ranked maintenance, which read only rows of lower rank.
@@ -249,7 +252,7 @@ impl PhysPlan {
             let arity = db.arity(s.pred);
             // Zero-arity atoms (the demand of an all-free query) are tests too.
             let all_bound = s.binds.is_empty() && s.key.len() + s.consts.len() == arity;
-            if all_bound && !(membership == Membership::HeadBusy && s.pred == plan.head) {
+            if all_bound {
                 let mut by_col = vec![KeySource::Const(0); arity];
                 for &(c, slot) in &s.key {
                     by_col[c] = KeySource::Var(slot);
@@ -257,8 +260,12 @@ impl PhysPlan {
                 for &(c, v) in &s.consts {
                     by_col[c] = KeySource::Const(v);
                 }
-                step.lookup =
-                    if membership == Membership::Located { Lookup::Locate(by_col) } else { Lookup::Member(by_col) };
+                let located = match membership {
+                    Membership::Located => true,
+                    Membership::HeadBusy => s.pred == plan.head,
+                    Membership::Sets => false,
+                };
+                step.lookup = if located { Lookup::Locate(by_col) } else { Lookup::Member(by_col) };
                 step.checks.clear();
                 continue;
             }
@@ -515,22 +522,25 @@ impl PhysPlan {
         }
     }
 
-    /// Runs the membership steps from `depth` on as filters, without a level of recursion
+    /// Runs the membership and locating steps from `depth` on as filters, without a level of recursion
     /// each: the depth of the next other step (or the end), or `None` when one fails.
     #[inline(always)]
     fn filters(&self, mut depth: usize, views: &[View<'_>], vals: &mut [u32], stats: &mut JoinStats) -> Option<usize> {
-        while let Some(PhysStep { lookup: Lookup::Member(key), filters, .. }) = self.steps.get(depth) {
+        while let Some(PhysStep { lookup: Lookup::Member(key) | Lookup::Locate(key), filters, .. }) =
+            self.steps.get(depth)
+        {
             let view = &views[depth];
             let value = |c: usize| match key[c] {
                 KeySource::Var(slot) => vals[slot],
                 KeySource::Const(v) => v,
             };
-            let found = match view.bits {
-                Some((base, words)) => {
+            let found = match (&self.steps[depth].lookup, view.bits) {
+                (Lookup::Locate(_), _) => view.rel.locate(value).is_some_and(|r| view.lo <= r && r < view.hi),
+                (_, Some((base, words))) => {
                     let v = value(0);
                     words.get((v >> 6).wrapping_sub(base) as usize).is_some_and(|w| w & (1 << (v & 63)) != 0)
                 }
-                None => {
+                (_, None) => {
                     view.set.expect("the caller supplies the set of a membership step").contains_by(key.len(), value)
                 }
             };

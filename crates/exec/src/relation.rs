@@ -530,7 +530,7 @@ impl Rows {
     /// locator (which must exist and be synced).
     #[inline]
     pub(crate) fn locate(&self, key: impl Fn(usize) -> u32) -> Option<u32> {
-        self.locator.as_ref().expect("ranked maintenance keeps a locator per relation").find(self, key)
+        self.locator.as_ref().expect("a plan that locates rows keeps a locator of their relation").find(self, key)
     }
 
     /// The end of the row range, tombstones included: the engines' version marker.
@@ -656,8 +656,10 @@ impl Rows {
 
 /// The row of each tuple: a hash table of row ids keyed by the rows' values, which it
 /// reads from the relation instead of copying them (a few bytes per row). Ranked
-/// maintenance needs the row, and so the rank, of the facts a deletion may affect; the
-/// tuple set holds no row ids, and a full-key index would cost several times the memory.
+/// maintenance needs the row, and so the rank, of the facts a deletion may affect, and a
+/// join that tests a tuple of the relation it derives needs to know whether its row lies
+/// in the version the join reads (the set also holds what the join staged); the tuple set
+/// holds no row ids, and a full-key index would cost several times the memory.
 /// Rows killed stay in the table until compaction and are skipped when found.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Locator {
@@ -692,19 +694,61 @@ impl Locator {
 /// three forms for their number and spread. Closure-like relations are dense, and their
 /// groups become bitmaps of a few hundred bytes: a whole set of millions of tuples then
 /// fits in the cache, where a hash table of the tuples would miss it on every probe.
+///
+/// A record takes 16 bytes, since a sparse relation has about one group per tuple: the
+/// bitmaps' words live in their set's [`Bitmaps`] arena, addressed by a `u32` offset,
+/// which keeps the one hop to memory outside the record that a pointer would make.
 #[derive(Clone, Debug)]
 enum Values {
     /// Up to [`FEW`] values inline, unsorted: the groups of sparse relations.
     Few { len: u8, vals: [u32; FEW] },
     /// A hash set, for a group too spread out for a bitmap.
     Hashed(Box<HashTable<u32>>),
-    /// The values `64 * base + i` for the set bits `i` of `words`. The fields sit in the
-    /// enum itself so that a probe makes one hop to the heap; the count is not kept, since
-    /// only the rare changes of form need it.
-    Bits { base: u32, words: Box<[u64]> },
+    /// The values `64 * base + i` for the set bits `i` of the words `at..at + len` of the
+    /// arena. The count is not kept, since only the rare changes of form need it.
+    Bits { base: u32, at: u32, len: u32 },
 }
 
-const FEW: usize = 4;
+const FEW: usize = 3;
+
+/// The words of every bitmap group of one set, each group's consecutive. A bitmap that
+/// grows moves to the end and leaves its old words unused; once the unused words are a
+/// quarter of the arena, [`RowSet::compact_bitmaps`] slides the live ones down, so the
+/// arena holds at most a third more words than are in use, and each word is moved
+/// amortised O(1) times.
+#[derive(Clone, Debug, Default)]
+struct Bitmaps {
+    words: Vec<u64>,
+    /// Words no group uses any more.
+    unused: usize,
+}
+
+impl Bitmaps {
+    /// `len` zero words at the end: their offset, or `None` past what a `u32` offset
+    /// addresses (the group is then hashed instead).
+    fn alloc(&mut self, len: usize) -> Option<u32> {
+        let at = u32::try_from(self.words.len()).ok()?;
+        u32::try_from(self.words.len() + len).ok()?;
+        self.words.resize(self.words.len() + len, 0);
+        Some(at)
+    }
+
+    /// The words of a group at `at`, `len` long.
+    #[inline]
+    fn of(&self, at: u32, len: u32) -> &[u64] {
+        &self.words[at as usize..][..len as usize]
+    }
+
+    fn of_mut(&mut self, at: u32, len: u32) -> &mut [u64] {
+        &mut self.words[at as usize..][..len as usize]
+    }
+
+    /// Whether the unused words are enough of the arena to pack it again: a quarter, so
+    /// that a set whose bitmaps keep growing holds little more than their words.
+    fn sparse(&self) -> bool {
+        self.unused > 1024 && 4 * self.unused > self.words.len()
+    }
+}
 
 /// A bitmap is used when it takes at most one word per value; it is given up only when
 /// it would take more than `SPARSE_WORDS_PER_VALUE` words per value (plus slack), so that
@@ -718,11 +762,11 @@ fn hash_value(v: u32) -> u64 {
     u64::from(v).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
-/// The word of `v` in a bitmap starting at word `base`, if it is covered.
+/// The word of `v` in a bitmap starting at word `base` with `len` words, if it is covered.
 #[inline]
-fn word_of(base: u32, words: &[u64], v: u32) -> Option<usize> {
-    let w = (v >> 6).wrapping_sub(base) as usize;
-    (w < words.len()).then_some(w)
+fn word_of(base: u32, len: u32, v: u32) -> Option<usize> {
+    let w = (v >> 6).wrapping_sub(base);
+    (w < len).then_some(w as usize)
 }
 
 fn bit_values(base: u32, words: &[u64]) -> impl Iterator<Item = u32> + '_ {
@@ -732,56 +776,48 @@ fn bit_values(base: u32, words: &[u64]) -> impl Iterator<Item = u32> + '_ {
     })
 }
 
-fn bitmap(all: &[u32]) -> Values {
-    let lo = all.iter().min().copied().unwrap_or(0) >> 6;
-    let hi = all.iter().max().copied().unwrap_or(0) >> 6;
-    let mut words = vec![0u64; (hi - lo) as usize + 1];
-    for &v in all {
-        words[((v >> 6) - lo) as usize] |= 1 << (v & 63);
-    }
-    Values::Bits { base: lo, words: words.into_boxed_slice() }
-}
-
 impl Values {
     fn new() -> Self {
         Values::Few { len: 0, vals: [0; FEW] }
     }
 
-    /// The heap bytes beside the record itself.
+    /// The heap bytes beside the record itself and its arena words.
     fn heap_bytes(&self) -> usize {
         match self {
-            Values::Few { .. } => 0,
+            Values::Few { .. } | Values::Bits { .. } => 0,
             Values::Hashed(table) => std::mem::size_of::<HashTable<u32>>() + table.allocation_size(),
-            Values::Bits { words, .. } => std::mem::size_of_val::<[u64]>(words),
         }
     }
 
-    fn len(&self) -> usize {
-        match self {
-            Values::Few { len, .. } => *len as usize,
-            Values::Hashed(table) => table.len(),
-            Values::Bits { words, .. } => words.iter().map(|w| w.count_ones() as usize).sum(),
+    fn len(&self, arena: &Bitmaps) -> usize {
+        match *self {
+            Values::Few { len, .. } => len as usize,
+            Values::Hashed(ref table) => table.len(),
+            Values::Bits { at, len, .. } => arena.of(at, len).iter().map(|w| w.count_ones() as usize).sum(),
         }
     }
 
     #[inline]
-    fn contains(&self, v: u32) -> bool {
-        match self {
-            Values::Bits { base, words } => word_of(*base, words, v).is_some_and(|w| words[w] & (1 << (v & 63)) != 0),
-            Values::Few { len, vals } => vals[..*len as usize].contains(&v),
-            Values::Hashed(table) => table.find(hash_value(v), |&x| x == v).is_some(),
+    fn contains(&self, arena: &Bitmaps, v: u32) -> bool {
+        match *self {
+            Values::Bits { base, at, len } => {
+                word_of(base, len, v).is_some_and(|w| arena.words[at as usize + w] & (1 << (v & 63)) != 0)
+            }
+            Values::Few { len, ref vals } => vals[..len as usize].contains(&v),
+            Values::Hashed(ref table) => table.find(hash_value(v), |&x| x == v).is_some(),
         }
     }
 
     /// Adds `v`; false when it was present.
     #[inline]
-    fn insert(&mut self, v: u32) -> bool {
+    fn insert(&mut self, arena: &mut Bitmaps, v: u32) -> bool {
         match self {
-            Values::Bits { base, words } => {
-                if let Some(w) = word_of(*base, words, v) {
+            Values::Bits { base, at, len } => {
+                if let Some(w) = word_of(*base, *len, v) {
+                    let word = &mut arena.words[*at as usize + w];
                     let bit = 1 << (v & 63);
-                    let old = words[w];
-                    words[w] = old | bit;
+                    let old = *word;
+                    *word = old | bit;
                     return old & bit == 0;
                 }
             }
@@ -795,20 +831,20 @@ impl Values {
             }
             _ => {}
         }
-        self.insert_slow(v)
+        self.insert_slow(arena, v)
     }
 
     /// Insertion that may change the form: a full inline group, a value outside the
     /// bitmap's range, or a hash set that has become dense.
     #[cold]
-    fn insert_slow(&mut self, v: u32) -> bool {
-        if self.contains(v) {
+    fn insert_slow(&mut self, arena: &mut Bitmaps, v: u32) -> bool {
+        if self.contains(arena, v) {
             return false;
         }
         match self {
             Values::Few { vals, .. } => {
                 let all: Vec<u32> = vals.iter().copied().chain([v]).collect();
-                *self = Values::from_values(&all);
+                *self = Values::from_values(arena, &all);
             }
             Values::Hashed(table) => {
                 table.insert_unique(hash_value(v), v, |&x| hash_value(x));
@@ -816,39 +852,50 @@ impl Values {
                 // Checking at powers of two keeps the scan for the range amortised O(1).
                 if len >= 16 && len.is_power_of_two() {
                     let all: Vec<u32> = table.iter().copied().collect();
-                    *self = Values::from_values(&all);
+                    *self = Values::from_values(arena, &all);
                 }
             }
-            Values::Bits { base, words } => {
-                let (lo, hi) = ((*base).min(v >> 6), (*base + words.len() as u32 - 1).max(v >> 6));
+            &mut Values::Bits { base, at, len } => {
+                let (lo, hi) = (base.min(v >> 6), (base + len - 1).max(v >> 6));
                 let span = (hi - lo) as usize + 1;
-                let len = self.len();
-                if span > SPARSE_WORDS_PER_VALUE * (len + 1) + 4 {
-                    let Values::Bits { base, words } = self else { unreachable!() };
-                    let all: Vec<u32> = bit_values(*base, words).chain([v]).collect();
-                    *self = Values::hashed(&all);
-                } else {
-                    let Values::Bits { base, words } = self else { unreachable!() };
-                    let mut wider = vec![0u64; span];
-                    let offset = (*base - lo) as usize;
-                    wider[offset..offset + words.len()].copy_from_slice(words);
-                    wider[((v >> 6) - lo) as usize] |= 1 << (v & 63);
-                    *base = lo;
-                    *words = wider.into_boxed_slice();
+                let count = self.len(arena);
+                let wider = match span > SPARSE_WORDS_PER_VALUE * (count + 1) + 4 {
+                    true => None,
+                    false => arena.alloc(span),
+                };
+                arena.unused += len as usize;
+                match wider {
+                    None => {
+                        let all: Vec<u32> = bit_values(base, arena.of(at, len)).chain([v]).collect();
+                        *self = Values::hashed(&all);
+                    }
+                    Some(new_at) => {
+                        let offset = (base - lo) as usize;
+                        arena.words.copy_within(at as usize..(at + len) as usize, new_at as usize + offset);
+                        arena.words[new_at as usize + ((v >> 6) - lo) as usize] |= 1 << (v & 63);
+                        *self = Values::Bits { base: lo, at: new_at, len: span as u32 };
+                    }
                 }
             }
         }
         true
     }
 
-    /// A bitmap when it takes at most a word per value, else a hash set.
-    fn from_values(all: &[u32]) -> Self {
-        let (lo, hi) = (all.iter().min().copied().unwrap_or(0), all.iter().max().copied().unwrap_or(0));
-        if (((hi >> 6) - (lo >> 6)) as usize) < all.len() {
-            bitmap(all)
-        } else {
-            Values::hashed(all)
+    /// A bitmap when it takes at most a word per value (and the arena can address it),
+    /// else a hash set.
+    fn from_values(arena: &mut Bitmaps, all: &[u32]) -> Self {
+        let (lo, hi) = (all.iter().min().copied().unwrap_or(0) >> 6, all.iter().max().copied().unwrap_or(0) >> 6);
+        let span = (hi - lo) as usize + 1;
+        if span <= all.len() {
+            if let Some(at) = arena.alloc(span) {
+                let words = arena.of_mut(at, span as u32);
+                for &v in all {
+                    words[((v >> 6) - lo) as usize] |= 1 << (v & 63);
+                }
+                return Values::Bits { base: lo, at, len: span as u32 };
+            }
         }
+        Values::hashed(all)
     }
 
     fn hashed(all: &[u32]) -> Self {
@@ -860,7 +907,7 @@ impl Values {
     }
 
     /// Removes `v`; false when it was absent.
-    fn remove(&mut self, v: u32) -> bool {
+    fn remove(&mut self, arena: &mut Bitmaps, v: u32) -> bool {
         match self {
             Values::Few { len, vals } => {
                 let Some(i) = vals[..*len as usize].iter().position(|&x| x == v) else { return false };
@@ -869,11 +916,12 @@ impl Values {
                 true
             }
             Values::Hashed(table) => table.find_entry(hash_value(v), |&x| x == v).map(|e| e.remove()).is_ok(),
-            Values::Bits { base, words } => {
-                let Some(w) = word_of(*base, words, v) else { return false };
+            Values::Bits { base, at, len } => {
+                let Some(w) = word_of(*base, *len, v) else { return false };
+                let word = &mut arena.words[*at as usize + w];
                 let bit = 1 << (v & 63);
-                let was = words[w] & bit != 0;
-                words[w] &= !bit;
+                let was = *word & bit != 0;
+                *word &= !bit;
                 was
             }
         }
@@ -897,6 +945,8 @@ pub(crate) struct RowSet {
     /// Group ids by prefix; `values` is indexed by them.
     groups: KeyMap,
     values: Vec<Values>,
+    /// The words of the groups held as bitmaps.
+    bitmaps: Bitmaps,
     /// Whether the empty tuple is in the set (arity 0 only).
     empty: bool,
     staged: Vec<u32>,
@@ -921,6 +971,7 @@ impl RowSet {
         RowSet {
             groups: KeyMap::new(arity.saturating_sub(1)),
             values: Vec::new(),
+            bitmaps: Bitmaps::default(),
             empty: false,
             staged: Vec::new(),
             staged_count: 0,
@@ -962,8 +1013,10 @@ impl RowSet {
 
     /// The heap bytes of the set (groups and their values) and of the staging buffer.
     fn bytes(&self) -> (usize, usize) {
-        let set =
-            self.groups.bytes() + vec_bytes(&self.values) + self.values.iter().map(Values::heap_bytes).sum::<usize>();
+        let set = self.groups.bytes()
+            + vec_bytes(&self.values)
+            + vec_bytes(&self.bitmaps.words)
+            + self.values.iter().map(Values::heap_bytes).sum::<usize>();
         (set, vec_bytes(&self.staged))
     }
 
@@ -973,14 +1026,41 @@ impl RowSet {
         self.groups.find(key).map(|g| &self.values[g as usize])
     }
 
-    /// The group of `prefix`, created empty if new.
+    /// Adds `last` to the group of `prefix` (created empty if new); false when it was there.
     #[inline]
-    fn group_mut(&mut self, prefix: &[u32]) -> &mut Values {
+    fn insert(&mut self, prefix: &[u32], last: u32) -> bool {
         let g = self.groups.insert(|i| prefix[i]) as usize;
         if g == self.values.len() {
             self.values.push(Values::new());
         }
-        &mut self.values[g]
+        let added = self.values[g].insert(&mut self.bitmaps, last);
+        if self.bitmaps.sparse() {
+            self.compact_bitmaps();
+        }
+        added
+    }
+
+    /// Slides the words of the bitmap groups down over the unused ones, in arena order,
+    /// within the arena itself: a second arena would be the peak of the set's memory.
+    #[cold]
+    fn compact_bitmaps(&mut self) {
+        let mut groups: Vec<(u32, u32)> = (self.values.iter().enumerate())
+            .filter_map(|(g, values)| match *values {
+                Values::Bits { at, .. } => Some((at, g as u32)),
+                _ => None,
+            })
+            .collect();
+        groups.sort_unstable();
+        let mut end = 0u32;
+        for (_, g) in groups {
+            if let Values::Bits { at, len, .. } = &mut self.values[g as usize] {
+                let from = std::mem::replace(at, end) as usize;
+                self.bitmaps.words.copy_within(from..from + *len as usize, end as usize);
+                end += *len;
+            }
+        }
+        self.bitmaps.words.truncate(end as usize);
+        self.bitmaps.unused = 0;
     }
 
     /// Whether the tuple with values `key(0), …, key(arity - 1)` is in the set.
@@ -989,14 +1069,14 @@ impl RowSet {
         if arity == 0 {
             return self.empty;
         }
-        self.find_group(&key).is_some_and(|values| values.contains(key(arity - 1)))
+        self.find_group(&key).is_some_and(|values| values.contains(&self.bitmaps, key(arity - 1)))
     }
 
     /// For a one-column set held as one bitmap, its first word and words: a join that
     /// tests membership once per derivation (a demand guard) then tests a bit directly.
     pub(crate) fn as_bitmap(&self) -> Option<(u32, &[u64])> {
         match self.values.as_slice() {
-            [Values::Bits { base, words }] if self.groups.width == 0 => Some((*base, words)),
+            &[Values::Bits { base, at, len }] if self.groups.width == 0 => Some((base, self.bitmaps.of(at, len))),
             _ => None,
         }
     }
@@ -1007,7 +1087,7 @@ impl RowSet {
 
     /// The number of tuples with this prefix.
     fn group_len(&self, prefix: &[u32]) -> usize {
-        self.find_group(|i| prefix[i]).map_or(0, Values::len)
+        self.find_group(|i| prefix[i]).map_or(0, |values| values.len(&self.bitmaps))
     }
 
     /// Adds a tuple of the right arity to the set and the staging buffer; false when it was
@@ -1024,7 +1104,7 @@ impl RowSet {
         }
         let added = match tuple.split_last() {
             None => !std::mem::replace(&mut self.empty, true),
-            Some((&last, prefix)) => self.group_mut(prefix).insert(last),
+            Some((&last, prefix)) => self.insert(prefix, last),
         };
         if added {
             if self.staged.capacity() - self.staged.len() < tuple.len() && !self.grow_staged(tuple.len()) {
@@ -1141,7 +1221,7 @@ impl RowSet {
             None => std::mem::replace(&mut self.empty, false),
             Some((&last, prefix)) => match self.groups.find(|i| prefix[i]) {
                 None => false,
-                Some(g) => self.values[g as usize].remove(last),
+                Some(g) => self.values[g as usize].remove(&mut self.bitmaps, last),
             },
         }
     }
@@ -1204,21 +1284,21 @@ impl<'a> Groups<'a> {
 
     /// Whether group `g` holds the last value `last`.
     pub fn contains(&self, g: usize, last: u32) -> bool {
-        self.set.values[g].contains(last)
+        self.set.values[g].contains(&self.set.bitmaps, last)
     }
 
     /// The number of tuples in group `g`.
     pub fn group_len(&self, g: usize) -> usize {
-        self.set.values[g].len()
+        self.set.values[g].len(&self.set.bitmaps)
     }
 
     /// Appends the last values of group `g` to `out`, in no particular order.
     pub fn values(&self, g: usize, out: &mut Vec<u32>) {
-        match &self.set.values[g] {
-            Values::Few { len, vals } => out.extend_from_slice(&vals[..*len as usize]),
-            Values::Hashed(table) => out.extend(table.iter().copied()),
-            Values::Bits { base, words } => {
-                for (i, &word) in words.iter().enumerate() {
+        match self.set.values[g] {
+            Values::Few { len, ref vals } => out.extend_from_slice(&vals[..len as usize]),
+            Values::Hashed(ref table) => out.extend(table.iter().copied()),
+            Values::Bits { base, at, len } => {
+                for (i, &word) in self.set.bitmaps.of(at, len).iter().enumerate() {
                     let first = (base + i as u32) << 6;
                     let mut bits = word;
                     while bits != 0 {
@@ -1576,7 +1656,35 @@ mod tests {
         assert!(r.set.values.iter().any(|v| matches!(v, Values::Bits { .. })));
         assert!(r.set.values.iter().any(|v| matches!(v, Values::Hashed(_))));
         // A probe's hop to the group: keep the group records small.
-        assert!(std::mem::size_of::<Values>() <= 24);
+        assert!(std::mem::size_of::<Values>() <= 16);
+    }
+
+    /// Bitmaps that grow move to the end of their arena; the words they leave are reused
+    /// by packing the arena again, which keeps every group's values.
+    #[test]
+    fn growing_bitmaps_pack_their_arena_and_keep_their_values() {
+        let mut r = Relation::new(2);
+        let mut expected = BTreeSet::new();
+        // Values arrive from the top of each group's range down, so each new word below
+        // moves the group's bitmap.
+        for v in (0..64 * 200).rev().step_by(61) {
+            for g in 0..300 {
+                let tuple = [g, v + g % 7];
+                assert_eq!(r.insert(&tuple), expected.insert(tuple));
+            }
+        }
+        let set = &r.set;
+        let live: usize =
+            set.values.iter().map(|v| if let Values::Bits { len, .. } = v { *len as usize } else { 0 }).sum();
+        assert!(set.values.iter().all(|v| matches!(v, Values::Bits { .. })));
+        let (words, unused) = (set.bitmaps.words.len(), set.bitmaps.unused);
+        assert_eq!(words - unused, live, "the unused words are counted");
+        assert!(unused <= (words / 4).max(1024), "{unused} of {words} words unused");
+        assert_eq!(r.live_rows().count(), expected.len());
+        for tuple in &expected {
+            assert!(r.contains(tuple));
+        }
+        assert!(!r.contains(&[3, 64 * 200 + 100]));
     }
 
     /// The groups list every tuple of the set once, prefix and last value, in every form
