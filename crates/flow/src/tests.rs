@@ -363,3 +363,32 @@ fn unsigned_values_compute_and_order_as_unsigned() {
         agree(text, &batches, workers);
     }
 }
+
+#[test]
+fn expressions_of_constants_are_computed_when_the_dataflow_is_planned() {
+    // `W = Z * 3` with `Z = 2` is the constant 6: the scan of `V` selects it. `Z / 0`
+    // has no value, so that rule derives nothing; `Y = Z + 1` needs no column.
+    let text = "V(6).\nV(7).\nE(6,a).\nE(7,b).\n\
+        Six(Y) <- Z = 2, W = Z * 3, V(W), E(W,Y)\n\
+        Never(X) <- V(X), Z = 5, Y = Z / 0\n\
+        Next(X,Y) <- V(X), Z = 5, Y = Z + 1";
+    for workers in [1, 2] {
+        let p = parse(text);
+        let facts: Vec<(PredId, Vec<u32>)> = p.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
+        let mut flow = Flow::start(&plan::plan_program(&p), &p, Options { workers, cluster: None }).unwrap();
+        let applied = flow.apply([], as_slices(&facts)).unwrap();
+        let never = p.lookup_source("Never").unwrap();
+        assert!(applied.derived_added.iter().all(|(q, _)| *q != never));
+        agree(text, &[(vec![("V", vec!["6"])], vec![("V", vec!["8"]), ("E", vec!["6", "c"])])], workers);
+    }
+}
+
+#[test]
+fn computed_columns_count_towards_the_width_of_a_binding() {
+    // Seven columns of `V` and the computed `S` fit; a second computed column does not.
+    let p = parse("N(A,B,C,D,E,F,G,S) <- V(A,B,C,D,E,F,G), S = A + B");
+    assert!(Flow::start(&plan::plan_program(&p), &p, Options { workers: 1, cluster: None }).is_ok());
+    let p = parse("N(A,B,C,D,E,F,S,T) <- V(A,B,C,D,E,F,G), S = A + B, T = G + 1");
+    let error = Flow::start(&plan::plan_program(&p), &p, Options { workers: 1, cluster: None }).unwrap_err();
+    assert!(matches!(error, Error::TooWide { rule: Some(_), width: 9, .. }), "{error:?}");
+}
