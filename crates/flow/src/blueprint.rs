@@ -1,7 +1,7 @@
 //! The dataflow a program becomes, worked out once on the calling thread from its
 //! [`ProgramPlan`]: per rule, which relation each step arranges on which key, which
-//! columns each partial binding keeps, which comparisons and negated atoms check it, and
-//! how the head is projected. Every worker builds
+//! columns each partial binding keeps and computes, which comparisons and negated atoms
+//! check it, and how the head is projected. Every worker builds
 //! its dataflow from the same blueprint, and every width is checked here, before any
 //! thread starts.
 
@@ -204,9 +204,9 @@ fn reads(filter: &Filter) -> Vec<usize> {
     }
 }
 
-/// What one rule becomes; `None` when it can derive nothing (an assignment of a
-/// constant expression without a value, which lowering reports unless a magic rewrite
-/// or a query made it).
+/// What one rule becomes; `None` when it can derive nothing: an assignment whose
+/// inputs are all constants has no value (`Z = 5, Y = Z / 0`; lowering reports only a
+/// constant written out, E0031).
 fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleRecipe>, Error> {
     let too_wide = |width: usize| Error::TooWide { pred: None, rule: Some(rule.rule), width };
     // Filters that read no variable a step binds (constants, assignments of constants)
