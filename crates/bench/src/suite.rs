@@ -511,6 +511,7 @@ impl Suite {
         let forest_query = tc(Rules::Rlin, forest);
         let differential = vec![
             DifferentialRow { workload: tc(Rules::Rlin, random), query: Query::Full, change: None },
+            DifferentialRow { workload: hops, query: Query::Full, change: None },
             DifferentialRow { workload: forest_query, query: Query::Point(forest_query.point_node()), change: None },
             DifferentialRow { workload: llin, query: point, change: Some(new_answers) },
         ];

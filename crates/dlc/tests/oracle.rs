@@ -14,7 +14,8 @@
 //! predicate it reads, and above that of each one it reads negatively.
 //!
 //! The differential engine (`flow`) is held to the same oracle, from scratch and after
-//! update batches, with one and two workers, on positive and on stratified programs.
+//! update batches, with one and two workers, on positive and on stratified programs, with
+//! and without arithmetic.
 //!
 //! Case counts are modest for CI; `PROPTEST_CASES=5000 cargo test --test oracle` runs more.
 
@@ -963,6 +964,20 @@ proptest! {
     #[test]
     fn the_differential_engine_agrees_with_the_oracle_under_negation_and_comparisons(
         text in stratified_program_text(),
+        picks in proptest::collection::vec(input_fact(), 0..24),
+        batches in batches(),
+        workers in 1usize..3,
+    ) {
+        dataflow_agrees(&text, &picks, &batches, workers)?;
+    }
+
+    /// The differential engine with one and two workers, on stratified programs whose
+    /// assignments, comparisons and negated atoms compute (computed columns and
+    /// filters over them; a division by zero drops the binding), from scratch and after
+    /// random batches.
+    #[test]
+    fn the_differential_engine_agrees_with_the_oracle_under_arithmetic(
+        text in arithmetic_program_text(),
         picks in proptest::collection::vec(input_fact(), 0..24),
         batches in batches(),
         workers in 1usize..3,

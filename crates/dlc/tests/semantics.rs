@@ -317,9 +317,9 @@ fn numbers_are_values_ordered_as_numbers() {
 }
 
 /// Arithmetic end to end: every engine and magic mode gives the counter's answers, an
-/// update that moves a start is maintained and checked against a recomputation, a
-/// division by zero derives nothing (where Soufflé stops), and the differential engine
-/// refuses what it cannot compute.
+/// update that moves a start is maintained and checked against a recomputation (by the
+/// differential engine too), and a division by zero derives nothing (where Soufflé
+/// stops).
 #[test]
 fn arithmetic_runs_through_every_engine_and_maintenance() {
     let dir = scratch("arithmetic");
@@ -329,7 +329,10 @@ fn arithmetic_runs_through_every_engine_and_maintenance() {
          Ratio(N, 12 / N) <- Count(N)\n?- Ratio(N, R).\n",
     );
     let expected = "Ratio(2,6)\nRatio(4,3)\nRatio(6,2)\n";
-    for flags in [&["--magic", "on"][..], &["--magic", "off"], &["--engine", "reference"], &["--threads", "2"]] {
+    let differential = ["--engine", "differential", "--workers", "2"];
+    for flags in
+        [&["--magic", "on"][..], &["--magic", "off"], &["--engine", "reference"], &["--threads", "2"], &differential]
+    {
         let mut args = vec![program.as_str(), "--no-timing"];
         args.extend_from_slice(flags);
         let out = dlc(&args);
@@ -344,7 +347,20 @@ fn arithmetic_runs_through_every_engine_and_maintenance() {
         assert_eq!(out.code, 0, "{maintenance}: {}{}", out.stdout, out.stderr);
         assert!(out.stdout.ends_with("Ratio(3,4)\nRatio(5,2)\nRatio(7,1)\n"), "{maintenance}: {}", out.stdout);
     }
-    let out = dlc(&[&program, "--engine", "differential"]);
-    assert_eq!(out.code, 1, "{}", out.stdout);
-    assert!(out.stderr.contains("[E0026]") && out.stderr.contains("arithmetic"), "{}", out.stderr);
+    for workers in ["1", "2"] {
+        let out = dlc(&[
+            &program,
+            "--engine",
+            "differential",
+            "--workers",
+            workers,
+            "--delete",
+            "Start(0)",
+            "--insert",
+            "Start(3)",
+            "--check",
+        ]);
+        assert_eq!(out.code, 0, "{workers} workers: {}{}", out.stdout, out.stderr);
+        assert!(out.stdout.ends_with("Ratio(3,4)\nRatio(5,2)\nRatio(7,1)\n"), "{workers} workers: {}", out.stdout);
+    }
 }

@@ -1,7 +1,7 @@
 //! The dataflow a program becomes, worked out once on the calling thread from its
 //! [`ProgramPlan`]: per rule, which relation each step arranges on which key, which
-//! columns each partial binding keeps, which comparisons and negated atoms check it, and
-//! how the head is projected. Every worker builds
+//! columns each partial binding keeps and computes, which comparisons and negated atoms
+//! check it, and how the head is projected. Every worker builds
 //! its dataflow from the same blueprint, and every width is checked here, before any
 //! thread starts.
 
@@ -80,20 +80,32 @@ pub(crate) struct Join {
     pub checks: Checks,
 }
 
-/// The comparisons and negated atoms placed at one step, over the binding it yields.
+/// The comparisons, computed columns and negated atoms placed at one step, over the
+/// binding it yields.
 #[derive(Debug, Default)]
 pub(crate) struct Checks {
-    pub compares: Vec<Compare>,
+    /// Comparisons and computed columns in the plan's order (a comparison may read a
+    /// column computed before it), applied to each binding as it is made.
+    pub row: Vec<RowCheck>,
+    /// Negated atoms, applied after `row` (they may read a computed column).
     pub absent: Vec<Absent>,
 }
 
-/// `left op right`, ordered as values of `domain` (symbols by their text).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Compare {
-    pub op: CmpOp,
-    pub domain: ValueType,
-    pub left: Part,
-    pub right: Part,
+/// A value a check reads: a binding position or a constant, or an arithmetic
+/// expression over them, evaluated with `ir`'s evaluation, as the native engine does.
+pub(crate) type Value = ir::Expr<Part>;
+
+/// One test or computed column of a binding.
+#[derive(Clone, Debug)]
+pub(crate) enum RowCheck {
+    /// `left op right`, computed and ordered as values of `domain` (symbols by their
+    /// text); it fails where an operand has no value (a division by zero).
+    Compare { op: CmpOp, domain: ValueType, left: Value, right: Value },
+    /// Appends `value`, computed in `domain`, to the binding: an assignment `X = e`
+    /// whose value no column or constant holds already. A binding where it has no
+    /// value (a division by zero, `MIN / -1`) is dropped: that rule instance derives
+    /// nothing.
+    Compute { domain: ValueType, value: Value },
 }
 
 /// A negated atom: no row of `pred` has the values `key` in the columns `cols` (its
@@ -108,15 +120,36 @@ pub(crate) struct Absent {
     pub whole: bool,
 }
 
-impl Checks {
-    /// Whether the comparisons hold of `binding`; symbols are ordered by their texts in
+impl RowCheck {
+    /// `binding` after `checks`: extended by the computed columns, or `None` when a
+    /// comparison fails or a value is undefined. Symbols are ordered by their texts in
     /// `values`.
-    pub fn compares_hold(compares: &[Compare], binding: &Row, values: &Interner<Const>) -> bool {
-        let value = |part: Part| match part {
-            Part::Pos(p) => binding.values()[p],
-            Part::Const(c) => c,
-        };
-        compares.iter().all(|c| c.op.holds_for(value(c.left), value(c.right), c.domain, Some(values)))
+    pub fn apply(checks: &[RowCheck], mut binding: Row, values: &Interner<Const>) -> Option<Row> {
+        for check in checks {
+            match check {
+                RowCheck::Compare { op, domain, left, right } => {
+                    let (a, b) = (evaluate(left, *domain, &binding)?, evaluate(right, *domain, &binding)?);
+                    if !op.holds_for(a, b, *domain, Some(values)) {
+                        return None;
+                    }
+                }
+                RowCheck::Compute { domain, value } => binding.push(evaluate(value, *domain, &binding)?),
+            }
+        }
+        Some(binding)
+    }
+}
+
+/// The value of `value` over `binding`; a lone operand (most comparisons) is read
+/// without evaluating an expression.
+fn evaluate(value: &Value, domain: ValueType, binding: &Row) -> Option<u32> {
+    let read = |part: &Part| match *part {
+        Part::Pos(p) => binding.values()[p],
+        Part::Const(c) => c,
+    };
+    match value.as_leaf() {
+        Some(part) => Some(read(part)),
+        None => value.eval(domain, read),
     }
 }
 
@@ -146,7 +179,7 @@ pub(crate) fn blueprint(plan: &ProgramPlan, program: &Program) -> Result<Bluepri
             // A rule failing validation, or one nothing the run wants reads, is never
             // fired, as in the native engines.
             if rule_plan.fires() {
-                rules.push(recipe(rule_plan, &arity)?);
+                rules.extend(recipe(rule_plan, &arity)?);
             }
         }
         strata.push(StratumRecipe {
@@ -158,41 +191,24 @@ pub(crate) fn blueprint(plan: &ProgramPlan, program: &Program) -> Result<Bluepri
     Ok(Blueprint { arity, derived, strata })
 }
 
-/// The operand a computed value is. This engine has no map for arithmetic yet:
-/// [`recipe`] refuses a rule with arithmetic before any filter is read through this.
-fn lone(value: &Computed) -> Operand {
-    *value.as_leaf().expect("a rule with arithmetic is refused before its filters are read")
-}
-
-/// Whether a filter computes a value with arithmetic.
-fn computes(filter: &Filter) -> bool {
-    match filter {
-        Filter::Compare { left, right, .. } => left.is_arithmetic() || right.is_arithmetic(),
-        Filter::Assign { value, .. } => value.is_arithmetic(),
-        Filter::Absent { .. } => false,
-    }
-}
-
 /// The slots a filter reads.
 fn reads(filter: &Filter) -> Vec<usize> {
-    let var = |o: Operand| match o {
+    let var = |o: &Operand| match *o {
         Operand::Var(slot) => Some(slot),
         Operand::Const(_) => None,
     };
     match filter {
-        Filter::Compare { left, right, .. } => [lone(left), lone(right)].into_iter().filter_map(var).collect(),
-        Filter::Assign { value, .. } => var(lone(value)).into_iter().collect(),
-        Filter::Absent { key, .. } => key.iter().filter_map(|&(_, o)| var(o)).collect(),
+        Filter::Compare { left, right, .. } => left.leaves().chain(right.leaves()).filter_map(var).collect(),
+        Filter::Assign { value, .. } => value.leaves().filter_map(var).collect(),
+        Filter::Absent { key, .. } => key.iter().filter_map(|(_, o)| var(o)).collect(),
     }
 }
 
-fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<RuleRecipe, Error> {
+/// What one rule becomes; `None` when it can derive nothing: an assignment whose
+/// inputs are all constants has no value (`Z = 5, Y = Z / 0`; lowering reports only a
+/// constant written out, E0031).
+fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleRecipe>, Error> {
     let too_wide = |width: usize| Error::TooWide { pred: None, rule: Some(rule.rule), width };
-    // Arithmetic would need a map that extends the binding; ignoring it would be a wrong
-    // answer.
-    if rule.initial.iter().chain(rule.steps.iter().flat_map(|s| &s.filters)).any(computes) {
-        return Err(Error::Unsupported { rule: rule.rule, what: "arithmetic" });
-    }
     // Filters that read no variable a step binds (constants, assignments of constants)
     // are checked with the first step's: they hold or fail alike for every binding.
     let mut step_filters: Vec<Vec<&Filter>> = rule.steps.iter().map(|s| s.filters.iter().collect()).collect();
@@ -200,15 +216,27 @@ fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<RuleRecipe, Error> {
     if let Some(first) = step_filters.first_mut() {
         first.splice(0..0, start_filters.drain(..));
     }
-    // Resolve assignments: `source[slot]` says where each variable's value is.
+    // Resolve assignments: `source[slot]` says where each variable's value is. An
+    // assignment of a lone operand, or of an expression of constants, binds no column;
+    // one that computes from bound variables is a computed column of its own slot.
     let mut source: Vec<Source> = (0..rule.vars.len()).map(Source::Slot).collect();
     for filter in start_filters.iter().chain(step_filters.iter().flatten()) {
-        if let Filter::Assign { slot, value, .. } = filter {
-            source[*slot] = match lone(value) {
-                Operand::Var(from) => source[from],
-                Operand::Const(c) => Source::Const(c),
-            };
-        }
+        let Filter::Assign { slot, value, domain, .. } = filter else { continue };
+        let constant = |o: &Operand| match *o {
+            Operand::Const(c) => Some(c),
+            Operand::Var(from) => match source[from] {
+                Source::Const(c) => Some(c),
+                Source::Slot(_) => None,
+            },
+        };
+        source[*slot] = match (value.as_leaf(), value.map(constant)) {
+            (Some(&Operand::Var(from)), None) => source[from],
+            (_, Some(constants)) => match constants.eval(*domain, |&c| c) {
+                Some(c) => Source::Const(c),
+                None => return Ok(None),
+            },
+            (_, None) => Source::Slot(*slot),
+        };
     }
     let slot_of = |slot: usize| match source[slot] {
         Source::Slot(s) => Some(s),
@@ -248,16 +276,28 @@ fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<RuleRecipe, Error> {
         Operand::Var(slot) => part(live, slot),
         Operand::Const(c) => Part::Const(c),
     };
-    let checks = |live: &[usize], filters: &[&Filter]| {
+    let value = |live: &[usize], computed: &Computed| {
+        computed.map(|&o| Some(operand(live, o))).expect("every operand has a part")
+    };
+    // The checks of `filters` over the binding `live` holds; each computed column
+    // extends it.
+    let checks = |live: &mut Vec<usize>, filters: &[&Filter]| -> Result<Checks, Error> {
         let mut checks = Checks::default();
         for filter in filters {
             match filter {
-                Filter::Compare { op, domain, left, right, .. } => checks.compares.push(Compare {
+                Filter::Compare { op, domain, left, right, .. } => checks.row.push(RowCheck::Compare {
                     op: *op,
                     domain: *domain,
-                    left: operand(live, lone(left)),
-                    right: operand(live, lone(right)),
+                    left: value(live, left),
+                    right: value(live, right),
                 }),
+                Filter::Assign { slot, domain, value: computed, .. } if source[*slot] == Source::Slot(*slot) => {
+                    checks.row.push(RowCheck::Compute { domain: *domain, value: value(live, computed) });
+                    live.push(*slot);
+                    if live.len() > MAX_WIDTH {
+                        return Err(too_wide(live.len()));
+                    }
+                }
                 // Resolved above: the assigned variable is read where its value is.
                 Filter::Assign { .. } => {}
                 Filter::Absent { pred, key, .. } => checks.absent.push(Absent {
@@ -268,7 +308,7 @@ fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<RuleRecipe, Error> {
                 }),
             }
         }
-        checks
+        Ok(checks)
     };
     let project = |live: &[usize]| -> Vec<Part> {
         rule.project
@@ -280,8 +320,9 @@ fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<RuleRecipe, Error> {
             .collect()
     };
     let Some((first, rest)) = rule.steps.split_first() else {
-        let (checks, project) = (checks(&live, &start_filters), project(&live));
-        return Ok(RuleRecipe { head: rule.head.index(), scan: None, checks, joins: Vec::new(), project });
+        let checks = checks(&mut live, &start_filters)?;
+        let project = project(&live);
+        return Ok(Some(RuleRecipe { head: rule.head.index(), scan: None, checks, joins: Vec::new(), project }));
     };
     let mut keep = Vec::new();
     for &(col, slot) in &first.binds {
@@ -303,7 +344,7 @@ fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<RuleRecipe, Error> {
         }
     }
     let scan = Scan { pred: first.pred.index(), consts, repeats: first.repeats.clone(), keep };
-    let first_checks = checks(&live, &step_filters[0]);
+    let first_checks = checks(&mut live, &step_filters[0])?;
     let mut joins = Vec::with_capacity(rest.len());
     for (i, step) in rest.iter().enumerate() {
         let needed = &needed_after[i + 1];
@@ -329,7 +370,7 @@ fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<RuleRecipe, Error> {
         if next.len() > MAX_WIDTH {
             return Err(too_wide(next.len()));
         }
-        let checks = checks(&next, &step_filters[i + 1]);
+        let checks = checks(&mut next, &step_filters[i + 1])?;
         joins.push(Join {
             pred: step.pred.index(),
             key_cols: keyed.iter().map(|&(col, _)| col).collect(),
@@ -341,7 +382,8 @@ fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<RuleRecipe, Error> {
         });
         live = next;
     }
-    Ok(RuleRecipe { head: rule.head.index(), scan: Some(scan), checks: first_checks, joins, project: project(&live) })
+    let project = project(&live);
+    Ok(Some(RuleRecipe { head: rule.head.index(), scan: Some(scan), checks: first_checks, joins, project }))
 }
 
 /// For messages: a rule's or predicate's name.

@@ -50,9 +50,8 @@ pub enum Error {
     /// refused before any worker starts.
     TooWide { pred: Option<PredId>, rule: Option<RuleId>, width: usize },
     /// A rule uses `what`, which this engine does not evaluate yet: refused before any
-    /// worker starts. Comparisons, assignments and negated atoms are evaluated; a value
-    /// computed with arithmetic (which needs a map) is refused with this until the
-    /// blueprint has an operator for it.
+    /// worker starts, never answered wrongly. Comparisons, assignments, arithmetic and
+    /// negated atoms are evaluated.
     Unsupported { rule: RuleId, what: &'static str },
     /// A worker stopped before answering (it panicked, or timely could not start).
     Stopped(String),

@@ -4,7 +4,7 @@
 //! of its relation on its key columns, shared by every step of that scope asking for the
 //! same relation and key.
 
-use crate::blueprint::{Absent, Blueprint, Checks, Compare, Part, RuleRecipe};
+use crate::blueprint::{Absent, Blueprint, Checks, Part, RowCheck, RuleRecipe};
 use crate::row::Row;
 use differential_dataflow::input::{Input, InputSession};
 use differential_dataflow::lattice::Lattice;
@@ -131,18 +131,21 @@ fn build(parts: &[Part], binding: &Row) -> Row {
     row
 }
 
-/// Whether `compares` hold of `binding`; a rule without comparisons (most rules) does
-/// not touch the dictionary.
-fn passes(compares: &[Compare], binding: &Row, values: &Values) -> bool {
-    compares.is_empty() || Checks::compares_hold(compares, binding, &values.borrow())
+/// `binding` after the comparisons and computed columns `checks`, or `None` where one
+/// fails; a rule without them (most rules) does not touch the dictionary.
+fn checked(checks: &[RowCheck], binding: Row, values: &Values) -> Option<Row> {
+    match checks.is_empty() {
+        true => Some(binding),
+        false => RowCheck::apply(checks, binding, &values.borrow()),
+    }
 }
 
 fn repeats_hold(row: &Row, repeats: &[(usize, usize)]) -> bool {
     repeats.iter().all(|&(a, b)| row.values()[a] == row.values()[b])
 }
 
-/// The bindings that pass `checks`: the comparisons were tested as the bindings were
-/// made, so what is left are the negated atoms, each an anti-join: the bindings minus
+/// The bindings that pass `checks`: the comparisons were tested (and the computed
+/// columns added) as the bindings were made, so what is left are the negated atoms, each an anti-join: the bindings minus
 /// those whose key is among the blocked keys.
 fn anti_joins<'s, T: Timestamp + Lattice + Ord>(
     mut binding: Relation<'s, T>,
@@ -169,17 +172,16 @@ fn render_rule<'s, T: Timestamp + Lattice + Ord>(
     values: &Values,
 ) -> Relation<'s, T> {
     let project = rule.project.clone();
-    let compares = rule.checks.compares.clone();
+    let row_checks = rule.checks.row.clone();
     let dictionary = Rc::clone(values);
     let Some(scan) = &rule.scan else {
-        let start = unit.clone().filter(move |b| passes(&compares, b, &dictionary));
+        let start = unit.clone().flat_map(move |b| checked(&row_checks, b, &dictionary));
         return anti_joins(start, &rule.checks, relations).map(move |b| build(&project, &b));
     };
     let (consts, repeats, keep) = (scan.consts.clone(), scan.repeats.clone(), scan.keep.clone());
     let binding = relations.get(scan.pred).flat_map(move |row| {
         let selected = consts.iter().all(|&(col, value)| row.values()[col] == value) && repeats_hold(&row, &repeats);
-        let binding = selected.then(|| row.select(&keep));
-        binding.filter(|b| passes(&compares, b, &dictionary))
+        selected.then(|| row.select(&keep)).and_then(|b| checked(&row_checks, b, &dictionary))
     });
     let mut binding = anti_joins(binding, &rule.checks, relations);
     for join in &rule.joins {
@@ -187,7 +189,7 @@ fn render_rule<'s, T: Timestamp + Lattice + Ord>(
         let left_key = join.left_key.clone();
         let left = binding.map(move |b| (build(&left_key, &b), b)).arrange_by_key();
         let (repeats, keep_left, keep_right) = (join.repeats.clone(), join.keep_left.clone(), join.keep_right.clone());
-        let (compares, dictionary) = (join.checks.compares.clone(), Rc::clone(values));
+        let (row_checks, dictionary) = (join.checks.row.clone(), Rc::clone(values));
         let joined = left.join_core(right, move |_key, b: &Row, row: &Row| {
             if !repeats_hold(row, &repeats) {
                 return None;
@@ -196,7 +198,7 @@ fn render_rule<'s, T: Timestamp + Lattice + Ord>(
             for &col in &keep_right {
                 next.push(row.values()[col]);
             }
-            passes(&compares, &next, &dictionary).then_some(next)
+            checked(&row_checks, next, &dictionary)
         });
         binding = anti_joins(joined, &join.checks, relations);
     }

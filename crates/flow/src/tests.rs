@@ -44,9 +44,17 @@ fn agree(text: &str, batches: &[Batch<'_>], workers: usize) {
     agree_as(text, batches, Options { workers, cluster: None });
 }
 
-/// The program of `text` in dlc's syntax (negation and comparisons included).
+/// The program of `text` in dlc's syntax (negation, comparisons and arithmetic
+/// included), or in Soufflé's when it declares its relations (for `unsigned` columns).
 fn parse(text: &str) -> Program {
-    let (program, diagnostics) = syntax::parse_program(text, ir::FileId(0));
+    let (program, diagnostics) = match syntax::souffle::looks_like_souffle(text) {
+        true => {
+            let (program, diagnostics) =
+                syntax::souffle::parse_program(text, ir::FileId(0), &mut syntax::souffle::NoIncludes);
+            (program.map(|p| p.program), diagnostics)
+        }
+        false => syntax::parse_program(text, ir::FileId(0)),
+    };
     let program = program.unwrap_or_else(|| panic!("{diagnostics:?}\n{text}"));
     assert!(ir::validate(&program).is_empty(), "{text}");
     program
@@ -266,4 +274,121 @@ fn comparisons_and_assignments_agree() {
     for workers in [1, 2] {
         agree(text, &batches, workers);
     }
+}
+
+/// The derived rows of `text`'s relation `name` after its inline facts, on `workers`.
+fn rows_of(text: &str, name: &str, workers: usize) -> BTreeSet<Vec<i64>> {
+    let p = parse(text);
+    let facts: Vec<(PredId, Vec<u32>)> = p.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
+    let mut flow = Flow::start(&plan::plan_program(&p), &p, Options { workers, cluster: None }).unwrap();
+    let applied = flow.apply([], as_slices(&facts)).unwrap();
+    let pred = p.lookup_source(name).unwrap();
+    let types = p.pred(pred).types.clone();
+    let number = |(v, ty): (&u32, &ir::ValueType)| match ty {
+        ir::ValueType::Number => i64::from(*v as i32),
+        _ => i64::from(*v),
+    };
+    applied
+        .derived_added
+        .iter()
+        .filter(|(q, _)| *q == pred)
+        .map(|(_, row)| row.values().iter().zip(&types).map(number).collect())
+        .collect()
+}
+
+#[test]
+fn a_recursive_counter_bounded_by_a_comparison_agrees() {
+    // `Count` computes its next value in a recursive stratum and stops where the
+    // comparison fails; `Even` reads a computed column in a later comparison.
+    let text = "Start(0).\nStep(3).\n\
+        Count(N) <- Start(N)\n\
+        Count(M) <- Count(N), Step(S), N < 10, M = N + S\n\
+        Even(N, H) <- Count(N), H = N / 2, H * 2 = N\n\
+        Next(N, N + 1) <- Count(N), !Count(N + 1)";
+    for workers in [1, 2] {
+        assert_eq!(rows_of(text, "Count", workers), [0, 3, 6, 9, 12].map(|n| vec![n]).into_iter().collect());
+        assert_eq!(rows_of(text, "Even", workers), [[0, 0], [6, 3], [12, 6]].map(Vec::from).into_iter().collect());
+    }
+    let batches = vec![
+        (vec![("Step", vec!["3"])], vec![("Step", vec!["4"])]),
+        (vec![("Start", vec!["0"])], vec![("Start", vec!["-5"]), ("Step", vec!["5"])]),
+        (vec![("Step", vec!["4"]), ("Step", vec!["5"])], vec![("Step", vec!["1"])]),
+    ];
+    for workers in [1, 2] {
+        agree(text, &batches, workers);
+    }
+}
+
+#[test]
+fn a_division_by_zero_derives_nothing_for_that_binding() {
+    // `10 / 0`, `10 mod 0` and `-2147483648 / -1` have no value: those bindings derive
+    // nothing, in assignments and in comparisons alike; division truncates towards
+    // zero and `+` wraps around.
+    let text = "D(10,0).\nD(10,3).\nD(-2147483648,-1).\nD(-7,2).\nD(2147483647,1).\n\
+        Quotient(X,Y,Q) <- D(X,Y), Q = X / Y\n\
+        Remainder(X,Y,R) <- D(X,Y), R = X mod Y\n\
+        Above(X,Y) <- D(X,Y), X / Y > 2\n\
+        Wrapped(X,W) <- D(X,1), W = X + 1";
+    let quotients = [[10, 3, 3], [-7, 2, -3], [2147483647, 1, 2147483647]];
+    let remainders = [[10, 3, 1], [-7, 2, -1], [2147483647, 1, 0]];
+    for workers in [1, 2] {
+        assert_eq!(rows_of(text, "Quotient", workers), quotients.map(Vec::from).into_iter().collect());
+        assert_eq!(rows_of(text, "Remainder", workers), remainders.map(Vec::from).into_iter().collect());
+        assert_eq!(rows_of(text, "Above", workers), [[10, 3], [2147483647, 1]].map(Vec::from).into_iter().collect());
+        assert_eq!(rows_of(text, "Wrapped", workers), [vec![2147483647, -2147483648]].into_iter().collect());
+    }
+    let batches = vec![
+        (vec![("D", vec!["10", "3"])], vec![("D", vec!["0", "0"]), ("D", vec!["9", "-1"])]),
+        (vec![("D", vec!["10", "0"])], vec![("D", vec!["10", "3"])]),
+    ];
+    for workers in [1, 2] {
+        agree(text, &batches, workers);
+    }
+}
+
+#[test]
+fn unsigned_values_compute_and_order_as_unsigned() {
+    // 3000000000 is above 5 as an unsigned (below it as a signed number), and the
+    // largest unsigned plus one wraps to 0, which is not above it.
+    let text = ".decl U(x:unsigned)\n.decl Big(x:unsigned)\n.decl Up(x:unsigned, y:unsigned)\n\
+        U(3000000000).\nU(5).\nU(4294967295).\n\
+        Big(x) :- U(x), x > 5.\n\
+        Up(x, y) :- U(x), y = x + 1, y > x.\n";
+    for workers in [1, 2] {
+        assert_eq!(rows_of(text, "Big", workers), [vec![3000000000], vec![4294967295]].into_iter().collect());
+        assert_eq!(rows_of(text, "Up", workers), [vec![5, 6], vec![3000000000, 3000000001]].into_iter().collect());
+    }
+    let batches = vec![(vec![("U", vec!["5"])], vec![("U", vec!["2147483648"]), ("U", vec!["0"])])];
+    for workers in [1, 2] {
+        agree(text, &batches, workers);
+    }
+}
+
+#[test]
+fn expressions_of_constants_are_computed_when_the_dataflow_is_planned() {
+    // `W = Z * 3` with `Z = 2` is the constant 6: the scan of `V` selects it. `Z / 0`
+    // has no value, so that rule derives nothing; `Y = Z + 1` needs no column.
+    let text = "V(6).\nV(7).\nE(6,a).\nE(7,b).\n\
+        Six(Y) <- Z = 2, W = Z * 3, V(W), E(W,Y)\n\
+        Never(X) <- V(X), Z = 5, Y = Z / 0\n\
+        Next(X,Y) <- V(X), Z = 5, Y = Z + 1";
+    for workers in [1, 2] {
+        let p = parse(text);
+        let facts: Vec<(PredId, Vec<u32>)> = p.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
+        let mut flow = Flow::start(&plan::plan_program(&p), &p, Options { workers, cluster: None }).unwrap();
+        let applied = flow.apply([], as_slices(&facts)).unwrap();
+        let never = p.lookup_source("Never").unwrap();
+        assert!(applied.derived_added.iter().all(|(q, _)| *q != never));
+        agree(text, &[(vec![("V", vec!["6"])], vec![("V", vec!["8"]), ("E", vec!["6", "c"])])], workers);
+    }
+}
+
+#[test]
+fn computed_columns_count_towards_the_width_of_a_binding() {
+    // Seven columns of `V` and the computed `S` fit; a second computed column does not.
+    let p = parse("N(A,B,C,D,E,F,G,S) <- V(A,B,C,D,E,F,G), S = A + B");
+    assert!(Flow::start(&plan::plan_program(&p), &p, Options { workers: 1, cluster: None }).is_ok());
+    let p = parse("N(A,B,C,D,E,F,S,T) <- V(A,B,C,D,E,F,G), S = A + B, T = G + 1");
+    let error = Flow::start(&plan::plan_program(&p), &p, Options { workers: 1, cluster: None }).unwrap_err();
+    assert!(matches!(error, Error::TooWide { rule: Some(_), width: 9, .. }), "{error:?}");
 }
