@@ -773,6 +773,10 @@ impl Maintained {
 
     /// How to maintain a batch that deletes `deleted` input facts, and why.
     fn choose(&self, deleted: usize) -> (Method, String) {
+        if self.compiled.rules.iter().any(|r| r.reduction.is_some()) {
+            let why = "the program aggregates, and a batch recomputes its aggregates and everything";
+            return (Method::Recompute, format!("{why} (not yet maintained incrementally)"));
+        }
         match self.maintenance {
             Maintenance::Dred => (Method::Dred, "asked for".into()),
             Maintenance::Ranked => (Method::Ranked, "asked for".into()),

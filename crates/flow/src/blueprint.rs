@@ -188,6 +188,10 @@ fn reads(filter: &Filter) -> Vec<usize> {
 
 fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<RuleRecipe, Error> {
     let too_wide = |width: usize| Error::TooWide { pred: None, rule: Some(rule.rule), width };
+    // A reduction (an aggregate) would need a grouped reduce operator.
+    if rule.reduce.is_some() {
+        return Err(Error::Unsupported { rule: rule.rule, what: "aggregates" });
+    }
     // Arithmetic would need a map that extends the binding; ignoring it would be a wrong
     // answer.
     if rule.initial.iter().chain(rule.steps.iter().flat_map(|s| &s.filters)).any(computes) {

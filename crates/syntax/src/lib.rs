@@ -18,6 +18,7 @@ mod facts;
 mod lexer;
 mod lower;
 mod parser;
+mod reductions;
 pub mod souffle;
 mod types;
 
