@@ -605,7 +605,9 @@ impl<'a> Explainer<'a> {
         let mut by_head = vec![Vec::new(); db.relation_count()];
         for (i, rule) in rules.iter().enumerate() {
             let fits = |a: &CompiledAtom| a.pred.index() < db.relation_count() && db.arity(a.pred) == a.args.len();
-            if fits(&rule.head) && rule.body.iter().all(fits) {
+            // A reduction's fact is no projection of one body row: it is shown as given.
+            let joins = program.rule(rule.id).aggregate.is_none();
+            if joins && fits(&rule.head) && rule.body.iter().all(fits) {
                 by_head[rule.head.pred.index()].push(i);
             }
         }

@@ -231,12 +231,15 @@ fn rewrite_rule(
     for (term, result) in take_aggregates(&mut rule, &mut used) {
         let TermKind::Aggregate { op, value, mut body, .. } = term.kind else { unreachable!("an aggregate term") };
         let span = term.span;
-        // A row is a distinct combination of the tuples the positive atoms match (as
-        // Soufflé counts and sums), so their `_`s are columns of the rows too.
-        for literal in &mut body {
-            if let Literal::Atom(atom) = literal {
-                for arg in atom.args.iter_mut().filter(|a| a.kind == TermKind::Anon) {
-                    arg.kind = TermKind::Var(fresh_var("Any", &mut used));
+        // Soufflé 2.5's rows: over one positive atom, each tuple it matches (so its `_`s
+        // are columns of the rows too); over several, each distinct binding of the
+        // body's named variables.
+        if body.iter().filter(|l| matches!(l, Literal::Atom(_))).count() == 1 {
+            for literal in &mut body {
+                if let Literal::Atom(atom) = literal {
+                    for arg in atom.args.iter_mut().filter(|a| a.kind == TermKind::Anon) {
+                        arg.kind = TermKind::Var(fresh_var("Any", &mut used));
+                    }
                 }
             }
         }
@@ -259,12 +262,24 @@ fn rewrite_rule(
         let key_terms = || keys.iter().map(|k| var(k, span)).collect::<Vec<Term>>();
         let base = fresh_name(&format!("{head}_agg"), names);
         let rows = fresh_name(&format!("{base}_rows"), names);
+        // The groups the rule reaches: what `count` and `sum` give 0 when they have no
+        // rows, and what binds a key the aggregate reads but its atoms do not bind.
+        let unbound_key = keys.iter().any(|k| !body.iter().any(|l| matches!(l, Literal::Atom(a) if has_var(a, k))));
+        let needs_keys = matches!(op, AggregateOp::Count | AggregateOp::Sum) || unbound_key;
+        let keys_name = needs_keys.then(|| fresh_name(&format!("{base}_keys"), names));
+        if let Some(keys_name) = &keys_name {
+            out.push(new_rule(atom(keys_name, key_terms(), span), outer.clone(), span));
+        }
 
         // The rows: keys, locals, and the value last.
         let mut row_args = key_terms();
         row_args.extend(locals.iter().map(|l| var(l, span)));
         row_args.extend(value.as_deref().cloned());
-        out.push(new_rule(atom(&rows, row_args, span), body.clone(), span));
+        let mut row_body = body.clone();
+        if let (true, Some(keys_name)) = (unbound_key, &keys_name) {
+            row_body.insert(0, Literal::Atom(atom(keys_name, key_terms(), span)));
+        }
+        out.push(new_rule(atom(&rows, row_args, span), row_body, span));
 
         // The reduction over them.
         let mut reduction_vars: BTreeSet<String> = keys.iter().cloned().collect();
@@ -292,9 +307,8 @@ fn rewrite_rule(
         let read_pred = match op {
             AggregateOp::Count | AggregateOp::Sum => {
                 // The groups the rule reaches, each with 0 unless it has rows.
-                let keys_name = fresh_name(&format!("{base}_keys"), names);
+                let keys_name = keys_name.expect("made for count and sum");
                 let all = fresh_name(&format!("{base}_all"), names);
-                out.push(new_rule(atom(&keys_name, key_terms(), span), outer.clone(), span));
                 let mut zero = key_terms();
                 zero.push(Term { kind: TermKind::Int("0".into()), span });
                 let mut absent = key_terms();
@@ -321,4 +335,9 @@ fn rewrite_rule(
         rule.body.push(Literal::Atom(atom(&read_pred, read_args, span)));
     }
     out.push(Statement::Rule(rule));
+}
+
+/// Whether `v` is an argument of the atom.
+fn has_var(atom: &Atom, v: &str) -> bool {
+    atom.args.iter().any(|t| matches!(&t.kind, TermKind::Var(x) if x == v))
 }
