@@ -85,6 +85,17 @@ pub fn souffle_program(workload: &Workload, query: Query) -> Result<String, Stri
             let _ = writeln!(text, "H(x, y, 1) :- E(x, y).\nH(x, z, n + 1) :- H(x, y, n), E(y, z), n < {hops}.");
             text += "Hop(x, y) :- H(x, y, _).\n";
         }
+        Workload::Degree { .. } => {
+            text += ".decl Node(x:number)\n";
+            text += &binary("Deg");
+            text += "Node(x) :- E(x, _).\nNode(y) :- E(_, y).\nDeg(x, d) :- Node(x), d = count : E(x, _).\n";
+        }
+        Workload::MinHops { hops, .. } => {
+            text += ".decl H(x:number, y:number, n:number)\n";
+            text += &binary("Dist");
+            let _ = writeln!(text, "H(x, y, 1) :- E(x, y).\nH(x, z, n + 1) :- H(x, y, n), E(y, z), n < {hops}.");
+            text += "Dist(y, d) :- H(0, y, _), d = min n : H(0, y, n).\n";
+        }
         Workload::PointsTo { .. } => {
             text += &binary("pt");
             text += &decl("hpt", 3);

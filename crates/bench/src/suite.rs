@@ -375,7 +375,10 @@ impl Suite {
         let unreach = Workload::Unreach {
             graph: if quick { Graph::Random { nodes: 200, edges: 600, seed: 42 } } else { UNREACH_GRAPH },
         };
-        for workload in [same_gen, points_to, hops, unreach] {
+        // Aggregates: a degree count, and the fewest hops from node 0 by `min`.
+        let degree = Workload::Degree { graph: random };
+        let min_hops = Workload::MinHops { hops: 4, graph: random };
+        for workload in [same_gen, points_to, hops, unreach, degree, min_hops] {
             queries.push(QueryRow { workload, query: Query::Point(workload.point_node()) });
         }
         // Ten times the variables, assignments, loads and stores of `points_to`, the

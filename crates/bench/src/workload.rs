@@ -191,6 +191,13 @@ pub enum Workload {
     /// Integer arithmetic: `Hop(X,Y)` when a walk of at most `hops` edges of `E` leads
     /// from X to Y, counted by `H(X,Y,N)` (`N + 1` while `N < hops`).
     Hops { hops: u32, graph: Graph },
+    /// An aggregate: `Deg(X,D)`, the out-degree `D = count : E(X, _)` of every node `X`
+    /// of the graph (0 for a node with in-edges only).
+    Degree { graph: Graph },
+    /// An aggregate over arithmetic: `Dist(Y,D)`, the fewest edges `D = min N : H(0,Y,N)`
+    /// of a walk from node 0 to `Y`, over the walks of at most `hops` edges of
+    /// [`Workload::Hops`].
+    MinHops { hops: u32, graph: Graph },
 }
 
 /// The shapes of [`Workload::Program`], each grown by its `size`.
@@ -355,6 +362,10 @@ impl Workload {
                     seed: parts[6].parse().ok()?,
                 })
             })(),
+            Some("degree") => Graph::parse(&parts[1..]).map(|graph| Workload::Degree { graph }),
+            Some("minhops") if parts.len() > 2 => {
+                num(1).zip(Graph::parse(&parts[2..])).map(|(hops, graph)| Workload::MinHops { hops, graph })
+            }
             Some("hops") if parts.len() > 2 => {
                 num(1).zip(Graph::parse(&parts[2..])).map(|(hops, graph)| Workload::Hops { hops, graph })
             }
@@ -389,6 +400,8 @@ impl Workload {
             Workload::PointsTo { vars, fields, .. } => format!("points-to, {vars} variables, {fields} fields"),
             Workload::Program { shape, size } => format!("{}, {size}", shape.name()),
             Workload::Hops { hops, graph } => format!("{}, at most {hops} hops", graph.label()),
+            Workload::Degree { graph } => format!("{}, degree count", graph.label()),
+            Workload::MinHops { hops, graph } => format!("{}, min of at most {hops} hops", graph.label()),
         }
     }
 
@@ -401,13 +414,19 @@ impl Workload {
             Workload::PointsTo { .. } => "pt",
             Workload::Program { .. } => "p",
             Workload::Hops { .. } => "Hop",
+            Workload::Degree { .. } => "Deg",
+            Workload::MinHops { .. } => "Dist",
         }
     }
 
     /// The input relations [`Workload::generate`] makes, with their arities, in its order.
     pub fn inputs(&self) -> Vec<(&'static str, usize)> {
         match *self {
-            Workload::Tc { .. } | Workload::Unreach { .. } | Workload::Hops { .. } => vec![("E", 2)],
+            Workload::Tc { .. }
+            | Workload::Unreach { .. }
+            | Workload::Hops { .. }
+            | Workload::Degree { .. }
+            | Workload::MinHops { .. } => vec![("E", 2)],
             Workload::SameGen { .. } => vec![("par", 2)],
             Workload::PointsTo { fields, .. } => {
                 let through = if fields == 0 { 2 } else { 3 };
@@ -450,13 +469,24 @@ impl Workload {
             Workload::Hops { hops, .. } => {
                 format!("H(X,Y,1) <- E(X,Y).\nH(X,Z,N + 1) <- H(X,Y,N), E(Y,Z), N < {hops}.\nHop(X,Y) <- H(X,Y,N).\n")
             }
+            Workload::Degree { .. } => {
+                "Node(X) <- E(X,_).\nNode(Y) <- E(_,Y).\nDeg(X,D) <- Node(X), D = count : E(X,_).\n".to_string()
+            }
+            Workload::MinHops { hops, .. } => format!(
+                "H(X,Y,1) <- E(X,Y).\nH(X,Z,N + 1) <- H(X,Y,N), E(Y,Z), N < {hops}.\n\
+                 Dist(Y,D) <- H(0,Y,_), D = min N : H(0,Y,N).\n"
+            ),
         }
     }
 
     /// Generates the input facts (deterministic in the spec).
     pub fn generate(&self) -> Edb {
         match *self {
-            Workload::Tc { graph, .. } | Workload::Unreach { graph } | Workload::Hops { graph, .. } => {
+            Workload::Tc { graph, .. }
+            | Workload::Unreach { graph }
+            | Workload::Hops { graph, .. }
+            | Workload::Degree { graph }
+            | Workload::MinHops { graph, .. } => {
                 Edb { relations: vec![pairs("E", &graph.edges())], values: graph.nodes() }
             }
             Workload::SameGen { fanout, depth } => {
@@ -515,7 +545,12 @@ impl Workload {
             Workload::PointsTo { .. } => {
                 self.generate().relation("alloc").and_then(|r| r.rows.first().copied()).unwrap_or(0)
             }
-            Workload::Tc { .. } | Workload::Unreach { .. } | Workload::Program { .. } | Workload::Hops { .. } => 0,
+            Workload::Tc { .. }
+            | Workload::Unreach { .. }
+            | Workload::Program { .. }
+            | Workload::Hops { .. }
+            | Workload::Degree { .. }
+            | Workload::MinHops { .. } => 0,
         }
     }
 }
@@ -538,6 +573,8 @@ impl fmt::Display for Workload {
             }
             Workload::Program { shape, size } => write!(f, "prog-{}:{size}", shape.name()),
             Workload::Hops { hops, graph } => write!(f, "hops:{hops}:{graph}"),
+            Workload::Degree { graph } => write!(f, "degree:{graph}"),
+            Workload::MinHops { hops, graph } => write!(f, "minhops:{hops}:{graph}"),
         }
     }
 }

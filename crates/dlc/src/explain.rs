@@ -294,6 +294,10 @@ fn node_line(ctx: &Context<'_>, proof: &Proof, i: usize) -> String {
     match &node.step {
         Step::Input => format!("{fact}  input fact"),
         Step::Given => format!("{fact}  given with the input, not derived"),
+        Step::Aggregate { rule, rows } => {
+            let shown = ctx.rule_text(*rule);
+            format!("{fact}  aggregate of {rows} row(s) by {} at {}  {}", shown.what, shown.at, shown.text)
+        }
         Step::Rule { rule, .. } => {
             let shown = ctx.rule_text(*rule);
             format!("{fact}  by {} at {}  {}", shown.what, shown.at, shown.text)
@@ -413,6 +417,12 @@ fn proof_json(ctx: &Context<'_>, asked: &str, proof: &Proof) -> Value {
             match &node.step {
                 Step::Input => v["kind"] = json!("input"),
                 Step::Given => v["kind"] = json!("given"),
+                Step::Aggregate { rule, rows } => {
+                    let shown = ctx.rule_text(*rule);
+                    v["kind"] = json!("aggregate");
+                    v["rows"] = json!(rows);
+                    v["rule"] = json!({ "by": shown.what, "at": shown.at, "text": shown.text });
+                }
                 Step::Rule { rule, body, leaves } => {
                     let shown = ctx.rule_text(*rule);
                     if !leaves.is_empty() {
@@ -469,6 +479,7 @@ fn proof_dot(ctx: &Context<'_>, proof: &Proof) -> String {
         let (how, style) = match &node.step {
             Step::Input => ("input fact".to_string(), "shape=ellipse"),
             Step::Given => ("given".to_string(), "shape=ellipse, style=dotted"),
+            Step::Aggregate { rows, .. } => (format!("aggregate of {rows} row(s)"), "shape=ellipse"),
             Step::Rule { rule, leaves, .. } => {
                 let shown = ctx.rule_text(*rule);
                 let style = if ctx.is_demand(node.pred) { "style=dashed" } else { "style=solid" };

@@ -773,6 +773,10 @@ impl Maintained {
 
     /// How to maintain a batch that deletes `deleted` input facts, and why.
     fn choose(&self, deleted: usize) -> (Method, String) {
+        if self.compiled.rules.iter().any(|r| r.reduction.is_some()) {
+            let why = "the program has aggregates, which are not maintained incrementally yet";
+            return (Method::Recompute, why.to_string());
+        }
         match self.maintenance {
             Maintenance::Dred => (Method::Dred, "asked for".into()),
             Maintenance::Ranked => (Method::Ranked, "asked for".into()),

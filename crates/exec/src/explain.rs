@@ -64,6 +64,9 @@ pub enum Step {
     /// The head of an instance of `rule`; `body[i]` is the node of its i-th body atom,
     /// `leaves` its negated atoms and comparisons as that instance satisfies them.
     Rule { rule: RuleId, body: Vec<usize>, leaves: Vec<Leaf> },
+    /// A fact of reduction `rule` (an aggregate): its group's keys and value, reduced
+    /// from the `rows` rows of the group in the reduction's body relation.
+    Aggregate { rule: RuleId, rows: usize },
 }
 
 /// A negated atom or a comparison of a rule instance in a proof: a leaf, which holds by
@@ -596,6 +599,8 @@ pub struct Explainer<'a> {
     scratch: MatchScratch,
     /// The texts of values, for comparisons that order them as integers.
     values: Interner<Const>,
+    /// Per predicate, the reduction deriving it, its rows' relation and its key count.
+    reductions: Vec<Option<(RuleId, PredId, usize)>>,
 }
 
 impl<'a> Explainer<'a> {
@@ -605,7 +610,9 @@ impl<'a> Explainer<'a> {
         let mut by_head = vec![Vec::new(); db.relation_count()];
         for (i, rule) in rules.iter().enumerate() {
             let fits = |a: &CompiledAtom| a.pred.index() < db.relation_count() && db.arity(a.pred) == a.args.len();
-            if fits(&rule.head) && rule.body.iter().all(fits) {
+            // A reduction's fact is no projection of one body row: it is shown as given.
+            let joins = program.rule(rule.id).aggregate.is_none();
+            if joins && fits(&rule.head) && rule.body.iter().all(fits) {
                 by_head[rule.head.pred.index()].push(i);
             }
         }
@@ -614,7 +621,22 @@ impl<'a> Explainer<'a> {
             derived[rule.head.pred.index()] = true;
         }
         let values = program.consts.clone();
-        Explainer { ix: Indexed::new(db), rules, by_head, derived, scratch: MatchScratch::default(), values }
+        let mut reductions = vec![None; program.preds.len().max(db.relation_count())];
+        for (id, rule) in program.rule_ids().zip(&program.rules) {
+            if let (Some(aggregation), [rows]) = (&rule.aggregate, rule.body.as_slice()) {
+                reductions[rule.head.pred.index()] = Some((id, rows.pred, aggregation.keys));
+            }
+        }
+        let ix = Indexed::new(db);
+        Explainer { ix, rules, by_head, derived, scratch: MatchScratch::default(), values, reductions }
+    }
+
+    /// The step of a fact of a reduction: how many rows its group has.
+    fn reduction_step(&self, pred: PredId, tuple: &[u32]) -> Option<Step> {
+        let &(rule, rows, keys) = self.reductions.get(pred.index())?.as_ref()?;
+        let group = tuple.get(..keys)?;
+        let count = self.ix.db.tuples(rows).filter(|row| row.get(..keys) == Some(group)).count();
+        Some(Step::Aggregate { rule, rows: count })
     }
 
     /// Whether some rule derives `pred` (else its facts are input facts).
@@ -912,7 +934,9 @@ impl Search {
                             self.body[d.first as usize..(d.first + d.len) as usize].iter().map(|c| index[c]).collect();
                         Step::Rule { rule: ex.rules[d.rule as usize].id, body, leaves: d.leaves.clone() }
                     }
-                    None if ex.is_derived(n.pred) => Step::Given,
+                    None if ex.is_derived(n.pred) => {
+                        ex.reduction_step(n.pred, db.rel(n.pred).row(n.row)).unwrap_or(Step::Given)
+                    }
                     None => Step::Input,
                 };
                 ProofNode { pred: n.pred, tuple: db.rel(n.pred).row(n.row).to_vec(), step, height: 0 }

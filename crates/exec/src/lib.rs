@@ -18,6 +18,7 @@ mod join;
 mod limits;
 mod order;
 mod ranked;
+mod reduce;
 mod reference;
 mod relation;
 mod seminaive;

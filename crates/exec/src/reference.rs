@@ -4,6 +4,7 @@
 use crate::database::Database;
 use crate::join::{run_staged, PhysPlan, View};
 use crate::limits::ResourceError;
+use crate::reduce::is_reduction;
 use crate::seminaive::Run;
 use ir::{Const, Interner, PredId};
 use plan::ProgramPlan;
@@ -22,21 +23,35 @@ pub(crate) fn evaluate(
     db: &mut Database,
     run: &mut Run,
 ) -> Result<(), ResourceError> {
-    let plans: Vec<PhysPlan> =
-        plan.rules.iter().filter(|r| r.fires()).map(|r| PhysPlan::scanning(r, db.arity(r.head), values)).collect();
+    let joins = || plan.rules.iter().filter(|r| r.fires() && !is_reduction(r));
+    let plans: Vec<PhysPlan> = joins().map(|r| PhysPlan::scanning(r, db.arity(r.head), values)).collect();
     db.check()?;
     run.count_facts(db);
-    if plans.iter().all(|p| p.negations.is_empty()) {
+    let reductions = plan.rules.iter().any(|r| r.fires() && is_reduction(r));
+    if !reductions && plans.iter().all(|p| p.negations.is_empty()) {
         return fixpoint(&plans, db, run);
     }
     let mut position_of = vec![None; plan.rules.len()];
-    for (k, r) in plan.rules.iter().filter(|r| r.fires()).enumerate() {
+    for (k, r) in joins().enumerate() {
         position_of[r.rule.index()] = Some(k);
     }
     for stratum in &plan.strata {
+        // A reduction's head is alone in its stratum, and its rows are complete: one
+        // pass over them is its fixpoint (and one round).
+        let reduced: Vec<&plan::RulePlan> =
+            stratum.rules.iter().map(|id| &plan.rules[id.index()]).filter(|r| r.fires() && is_reduction(r)).collect();
+        if !reduced.is_empty() {
+            let snapshot = db.ends();
+            for r in reduced {
+                crate::reduce::evaluate(r, db, &mut run.stats)?;
+            }
+            run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
+        }
         let members: Vec<PhysPlan> =
             stratum.rules.iter().filter_map(|id| position_of[id.index()]).map(|k| plans[k].clone()).collect();
-        fixpoint(&members, db, run)?;
+        if !members.is_empty() {
+            fixpoint(&members, db, run)?;
+        }
     }
     Ok(())
 }

@@ -46,6 +46,9 @@ pub(crate) struct CompiledRule {
     pub(crate) text: Option<ir::Rule>,
     /// The program's values, for comparisons that order them as integers.
     pub(crate) values: ir::Interner<ir::Const>,
+    /// The plan of a reduction (`reduce.rs`), which runs once when its stratum starts,
+    /// in place of joins: such a rule has no delta or fixpoint plans.
+    pub(crate) reduction: Option<plan::RulePlan>,
 }
 
 impl CompiledRule {
@@ -105,6 +108,25 @@ impl Compiled {
             let head_arity = db.arity(head);
             derived[head.index()] = true;
             let body = &program.rule(id).body;
+            if crate::reduce::is_reduction(rule_plan) {
+                position_of[id.index()] = Some(rules.len());
+                rules.push(CompiledRule {
+                    rule: id,
+                    head,
+                    body_preds: body.iter().map(|a| a.pred).collect(),
+                    delta: Vec::new(),
+                    fixpoint: Vec::new(),
+                    guarded: None,
+                    rank_check: None,
+                    fact: None,
+                    fact_plan: None,
+                    text: None,
+                    head_arity,
+                    values: program.consts.clone(),
+                    reduction: Some(rule_plan.clone()),
+                });
+                continue;
+            }
             let eager = body.len() <= EAGER_MAX_BODY;
             let delta: Vec<PhysPlan> = if eager { delta_plans(program, id, head_arity, db) } else { Vec::new() };
             let fixpoint_rule = match &reduced {
@@ -155,6 +177,7 @@ impl Compiled {
                 text,
                 head_arity,
                 values: program.consts.clone(),
+                reduction: None,
             });
         }
         let strata = plan
@@ -195,7 +218,8 @@ impl Compiled {
     /// matters a lot), so they are made once the database has been evaluated. With
     /// `ranked`, also the support checks of ranked maintenance, in the same order.
     pub(crate) fn add_guards(&mut self, program: &Program, db: &mut Database, ranked: bool) {
-        for rule in &mut self.rules {
+        // A program with reductions is maintained by recomputation (`Maintained::choose`).
+        for rule in self.rules.iter_mut().filter(|r| r.reduction.is_none()) {
             if rule.delta.len() < rule.body_preds.len() {
                 rule.delta = delta_plans(program, rule.rule, rule.head_arity, db);
             }
@@ -332,6 +356,9 @@ pub(crate) fn propagate_with(
         let mut round_begin: Vec<u32> = stratum.heads.iter().map(|&h| db.rel(h).end()).collect();
         if fire_facts {
             for rule in stratum.rules.iter().map(|&r| &c.rules[r]) {
+                if let Some(reduction) = &rule.reduction {
+                    crate::reduce::evaluate(reduction, db, &mut run.stats)?;
+                }
                 if let Some(fact) = &rule.fact {
                     run.stats.firings += 1;
                     db.insert(rule.head, fact);

@@ -209,6 +209,10 @@ fn reads(filter: &Filter) -> Vec<usize> {
 /// constant written out, E0031).
 fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleRecipe>, Error> {
     let too_wide = |width: usize| Error::TooWide { pred: None, rule: Some(rule.rule), width };
+    // A reduction (an aggregate) would need a grouped reduce operator.
+    if rule.reduce.is_some() {
+        return Err(Error::Unsupported { rule: rule.rule, what: "aggregates" });
+    }
     // Filters that read no variable a step binds (constants, assignments of constants)
     // are checked with the first step's: they hold or fail alike for every binding.
     let mut step_filters: Vec<Vec<&Filter>> = rule.steps.iter().map(|s| s.filters.iter().collect()).collect();

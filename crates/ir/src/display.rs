@@ -95,6 +95,15 @@ impl fmt::Display for DisplayAtom<'_> {
 impl fmt::Display for DisplayRule<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} <-", DisplayAtom(self.0, &self.1.head))?;
+        if let (Some(aggregation), [rows]) = (&self.1.aggregate, self.1.body.as_slice()) {
+            // `r(K,N) <- N = sum V : b(K,L,V)`: the one-atom form both dialects read.
+            let result = self.0.symbols.text(aggregation.result);
+            write!(f, " {result} = {}", aggregation.op.text())?;
+            if let Some(value) = rows.args.last().filter(|_| aggregation.op.reads_value()) {
+                write!(f, " {}", DisplayTerm(self.0, value))?;
+            }
+            return write!(f, " : {}", DisplayAtom(self.0, rows));
+        }
         let mut separator = " ";
         for a in &self.1.body {
             write!(f, "{separator}{}", DisplayAtom(self.0, a))?;

@@ -24,7 +24,7 @@ pub use expr::{BinOp, DisplayExpr, Expr, ExprNode, UnOp, PREFIX_PRECEDENCE};
 pub use graph::strongly_connected;
 pub use intern::{Const, InternId, Interner, Interning, Symbol};
 pub use program::{
-    integer_value, parse_integer, unsigned_value, Atom, CmpOp, Comparison, Fact, Origin, Pred, PredId, PredKind,
-    PredName, Program, Query, Rule, RuleId, Term, TermKind, Value, ValueType,
+    integer_value, parse_integer, unsigned_value, AggregateOp, Aggregation, Atom, CmpOp, Comparison, Fact, Origin,
+    Pred, PredId, PredKind, PredName, Program, Query, Rule, RuleId, Term, TermKind, Value, ValueType,
 };
 pub use validate::{validate, IrError};

@@ -353,17 +353,85 @@ pub struct Rule {
     pub comparisons: Vec<Comparison>,
     pub span: Span,
     pub origin: Origin,
+    /// Set on a *reduction*: the rule `r(k.., N) <- N = op v : { b(k.., l.., v) }`, whose
+    /// one body atom holds the rows of an aggregate (group keys first, the aggregated
+    /// value last) and whose head holds one fact per group with rows: its keys and the
+    /// aggregate's value. Lowering makes one per aggregate of the source.
+    pub aggregate: Option<Aggregation>,
+}
+
+/// The aggregate operators engines evaluate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AggregateOp {
+    /// The number of rows.
+    Count,
+    /// The 32-bit wrapping sum of the values, one per row.
+    Sum,
+    /// The least value, in the value column's order.
+    Min,
+    /// The greatest value.
+    Max,
+}
+
+impl AggregateOp {
+    /// The operator's keyword in both dialects.
+    pub fn text(self) -> &'static str {
+        match self {
+            AggregateOp::Count => "count",
+            AggregateOp::Sum => "sum",
+            AggregateOp::Min => "min",
+            AggregateOp::Max => "max",
+        }
+    }
+
+    /// Whether the operator reads a value column (all but `count`).
+    pub fn reads_value(self) -> bool {
+        self != AggregateOp::Count
+    }
+
+    /// The result so far `acc` combined with one more row's `value` (a tuple's bits, of
+    /// type `ty`); `None` before the first row.
+    pub fn step(self, acc: Option<u32>, value: u32, ty: ValueType) -> u32 {
+        let Some(acc) = acc else {
+            return if self == AggregateOp::Count { 1 } else { value };
+        };
+        let less = |a: u32, b: u32| match ty {
+            ValueType::Unsigned => a < b,
+            _ => (a as i32) < (b as i32),
+        };
+        match self {
+            AggregateOp::Count => acc.wrapping_add(1),
+            AggregateOp::Sum => acc.wrapping_add(value),
+            AggregateOp::Min if less(value, acc) => value,
+            AggregateOp::Max if less(acc, value) => value,
+            AggregateOp::Min | AggregateOp::Max => acc,
+        }
+    }
+}
+
+/// What makes a rule a reduction (see [`Rule::aggregate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Aggregation {
+    pub op: AggregateOp,
+    /// How many leading columns of the body atom (and of the head) are the group keys.
+    pub keys: usize,
+    /// The type of the body atom's last column (the aggregated value), which `min` and
+    /// `max` order by.
+    pub domain: ValueType,
+    /// The head's last variable, which the reduction binds to the aggregate's value.
+    pub result: Symbol,
 }
 
 impl Rule {
     /// A rule of positive atoms only.
     pub fn positive(head: Atom, body: Vec<Atom>, span: Span, origin: Origin) -> Rule {
-        Rule { head, body, negated: Vec::new(), comparisons: Vec::new(), span, origin }
+        Rule { head, body, negated: Vec::new(), comparisons: Vec::new(), span, origin, aggregate: None }
     }
 
-    /// Whether the body is positive atoms only.
+    /// Whether the body is positive atoms only (a reduction is not: its head is no
+    /// projection of one body row).
     pub fn is_positive(&self) -> bool {
-        self.negated.is_empty() && self.comparisons.is_empty()
+        self.negated.is_empty() && self.comparisons.is_empty() && self.aggregate.is_none()
     }
 
     /// Distinct variables of the positive body atoms, in order of first occurrence.
@@ -376,6 +444,9 @@ impl Rule {
     /// assignments bind from them (in the order they become bound).
     pub fn bound_vars(&self) -> Vec<Symbol> {
         let mut bound = self.body_vars();
+        if let Some(aggregation) = &self.aggregate {
+            bound.push(aggregation.result);
+        }
         let mut seen: FxHashSet<Symbol> = bound.iter().copied().collect();
         loop {
             let before = bound.len();

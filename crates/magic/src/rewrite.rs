@@ -101,6 +101,7 @@ fn rewrite_pass(
         max_adornments,
         query_span: query.atom.span,
         serving,
+        whole: Vec::new(),
     };
     rewriter.schedule(query_pred, &query_adornment, query.atom.span)?;
     rewriter.graph.query = rewriter.graph.node(query_pred, &query_adornment);
@@ -157,6 +158,8 @@ struct Rewriter<'a> {
     query_span: Span,
     /// Which adornment serves each call, when subsuming.
     serving: Option<&'a Subsumption>,
+    /// The heads of reductions some call reached: computed whole, as negated relations.
+    whole: Vec<PredId>,
 }
 
 impl Rewriter<'_> {
@@ -190,8 +193,8 @@ impl Rewriter<'_> {
     /// Evaluated whole, the relation is complete before any rule tests it (it lies in a
     /// lower stratum, as it did in the source program, which validation has stratified).
     fn copy_negated(&mut self, rules_of: &[Vec<RuleId>]) {
-        let mut wanted: Vec<PredId> = Vec::new();
-        let mut seen: FxHashSet<PredId> = FxHashSet::default();
+        let mut wanted: Vec<PredId> = self.whole.clone();
+        let mut seen: FxHashSet<PredId> = wanted.iter().copied().collect();
         for rule in &self.out.rules {
             for atom in &rule.negated {
                 if self.is_idb(atom.pred) && seen.insert(atom.pred) {
@@ -236,6 +239,23 @@ impl Rewriter<'_> {
         let mut bound = Bound::default();
         bound.add(&guard_args);
         let guard = Atom { pred: demand, args: guard_args, span: rule.head.span };
+        if rule.aggregate.is_some() {
+            // A reduction needs every row of its groups: like a negated relation, it is
+            // computed whole, unrewritten (`copy_negated`), and the call reads it
+            // through its demand.
+            if !self.whole.contains(&head_pred) {
+                self.whole.push(head_pred);
+            }
+            let whole = Atom { pred: head_pred, args: rule.head.args.clone(), span: rule.head.span };
+            let main = Rule::positive(
+                Atom { pred: answer, args: rule.head.args.clone(), span: rule.head.span },
+                vec![guard, whole],
+                rule.span,
+                Origin::Main { rule: rule_id },
+            );
+            self.emit(main, RuleTrace { kind: RuleKind::Main, source_rule: Some(rule_id), calls: Vec::new() });
+            return Ok(());
+        }
         // The comparisons whose variables the prefix binds, and the assignments whose
         // inputs it binds (which bind their variable for later calls): each demand rule
         // applies those of its prefix.
@@ -270,6 +290,7 @@ impl Rewriter<'_> {
                     negated: Vec::new(),
                     span: rule.span,
                     origin: Origin::Demand { rule: rule_id, position },
+                    aggregate: None,
                 };
                 let mut call = CallTrace {
                     position,
@@ -313,6 +334,7 @@ impl Rewriter<'_> {
             comparisons: rule.comparisons.clone(),
             span: rule.span,
             origin: Origin::Main { rule: rule_id },
+            aggregate: None,
         };
         self.emit(main, RuleTrace { kind: RuleKind::Main, source_rule: Some(rule_id), calls });
         Ok(())

@@ -159,8 +159,23 @@ fn write_steps(f: &mut impl Write, program: &Program, plan: &RulePlan) -> fmt::R
         write_filters(f, program, plan, &step.filters)?;
         writeln!(f)?;
     }
-    let n = plan.steps.len().max(1) + 1;
+    let mut n = plan.steps.len().max(1) + 1;
+    if let Some(reduce) = &plan.reduce {
+        writeln!(f, "  {n}. {}", reduce_text(program, plan, reduce))?;
+        n += 1;
+    }
     writeln!(f, "  {n}. project [{}] -> {}", output_names(program, plan), DisplayPred(program, plan.head))
+}
+
+/// `reduce sum #2 group by [#0] -> N`: a reduction over the rows its step scanned.
+fn reduce_text(program: &Program, plan: &RulePlan, reduce: &crate::Reduce) -> String {
+    let value = match reduce.op {
+        ir::AggregateOp::Count => String::new(),
+        _ => format!(" #{}", plan.steps.first().map_or(0, |s| program.pred(s.pred).arity.saturating_sub(1))),
+    };
+    let keys: Vec<String> = (0..reduce.keys).map(|k| format!("#{k}")).collect();
+    let result = program.symbols.text(plan.vars[reduce.result]);
+    format!("reduce {}{value} group by [{}] -> {result}", reduce.op.text(), keys.join(", "))
 }
 
 pub(crate) fn to_json(plan: &ProgramPlan, program: &Program) -> Value {
@@ -183,6 +198,14 @@ pub(crate) fn to_json(plan: &ProgramPlan, program: &Program) -> Value {
             });
             if !rp.initial.is_empty() {
                 node["initial"] = filters_json(program, rp, &rp.initial);
+            }
+            if let Some(reduce) = &rp.reduce {
+                node["reduce"] = json!({
+                    "op": reduce.op.text(),
+                    "keys": reduce.keys,
+                    "result": program.symbols.text(rp.vars[reduce.result]),
+                    "text": reduce_text(program, rp, reduce),
+                });
             }
             node
         })

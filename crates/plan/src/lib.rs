@@ -107,6 +107,21 @@ pub struct RulePlan {
     /// False when no relation the evaluation is for depends on the rule's head
     /// ([`ProgramPlan::restrict_to`]): evaluators do not fire it.
     pub needed: bool,
+    /// Set for a reduction (`ir::Rule::aggregate`): the step scans its rows, and the head
+    /// gets one fact per group of them instead of one per row.
+    pub reduce: Option<Reduce>,
+}
+
+/// A grouped reduction: the rows of the one scanned relation are grouped by their first
+/// `keys` columns, and each group gives the head its keys and `op` of the rows' last
+/// column (`count`: of the rows), bound to slot `result`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reduce {
+    pub op: ir::AggregateOp,
+    pub keys: usize,
+    /// The type of the aggregated column, which `min` and `max` order by.
+    pub domain: ir::ValueType,
+    pub result: usize,
 }
 
 impl RulePlan {
@@ -290,6 +305,14 @@ pub fn plan_rule_text_in_order(
         steps.push(step);
     }
     well_formed &= pending.is_empty();
+    // A reduction binds its head's last variable to each group's aggregate.
+    let reduce = rule.aggregate.map(|aggregation| {
+        well_formed &= rule.body.len() == 1 && aggregation.keys + 1 == rule.head.args.len();
+        let result = vars.len();
+        slot_of.insert(aggregation.result, result);
+        vars.push(aggregation.result);
+        Reduce { op: aggregation.op, keys: aggregation.keys, domain: aggregation.domain, result }
+    });
     let project = rule
         .head
         .args
@@ -306,7 +329,7 @@ pub fn plan_rule_text_in_order(
         })
         .collect();
     well_formed &= rule.head.args.len() == arity(rule.head.pred);
-    RulePlan { rule: rule_id, head: rule.head.pred, vars, steps, initial, project, well_formed, needed: true }
+    RulePlan { rule: rule_id, head: rule.head.pred, vars, steps, initial, project, well_formed, needed: true, reduce }
 }
 
 /// Indexed by predicate: whether evaluating the relations `wanted` needs it, that is,

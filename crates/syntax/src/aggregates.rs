@@ -2,8 +2,7 @@
 //! before lowering: each aggregate's group keys (its body's variables bound outside it)
 //! and locals, a witness (a local variable used outside) and `mean` (a float) reported,
 //! as is an aggregate whose body depends on its rule's head (E0033, naming the cycle, as
-//! Soufflé's "cyclic aggregation"). Aggregates are read but not evaluated yet, so a
-//! program with one is reported too.
+//! Soufflé's "cyclic aggregation"). `reductions.rs` then rewrites those that pass.
 
 use crate::ast::{self, AggregateOp, Literal, Statement, Term, TermKind};
 use diag::{Code, Diagnostic};
@@ -20,15 +19,10 @@ pub(crate) fn check(file: &ast::File) -> Vec<Diagnostic> {
             _ => None,
         })
         .collect();
-    let mut not_evaluated = Vec::new();
     for rule in &rules {
-        check_rule(rule, &mut diagnostics, &mut not_evaluated);
+        check_rule(rule, &mut diagnostics);
     }
     diagnostics.extend(cycles(&rules));
-    // That an aggregate is not evaluated is said only of a program with no other fault.
-    if diagnostics.is_empty() {
-        diagnostics = not_evaluated;
-    }
     diagnostics
 }
 
@@ -156,7 +150,7 @@ struct Aggregate<'a> {
     vars: Vec<&'a str>,
 }
 
-fn check_rule(rule: &ast::Rule, diagnostics: &mut Vec<Diagnostic>, not_evaluated: &mut Vec<Diagnostic>) {
+fn check_rule(rule: &ast::Rule, diagnostics: &mut Vec<Diagnostic>) {
     // The variables a positive atom or an assignment `X = ...` outside every aggregate
     // binds, and every variable used outside the aggregates.
     let mut bound: BTreeSet<&str> = BTreeSet::new();
@@ -182,10 +176,7 @@ fn check_rule(rule: &ast::Rule, diagnostics: &mut Vec<Diagnostic>, not_evaluated
         aggregates.extend(found);
     }
     for term in aggregates.into_iter().map(describe) {
-        match fault(&term, &bound, &used_outside) {
-            Some(report) => diagnostics.push(report),
-            None => not_evaluated.push(unevaluated(&term, &bound)),
-        }
+        diagnostics.extend(fault(&term, &bound, &used_outside));
     }
 }
 
@@ -264,21 +255,4 @@ fn fault(aggregate: &Aggregate<'_>, bound: &BTreeSet<&str>, used_outside: &BTree
         .with_primary(span, format!("`{witness}` is local to this aggregate"))
         .with_help(format!("bind `{witness}` in an atom outside the aggregate, or use it only inside")),
     )
-}
-
-/// The report that an aggregate, which has no fault, is not evaluated yet; it names the
-/// group keys.
-fn unevaluated(aggregate: &Aggregate<'_>, bound: &BTreeSet<&str>) -> Diagnostic {
-    let span = aggregate.term.span;
-    let keys: Vec<&str> = aggregate.vars.iter().copied().filter(|v| bound.contains(v)).collect();
-    let grouped = match keys.as_slice() {
-        [] => "over all its rows".to_string(),
-        keys => format!("grouped by {}", keys.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")),
-    };
-    Diagnostic::error(
-        Code::UNSUPPORTED_SOUFFLE,
-        format!("the aggregate `{}` is not evaluated yet", aggregate.op.text()),
-    )
-    .with_primary(span, format!("a `{}` {grouped}", aggregate.op.text()))
-    .with_help("aggregates are read and checked, but no engine evaluates them yet")
 }

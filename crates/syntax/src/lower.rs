@@ -14,6 +14,12 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
     if !diagnostics.is_empty() {
         return (None, diagnostics);
     }
+    // From here on, an aggregate is ordinary rules around one reduction each.
+    let (desugared, reports) = crate::reductions::desugar(file);
+    if !reports.is_empty() {
+        return (None, reports);
+    }
+    let file = &desugared;
     for statement in &file.statements {
         for atom in statement_atoms(statement) {
             diagnostics.extend(reserved_names(atom));
@@ -343,6 +349,9 @@ fn lower_rule(
     reported_anonymous: &mut Vec<Span>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> ir::Rule {
+    if let Some(reduction) = lower_reduction(lowering, rule) {
+        return reduction;
+    }
     let terms = rule.body.iter().flat_map(|literal| match literal {
         ast::Literal::Atom(atom) | ast::Literal::Negated { atom, .. } => atom.args.iter().collect::<Vec<_>>(),
         ast::Literal::Compare(c) => vec![&c.left, &c.right],
@@ -435,6 +444,36 @@ fn lower_rule(
         }
     }
     lowered
+}
+
+/// The IR reduction of a rule `r(K.., N) :- N = op V : rows(K.., _, V)`, the form
+/// `reductions.rs` gives every aggregate (so no other rule lowered has an aggregate).
+fn lower_reduction(lowering: &mut Lowering<'_>, rule: &ast::Rule) -> Option<ir::Rule> {
+    let [ast::Literal::Compare(c)] = rule.body.as_slice() else { return None };
+    let (TermKind::Var(result), TermKind::Aggregate { op, body, .. }) = (&c.left.kind, &c.right.kind) else {
+        return None;
+    };
+    let [ast::Literal::Atom(rows)] = body.as_slice() else { return None };
+    let op = match op {
+        ast::AggregateOp::Count => ir::AggregateOp::Count,
+        ast::AggregateOp::Sum => ir::AggregateOp::Sum,
+        ast::AggregateOp::Min => ir::AggregateOp::Min,
+        ast::AggregateOp::Max => ir::AggregateOp::Max,
+        // Reported before lowering.
+        ast::AggregateOp::Mean => return None,
+    };
+    let mut fresh = FreshVars::new(rule.head.args.iter().chain(&rows.args));
+    let mut computed = Vec::new();
+    let head_pred = lookup(lowering.program, &rule.head);
+    let head = lower_atom(lowering, head_pred, &rule.head, &mut fresh, &mut computed);
+    let rows_pred = lookup(lowering.program, rows);
+    let rows = lower_atom(lowering, rows_pred, rows, &mut fresh, &mut computed);
+    let domain = lowering.program.pred(rows_pred).types.last().copied().unwrap_or(ValueType::Number);
+    let result = lowering.program.symbols.intern(result);
+    let aggregation = ir::Aggregation { op, keys: rule.head.args.len() - 1, domain, result };
+    let mut lowered = ir::Rule::positive(head, vec![rows], rule.span, Origin::Source);
+    lowered.aggregate = Some(aggregation);
+    Some(lowered)
 }
 
 /// E0024 for a constant operand of `<`, `<=`, `>` or `>=` that is not a 32-bit integer

@@ -223,7 +223,15 @@ pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
                 for literal in &rule.body {
                     match literal {
                         ast::Literal::Atom(atom) | ast::Literal::Negated { atom, .. } => atoms.push(atom),
-                        ast::Literal::Compare(c) => comparisons.push(c),
+                        ast::Literal::Compare(c) => {
+                            // A reduction's rows (the only aggregates left, `reductions.rs`).
+                            for side in [&c.left, &c.right] {
+                                if let TermKind::Aggregate { body, .. } = &side.kind {
+                                    atoms.extend(body.iter().filter_map(ast::Literal::atom));
+                                }
+                            }
+                            comparisons.push(c)
+                        }
                     }
                 }
                 (atoms, comparisons)
@@ -292,6 +300,18 @@ impl Scope<'_> {
             }),
             TermKind::Anon => Some(self.solver.node()),
             TermKind::Unary { .. } | TermKind::Binary { .. } => Some(self.expression(term)),
+            // A `count` is a number; the other aggregates have their value's type, which
+            // their operator orders or adds, so it is numeric.
+            TermKind::Aggregate { value: None, op_span, .. } => {
+                let node = self.solver.node();
+                self.solver.evidence(node, Kind::Exact(ValueType::Number), *op_span);
+                Some(node)
+            }
+            TermKind::Aggregate { value: Some(value), op_span, .. } => {
+                let node = self.term(value).unwrap_or_else(|| self.solver.node());
+                self.solver.evidence(node, Kind::Numeric, *op_span);
+                Some(node)
+            }
             _ => None,
         }
     }

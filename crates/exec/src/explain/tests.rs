@@ -39,6 +39,7 @@ fn shown(p: &Program, proof: &Proof) -> Vec<String> {
             }
             Step::Input => format!("{} input", name(n)),
             Step::Given => format!("{} given", name(n)),
+            Step::Aggregate { rows, .. } => format!("{} aggregate of {rows} row(s)", name(n)),
         })
         .collect()
 }
@@ -64,6 +65,12 @@ fn invalid(p: &Program, db: &Database, pred: PredId, tuple: &[u32], proof: &Proo
                 }
             }
             Step::Given => return Some(format!("node {i} has no derivation")),
+            Step::Aggregate { rule, .. } => {
+                let rule = p.rule(*rule);
+                if rule.head.pred != node.pred || rule.aggregate.is_none() || node.height != 0 {
+                    return Some(format!("node {i} is not a fact of its reduction"));
+                }
+            }
             Step::Rule { rule, body, .. } => {
                 let rule = p.rule(*rule);
                 if rule.head.pred != node.pred || rule.body.len() != body.len() {
@@ -128,6 +135,22 @@ fn example_1_magic_proof_shows_the_demands_that_enabled_each_step() {
     assert_eq!(lines[0], "Q(a,d) <- M(a), Q(a,e), Q(e,d)");
     assert!(lines.contains(&"M(e) <- M(a), Q(a,e)".to_string()), "{lines:#?}");
     assert!(lines.contains(&"M(a) <- ".to_string()), "the seed: {lines:#?}");
+}
+
+#[test]
+fn an_aggregate_fact_shows_its_reduction_and_the_rows_of_its_group() {
+    let src = "E(1, 2). E(1, 3). N(1). N(2).\nC(X, K) <- N(X), K = count : E(X, _)\n?- C(X, K).\n";
+    let (p, diagnostics) = syntax::parse_program(src, ir::FileId(0));
+    let p = p.unwrap_or_else(|| panic!("{diagnostics:#?}"));
+    let db = evaluated(&p);
+    let c = p.lookup_source("C").unwrap();
+    let mut ex = Explainer::new(&p, &db);
+    for (tuple, expected) in [([1, 2], "C_agg(1,2) aggregate of 2 row(s)"), ([2, 0], "C_agg_keys(2) <- N(2)")] {
+        let proof = ex.prove(c, &tuple).expect("C holds");
+        assert_eq!(invalid(&p, &db, c, &tuple, &proof), None);
+        let lines = shown(&p, &proof);
+        assert!(lines.iter().any(|l| l == expected), "{lines:#?}");
+    }
 }
 
 #[test]

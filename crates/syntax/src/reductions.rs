@@ -1,0 +1,343 @@
+//! Aggregates rewritten into ordinary rules around one *reduction* each, before typing
+//! and lowering, so that every later pass (magic sets, plans, engines, maintenance)
+//! sees stratified negation and a reduction, nothing else. For the `i`-th aggregate of
+//! a rule with head `h`, grouped by the keys `K` (its variables bound outside it) with
+//! locals `L` (its other variables):
+//!
+//! - `h_aggi_rows(K, L, v) :- body.` — one row per distinct binding of the body's
+//!   variables (set semantics, as Soufflé sums once per distinct body row), with the
+//!   aggregated value `v` last (none for `count`);
+//! - `h_aggi(K, N) :- N = op v : h_aggi_rows(K, _, v).` — the reduction, one fact per
+//!   group that has rows; lowering makes it an IR rule with [`ir::Aggregation`];
+//! - for `count` and `sum`, whose value over no rows is 0: `h_aggi_keys(K)` holds the
+//!   groups the rule's other literals can reach, and `h_aggi_all(K, 0) :-
+//!   h_aggi_keys(K), !h_aggi(K, _).`, `h_aggi_all(K, N) :- h_aggi(K, N).` give every
+//!   such group its value; `min` and `max` over no rows have none, so the rule reads
+//!   `h_aggi` itself and does not fire;
+//! - the rule reads `h_aggi_all(K, V)` (or `h_aggi(K, V)`) and has the fresh variable
+//!   `V` where the aggregate was.
+//!
+//! A generated name that the program already uses gets a further number, as a Soufflé
+//! input relation's copy `r_input` does.
+
+use crate::ast::{self, AggregateOp, Atom, Comparison, Literal, Name, Statement, Term, TermKind};
+use diag::{Code, Diagnostic, Span};
+use std::collections::{BTreeSet, HashSet};
+
+/// The file with every aggregate rewritten; the reports of aggregates it cannot rewrite
+/// (a group key bound only through another aggregate's value).
+pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Diagnostic>) {
+    let mut names: HashSet<String> = HashSet::new();
+    for statement in &file.statements {
+        let atoms: Vec<&Atom> = match statement {
+            Statement::Rule(rule) => {
+                let mut atoms = vec![&rule.head];
+                for term in rule_terms(rule).into_iter().flat_map(Term::subterms) {
+                    if let TermKind::Aggregate { body, .. } = &term.kind {
+                        atoms.extend(body.iter().filter_map(Literal::atom));
+                    }
+                }
+                atoms.extend(rule.body.iter().filter_map(Literal::atom));
+                atoms
+            }
+            Statement::Fact(atom) => vec![atom],
+            Statement::Query(query) => vec![&query.atom],
+            Statement::Error(_) => Vec::new(),
+        };
+        names.extend(atoms.into_iter().map(|a| a.pred.text.clone()));
+    }
+    names.extend(file.declared.iter().map(|(name, _, _)| name.clone()));
+    let mut out = ast::File { statements: Vec::new(), span: file.span, declared: file.declared.clone() };
+    let mut diagnostics = Vec::new();
+    for statement in &file.statements {
+        match statement {
+            Statement::Rule(rule) if rule_terms(rule).into_iter().flat_map(Term::subterms).any(is_aggregate) => {
+                rewrite_rule(rule, &mut names, &mut out.statements, &mut diagnostics);
+            }
+            other => out.statements.push(other.clone()),
+        }
+    }
+    (out, diagnostics)
+}
+
+fn is_aggregate(term: &Term) -> bool {
+    matches!(term.kind, TermKind::Aggregate { .. })
+}
+
+/// The top-level terms of a rule: head arguments, then each literal's.
+fn rule_terms(rule: &ast::Rule) -> Vec<&Term> {
+    let mut terms: Vec<&Term> = rule.head.args.iter().collect();
+    for literal in &rule.body {
+        match literal {
+            Literal::Atom(atom) | Literal::Negated { atom, .. } => terms.extend(&atom.args),
+            Literal::Compare(c) => terms.extend([&c.left, &c.right]),
+        }
+    }
+    terms
+}
+
+/// The variables of terms, in order of first occurrence, aggregates not entered.
+fn term_vars<'a>(terms: impl IntoIterator<Item = &'a Term>, out: &mut Vec<String>) {
+    for term in terms.into_iter().flat_map(Term::subterms) {
+        if let TermKind::Var(v) = &term.kind {
+            if !out.contains(v) {
+                out.push(v.clone());
+            }
+        }
+    }
+}
+
+fn literal_terms(literal: &Literal) -> Vec<&Term> {
+    match literal {
+        Literal::Atom(atom) | Literal::Negated { atom, .. } => atom.args.iter().collect(),
+        Literal::Compare(c) => vec![&c.left, &c.right],
+    }
+}
+
+/// A name of the form `base` (or `base2`, `base3`, ...) that no predicate has yet; it is
+/// then taken.
+fn fresh_name(base: &str, names: &mut HashSet<String>) -> String {
+    let name = (1..)
+        .map(|k| if k == 1 { base.to_string() } else { format!("{base}_{k}") })
+        .find(|n| !names.contains(n))
+        .expect("some name is free");
+    names.insert(name.clone());
+    name
+}
+
+/// A variable name of the form `base`, `base1`, ... not in `used`; it is then used.
+fn fresh_var(base: &str, used: &mut BTreeSet<String>) -> String {
+    let name = (0..)
+        .map(|k| if k == 0 { base.to_string() } else { format!("{base}{k}") })
+        .find(|n| !used.contains(n))
+        .expect("some name is free");
+    used.insert(name.clone());
+    name
+}
+
+fn var(name: &str, span: Span) -> Term {
+    Term { kind: TermKind::Var(name.to_string()), span }
+}
+
+fn atom(pred: &str, args: Vec<Term>, span: Span) -> Atom {
+    Atom { pred: Name { text: pred.to_string(), span }, args, span }
+}
+
+fn new_rule(head: Atom, body: Vec<Literal>, span: Span) -> Statement {
+    Statement::Rule(ast::Rule { head, body, span })
+}
+
+/// The aggregate terms of a rule, each replaced by a fresh variable in `rule`, in the
+/// order head, then body literals; subterms of arithmetic are searched with a stack.
+fn take_aggregates(rule: &mut ast::Rule, used: &mut BTreeSet<String>) -> Vec<(Term, String)> {
+    let mut found = Vec::new();
+    let mut roots: Vec<&mut Term> = rule.head.args.iter_mut().collect();
+    for literal in &mut rule.body {
+        match literal {
+            Literal::Atom(atom) | Literal::Negated { atom, .. } => roots.extend(atom.args.iter_mut()),
+            Literal::Compare(c) => roots.extend([&mut c.left, &mut c.right]),
+        }
+    }
+    for root in roots {
+        let mut stack = vec![root];
+        while let Some(term) = stack.pop() {
+            if is_aggregate(term) {
+                let name = fresh_var("Agg", used);
+                let span = term.span;
+                found.push((std::mem::replace(term, var(&name, span)), name));
+                continue;
+            }
+            match &mut term.kind {
+                TermKind::Unary { operand, .. } => stack.push(operand),
+                TermKind::Binary { left, right, .. } => {
+                    stack.push(right);
+                    stack.push(left);
+                }
+                _ => {}
+            }
+        }
+    }
+    found
+}
+
+/// The variables the rule's literals bind outside its aggregates: those of positive
+/// atoms, then those of `X = e` assignments whose `e` is bound, until none is added;
+/// with the literals (without aggregates) that use bound variables only, which
+/// restrict the groups of a `count` or `sum` to those the rule can reach.
+fn outer_bound(rule: &ast::Rule) -> (BTreeSet<String>, Vec<Literal>) {
+    let mut bound = BTreeSet::new();
+    let plain = |literal: &&Literal| !literal_terms(literal).into_iter().flat_map(Term::subterms).any(is_aggregate);
+    for literal in rule.body.iter().filter(plain) {
+        if let Literal::Atom(atom) = literal {
+            for arg in &atom.args {
+                if let TermKind::Var(v) = &arg.kind {
+                    bound.insert(v.clone());
+                }
+            }
+        }
+    }
+    let mut used: Vec<bool> = rule.body.iter().map(|l| matches!(l, Literal::Atom(_))).collect();
+    loop {
+        let mut changed = false;
+        for (k, literal) in rule.body.iter().enumerate() {
+            if used[k] || !plain(&literal) {
+                continue;
+            }
+            let mut vars = Vec::new();
+            term_vars(literal_terms(literal), &mut vars);
+            let unbound: Vec<&String> = vars.iter().filter(|v| !bound.contains(*v)).collect();
+            let assigned = match (literal, unbound.as_slice()) {
+                (_, []) => None,
+                (Literal::Compare(c), [one]) if c.op == ir::CmpOp::Eq => {
+                    let lone = |t: &Term| matches!(&t.kind, TermKind::Var(v) if v == *one);
+                    (lone(&c.left) || lone(&c.right)).then(|| (*one).clone())
+                }
+                _ => continue,
+            };
+            used[k] = true;
+            changed = true;
+            bound.extend(assigned);
+        }
+        if !changed {
+            break;
+        }
+    }
+    let literals = rule.body.iter().zip(&used).filter(|(_, &u)| u).map(|(l, _)| l.clone()).collect();
+    (bound, literals)
+}
+
+fn rewrite_rule(
+    source: &ast::Rule,
+    names: &mut HashSet<String>,
+    out: &mut Vec<Statement>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let (bound, outer) = outer_bound(source);
+    let mut rule = source.clone();
+    // Variables used outside the aggregates: an aggregate's variable among them is a
+    // group key (the checks have made sure that it is bound there).
+    let mut outside = Vec::new();
+    term_vars(rule_terms(source), &mut outside);
+    let mut used: BTreeSet<String> = outside.iter().cloned().collect();
+    for term in rule_terms(source).into_iter().flat_map(Term::subterms) {
+        if let TermKind::Aggregate { value, body, .. } = &term.kind {
+            let mut inner = Vec::new();
+            term_vars(value.iter().map(|v| &**v), &mut inner);
+            term_vars(body.iter().flat_map(literal_terms), &mut inner);
+            used.extend(inner);
+        }
+    }
+    let head = source.head.pred.text.clone();
+    for (term, result) in take_aggregates(&mut rule, &mut used) {
+        let TermKind::Aggregate { op, value, mut body, .. } = term.kind else { unreachable!("an aggregate term") };
+        let span = term.span;
+        // Soufflé 2.5's rows: over one positive atom, each tuple it matches (so its `_`s
+        // are columns of the rows too); over several, each distinct binding of the
+        // body's named variables.
+        if body.iter().filter(|l| matches!(l, Literal::Atom(_))).count() == 1 {
+            for literal in &mut body {
+                if let Literal::Atom(atom) = literal {
+                    for arg in atom.args.iter_mut().filter(|a| a.kind == TermKind::Anon) {
+                        arg.kind = TermKind::Var(fresh_var("Any", &mut used));
+                    }
+                }
+            }
+        }
+        let mut vars = Vec::new();
+        term_vars(value.iter().map(|v| &**v), &mut vars);
+        term_vars(body.iter().flat_map(literal_terms), &mut vars);
+        let keys: Vec<String> = vars.iter().filter(|v| outside.contains(*v)).cloned().collect();
+        let locals: Vec<String> = vars.iter().filter(|v| !outside.contains(*v)).cloned().collect();
+        if let Some(key) = keys.iter().find(|k| !bound.contains(*k)) {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::UNSUPPORTED_SOUFFLE,
+                    format!("the group key `{key}` is bound only through an aggregate's value"),
+                )
+                .with_primary(span, format!("a `{}` grouped by `{key}`", op.text()))
+                .with_help(format!("bind `{key}` by an atom of the rule outside the aggregates")),
+            );
+            return;
+        }
+        let key_terms = || keys.iter().map(|k| var(k, span)).collect::<Vec<Term>>();
+        let base = fresh_name(&format!("{head}_agg"), names);
+        let rows = fresh_name(&format!("{base}_rows"), names);
+        // The groups the rule reaches: what `count` and `sum` give 0 when they have no
+        // rows, and what binds a key the aggregate reads but its atoms do not bind.
+        let unbound_key = keys.iter().any(|k| !body.iter().any(|l| matches!(l, Literal::Atom(a) if has_var(a, k))));
+        let needs_keys = matches!(op, AggregateOp::Count | AggregateOp::Sum) || unbound_key;
+        let keys_name = needs_keys.then(|| fresh_name(&format!("{base}_keys"), names));
+        if let Some(keys_name) = &keys_name {
+            out.push(new_rule(atom(keys_name, key_terms(), span), outer.clone(), span));
+        }
+
+        // The rows: keys, locals, and the value last.
+        let mut row_args = key_terms();
+        row_args.extend(locals.iter().map(|l| var(l, span)));
+        row_args.extend(value.as_deref().cloned());
+        let mut row_body = body.clone();
+        if let (true, Some(keys_name)) = (unbound_key, &keys_name) {
+            row_body.insert(0, Literal::Atom(atom(keys_name, key_terms(), span)));
+        }
+        out.push(new_rule(atom(&rows, row_args, span), row_body, span));
+
+        // The reduction over them.
+        let mut reduction_vars: BTreeSet<String> = keys.iter().cloned().collect();
+        let n = fresh_var("N", &mut reduction_vars);
+        let mut read = key_terms();
+        read.extend(locals.iter().map(|_| Term { kind: TermKind::Anon, span }));
+        let reduced_value = value.as_ref().map(|_| fresh_var("V", &mut reduction_vars));
+        read.extend(reduced_value.iter().map(|v| var(v, span)));
+        let aggregate = Term {
+            kind: TermKind::Aggregate {
+                op,
+                op_span: span,
+                value: reduced_value.as_ref().map(|v| Box::new(var(v, span))),
+                body: vec![Literal::Atom(atom(&rows, read, span))],
+            },
+            span,
+        };
+        let mut head_args = key_terms();
+        head_args.push(var(&n, span));
+        let reduction = Literal::Compare(Comparison::new(var(&n, span), ir::CmpOp::Eq, aggregate));
+        out.push(new_rule(atom(&base, head_args, span), vec![reduction], span));
+
+        let mut read_args = key_terms();
+        read_args.push(var(&result, span));
+        let read_pred = match op {
+            AggregateOp::Count | AggregateOp::Sum => {
+                // The groups the rule reaches, each with 0 unless it has rows.
+                let keys_name = keys_name.expect("made for count and sum");
+                let all = fresh_name(&format!("{base}_all"), names);
+                let mut zero = key_terms();
+                zero.push(Term { kind: TermKind::Int("0".into()), span });
+                let mut absent = key_terms();
+                absent.push(Term { kind: TermKind::Anon, span });
+                out.push(new_rule(
+                    atom(&all, zero, span),
+                    vec![
+                        Literal::Atom(atom(&keys_name, key_terms(), span)),
+                        Literal::Negated { atom: atom(&base, absent, span), span },
+                    ],
+                    span,
+                ));
+                let mut copied = key_terms();
+                copied.push(var(&n, span));
+                out.push(new_rule(
+                    atom(&all, copied.clone(), span),
+                    vec![Literal::Atom(atom(&base, copied, span))],
+                    span,
+                ));
+                all
+            }
+            AggregateOp::Min | AggregateOp::Max | AggregateOp::Mean => base,
+        };
+        rule.body.push(Literal::Atom(atom(&read_pred, read_args, span)));
+    }
+    out.push(Statement::Rule(rule));
+}
+
+/// Whether `v` is an argument of the atom.
+fn has_var(atom: &Atom, v: &str) -> bool {
+    atom.args.iter().any(|t| matches!(&t.kind, TermKind::Var(x) if x == v))
+}
