@@ -526,6 +526,28 @@ impl Rows {
         self.locator = Some(locator);
     }
 
+    /// The rows a sync of index `id` would add to it ([`Rows::sync_index`]).
+    pub(crate) fn unindexed(&self, id: usize) -> u32 {
+        self.end - self.indexes[id].indexed
+    }
+
+    /// Whether an index on the columns `cols` (in any order) holds rows already, so that
+    /// probing it costs no build.
+    pub(crate) fn has_built_index(&self, cols: &[usize]) -> bool {
+        let mut want = cols.to_vec();
+        want.sort_unstable();
+        self.indexes.iter().any(|ix| {
+            let mut have = ix.cols.clone();
+            have.sort_unstable();
+            ix.indexed > 0 && have == want
+        })
+    }
+
+    /// The rows a sync of the locator would add: every row when there is none yet.
+    pub(crate) fn unlocated(&self) -> u32 {
+        self.end - self.locator.as_ref().map_or(0, |l| l.located)
+    }
+
     /// The live row holding the tuple `key(0), …, key(arity - 1)`, found through the
     /// locator (which must exist and be synced).
     #[inline]
