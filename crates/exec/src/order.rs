@@ -50,8 +50,8 @@ pub(crate) fn guarded_order(program: &Program, rule: RuleId, db: &Database) -> V
 }
 
 /// The order of a rederivation plan for a batch of few candidates: like
-/// [`guarded_order`], but an atom whose probe has an index with rows already comes before
-/// one whose index the plan would have to build. The selective order may probe an index
+/// [`guarded_order`], but an atom whose probe has an index already comes before one
+/// whose index the plan would have to build. The selective order may probe an index
 /// the evaluation never read (the edges by their target), whose first build costs as
 /// much as recomputing; a handful of candidates are rederived sooner along the indexes
 /// that exist.
@@ -101,7 +101,8 @@ pub(crate) fn delta_order(rule: &Rule, position: usize, db: &Database) -> Vec<At
 /// a variable with what is bound or fully bound (no cross product while a join is
 /// possible), preferring one that is then fully bound (a membership test), then the one
 /// whose probe returns the fewest rows, then the leftmost. With `prefer_built`, an atom
-/// probed through an index that holds no rows yet comes after every other connected one.
+/// probed through an index that lacks more rows than a sample (which cost nothing to add)
+/// comes after every other connected one.
 fn data_order(
     rule: &Rule,
     mut bound: Vec<Symbol>,
@@ -117,7 +118,8 @@ fn data_order(
             let all_bound = cols.len() == atom.args.len();
             let connected = all_bound || atom.args.iter().any(|t| t.var().is_some_and(|v| bound.contains(&v)));
             let cost = if all_bound { 0.0 } else { fanout(db, atom.pred, &cols) };
-            let unbuilt = prefer_built && !all_bound && !cols.is_empty() && !db.rel(atom.pred).has_built_index(&cols);
+            let unbuilt =
+                prefer_built && !all_bound && !cols.is_empty() && db.rel(atom.pred).unindexed_by(&cols) > SAMPLE;
             (!connected, unbuilt, !all_bound, cost, i)
         };
         let ranks: Vec<_> = rest.iter().map(rank).collect();

@@ -531,16 +531,17 @@ impl Rows {
         self.end - self.indexes[id].indexed
     }
 
-    /// Whether an index on the columns `cols` (in any order) holds rows already, so that
-    /// probing it costs no build.
-    pub(crate) fn has_built_index(&self, cols: &[usize]) -> bool {
+    /// The rows a first probe of an index on the columns `cols` (in any order) would add
+    /// to it: all of them when there is no such index yet.
+    pub(crate) fn unindexed_by(&self, cols: &[usize]) -> u32 {
         let mut want = cols.to_vec();
         want.sort_unstable();
-        self.indexes.iter().any(|ix| {
+        let same = |ix: &&Index| {
             let mut have = ix.cols.clone();
             have.sort_unstable();
-            ix.indexed > 0 && have == want
-        })
+            have == want
+        };
+        self.end - self.indexes.iter().filter(same).map(|ix| ix.indexed).max().unwrap_or(0)
     }
 
     /// The rows a sync of the locator would add: every row when there is none yet.
