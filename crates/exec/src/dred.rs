@@ -356,9 +356,16 @@ pub struct Maintained {
 /// instead: a batch it gives up on then costs at most a tenth more than recomputing.
 const AUTO_BUDGET_SHARE: u64 = 10;
 
-/// A row added to a row locator costs about this share of a rule firing (a hash and an
-/// insertion, against a probe and a staging), in [`Maintenance::Auto`]'s budget.
-const LOCATE_SHARE: u64 = 4;
+/// A row added to a row locator costs about this many rule firings of an evaluation in
+/// [`Maintenance::Auto`]'s budget (a hash and an insertion into a table of millions,
+/// against a probe and a staging that mostly hit the cache; measured on the random graph's
+/// closure).
+const LOCATE_WORK: u64 = 2;
+
+/// A unit of ranked over-deletion's work (a firing that then locates its head, or a
+/// quarter of a support check) costs about this many firings of an evaluation: each
+/// touches a row locator or an index at random, where the evaluation's joins stream.
+const RANKED_WORK: u64 = 8;
 
 /// The least budget [`Maintenance::Auto`] gives ranked over-deletion, in rule firings, and
 /// the evaluation work below which it never recomputes a batch outright: a state this
@@ -673,8 +680,9 @@ impl Maintained {
                 // out of its budget, and a batch whose budget it would pass is recomputed
                 // before any of it is done.
                 let locate =
-                    if auto { crate::ranked::locator_rows(&self.compiled, &self.db, &gone) / LOCATE_SHARE } else { 0 };
-                if self.run.stats.firings.saturating_add(locate) > budget {
+                    if auto { crate::ranked::locator_rows(&self.compiled, &self.db, &gone) * LOCATE_WORK } else { 0 };
+                let spent = self.run.stats.firings.saturating_add(locate);
+                if spent > budget {
                     report.strategy = Method::Recompute;
                     report.reason = format!(
                         "deletes {} of {} input facts, SPEC's over-deletion passed its budget, and ranked \
@@ -688,8 +696,13 @@ impl Maintained {
                     );
                     return self.recompute(update, gone, report, work_before, detail);
                 }
+                // Its work is weighed against the budget at `RANKED_WORK` firings a unit.
+                let ranked_budget = match auto {
+                    true => self.run.stats.firings + (budget - spent) / RANKED_WORK,
+                    false => u64::MAX,
+                };
                 let ranked =
-                    crate::ranked::overdelete(&self.compiled, &mut self.db, &mut gone, &mut self.run, budget - locate);
+                    crate::ranked::overdelete(&self.compiled, &mut self.db, &mut gone, &mut self.run, ranked_budget);
                 gone.check()?;
                 match ranked {
                     Some(waves) => waves,

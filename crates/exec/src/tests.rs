@@ -318,11 +318,11 @@ fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
     let into_chain = fact(&mut p, "E", &["c", "d1"]);
     let many: Vec<_> = (50..60).map(|j| fact(&mut p, "E", &[&format!("d{j}"), &format!("d{}", j + 1)])).collect();
     let (mut auto, mut dred) = (new(&p, Maintenance::Auto), new(&p, Maintenance::Dred));
-    // Decide as on a large state: budgets are shares of this small evaluation's work,
-    // which the row locators of ranked over-deletion would pass on their own (a state
-    // with more rules or wider joins does more work per fact it locates).
-    auto.set_auto_min_budget(5_000);
-    let mut step = |update: Update, method: Method, why: &str| {
+    // Budgets as on a large state, where the evaluation does more work per fact than this
+    // one: enough for ranked over-deletion's row locators, not for SPEC's over-deletion of
+    // everything `a` reaches.
+    auto.set_auto_min_budget(24_000);
+    let mut apply = |auto: &mut Maintained, update: Update, method: Method, why: &str| {
         let (by_auto, by_dred) = (auto.apply(&update), dred.apply(&update));
         assert_eq!(by_auto.strategy, method, "{}", by_auto.reason);
         assert!(by_auto.reason.contains(why), "{}", by_auto.reason);
@@ -330,21 +330,34 @@ fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
         assert!(auto.db().same_tuples(dred.db()));
     };
     // A leaf: SPEC's over-deletion removes the 28 facts reaching it and stops.
-    step(Update { inserts: vec![], deletes: vec![leaf.clone()] }, Method::Dred, "stayed within its budget");
-    step(Update { inserts: vec![leaf], deletes: vec![] }, Method::Dred, "no deletions");
+    apply(&mut auto, Update { inserts: vec![], deletes: vec![leaf.clone()] }, Method::Dred, "stayed within its budget");
+    apply(&mut auto, Update { inserts: vec![leaf], deletes: vec![] }, Method::Dred, "no deletions");
     // One of five ways from `a` to `c`: SPEC's over-deletion would take all of `a`'s
     // closure; ranked over-deletion keeps R(a,c), first derived through the others too.
-    step(Update { inserts: vec![], deletes: vec![fan.clone()] }, Method::Ranked, "SPEC's over-deletion passed");
-    step(Update { inserts: vec![fan], deletes: vec![] }, Method::Dred, "no deletions");
-    // 10 of 131 edges: at least a twentieth of the input.
-    step(Update { inserts: vec![], deletes: many.clone() }, Method::Recompute, "at least 1/20");
-    step(Update { inserts: many, deletes: vec![] }, Method::Dred, "no deletions");
+    apply(
+        &mut auto,
+        Update { inserts: vec![], deletes: vec![fan.clone()] },
+        Method::Ranked,
+        "SPEC's over-deletion passed",
+    );
+    apply(&mut auto, Update { inserts: vec![fan], deletes: vec![] }, Method::Dred, "no deletions");
+    // 10 of 131 edges: at least a twentieth of the input, recomputed outright once the
+    // evaluation is not below the least budget.
+    auto.set_auto_min_budget(0);
+    apply(&mut auto, Update { inserts: vec![], deletes: many.clone() }, Method::Recompute, "at least 1/20");
+    auto.set_auto_min_budget(24_000);
+    apply(&mut auto, Update { inserts: many, deletes: vec![] }, Method::Dred, "no deletions");
     // The way into the chain: everything `a`, the `b`s and `c` reach through it goes.
-    step(Update { inserts: vec![], deletes: vec![into_chain.clone()] }, Method::Recompute, "passed its budget");
-    step(Update { inserts: vec![into_chain], deletes: vec![] }, Method::Dred, "no deletions");
+    apply(
+        &mut auto,
+        Update { inserts: vec![], deletes: vec![into_chain.clone()] },
+        Method::Recompute,
+        "passed its budget",
+    );
+    apply(&mut auto, Update { inserts: vec![into_chain], deletes: vec![] }, Method::Dred, "no deletions");
     // After a recomputation, changes are maintained incrementally again.
     let leaf = fact(&mut p, "E", &["d1", "leaf"]);
-    step(Update { inserts: vec![], deletes: vec![leaf] }, Method::Dred, "stayed within its budget");
+    apply(&mut auto, Update { inserts: vec![], deletes: vec![leaf] }, Method::Dred, "stayed within its budget");
 }
 
 /// A report listing at most a few facts counts a larger batch per relation instead, and
