@@ -360,6 +360,30 @@ fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
     apply(&mut auto, Update { inserts: vec![], deletes: vec![leaf] }, Method::Dred, "stayed within its budget");
 }
 
+/// A deletion that over-deletes one fact rederives it along the indexes the evaluation
+/// built: the selective plan would probe the edges by their target, an index of every
+/// edge that nothing read before, which on a large input costs more than recomputing.
+#[test]
+fn a_local_deletion_indexes_no_input_column_it_did_not_read() {
+    let mut edges: Vec<String> = (1..=5).map(|i| format!("E(a,l{i}).")).collect();
+    edges.extend((0..6_000).map(|i| format!("E(u{i},v{i}).")));
+    let mut p = with_facts("M(a) <-\nR(X,Y) <- M(X), E(X,Y)\nR(X,Z) <- M(X), R(X,Y), E(Y,Z)", &edges.join(" "));
+    let leaf = fact(&mut p, "E", &["a", "l1"]);
+    let e = pred(&p, "E");
+    let by_target_rows = |state: &Maintained| {
+        let rows = &state.db().rows[e.index()];
+        rows.end() - rows.unindexed_by(&[1])
+    };
+    for maintenance in [Maintenance::Dred, Maintenance::Auto] {
+        let mut state =
+            Maintained::with_maintenance(plan_program(&p), &p, Database::from_facts(&p, &p.facts), maintenance);
+        let report = state.apply(&Update { inserts: vec![], deletes: vec![leaf.clone()] });
+        assert_eq!(round_text(&p, &report.overdeleted), "R(a,l1)");
+        assert_eq!(sorted_text(&p, state.db(), "R").len(), 4);
+        assert_eq!(by_target_rows(&state), 0, "{maintenance:?} indexed the edges by their target");
+    }
+}
+
 /// A report listing at most a few facts counts a larger batch per relation instead, and
 /// otherwise equals the full report.
 #[test]
