@@ -160,6 +160,20 @@ pub(crate) fn sync_delta_indexes(c: &Compiled, db: &mut Database, range: (&[u32]
     sync_indexes_through(c, db, range, &|r| &c.rules[r].delta);
 }
 
+/// The rows [`sync_delta_indexes`] of the same range would add to the indexes its plans
+/// probe: a pass over each relation whose index is built then.
+fn delta_index_rows(c: &Compiled, db: &Database, (lo, hi): (&[u32], &[u32])) -> u64 {
+    let mut rows = 0;
+    for rule in &c.rules {
+        for (variant, p) in rule.delta.iter().zip(&rule.body_preds) {
+            if lo[p.index()] < hi[p.index()] {
+                rows += variant.unsynced_rows(&db.rows);
+            }
+        }
+    }
+    rows
+}
+
 /// [`sync_delta_indexes`] for the plans of [`derive_through`].
 pub(crate) fn sync_indexes_through<'p>(
     c: &Compiled,
@@ -361,6 +375,10 @@ const AUTO_BUDGET_SHARE: u64 = 10;
 /// against a probe and a staging that mostly hit the cache; measured on the random graph's
 /// closure).
 const LOCATE_WORK: u64 = 2;
+
+/// A row added to an index costs about this share of a rule firing in
+/// [`Maintenance::Auto`]'s budget (a counting sort streams the rows).
+const INDEX_SHARE: u64 = 4;
 
 /// A unit of ranked over-deletion's work (a firing that then locates its head, or a
 /// quarter of a support check) costs about this many firings of an evaluation: each
@@ -641,11 +659,34 @@ impl Maintained {
         let auto = self.maintenance == Maintenance::Auto;
         let inputs = self.input_count();
         let mut waves = None;
+        // The first wave of over-deletion (the same delta plans for both strategies) may
+        // probe an index nothing built yet, such as the closure by its second column for a
+        // deleted edge: a pass over a relation, which auto counts before it starts.
+        let setup = match auto && strategy == Method::Dred {
+            true => {
+                let zero = vec![0; gone.relation_count()];
+                delta_index_rows(&self.compiled, &self.db, (&zero, &gone.ends())) / INDEX_SHARE
+            }
+            false => 0,
+        };
+        if setup > self.auto_budget(report.edb_deleted.len()) {
+            report.strategy = Method::Recompute;
+            report.reason = format!(
+                "deletes {} of {} input facts, and the indexes over-deletion would build first are worth {setup} \
+                 rule firings, past the budget of {} (1/{AUTO_BUDGET_SHARE} of the evaluation's {}, scaled by the \
+                 input left)",
+                report.edb_deleted.len(),
+                inputs,
+                self.auto_budget(report.edb_deleted.len()),
+                self.evaluation_work
+            );
+            return self.recompute(update, gone, report, work_before, detail);
+        }
         if strategy == Method::Dred {
             // Auto tries SPEC's over-deletion first, within a share of its budget: a local
             // change over-deletes little and needs no row locators.
             let budget = if auto {
-                work_before.saturating_add(self.auto_budget(report.edb_deleted.len()) / AUTO_DRED_SHARE)
+                work_before.saturating_add(setup + self.auto_budget(report.edb_deleted.len()) / AUTO_DRED_SHARE)
             } else {
                 u64::MAX
             };
@@ -681,7 +722,7 @@ impl Maintained {
                 // before any of it is done.
                 let locate =
                     if auto { crate::ranked::locator_rows(&self.compiled, &self.db, &gone) * LOCATE_WORK } else { 0 };
-                let spent = self.run.stats.firings.saturating_add(locate);
+                let spent = self.run.stats.firings.saturating_add(locate + setup);
                 if spent > budget {
                     report.strategy = Method::Recompute;
                     report.reason = format!(
