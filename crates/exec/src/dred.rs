@@ -160,6 +160,20 @@ pub(crate) fn sync_delta_indexes(c: &Compiled, db: &mut Database, range: (&[u32]
     sync_indexes_through(c, db, range, &|r| &c.rules[r].delta);
 }
 
+/// The rows [`sync_delta_indexes`] of the same range would add to the indexes its plans
+/// probe: a pass over each relation whose index is built then.
+fn delta_index_rows(c: &Compiled, db: &Database, (lo, hi): (&[u32], &[u32])) -> u64 {
+    let mut rows = 0;
+    for rule in &c.rules {
+        for (variant, p) in rule.delta.iter().zip(&rule.body_preds) {
+            if lo[p.index()] < hi[p.index()] {
+                rows += variant.unsynced_rows(&db.rows);
+            }
+        }
+    }
+    rows
+}
+
 /// [`sync_delta_indexes`] for the plans of [`derive_through`].
 pub(crate) fn sync_indexes_through<'p>(
     c: &Compiled,
@@ -217,7 +231,8 @@ pub(crate) fn rederive<'r>(
     run: &mut Run,
 ) -> Result<(), ResourceError> {
     for rule in rules {
-        let (Some(guarded), candidates) = (&rule.guarded, gone.rel(rule.head)) else { continue };
+        let candidates = gone.rel(rule.head);
+        let Some(guarded) = rule.rederivation(candidates.len(), &db.rows) else { continue };
         if candidates.len() == 0 || guarded.steps.iter().any(|s| s.source != AtomSource::Head && db.len(s.pred) == 0) {
             continue;
         }
@@ -350,11 +365,25 @@ pub struct Maintained {
     auto_min_budget: u64,
 }
 
-/// The share of the last evaluation's work that [`Maintenance::Auto`] lets ranked
-/// over-deletion spend before it recomputes the batch instead: past it, finishing the
-/// over-deletion (and the rederivation and insertion after it) is not expected to be
-/// much cheaper than the evaluation.
-const AUTO_BUDGET_SHARE: u64 = 20;
+/// The share of a recomputation's estimated work that [`Maintenance::Auto`] lets
+/// over-deletion spend (SPEC's and ranked together) before it recomputes the batch
+/// instead: a batch it gives up on then costs at most a tenth more than recomputing.
+const AUTO_BUDGET_SHARE: u64 = 10;
+
+/// A row added to a row locator costs about this many rule firings of an evaluation in
+/// [`Maintenance::Auto`]'s budget (a hash and an insertion into a table of millions,
+/// against a probe and a staging that mostly hit the cache; measured on the random graph's
+/// closure).
+const LOCATE_WORK: u64 = 2;
+
+/// A row added to an index costs about this share of a rule firing in
+/// [`Maintenance::Auto`]'s budget (a counting sort streams the rows).
+const INDEX_SHARE: u64 = 4;
+
+/// A unit of ranked over-deletion's work (a firing that then locates its head, or a
+/// quarter of a support check) costs about this many firings of an evaluation: each
+/// touches a row locator or an index at random, where the evaluation's joins stream.
+const RANKED_WORK: u64 = 8;
 
 /// The least budget [`Maintenance::Auto`] gives ranked over-deletion, in rule firings, and
 /// the evaluation work below which it never recomputes a batch outright: a state this
@@ -363,7 +392,7 @@ pub const AUTO_MIN_BUDGET: u64 = 10_000;
 
 /// [`Maintenance::Auto`] gives SPEC's over-deletion, which it tries first, this share of
 /// its budget; ranked over-deletion, if it comes to it, the rest.
-const AUTO_DRED_SHARE: u64 = 4;
+const AUTO_DRED_SHARE: u64 = 16;
 
 /// [`Maintenance::Auto`] recomputes a batch outright when it deletes at least this share
 /// of the input facts: such a batch over-deletes most of what the input derives.
@@ -504,9 +533,15 @@ impl Maintained {
         self.auto_min_budget = firings;
     }
 
-    /// The budget [`Maintenance::Auto`] gives ranked over-deletion, in rule firings.
-    fn auto_budget(&self) -> u64 {
-        (self.evaluation_work / AUTO_BUDGET_SHARE).max(self.auto_min_budget)
+    /// The budget [`Maintenance::Auto`] gives over-deletion in a batch that deletes
+    /// `deleted` input facts, in rule firings: a share of what recomputing would cost,
+    /// estimated as the last evaluation's work scaled by the input left after the batch
+    /// (a batch that deletes most of the input leaves little to recompute).
+    fn auto_budget(&self, deleted: usize) -> u64 {
+        let inputs = self.input_count().max(1) as u128;
+        let left = inputs.saturating_sub(deleted as u128);
+        let recompute = u128::from(self.evaluation_work) * left / inputs;
+        (recompute as u64 / AUTO_BUDGET_SHARE).max(self.auto_min_budget)
     }
 
     /// The threads updates split their joins over.
@@ -624,10 +659,37 @@ impl Maintained {
         let auto = self.maintenance == Maintenance::Auto;
         let inputs = self.input_count();
         let mut waves = None;
+        // The first wave of over-deletion (the same delta plans for both strategies) may
+        // probe an index nothing built yet, such as the closure by its second column for a
+        // deleted edge: a pass over a relation, which auto counts before it starts.
+        let setup = match auto && strategy == Method::Dred {
+            true => {
+                let zero = vec![0; gone.relation_count()];
+                delta_index_rows(&self.compiled, &self.db, (&zero, &gone.ends())) / INDEX_SHARE
+            }
+            false => 0,
+        };
+        if setup > self.auto_budget(report.edb_deleted.len()) {
+            report.strategy = Method::Recompute;
+            report.reason = format!(
+                "deletes {} of {} input facts, and the indexes over-deletion would build first are worth {setup} \
+                 rule firings, past the budget of {} (1/{AUTO_BUDGET_SHARE} of the evaluation's {}, scaled by the \
+                 input left)",
+                report.edb_deleted.len(),
+                inputs,
+                self.auto_budget(report.edb_deleted.len()),
+                self.evaluation_work
+            );
+            return self.recompute(update, gone, report, work_before, detail);
+        }
         if strategy == Method::Dred {
             // Auto tries SPEC's over-deletion first, within a share of its budget: a local
             // change over-deletes little and needs no row locators.
-            let budget = if auto { work_before.saturating_add(self.auto_budget() / AUTO_DRED_SHARE) } else { u64::MAX };
+            let budget = if auto {
+                work_before.saturating_add(setup + self.auto_budget(report.edb_deleted.len()) / AUTO_DRED_SHARE)
+            } else {
+                u64::MAX
+            };
             waves = self.overdelete(&mut gone, budget)?;
             if waves.is_none() {
                 gone = self.db.empty_like();
@@ -641,16 +703,47 @@ impl Maintained {
                      ranked, within {}",
                     report.edb_deleted.len(),
                     inputs,
-                    self.auto_budget() / AUTO_DRED_SHARE,
-                    self.auto_budget()
+                    self.auto_budget(report.edb_deleted.len()) / AUTO_DRED_SHARE,
+                    self.auto_budget(report.edb_deleted.len())
                 );
             }
         }
         let mut waves = match waves {
             Some(waves) => waves,
             None => {
-                let budget = if auto { work_before.saturating_add(self.auto_budget()) } else { u64::MAX };
-                let ranked = crate::ranked::overdelete(&self.compiled, &mut self.db, &mut gone, &mut self.run, budget);
+                let budget = if auto {
+                    work_before.saturating_add(self.auto_budget(report.edb_deleted.len()))
+                } else {
+                    u64::MAX
+                };
+                // Ranked over-deletion first locates the facts of the derived relations the
+                // batch reaches (once per state): that work, a firing's worth per row, comes
+                // out of its budget, and a batch whose budget it would pass is recomputed
+                // before any of it is done.
+                let locate =
+                    if auto { crate::ranked::locator_rows(&self.compiled, &self.db, &gone) * LOCATE_WORK } else { 0 };
+                let spent = self.run.stats.firings.saturating_add(locate + setup);
+                if spent > budget {
+                    report.strategy = Method::Recompute;
+                    report.reason = format!(
+                        "deletes {} of {} input facts, SPEC's over-deletion passed its budget, and ranked \
+                         over-deletion would first locate facts worth {locate} firings, past the budget of {} \
+                         rule firings \
+                         (1/{AUTO_BUDGET_SHARE} of the evaluation's {}, scaled by the input left)",
+                        report.edb_deleted.len(),
+                        inputs,
+                        self.auto_budget(report.edb_deleted.len()),
+                        self.evaluation_work
+                    );
+                    return self.recompute(update, gone, report, work_before, detail);
+                }
+                // Its work is weighed against the budget at `RANKED_WORK` firings a unit.
+                let ranked_budget = match auto {
+                    true => self.run.stats.firings + (budget - spent) / RANKED_WORK,
+                    false => u64::MAX,
+                };
+                let ranked =
+                    crate::ranked::overdelete(&self.compiled, &mut self.db, &mut gone, &mut self.run, ranked_budget);
                 gone.check()?;
                 match ranked {
                     Some(waves) => waves,
@@ -658,10 +751,10 @@ impl Maintained {
                         report.strategy = Method::Recompute;
                         report.reason = format!(
                             "deletes {} of {} input facts, and over-deletion passed its budget of {} rule \
-                             firings (1/{AUTO_BUDGET_SHARE} of the evaluation's {})",
+                             firings (1/{AUTO_BUDGET_SHARE} of the evaluation's {}, scaled by the input left)",
                             report.edb_deleted.len(),
                             inputs,
-                            self.auto_budget(),
+                            self.auto_budget(report.edb_deleted.len()),
                             self.evaluation_work
                         );
                         return self.recompute(update, gone, report, work_before, detail);
@@ -795,7 +888,7 @@ impl Maintained {
                     let why = format!(
                         "deletes {deleted} of {inputs} input facts: SPEC's over-deletion stayed within its budget \
                          of {} rule firings",
-                        self.auto_budget() / AUTO_DRED_SHARE
+                        self.auto_budget(deleted) / AUTO_DRED_SHARE
                     );
                     (Method::Dred, why)
                 }
@@ -927,9 +1020,14 @@ impl Maintained {
                 (report.removed, report.added) = (removed, added);
             }
         } else {
+            // Counted from the new state alone, which a batch that deletes much of the input
+            // leaves far smaller than the old one: what the two share is found by probing
+            // the old state, and the rest of each side is the change.
             for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
-                old.for_each(p, &mut |t| counts.overdeleted += usize::from(!fresh.contains(p, t)));
-                fresh.tuples(p).for_each(|t| counts.inserted += usize::from(!old.contains(p, t)));
+                let mut kept = 0;
+                fresh.tuples(p).for_each(|t| kept += usize::from(old.contains(p, t)));
+                counts.overdeleted += self.db.len(p) + gone.len(p) - kept;
+                counts.inserted += fresh.len(p) - kept;
             }
         }
         report.tallies = tallies;

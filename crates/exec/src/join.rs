@@ -378,6 +378,16 @@ impl PhysPlan {
         }
     }
 
+    /// The rows [`PhysPlan::sync_indexes`] would add to the indexes this plan probes: what
+    /// running it first costs beyond its joins.
+    pub(crate) fn unsynced_rows(&self, rows: &[Rows]) -> u64 {
+        let steps = self.steps.iter().map(|step| match step.lookup {
+            Lookup::Index(id, _) => u64::from(rows[step.pred.index()].unindexed(id)),
+            Lookup::Scan | Lookup::Member(_) | Lookup::Locate(_) => 0,
+        });
+        steps.sum()
+    }
+
     /// The views of the negated relations, which follow the steps' views: each whole,
     /// since a negated relation lies in a lower stratum and is complete.
     pub(crate) fn negation_views<'a>(&'a self, rows: &'a [Rows]) -> impl Iterator<Item = View<'a>> + 'a {

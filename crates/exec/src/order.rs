@@ -45,8 +45,47 @@ pub(crate) fn fanout(db: &Database, pred: ir::PredId, cols: &[usize]) -> f64 {
 pub(crate) fn guarded_order(program: &Program, rule: RuleId, db: &Database) -> Vec<AtomSource> {
     let rule = program.rule(rule);
     let mut order = vec![AtomSource::Head];
-    order.extend(data_order(rule, rule.head.vars(), (0..rule.body.len()).collect(), db));
+    order.extend(data_order(rule, rule.head.vars(), (0..rule.body.len()).collect(), db, false));
     order
+}
+
+/// The order of a rederivation plan for a batch of few candidates: like
+/// [`guarded_order`], but an atom whose probe has an index already comes before one
+/// whose index the plan would have to build. The selective order may probe an index
+/// the evaluation never read (the edges by their target), whose first build costs as
+/// much as recomputing; a handful of candidates are rederived sooner along the indexes
+/// that exist.
+pub(crate) fn guarded_order_on_built(program: &Program, rule: RuleId, db: &Database) -> Vec<AtomSource> {
+    let rule = program.rule(rule);
+    let mut order = vec![AtomSource::Head];
+    order.extend(data_order(rule, rule.head.vars(), (0..rule.body.len()).collect(), db, true));
+    order
+}
+
+/// The rows a rederivation plan of `order` visits per candidate, estimated from the
+/// fan-outs of its probes: the sum over its steps of the product of the fan-outs so far.
+pub(crate) fn probe_cost(program: &Program, rule: RuleId, order: &[AtomSource], db: &Database) -> f64 {
+    let rule = program.rule(rule);
+    let mut bound = rule.head.vars();
+    let (mut rows, mut cost) = (1.0, 0.0);
+    for source in order {
+        let AtomSource::Body(i) = *source else { continue };
+        let atom = &rule.body[i];
+        let cols: Vec<usize> = (0..atom.args.len()).filter(|&c| is_bound(&atom.args[c], &bound)).collect();
+        if cols.len() < atom.args.len() {
+            rows *= fanout(db, atom.pred, &cols);
+        }
+        cost += rows;
+        bound.extend(atom.vars());
+    }
+    cost
+}
+
+fn is_bound(term: &ir::Term, bound: &[Symbol]) -> bool {
+    match term.kind {
+        TermKind::Const(_) => true,
+        TermKind::Var(v) => bound.contains(&v),
+    }
 }
 
 /// The order of a semi-naive join reading body atom `position` first (the delta), then
@@ -54,28 +93,34 @@ pub(crate) fn guarded_order(program: &Program, rule: RuleId, db: &Database) -> V
 pub(crate) fn delta_order(rule: &Rule, position: usize, db: &Database) -> Vec<AtomSource> {
     let mut order = vec![AtomSource::Body(position)];
     let rest = (0..rule.body.len()).filter(|&i| i != position).collect();
-    order.extend(data_order(rule, rule.body[position].vars(), rest, db));
+    order.extend(data_order(rule, rule.body[position].vars(), rest, db, false));
     order
 }
 
 /// Orders the body atoms `rest` given the variables `bound`: repeatedly the atom sharing
 /// a variable with what is bound or fully bound (no cross product while a join is
 /// possible), preferring one that is then fully bound (a membership test), then the one
-/// whose probe returns the fewest rows, then the leftmost.
-fn data_order(rule: &Rule, mut bound: Vec<Symbol>, mut rest: Vec<usize>, db: &Database) -> Vec<AtomSource> {
+/// whose probe returns the fewest rows, then the leftmost. With `prefer_built`, an atom
+/// probed through an index that lacks more rows than a sample (which cost nothing to add)
+/// comes after every other connected one.
+fn data_order(
+    rule: &Rule,
+    mut bound: Vec<Symbol>,
+    mut rest: Vec<usize>,
+    db: &Database,
+    prefer_built: bool,
+) -> Vec<AtomSource> {
     let mut order = Vec::with_capacity(rest.len());
     while !rest.is_empty() {
         let rank = |&i: &usize| {
             let atom = &rule.body[i];
-            let is_bound = |t: &ir::Term| match t.kind {
-                TermKind::Const(_) => true,
-                TermKind::Var(v) => bound.contains(&v),
-            };
-            let cols: Vec<usize> = (0..atom.args.len()).filter(|&c| is_bound(&atom.args[c])).collect();
+            let cols: Vec<usize> = (0..atom.args.len()).filter(|&c| is_bound(&atom.args[c], &bound)).collect();
             let all_bound = cols.len() == atom.args.len();
             let connected = all_bound || atom.args.iter().any(|t| t.var().is_some_and(|v| bound.contains(&v)));
             let cost = if all_bound { 0.0 } else { fanout(db, atom.pred, &cols) };
-            (!connected, !all_bound, cost, i)
+            let unbuilt =
+                prefer_built && !all_bound && !cols.is_empty() && db.rel(atom.pred).unindexed_by(&cols) > SAMPLE;
+            (!connected, unbuilt, !all_bound, cost, i)
         };
         let ranks: Vec<_> = rest.iter().map(rank).collect();
         let pick = (0..rest.len())

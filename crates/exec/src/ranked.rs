@@ -22,7 +22,7 @@
 use crate::database::Database;
 use crate::dred::{derive_from, sync_delta_indexes};
 use crate::join::View;
-use crate::relation::Rank;
+use crate::relation::{Rank, Rows};
 use crate::seminaive::{Compiled, Run};
 use ir::PredId;
 use plan::AtomSource;
@@ -48,22 +48,23 @@ pub(crate) fn overdelete(
     run: &mut Run,
     budget: u64,
 ) -> Option<Vec<Vec<u32>>> {
-    // Facts are located in the relations a deletion can reach only: their locators are
-    // built on the first deletion that reaches them (a relation nothing deleted reaches
-    // never needs one).
+    // Facts are located in the derived relations a deletion can reach only: their
+    // locators are built on the first deletion that reaches them (a relation nothing
+    // deleted reaches never needs one). An input relation gets none: its deleted facts
+    // are found through the index removal walks, and a locator over millions of edges
+    // would make a batch that deletes one of them cost as much as recomputing.
     let reached = reachable(c, gone);
-    for (rows, _) in db.rows.iter_mut().zip(&reached).filter(|(_, &r)| r) {
+    for (_, rows) in db.rows.iter_mut().enumerate().filter(|&(p, _)| c.derived[p] && reached[p]) {
         rows.ensure_locator();
     }
     let mut pending = Pending { queue: Queue::new(), queued: vec![Vec::new(); db.relation_count()] };
     let mut lo = vec![0; db.relation_count()];
     let mut hi = gone.ends();
-    let inputs: Vec<(u32, u32)> = (0..db.relation_count())
-        .flat_map(|p| {
-            let (rel, rows) = (&db.rows[p], &gone.rows[p]);
-            rows.live_rows().filter_map(move |tuple| rel.locate(|i| tuple[i]).map(|r| (p as u32, r)))
-        })
-        .collect();
+    let mut inputs: Vec<(u32, u32)> = Vec::new();
+    for (p, deleted) in gone.rows.iter().enumerate().filter(|(_, rows)| rows.len() > 0) {
+        let rows = &mut db.rows[p];
+        inputs.extend(deleted.live_rows().filter_map(|tuple| input_row(rows, tuple)).map(|r| (p as u32, r)));
+    }
     // Input facts need no support, so their removal is not checked. A fact ranked no
     // higher than every deleted input fact cannot rest on one.
     let floor = inputs.iter().map(|&(p, r)| db.rows[p as usize].rank_of(r)).min().unwrap_or(Rank::MAX);
@@ -96,6 +97,27 @@ pub(crate) fn overdelete(
         lo = hi;
     }
     Some(batches)
+}
+
+/// The rows a ranked over-deletion of the facts staged in `gone` would add to the row
+/// locators before it checks anything: those of the derived relations it reaches that
+/// are not located yet. [`Maintenance::Auto`](crate::Maintenance) counts them against its budget.
+pub(crate) fn locator_rows(c: &Compiled, db: &Database, gone: &Database) -> u64 {
+    let reached = reachable(c, gone);
+    (0..db.relation_count()).filter(|&p| c.derived[p] && reached[p]).map(|p| u64::from(db.rows[p].unlocated())).sum()
+}
+
+/// The live row of the input fact `tuple`, found by walking the chain of its key in the
+/// index that removal walks (every column but the last, [`Rows::ensure_removal_index`]):
+/// a group of one relation's facts, where a locator would have to hold every row.
+fn input_row(rows: &mut Rows, tuple: &[u32]) -> Option<u32> {
+    let Some(id) = rows.ensure_removal_index() else {
+        // Arity 0: the relation holds at most the empty tuple.
+        return (0..rows.end()).find(|&r| rows.is_alive(r));
+    };
+    rows.sync_index(id);
+    let rows = &*rows;
+    rows.indexes[id].chain(|i| tuple[i]).map(|(r, _)| r).find(|&r| rows.is_alive(r) && rows.row(r) == tuple)
 }
 
 /// Which relations hold facts with a derivation through a fact of `gone`: those of

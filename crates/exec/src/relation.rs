@@ -526,6 +526,29 @@ impl Rows {
         self.locator = Some(locator);
     }
 
+    /// The rows a sync of index `id` would add to it ([`Rows::sync_index`]).
+    pub(crate) fn unindexed(&self, id: usize) -> u32 {
+        self.end - self.indexes[id].indexed
+    }
+
+    /// The rows a first probe of an index on the columns `cols` (in any order) would add
+    /// to it: all of them when there is no such index yet.
+    pub(crate) fn unindexed_by(&self, cols: &[usize]) -> u32 {
+        let mut want = cols.to_vec();
+        want.sort_unstable();
+        let same = |ix: &&Index| {
+            let mut have = ix.cols.clone();
+            have.sort_unstable();
+            have == want
+        };
+        self.end - self.indexes.iter().filter(same).map(|ix| ix.indexed).max().unwrap_or(0)
+    }
+
+    /// The rows a sync of the locator would add: every row when there is none yet.
+    pub(crate) fn unlocated(&self) -> u32 {
+        self.end - self.locator.as_ref().map_or(0, |l| l.located)
+    }
+
     /// The live row holding the tuple `key(0), …, key(arity - 1)`, found through the
     /// locator (which must exist and be synced).
     #[inline]

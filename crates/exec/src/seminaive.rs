@@ -4,7 +4,7 @@
 use crate::database::Database;
 use crate::join::{JoinStats, Membership, PhysPlan, Scratch, View};
 use crate::limits::ResourceError;
-use crate::relation::Index;
+use crate::relation::{Index, Rows};
 use crate::split::run_staged_split;
 use crate::{Progress, Round, Threads};
 use ir::{PredId, Program, RuleId};
@@ -31,6 +31,12 @@ pub(crate) struct CompiledRule {
     /// The plan that reads candidate head facts first (DRed rederivation), once
     /// [`Compiled::add_guards`] made it.
     pub(crate) guarded: Option<PhysPlan>,
+    /// The rows `guarded` visits per candidate, estimated ([`crate::order::probe_cost`]).
+    pub(crate) guarded_cost: f64,
+    /// When it differs, the rederivation plan that probes the indexes holding rows when
+    /// [`Compiled::add_guards`] made it, with its cost per candidate: a batch of few
+    /// candidates runs it rather than build an index of `guarded` ([`CompiledRule::rederivation`]).
+    pub(crate) guarded_on_built: Option<(PhysPlan, f64)>,
     /// The same plan testing fully bound atoms by their rows, so that it can read the rows
     /// of lower rank only: ranked maintenance's support check, once
     /// [`Compiled::add_guards`] made it for a ranked state.
@@ -117,6 +123,8 @@ impl Compiled {
                     delta: Vec::new(),
                     fixpoint: Vec::new(),
                     guarded: None,
+                    guarded_cost: 0.0,
+                    guarded_on_built: None,
                     rank_check: None,
                     fact: None,
                     fact_plan: None,
@@ -171,6 +179,8 @@ impl Compiled {
                 delta,
                 fixpoint,
                 guarded: None,
+                guarded_cost: 0.0,
+                guarded_on_built: None,
                 rank_check: None,
                 fact,
                 fact_plan,
@@ -204,7 +214,8 @@ impl Compiled {
         for rule in &mut self.rules {
             rule.values = values.clone();
             let plans = rule.delta.iter_mut().chain(rule.fixpoint.iter_mut().filter_map(|(_, plan)| plan.get_mut()));
-            let more = rule.guarded.as_mut().into_iter().chain(rule.rank_check.as_mut()).chain(rule.fact_plan.as_mut());
+            let more = rule.guarded.as_mut().into_iter().chain(rule.guarded_on_built.as_mut().map(|(plan, _)| plan));
+            let more = more.chain(rule.rank_check.as_mut()).chain(rule.fact_plan.as_mut());
             for plan in plans.chain(more) {
                 if plan.values.is_some() {
                     plan.values = Some(values.clone());
@@ -224,14 +235,35 @@ impl Compiled {
                 rule.delta = delta_plans(program, rule.rule, rule.head_arity, db);
             }
             let order = crate::order::guarded_order(program, rule.rule, db);
+            let on_built = crate::order::guarded_order_on_built(program, rule.rule, db);
+            rule.guarded_cost = crate::order::probe_cost(program, rule.rule, &order, db);
+            let cost_on_built = crate::order::probe_cost(program, rule.rule, &on_built, db);
             let plan = plan::plan_rule_in_order(program, rule.rule, &order);
             let arity = db.arity(rule.head);
             // Rederivation stages into a database of its own, so every set can be read.
             rule.guarded = Some(PhysPlan::indexed(&plan, arity, db, Membership::Sets, &program.consts));
+            rule.guarded_on_built = (on_built != order).then(|| {
+                let plan = plan::plan_rule_in_order(program, rule.rule, &on_built);
+                (PhysPlan::indexed(&plan, arity, db, Membership::Sets, &program.consts), cost_on_built)
+            });
             if ranked {
                 rule.rank_check = Some(PhysPlan::indexed(&plan, arity, db, Membership::Located, &program.consts));
             }
         }
+    }
+}
+
+impl CompiledRule {
+    /// The rederivation plan for `candidates` candidate facts: the selective one
+    /// (`guarded`), unless the plan along the indexes that exist visits fewer rows than it
+    /// does with the rows of the indexes it would build first.
+    pub(crate) fn rederivation(&self, candidates: usize, rows: &[Rows]) -> Option<&PhysPlan> {
+        let guarded = self.guarded.as_ref()?;
+        let Some((on_built, cost_on_built)) = &self.guarded_on_built else { return Some(guarded) };
+        let n = candidates as f64;
+        let selective = n * self.guarded_cost + guarded.unsynced_rows(rows) as f64;
+        let along_built = n * cost_on_built + on_built.unsynced_rows(rows) as f64;
+        Some(if along_built < selective { on_built } else { guarded })
     }
 }
 

@@ -304,8 +304,10 @@ fn ranked_example_1_reaches_the_same_state_as_dred() {
 /// reaching the state and the net change SPEC's DRed reaches, and saying which it chose.
 #[test]
 fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
-    // `a` reaches `c` through five middle nodes, then a chain of 100 nodes; `d1` has a leaf.
+    // `a` reaches `c` through five middle nodes, then a chain of 100 nodes; `d1` has a leaf;
+    // 20 sources lead into `a`.
     let mut edges: Vec<String> = (1..=5).flat_map(|i| [format!("E(a,b{i})."), format!("E(b{i},c).")]).collect();
+    edges.extend((1..=20).map(|i| format!("E(x{i},a).")));
     edges.push("E(c,d1).".into());
     edges.extend((1..100).map(|j| format!("E(d{j},d{}).", j + 1)));
     edges.push("E(d1,leaf).".into());
@@ -316,31 +318,70 @@ fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
     let into_chain = fact(&mut p, "E", &["c", "d1"]);
     let many: Vec<_> = (50..60).map(|j| fact(&mut p, "E", &[&format!("d{j}"), &format!("d{}", j + 1)])).collect();
     let (mut auto, mut dred) = (new(&p, Maintenance::Auto), new(&p, Maintenance::Dred));
-    // Decide as on a large state: budgets are shares of this small evaluation's work.
-    auto.set_auto_min_budget(0);
-    let mut step = |update: Update, method: Method, why: &str| {
+    // Budgets as on a large state, where the evaluation does more work per fact than this
+    // one: enough for ranked over-deletion's row locators, not for SPEC's over-deletion of
+    // everything `a` reaches.
+    auto.set_auto_min_budget(24_000);
+    let mut apply = |auto: &mut Maintained, update: Update, method: Method, why: &str| {
         let (by_auto, by_dred) = (auto.apply(&update), dred.apply(&update));
         assert_eq!(by_auto.strategy, method, "{}", by_auto.reason);
         assert!(by_auto.reason.contains(why), "{}", by_auto.reason);
         assert_eq!((&by_auto.removed, &by_auto.added), (&by_dred.removed, &by_dred.added));
         assert!(auto.db().same_tuples(dred.db()));
     };
-    // A leaf: SPEC's over-deletion removes the 8 facts reaching it and stops.
-    step(Update { inserts: vec![], deletes: vec![leaf.clone()] }, Method::Dred, "stayed within its budget");
-    step(Update { inserts: vec![leaf], deletes: vec![] }, Method::Dred, "no deletions");
+    // A leaf: SPEC's over-deletion removes the 28 facts reaching it and stops.
+    apply(&mut auto, Update { inserts: vec![], deletes: vec![leaf.clone()] }, Method::Dred, "stayed within its budget");
+    apply(&mut auto, Update { inserts: vec![leaf], deletes: vec![] }, Method::Dred, "no deletions");
     // One of five ways from `a` to `c`: SPEC's over-deletion would take all of `a`'s
     // closure; ranked over-deletion keeps R(a,c), first derived through the others too.
-    step(Update { inserts: vec![], deletes: vec![fan.clone()] }, Method::Ranked, "SPEC's over-deletion passed");
-    step(Update { inserts: vec![fan], deletes: vec![] }, Method::Dred, "no deletions");
-    // 10 of 111 edges: at least a twentieth of the input.
-    step(Update { inserts: vec![], deletes: many.clone() }, Method::Recompute, "at least 1/20");
-    step(Update { inserts: many, deletes: vec![] }, Method::Dred, "no deletions");
+    apply(
+        &mut auto,
+        Update { inserts: vec![], deletes: vec![fan.clone()] },
+        Method::Ranked,
+        "SPEC's over-deletion passed",
+    );
+    apply(&mut auto, Update { inserts: vec![fan], deletes: vec![] }, Method::Dred, "no deletions");
+    // 10 of 131 edges: at least a twentieth of the input, recomputed outright once the
+    // evaluation is not below the least budget.
+    auto.set_auto_min_budget(0);
+    apply(&mut auto, Update { inserts: vec![], deletes: many.clone() }, Method::Recompute, "at least 1/20");
+    auto.set_auto_min_budget(24_000);
+    apply(&mut auto, Update { inserts: many, deletes: vec![] }, Method::Dred, "no deletions");
     // The way into the chain: everything `a`, the `b`s and `c` reach through it goes.
-    step(Update { inserts: vec![], deletes: vec![into_chain.clone()] }, Method::Recompute, "passed its budget");
-    step(Update { inserts: vec![into_chain], deletes: vec![] }, Method::Dred, "no deletions");
+    apply(
+        &mut auto,
+        Update { inserts: vec![], deletes: vec![into_chain.clone()] },
+        Method::Recompute,
+        "passed its budget",
+    );
+    apply(&mut auto, Update { inserts: vec![into_chain], deletes: vec![] }, Method::Dred, "no deletions");
     // After a recomputation, changes are maintained incrementally again.
     let leaf = fact(&mut p, "E", &["d1", "leaf"]);
-    step(Update { inserts: vec![], deletes: vec![leaf] }, Method::Dred, "stayed within its budget");
+    apply(&mut auto, Update { inserts: vec![], deletes: vec![leaf] }, Method::Dred, "stayed within its budget");
+}
+
+/// A deletion that over-deletes one fact rederives it along the indexes the evaluation
+/// built: the selective plan would probe the edges by their target, an index of every
+/// edge that nothing read before, which on a large input costs more than recomputing.
+#[test]
+fn a_local_deletion_indexes_no_input_column_it_did_not_read() {
+    let mut edges: Vec<String> = (1..=5).map(|i| format!("E(a,l{i}).")).collect();
+    edges.extend((0..6_000).map(|i| format!("E(u{i},v{i}).")));
+    let mut p = with_facts("M(a) <-\nR(X,Y) <- M(X), E(X,Y)\nR(X,Z) <- M(X), R(X,Y), E(Y,Z)", &edges.join(" "));
+    let leaf = fact(&mut p, "E", &["a", "l1"]);
+    let e = pred(&p, "E");
+    let by_target_rows = |state: &Maintained| {
+        let rows = &state.db().rows[e.index()];
+        rows.end() - rows.unindexed_by(&[1])
+    };
+    for maintenance in [Maintenance::Dred, Maintenance::Auto] {
+        let mut state =
+            Maintained::with_maintenance(plan_program(&p), &p, Database::from_facts(&p, &p.facts), maintenance);
+        let report = state.apply(&Update { inserts: vec![], deletes: vec![leaf.clone()] });
+        assert_eq!(round_text(&p, &report.overdeleted), "R(a,l1)");
+        assert_eq!(sorted_text(&p, state.db(), "R").len(), 4);
+        assert_eq!(by_target_rows(&state), 0, "{maintenance:?} indexed the edges by their target");
+    }
 }
 
 /// A report listing at most a few facts counts a larger batch per relation instead, and
