@@ -72,7 +72,7 @@ impl Database {
     /// Makes every tuple set of two or more columns take its flat form (a hash table of
     /// row ids) once its relation has `rows` rows, however small: the form a large sparse
     /// relation takes by itself, for tests to check it on small inputs. Databases made
-    /// from this one ([`Database::empty_like`]) do the same.
+    /// from this one (the empty copies maintenance makes) do the same.
     pub fn flat_sets_from(&mut self, rows: u32) {
         for set in &mut self.sets {
             set.force_flat_from(rows);

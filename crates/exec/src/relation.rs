@@ -1416,7 +1416,7 @@ impl RowSet {
 /// the set of its last values. It is an index on all the columns that no join has to
 /// build: a reader finds the tuples of a bound prefix with one probe and tests a bound
 /// last value with one lookup per group, and reads a whole relation group by group in
-/// the order of its choice without copying it. A flat set ([`RowSet`]) has no groups:
+/// the order of its choice without copying it. A flat tuple set has no groups:
 /// its view groups a copy of the tuples, built when the view is made.
 #[derive(Clone)]
 pub struct Groups<'a> {
