@@ -290,6 +290,11 @@ fn relations_of(program: &Program, db: &Database) -> Relations {
 
 fn database(program: &Program, edb: &BTreeSet<(PredId, Vec<u32>)>) -> Database {
     let mut db = Database::new(program);
+    // Half of the cases hold their relations in the flat form large sparse relations
+    // take (a hash table of row ids), from their second row on.
+    if edb.len() % 2 == 1 {
+        db.flat_sets_from(2);
+    }
     for (pred, tuple) in edb {
         db.insert(*pred, tuple);
     }

@@ -69,6 +69,16 @@ impl Database {
         }
     }
 
+    /// Makes every tuple set of two or more columns take its flat form (a hash table of
+    /// row ids) once its relation has `rows` rows, however small: the form a large sparse
+    /// relation takes by itself, for tests to check it on small inputs. Databases made
+    /// from this one (the empty copies maintenance makes) do the same.
+    pub fn flat_sets_from(&mut self, rows: u32) {
+        for set in &mut self.sets {
+            set.force_flat_from(rows);
+        }
+    }
+
     /// The first relation, if any, that stopped growing, and why.
     pub fn failure(&self) -> Option<ResourceError> {
         (0..self.rows.len()).find_map(|p| self.failure_of(PredId(p as u32)))
@@ -169,7 +179,7 @@ impl Database {
     /// without copying (see [`Groups`]). An unknown predicate has no tuples.
     pub fn groups(&self, pred: PredId) -> Option<Groups<'_>> {
         let p = pred.index();
-        Some(Groups::new(self.sets.get(p)?, self.rows.get(p)?.arity))
+        Some(Groups::new(self.sets.get(p)?, self.rows.get(p)?))
     }
 
     /// The heap bytes relation `pred` holds, part by part (nothing for an unknown one).

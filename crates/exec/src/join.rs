@@ -345,7 +345,7 @@ impl PhysPlan {
                     KeySource::Var(slot) => vals[slot],
                     KeySource::Const(v) => v,
                 };
-                db.sets[g.pred.index()].contains_by(key.len(), value)
+                db.sets[g.pred.index()].contains_by(&db.rows[g.pred.index()], key.len(), value)
             });
             if kept {
                 index.add(row, r);
@@ -551,7 +551,8 @@ impl PhysPlan {
                     words.get((v >> 6).wrapping_sub(base) as usize).is_some_and(|w| w & (1 << (v & 63)) != 0)
                 }
                 (_, None) => {
-                    view.set.expect("the caller supplies the set of a membership step").contains_by(key.len(), value)
+                    let set = view.set.expect("the caller supplies the set of a membership step");
+                    set.contains_by(view.rel, key.len(), value)
                 }
             };
             if !found || (!filters.is_empty() && !self.holds(filters, views, vals, stats)) {
@@ -604,7 +605,7 @@ impl PhysPlan {
                 let found = match &step.lookup {
                     Lookup::Member(key) => {
                         let set = view.set.expect("the caller supplies the set of a membership step");
-                        set.contains_by(key.len(), |c: usize| match key[c] {
+                        set.contains_by(view.rel, key.len(), |c: usize| match key[c] {
                             KeySource::Var(slot) => vals[slot],
                             KeySource::Const(v) => v,
                         })

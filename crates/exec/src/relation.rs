@@ -13,6 +13,7 @@
 use crate::limits::ResourceKind;
 use hashbrown::hash_table::{Entry, HashTable};
 use rustc_hash::FxHasher;
+use std::borrow::Cow;
 use std::hash::Hasher;
 
 /// The rank of a row: the commit that appended it (see `Database::commit`). Wide enough
@@ -951,6 +952,25 @@ impl Values {
     }
 }
 
+/// A set turns flat only from this many rows on: below, its groups are small anyway.
+const FLAT_MIN_ROWS: usize = 1 << 14;
+
+/// A set turns flat when its groups take more than `FLAT_GAIN.0 / FLAT_GAIN.1` times
+/// the bytes of the flat table: then each group holds about one tuple. At a smaller
+/// margin (3/2), the closure of the forest and the points-to relations turned flat and
+/// their peaks grew: the grouped form and the new table are both held while it is built,
+/// and a flat set reads a row on every probe.
+const FLAT_GAIN: (usize, usize) = (2, 1);
+
+/// The tuple of id `id` of a flat set: row `id`, or the staged tuple `id - rows.end()`.
+#[inline]
+fn flat_tuple<'r>(rows: &'r Rows, staged: &'r [u32], id: u32) -> &'r [u32] {
+    match id.checked_sub(rows.end) {
+        None => rows.row(id),
+        Some(i) => &staged[i as usize * rows.arity..][..rows.arity],
+    }
+}
+
 /// A staging buffer larger than this is freed after its commit rather than kept.
 const MAX_KEPT_STAGING_BYTES: usize = 256 * 1024;
 
@@ -963,8 +983,22 @@ const MAX_KEPT_STAGING_BYTES: usize = 256 * 1024;
 /// relations whose sets are large (a closure over `n` nodes has at most `n` groups), and
 /// then tests a bit or a few values. The set holds no row ids: removal finds the rows
 /// through an index on the prefix ([`remove_tuples`]).
+///
+/// A sparse relation, whose groups hold a tuple or two each, pays a group record, a key
+/// and a table slot per tuple that way; once it has [`FLAT_MIN_ROWS`] rows and its
+/// groups cost more than a flat table would ([`RowSet::flatten_if_sparse`]), the set
+/// turns *flat*: a hash table of row ids keyed by the hash of the whole tuple, which
+/// compares through the rows themselves (and the staged tuples, ids `rows.end()..`), a
+/// few bytes per tuple. It stays flat from then on.
 #[derive(Clone, Debug)]
 pub(crate) struct RowSet {
+    /// The flat form, if the set has taken it: the ids of the live rows and of the staged
+    /// tuples (`rows.end() + i` for the `i`-th). `groups`, `values` and `bitmaps` are
+    /// then empty.
+    flat: Option<HashTable<u32>>,
+    /// When set, the set turns flat once the relation has this many rows, whatever its
+    /// groups cost ([`RowSet::force_flat_from`]).
+    flat_from: Option<u32>,
     /// Group ids by prefix; `values` is indexed by them.
     groups: KeyMap,
     values: Vec<Values>,
@@ -992,6 +1026,8 @@ pub(crate) struct RowSet {
 impl RowSet {
     pub(crate) fn new(arity: usize) -> Self {
         RowSet {
+            flat: None,
+            flat_from: None,
             groups: KeyMap::new(arity.saturating_sub(1)),
             values: Vec::new(),
             bitmaps: Bitmaps::default(),
@@ -1022,10 +1058,17 @@ impl RowSet {
         }
     }
 
-    /// The limit and cap of `other`.
+    /// The limit and cap of `other`, and when it turns flat.
     pub(crate) fn copy_limit(&mut self, rows: &Rows, other: &RowSet) {
         self.set_limit(rows, other.limit);
         self.capped = other.capped;
+        self.flat_from = other.flat_from;
+    }
+
+    /// Makes the set turn flat once its relation has `rows` rows (and an arity of two or
+    /// more), whatever its groups cost: tests hold small relations in the flat form too.
+    pub(crate) fn force_flat_from(&mut self, rows: u32) {
+        self.flat_from = Some(rows);
     }
 
     /// How many tuples may be staged between two commits: what the limit leaves of the
@@ -1036,11 +1079,118 @@ impl RowSet {
 
     /// The heap bytes of the set (groups and their values) and of the staging buffer.
     fn bytes(&self) -> (usize, usize) {
-        let set = self.groups.bytes()
+        let flat = self.flat.as_ref().map_or(0, HashTable::allocation_size);
+        (flat + self.grouped_bytes(), vec_bytes(&self.staged))
+    }
+
+    /// The heap bytes of the grouped form: groups, their records and values.
+    fn grouped_bytes(&self) -> usize {
+        self.groups.bytes()
             + vec_bytes(&self.values)
             + vec_bytes(&self.bitmaps.words)
-            + self.values.iter().map(Values::heap_bytes).sum::<usize>();
-        (set, vec_bytes(&self.staged))
+            + self.values.iter().map(Values::heap_bytes).sum::<usize>()
+    }
+
+    /// Turns the set flat when the relation has at least [`FLAT_MIN_ROWS`] rows and its
+    /// groups take more than [`FLAT_GAIN`] times the bytes of a flat table of its tuples:
+    /// about one tuple per group. Looked at when the rows pass a power of two, so the
+    /// look (which sums the groups' bytes) costs amortised O(1) per row. Nothing may be
+    /// staged.
+    fn flatten_if_sparse(&mut self, rows: &Rows, before: u32) {
+        let after = rows.end;
+        if let Some(from) = self.flat_from {
+            if self.flat.is_none() && rows.arity >= 2 && after >= from {
+                self.flatten(rows);
+            }
+            return;
+        }
+        if self.flat.is_some()
+            || rows.arity < 2
+            || (after as usize) < FLAT_MIN_ROWS
+            || before.checked_ilog2() == after.checked_ilog2()
+        {
+            return;
+        }
+        let live = rows.len();
+        // A table of `u32` ids with one control byte per bucket, at most 7/8 full.
+        let flat = (live * 8 / 7 + 1).next_power_of_two() * (std::mem::size_of::<u32>() + 1);
+        if FLAT_GAIN.1 * self.grouped_bytes() > FLAT_GAIN.0 * flat {
+            self.flatten(rows);
+        }
+    }
+
+    /// Replaces the grouped form by the flat one, built from the live rows; nothing may
+    /// be staged. Without the memory for the table, the set stays grouped.
+    fn flatten(&mut self, rows: &Rows) {
+        debug_assert_eq!(self.staged_count, 0, "a set turns flat between joins");
+        let mut table = HashTable::new();
+        if table.try_reserve(rows.len(), |&id: &u32| hash_values(rows.row(id).iter().copied())).is_err() {
+            return;
+        }
+        for r in (0..rows.end).filter(|&r| rows.is_alive(r)) {
+            table.insert_unique(hash_values(rows.row(r).iter().copied()), r, |&id| {
+                hash_values(rows.row(id).iter().copied())
+            });
+        }
+        self.flat = Some(table);
+        self.groups = KeyMap::new(rows.arity - 1);
+        self.values = Vec::new();
+        self.bitmaps = Bitmaps::default();
+    }
+
+    /// Builds the flat table again over the renumbered rows of a compaction.
+    fn reflatten(&mut self, rows: &Rows) {
+        if self.flat.take().is_some() {
+            self.flatten(rows);
+            if self.flat.is_none() {
+                // No memory for the table: the grouped form, which grows tuple by tuple.
+                for row in rows.live_rows() {
+                    let (&last, prefix) = row.split_last().expect("a flat set has arity 2 or more");
+                    self.insert(prefix, last);
+                }
+            }
+        }
+    }
+
+    /// Whether the flat table holds the tuple `key(0), …, key(arity - 1)`.
+    #[inline]
+    fn flat_find(table: &HashTable<u32>, rows: &Rows, staged: &[u32], key: impl Fn(usize) -> u32) -> Option<u32> {
+        let arity = rows.arity;
+        let hash = hash_values((0..arity).map(&key));
+        table.find(hash, |&id| flat_tuple(rows, staged, id).iter().enumerate().all(|(i, &v)| v == key(i))).copied()
+    }
+
+    /// Stages a tuple into the flat set; false when it was present, or refused (with the
+    /// failure set).
+    #[inline]
+    fn stage_flat(&mut self, rows: &Rows, tuple: &[u32]) -> bool {
+        let table = self.flat.as_ref().expect("a flat set");
+        if Self::flat_find(table, rows, &self.staged, |i| tuple[i]).is_some() {
+            return false;
+        }
+        if self.staged.capacity() - self.staged.len() < tuple.len() && !self.grow_staged(tuple.len()) {
+            return false;
+        }
+        let id = rows.end + self.staged_count;
+        push_tuple(&mut self.staged, tuple);
+        self.staged_count += 1;
+        let staged = &self.staged;
+        let table = self.flat.as_mut().expect("a flat set");
+        table.insert_unique(hash_values(tuple.iter().copied()), id, |&id| {
+            hash_values(flat_tuple(rows, staged, id).iter().copied())
+        });
+        true
+    }
+
+    /// Takes a tuple out of the flat set: the id of its row, if it was there.
+    fn unset_flat(&mut self, rows: &Rows, tuple: &[u32]) -> Option<u32> {
+        let staged = &self.staged;
+        let table = self.flat.as_mut()?;
+        let hash = hash_values(tuple.iter().copied());
+        match table.find_entry(hash, |&id| flat_tuple(rows, staged, id) == tuple) {
+            Ok(entry) => Some(entry.remove().0),
+            Err(_) => None,
+        }
     }
 
     /// The group of the prefix `key(0), …`, if any tuple has it.
@@ -1088,9 +1238,12 @@ impl RowSet {
 
     /// Whether the tuple with values `key(0), …, key(arity - 1)` is in the set.
     #[inline]
-    pub(crate) fn contains_by(&self, arity: usize, key: impl Fn(usize) -> u32) -> bool {
+    pub(crate) fn contains_by(&self, rows: &Rows, arity: usize, key: impl Fn(usize) -> u32) -> bool {
         if arity == 0 {
             return self.empty;
+        }
+        if let Some(table) = &self.flat {
+            return Self::flat_find(table, rows, &self.staged, key).is_some();
         }
         self.find_group(&key).is_some_and(|values| values.contains(&self.bitmaps, key(arity - 1)))
     }
@@ -1105,7 +1258,7 @@ impl RowSet {
     }
 
     pub(crate) fn contains(&self, rows: &Rows, tuple: &[u32]) -> bool {
-        tuple.len() == rows.arity && self.contains_by(rows.arity, |i| tuple[i])
+        tuple.len() == rows.arity && self.contains_by(rows, rows.arity, |i| tuple[i])
     }
 
     /// The number of tuples with this prefix.
@@ -1124,6 +1277,9 @@ impl RowSet {
         // One comparison per derivation; the limit itself is looked at only near it.
         if self.staged_count >= self.room && !self.make_room(rows, tuple) {
             return false;
+        }
+        if self.flat.is_some() {
+            return self.stage_flat(rows, tuple);
         }
         let added = match tuple.split_last() {
             None => !std::mem::replace(&mut self.empty, true),
@@ -1209,6 +1365,10 @@ impl RowSet {
             self.room = 0;
             self.staged = Vec::new();
             self.staged_count = 0;
+            // The flat ids of the staged tuples would point past the rows.
+            if let Some(table) = &mut self.flat {
+                table.retain(|id| *id < rows.end);
+            }
             return 0;
         }
         let first = rows.end;
@@ -1232,6 +1392,7 @@ impl RowSet {
         rows.end += count;
         rows.append_rank(first, rank);
         self.staged_count = 0;
+        self.flatten_if_sparse(rows, first);
         if self.failure.is_none() {
             self.room = self.room_left(rows);
         }
@@ -1255,16 +1416,26 @@ impl RowSet {
 /// the set of its last values. It is an index on all the columns that no join has to
 /// build: a reader finds the tuples of a bound prefix with one probe and tests a bound
 /// last value with one lookup per group, and reads a whole relation group by group in
-/// the order of its choice without copying it.
-#[derive(Clone, Copy)]
+/// the order of its choice without copying it. A flat tuple set has no groups:
+/// its view groups a copy of the tuples, built when the view is made.
+#[derive(Clone)]
 pub struct Groups<'a> {
-    set: &'a RowSet,
+    set: Cow<'a, RowSet>,
     arity: usize,
 }
 
 impl<'a> Groups<'a> {
-    pub(crate) fn new(set: &'a RowSet, arity: usize) -> Self {
-        Groups { set, arity }
+    pub(crate) fn new(set: &'a RowSet, rows: &Rows) -> Self {
+        let arity = rows.arity;
+        if set.flat.is_none() {
+            return Groups { set: Cow::Borrowed(set), arity };
+        }
+        let mut grouped = RowSet::new(arity);
+        for row in rows.live_rows() {
+            let (&last, prefix) = row.split_last().expect("a flat set has arity 2 or more");
+            grouped.insert(prefix, last);
+        }
+        Groups { set: Cow::Owned(grouped), arity }
     }
 
     pub fn arity(&self) -> usize {
@@ -1291,7 +1462,7 @@ impl<'a> Groups<'a> {
     }
 
     /// The prefix of group `g` (`arity - 1` values).
-    pub fn prefix(&self, g: usize) -> &'a [u32] {
+    pub fn prefix(&self, g: usize) -> &[u32] {
         let width = self.set.groups.width;
         &self.set.groups.keys[g * width..(g + 1) * width]
     }
@@ -1354,6 +1525,17 @@ pub(crate) fn remove_tuples<'t>(
 ) -> usize {
     debug_assert_eq!(set.staged_count, 0, "removal happens between joins");
     let arity = rows.arity;
+    if set.flat.is_some() {
+        // The flat set holds the row ids themselves.
+        let mut count = 0;
+        for t in tuples.into_iter().filter(|t| t.len() == arity) {
+            if let Some(r) = set.unset_flat(rows, t) {
+                rows.kill(r);
+                count += 1;
+            }
+        }
+        return count;
+    }
     // The removed tuples are kept for the chain walk only while they are few enough for
     // it: a removal of most of a relation scans it, and a list of all it removes would
     // cost more memory than the relation's rows.
@@ -1409,7 +1591,15 @@ pub(crate) fn remove_rows(rows: &mut Rows, set: &mut RowSet, ids: &[u32]) {
     for &r in ids {
         if rows.is_alive(r) {
             let start = r as usize * rows.arity;
-            set.unset(&rows.data[start..start + rows.arity]);
+            let tuple = &rows.data[start..start + rows.arity];
+            match set.flat {
+                Some(_) => {
+                    set.unset_flat(rows, tuple);
+                }
+                None => {
+                    set.unset(tuple);
+                }
+            }
             rows.kill(r);
         }
     }
@@ -1469,7 +1659,7 @@ impl Relation {
             return;
         }
         debug_assert_eq!(self.set.staged_count, 0, "compaction happens between joins");
-        // The set holds no row ids, so it stays as it is; only rows and indexes change.
+        // A grouped set holds no row ids, so it stays as it is; a flat one is rebuilt.
         let mut fresh = Rows::new(self.rows.arity);
         // Compaction only saves memory and time later; without the memory for the copy,
         // the tombstones stay.
@@ -1511,6 +1701,8 @@ impl Relation {
         // Compaction happens between updates of a maintained database, which will append.
         fresh.reserve_headroom();
         self.rows = fresh;
+        // A flat set holds row ids, which the compaction renumbered.
+        self.set.reflatten(&self.rows);
     }
 }
 
@@ -1682,6 +1874,82 @@ mod tests {
         assert!(std::mem::size_of::<Values>() <= 16);
     }
 
+    /// A sparse relation (about one tuple per prefix) turns flat once it is large, and
+    /// then agrees with a `BTreeSet` through staging in batches, membership of staged
+    /// tuples, removals by tuple and by row, compaction and the grouped view.
+    #[test]
+    fn sparse_set_turns_flat_and_agrees_with_a_btree_set() {
+        let mut r = Relation::new(2);
+        let mut expected = BTreeSet::new();
+        let mut next = xorshift(777u64);
+        let n = 3 * FLAT_MIN_ROWS as u32;
+        for batch in 0..6 {
+            for _ in 0..n / 6 {
+                let tuple = [next(u64::from(n)), next(1 << 20)];
+                assert_eq!(r.set.stage(&r.rows, &tuple), expected.insert(tuple), "{tuple:?}");
+                // Staged tuples are members already, and are not staged twice.
+                assert!(r.set.contains(&r.rows, &tuple));
+                assert!(!r.set.stage(&r.rows, &tuple));
+            }
+            r.set.commit(&mut r.rows, batch);
+        }
+        assert!(r.set.flat.is_some(), "one tuple per group: the flat form is cheaper");
+        let (set_bytes, _) = r.set.bytes();
+        assert!(set_bytes < 12 * expected.len(), "{set_bytes} B for {} tuples", expected.len());
+        // Removal by tuple (present and absent), then by row.
+        let victims: Vec<[u32; 2]> = expected.iter().step_by(3).copied().collect();
+        for v in &victims {
+            assert!(r.remove(v));
+            assert!(!r.remove(v));
+            expected.remove(v);
+        }
+        assert!(!r.remove(&[n + 1, 0]));
+        let rows: Vec<u32> = (0..r.rows.end()).filter(|&id| r.rows.is_alive(id)).step_by(2).collect();
+        for &id in &rows {
+            let row = r.rows.row(id);
+            expected.remove(&[row[0], row[1]]);
+        }
+        remove_rows(&mut r.rows, &mut r.set, &rows);
+        r.compact_if_sparse();
+        assert_eq!(r.rows.end() as usize, expected.len(), "compacted");
+        assert!(r.set.flat.is_some());
+        for tuple in &expected {
+            assert!(r.contains(tuple), "{tuple:?}");
+        }
+        for tuple in &victims {
+            assert!(!r.contains(tuple), "{tuple:?}");
+        }
+        // Inserting after the compaction finds the renumbered rows.
+        let first = *expected.iter().next().unwrap();
+        assert!(!r.set.stage(&r.rows, &first));
+        assert!(r.set.stage(&r.rows, &[n + 5, 1]));
+        assert_eq!(r.set.commit(&mut r.rows, 6), 1);
+        expected.insert([n + 5, 1]);
+        let live: BTreeSet<[u32; 2]> = r.live_rows().map(|t| [t[0], t[1]]).collect();
+        assert_eq!(live, expected);
+        let groups = Groups::new(&r.set, &r.rows);
+        let mut seen = BTreeSet::new();
+        let mut values = Vec::new();
+        for g in 0..groups.len() {
+            values.clear();
+            groups.values(g, &mut values);
+            seen.extend(values.iter().map(|&v| [groups.prefix(g)[0], v]));
+        }
+        assert_eq!(seen, expected);
+    }
+
+    /// A dense relation keeps its grouped form, however large.
+    #[test]
+    fn dense_set_stays_grouped() {
+        let mut r = Relation::new(2);
+        let n = 4 * FLAT_MIN_ROWS as u32;
+        for i in 0..n {
+            r.set.stage(&r.rows, &[i % 16, i]);
+        }
+        r.set.commit(&mut r.rows, 0);
+        assert!(r.set.flat.is_none());
+    }
+
     /// Bitmaps that grow move to the end of their arena; the words they leave are reused
     /// by packing the arena again, which keeps every group's values.
     #[test]
@@ -1729,7 +1997,7 @@ mod tests {
                     expected.remove(&victim);
                 }
             }
-            let groups = Groups::new(&r.set, arity);
+            let groups = Groups::new(&r.set, &r.rows);
             let mut listed = BTreeSet::new();
             if arity == 0 {
                 assert!(groups.is_empty());
