@@ -112,3 +112,37 @@ fn a_min_distance_follows_one_edge_through_every_strategy() {
         }
     }
 }
+
+#[test]
+fn an_aggregate_proof_lists_its_group_rows_after_a_batch() {
+    let path = degrees_file("explain");
+    let out = dlc(&[&path, "--delete", "Edge(1,3)", "--explain", "Deg(1,2)"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = out.stdout;
+    assert!(text.contains("Deg_agg(1,2)  aggregate of 2 row(s) by rule r2"), "{text}");
+    for row in ["Deg_agg_rows(1,2)", "Deg_agg_rows(1,4)"] {
+        assert!(text.contains(&format!("{row}  by rule r1")), "{text}");
+    }
+    assert!(!text.contains("Deg_agg_rows(1,3)"), "{text}");
+    let out = dlc(&[&path, "--explain", "Deg(1,3)", "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let nodes = json["nodes"].as_array().unwrap();
+    let aggregate = nodes.iter().find(|n| n["kind"] == "aggregate").expect("an aggregate node");
+    assert_eq!(aggregate["rows"], 3);
+    assert_eq!(aggregate["more_rows"], 0);
+    assert_eq!(aggregate["children"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn explain_missing_names_the_group_of_an_aggregate() {
+    let path = degrees_file("missing");
+    let out = dlc(&[&path, "--explain-missing", "Deg(3,1)"]);
+    let line = "atom Deg_agg_all(X,Agg) reads the count of group (3), which had no rows: its count is 0; \
+                then the comparison 1 = 0 does not hold";
+    assert!(out.stdout.contains(line), "{}", out.stdout);
+    // After the batch node 1 has two edges, not three.
+    let out = dlc(&[&path, "--delete", "Edge(1,3)", "--explain-missing", "Deg(1,3)"]);
+    let line = "atom Deg_agg_all(X,Agg) reads the count of group (1): its 2 row(s) give 2; \
+                then the comparison 3 = 2 does not hold";
+    assert!(out.stdout.contains(line), "{}", out.stdout);
+}
