@@ -479,6 +479,15 @@ impl Suite {
             });
         }
 
+        // Maintenance of aggregates: one random edge deleted and one inserted under the
+        // degree count of every node and the fewest hops from node 0 (a `min`), each
+        // against recomputing the program on the changed input.
+        for (workload, note) in [(degree, "random edge, degree count"), (min_hops, "random edge, min of hops")] {
+            for change in random_changes(random, 1) {
+                updates.push(UpdateRow { workload, query: Query::Full, change, note: note.into() });
+            }
+        }
+
         // Issue 20's batches: 1 to 1,000 random deletions and insertions on the whole
         // left-linear closure of the random graph, the forest and the chain.
         let sizes: &[u32] = if quick { &[1, 10] } else { &[1, 10, 100, 1000] };

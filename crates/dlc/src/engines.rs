@@ -363,6 +363,7 @@ impl Materialized for Differential {
         tallies.sort_by_key(|(p, _)| *p);
         Ok(UpdateReport {
             waves: usize::from(!removed.is_empty()),
+            groups: Vec::new(),
             tallies,
             listed: true,
             overdeleted_waves: Vec::new(),

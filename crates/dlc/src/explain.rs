@@ -111,13 +111,24 @@ impl Context<'_> {
     }
 
     /// How a rule of `program` is shown: what it is, where, and its source text.
+    /// The source rule a rule of the evaluated program with origin `Source` is: itself,
+    /// or in a magic program, which copies some rules whole (a reduction and what it
+    /// reads) at positions of its own, the source rule it equals.
+    fn copied_source(&self, rule: RuleId) -> RuleId {
+        let r = self.program.rule(rule);
+        match self.source.rules.iter().position(|s| s == r) {
+            Some(k) if self.magic => RuleId(k as u32),
+            _ => rule,
+        }
+    }
+
     fn rule_text(&self, rule: RuleId) -> RuleShown {
         let r = self.program.rule(rule);
         // `r1`, as `--emit ir` and `--emit magic-ir` name source rule 1.
         let source_rule = |id: RuleId| (format!("rule r{}", id.0), self.source.rule(id));
         let (what, span, text) = match r.origin {
             Origin::Source => {
-                let (what, rule) = source_rule(rule);
+                let (what, rule) = source_rule(self.copied_source(rule));
                 (what, rule.span, self.source.display_rule(rule).to_string())
             }
             Origin::Main { rule } => {
@@ -294,7 +305,7 @@ fn node_line(ctx: &Context<'_>, proof: &Proof, i: usize) -> String {
     match &node.step {
         Step::Input => format!("{fact}  input fact"),
         Step::Given => format!("{fact}  given with the input, not derived"),
-        Step::Aggregate { rule, rows } => {
+        Step::Aggregate { rule, rows, .. } => {
             let shown = ctx.rule_text(*rule);
             format!("{fact}  aggregate of {rows} row(s) by {} at {}  {}", shown.what, shown.at, shown.text)
         }
@@ -365,13 +376,25 @@ fn blocked_text(ctx: &Context<'_>, rule: &ir::Rule, blocked: &Blocked) -> String
 fn proof_text(ctx: &Context<'_>, asked: &str, proof: &Proof) -> String {
     let mut out = format!("{asked}: a proof of height {} ({})\n", proof.height(), ctx.program_name());
     let mut expanded = vec![false; proof.nodes.len()];
-    let mut stack = vec![(0usize, 0usize)];
-    while let Some((i, depth)) = stack.pop() {
+    // A node to print, or (`Err`) how many rows of an aggregate's group it did not show.
+    let mut stack: Vec<(Result<usize, usize>, usize)> = vec![(Ok(0), 0)];
+    while let Some((item, depth)) = stack.pop() {
         let indent = "  ".repeat(depth);
+        let i = match item {
+            Ok(i) => i,
+            Err(more) => {
+                let _ = writeln!(out, "{indent}… and {more} more row(s) of the group");
+                continue;
+            }
+        };
         let node = &proof.nodes[i];
-        let Step::Rule { rule, body, leaves } = &node.step else {
-            let _ = writeln!(out, "{indent}{}", node_line(ctx, proof, i));
-            continue;
+        let (rule, body, leaves, more) = match &node.step {
+            Step::Rule { rule, body, leaves } => (rule, body, leaves.as_slice(), 0),
+            Step::Aggregate { rule, rows, shown } => (rule, shown, &[][..], rows.saturating_sub(shown.len())),
+            Step::Input | Step::Given => {
+                let _ = writeln!(out, "{indent}{}", node_line(ctx, proof, i));
+                continue;
+            }
         };
         if expanded[i] {
             let fact = ctx.fact_text(node.pred, &node.tuple);
@@ -389,7 +412,11 @@ fn proof_text(ctx: &Context<'_>, asked: &str, proof: &Proof) -> String {
                 writeln!(out, "{indent}  … {} more level(s) below; --format json lists the whole proof", node.height);
             continue;
         }
-        stack.extend(body.iter().rev().map(|&c| (c, depth + 1)));
+        if more > 0 {
+            // Printed after the rows shown, which the stack pops first.
+            stack.push((Err(more), depth + 1));
+        }
+        stack.extend(body.iter().rev().map(|&c| (Ok(c), depth + 1)));
     }
     out
 }
@@ -417,11 +444,13 @@ fn proof_json(ctx: &Context<'_>, asked: &str, proof: &Proof) -> Value {
             match &node.step {
                 Step::Input => v["kind"] = json!("input"),
                 Step::Given => v["kind"] = json!("given"),
-                Step::Aggregate { rule, rows } => {
+                Step::Aggregate { rule, rows, shown: children } => {
                     let shown = ctx.rule_text(*rule);
                     v["kind"] = json!("aggregate");
                     v["rows"] = json!(rows);
                     v["rule"] = json!({ "by": shown.what, "at": shown.at, "text": shown.text });
+                    v["children"] = json!(children);
+                    v["more_rows"] = json!(rows.saturating_sub(children.len()));
                 }
                 Step::Rule { rule, body, leaves } => {
                     let shown = ctx.rule_text(*rule);
@@ -431,7 +460,7 @@ fn proof_json(ctx: &Context<'_>, asked: &str, proof: &Proof) -> Value {
                     }
                     v["kind"] = json!("derived");
                     v["rule"] = json!({ "by": shown.what, "at": shown.at, "text": shown.text });
-                    if let Some(source) = source_rule(ctx.program, *rule) {
+                    if let Some(source) = source_rule(ctx, *rule) {
                         v["rule"]["source"] = json!(format!("r{}", source.0));
                     }
                     if ctx.magic {
@@ -447,9 +476,9 @@ fn proof_json(ctx: &Context<'_>, asked: &str, proof: &Proof) -> Value {
 }
 
 /// The source rule a rule of the evaluated program is, or was made from.
-fn source_rule(program: &Program, rule: RuleId) -> Option<RuleId> {
-    match program.rule(rule).origin {
-        Origin::Source => Some(rule),
+fn source_rule(ctx: &Context<'_>, rule: RuleId) -> Option<RuleId> {
+    match ctx.program.rule(rule).origin {
+        Origin::Source => Some(ctx.copied_source(rule)),
         Origin::Main { rule } | Origin::Demand { rule, .. } => Some(rule),
         Origin::Seed => None,
     }
@@ -496,10 +525,8 @@ fn proof_dot(ctx: &Context<'_>, proof: &Proof) -> String {
         let _ = writeln!(out, "  n{i} [label=\"{label}\", {style}];");
     }
     for (i, node) in proof.nodes.iter().enumerate() {
-        if let Step::Rule { body, .. } = &node.step {
-            for c in body {
-                let _ = writeln!(out, "  n{i} -> n{c};");
-            }
+        for c in node.step.children() {
+            let _ = writeln!(out, "  n{i} -> n{c};");
         }
     }
     out.push_str("}\n");
@@ -626,7 +653,7 @@ fn why_not_text(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
                 };
                 // Atoms are counted as in the source rule shown above, from #0 as
                 // `--emit magic-ir` counts calls.
-                let source_len = source_rule(ctx.program, attempt.rule).map_or(0, |r| ctx.source.rule(r).body.len());
+                let source_len = source_rule(ctx, attempt.rule).map_or(0, |r| ctx.source.rule(r).body.len());
                 let position = match source_position(ctx, rule, *atom) {
                     None => "the rule's demand guard".to_string(),
                     Some(k) => format!("body atom #{k} of {source_len}"),
@@ -645,9 +672,47 @@ fn why_not_text(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
             Attempt::GaveUp { reached } => {
                 format!("the search gave up after many partial matches; the first {reached} body atom(s) match")
             }
+            Attempt::Aggregate { .. } => aggregate_text(ctx, rule, &attempt.outcome),
         };
         let _ = writeln!(out, "{indent}  {line}");
     }
+}
+
+/// Value `v` of column `column` of relation `pred`, as the program prints it.
+fn column_text(ctx: &Context<'_>, pred: PredId, column: usize, v: u32) -> String {
+    ctx.program.const_text(ctx.program.value(pred, column, v))
+}
+
+/// An aggregate's group: its key values, `(3)` (`()` for an aggregate over everything).
+fn group_text(ctx: &Context<'_>, head: PredId, group: &[u32]) -> String {
+    let keys: Vec<String> = group.iter().enumerate().map(|(k, &v)| column_text(ctx, head, k, v)).collect();
+    format!("({})", keys.join(", "))
+}
+
+/// Why an atom reading an aggregate's value found no fact ([`Attempt::Aggregate`]): its
+/// group had no rows, or its value is another (and then the comparison that rejected it).
+fn aggregate_text(ctx: &Context<'_>, rule: &ir::Rule, attempt: &Attempt) -> String {
+    let Attempt::Aggregate { atom, reduction, group, rows, value, wanted, excluded } = attempt else {
+        return String::new();
+    };
+    let head = ctx.program.rule(*reduction).head.pred;
+    let op = ctx.program.rule(*reduction).aggregate.map_or("aggregate", |a| a.op.text());
+    let body = instantiate(ctx, &rule.body[*atom], &[]);
+    let reads = format!("atom {body} reads the {op} of group {}", group_text(ctx, head, group));
+    let column = |x: u32| column_text(ctx, head, group.len(), x);
+    let mut text = match (value, wanted) {
+        (None, _) if matches!(op, "count" | "sum") => {
+            let wanted = wanted.map_or(String::new(), |w| format!(", not {}", column(w)));
+            format!("{reads}, which had no rows: its {op} is 0{wanted}")
+        }
+        (None, _) => format!("{reads}, which had no rows: a {op} over none has no value"),
+        (Some(v), Some(w)) => format!("{reads}: its {rows} row(s) give {}, not {}", column(*v), column(*w)),
+        (Some(v), None) => format!("{reads}: its {rows} row(s) give {}", column(*v)),
+    };
+    if let Some(blocked) = excluded {
+        let _ = write!(text, "; then {}", blocked_text(ctx, rule, blocked));
+    }
+    text
 }
 
 fn why_not_json(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot) -> Value {
@@ -679,6 +744,17 @@ fn why_not_json(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
                 Attempt::GaveUp { reached } => {
                     v["outcome"] = json!("gave up");
                     v["matched_atoms"] = json!(reached);
+                }
+                Attempt::Aggregate { atom, reduction, group, rows, value, wanted, .. } => {
+                    let head = ctx.program.rule(*reduction).head.pred;
+                    v["outcome"] = json!("aggregate");
+                    v["atom"] = json!(source_position(ctx, rule, *atom));
+                    v["atom_text"] = json!(instantiate(ctx, &rule.body[*atom], &[]));
+                    v["group"] = json!(group_text(ctx, head, group));
+                    v["rows"] = json!(rows);
+                    v["value"] = json!(value.map(|x| column_text(ctx, head, group.len(), x)));
+                    v["wanted"] = json!(wanted.map(|x| column_text(ctx, head, group.len(), x)));
+                    v["why"] = json!(aggregate_text(ctx, rule, &attempt.outcome));
                 }
             }
             v

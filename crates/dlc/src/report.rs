@@ -427,6 +427,9 @@ pub fn batch_json(
         if let Some(reason) = strategy_reason(outcome) {
             obj["reason"] = json!(reason);
         }
+        if !r.groups.is_empty() {
+            obj["groups_recomputed"] = sizes_json(program, &r.groups);
+        }
         if timing {
             obj["seconds"] = json!(outcome.elapsed.as_secs_f64());
         }
@@ -458,6 +461,9 @@ pub fn batch_json(
     });
     if let Some(reason) = strategy_reason(outcome) {
         obj["reason"] = json!(reason);
+    }
+    if !r.groups.is_empty() {
+        obj["groups_recomputed"] = sizes_json(program, &r.groups);
     }
     if let Some(w) = outcome.recompute_work {
         obj["work_ratio"] = json!(if r.work == 0 { Value::Null } else { json!(w as f64 / r.work as f64) });
@@ -504,6 +510,9 @@ pub fn batch_text(
     };
     if let Some(reason) = strategy_reason(outcome) {
         let _ = writeln!(out, "  maintained by: {} ({reason})", outcome.strategy);
+    }
+    if let Some(groups) = groups_text(program, &r.groups) {
+        let _ = writeln!(out, "  {groups}");
     }
     let waves = match outcome.report.strategy {
         exec::Method::Ranked => "ranked wave(s)",
@@ -564,6 +573,13 @@ pub fn batch_text(
     }
 }
 
+/// `aggregate groups recomputed: deg_agg 1`: per reduction whose rows a batch changed,
+/// how many of its groups were read again (or, for a count, updated in place).
+fn groups_text(program: &Program, groups: &[(PredId, usize)]) -> Option<String> {
+    let v: Vec<String> = groups.iter().map(|(p, n)| format!("{} {n}", program.pred_name(*p))).collect();
+    (!v.is_empty()).then(|| format!("aggregate groups recomputed: {}", v.join(", ")))
+}
+
 /// One update batch of a Soufflé program without a query: how it was maintained, the
 /// counts of each phase, and the net change of every wanted (`.output`) relation.
 pub fn outputs_batch_text(
@@ -585,6 +601,9 @@ pub fn outputs_batch_text(
         let _ = writeln!(out, "  no-op: {noops} change(s) (deletes of absent facts, inserts of present ones)");
     }
     let _ = writeln!(out, "  maintained by: {strategy} ({})", report.reason);
+    if let Some(groups) = groups_text(program, &report.groups) {
+        let _ = writeln!(out, "  {groups}");
+    }
     let total = |phase: Phase| report.tallies.iter().map(|(_, t)| phase(t)).sum::<usize>();
     let _ = writeln!(
         out,

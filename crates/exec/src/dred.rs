@@ -53,6 +53,10 @@ pub struct UpdateReport {
     /// Per derived relation that any phase touched, the sizes of its lists: always set,
     /// also when the lists are not made ([`UpdateReport::listed`]).
     pub tallies: Vec<(PredId, Tally)>,
+    /// Per reduction (an aggregate) whose rows the batch changed, its head and the number
+    /// of its groups recomputed (a count's updated in place); the other groups are not
+    /// read.
+    pub groups: Vec<(PredId, usize)>,
     /// The number of over-deletion waves that removed a derived fact.
     pub waves: usize,
     /// Whether the fact lists (`overdeleted_waves`, `overdeleted`, `rederived`, `inserted`)
@@ -216,6 +220,12 @@ fn prepare(
     db.check()
 }
 
+/// Whether a program is maintained stratum by stratum (`dred_strata.rs`): it negates an
+/// atom or has a reduction, and a stratum then needs the final state of those below it.
+fn stratified(program: &Program) -> bool {
+    program.negates() || program.rules.iter().any(|r| r.aggregate.is_some())
+}
+
 /// The number of facts of each relation of `db`.
 fn relation_lens(db: &Database) -> Vec<usize> {
     (0..db.relation_count()).map(|p| db.len(PredId(p as u32))).collect()
@@ -358,8 +368,8 @@ pub struct Maintained {
     /// The plan and program, for the batches that are recomputed (see
     /// [`Maintained::recompute`]).
     source: Box<(ProgramPlan, Program)>,
-    /// For a program with negated atoms, the plans of its stratified maintenance
-    /// (`dred_strata.rs`).
+    /// For a program with negated atoms or reductions, the plans of its stratified
+    /// maintenance (`dred_strata.rs`).
     negation: Option<NegationPlans>,
     /// [`AUTO_MIN_BUDGET`] unless set otherwise ([`Maintained::set_auto_min_budget`]).
     auto_min_budget: u64,
@@ -493,7 +503,7 @@ impl Maintained {
         maintenance: Maintenance,
     ) -> Result<Self, ResourceError> {
         prepare(&mut compiled, program, &mut db, maintenance)?;
-        let negation = program.negates().then(|| NegationPlans::new(&compiled, program, &mut db));
+        let negation = stratified(program).then(|| NegationPlans::new(&compiled, program, &mut db));
         Ok(Maintained {
             compiled,
             db,
@@ -779,8 +789,9 @@ impl Maintained {
         let mut rederived = self.db.empty_like();
         let zero = vec![0; self.db.relation_count()];
         let (before_insert, rederived_lens, rederived) = match &self.negation {
-            // A program with negated atoms: phases 2 and 3 run stratum by stratum, and a
-            // stratum first takes in the changes of the negated relations below it.
+            // A program with negated atoms or reductions: phases 2 and 3 run stratum by
+            // stratum, and a stratum first takes in the changes of the negated relations
+            // and the reductions' rows below it.
             Some(plans) => {
                 let mut inserted_from = start.clone();
                 let Maintained { compiled, db, run, .. } = self;
@@ -792,6 +803,7 @@ impl Maintained {
                     rederived: &mut rederived,
                     start: &start,
                     inserted_from: &mut inserted_from,
+                    groups: &mut report.groups,
                 };
                 propagate_with(compiled, db, &start, false, run, &mut |stratum, db, run| {
                     batch.start_stratum(stratum, db, run)
@@ -866,10 +878,6 @@ impl Maintained {
 
     /// How to maintain a batch that deletes `deleted` input facts, and why.
     fn choose(&self, deleted: usize) -> (Method, String) {
-        if self.compiled.rules.iter().any(|r| r.reduction.is_some()) {
-            let why = "the program has aggregates, which are not maintained incrementally yet";
-            return (Method::Recompute, why.to_string());
-        }
         match self.maintenance {
             Maintenance::Dred => (Method::Dred, "asked for".into()),
             Maintenance::Ranked => (Method::Ranked, "asked for".into()),
@@ -1034,7 +1042,7 @@ impl Maintained {
         counts.waves = usize::from(counts.overdeleted > 0);
         report.waves = counts.waves;
         prepare(&mut compiled, program, &mut fresh, self.maintenance)?;
-        self.negation = program.negates().then(|| NegationPlans::new(&compiled, program, &mut fresh));
+        self.negation = stratified(program).then(|| NegationPlans::new(&compiled, program, &mut fresh));
         self.compiled = compiled;
         self.db = fresh;
         self.evaluation_work = evaluation_work;

@@ -37,8 +37,10 @@ use crate::database::Database;
 use crate::dred::{derive_through, rederive, sync_indexes_through};
 use crate::join::{Membership, PhysPlan, View};
 use crate::limits::ResourceError;
+use crate::reduce::Reduction;
 use crate::seminaive::{Compiled, CompiledStratum, Run};
-use ir::{PredId, Program, Symbol, TermKind};
+use ir::{AggregateOp, PredId, Program, Symbol, TermKind};
+use std::collections::BTreeMap;
 
 /// The extra plans stratified maintenance runs, per compiled rule (the positions of
 /// [`Compiled::rules`]).
@@ -145,6 +147,8 @@ pub(crate) struct StrataBatch<'a> {
     /// Per relation, its first row the insertion phase appended (set as its stratum
     /// starts).
     pub(crate) inserted_from: &'a mut [u32],
+    /// Per reduction whose rows changed, its head and the number of groups looked at.
+    pub(crate) groups: &'a mut Vec<(PredId, usize)>,
 }
 
 impl StrataBatch<'_> {
@@ -171,7 +175,83 @@ impl StrataBatch<'_> {
         for &h in &stratum.heads {
             self.inserted_from[h.index()] = db.rel(h).end();
         }
-        self.insert_losses(stratum, db, run)
+        self.insert_losses(stratum, db, run)?;
+        self.maintain_reductions(stratum, db, run)
+    }
+
+    /// Brings the stratum's reductions up to date with their rows, which the strata below
+    /// made final: only the groups with a row removed or added in the batch are looked at.
+    /// A count is updated in place (its rows' net change), any other aggregate read again
+    /// from its group's rows. A group whose value changed loses its old fact, over-deleting
+    /// what was derived through it in the strata above (which rederive it when they
+    /// start), and gains its new one, which they then propagate; a group left without
+    /// rows keeps no fact (the lowering gives `count` and `sum` their 0 through negation).
+    fn maintain_reductions(
+        &mut self,
+        stratum: &CompiledStratum,
+        db: &mut Database,
+        run: &mut Run,
+    ) -> Result<(), ResourceError> {
+        let from = self.gone.ends();
+        let mut new_facts: Vec<(PredId, Vec<u32>)> = Vec::new();
+        for &r in &stratum.rules {
+            let Some(reduction) = self.compiled.rules[r].reduction.as_ref().and_then(Reduction::of) else { continue };
+            let keys = reduction.reduce.keys;
+            // Per group touched, how many of its rows the batch removed and added (net:
+            // a row over-deleted and put back is in neither).
+            let mut touched: BTreeMap<Vec<u32>, (u32, u32)> = BTreeMap::new();
+            for row in self.gone.rel(reduction.rows).live_rows() {
+                let entry = touched.entry(row[..keys].to_vec()).or_default();
+                entry.0 += u32::from(!db.contains(reduction.rows, row));
+            }
+            let rows = db.rel(reduction.rows);
+            for r in (self.start[reduction.rows.index()]..rows.end()).filter(|&r| rows.is_alive(r)) {
+                let row = rows.row(r);
+                let entry = touched.entry(row[..keys].to_vec()).or_default();
+                entry.1 += u32::from(!self.gone.contains(reduction.rows, row));
+            }
+            if touched.is_empty() {
+                continue;
+            }
+            self.groups.push((reduction.head, touched.len()));
+            for (mut key, (removed, added)) in touched {
+                run.stats.firings += 1;
+                let old = reduction.current(db, &key);
+                let new = match reduction.reduce.op {
+                    AggregateOp::Count => {
+                        let count = old.unwrap_or(0).wrapping_sub(removed).wrapping_add(added);
+                        (count > 0).then_some(count)
+                    }
+                    _ if removed == 0 && added == 0 => old,
+                    _ => reduction.regroup(db, &key, &mut run.stats),
+                };
+                db.check_pred(reduction.rows)?;
+                if old == new {
+                    continue;
+                }
+                if let Some(old) = old {
+                    key.push(old);
+                    self.gone.insert(reduction.head, &key);
+                    key.pop();
+                }
+                if let Some(new) = new {
+                    key.push(new);
+                    new_facts.push((reduction.head, key));
+                }
+            }
+        }
+        self.gone.check()?;
+        if self.gone.ends() != from {
+            self.overdelete_waves(from, db, run)?;
+        }
+        if !new_facts.is_empty() {
+            db.next_rank();
+            for (head, fact) in &new_facts {
+                db.insert(*head, fact);
+                db.check_pred(*head)?;
+            }
+        }
+        Ok(())
     }
 
     /// Over-deletes what a gain of a relation the stratum negates took the support of,
@@ -209,6 +289,12 @@ impl StrataBatch<'_> {
         }
         self.gone.commit_all();
         self.gone.check()?;
+        self.overdelete_waves(from, db, run)
+    }
+
+    /// Over-deletes, wave by wave, what was derived through the facts of `gone` from rows
+    /// `from[p]` on, and then removes all of them from the database.
+    fn overdelete_waves(&mut self, from: Vec<u32>, db: &mut Database, run: &mut Run) -> Result<(), ResourceError> {
         // The waves: every other atom reads the database as it is, which still holds the
         // facts over-deleted so far in this step.
         let (c, plans) = (self.compiled, self.plans);

@@ -65,9 +65,24 @@ pub enum Step {
     /// `leaves` its negated atoms and comparisons as that instance satisfies them.
     Rule { rule: RuleId, body: Vec<usize>, leaves: Vec<Leaf> },
     /// A fact of reduction `rule` (an aggregate): its group's keys and value, reduced
-    /// from the `rows` rows of the group in the reduction's body relation.
-    Aggregate { rule: RuleId, rows: usize },
+    /// from the `rows` rows of the group in the reduction's body relation; `shown` are
+    /// the nodes of up to [`AGGREGATE_ROWS_SHOWN`] of those rows, each proved in turn.
+    Aggregate { rule: RuleId, rows: usize, shown: Vec<usize> },
 }
+
+impl Step {
+    /// The nodes this step reads: a rule instance's body facts, an aggregate's rows shown.
+    pub fn children(&self) -> &[usize] {
+        match self {
+            Step::Rule { body, .. } => body,
+            Step::Aggregate { shown, .. } => shown,
+            Step::Input | Step::Given => &[],
+        }
+    }
+}
+
+/// How many of its group's rows a proof shows under an aggregate's fact.
+pub const AGGREGATE_ROWS_SHOWN: usize = 8;
 
 /// A negated atom or a comparison of a rule instance in a proof: a leaf, which holds by
 /// the absence of facts or by its values.
@@ -112,6 +127,23 @@ pub enum Attempt {
     Excluded { blocked: Blocked, matches: usize },
     /// The search gave up after so many partial matches; atoms up to `reached` matched.
     GaveUp { reached: usize },
+    /// Body atom `atom` reads the value of an aggregate (the head of reduction
+    /// `reduction`, or a relation that copies it) and matches no fact under the first
+    /// binding of the atoms before it: its group, the values `group` of its key columns,
+    /// has `rows` rows, and the reduction holds `value` for it (`None` when it has no
+    /// rows: `min` and `max` then have no value, `count` and `sum` are 0); the atom asked
+    /// for `wanted` (`None` when the binding leaves the value column free). With
+    /// `excluded`, the atom matched, and what the first match then failed (a comparison
+    /// of the value, mostly).
+    Aggregate {
+        atom: usize,
+        reduction: RuleId,
+        group: Vec<u32>,
+        rows: usize,
+        value: Option<u32>,
+        wanted: Option<u32>,
+        excluded: Option<Blocked>,
+    },
 }
 
 /// What excluded a match of a rule's positive atoms ([`Attempt::Excluded`]).
@@ -631,12 +663,36 @@ impl<'a> Explainer<'a> {
         Explainer { ix, rules, by_head, derived, scratch: MatchScratch::default(), values, reductions }
     }
 
-    /// The step of a fact of a reduction: how many rows its group has.
-    fn reduction_step(&self, pred: PredId, tuple: &[u32]) -> Option<Step> {
+    /// The step of a fact of a reduction, showing the nodes `shown` of its rows: how many
+    /// rows its group has.
+    fn reduction_step(&self, pred: PredId, tuple: &[u32], shown: Vec<usize>) -> Option<Step> {
         let &(rule, rows, keys) = self.reductions.get(pred.index())?.as_ref()?;
         let group = tuple.get(..keys)?;
         let count = self.ix.db.tuples(rows).filter(|row| row.get(..keys) == Some(group)).count();
-        Some(Step::Aggregate { rule, rows: count })
+        Some(Step::Aggregate { rule, rows: count, shown })
+    }
+
+    /// Adds to `search` the one derivation of a reduction's fact (`pred`, `tuple`, of rank
+    /// `rank`): up to [`AGGREGATE_ROWS_SHOWN`] rows of its group of rank up to its own (a
+    /// reduction runs on the rows its stratum's start found), the first appended, as its
+    /// body. The rows lie in a lower stratum, so the search cannot loop through them.
+    /// Nothing for a fact of another relation.
+    fn expand_reduction(&self, search: &mut Search, pred: PredId, tuple: &[u32], rank: Rank) {
+        let Some(&(rule, rows_pred, keys)) = self.reductions.get(pred.index()).and_then(Option::as_ref) else {
+            return;
+        };
+        let db = self.ix.db;
+        let Some(group) = tuple.get(..keys) else { return };
+        let rows = db.rel(rows_pred);
+        let at = search.body.len() as u32;
+        let members = (0..rows.rank_end(rank.saturating_add(1)))
+            .filter(|&r| rows.is_alive(r) && rows.row(r).get(..keys) == Some(group));
+        for r in members.take(AGGREGATE_ROWS_SHOWN) {
+            let child = search.node(db, rows_pred, r);
+            search.body.push(child);
+        }
+        let len = search.body.len() as u32 - at;
+        search.derivations.push(Derivation { rule: rule.index() as u32, first: at, len, leaves: Vec::new() });
     }
 
     /// Whether some rule derives `pred` (else its facts are input facts).
@@ -730,6 +786,7 @@ impl<'a> Explainer<'a> {
             }
             search.derivations.push(Derivation { rule, first: at, len: search.body.len() as u32 - at, leaves });
         }
+        self.expand_reduction(search, pred, tuple, rank);
         let count = search.derivations.len() as u32 - first;
         search.nodes[node as usize].derivations = Some((first, count));
     }
@@ -806,6 +863,65 @@ impl<'a> Explainer<'a> {
 
     /// Why the fact is not derived: for each rule of its predicate, the first body atom
     /// (in source order) that no binding of the atoms before it lets match.
+    /// The reduction whose head `pred` is, or copies: `pred` is derived by a rule whose
+    /// head has the arguments of one of its positive body atoms, whose relation does (as
+    /// `h_agg_all(K, N) <- h_agg(K, N)` and the magic rewrite's answer relations do),
+    /// a few such steps at most.
+    fn reduction_behind(&self, pred: PredId) -> Option<(RuleId, PredId, usize)> {
+        let mut frontier = vec![pred];
+        let mut seen = vec![pred];
+        for _ in 0..4 {
+            let mut next = Vec::new();
+            for p in frontier {
+                if let Some(found) = self.reductions.get(p.index()).and_then(Option::as_ref) {
+                    return Some(*found);
+                }
+                for rule in self.rules.iter().filter(|r| r.head.pred == p) {
+                    for atom in rule.body.iter().filter(|a| a.args == rule.head.args) {
+                        if !seen.contains(&atom.pred) {
+                            seen.push(atom.pred);
+                            next.push(atom.pred);
+                        }
+                    }
+                }
+            }
+            frontier = next;
+        }
+        None
+    }
+
+    /// [`Attempt::Aggregate`] for body atom `atom` of rule `ri` failing under `binding`
+    /// (the first binding of the atoms before it), if the atom reads an aggregate whose
+    /// key columns the binding sets.
+    fn aggregate_attempt(
+        &self,
+        ri: usize,
+        atom: usize,
+        binding: Option<&Vec<(Symbol, u32)>>,
+        excluded: Option<&Blocked>,
+    ) -> Option<Attempt> {
+        let rule = &self.rules[ri];
+        let body = rule.body.get(atom)?;
+        let (reduction, rows_pred, keys) = self.reductions_behind_arity(body)?;
+        let value_of = |arg: &Arg| match *arg {
+            Arg::Const(c) => Some(c),
+            Arg::Var(v) => binding?.iter().find(|(s, _)| *s == rule.vars[v]).map(|&(_, x)| x),
+        };
+        let group: Vec<u32> = body.args[..keys].iter().map(value_of).collect::<Option<_>>()?;
+        let wanted = if excluded.is_some() { None } else { body.args.last().and_then(value_of) };
+        let db = self.ix.db;
+        let rows = db.tuples(rows_pred).filter(|row| row.get(..keys) == Some(group.as_slice())).count();
+        let head = self.rules[reduction.index()].head.pred;
+        let value = db.tuples(head).find(|t| t.get(..keys) == Some(group.as_slice())).and_then(|t| t.last().copied());
+        Some(Attempt::Aggregate { atom, reduction, group, rows, value, wanted, excluded: excluded.cloned() })
+    }
+
+    /// [`Explainer::reduction_behind`] of an atom with the arity of the reduction's head.
+    fn reductions_behind_arity(&self, atom: &CompiledAtom) -> Option<(RuleId, PredId, usize)> {
+        let found = self.reduction_behind(atom.pred)?;
+        (atom.args.len() == found.2 + 1).then_some(found)
+    }
+
     pub fn why_not(&mut self, pred: PredId, tuple: &[u32]) -> WhyNot {
         let present = self.contains(pred, tuple);
         let mut rules = Vec::new();
@@ -827,6 +943,7 @@ impl<'a> Explainer<'a> {
             // Full matches of the positive atoms that a leaf excludes: how many, and what
             // blocked the first. A match that passes every leaf is a derivation.
             let (mut excluded, mut blocked, mut derived) = (0usize, None, false);
+            let mut first_excluded: Option<Vec<(Symbol, u32)>> = None;
             let (db, values) = (self.ix.db, &self.values);
             for_each_match(
                 &mut self.ix,
@@ -858,6 +975,9 @@ impl<'a> Explainer<'a> {
                             Err(why) => {
                                 excluded += 1;
                                 blocked.get_or_insert(why);
+                                first_excluded.get_or_insert_with(|| {
+                                    bound.iter().enumerate().filter_map(|(i, &v)| Some((rule.vars[i], v?))).collect()
+                                });
                             }
                         }
                     }
@@ -871,11 +991,19 @@ impl<'a> Explainer<'a> {
             let outcome = if derived {
                 Attempt::Matched
             } else if let (Some(blocked), false) = (blocked, gave_up) {
-                Attempt::Excluded { blocked, matches: excluded }
+                // A match whose aggregate value a comparison then rejects: the group and
+                // its value say why, where an atom reads one.
+                (0..self.rules[ri].body.len())
+                    .find_map(|k| self.aggregate_attempt(ri, k, first_excluded.as_ref(), Some(&blocked)))
+                    .unwrap_or(Attempt::Excluded { blocked, matches: excluded })
             } else if gave_up {
                 Attempt::GaveUp { reached: deepest }
             } else {
-                Attempt::Failed { atom: deepest, examples, partial }
+                self.aggregate_attempt(ri, deepest, examples.first(), None).unwrap_or(Attempt::Failed {
+                    atom: deepest,
+                    examples,
+                    partial,
+                })
             };
             rules.push(RuleAttempt { rule: rule.id, outcome });
         }
@@ -930,27 +1058,46 @@ impl Search {
                 let step = match n.proved {
                     Some((_, d)) => {
                         let d = &self.derivations[d as usize];
-                        let body =
+                        let body: Vec<usize> =
                             self.body[d.first as usize..(d.first + d.len) as usize].iter().map(|c| index[c]).collect();
-                        Step::Rule { rule: ex.rules[d.rule as usize].id, body, leaves: d.leaves.clone() }
+                        let rule = ex.rules[d.rule as usize].id;
+                        match ex.reductions.get(n.pred.index()).and_then(Option::as_ref) {
+                            Some(&(reduction, ..)) if reduction == rule => {
+                                let tuple = db.rel(n.pred).row(n.row);
+                                ex.reduction_step(n.pred, tuple, body).unwrap_or(Step::Given)
+                            }
+                            _ => Step::Rule { rule, body, leaves: d.leaves.clone() },
+                        }
                     }
                     None if ex.is_derived(n.pred) => {
-                        ex.reduction_step(n.pred, db.rel(n.pred).row(n.row)).unwrap_or(Step::Given)
+                        ex.reduction_step(n.pred, db.rel(n.pred).row(n.row), Vec::new()).unwrap_or(Step::Given)
                     }
                     None => Step::Input,
                 };
                 ProofNode { pred: n.pred, tuple: db.rel(n.pred).row(n.row).to_vec(), step, height: 0 }
             })
             .collect();
-        // Children have lower ranks: settle heights in increasing rank.
-        let mut by_rank: Vec<usize> = (0..nodes.len()).collect();
-        by_rank.sort_by_key(|&i| self.nodes[order[i] as usize].rank);
-        for i in by_rank {
-            let height = match &nodes[i].step {
-                Step::Rule { body, .. } => 1 + body.iter().map(|&c| nodes[c].height).max().unwrap_or(0),
-                _ => 0,
-            };
-            nodes[i].height = height;
+        // A rule's body facts have lower ranks, an aggregate's rows lower strata: the
+        // proof is acyclic, and heights settle children first, on an explicit stack.
+        let mut settled = vec![false; nodes.len()];
+        let mut stack = vec![(0usize, false)];
+        while let Some((i, children_done)) = stack.pop() {
+            if settled[i] {
+                continue;
+            }
+            if children_done {
+                let height = match &nodes[i].step {
+                    step @ (Step::Rule { .. } | Step::Aggregate { .. }) => {
+                        1 + step.children().iter().map(|&c| nodes[c].height).max().unwrap_or(0)
+                    }
+                    _ => 0,
+                };
+                nodes[i].height = height;
+                settled[i] = true;
+                continue;
+            }
+            stack.push((i, true));
+            stack.extend(nodes[i].step.children().iter().filter(|&&c| !settled[c]).map(|&c| (c, false)));
         }
         Proof { nodes }
     }

@@ -26,7 +26,9 @@ mod split;
 
 pub use database::Database;
 pub use dred::{Maintained, Maintenance, Method, Tally, Update, UpdateCounts, UpdateReport, AUTO_MIN_BUDGET};
-pub use explain::{Attempt, Blocked, Explainer, Leaf, Proof, ProofNode, RuleAttempt, Step, WhyNot};
+pub use explain::{
+    Attempt, Blocked, Explainer, Leaf, Proof, ProofNode, RuleAttempt, Step, WhyNot, AGGREGATE_ROWS_SHOWN,
+};
 pub use limits::{ResourceError, ResourceKind, DEFAULT_MAX_TUPLES};
 pub use relation::{Groups, RelationBytes};
 

@@ -6,6 +6,7 @@
 use crate::database::Database;
 use crate::join::JoinStats;
 use crate::limits::ResourceError;
+use ir::PredId;
 use plan::RulePlan;
 use std::collections::BTreeMap;
 
@@ -41,6 +42,60 @@ pub(crate) fn evaluate(plan: &RulePlan, db: &mut Database, stats: &mut JoinStats
         db.insert(plan.head, &fact);
     }
     db.check_pred(plan.head)
+}
+
+/// One reduction's rows, relation and keys, as maintenance reads them.
+pub(crate) struct Reduction<'a> {
+    pub(crate) head: PredId,
+    pub(crate) rows: PredId,
+    pub(crate) reduce: &'a plan::Reduce,
+}
+
+impl<'a> Reduction<'a> {
+    /// The reduction of a rule's plan, if it is one.
+    pub(crate) fn of(plan: &'a RulePlan) -> Option<Self> {
+        let (Some(reduce), Some(step)) = (&plan.reduce, plan.steps.first()) else { return None };
+        Some(Reduction { head: plan.head, rows: step.pred, reduce })
+    }
+
+    /// The value the head holds for group `key` now, if it holds one.
+    pub(crate) fn current(&self, db: &Database, key: &[u32]) -> Option<u32> {
+        if key.is_empty() {
+            return db.tuples(self.head).next().and_then(|t| t.first().copied());
+        }
+        let groups = db.groups(self.head)?;
+        let g = groups.find(key)?;
+        let mut values = Vec::new();
+        groups.values(g, &mut values);
+        values.first().copied()
+    }
+
+    /// The aggregate of group `key` over the rows it has in `db` now (`None` when it has
+    /// none), read through an index of the rows on their key columns: a pass over the
+    /// group, not over the relation. Counts one row test per row read.
+    pub(crate) fn regroup(&self, db: &mut Database, key: &[u32], stats: &mut JoinStats) -> Option<u32> {
+        let (op, domain) = (self.reduce.op, self.reduce.domain);
+        let rows = &mut db.rows[self.rows.index()];
+        let mut acc = None;
+        if key.is_empty() {
+            for row in rows.live_rows() {
+                stats.row_tests += 1;
+                acc = Some(op.step(acc, row.last().copied().unwrap_or(0), domain));
+            }
+            return acc;
+        }
+        let cols: Vec<usize> = (0..key.len()).collect();
+        let id = rows.ensure_index(&cols);
+        rows.sync_index(id);
+        let rows = &*rows;
+        for (r, covered) in rows.indexes[id].chain(|i| key[i]) {
+            stats.row_tests += 1;
+            if rows.is_alive(r) {
+                acc = Some(op.step(acc, covered.last().copied().unwrap_or(0), domain));
+            }
+        }
+        acc
+    }
 }
 
 #[cfg(test)]

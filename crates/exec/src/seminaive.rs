@@ -229,7 +229,7 @@ impl Compiled {
     /// matters a lot), so they are made once the database has been evaluated. With
     /// `ranked`, also the support checks of ranked maintenance, in the same order.
     pub(crate) fn add_guards(&mut self, program: &Program, db: &mut Database, ranked: bool) {
-        // A program with reductions is maintained by recomputation (`Maintained::choose`).
+        // A reduction is maintained group by group (`dred_strata.rs`), never rederived.
         for rule in self.rules.iter_mut().filter(|r| r.reduction.is_none()) {
             if rule.delta.len() < rule.body_preds.len() {
                 rule.delta = delta_plans(program, rule.rule, rule.head_arity, db);

@@ -39,7 +39,10 @@ fn shown(p: &Program, proof: &Proof) -> Vec<String> {
             }
             Step::Input => format!("{} input", name(n)),
             Step::Given => format!("{} given", name(n)),
-            Step::Aggregate { rows, .. } => format!("{} aggregate of {rows} row(s)", name(n)),
+            Step::Aggregate { rows, shown, .. } => {
+                let children: Vec<String> = shown.iter().map(|&c| name(&proof.nodes[c])).collect();
+                format!("{} aggregate of {rows} row(s) <- {}", name(n), children.join(", "))
+            }
         })
         .collect()
 }
@@ -65,10 +68,28 @@ fn invalid(p: &Program, db: &Database, pred: PredId, tuple: &[u32], proof: &Proo
                 }
             }
             Step::Given => return Some(format!("node {i} has no derivation")),
-            Step::Aggregate { rule, .. } => {
+            Step::Aggregate { rule, rows, shown } => {
                 let rule = p.rule(*rule);
-                if rule.head.pred != node.pred || rule.aggregate.is_none() || node.height != 0 {
+                let (Some(aggregation), [atom]) = (&rule.aggregate, rule.body.as_slice()) else {
+                    return Some(format!("node {i} is not a fact of a reduction"));
+                };
+                if rule.head.pred != node.pred {
                     return Some(format!("node {i} is not a fact of its reduction"));
+                }
+                let key = &node.tuple[..aggregation.keys];
+                let group = db.tuples(atom.pred).filter(|row| &row[..aggregation.keys] == key).count();
+                if group != *rows || shown.len() > crate::explain::AGGREGATE_ROWS_SHOWN.min(group) {
+                    return Some(format!("node {i} counts {rows} row(s) and shows {}, of {group}", shown.len()));
+                }
+                for &c in shown {
+                    let row = &proof.nodes[c];
+                    if row.pred != atom.pred || &row.tuple[..aggregation.keys] != key {
+                        return Some(format!("node {i} shows node {c}, no row of its group"));
+                    }
+                }
+                let height = 1 + shown.iter().map(|&c| proof.nodes[c].height).max().unwrap_or(0);
+                if node.height != height {
+                    return Some(format!("aggregate node {i} has height {}, not {height}", node.height));
                 }
             }
             Step::Rule { rule, body, .. } => {
@@ -145,12 +166,61 @@ fn an_aggregate_fact_shows_its_reduction_and_the_rows_of_its_group() {
     let db = evaluated(&p);
     let c = p.lookup_source("C").unwrap();
     let mut ex = Explainer::new(&p, &db);
-    for (tuple, expected) in [([1, 2], "C_agg(1,2) aggregate of 2 row(s)"), ([2, 0], "C_agg_keys(2) <- N(2)")] {
+    let expected = [
+        ([1, 2], "C_agg(1,2) aggregate of 2 row(s) <- C_agg_rows(1,2), C_agg_rows(1,3)"),
+        ([2, 0], "C_agg_keys(2) <- N(2)"),
+    ];
+    for (tuple, expected) in expected {
         let proof = ex.prove(c, &tuple).expect("C holds");
         assert_eq!(invalid(&p, &db, c, &tuple, &proof), None);
         let lines = shown(&p, &proof);
         assert!(lines.iter().any(|l| l == expected), "{lines:#?}");
     }
+}
+
+#[test]
+fn an_aggregate_fact_shows_at_most_eight_rows_and_counts_them_all() {
+    let edges: String = (0..12).map(|y| format!("E(1, {y}). ")).collect();
+    let src = format!("{edges}N(1).\nC(X, K) <- N(X), K = count : E(X, _)\n?- C(X, K).\n");
+    let (p, diagnostics) = syntax::parse_program(&src, ir::FileId(0));
+    let p = p.unwrap_or_else(|| panic!("{diagnostics:#?}"));
+    let db = evaluated(&p);
+    let c = p.lookup_source("C").unwrap();
+    let proof = Explainer::new(&p, &db).prove(c, &[1, 12]).expect("C(1,12) holds");
+    assert_eq!(invalid(&p, &db, c, &[1, 12], &proof), None);
+    let aggregate = proof.nodes.iter().find_map(|n| match &n.step {
+        Step::Aggregate { rows, shown, .. } => Some((*rows, shown.len())),
+        _ => None,
+    });
+    assert_eq!(aggregate, Some((12, crate::explain::AGGREGATE_ROWS_SHOWN)));
+}
+
+#[test]
+fn why_not_names_an_aggregate_group_without_rows_or_with_another_value() {
+    let src = "E(1, 2). E(1, 3). N(1). N(2).\nC(X, K) <- N(X), K = count : E(X, _)\n\
+               M(X, K) <- N(X), K = min Y : E(X, Y)\n?- C(X, K).\n";
+    let (p, diagnostics) = syntax::parse_program(src, ir::FileId(0));
+    let p = p.unwrap_or_else(|| panic!("{diagnostics:#?}"));
+    let db = evaluated(&p);
+    let (c, m) = (p.lookup_source("C").unwrap(), p.lookup_source("M").unwrap());
+    let mut ex = Explainer::new(&p, &db);
+    let outcome =
+        |ex: &mut Explainer<'_>, pred: PredId, tuple: &[u32]| ex.why_not(pred, tuple).rules[0].outcome.clone();
+    // Node 2 has no edges: its count is 0 (no rows), so C(2,5) is rejected by `K = 0`.
+    let Attempt::Aggregate { group, rows: 0, value: None, excluded: Some(_), .. } = outcome(&mut ex, c, &[2, 5]) else {
+        panic!("{:?}", outcome(&mut ex, c, &[2, 5]))
+    };
+    assert_eq!(group, [2]);
+    // Node 1 has two: its count is 2, not 7.
+    let Attempt::Aggregate { group, rows: 2, value: Some(2), .. } = outcome(&mut ex, c, &[1, 7]) else {
+        panic!("{:?}", outcome(&mut ex, c, &[1, 7]))
+    };
+    assert_eq!(group, [1]);
+    // A min over no rows has no value: the atom reading it finds nothing.
+    let Attempt::Aggregate { group, rows: 0, value: None, .. } = outcome(&mut ex, m, &[2, 1]) else {
+        panic!("{:?}", outcome(&mut ex, m, &[2, 1]))
+    };
+    assert_eq!(group, [2]);
 }
 
 #[test]
