@@ -69,7 +69,8 @@ fn souffle_outputs_are_the_native_files() {
         let facts = format!("fixtures/souffle/{name}/in");
         ran += usize::from(same_as_native(&[&program, "-F", &facts, "-D", "-", "--no-timing"]));
     }
-    assert!(ran >= 7, "{ran} programs compared");
+    // Every fixture runs on the dataflow, those with aggregates included.
+    assert!(ran >= 20, "{ran} programs compared");
 }
 
 #[test]
