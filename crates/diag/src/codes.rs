@@ -91,7 +91,7 @@ codes! {
     TYPE_CYCLE = "E0025", "cyclic type definition",
         "define one of the types from `symbol`, `number` or `unsigned`: `.type A <: symbol`";
     DIFFERENTIAL_UNSUPPORTED = "E0026", "program the differential engine cannot run",
-        "evaluate it with the native engine (`--engine seminaive`); rows hold at most 8 values, and aggregates are not in this engine yet";
+        "evaluate it with the native engine (`--engine seminaive`); rows hold at most 8 values";
     CLUSTER = "E0027", "the processes of a cluster could not run together",
         "start every process with the same command line but `--process I`, each address of --hosts reachable from every process";
     TYPE_MISMATCH = "E0028", "numbers and symbols mixed",

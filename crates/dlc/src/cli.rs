@@ -308,8 +308,8 @@ pub enum EngineArg {
     /// Naive synchronous rounds with nested-loop scans; counts row_tests.
     Reference,
     /// The program as one differential dataflow on --workers threads; update batches are
-    /// epochs of input changes. Negation, comparisons and arithmetic; no aggregates yet,
-    /// no proofs (--explain) or rounds.
+    /// epochs of input changes. Negation, comparisons, arithmetic and aggregates; no
+    /// proofs (--explain) or rounds.
     Differential,
 }
 

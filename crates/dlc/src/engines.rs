@@ -90,9 +90,7 @@ impl Engine {
         let d = Diagnostic::error(Code::DIFFERENTIAL_UNSUPPORTED, error.message(program));
         Some(match error {
             flow::Error::TooWide { pred: Some(p), .. } => d.with_primary(program.pred(p).span, "first used here"),
-            flow::Error::TooWide { rule: Some(r), .. } | flow::Error::Unsupported { rule: r, .. } => {
-                d.with_primary(program.rule(r).span, "in this rule")
-            }
+            flow::Error::TooWide { rule: Some(r), .. } => d.with_primary(program.rule(r).span, "in this rule"),
             _ => d,
         })
     }

@@ -43,6 +43,29 @@ pub(crate) struct RuleRecipe {
     pub joins: Vec<Join>,
     /// The head's arguments: positions in the final binding, or constants.
     pub project: Vec<Part>,
+    /// Set for a reduction, which reads its rows relation whole and derives one head row
+    /// per group instead (`scan`, `checks`, `joins` and `project` are then empty).
+    pub reduce: Option<Reduction>,
+}
+
+/// A grouped reduction (`plan::Reduce`): the rows of `pred` grouped by their first
+/// `keys` columns, each group giving the head its keys and `op` over the rows' last
+/// column, exactly as the native engine's `reduce.rs` computes it (each distinct row
+/// once, wrapping sums, no head row for a group without rows).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Reduction {
+    pub pred: usize,
+    pub keys: usize,
+    pub op: ir::AggregateOp,
+    pub domain: ValueType,
+}
+
+impl RuleRecipe {
+    /// The relations the rule reads positively (its negated atoms aside).
+    pub fn reads(&self) -> impl Iterator<Item = usize> + '_ {
+        let scanned = self.scan.iter().map(|s| s.pred).chain(self.reduce.iter().map(|r| r.pred));
+        scanned.chain(self.joins.iter().map(|j| j.pred))
+    }
 }
 
 /// A value of a built row: a position in a binding, or a constant.
@@ -209,9 +232,23 @@ fn reads(filter: &Filter) -> Vec<usize> {
 /// constant written out, E0031).
 fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleRecipe>, Error> {
     let too_wide = |width: usize| Error::TooWide { pred: None, rule: Some(rule.rule), width };
-    // A reduction (an aggregate) would need a grouped reduce operator.
-    if rule.reduce.is_some() {
-        return Err(Error::Unsupported { rule: rule.rule, what: "aggregates" });
+    // A reduction reads the one relation its step scans, whole, as the native engine
+    // does: lowering gives that atom a distinct variable per column.
+    if let Some(reduce) = &rule.reduce {
+        let Some(step) = rule.steps.first() else { return Ok(None) };
+        return Ok(Some(RuleRecipe {
+            head: rule.head.index(),
+            scan: None,
+            checks: Checks::default(),
+            joins: Vec::new(),
+            project: Vec::new(),
+            reduce: Some(Reduction {
+                pred: step.pred.index(),
+                keys: reduce.keys,
+                op: reduce.op,
+                domain: reduce.domain,
+            }),
+        }));
     }
     // Filters that read no variable a step binds (constants, assignments of constants)
     // are checked with the first step's: they hold or fail alike for every binding.
@@ -326,7 +363,14 @@ fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleRecipe>, Error>
     let Some((first, rest)) = rule.steps.split_first() else {
         let checks = checks(&mut live, &start_filters)?;
         let project = project(&live);
-        return Ok(Some(RuleRecipe { head: rule.head.index(), scan: None, checks, joins: Vec::new(), project }));
+        return Ok(Some(RuleRecipe {
+            head: rule.head.index(),
+            scan: None,
+            checks,
+            joins: Vec::new(),
+            project,
+            reduce: None,
+        }));
     };
     let mut keep = Vec::new();
     for &(col, slot) in &first.binds {
@@ -387,7 +431,14 @@ fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleRecipe>, Error>
         live = next;
     }
     let project = project(&live);
-    Ok(Some(RuleRecipe { head: rule.head.index(), scan: Some(scan), checks: first_checks, joins, project }))
+    Ok(Some(RuleRecipe {
+        head: rule.head.index(),
+        scan: Some(scan),
+        checks: first_checks,
+        joins,
+        project,
+        reduce: None,
+    }))
 }
 
 /// For messages: a rule's or predicate's name.

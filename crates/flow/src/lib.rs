@@ -49,10 +49,6 @@ pub enum Error {
     /// A relation, a join key or the live variables of a rule wider than [`MAX_WIDTH`]:
     /// refused before any worker starts.
     TooWide { pred: Option<PredId>, rule: Option<RuleId>, width: usize },
-    /// A rule uses `what`, which this engine does not evaluate yet: refused before any
-    /// worker starts, never answered wrongly. Comparisons, assignments, arithmetic and
-    /// negated atoms are evaluated.
-    Unsupported { rule: RuleId, what: &'static str },
     /// A worker stopped before answering (it panicked, or timely could not start).
     Stopped(String),
     /// The processes of a cluster could not connect, disagreed on what they run, or one
@@ -67,10 +63,6 @@ impl Error {
             Error::TooWide { pred, rule, width } => format!(
                 "the differential engine holds at most {MAX_WIDTH} values per row; {} needs {width}",
                 blueprint::describe(program, *pred, *rule)
-            ),
-            Error::Unsupported { rule, what } => format!(
-                "the differential engine does not evaluate {what} yet; {} uses it",
-                blueprint::describe(program, None, Some(*rule))
             ),
             Error::Stopped(reason) => format!("the differential dataflow stopped: {reason}"),
             Error::Cluster(reason) => format!("the cluster stopped: {reason}"),

@@ -4,7 +4,7 @@
 //! of its relation on its key columns, shared by every step of that scope asking for the
 //! same relation and key.
 
-use crate::blueprint::{Absent, Blueprint, Checks, Part, RowCheck, RuleRecipe};
+use crate::blueprint::{Absent, Blueprint, Checks, Part, Reduction, RowCheck, RuleRecipe};
 use crate::row::Row;
 use differential_dataflow::input::{Input, InputSession};
 use differential_dataflow::lattice::Lattice;
@@ -171,6 +171,9 @@ fn render_rule<'s, T: Timestamp + Lattice + Ord>(
     unit: &Relation<'s, T>,
     values: &Values,
 ) -> Relation<'s, T> {
+    if let Some(reduction) = rule.reduce {
+        return reduce(reduction, relations.get(reduction.pred));
+    }
     let project = rule.project.clone();
     let row_checks = rule.checks.row.clone();
     let dictionary = Rc::clone(values);
@@ -203,6 +206,27 @@ fn render_rule<'s, T: Timestamp + Lattice + Ord>(
         binding = anti_joins(joined, &join.checks, relations);
     }
     binding.map(move |b| build(&project, &b))
+}
+
+/// The head rows of a reduction over `rows`: the rows keyed by their group's columns,
+/// each group reduced to its aggregate. The rows relation lies in a lower stratum and is
+/// a set (an input, or a stratum's distinct output), so every row a group holds counts
+/// once; when an epoch retracts rows, the operator recomputes the groups they touched
+/// and retracts their old aggregates, and a group left without rows has none.
+fn reduce<'s, T: Timestamp + Lattice + Ord>(reduction: Reduction, rows: Relation<'s, T>) -> Relation<'s, T> {
+    let Reduction { keys, op, domain, .. } = reduction;
+    rows.map(move |row| (Row::new(&row.values()[..keys]), row))
+        .reduce(move |_key, group: &[(&Row, isize)], out: &mut Vec<(u32, isize)>| {
+            let mut value = None;
+            for (row, _) in group.iter().filter(|&&(_, count)| count > 0) {
+                value = Some(op.step(value, row.values().last().copied().unwrap_or(0), domain));
+            }
+            out.extend(value.map(|v| (v, 1)));
+        })
+        .map(|(mut key, value)| {
+            key.push(value);
+            key
+        })
 }
 
 /// The distinct union of what `rules` derive for `pred` and the rows given for it.
@@ -287,8 +311,7 @@ pub(crate) fn build_dataflow(
                     local.blocked_keys.insert(id, keys.enter(inner));
                 }
                 for rule in &stratum.rules {
-                    let read = rule.scan.iter().map(|s| s.pred).chain(rule.joins.iter().map(|j| j.pred));
-                    for pred in read.filter(|p| !stratum.preds.contains(p)) {
+                    for pred in rule.reads().filter(|p| !stratum.preds.contains(p)) {
                         if local.rows[pred].is_none() {
                             local.rows[pred] = Some(outer.get(pred).enter(inner));
                         }

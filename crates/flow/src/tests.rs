@@ -392,3 +392,50 @@ fn computed_columns_count_towards_the_width_of_a_binding() {
     let error = Flow::start(&plan::plan_program(&p), &p, Options { workers: 1, cluster: None }).unwrap_err();
     assert!(matches!(error, Error::TooWide { rule: Some(_), width: 9, .. }), "{error:?}");
 }
+
+#[test]
+fn aggregates_agree_through_retractions_empty_groups_and_overflow() {
+    // `count` and `sum` over a group without rows are 0 (through the rules lowering
+    // adds around the reduction), `min` and `max` have no value there; a `sum` wraps
+    // around; a group a batch empties loses its aggregate, and one it creates gets one.
+    let text = "E(1,2).\nE(1,3).\nE(2,5).\nE(2,2147483647).\nN(1).\nN(2).\nN(3).\n\
+        C(X,K) <- N(X), K = count : E(X,_)\n\
+        S(X,K) <- N(X), K = sum Y : E(X,Y)\n\
+        Least(X,K) <- N(X), K = min Y : E(X,Y)\n\
+        Most(X,K) <- N(X), K = max Y : E(X,Y)\n\
+        All(K) <- K = count : E(_,_)\n\
+        P(X,Y) <- E(X,Y)\n\
+        P(X,Z) <- P(X,Y), E(Y,Z)\n\
+        Reach(X,K) <- N(X), K = count : P(X,_)";
+    for workers in [1, 2] {
+        assert_eq!(rows_of(text, "C", workers), [[1, 2], [2, 2], [3, 0]].map(Vec::from).into_iter().collect());
+        let sums = [[1, 5], [2, -2147483644], [3, 0]];
+        assert_eq!(rows_of(text, "S", workers), sums.map(Vec::from).into_iter().collect());
+        assert_eq!(rows_of(text, "Least", workers), [[1, 2], [2, 5]].map(Vec::from).into_iter().collect());
+        assert_eq!(rows_of(text, "Most", workers), [[1, 3], [2, 2147483647]].map(Vec::from).into_iter().collect());
+        assert_eq!(rows_of(text, "All", workers), [vec![4]].into_iter().collect());
+    }
+    let batches = vec![
+        (vec![("E", vec!["1", "2"]), ("E", vec!["1", "3"])], vec![("E", vec!["3", "-4"]), ("E", vec!["3", "1"])]),
+        (vec![("N", vec!["2"])], vec![("E", vec!["1", "3"]), ("E", vec!["3", "3"]), ("N", vec!["4"])]),
+        (vec![("E", vec!["3", "-4"]), ("E", vec!["3", "1"]), ("E", vec!["3", "3"])], vec![]),
+        (vec![("E", vec!["1", "3"]), ("E", vec!["2", "5"]), ("E", vec!["2", "2147483647"])], vec![]),
+    ];
+    for workers in [1, 2, 3] {
+        agree(text, &batches, workers);
+    }
+}
+
+#[test]
+fn min_and_max_order_by_the_value_column_type() {
+    // 3000000000 is the greatest unsigned here; as a signed number it would be least.
+    let text = ".decl U(g:number, x:unsigned)\n.decl Lo(g:number, x:unsigned)\n.decl Hi(g:number, x:unsigned)\n\
+        U(1, 3000000000).\nU(1, 5).\nU(2, 7).\n\
+        Lo(g, m) :- U(g, _), m = min x : { U(g, x) }.\n\
+        Hi(g, m) :- U(g, _), m = max x : { U(g, x) }.\n";
+    for workers in [1, 2] {
+        assert_eq!(rows_of(text, "Lo", workers), [[1, 5], [2, 7]].map(Vec::from).into_iter().collect());
+        assert_eq!(rows_of(text, "Hi", workers), [[1, 3000000000], [2, 7]].map(Vec::from).into_iter().collect());
+        agree(text, &[(vec![("U", vec!["1", "5"])], vec![("U", vec!["2", "4294967295"])])], workers);
+    }
+}
