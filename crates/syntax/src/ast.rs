@@ -97,6 +97,13 @@ pub struct Atom {
     pub span: Span,
 }
 
+impl Atom {
+    /// Whether an argument holds an aggregate (at any depth of an expression).
+    pub fn has_aggregate(&self) -> bool {
+        self.args.iter().flat_map(Term::subterms).any(|t| matches!(t.kind, TermKind::Aggregate { .. }))
+    }
+}
+
 /// A predicate name as written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Name {

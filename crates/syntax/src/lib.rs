@@ -156,6 +156,26 @@ mod tests {
         ok("R(count) <- E(count, _)\nE(count, min)\n");
     }
 
+    /// A fact with an aggregate (Soufflé accepts `n(count : e(_, _)).`) is computed: it is
+    /// a rule with an empty body, so its predicate is derived; it used to reach lowering
+    /// as a ground fact and panic there.
+    #[test]
+    fn a_fact_with_an_aggregate_is_a_rule() {
+        let p = ok("E(1, 2)\nN(count : E(_, _))\n");
+        assert_eq!(
+            rules(&p),
+            [
+                "N_agg_keys() <-",
+                "N_agg_rows(Any,Any1) <- E(Any,Any1)",
+                "N_agg(N) <- N = count : N_agg_rows(_0,_1)",
+                "N_agg_all(0) <- N_agg_keys(), !N_agg(_0)",
+                "N_agg_all(N) <- N_agg(N)",
+                "N(Agg) <- N_agg_all(Agg)",
+            ]
+        );
+        assert_eq!(p.pred(p.lookup_source("N").unwrap()).kind, PredKind::Idb);
+    }
+
     #[test]
     fn spec_example_1_lowers_to_its_rules_and_query() {
         let p = ok("R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), R(Y,Z)\n?- R(a,Y).\n");

@@ -32,15 +32,15 @@ pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Diagnostic>) {
         let atoms: Vec<&Atom> = match statement {
             Statement::Rule(rule) => {
                 let mut atoms = vec![&rule.head];
-                for term in rule_terms(rule).into_iter().flat_map(Term::subterms) {
-                    if let TermKind::Aggregate { body, .. } = &term.kind {
-                        atoms.extend(body.iter().filter_map(Literal::atom));
-                    }
-                }
+                atoms.extend(aggregate_atoms(rule_terms(rule)));
                 atoms.extend(rule.body.iter().filter_map(Literal::atom));
                 atoms
             }
-            Statement::Fact(atom) => vec![atom],
+            Statement::Fact(atom) => {
+                let mut atoms = vec![atom];
+                atoms.extend(aggregate_atoms(&atom.args));
+                atoms
+            }
             Statement::Query(query) => vec![&query.atom],
             Statement::Error(_) => Vec::new(),
         };
@@ -54,10 +54,26 @@ pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Diagnostic>) {
             Statement::Rule(rule) if rule_terms(rule).into_iter().flat_map(Term::subterms).any(is_aggregate) => {
                 rewrite_rule(rule, &mut names, &mut out.statements, &mut diagnostics);
             }
+            // A fact with an aggregate is a rule with an empty body.
+            Statement::Fact(atom) if atom.has_aggregate() => {
+                let rule = ast::Rule { head: atom.clone(), body: Vec::new(), span: atom.span };
+                rewrite_rule(&rule, &mut names, &mut out.statements, &mut diagnostics);
+            }
             other => out.statements.push(other.clone()),
         }
     }
     (out, diagnostics)
+}
+
+/// The atoms of the aggregates' bodies in `terms`, at any depth.
+fn aggregate_atoms<'a>(terms: impl IntoIterator<Item = &'a Term>) -> Vec<&'a Atom> {
+    let mut atoms = Vec::new();
+    for term in terms.into_iter().flat_map(Term::subterms) {
+        if let TermKind::Aggregate { body, .. } = &term.kind {
+            atoms.extend(body.iter().filter_map(Literal::atom));
+        }
+    }
+    atoms
 }
 
 fn is_aggregate(term: &Term) -> bool {

@@ -1244,8 +1244,13 @@ fn check(
             kept.push(clause);
         }
     }
-    let derived: HashSet<&str> =
-        kept.iter().filter(|c| c.body.is_some()).flat_map(|c| c.heads.iter().map(|h| h.pred.text.as_str())).collect();
+    // A fact with an aggregate (`n(count : { e(_, _) }).`) is computed, so its relation
+    // is derived as a rule's is.
+    let derived: HashSet<&str> = kept
+        .iter()
+        .flat_map(|c| c.heads.iter().filter(move |h| c.body.is_some() || h.has_aggregate()))
+        .map(|h| h.pred.text.as_str())
+        .collect();
     let (mut inputs, mut outputs, mut printsize) = (Vec::new(), Vec::new(), Vec::new());
     let (mut copies, mut hidden_decls) = (Vec::new(), Vec::new());
     for (kind, io) in ios {
