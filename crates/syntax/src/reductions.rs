@@ -192,7 +192,9 @@ fn outer_bound(rule: &ast::Rule) -> (BTreeSet<String>, Vec<Literal>) {
             }
         }
     }
-    let mut used: Vec<bool> = rule.body.iter().map(|l| matches!(l, Literal::Atom(_))).collect();
+    // An atom with an aggregate among its arguments (`e(x, sum y : ...)`) reads the
+    // aggregate's value, so it is no outer literal of it.
+    let mut used: Vec<bool> = rule.body.iter().map(|l| matches!(l, Literal::Atom(_)) && plain(&l)).collect();
     loop {
         let mut changed = false;
         for (k, literal) in rule.body.iter().enumerate() {
