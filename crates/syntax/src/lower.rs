@@ -10,6 +10,7 @@ use std::collections::HashSet;
 /// there is no error.
 pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
     let mut program = Program::new();
+    let file = &crate::reductions::computed_facts_as_rules(file);
     let mut diagnostics = crate::aggregates::check(file);
     if !diagnostics.is_empty() {
         return (None, diagnostics);

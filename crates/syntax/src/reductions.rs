@@ -22,7 +22,29 @@
 
 use crate::ast::{self, AggregateOp, Atom, Comparison, Literal, Name, Statement, Term, TermKind};
 use diag::{Code, Diagnostic, Span};
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashSet};
+
+/// The file with each fact that holds an aggregate (`n(count : e(_, _)).`, which Soufflé
+/// accepts) made a rule with an empty body, as it is computed: its predicate is derived
+/// and its aggregates are checked and rewritten as any rule's. Borrowed when there is none.
+pub(crate) fn computed_facts_as_rules(file: &ast::File) -> Cow<'_, ast::File> {
+    let computed = |s: &Statement| matches!(s, Statement::Fact(atom) if atom.has_aggregate());
+    if !file.statements.iter().any(computed) {
+        return Cow::Borrowed(file);
+    }
+    let mut file = file.clone();
+    for statement in &mut file.statements {
+        if let Statement::Fact(atom) = statement {
+            if atom.has_aggregate() {
+                let head = atom.clone();
+                let span = head.span;
+                *statement = Statement::Rule(ast::Rule { head, body: Vec::new(), span });
+            }
+        }
+    }
+    Cow::Owned(file)
+}
 
 /// The file with every aggregate rewritten; the reports of aggregates it cannot rewrite
 /// (a group key bound only through another aggregate's value).
@@ -53,11 +75,6 @@ pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Diagnostic>) {
         match statement {
             Statement::Rule(rule) if rule_terms(rule).into_iter().flat_map(Term::subterms).any(is_aggregate) => {
                 rewrite_rule(rule, &mut names, &mut out.statements, &mut diagnostics);
-            }
-            // A fact with an aggregate is a rule with an empty body.
-            Statement::Fact(atom) if atom.has_aggregate() => {
-                let rule = ast::Rule { head: atom.clone(), body: Vec::new(), span: atom.span };
-                rewrite_rule(&rule, &mut names, &mut out.statements, &mut diagnostics);
             }
             other => out.statements.push(other.clone()),
         }
