@@ -74,8 +74,8 @@ codes! {
         "raise the limit with `--max-adornments N`, or let `--magic auto` (the default) or `--magic off` evaluate the original program";
     RESOURCE_LIMIT = "E0017", "relation too large",
         "raise the limit with `--max-tuples N` if the machine has the memory";
-    UNSUPPORTED_SOUFFLE = "E0018", "unsupported Soufflé construct",
-        "dlc runs stratified Datalog: rules over atoms, negated atoms and comparisons of variables and constants; rewrite this part or run the program with Soufflé";
+    UNSUPPORTED_SOUFFLE = "E0018", "unsupported construct",
+        "dlc runs stratified Datalog with integer arithmetic and count, sum, min and max aggregates; rewrite this part or run the program with Soufflé";
     UNDECLARED_RELATION = "E0019", "relation not declared",
         "a Soufflé program declares every relation it uses: `.decl r(x:symbol, y:number)`";
     DECLARED_TWICE = "E0020", "relation declared twice",
