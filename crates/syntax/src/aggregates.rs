@@ -204,10 +204,10 @@ fn visit<'a>(
     found
 }
 
-/// The aggregate's operator and the variables of its value and body.
-fn describe(term: &Term) -> Aggregate<'_> {
-    let TermKind::Aggregate { op, value, body, .. } = &term.kind else { unreachable!("an aggregate term") };
-    let mut vars: Vec<&str> = Vec::new();
+/// The top-level terms of an aggregate: its value, then its body literals' arguments
+/// and operands.
+fn inner_terms(term: &Term) -> Vec<&Term> {
+    let TermKind::Aggregate { value, body, .. } = &term.kind else { unreachable!("an aggregate term") };
     let mut inner: Vec<&Term> = value.iter().map(|v| &**v).collect();
     for literal in body {
         match literal {
@@ -215,7 +215,14 @@ fn describe(term: &Term) -> Aggregate<'_> {
             Literal::Compare(c) => inner.extend([&c.left, &c.right]),
         }
     }
-    for t in inner.into_iter().flat_map(Term::subterms) {
+    inner
+}
+
+/// The aggregate's operator and the variables of its value and body.
+fn describe(term: &Term) -> Aggregate<'_> {
+    let TermKind::Aggregate { op, .. } = &term.kind else { unreachable!("an aggregate term") };
+    let mut vars: Vec<&str> = Vec::new();
+    for t in inner_terms(term).into_iter().flat_map(Term::subterms) {
         if let TermKind::Var(v) = &t.kind {
             if !vars.contains(&v.as_str()) {
                 vars.push(v);
@@ -236,15 +243,18 @@ fn fault(aggregate: &Aggregate<'_>, bound: &BTreeSet<&str>, used_outside: &BTree
                 .with_help("compute `sum` and `count` and divide them: `s / n` is their integer quotient"),
         );
     }
-    // A body holds no aggregate (the grammar reads it without), but a value may.
-    if let TermKind::Aggregate { value: Some(value), .. } = &aggregate.term.kind {
-        if let Some(inner) = value.subterms().into_iter().find(|t| matches!(t.kind, TermKind::Aggregate { .. })) {
-            return Some(
-                Diagnostic::error(Code::UNSUPPORTED_SOUFFLE, "an aggregate inside an aggregate is not supported")
-                    .with_primary(inner.span, "an aggregate inside an aggregate here")
-                    .with_help("aggregate in a rule of its own and read its result here"),
-            );
-        }
+    // The value or (in the dlc dialect, whose grammar reads one level of nesting so that
+    // it is reported here) the body may hold another aggregate.
+    let nested = inner_terms(aggregate.term)
+        .into_iter()
+        .flat_map(Term::subterms)
+        .find(|t| matches!(t.kind, TermKind::Aggregate { .. }));
+    if let Some(inner) = nested {
+        return Some(
+            Diagnostic::error(Code::UNSUPPORTED_SOUFFLE, "an aggregate inside an aggregate is not supported")
+                .with_primary(inner.span, "an aggregate inside an aggregate here")
+                .with_help("aggregate in a rule of its own and read its result here"),
+        );
     }
     let witness = aggregate.vars.iter().find(|v| used_outside.contains(**v) && !bound.contains(**v))?;
     Some(

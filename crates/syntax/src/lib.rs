@@ -156,6 +156,17 @@ mod tests {
         ok("R(count) <- E(count, _)\nE(count, min)\n");
     }
 
+    /// An aggregate inside an aggregate's body is E0018 at the inner aggregate, as in
+    /// Soufflé's dialect (it was a syntax error at the end of the rule); one deeper is a
+    /// syntax error, as the grammar reads one level of nesting only.
+    #[test]
+    fn a_nested_aggregate_is_reported_as_unsupported() {
+        let src = "E(1, 2)\nR(N) <- N = count : { E(X, Y), Y = sum Z : E(Z, _) }\n";
+        assert_eq!(codes_and_texts(src, &errors(src)), [("E0018", "sum Z : E(Z, _)")]);
+        let src = "R(N) <- N = count : { E(X, Y), Y = sum Z : { E(Z, W), W = min V : E(V, _) } }\n";
+        assert_eq!(errors(src)[0].code.0, "E0001");
+    }
+
     /// A fact with an aggregate (Soufflé accepts `n(count : e(_, _)).`) is computed: it is
     /// a rule with an empty body, so its predicate is derived; it used to reach lowering
     /// as a ground fact and panic there.

@@ -147,26 +147,37 @@ where
 }
 
 /// An expression outside every aggregate, which may hold aggregates: their bodies are
-/// `{ literal, ... }` or one atom, read without aggregates, so bodies never nest and
-/// the grammar does not recurse on the input.
+/// `{ literal, ... }` or one atom. A body may hold aggregates once more, so that the
+/// aggregate checks report a nested aggregate (E0018) as they do in Soufflé's dialect;
+/// deeper than that is a syntax error, so the grammar does not recurse on the input.
 fn outer_expression<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Term, Extra<'t, 's>> + Clone
 where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
-    let nested = custom(move |inp: &mut InputRef<'t, '_, I, Extra<'t, 's>>| {
+    let too_deep = custom(move |inp: &mut InputRef<'t, '_, I, Extra<'t, 's>>| {
         // The error spans the `:` that starts the inner body (an empty span has no place).
         let before = inp.cursor();
         inp.next();
         Err(Rich::custom(inp.span_since(&before), "an aggregate inside an aggregate is not supported"))
     });
-    let inner = literal_of(file, expression(file, nested));
-    let braced = inner
+    let nested = aggregate_body(file, literal_of(file, expression(file, too_deep)));
+    expression(file, aggregate_body(file, literal_of(file, expression(file, nested))))
+}
+
+/// An aggregate's body: `{ literal, ... }` or one atom.
+fn aggregate_body<'t, 's: 't, I>(
+    file: FileId,
+    literal: impl Parser<'t, I, Literal, Extra<'t, 's>> + Clone,
+) -> impl Parser<'t, I, Vec<Literal>, Extra<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    let braced = literal
         .separated_by(just(Token::Comma))
         .at_least(1)
         .collect::<Vec<_>>()
         .delimited_by(just(Token::LBrace), just(Token::RBrace));
-    let body = braced.or(atom(file).map(|atom| vec![Literal::Atom(atom)]));
-    expression(file, body)
+    braced.or(atom(file).map(|atom| vec![Literal::Atom(atom)]))
 }
 
 /// The dlc dialect's tokens as [`crate::expr::ExprSource`] reads them.
