@@ -204,6 +204,54 @@ fn visit<'a>(
     found
 }
 
+/// E0003 for a variable of the aggregated value that nothing binds: neither a positive
+/// atom or an assignment of the body nor the rule outside (Soufflé's "ungrounded
+/// variable"). Reported here, at the value, since the rows relation the rewrite makes
+/// would report it as a head variable.
+fn unbound_value<'a>(term: &'a Term, outside: &BTreeSet<&'a str>) -> Option<Diagnostic> {
+    let TermKind::Aggregate { value: Some(value), body, .. } = &term.kind else { return None };
+    let mut bound: BTreeSet<&'a str> = outside.clone();
+    for literal in body {
+        if let Literal::Atom(atom) = literal {
+            bound.extend(atom.args.iter().flat_map(Term::subterms).filter_map(var));
+        }
+    }
+    // Assignments bind in any order: until none binds more.
+    loop {
+        let before = bound.len();
+        for literal in body {
+            let Literal::Compare(c) = literal else { continue };
+            if c.op != ir::CmpOp::Eq {
+                continue;
+            }
+            for (lone, other) in [(&c.left, &c.right), (&c.right, &c.left)] {
+                let other_bound = other.subterms().into_iter().filter_map(var).all(|v| bound.contains(v));
+                if let (Some(v), true) = (var(lone), other_bound) {
+                    bound.insert(v);
+                }
+            }
+        }
+        if bound.len() == before {
+            break;
+        }
+    }
+    let name = value.subterms().into_iter().filter_map(var).find(|v| !bound.contains(v))?;
+    Some(
+        Diagnostic::error(Code::UNSAFE_RULE, format!("variable `{name}` of the aggregated value is not bound"))
+            .with_primary(value.span, format!("`{name}` has no value here"))
+            .with_secondary(term.span, "in this aggregate")
+            .with_help(format!("bind `{name}` in an atom of the aggregate's body: `sum {name} : p(_, {name})`")),
+    )
+}
+
+/// The name of a variable term.
+fn var(term: &Term) -> Option<&str> {
+    match &term.kind {
+        TermKind::Var(v) => Some(v.as_str()),
+        _ => None,
+    }
+}
+
 /// The top-level terms of an aggregate: its value, then its body literals' arguments
 /// and operands.
 fn inner_terms(term: &Term) -> Vec<&Term> {
@@ -255,6 +303,9 @@ fn fault(aggregate: &Aggregate<'_>, bound: &BTreeSet<&str>, used_outside: &BTree
                 .with_primary(inner.span, "an aggregate inside an aggregate here")
                 .with_help("aggregate in a rule of its own and read its result here"),
         );
+    }
+    if let Some(report) = unbound_value(aggregate.term, bound) {
+        return Some(report);
     }
     let witness = aggregate.vars.iter().find(|v| used_outside.contains(**v) && !bound.contains(**v))?;
     Some(
