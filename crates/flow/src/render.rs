@@ -27,6 +27,9 @@ pub(crate) type Epoch = u64;
 /// it deletes).
 pub(crate) type Request = (Epoch, bool);
 
+/// The input of one relation's requests.
+pub(crate) type Requests = InputSession<Epoch, (Row, Request), isize>;
+
 /// A relation's rows as a collection of a scope with timestamps `T`.
 type Relation<'s, T> = VecCollection<'s, T, Row, isize>;
 
@@ -52,7 +55,7 @@ pub(crate) struct Handles {
     pub inputs: Vec<InputSession<Epoch, Row, isize>>,
     /// With placement at the owner: per input relation, the requests each process
     /// injects (a row, the epoch it was asked in, and whether it was an insert).
-    pub requests: Vec<Option<InputSession<Epoch, (Row, Request), isize>>>,
+    pub requests: Vec<Option<Requests>>,
     pub unit: InputSession<Epoch, Row, isize>,
     pub probe: Probe<Epoch>,
 }
@@ -261,7 +264,7 @@ fn owned_rows<'s>(requests: VecCollection<'s, Epoch, (Row, Request), isize>) -> 
     requests
         .reduce(|_row, asked: &[(&Request, isize)], out: &mut Vec<((), isize)>| {
             // Requests are sorted by epoch, then deletes before inserts.
-            if let Some(&(&(_, true), _)) = asked.iter().filter(|&&(_, count)| count > 0).last() {
+            if let Some(&(&(_, true), _)) = asked.iter().rfind(|&&(_, count)| count > 0) {
                 out.push(((), 1));
             }
         })

@@ -518,7 +518,10 @@ fn union(reports: Vec<InputChanges>) -> InputChanges {
     total
 }
 
-const PLACED_BATCHES: &[(&[(&str, &[&str])], &[(&str, &[&str])])] = &[
+/// Atoms written out: a relation name and its values' texts.
+type Written = &'static [(&'static str, &'static [&'static str])];
+
+const PLACED_BATCHES: &[(Written, Written)] = &[
     (&[("E", &["d", "b"]), ("E", &["x", "y"])], &[]),
     (&[], &[("E", &["d", "a"]), ("E", &["d", "a"]), ("E", &["a", "b"])]),
     (&[("E", &["a", "b"])], &[("E", &["a", "b"]), ("E", &["a", "c"])]),
@@ -526,7 +529,7 @@ const PLACED_BATCHES: &[(&[(&str, &[&str])], &[(&str, &[&str])])] = &[
 ];
 
 fn placed_batches() -> Vec<Batch<'static>> {
-    let atoms = |a: &[(&'static str, &'static [&'static str])]| a.iter().map(|(n, v)| (*n, v.to_vec())).collect();
+    let atoms = |a: Written| a.iter().map(|(n, v)| (*n, v.to_vec())).collect();
     PLACED_BATCHES.iter().map(|(d, i)| (atoms(d), atoms(i))).collect()
 }
 
