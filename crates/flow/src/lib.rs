@@ -21,7 +21,7 @@ mod cluster;
 mod render;
 mod row;
 
-pub use cluster::{on_lost_peer, Cluster, Connection};
+pub use cluster::{on_lost_peer, text_owner, Cluster, Connection, Dictionary};
 pub use row::{Row, MAX_WIDTH};
 
 use ir::{Const, Interner, PredId, Program, RuleId};

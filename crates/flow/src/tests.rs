@@ -568,3 +568,38 @@ fn two_processes_each_reading_a_share_agree() {
     let reports: Vec<InputChanges> = runs.into_iter().map(|run| run.join().unwrap()).collect();
     assert_eq!(union(reports), expected);
 }
+
+#[test]
+fn owners_give_every_text_one_id_in_every_process() {
+    // Three processes, overlapping reads, a text read by all and one by none but its
+    // owner: every process receives the same dictionary, each text in it once, in the
+    // part of the process its hash picks, each part sorted.
+    let read: [&[&str]; 3] = [&["b", "a", "shared", "a"], &["shared", "c", "d"], &["shared", "e", "ö", ""]];
+    let runs: Vec<_> = local_cluster(3, &[5])
+        .into_iter()
+        .map(|cluster| {
+            let texts: Vec<String> = read[cluster.process].iter().map(|t| t.to_string()).collect();
+            std::thread::spawn(move || {
+                let (connection, dictionary) = Connection::open_with_texts(&cluster, 1, texts).unwrap();
+                // The connection is for a dataflow: run one over it, so that it closes
+                // the way a run closes it.
+                let p = parse(CLOSURE);
+                let options = Options { workers: 1, cluster: Some(connection) };
+                let mut flow = Flow::start(&plan::plan_program(&p), &p, options).unwrap();
+                flow.apply([], []).unwrap();
+                dictionary
+            })
+        })
+        .collect();
+    let dictionaries: Vec<crate::Dictionary> = runs.into_iter().map(|run| run.join().unwrap()).collect();
+    assert!(dictionaries.iter().all(|d| *d == dictionaries[0]));
+    let parts = &dictionaries[0].parts;
+    assert_eq!(parts.len(), 3);
+    let mut all: Vec<&str> = parts.iter().flatten().map(String::as_str).collect();
+    for (owner, part) in parts.iter().enumerate() {
+        assert!(part.windows(2).all(|w| w[0] < w[1]), "{part:?}");
+        assert!(part.iter().all(|t| crate::text_owner(t, 3) == owner), "{part:?}");
+    }
+    all.sort_unstable();
+    assert_eq!(all, ["", "a", "b", "c", "d", "e", "shared", "ö"]);
+}
