@@ -23,6 +23,67 @@ pub fn read_stdin(input: &mut dyn Read, sources: &mut SourceMap) -> Result<ir::F
 /// The name reports give a program read from standard input.
 pub const STDIN_NAME: &str = "<stdin>";
 
+/// Which part of each facts file this process reads, and what it read: in a cluster of
+/// several processes, each reads its share of every delimited facts file (the lines
+/// whose first byte lies in its byte range, [`read_share`]), except the files of the
+/// relations in `whole`, which the output reads directly.
+#[derive(Clone, Debug, Default)]
+pub struct Shares {
+    /// `(process, processes)` when each process reads a share; `None` reads files whole.
+    pub split: Option<(usize, usize)>,
+    /// Relations whose files every process reads whole.
+    pub whole: Vec<ir::PredId>,
+    /// Every facts file read, in order: its path, its length, and the bytes of it read.
+    pub read: Vec<(String, u64, u64)>,
+}
+
+impl Shares {
+    /// The share of `pred`'s file to read: `None` for the whole file.
+    fn split_for(&self, pred: Option<ir::PredId>) -> Option<(usize, usize)> {
+        self.split.filter(|_| pred.is_none_or(|p| !self.whole.contains(&p)))
+    }
+}
+
+/// Reads `path`, or with `split` its share, into the source map, and records what it read
+/// in `shares`.
+fn read_facts_text(
+    path: &Path,
+    sources: &mut SourceMap,
+    split: Option<(usize, usize)>,
+    shares: &mut Shares,
+) -> Result<ir::FileId, Diagnostic> {
+    let len = std::fs::metadata(path).map_or(0, |m| m.len());
+    let Some((process, processes)) = split else {
+        let file = read_text(path, sources, Code::BAD_FACTS_LINE)?;
+        shares.read.push((path.display().to_string(), len, len));
+        return Ok(file);
+    };
+    let read = std::fs::File::open(path)
+        .and_then(|file| read_share(file, len, process, processes, MAX_LINE_BYTES))
+        .and_then(|bytes| {
+            shares.read.push((path.display().to_string(), len, bytes.len() as u64));
+            String::from_utf8(bytes).map_err(|e| {
+                let at = format!("its share holds bytes that are not UTF-8 text ({e})");
+                std::io::Error::new(std::io::ErrorKind::InvalidData, at)
+            })
+        })
+        .map_err(ReadError::Io);
+    let (start, end) = share_bounds(len, process, processes);
+    // Reports about the share point into its text: its name says which part it is.
+    let shown = PathBuf::from(format!("{} (the lines from byte {start} to {end})", path.display()));
+    add_text(&shown, read, sources, Code::BAD_FACTS_LINE)
+}
+
+/// The first line of the file at `path` (for a `.csv` file's separator when only a share
+/// of it is read).
+fn first_line(path: &Path) -> String {
+    let mut line = Vec::new();
+    if let Ok(file) = std::fs::File::open(path) {
+        let _ = bounded_line(&mut BufReader::new(file), &mut line, MAX_LINE_BYTES, 0);
+    }
+    String::from_utf8_lossy(&line).into_owned()
+}
+
 /// [`read_source`], reporting a line that is too long with `long_line` (E0013 in facts).
 fn read_text(path: &Path, sources: &mut SourceMap, long_line: Code) -> Result<ir::FileId, Diagnostic> {
     add_text(path, read_bounded(path), sources, long_line)
@@ -175,13 +236,14 @@ pub fn load_facts(
     sources: &mut SourceMap,
     diagnostics: &mut Vec<Diagnostic>,
     sink: &mut dyn FactSink,
+    shares: &mut Shares,
 ) {
     if path.is_dir() {
         for file in facts_directory(path, diagnostics) {
-            load_facts_file(&file, program, sources, diagnostics, sink);
+            load_facts_file(&file, program, sources, diagnostics, sink, shares);
         }
     } else {
-        load_facts_file(path, program, sources, diagnostics, sink);
+        load_facts_file(path, program, sources, diagnostics, sink, shares);
     }
 }
 
@@ -277,8 +339,15 @@ fn load_facts_file(
     sources: &mut SourceMap,
     diagnostics: &mut Vec<Diagnostic>,
     sink: &mut dyn FactSink,
+    shares: &mut Shares,
 ) {
-    let file = match read_text(path, sources, Code::BAD_FACTS_LINE) {
+    let format = facts_format(path);
+    // A file of atoms is read whole: an atom may span lines.
+    let split = match &format {
+        FactsFormat::Atoms => None,
+        FactsFormat::Delimited { stem, .. } => shares.split_for(program.lookup_source(stem)),
+    };
+    let file = match read_facts_text(path, sources, split, shares) {
         Ok(file) => file,
         Err(d) => {
             diagnostics.push(d);
@@ -286,12 +355,16 @@ fn load_facts_file(
         }
     };
     let text = sources.text(file);
-    let diags = match facts_format(path) {
+    let diags = match format {
         FactsFormat::Atoms => syntax::read_fact_atoms(text, file, program, sink),
         FactsFormat::Delimited { stem, separator } => {
             let separator = separator.unwrap_or_else(|| {
                 let arity = program.lookup_source(&stem).map(|p| program.pred(p).arity);
-                syntax::csv_separator(text, arity)
+                match split {
+                    // The file's first line decides, not the share's.
+                    Some(_) => syntax::csv_separator(&first_line(path), arity),
+                    None => syntax::csv_separator(text, arity),
+                }
             });
             syntax::read_delimited_facts(text, file, &stem, separator, program, sink)
         }
@@ -354,10 +427,12 @@ pub fn load_souffle_input(
     sources: &mut SourceMap,
     diagnostics: &mut Vec<Diagnostic>,
     sink: &mut dyn FactSink,
+    shares: &mut Shares,
 ) {
     let name = program.pred_name(io.pred);
     let path = fact_dir.join(io.filename.clone().unwrap_or_else(|| format!("{name}.facts")));
-    let file = match read_text(&path, sources, Code::BAD_FACTS_LINE) {
+    let split = shares.split_for(Some(io.pred));
+    let file = match read_facts_text(&path, sources, split, shares) {
         Ok(file) => file,
         Err(d) => {
             let d = d.with_secondary(io.span, format!("`.input {name}` reads it"));
@@ -385,9 +460,6 @@ pub fn load_souffle_input(
 
 /// The nominal byte range `[start, end)` of a file of `len` bytes that process `process`
 /// of `processes` reads: the shares of all processes cover the file once, in order.
-// Not read yet outside its tests: the cluster reads whole files until set semantics at
-// the owner and owner-assigned text ids land (ARCHITECTURE.md, "Not built yet").
-#[allow(dead_code)]
 pub fn share_bounds(len: u64, process: usize, processes: usize) -> (u64, u64) {
     let at = |i: usize| (u128::from(len) * i as u128 / processes.max(1) as u128) as u64;
     (at(process), at(process + 1))
@@ -399,9 +471,6 @@ pub fn share_bounds(len: u64, process: usize, processes: usize) -> (u64, u64) {
 /// starting at or after the nominal end, so every line is read by exactly one process,
 /// each reading its share and at most one line more. A line longer than `max_line`
 /// stops the read with its offset (`InvalidData`), as a whole read stops there.
-// Not read yet outside its tests: the cluster reads whole files until set semantics at
-// the owner and owner-assigned text ids land (ARCHITECTURE.md, "Not built yet").
-#[allow(dead_code)]
 pub fn read_share(
     mut reader: impl Read + Seek,
     len: u64,
@@ -434,9 +503,6 @@ pub fn read_share(
 /// Appends one line (its newline included) of `lines` to `out` and returns its length
 /// in bytes, 0 at the end of the file; a line longer than `max_line` is an error naming
 /// its offset `at`.
-// Not read yet outside its tests: the cluster reads whole files until set semantics at
-// the owner and owner-assigned text ids land (ARCHITECTURE.md, "Not built yet").
-#[allow(dead_code)]
 fn bounded_line(lines: &mut impl BufRead, out: &mut Vec<u8>, max_line: usize, at: u64) -> std::io::Result<u64> {
     let before = out.len();
     let n = lines.take(max_line as u64 + 1).read_until(b'\n', out)?;

@@ -229,6 +229,12 @@ impl Flow {
         self.values = values.clone();
     }
 
+    /// Whether input rows are placed at their owner ([`Flow::start_placed`]): batches
+    /// then go through [`Flow::request`].
+    pub fn placed(&self) -> bool {
+        self.placed
+    }
+
     /// The number of worker threads.
     pub fn workers(&self) -> usize {
         self.commands.len()
