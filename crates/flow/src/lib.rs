@@ -289,8 +289,8 @@ impl Flow {
 
     /// With placement at the owner ([`Flow::start_placed`]): one epoch of requests,
     /// `deletes` then `inserts`, which this process injects whole when `mine` (the rows
-    /// it read: its share of the input) and otherwise only where [`owner`] picks it (a
-    /// batch every process reads). The owner keeps set semantics, so requests that
+    /// it read: its share of the input) and otherwise only the rows this process owns
+    /// (a batch every process reads). The owner keeps set semantics, so requests that
     /// change nothing are no-ops there, and a row deleted and inserted again in one
     /// epoch is no change. The report lists the net input changes and derived
     /// changes of the rows this process's workers own, and as no-ops the requests of
