@@ -319,7 +319,14 @@ fn cluster_diagnostic(error: &flow::Error) -> Diagnostic {
         flow::Error::Cluster(reason) | flow::Error::Stopped(reason) => reason.as_str(),
         _ => "the dataflow refused the program",
     };
-    Diagnostic::error(Code::CLUSTER, format!("cannot join the cluster: {reason}"))
+    let d = Diagnostic::error(Code::CLUSTER, format!("cannot join the cluster: {reason}"));
+    match reason.contains("runs a different program") {
+        true => d.with_help(
+            "the processes compare the command line (but --process, -D and --connect-timeout), the program, \
+             the path and length of every facts file and the updates: give every process the same",
+        ),
+        false => d,
+    }
 }
 
 /// The dataflow stopped. In a cluster a peer went away (it stopped, ran out of memory or

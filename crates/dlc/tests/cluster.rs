@@ -354,5 +354,6 @@ fn processes_reading_files_of_different_lengths_refuse_each_other() {
         assert_eq!(output.status.code(), Some(1), "{stderr}");
         assert!(output.stdout.is_empty());
         assert!(stderr.contains("[E0027]") && stderr.contains("runs a different program, input or flags"), "{stderr}");
+        assert!(stderr.contains("the path and length of every facts file"), "{stderr}");
     }
 }
