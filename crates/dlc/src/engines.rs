@@ -56,14 +56,26 @@ impl Engine {
             // The pipeline evaluates once in a cluster (`evaluate_chosen` sets no caps).
             stopped(flow::Error::Cluster("the run evaluated twice; a cluster connects once".into()));
         }
-        let mut flow = match flow::Flow::start(plan, program, flow::Options { workers, cluster: connection }) {
+        // In a cluster each process gives the dataflow what it read (its share, or the
+        // whole input with `--check`), and set semantics are kept at each row's owner.
+        let options = flow::Options { workers, cluster: connection };
+        let started = match cluster {
+            true => flow::Flow::start_placed(plan, program, options),
+            false => flow::Flow::start(plan, program, options),
+        };
+        let mut flow = match started {
             Ok(flow) => flow,
             // `unsupported` refused such programs before the pipeline evaluated anything.
             Err(e) => panic!("internal error: {}", e.message(program)),
         };
         let mut db = edb;
         let inputs = (0..db.relation_count() as u32).map(PredId);
-        let applied = flow.apply([], inputs.flat_map(|p| db.tuples(p).map(move |t| (p, t)))).unwrap_or_else(stopped);
+        let rows = inputs.flat_map(|p| db.tuples(p).map(move |t| (p, t)));
+        let applied = match cluster {
+            true => flow.request([], rows, true),
+            false => flow.apply([], rows),
+        }
+        .unwrap_or_else(stopped);
         for (pred, row) in &applied.derived_added {
             db.insert(*pred, row.values());
         }
@@ -145,21 +157,34 @@ fn cluster_usage_error(args: &RunArgs) -> Option<String> {
     None
 }
 
+/// The share of the input this process reads, `(process, processes)`, when it is one of
+/// several that join a cluster ([`join_cluster`]) and each reads only its share of every
+/// facts file. With `--check` every process reads the whole input: the check recomputes
+/// it natively.
+pub fn cluster_split(args: &RunArgs) -> Option<(usize, usize)> {
+    let flags = &args.dataflow;
+    let joins = flags.hosts.is_some() && flags.processes() > 1 && matches!(args.emit, Emit::Answers | Emit::Trace);
+    flags.process.filter(|_| joins && !args.check).map(|process| (process, flags.processes()))
+}
+
 /// The connection of this process to its cluster, opened by [`join_cluster`] before
 /// anything is evaluated (so that a peer that is missing or runs something else is
 /// reported as an error of the run) and taken by the differential evaluation.
 static CONNECTION: Mutex<Option<flow::Connection>> = Mutex::new(None);
 
-/// Joins the cluster `args` asks for, if any, for the program and input `prepared` read:
-/// every process must be started with the same command line but `--process`, `-D` and
-/// `--connect-timeout`, the same program and the same input (the digest of all three is
-/// compared with every peer's). Only runs that evaluate connect; the others have nothing
-/// to share.
-pub fn join_cluster(args: &RunArgs, prepared: &mut crate::session::Prepared) -> Result<(), Diagnostic> {
+/// Joins the cluster `args` asks for, if any, for the program and input `prepared` read,
+/// and returns one line saying what this process read. Every process must be started
+/// with the same command line but `--process`, `-D` and `--connect-timeout`, the same
+/// program and input files of the same lengths, and the same updates: the digest of
+/// these is compared with every peer's. Then the texts this process read get the ids
+/// their owners assign ([`flow::Connection::open_with_texts`]) and its facts and updates
+/// are rewritten to them. Only runs that evaluate connect; the others have nothing to
+/// share.
+pub fn join_cluster(args: &RunArgs, prepared: &mut crate::session::Prepared) -> Result<Option<String>, Diagnostic> {
     let flags = &args.dataflow;
-    let (Some(process), Some(path)) = (flags.process, &flags.hosts) else { return Ok(()) };
+    let (Some(process), Some(path)) = (flags.process, &flags.hosts) else { return Ok(None) };
     if flags.processes() == 1 || !matches!(args.emit, Emit::Answers | Emit::Trace) {
-        return Ok(());
+        return Ok(None);
     }
     let hosts = read_hosts(path, flags.processes(), &mut prepared.sources)?;
     let mut hasher = DefaultHasher::new();
@@ -171,16 +196,84 @@ pub fn join_cluster(args: &RunArgs, prepared: &mut crate::session::Prepared) -> 
     common.output_dir = None;
     format!("{common:?}").hash(&mut hasher);
     prepared.sources.text(prepared.file).hash(&mut hasher);
-    for id in 0..prepared.program.consts.len() {
+    // The program's own values (its constants, in id order), each input file's path and
+    // length (which fix the shares; no process reads another's share to compare), and
+    // the updates, which every process reads whole.
+    for id in 0..prepared.program_values {
         prepared.program.consts.text(ir::Const(id as u32)).hash(&mut hasher);
+    }
+    for (path, len, _) in &prepared.shares.read {
+        (path, len).hash(&mut hasher);
+    }
+    for batch in &prepared.batches {
+        batch.changes.hash(&mut hasher);
     }
     let cluster =
         flow::Cluster { process, hosts, timeout: Duration::from_secs(flags.connect_timeout), digest: hasher.finish() };
     let workers = flags.workers.unwrap_or(1);
     flow::on_lost_peer(|reason| lost_peer(reason));
-    let connection = flow::Connection::open(&cluster, workers).map_err(|e| cluster_diagnostic(&e))?;
+    let program = &prepared.program;
+    let read: Vec<String> = (prepared.program_values..program.consts.len())
+        .map(|id| program.consts.text(ir::Const(id as u32)).into())
+        .collect();
+    let (connection, dictionary) =
+        flow::Connection::open_with_texts(&cluster, workers, read).map_err(|e| cluster_diagnostic(&e))?;
+    renumber(prepared, &dictionary);
     *CONNECTION.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(connection);
-    Ok(())
+    Ok(Some(what_was_read(prepared, process, flags.processes())))
+}
+
+/// Gives the values `prepared` read from its input the ids of the cluster's
+/// `dictionary`: the program's own values keep theirs, the dictionary's texts follow in
+/// its order, and every symbol column of the facts and updates is rewritten. Numbers
+/// keep their own encoding.
+fn renumber(prepared: &mut crate::session::Prepared, dictionary: &flow::Dictionary) {
+    let program = &mut prepared.program;
+    let local = program.consts.clone();
+    let mut shared = ir::Interner::<ir::Const>::default();
+    for id in 0..prepared.program_values {
+        shared.intern(local.text(ir::Const(id as u32)));
+    }
+    for text in dictionary.parts.iter().flatten() {
+        shared.intern(text);
+    }
+    let first = prepared.program_values as u32;
+    let ids: Vec<u32> =
+        (first..local.len() as u32).map(|id| shared.get(local.text(ir::Const(id))).map_or(id, |c| c.0)).collect();
+    let types: Vec<Vec<ir::ValueType>> = program.preds.iter().map(|p| p.types.clone()).collect();
+    let new_id = |pred: PredId, col: usize, value: u32| {
+        let symbol = types.get(pred.index()).and_then(|t| t.get(col)) == Some(&ir::ValueType::Symbol);
+        match value.checked_sub(first) {
+            Some(at) if symbol => ids[at as usize],
+            _ => value,
+        }
+    };
+    prepared.facts.map_values(new_id);
+    for batch in &mut prepared.batches {
+        for (pred, tuple) in batch.update.deletes.iter_mut().chain(&mut batch.update.inserts) {
+            for (col, value) in tuple.iter_mut().enumerate() {
+                *value = new_id(*pred, col, *value);
+            }
+        }
+    }
+    program.consts = shared;
+}
+
+/// One line saying what this process of a cluster read.
+fn what_was_read(prepared: &crate::session::Prepared, process: usize, processes: usize) -> String {
+    let read = &prepared.shares.read;
+    let bytes: u64 = read.iter().map(|(_, _, bytes)| bytes).sum();
+    let total: u64 = read.iter().map(|(_, len, _)| len).sum();
+    let facts: usize = prepared.facts.preds().map(|p| prepared.facts.of(p).0).sum();
+    let how = match prepared.shares.split {
+        Some(_) => "its share of each facts file",
+        None => "every facts file whole (--check recomputes the whole input natively)",
+    };
+    format!(
+        "dlc: process {process} of {processes} read {how}: {bytes} of {total} bytes in {} file(s), {facts} facts; the dictionary holds {} texts beyond the program's",
+        read.len(),
+        prepared.program.consts.len() - prepared.program_values
+    )
 }
 
 /// The `host:port` lines of the hosts file at `path`, which must name `processes` of
@@ -226,7 +319,14 @@ fn cluster_diagnostic(error: &flow::Error) -> Diagnostic {
         flow::Error::Cluster(reason) | flow::Error::Stopped(reason) => reason.as_str(),
         _ => "the dataflow refused the program",
     };
-    Diagnostic::error(Code::CLUSTER, format!("cannot join the cluster: {reason}"))
+    let d = Diagnostic::error(Code::CLUSTER, format!("cannot join the cluster: {reason}"));
+    match reason.contains("runs a different program") {
+        true => d.with_help(
+            "the processes compare the command line (but --process, -D and --connect-timeout), the program, \
+             the path and length of every facts file and the updates: give every process the same",
+        ),
+        false => d,
+    }
 }
 
 /// The dataflow stopped. In a cluster a peer went away (it stopped, ran out of memory or
@@ -335,13 +435,60 @@ impl Materialized for Differential {
     fn try_apply(&mut self, update: &Update, _list_up_to: Option<usize>) -> Result<UpdateReport, ResourceError> {
         let deletes = update.deletes.iter().map(|(p, t)| (*p, t.as_slice()));
         let inserts = update.inserts.iter().map(|(p, t)| (*p, t.as_slice()));
-        let applied = self.flow.apply(deletes, inserts).unwrap_or_else(stopped);
-        for (pred, row) in applied.deleted.iter().chain(&applied.derived_removed) {
+        if !self.flow.placed() {
+            let applied = self.flow.apply(deletes, inserts).unwrap_or_else(stopped);
+            for (pred, row) in applied.deleted.iter().chain(&applied.derived_removed) {
+                self.db.remove(*pred, row.values());
+            }
+            for (pred, row) in applied.inserted.iter().chain(&applied.derived_added) {
+                self.db.insert(*pred, row.values());
+            }
+            return self.report(applied);
+        }
+        // In a cluster every process reads the whole batch and injects the requests it
+        // owns; the owners report the input changes they made. This process's input
+        // relations (its share, or whole) take the batch as it is, deletes first.
+        let applied = self.flow.request(deletes, inserts, false).unwrap_or_else(stopped);
+        // Changes the dataflow refused (of derived relations, of another arity) are not
+        // input changes here either.
+        let refused = |noops: &[(PredId, Vec<u32>)], pred: PredId, tuple: &[u32]| {
+            noops.iter().any(|(p, t)| *p == pred && t.as_slice() == tuple)
+        };
+        for (pred, tuple) in &update.deletes {
+            if !refused(&applied.noop_deletes, *pred, tuple) {
+                self.db.remove(*pred, tuple);
+            }
+        }
+        for (pred, tuple) in &update.inserts {
+            if !refused(&applied.noop_inserts, *pred, tuple) {
+                self.db.insert(*pred, tuple);
+            }
+        }
+        for (pred, row) in &applied.derived_removed {
             self.db.remove(*pred, row.values());
         }
-        for (pred, row) in applied.inserted.iter().chain(&applied.derived_added) {
+        for (pred, row) in &applied.derived_added {
             self.db.insert(*pred, row.values());
         }
+        self.report(applied)
+    }
+
+    fn threads(&self) -> Threads {
+        self.threads
+    }
+
+    fn set_values(&mut self, values: &ir::Interner<ir::Const>) {
+        self.flow.set_values(values);
+    }
+
+    fn strategy_name(&self, _report: &UpdateReport) -> &'static str {
+        "differential"
+    }
+}
+
+impl Differential {
+    /// The report of a batch the dataflow applied.
+    fn report(&self, applied: flow::Applied) -> Result<UpdateReport, ResourceError> {
         if let Some(e) = self.db.failure() {
             return Err(e);
         }
@@ -378,18 +525,6 @@ impl Materialized for Differential {
             noop_deletes: applied.noop_deletes,
             work: 0,
         })
-    }
-
-    fn threads(&self) -> Threads {
-        self.threads
-    }
-
-    fn set_values(&mut self, values: &ir::Interner<ir::Const>) {
-        self.flow.set_values(values);
-    }
-
-    fn strategy_name(&self, _report: &UpdateReport) -> &'static str {
-        "differential"
     }
 }
 

@@ -54,6 +54,16 @@ impl InputFacts {
         self.preds.get(pred.index()).map_or((0, &[][..]), |f| (f.len, &f.values[..]))
     }
 
+    /// Replaces every value by `f(predicate, column, value)`.
+    pub fn map_values(&mut self, mut f: impl FnMut(PredId, usize, u32) -> u32) {
+        for (i, facts) in self.preds.iter_mut().enumerate() {
+            let arity = facts.arity.max(1);
+            for (at, value) in facts.values.iter_mut().enumerate() {
+                *value = f(PredId(i as u32), at % arity, *value);
+            }
+        }
+    }
+
     /// Every tuple, by predicate in id order, then in the order added.
     pub fn iter(&self) -> impl Iterator<Item = (PredId, &[u32])> + '_ {
         self.preds.iter().enumerate().flat_map(|(i, facts)| {

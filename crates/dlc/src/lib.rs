@@ -231,10 +231,16 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         Ok(p) => p,
         Err(failed) => return fail(err, failed, color),
     };
-    if let Err(diagnostic) = engines::join_cluster(args, &mut prepared) {
-        print_diagnostics(err, &[diagnostic], &prepared.sources, color);
-        let _ = writeln!(err, "dlc: the cluster did not start; nothing was evaluated");
-        return EXIT_INPUT_ERROR;
+    match engines::join_cluster(args, &mut prepared) {
+        Ok(Some(read)) => {
+            let _ = writeln!(err, "{read}");
+        }
+        Ok(None) => {}
+        Err(diagnostic) => {
+            print_diagnostics(err, &[diagnostic], &prepared.sources, color);
+            let _ = writeln!(err, "dlc: the cluster did not start; nothing was evaluated");
+            return EXIT_INPUT_ERROR;
+        }
     }
     if let Some(io) = prepared.souffle.as_ref().filter(|_| prepared.program.query.is_none()) {
         // A Soufflé program without a query computes its `.output` relations.

@@ -4,7 +4,7 @@
 use diag::{Code, Diagnostic, SourceMap};
 use ir::Program;
 use std::collections::HashMap;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use syntax::{FactSink, MAX_LINE_BYTES};
 
@@ -22,6 +22,67 @@ pub fn read_stdin(input: &mut dyn Read, sources: &mut SourceMap) -> Result<ir::F
 
 /// The name reports give a program read from standard input.
 pub const STDIN_NAME: &str = "<stdin>";
+
+/// Which part of each facts file this process reads, and what it read: in a cluster of
+/// several processes, each reads its share of every delimited facts file (the lines
+/// whose first byte lies in its byte range, [`read_share`]), except the files of the
+/// relations in `whole`, which the output reads directly.
+#[derive(Clone, Debug, Default)]
+pub struct Shares {
+    /// `(process, processes)` when each process reads a share; `None` reads files whole.
+    pub split: Option<(usize, usize)>,
+    /// Relations whose files every process reads whole.
+    pub whole: Vec<ir::PredId>,
+    /// Every facts file read, in order: its path, its length, and the bytes of it read.
+    pub read: Vec<(String, u64, u64)>,
+}
+
+impl Shares {
+    /// The share of `pred`'s file to read: `None` for the whole file.
+    fn split_for(&self, pred: Option<ir::PredId>) -> Option<(usize, usize)> {
+        self.split.filter(|_| pred.is_none_or(|p| !self.whole.contains(&p)))
+    }
+}
+
+/// Reads `path`, or with `split` its share, into the source map, and records what it read
+/// in `shares`.
+fn read_facts_text(
+    path: &Path,
+    sources: &mut SourceMap,
+    split: Option<(usize, usize)>,
+    shares: &mut Shares,
+) -> Result<ir::FileId, Diagnostic> {
+    let len = std::fs::metadata(path).map_or(0, |m| m.len());
+    let Some((process, processes)) = split else {
+        let file = read_text(path, sources, Code::BAD_FACTS_LINE)?;
+        shares.read.push((path.display().to_string(), len, len));
+        return Ok(file);
+    };
+    let read = std::fs::File::open(path)
+        .and_then(|file| read_share(file, len, process, processes, MAX_LINE_BYTES))
+        .and_then(|bytes| {
+            shares.read.push((path.display().to_string(), len, bytes.len() as u64));
+            String::from_utf8(bytes).map_err(|e| {
+                let at = format!("its share holds bytes that are not UTF-8 text ({e})");
+                std::io::Error::new(std::io::ErrorKind::InvalidData, at)
+            })
+        })
+        .map_err(ReadError::Io);
+    let (start, end) = share_bounds(len, process, processes);
+    // Reports about the share point into its text: its name says which part it is.
+    let shown = PathBuf::from(format!("{} (the lines from byte {start} to {end})", path.display()));
+    add_text(&shown, read, sources, Code::BAD_FACTS_LINE)
+}
+
+/// The first line of the file at `path` (for a `.csv` file's separator when only a share
+/// of it is read).
+fn first_line(path: &Path) -> String {
+    let mut line = Vec::new();
+    if let Ok(file) = std::fs::File::open(path) {
+        let _ = bounded_line(&mut BufReader::new(file), &mut line, MAX_LINE_BYTES, 0);
+    }
+    String::from_utf8_lossy(&line).into_owned()
+}
 
 /// [`read_source`], reporting a line that is too long with `long_line` (E0013 in facts).
 fn read_text(path: &Path, sources: &mut SourceMap, long_line: Code) -> Result<ir::FileId, Diagnostic> {
@@ -175,13 +236,14 @@ pub fn load_facts(
     sources: &mut SourceMap,
     diagnostics: &mut Vec<Diagnostic>,
     sink: &mut dyn FactSink,
+    shares: &mut Shares,
 ) {
     if path.is_dir() {
         for file in facts_directory(path, diagnostics) {
-            load_facts_file(&file, program, sources, diagnostics, sink);
+            load_facts_file(&file, program, sources, diagnostics, sink, shares);
         }
     } else {
-        load_facts_file(path, program, sources, diagnostics, sink);
+        load_facts_file(path, program, sources, diagnostics, sink, shares);
     }
 }
 
@@ -277,8 +339,15 @@ fn load_facts_file(
     sources: &mut SourceMap,
     diagnostics: &mut Vec<Diagnostic>,
     sink: &mut dyn FactSink,
+    shares: &mut Shares,
 ) {
-    let file = match read_text(path, sources, Code::BAD_FACTS_LINE) {
+    let format = facts_format(path);
+    // A file of atoms is read whole: an atom may span lines.
+    let split = match &format {
+        FactsFormat::Atoms => None,
+        FactsFormat::Delimited { stem, .. } => shares.split_for(program.lookup_source(stem)),
+    };
+    let file = match read_facts_text(path, sources, split, shares) {
         Ok(file) => file,
         Err(d) => {
             diagnostics.push(d);
@@ -286,12 +355,16 @@ fn load_facts_file(
         }
     };
     let text = sources.text(file);
-    let diags = match facts_format(path) {
+    let diags = match format {
         FactsFormat::Atoms => syntax::read_fact_atoms(text, file, program, sink),
         FactsFormat::Delimited { stem, separator } => {
             let separator = separator.unwrap_or_else(|| {
                 let arity = program.lookup_source(&stem).map(|p| program.pred(p).arity);
-                syntax::csv_separator(text, arity)
+                match split {
+                    // The file's first line decides, not the share's.
+                    Some(_) => syntax::csv_separator(&first_line(path), arity),
+                    None => syntax::csv_separator(text, arity),
+                }
             });
             syntax::read_delimited_facts(text, file, &stem, separator, program, sink)
         }
@@ -354,10 +427,12 @@ pub fn load_souffle_input(
     sources: &mut SourceMap,
     diagnostics: &mut Vec<Diagnostic>,
     sink: &mut dyn FactSink,
+    shares: &mut Shares,
 ) {
     let name = program.pred_name(io.pred);
     let path = fact_dir.join(io.filename.clone().unwrap_or_else(|| format!("{name}.facts")));
-    let file = match read_text(&path, sources, Code::BAD_FACTS_LINE) {
+    let split = shares.split_for(Some(io.pred));
+    let file = match read_facts_text(&path, sources, split, shares) {
         Ok(file) => file,
         Err(d) => {
             let d = d.with_secondary(io.span, format!("`.input {name}` reads it"));
@@ -383,10 +458,110 @@ pub fn load_souffle_input(
     diagnostics.extend(read);
 }
 
+/// The nominal byte range `[start, end)` of a file of `len` bytes that process `process`
+/// of `processes` reads: the shares of all processes cover the file once, in order.
+pub fn share_bounds(len: u64, process: usize, processes: usize) -> (u64, u64) {
+    let at = |i: usize| (u128::from(len) * i as u128 / processes.max(1) as u128) as u64;
+    (at(process), at(process + 1))
+}
+
+/// The lines of `reader` (a file of `len` bytes) whose first byte lies in process
+/// `process`'s share ([`share_bounds`]): it seeks to the nominal start − 1, skips past
+/// the next newline (unless the share starts the file) and stops at the first line
+/// starting at or after the nominal end, so every line is read by exactly one process,
+/// each reading its share and at most one line more. A line longer than `max_line`
+/// stops the read with its offset (`InvalidData`), as a whole read stops there.
+pub fn read_share(
+    mut reader: impl Read + Seek,
+    len: u64,
+    process: usize,
+    processes: usize,
+    max_line: usize,
+) -> std::io::Result<Vec<u8>> {
+    let (start, end) = share_bounds(len, process, processes);
+    let mut pos = start.saturating_sub(1);
+    reader.seek(SeekFrom::Start(pos))?;
+    let mut lines = BufReader::new(reader);
+    let mut line = Vec::new();
+    // The byte before the share ends the line it is in: the share's first line is the
+    // one after that byte's line (the byte itself when it is a newline).
+    if start > 0 {
+        pos += bounded_line(&mut lines, &mut line, max_line, pos)?;
+        line.clear();
+    }
+    let mut out = Vec::new();
+    while pos < end {
+        let n = bounded_line(&mut lines, &mut out, max_line, pos)?;
+        if n == 0 {
+            break;
+        }
+        pos += n;
+    }
+    Ok(out)
+}
+
+/// Appends one line (its newline included) of `lines` to `out` and returns its length
+/// in bytes, 0 at the end of the file; a line longer than `max_line` is an error naming
+/// its offset `at`.
+fn bounded_line(lines: &mut impl BufRead, out: &mut Vec<u8>, max_line: usize, at: u64) -> std::io::Result<u64> {
+    let before = out.len();
+    let n = lines.take(max_line as u64 + 1).read_until(b'\n', out)?;
+    if n > max_line && out.last() != Some(&b'\n') {
+        out.truncate(before);
+        let message = format!("a line starting at byte {at} is longer than {max_line} bytes");
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, message));
+    }
+    Ok(n as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{read_bounded_from, ReadError, CHUNK_BYTES};
+    use super::{read_share, share_bounds};
+    use proptest::prelude::*;
     use std::io::Read;
+
+    proptest! {
+        /// The shares of any number of processes hold every line of the file exactly
+        /// once, in order, each starting at a line's start: blank lines, a last line
+        /// without its newline and shares shorter than a line included.
+        #[test]
+        fn shares_hold_every_line_once(
+            lines in proptest::collection::vec("[a-c\t]{0,12}", 0..20),
+            trailing in any::<bool>(),
+            processes in 1usize..7,
+        ) {
+            let mut text = lines.join("\n");
+            if trailing && !lines.is_empty() {
+                text.push('\n');
+            }
+            let len = text.len() as u64;
+            let mut joined = Vec::new();
+            for process in 0..processes {
+                let share = read_share(std::io::Cursor::new(text.as_bytes()), len, process, processes, 64).unwrap();
+                let (start, _) = share_bounds(len, process, processes);
+                // A share is empty or starts where a line does.
+                let begins = joined.len();
+                prop_assert!(share.is_empty() || begins == 0 || text.as_bytes()[begins - 1] == b'\n');
+                prop_assert!(share.is_empty() || begins as u64 >= start);
+                joined.extend(share);
+            }
+            prop_assert_eq!(String::from_utf8(joined).unwrap(), text);
+        }
+    }
+
+    #[test]
+    fn a_share_stops_at_a_line_longer_than_the_bound() {
+        let text = format!("short\n{}\nend\n", "x".repeat(100));
+        let error = read_share(std::io::Cursor::new(text.as_bytes()), text.len() as u64, 0, 1, 64).unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::InvalidData);
+        assert!(error.to_string().contains("byte 6"), "{error}");
+        // The process whose share starts inside the long line skips the rest of it (53
+        // bytes here) and reads the line after; the line's owner reports it.
+        let tail = read_share(std::io::Cursor::new(text.as_bytes()), text.len() as u64, 1, 2, 64).unwrap();
+        assert_eq!(tail, b"end\n");
+        assert!(read_share(std::io::Cursor::new(text.as_bytes()), text.len() as u64, 0, 2, 64).is_err());
+    }
 
     /// An endless stream: `start`, then `filler` repeated; counts the bytes it gave.
     struct Endless {

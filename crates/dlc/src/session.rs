@@ -128,6 +128,11 @@ pub struct Prepared {
     pub warnings: Vec<Diagnostic>,
     /// For a Soufflé program, its `.input`/`.output`/`.printsize` directives.
     pub souffle: Option<SouffleIo>,
+    /// What this process read of each facts file (in a cluster, its shares).
+    pub shares: load::Shares,
+    /// How many values the program itself interned: those after them came from the
+    /// input (facts files and updates).
+    pub program_values: usize,
 }
 
 /// Reads the program in its dialect and its query (none needed for a Soufflé program
@@ -176,6 +181,14 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
 
     // Predicates declared from here on are named by facts files and updates only.
     let mentioned = program.preds.len();
+    let program_values = program.consts.len();
+    let mut shares = load::Shares { split: crate::engines::cluster_split(args), ..load::Shares::default() };
+    // A relation the output reads directly is read whole: every process prints it.
+    let edb = |p: &PredId| program.pred(*p).kind == ir::PredKind::Edb;
+    shares.whole.extend(program.query.as_ref().map(|q| q.atom.pred).filter(edb));
+    if let Some(io) = &souffle {
+        shares.whole.extend(io.outputs.iter().chain(&io.printsize).map(|o| o.pred).filter(edb));
+    }
     let mut facts = InputFacts::default();
     for fact in &program.facts {
         facts.push(fact.pred, fact.values.iter().copied());
@@ -183,13 +196,14 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
     if let Some(io) = &souffle {
         let fact_dir = args.fact_dir.clone().unwrap_or_else(|| PathBuf::from("."));
         for input in &io.inputs {
-            load::load_souffle_input(input, &fact_dir, &mut program, &mut sources, &mut diagnostics, &mut facts);
+            let (sink, read) = (&mut facts, &mut shares);
+            load::load_souffle_input(input, &fact_dir, &mut program, &mut sources, &mut diagnostics, sink, read);
         }
     } else if let Some(dir) = &args.fact_dir {
-        load::load_facts(dir, &mut program, &mut sources, &mut diagnostics, &mut facts);
+        load::load_facts(dir, &mut program, &mut sources, &mut diagnostics, &mut facts, &mut shares);
     }
     for path in &args.facts {
-        load::load_facts(path, &mut program, &mut sources, &mut diagnostics, &mut facts);
+        load::load_facts(path, &mut program, &mut sources, &mut diagnostics, &mut facts, &mut shares);
     }
 
     let batches = read_updates(args, &mut program, &mut sources, &mut diagnostics);
@@ -209,7 +223,7 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
     if diag::has_errors(&diagnostics) {
         return Err(Failed { sources, diagnostics });
     }
-    Ok(Prepared { sources, file, program, facts, batches, warnings: diagnostics, souffle })
+    Ok(Prepared { sources, file, program, facts, batches, warnings: diagnostics, souffle, shares, program_values })
 }
 
 /// `diagnostics` with help lines in the program's dialect: a Soufflé program's reports
@@ -240,7 +254,7 @@ fn no_query(sources: &SourceMap, file: ir::FileId, dialect: Dialect) -> Diagnost
 
 /// Rewrites a prepared program for its query.
 pub fn finish(prepared: Prepared, args: &RunArgs) -> Result<Session, Failed> {
-    let Prepared { sources, file, program, facts, batches, warnings: diagnostics, souffle } = prepared;
+    let Prepared { sources, file, program, facts, batches, warnings: diagnostics, souffle, .. } = prepared;
     let Some(query) = program.query.clone() else {
         let dialect = if souffle.is_some() { Dialect::Souffle } else { Dialect::Dlc };
         let diagnostics = vec![no_query(&sources, file, dialect)];

@@ -214,3 +214,146 @@ fn a_peer_killed_mid_run_ends_the_other_process_with_an_error() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(output.stdout.is_empty(), "no answers after a lost peer");
 }
+
+/// Runs the Soufflé fixture `name` on a cluster of `processes` processes, each reading
+/// its share of every input file and writing its own `-D` directory, and checks every
+/// directory against the fixture's expected files; returns the processes' runs.
+fn fixture_on_cluster(name: &str, processes: usize) -> Vec<Ran> {
+    let fixture = format!("fixtures/souffle/{name}");
+    let (program, facts) = (format!("{fixture}/prog.dl"), format!("{fixture}/in"));
+    let dir = scratch_in("cluster", &format!("{name}-{processes}"));
+    let outs: Vec<String> = (0..processes).map(|i| dir.join(format!("process{i}")).display().to_string()).collect();
+    let per_process: Vec<Vec<&str>> = outs.iter().map(|out| vec!["-D", out.as_str()]).collect();
+    let per_process: Vec<&[&str]> = per_process.iter().map(Vec::as_slice).collect();
+    let hosts = hosts(&format!("{name}-{processes}-hosts"), processes);
+    let runs = cluster(&[&program, "-F", &facts, "--no-timing"], &hosts, &per_process);
+    let expected_dir = root().join(&fixture).join("expected");
+    for (i, (run, out)) in runs.iter().zip(&outs).enumerate() {
+        assert_eq!(run.code, 0, "process {i}: {}", run.stderr);
+        assert!(run.stderr.contains(&format!("process {i} of {processes} read its share")), "{}", run.stderr);
+        let mut files = 0;
+        for entry in std::fs::read_dir(&expected_dir).unwrap() {
+            let name = entry.unwrap().file_name();
+            let expected = std::fs::read_to_string(expected_dir.join(&name)).unwrap();
+            let written = std::fs::read_to_string(std::path::Path::new(out).join(&name)).unwrap();
+            assert_eq!(written, expected, "{name:?} in {out}");
+            files += 1;
+        }
+        assert_eq!(std::fs::read_dir(out).unwrap().count(), files, "no other file in {out}");
+    }
+    runs
+}
+
+#[test]
+fn symbols_read_in_shares_get_one_id_everywhere_and_decode_to_the_expected_files() {
+    // Texts with spaces, a constant of the program among them, an aggregate over symbols.
+    let runs = fixture_on_cluster("reach_symbols", 2);
+    // Together the processes read each byte of the facts file once.
+    let read: Vec<(u64, u64)> = runs
+        .iter()
+        .map(|run| {
+            // "... read its share of each facts file: 51 of 79 bytes in 1 file(s), ..."
+            let line = run.stderr.lines().find(|l| l.contains(" bytes in ")).unwrap();
+            let counts = line.split("facts file: ").nth(1).unwrap().split(" bytes in ").next().unwrap();
+            let (share, total) = counts.split_once(" of ").unwrap();
+            (share.parse().unwrap(), total.parse().unwrap())
+        })
+        .collect();
+    let total = read[0].1;
+    assert!(read.iter().all(|&(share, _)| share < total), "no process read the whole file: {read:?}");
+    assert_eq!(read.iter().map(|r| r.0).sum::<u64>(), total, "{read:?}");
+    fixture_on_cluster("degree_count", 2);
+    fixture_on_cluster("degree_count", 3);
+}
+
+/// Writes a closure program over `E.facts` (tab-separated symbols) and an update file
+/// in `dir`; returns the program's, the facts file's and the updates' paths.
+fn closure_with_updates(dir: &std::path::Path) -> (String, String, String) {
+    let mut edges = String::new();
+    for i in 0..40 {
+        edges += &format!("n{}\tn{}\nn{}\tn{}\n", i, (i * 7 + 3) % 40, i, (i * 11 + 5) % 40);
+    }
+    std::fs::write(dir.join("E.facts"), edges).unwrap();
+    std::fs::write(dir.join("tc.dl"), "T(X,Y) <- E(X,Y).\nT(X,Z) <- T(X,Y), E(Y,Z).\n?- T(n3,Y).\n").unwrap();
+    // Deletes of present and absent edges, new texts, a delete and insert of one edge.
+    let updates = "-E(n3,n24).\n-E(n0,n3).\n-E(zz,n1).\n+E(n3,fresh).\n\n\
+                   +E(fresh,n3).\n-E(n3,fresh).\n+E(n3,fresh).\n\n-E(n1,n10).\n+E(\"new one\",n0).\n";
+    std::fs::write(dir.join("updates"), updates).unwrap();
+    let path = |name: &str| dir.join(name).display().to_string();
+    (path("tc.dl"), path("E.facts"), path("updates"))
+}
+
+#[test]
+fn update_batches_on_shares_agree_with_the_native_engine() {
+    let dir = scratch_in("cluster", "shared-updates");
+    let (program, facts, updates) = closure_with_updates(&dir);
+    // The answers after every batch, with the shares of the input in two processes. No
+    // process holds the whole input, so none can tell that a change was a no-op: the
+    // reports leave those lines out and are otherwise the native engine's.
+    let args = [program.as_str(), "--facts", &facts, "--updates", &updates, "--no-timing"];
+    let native = dlc(&args);
+    let without_noops = |text: &str| -> String {
+        comparable(text).lines().filter(|l| !l.starts_with("  no-op")).map(|l| format!("{l}\n")).collect()
+    };
+    assert!(native.stdout.contains("  no-op: -E(zz,n1) is not present"), "{}", native.stdout);
+    let updates_hosts = hosts("shared-updates-hosts", 2);
+    for (i, run) in cluster(&args, &updates_hosts, &[&[], &[]]).iter().enumerate() {
+        assert_eq!(run.code, 0, "process {i}: {}", run.stderr);
+        assert_eq!(comparable(&run.stdout), without_noops(&native.stdout), "process {i}");
+    }
+    // An output of an input relation: its file is read whole, as every process prints it.
+    let souffle = dir.join("in");
+    std::fs::create_dir_all(&souffle).unwrap();
+    std::fs::copy(&facts, souffle.join("e.facts")).unwrap();
+    let text = ".decl e(x:symbol, y:symbol)\n.input e\n.output e\n.decl t(x:symbol, y:symbol)\n.output t\n\
+                t(x, y) :- e(x, y).\nt(x, z) :- t(x, y), e(y, z).\n";
+    let program = dir.join("souffle.dl");
+    std::fs::write(&program, text).unwrap();
+    let (program, souffle) = (program.display().to_string(), souffle.display().to_string());
+    same_as_native("shared-edb-hosts", &[&program, "-F", &souffle, "-D", "-", "--no-timing"]);
+    // `--check`: every process reads the whole input, and the check passes.
+    let hosts = hosts("shared-check-hosts", 2);
+    let program = dir.join("tc.dl").display().to_string();
+    for (i, run) in cluster(&[&program, "--facts", &facts, "--updates", &updates, "--check"], &hosts, &[&[], &[]])
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(run.code, 0, "process {i}: {}", run.stderr);
+        assert!(run.stderr.contains("read every facts file whole"), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn processes_reading_files_of_different_lengths_refuse_each_other() {
+    // The same command line in two directories whose `E.facts` differ in length: the
+    // digest covers each input file's path and length, so both stop with E0027.
+    let dir = scratch_in("cluster", "different-inputs");
+    let hosts = hosts("different-inputs-hosts", 2);
+    let program = dir.join("tc.dl");
+    std::fs::write(&program, "T(X,Y) <- E(X,Y).\nT(X,Z) <- T(X,Y), E(Y,Z).\n?- T(X,Y).\n").unwrap();
+    let children: Vec<Child> = ["a\tb\n", "a\tb\nb\tc\n"]
+        .iter()
+        .enumerate()
+        .map(|(i, facts)| {
+            let here = dir.join(format!("process{i}"));
+            std::fs::create_dir_all(&here).unwrap();
+            std::fs::write(here.join("E.facts"), facts).unwrap();
+            Command::new(env!("CARGO_BIN_EXE_dlc"))
+                .current_dir(&here)
+                .args([program.to_str().unwrap(), "--facts", "E.facts", "--engine", "differential"])
+                .args(["--processes", "2", "--process", &i.to_string(), "--hosts", &hosts, "--connect-timeout", "60"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(output.stdout.is_empty());
+        assert!(stderr.contains("[E0027]") && stderr.contains("runs a different program, input or flags"), "{stderr}");
+        assert!(stderr.contains("the path and length of every facts file"), "{stderr}");
+    }
+}

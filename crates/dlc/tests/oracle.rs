@@ -891,10 +891,14 @@ impl Dataflow {
     fn apply(&mut self, deletes: &[(PredId, Vec<u32>)], inserts: &[(PredId, Vec<u32>)]) {
         let slices = |changes: &[(PredId, Vec<u32>)]| changes.iter().map(|(p, t)| (*p, t.clone())).collect::<Vec<_>>();
         let (deletes, inserts) = (slices(deletes), slices(inserts));
-        let applied = self
-            .flow
-            .apply(deletes.iter().map(|(p, t)| (*p, t.as_slice())), inserts.iter().map(|(p, t)| (*p, t.as_slice())))
-            .expect("the workers run");
+        let (deletes, inserts) =
+            (deletes.iter().map(|(p, t)| (*p, t.as_slice())), inserts.iter().map(|(p, t)| (*p, t.as_slice())));
+        // With placement at the owner, set semantics are kept inside the dataflow.
+        let applied = match self.flow.placed() {
+            true => self.flow.request(deletes, inserts, true),
+            false => self.flow.apply(deletes, inserts),
+        }
+        .expect("the workers run");
         for (pred, row) in applied.derived_removed {
             assert!(self.derived.remove(&(pred, row.values().to_vec())), "a removed row was there");
         }
@@ -920,17 +924,27 @@ fn dataflow_agrees(
     picks: &[(prop::sample::Index, [usize; 3])],
     batches: &[Batch],
     workers: usize,
+    placed: bool,
 ) -> Result<(), TestCaseError> {
     let (program, edb) = compile(text, picks);
     let magic = magic::rewrite(&program, program.query.as_ref().unwrap()).program;
     let subsumed = subsumed(&program);
     for evaluated in [&program, &magic, &subsumed] {
         let plan = plan::plan_program(evaluated);
-        let flow = flow::Flow::start(&plan, evaluated, flow::Options { workers, cluster: None })
-            .unwrap_or_else(|e| panic!("{e:?}\n{text}"));
+        let options = flow::Options { workers, cluster: None };
+        let flow = match placed {
+            true => flow::Flow::start_placed(&plan, evaluated, options),
+            false => flow::Flow::start(&plan, evaluated, options),
+        }
+        .unwrap_or_else(|e| panic!("{e:?}\n{text}"));
         let mut dataflow = Dataflow { flow, derived: BTreeSet::new() };
         let mut current = edb.clone();
-        dataflow.apply(&[], &edb.iter().cloned().collect::<Vec<_>>());
+        let mut input: Vec<_> = edb.iter().cloned().collect();
+        if placed {
+            // Overlapping shares: every fact read twice, as by two readers.
+            input.extend(edb.iter().cloned());
+        }
+        dataflow.apply(&[], &input);
         prop_assert_eq!(
             &dataflow.relations(evaluated, &current),
             &oracle(evaluated, &current),
@@ -980,7 +994,21 @@ proptest! {
         batches in batches(),
         workers in 1usize..3,
     ) {
-        dataflow_agrees(&text, &picks, &batches, workers)?;
+        dataflow_agrees(&text, &picks, &batches, workers, false)?;
+    }
+
+    /// The differential engine with input rows placed at their owner worker (as a
+    /// cluster reading shares runs it), one to three workers, every fact of the input
+    /// read twice: set semantics kept inside the dataflow, through random batches of
+    /// repeated inserts and deletes of absent facts, on stratified programs.
+    #[test]
+    fn the_differential_engine_with_placement_at_the_owner_agrees_with_the_oracle(
+        text in stratified_program_text(),
+        picks in proptest::collection::vec(input_fact(), 0..24),
+        batches in batches(),
+        workers in 1usize..4,
+    ) {
+        dataflow_agrees(&text, &picks, &batches, workers, true)?;
     }
 
     /// The differential engine with one and two workers, on stratified programs with
@@ -993,7 +1021,7 @@ proptest! {
         batches in batches(),
         workers in 1usize..3,
     ) {
-        dataflow_agrees(&text, &picks, &batches, workers)?;
+        dataflow_agrees(&text, &picks, &batches, workers, false)?;
     }
 
     /// The differential engine with one and two workers, on stratified programs whose
@@ -1007,7 +1035,7 @@ proptest! {
         batches in batches(),
         workers in 1usize..3,
     ) {
-        dataflow_agrees(&text, &picks, &batches, workers)?;
+        dataflow_agrees(&text, &picks, &batches, workers, false)?;
     }
 }
 

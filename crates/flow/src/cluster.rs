@@ -10,7 +10,8 @@
 //! the same one over different ids, refuse each other and stop with a message naming
 //! both digests: joining them would give wrong answers or wedge the exchange.
 
-use std::io::{ErrorKind, Read, Write};
+use std::hash::{Hash, Hasher};
+use std::io::{BufWriter, ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
@@ -55,11 +56,44 @@ impl Connection {
     /// same number in every process), and checks that all agree on
     /// [`Cluster::digest`] and `workers`.
     pub fn open(cluster: &Cluster, workers: usize) -> Result<Connection, crate::Error> {
+        Connection::open_with_texts(cluster, workers, Vec::new()).map(|(connection, _)| connection)
+    }
+
+    /// [`Connection::open`], then the texts this process read given ids that mean one
+    /// text in every process ([`Dictionary`]): each text goes to the process its hash
+    /// picks (its owner), which sorts the distinct texts it was sent and so gives each
+    /// the next index of its own part; the owners then send their parts to every
+    /// process. No counter is shared: an owner decides its indices from what it was
+    /// sent alone, and a text's id is its index plus the sizes of the parts before its
+    /// owner's.
+    pub fn open_with_texts(
+        cluster: &Cluster,
+        workers: usize,
+        texts: Vec<String>,
+    ) -> Result<(Connection, Dictionary), crate::Error> {
         let workers = workers.max(1);
         let agreement = cluster.digest ^ (workers as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let (allocators, network) = connect(cluster, workers, agreement).map_err(crate::Error::Cluster)?;
-        Ok(Connection { allocators, network, process: cluster.process, processes: cluster.hosts.len() })
+        let (allocators, network, dictionary) =
+            connect(cluster, workers, agreement, texts).map_err(crate::Error::Cluster)?;
+        let connection = Connection { allocators, network, process: cluster.process, processes: cluster.hosts.len() };
+        Ok((connection, dictionary))
     }
+}
+
+/// The texts every process of a cluster read, in id order: the parts of the owners,
+/// process 0's first, each sorted and without repeats. Every process receives the same
+/// dictionary, so interning it in this order gives every text the same id everywhere.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Dictionary {
+    /// The texts of each owner, by process index.
+    pub parts: Vec<Vec<String>>,
+}
+
+/// The process that assigns `text` its index: the same in every process.
+pub fn text_owner(text: &str, processes: usize) -> usize {
+    let mut hasher = rustc_hash::FxHasher::default();
+    text.as_bytes().hash(&mut hasher);
+    (hasher.finish() % processes.max(1) as u64) as usize
 }
 
 /// What a process says first on every connection.
@@ -90,11 +124,9 @@ impl Greeting {
 /// Connects this process to every peer (dialling the ones before it, accepting the ones
 /// after it, as timely's cluster model does), exchanges greetings, and returns timely's
 /// allocators for `workers` threads here, and the guard of its network threads.
-fn connect(
-    cluster: &Cluster,
-    workers: usize,
-    agreement: u64,
-) -> Result<(Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>), String> {
+type Connected = (Vec<AllocatorBuilder>, Box<dyn std::any::Any + Send>, Dictionary);
+
+fn connect(cluster: &Cluster, workers: usize, agreement: u64, texts: Vec<String>) -> Result<Connected, String> {
     let me = cluster.process;
     let deadline = Instant::now() + cluster.timeout;
     let greeting = Greeting { process: me as u64, agreement };
@@ -133,12 +165,103 @@ fn connect(
     for stream in sockets.iter().flatten() {
         stream.set_read_timeout(None).and_then(|()| stream.set_nodelay(true)).map_err(|e| e.to_string())?;
     }
+    let dictionary = exchange_texts(&sockets, me, texts)?;
     quiet_network_panics();
     let hooks = Hooks::default();
     let local = ProcessBuilder::new_typed_vector(workers, hooks.refill.clone(), hooks.spill.clone());
     let (builders, guard) =
         initialize_networking_from_sockets(local, sockets, me, workers, hooks).map_err(|e| e.to_string())?;
-    Ok((builders.into_iter().map(AllocatorBuilder::Tcp).collect(), Box::new(guard)))
+    Ok((builders.into_iter().map(AllocatorBuilder::Tcp).collect(), Box::new(guard), dictionary))
+}
+
+/// The owner-assigned dictionary of `texts` (what this process read) and every peer's
+/// texts, exchanged over the checked connections before timely takes them: first each
+/// text to its owner ([`text_owner`]), then each owner's sorted, distinct part to every
+/// process. Each message is written by a thread of its own, so that two processes
+/// sending each other much at once cannot both block.
+fn exchange_texts(sockets: &[Option<TcpStream>], me: usize, texts: Vec<String>) -> Result<Dictionary, String> {
+    let processes = sockets.len();
+    let mut owned: Vec<Vec<String>> = vec![Vec::new(); processes];
+    for text in texts {
+        owned[text_owner(&text, processes)].push(text);
+    }
+    for part in &mut owned {
+        part.sort_unstable();
+        part.dedup();
+    }
+    let mut mine = std::mem::take(&mut owned[me]);
+    for (_, texts) in all_to_all(sockets, me, |peer| std::mem::take(&mut owned[peer]))? {
+        mine.extend(texts);
+    }
+    mine.sort_unstable();
+    mine.dedup();
+    let mut parts: Vec<Vec<String>> = vec![Vec::new(); processes];
+    for (peer, part) in all_to_all(sockets, me, |_| mine.clone())? {
+        parts[peer] = part;
+    }
+    parts[me] = mine;
+    Ok(Dictionary { parts })
+}
+
+/// Sends each peer the texts `message` gives for it and returns what every peer sent,
+/// with the peer's index.
+fn all_to_all(
+    sockets: &[Option<TcpStream>],
+    me: usize,
+    mut message: impl FnMut(usize) -> Vec<String>,
+) -> Result<Vec<(usize, Vec<String>)>, String> {
+    let mut writers = Vec::new();
+    for (peer, socket) in sockets.iter().enumerate() {
+        let Some(socket) = socket.as_ref().filter(|_| peer != me) else { continue };
+        let stream = socket.try_clone().map_err(|e| format!("process {peer}: {e}"))?;
+        let texts = message(peer);
+        writers.push(std::thread::spawn(move || write_texts(stream, &texts)));
+    }
+    let mut received = Vec::new();
+    for (peer, socket) in sockets.iter().enumerate() {
+        let Some(mut socket) = socket.as_ref().filter(|_| peer != me) else { continue };
+        let texts = read_texts(&mut socket).map_err(|e| format!("process {peer}, exchanging texts: {e}"))?;
+        received.push((peer, texts));
+    }
+    for writer in writers {
+        match writer.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(format!("exchanging texts: {e}")),
+            Err(_) => return Err("exchanging texts: a sending thread stopped".into()),
+        }
+    }
+    Ok(received)
+}
+
+/// One message of texts: their count, then each text's length and bytes.
+fn write_texts(stream: TcpStream, texts: &[String]) -> std::io::Result<()> {
+    let mut out = BufWriter::new(stream);
+    out.write_all(&(texts.len() as u64).to_le_bytes())?;
+    for text in texts {
+        out.write_all(&(text.len() as u64).to_le_bytes())?;
+        out.write_all(text.as_bytes())?;
+    }
+    out.flush()
+}
+
+/// The texts of one message of [`write_texts`], read exactly (no byte of what timely
+/// sends next is consumed).
+fn read_texts(stream: &mut &TcpStream) -> std::io::Result<Vec<String>> {
+    let mut word = [0u8; 8];
+    stream.read_exact(&mut word)?;
+    let count = u64::from_le_bytes(word);
+    let mut texts = Vec::new();
+    for _ in 0..count {
+        stream.read_exact(&mut word)?;
+        let len = usize::try_from(u64::from_le_bytes(word)).unwrap_or(usize::MAX);
+        let mut bytes = Vec::new();
+        (&mut *stream).take(len as u64).read_to_end(&mut bytes)?;
+        if bytes.len() != len {
+            return Err(std::io::Error::new(ErrorKind::UnexpectedEof, "a text ended early"));
+        }
+        texts.push(String::from_utf8(bytes).map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e))?);
+    }
+    Ok(texts)
 }
 
 fn agree(mine: Greeting, theirs: Greeting, peer: usize) -> Result<(), String> {

@@ -21,7 +21,7 @@ mod cluster;
 mod render;
 mod row;
 
-pub use cluster::{on_lost_peer, Cluster, Connection};
+pub use cluster::{on_lost_peer, text_owner, Cluster, Connection, Dictionary};
 pub use row::{Row, MAX_WIDTH};
 
 use ir::{Const, Interner, PredId, Program, RuleId};
@@ -99,6 +99,8 @@ type Changes = Vec<(usize, Row, isize)>;
 /// they are when the batch is applied (which ordering comparisons of symbols read).
 struct Command {
     changes: Changes,
+    /// With placement at the owner: requests for input rows (relation, row, insert?).
+    requests: Vec<(usize, Row, bool)>,
     values: Interner<Const>,
 }
 
@@ -117,6 +119,8 @@ pub struct Flow {
     present: FxHashSet<(usize, Row)>,
     /// The texts of values, sent with every batch ([`Flow::set_values`]).
     values: Interner<Const>,
+    /// Whether input rows are placed at their owner ([`Flow::start_placed`]).
+    placed: bool,
 }
 
 impl std::fmt::Debug for Flow {
@@ -129,6 +133,17 @@ impl Flow {
     /// Builds the dataflow of `plan` (made from `program`) on `options.workers` threads,
     /// with empty inputs.
     pub fn start(plan: &ProgramPlan, program: &Program, options: Options) -> Result<Flow, Error> {
+        Flow::launch(plan, program, options, false)
+    }
+
+    /// [`Flow::start`] with set semantics kept in the dataflow, at the worker each input
+    /// row's hash picks, instead of in every process: a process then gives the dataflow
+    /// requests ([`Flow::request`]) and needs to hold no input it did not read itself.
+    pub fn start_placed(plan: &ProgramPlan, program: &Program, options: Options) -> Result<Flow, Error> {
+        Flow::launch(plan, program, options, true)
+    }
+
+    fn launch(plan: &ProgramPlan, program: &Program, options: Options, placed: bool) -> Result<Flow, Error> {
         let blueprint = Arc::new(blueprint::blueprint(plan, program)?);
         let workers = options.workers.max(1);
         let (process, processes) = options.cluster.as_ref().map_or((0, 1), |c| (c.process, c.processes));
@@ -146,7 +161,7 @@ impl Flow {
             let commands = receivers.lock().ok().and_then(|mut r| r[worker.index() % workers].take());
             let Some(commands) = commands else { return };
             let changes = render::Changes::default();
-            let gather = render::Gather { processes, workers };
+            let gather = render::Gather { processes, workers, placed };
             let values = render::Values::default();
             let mut handles = render::build_dataflow(worker, &shared, changes.clone(), gather, &values);
             if worker.index() == 0 {
@@ -155,7 +170,7 @@ impl Flow {
             let mut epoch: Epoch = 0;
             // Each batch is one epoch: apply this worker's share of the changes, close the
             // epoch on every input, and run until the outputs have caught up with it.
-            while let Ok(Command { changes: batch, values: texts }) = commands.recv() {
+            while let Ok(Command { changes: batch, requests, values: texts }) = commands.recv() {
                 // Replaced while the dataflow is idle: every worker of this process has
                 // passed the last epoch, and no row of this one reaches a comparison
                 // before its worker steps again.
@@ -163,8 +178,17 @@ impl Flow {
                 for (pred, row, diff) in batch {
                     handles.inputs[pred].update(row, diff);
                 }
+                for (pred, row, insert) in requests {
+                    if let Some(input) = handles.requests[pred].as_mut() {
+                        input.update((row, (epoch, insert)), 1);
+                    }
+                }
                 epoch += 1;
                 for input in handles.inputs.iter_mut().chain([&mut handles.unit]) {
+                    input.advance_to(epoch);
+                    input.flush();
+                }
+                for input in handles.requests.iter_mut().flatten() {
                     input.advance_to(epoch);
                     input.flush();
                 }
@@ -192,6 +216,7 @@ impl Flow {
             derived: blueprint.derived.clone(),
             present: FxHashSet::default(),
             values: program.consts.clone(),
+            placed,
         })
     }
 
@@ -202,6 +227,12 @@ impl Flow {
     /// before the cluster starts, and its digest covers every value).
     pub fn set_values(&mut self, values: &Interner<Const>) {
         self.values = values.clone();
+    }
+
+    /// Whether input rows are placed at their owner ([`Flow::start_placed`]): batches
+    /// then go through [`Flow::request`].
+    pub fn placed(&self) -> bool {
+        self.placed
     }
 
     /// The number of worker threads.
@@ -247,14 +278,65 @@ impl Flow {
                 }
             }
         }
-        let sent = self
-            .commands
-            .iter()
-            .zip(shares)
-            .all(|(command, changes)| command.send(Command { changes, values: self.values.clone() }).is_ok());
+        let sent = self.commands.iter().zip(shares).all(|(command, changes)| {
+            command.send(Command { changes, requests: Vec::new(), values: self.values.clone() }).is_ok()
+        });
         if !sent {
             return Err(self.failure());
         }
+        self.collect(applied)
+    }
+
+    /// With placement at the owner ([`Flow::start_placed`]): one epoch of requests,
+    /// `deletes` then `inserts`, which this process injects whole when `mine` (the rows
+    /// it read: its share of the input) and otherwise only the rows this process owns
+    /// (a batch every process reads). The owner keeps set semantics, so requests that
+    /// change nothing are no-ops there, and a row deleted and inserted again in one
+    /// epoch is no change. The report lists the net input changes and derived
+    /// changes of the rows this process's workers own, and as no-ops the requests of
+    /// wrong arity or to derived relations; in a cluster, the processes' reports
+    /// together are the batch's.
+    pub fn request<'a>(
+        &mut self,
+        deletes: impl IntoIterator<Item = (PredId, &'a [u32])>,
+        inserts: impl IntoIterator<Item = (PredId, &'a [u32])>,
+        mine: bool,
+    ) -> Result<Applied, Error> {
+        assert!(self.placed, "requests need a flow started with placement at the owner");
+        let workers = self.commands.len();
+        let mut shares: Vec<Vec<(usize, Row, bool)>> = vec![Vec::new(); workers];
+        let mut applied = Applied::default();
+        let mut next = 0;
+        for (insert, changes) in
+            [(false, deletes.into_iter().collect::<Vec<_>>()), (true, inserts.into_iter().collect())]
+        {
+            for (pred, values) in changes {
+                let p = pred.index();
+                let input = p < self.arity.len() && !self.derived[p] && values.len() == self.arity[p];
+                match Row::try_new(values).filter(|_| input) {
+                    Some(row) if mine || owner(p, &row, self.processes) == self.process => {
+                        shares[next].push((p, row, insert));
+                        next = (next + 1) % workers;
+                    }
+                    Some(_) => {}
+                    None if insert => applied.noop_inserts.push((pred, values.to_vec())),
+                    None => applied.noop_deletes.push((pred, values.to_vec())),
+                }
+            }
+        }
+        let sent = self.commands.iter().zip(shares).all(|(command, requests)| {
+            command.send(Command { changes: Vec::new(), requests, values: self.values.clone() }).is_ok()
+        });
+        if !sent {
+            return Err(self.failure());
+        }
+        self.collect(applied)
+    }
+
+    /// Waits for every worker's report of the epoch just sent and nets its changes into
+    /// `applied`: of derived rows, and (with placement at the owner) of input rows.
+    fn collect(&mut self, mut applied: Applied) -> Result<Applied, Error> {
+        let workers = self.commands.len();
         let mut seen: Changes = Vec::new();
         for _ in 0..workers {
             seen.extend(self.reports.recv().map_err(|_| self.failure())?);
@@ -268,10 +350,13 @@ impl Flow {
                 diff += seen[i].2;
                 i += 1;
             }
+            let derived = self.derived[pred];
             match diff {
                 0 => {}
-                d if d > 0 => applied.derived_added.push((PredId(pred as u32), row)),
-                _ => applied.derived_removed.push((PredId(pred as u32), row)),
+                d if d > 0 && derived => applied.derived_added.push((PredId(pred as u32), row)),
+                d if d > 0 => applied.inserted.push((PredId(pred as u32), row)),
+                _ if derived => applied.derived_removed.push((PredId(pred as u32), row)),
+                _ => applied.deleted.push((PredId(pred as u32), row)),
             }
         }
         Ok(applied)

@@ -23,6 +23,13 @@ use timely::progress::Timestamp;
 /// Epochs of input changes.
 pub(crate) type Epoch = u64;
 
+/// A request for an input row: the epoch it was made in, and whether it inserts (else
+/// it deletes).
+pub(crate) type Request = (Epoch, bool);
+
+/// The input of one relation's requests.
+pub(crate) type Requests = InputSession<Epoch, (Row, Request), isize>;
+
 /// A relation's rows as a collection of a scope with timestamps `T`.
 type Relation<'s, T> = VecCollection<'s, T, Row, isize>;
 
@@ -46,6 +53,9 @@ pub(crate) type Changes = Rc<RefCell<Vec<(usize, Row, isize)>>>;
 /// that fires rules without body atoms) and the probe on every output.
 pub(crate) struct Handles {
     pub inputs: Vec<InputSession<Epoch, Row, isize>>,
+    /// With placement at the owner: per input relation, the requests each process
+    /// injects (a row, the epoch it was asked in, and whether it was an insert).
+    pub requests: Vec<Option<Requests>>,
     pub unit: InputSession<Epoch, Row, isize>,
     pub probe: Probe<Epoch>,
 }
@@ -245,6 +255,22 @@ fn union<'s, T: Timestamp + Lattice + Ord>(
     all.distinct()
 }
 
+/// The input rows a relation's requests leave, each once: set semantics kept at the
+/// worker the row's hash picks (the reduce's exchange), not by the processes that read
+/// or request it. A row holds when its latest epoch's requests include an insert (a
+/// batch deletes before it inserts), so a row read by two processes is one row, a
+/// delete of an absent row changes nothing, and a repeated insert neither.
+fn owned_rows<'s>(requests: VecCollection<'s, Epoch, (Row, Request), isize>) -> Relation<'s, Epoch> {
+    requests
+        .reduce(|_row, asked: &[(&Request, isize)], out: &mut Vec<((), isize)>| {
+            // Requests are sorted by epoch, then deletes before inserts.
+            if let Some(&(&(_, true), _)) = asked.iter().rfind(|&&(_, count)| count > 0) {
+                out.push(((), 1));
+            }
+        })
+        .map(|(row, ())| row)
+}
+
 /// Where the changes to derived relations are recorded. In one process, each worker
 /// records its own part; in a cluster, every change is copied to the first worker of
 /// every process, so that each process sees the whole result.
@@ -253,6 +279,9 @@ pub(crate) struct Gather {
     pub processes: usize,
     /// Worker threads per process.
     pub workers: usize,
+    /// Whether input rows are placed at their owner ([`owned_rows`]): each worker then
+    /// records the changes of the input rows it owns as well.
+    pub placed: bool,
 }
 
 /// Builds the dataflow in `worker` and returns its handles. Every change to a derived
@@ -270,9 +299,23 @@ pub(crate) fn build_dataflow(
     worker.dataflow::<Epoch, _, _>(|scope| {
         let probe = Probe::new();
         let mut inputs = Vec::with_capacity(count);
+        let mut requests = Vec::new();
         let mut given = Vec::with_capacity(count);
-        for _ in 0..count {
-            let (input, rows) = scope.new_collection::<Row, isize>();
+        for &derived in &blueprint.derived {
+            let (input, mut rows) = scope.new_collection::<Row, isize>();
+            if gather.placed && !derived {
+                let (asked, requested) = scope.new_collection::<(Row, Request), isize>();
+                let owned = owned_rows(requested);
+                let (pred, changes) = (given.len(), Rc::clone(&changes));
+                owned
+                    .clone()
+                    .inspect(move |(row, _, diff)| changes.borrow_mut().push((pred, *row, *diff)))
+                    .probe_with(&probe);
+                rows = owned;
+                requests.push(Some(asked));
+            } else {
+                requests.push(None);
+            }
             inputs.push(input);
             given.push(rows);
         }
@@ -347,7 +390,7 @@ pub(crate) fn build_dataflow(
                 rows.inspect(move |(row, _, diff)| changes.borrow_mut().push((pred, *row, *diff))).probe_with(&probe);
                 continue;
             }
-            let Gather { processes, workers } = gather;
+            let Gather { processes, workers, .. } = gather;
             let copies = rows.flat_map(move |row| (0..processes).map(move |process| (process, row)));
             let first_workers = copies.inner.exchange(move |((process, _), _, _)| (process * workers) as u64);
             first_workers
@@ -355,6 +398,6 @@ pub(crate) fn build_dataflow(
                 .inspect(move |((_, row), _, diff)| changes.borrow_mut().push((pred, *row, *diff)))
                 .probe_with(&probe);
         }
-        Handles { inputs, unit: unit_input, probe }
+        Handles { inputs, requests, unit: unit_input, probe }
     })
 }

@@ -439,3 +439,167 @@ fn min_and_max_order_by_the_value_column_type() {
         agree(text, &[(vec![("U", vec!["1", "5"])], vec![("U", vec!["2", "4294967295"])])], workers);
     }
 }
+
+/// `atoms` as input facts of `p`, their values interned.
+fn encode(p: &mut Program, atoms: &Atoms<'_>) -> Vec<(PredId, Vec<u32>)> {
+    let mut facts = Vec::new();
+    for (name, args) in atoms {
+        let pred = p.lookup_source(name).unwrap();
+        let types = p.pred(pred).types.clone();
+        facts.push((pred, args.iter().zip(types).map(|(arg, ty)| p.encode(ty, arg).unwrap()).collect()));
+    }
+    facts
+}
+
+/// The input changes of each epoch a process reported: inserted, then deleted rows.
+type InputChanges = Vec<(BTreeSet<(PredId, Vec<u32>)>, BTreeSet<(PredId, Vec<u32>)>)>;
+
+/// One process of a run with placement at the owner: it reads the inline facts whose
+/// position `reads` picks (the shares of several processes may overlap), then requests
+/// every batch; its derived rows must be the native engine's after each epoch. Returns
+/// the input changes its workers owned, per epoch, for the caller to add up.
+fn placed_as(text: &str, batches: &[Batch<'_>], options: Options, reads: impl Fn(usize) -> bool) -> InputChanges {
+    let mut p = parse(text);
+    let plan = plan::plan_program(&p);
+    let facts: Vec<(PredId, Vec<u32>)> = p.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
+    let share: Vec<(PredId, Vec<u32>)> =
+        facts.iter().enumerate().filter(|(i, _)| reads(*i)).map(|(_, f)| f.clone()).collect();
+    let mut flow = Flow::start_placed(&plan, &p, options).unwrap();
+    let mut mirror = Mirror::default();
+    let mut changes = InputChanges::new();
+    let rows = |v: &[(PredId, Row)]| v.iter().map(|(p, r)| (*p, r.values().to_vec())).collect::<BTreeSet<_>>();
+    let applied = flow.request([], as_slices(&share), true).unwrap();
+    mirror.absorb(&applied);
+    changes.push((rows(&applied.inserted), rows(&applied.deleted)));
+    let mut native = Maintained::new(plan.clone(), &p, Database::from_facts(&p, &p.facts));
+    assert_eq!(mirror.0, derived(&p, native.db()), "{text}");
+    for (deletes, inserts) in batches {
+        let update = Update { deletes: encode(&mut p, deletes), inserts: encode(&mut p, inserts) };
+        let applied = flow.request(as_slices(&update.deletes), as_slices(&update.inserts), false).unwrap();
+        mirror.absorb(&applied);
+        changes.push((rows(&applied.inserted), rows(&applied.deleted)));
+        native.apply(&update);
+        assert_eq!(mirror.0, derived(&p, native.db()), "{text} after {update:?}");
+    }
+    changes
+}
+
+/// What the native engine reports as the input changes of the same epochs, netted.
+fn native_input_changes(text: &str, batches: &[Batch<'_>]) -> InputChanges {
+    let mut p = parse(text);
+    let mut native = Maintained::new(plan::plan_program(&p), &p, Database::new(&p));
+    let facts: Vec<(PredId, Vec<u32>)> = p.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
+    let mut updates = vec![Update { deletes: Vec::new(), inserts: facts }];
+    for (deletes, inserts) in batches {
+        updates.push(Update { deletes: encode(&mut p, deletes), inserts: encode(&mut p, inserts) });
+    }
+    updates
+        .iter()
+        .map(|update| {
+            // A fact deleted and inserted again in one batch is no net change.
+            let report = native.apply(update);
+            let inserted: BTreeSet<_> = report.edb_inserted.iter().cloned().collect();
+            let deleted: BTreeSet<_> = report.edb_deleted.iter().cloned().collect();
+            (&inserted - &deleted, &deleted - &inserted)
+        })
+        .collect()
+}
+
+/// The input changes of several processes' reports, epoch by epoch.
+fn union(reports: Vec<InputChanges>) -> InputChanges {
+    let mut total = InputChanges::new();
+    for report in reports {
+        total.resize(report.len().max(total.len()), Default::default());
+        for (epoch, (inserted, deleted)) in report.into_iter().enumerate() {
+            total[epoch].0.extend(inserted);
+            total[epoch].1.extend(deleted);
+        }
+    }
+    total
+}
+
+/// Atoms written out: a relation name and its values' texts.
+type Written = &'static [(&'static str, &'static [&'static str])];
+
+const PLACED_BATCHES: &[(Written, Written)] = &[
+    (&[("E", &["d", "b"]), ("E", &["x", "y"])], &[]),
+    (&[], &[("E", &["d", "a"]), ("E", &["d", "a"]), ("E", &["a", "b"])]),
+    (&[("E", &["a", "b"])], &[("E", &["a", "b"]), ("E", &["a", "c"])]),
+    (&[("E", &["a", "c"]), ("E", &["b", "c"])], &[]),
+];
+
+fn placed_batches() -> Vec<Batch<'static>> {
+    let atoms = |a: Written| a.iter().map(|(n, v)| (*n, v.to_vec())).collect();
+    PLACED_BATCHES.iter().map(|(d, i)| (atoms(d), atoms(i))).collect()
+}
+
+#[test]
+fn rows_placed_at_their_owner_keep_set_semantics() {
+    // Read twice (every fact requested twice in the first epoch), deleted when absent,
+    // inserted when present, deleted and inserted in one batch: the owner's set is the
+    // input the native engine holds, and its changes are the native engine's.
+    let batches = placed_batches();
+    let expected = native_input_changes(CLOSURE, &batches);
+    for workers in [1, 2, 3] {
+        let twice = format!("{CLOSURE}\nE(a,b).\nE(c,d).");
+        let got = placed_as(&twice, &batches, Options { workers, cluster: None }, |_| true);
+        assert_eq!(got, expected, "{workers} workers");
+    }
+}
+
+#[test]
+fn two_processes_each_reading_a_share_agree() {
+    // Process I reads the facts at positions I, I + 2, ..., and both read the first:
+    // no process holds the whole input, and together they hold it once.
+    let batches = placed_batches();
+    let expected = native_input_changes(CLOSURE, &batches);
+    let runs: Vec<_> = local_cluster(2, &[11])
+        .into_iter()
+        .map(|cluster| {
+            let batches = batches.clone();
+            std::thread::spawn(move || {
+                let process = cluster.process;
+                let connection = Connection::open(&cluster, 2).unwrap();
+                let options = Options { workers: 2, cluster: Some(connection) };
+                placed_as(CLOSURE, &batches, options, move |i| i == 0 || i % 2 == process)
+            })
+        })
+        .collect();
+    let reports: Vec<InputChanges> = runs.into_iter().map(|run| run.join().unwrap()).collect();
+    assert_eq!(union(reports), expected);
+}
+
+#[test]
+fn owners_give_every_text_one_id_in_every_process() {
+    // Three processes, overlapping reads, a text read by all and one by none but its
+    // owner: every process receives the same dictionary, each text in it once, in the
+    // part of the process its hash picks, each part sorted.
+    let read: [&[&str]; 3] = [&["b", "a", "shared", "a"], &["shared", "c", "d"], &["shared", "e", "ö", ""]];
+    let runs: Vec<_> = local_cluster(3, &[5])
+        .into_iter()
+        .map(|cluster| {
+            let texts: Vec<String> = read[cluster.process].iter().map(|t| t.to_string()).collect();
+            std::thread::spawn(move || {
+                let (connection, dictionary) = Connection::open_with_texts(&cluster, 1, texts).unwrap();
+                // The connection is for a dataflow: run one over it, so that it closes
+                // the way a run closes it.
+                let p = parse(CLOSURE);
+                let options = Options { workers: 1, cluster: Some(connection) };
+                let mut flow = Flow::start(&plan::plan_program(&p), &p, options).unwrap();
+                flow.apply([], []).unwrap();
+                dictionary
+            })
+        })
+        .collect();
+    let dictionaries: Vec<crate::Dictionary> = runs.into_iter().map(|run| run.join().unwrap()).collect();
+    assert!(dictionaries.iter().all(|d| *d == dictionaries[0]));
+    let parts = &dictionaries[0].parts;
+    assert_eq!(parts.len(), 3);
+    let mut all: Vec<&str> = parts.iter().flatten().map(String::as_str).collect();
+    for (owner, part) in parts.iter().enumerate() {
+        assert!(part.windows(2).all(|w| w[0] < w[1]), "{part:?}");
+        assert!(part.iter().all(|t| crate::text_owner(t, 3) == owner), "{part:?}");
+    }
+    all.sort_unstable();
+    assert_eq!(all, ["", "a", "b", "c", "d", "e", "shared", "ö"]);
+}
