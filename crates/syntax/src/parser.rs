@@ -160,8 +160,10 @@ where
         inp.next();
         Err(Rich::custom(inp.span_since(&before), "an aggregate inside an aggregate is not supported"))
     });
-    let nested = aggregate_body(file, literal_of(file, expression(file, too_deep)));
-    expression(file, aggregate_body(file, literal_of(file, expression(file, nested))))
+    // Boxed, so that the nested grammar's type (and the compiled code's size) does not
+    // multiply with each level.
+    let nested = aggregate_body(file, literal_of(file, expression(file, too_deep))).boxed();
+    expression(file, aggregate_body(file, literal_of(file, expression(file, nested))).boxed())
 }
 
 /// An aggregate's body: `{ literal, ... }` or one atom.
