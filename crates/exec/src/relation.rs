@@ -557,6 +557,26 @@ impl Rows {
         self.locator.as_ref().expect("a plan that locates rows keeps a locator of their relation").find(self, key)
     }
 
+    /// The sum, over the rows (tombstones included), of the ordinal of the rank run each
+    /// belongs to: 1 for the rows of the relation's first run, 2 for its second, and so
+    /// on. A semi-naive evaluation appends to a relation at most one run per rule and
+    /// round, so this is about its facts' derivation depths added up, times the rules that
+    /// add to it in a round.
+    pub(crate) fn depth_sum(&self) -> u64 {
+        let ends = self.ranks.iter().skip(1).map(|&(first, _)| first).chain(std::iter::once(self.end));
+        self.ranks
+            .iter()
+            .zip(ends)
+            .enumerate()
+            .map(|(i, (&(first, _), end))| (i as u64 + 1) * u64::from(end - first))
+            .sum()
+    }
+
+    /// The number of rank runs: the commits that appended rows to the relation.
+    pub(crate) fn runs(&self) -> usize {
+        self.ranks.len()
+    }
+
     /// The end of the row range, tombstones included: the engines' version marker.
     #[inline]
     pub(crate) fn end(&self) -> u32 {
