@@ -363,6 +363,44 @@ fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
     apply(&mut auto, Update { inserts: vec![], deletes: vec![leaf] }, Method::Dred, "stayed within its budget");
 }
 
+/// On the first batch of a state, `Maintenance::Auto` pays for the index SPEC's
+/// over-deletion probes first only when the deletion is expected to stay local: a cut in
+/// the middle of a chain (half the closure goes, and the index of the whole closure would
+/// cost more than recomputing) is recomputed, and so is its last edge, which the estimate
+/// cannot tell from the middle one; the leaf of a shallow tree is maintained. Each
+/// reaches SPEC's state.
+#[test]
+fn auto_pays_for_an_index_only_when_the_deletion_is_expected_local() {
+    let chain: Vec<String> = (0..300).map(|i| format!("E(n{i},n{}).", i + 1)).collect();
+    // Ten stars of ten leaves each.
+    let stars: Vec<String> = (0..10).flat_map(|s| (0..10).map(move |l| format!("E(s{s},l{s}x{l})."))).collect();
+    let rules = "R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)";
+    let new = |p: &Program, m| {
+        let mut state = Maintained::with_maintenance(plan_program(p), p, Database::from_facts(p, &p.facts), m);
+        state.set_auto_min_budget(0);
+        state
+    };
+    let check = |p: &Program, deleted: (PredId, Vec<u32>), method: Method, why: &str| {
+        let (mut auto, mut dred) = (new(p, Maintenance::Auto), new(p, Maintenance::Dred));
+        let update = Update { inserts: vec![], deletes: vec![deleted] };
+        let (by_auto, by_dred) = (auto.apply(&update), dred.apply(&update));
+        assert_eq!(by_auto.strategy, method, "{}", by_auto.reason);
+        assert!(by_auto.reason.contains(why), "{}", by_auto.reason);
+        assert_eq!((&by_auto.removed, &by_auto.added), (&by_dred.removed, &by_dred.added));
+        assert!(auto.db().same_tuples(dred.db()));
+    };
+    let mut p = with_facts(rules, &chain.join(" "));
+    let middle = fact(&mut p, "E", &["n150", "n151"]);
+    let last = fact(&mut p, "E", &["n299", "n300"]);
+    check(&p, middle, Method::Recompute, "expected to pass its budget");
+    // The chain's last edge on a fresh state: as wide as the middle for all the estimate
+    // knows, so the index is not built for it.
+    check(&p, last, Method::Recompute, "expected to pass its budget");
+    let mut p = with_facts(rules, &stars.join(" "));
+    let leaf = fact(&mut p, "E", &["s3", "l3x7"]);
+    check(&p, leaf, Method::Dred, "stayed within its budget");
+}
+
 /// A deletion that over-deletes one fact rederives it along the indexes the evaluation
 /// built: the selective plan would probe the edges by their target, an index of every
 /// edge that nothing read before, which on a large input costs more than recomputing.
