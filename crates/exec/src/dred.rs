@@ -588,32 +588,47 @@ impl Maintained {
     }
 
     /// The rule firings [`Maintenance::Auto`] lets SPEC's over-deletion of `deleted` input
-    /// facts spend: twice what it is expected to remove ([`Maintained::dred_estimate`]),
-    /// within 1/[`AUTO_DRED_SHARE`] to 1/[`AUTO_ESTIMATE_SHARE`] of the budget.
+    /// facts spend: a firing for each fact it is expected to remove
+    /// ([`Maintained::dred_estimate`]), within 1/[`AUTO_DRED_SHARE`] to
+    /// 1/[`AUTO_ESTIMATE_SHARE`] of the budget.
     fn dred_probe(&self, deleted: usize) -> u64 {
         let budget = self.auto_budget(deleted);
-        self.dred_estimate(deleted).saturating_mul(2).clamp(budget / AUTO_DRED_SHARE, budget / AUTO_ESTIMATE_SHARE)
+        self.dred_estimate(deleted).clamp(budget / AUTO_DRED_SHARE, budget / AUTO_ESTIMATE_SHARE)
     }
 
-    /// How many facts SPEC's over-deletion of `deleted` input facts is expected to remove:
-    /// as many as lie above that many input facts when each derived fact rests on one
-    /// derivation whose number of input facts is its depth, the evaluation round that
-    /// derived it (a fact of a chain's closure rests on as many edges as it spans). Facts
-    /// with several derivations are over-deleted through any of them, so this is a lower
-    /// bound, which the over-deletion's own budget backs up.
+    /// How many facts SPEC's over-deletion of `deleted` input facts is expected to remove.
+    /// A derived fact of depth `k` (the round that derived it) with `m` derivations per
+    /// fact (the evaluation's firings per derived fact) rests on about
+    /// `1 + m + … + m^(k-1)` input facts, `k` when each fact has one derivation (a chain's
+    /// closure); SPEC's over-deletion removes it when any of them is deleted, so it goes
+    /// with a chance of `deleted` times that, out of all the input facts. On a chain cut
+    /// in its middle that is about half the closure, on a tree's leaf a few facts, and on
+    /// a random graph, whose facts have several derivations each, most of the closure.
     fn dred_estimate(&self, deleted: usize) -> u64 {
-        // A relation with more rank runs than the evaluation had rounds gained facts from
-        // several rules in a round: its runs' ordinals are scaled down to rounds.
-        let rounds = u128::from(self.evaluation_rounds.max(1));
-        let depths: u128 = (0..self.db.relation_count())
-            .filter(|&p| self.compiled.derived[p])
-            .map(|p| {
-                let rel = self.db.rel(PredId(p as u32));
-                let runs = rel.runs().max(1) as u128;
-                u128::from(rel.depth_sum()) * rounds.min(runs) / runs
-            })
-            .sum();
-        (depths * deleted as u128 / self.input_count().max(1) as u128).min(u128::from(u64::MAX)) as u64
+        let inputs = self.input_count().max(1) as f64;
+        let facts = self.derived_total().max(1) as f64;
+        let per_fact = (self.evaluation_work as f64 / facts).max(1.0);
+        let rounds = self.evaluation_rounds.max(1) as f64;
+        let mut expected = 0.0;
+        for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]) {
+            let rel = self.db.rel(PredId(p as u32));
+            // A relation with more rank runs than the evaluation had rounds gained facts
+            // from several rules in a round: its runs' ordinals are scaled down to rounds.
+            let scale = (rounds / rel.runs().max(1) as f64).min(1.0);
+            // `support` is the input facts under a fact `levels` rounds deep.
+            let (mut support, mut reach, mut levels, mut depth) = (0.0_f64, 1.0_f64, 0_u32, 0.0_f64);
+            for len in rel.run_lens() {
+                depth += scale;
+                while f64::from(levels) < depth.ceil() {
+                    support = (support + reach).min(inputs);
+                    reach = (reach * per_fact).min(inputs);
+                    levels += 1;
+                }
+                let chance = (deleted as f64 * support / inputs).min(1.0);
+                expected += f64::from(len) * chance;
+            }
+        }
+        expected as u64
     }
 
     /// The threads updates split their joins over.

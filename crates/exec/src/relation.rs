@@ -557,19 +557,12 @@ impl Rows {
         self.locator.as_ref().expect("a plan that locates rows keeps a locator of their relation").find(self, key)
     }
 
-    /// The sum, over the rows (tombstones included), of the ordinal of the rank run each
-    /// belongs to: 1 for the rows of the relation's first run, 2 for its second, and so
-    /// on. A semi-naive evaluation appends to a relation at most one run per rule and
-    /// round, so this is about its facts' derivation depths added up, times the rules that
-    /// add to it in a round.
-    pub(crate) fn depth_sum(&self) -> u64 {
+    /// The number of rows (tombstones included) of each rank run, in row order: a
+    /// semi-naive evaluation appends at most one run per rule and round, so a run's
+    /// ordinal is about the round that derived its facts, their derivation depth.
+    pub(crate) fn run_lens(&self) -> impl Iterator<Item = u32> + '_ {
         let ends = self.ranks.iter().skip(1).map(|&(first, _)| first).chain(std::iter::once(self.end));
-        self.ranks
-            .iter()
-            .zip(ends)
-            .enumerate()
-            .map(|(i, (&(first, _), end))| (i as u64 + 1) * u64::from(end - first))
-            .sum()
+        self.ranks.iter().zip(ends).map(|(&(first, _), end)| end - first)
     }
 
     /// The number of rank runs: the commits that appended rows to the relation.
