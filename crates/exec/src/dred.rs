@@ -588,12 +588,12 @@ impl Maintained {
     }
 
     /// The rule firings [`Maintenance::Auto`] lets SPEC's over-deletion of `deleted` input
-    /// facts spend: a firing for each fact it is expected to remove
-    /// ([`Maintained::dred_estimate`]), within 1/[`AUTO_DRED_SHARE`] to
-    /// 1/[`AUTO_ESTIMATE_SHARE`] of the budget.
+    /// facts spend: two firings for each fact it is expected to remove
+    /// ([`Maintained::dred_estimate`], which counts only the facts of an average batch),
+    /// within 1/[`AUTO_DRED_SHARE`] to 1/[`AUTO_ESTIMATE_SHARE`] of the budget.
     fn dred_probe(&self, deleted: usize) -> u64 {
         let budget = self.auto_budget(deleted);
-        self.dred_estimate(deleted).clamp(budget / AUTO_DRED_SHARE, budget / AUTO_ESTIMATE_SHARE)
+        self.dred_estimate(deleted).saturating_mul(2).clamp(budget / AUTO_DRED_SHARE, budget / AUTO_ESTIMATE_SHARE)
     }
 
     /// How many facts SPEC's over-deletion of `deleted` input facts is expected to remove.
