@@ -361,6 +361,8 @@ pub struct Maintained {
     /// The work of the evaluation the state last came from (the first, or a batch
     /// recomputed since): [`Maintenance::Auto`]'s budget is a share of it.
     evaluation_work: u64,
+    /// The rounds of that evaluation, for [`Maintained::dred_estimate`].
+    evaluation_rounds: u64,
     maintenance: Maintenance,
     /// The error an update stopped with: the database is incomplete from then on, so
     /// every later update reports it again.
@@ -387,8 +389,10 @@ const AUTO_BUDGET_SHARE: u64 = 10;
 const LOCATE_WORK: u64 = 2;
 
 /// A row added to an index costs about this share of a rule firing in
-/// [`Maintenance::Auto`]'s budget (a counting sort streams the rows).
-const INDEX_SHARE: u64 = 4;
+/// [`Maintenance::Auto`]'s budget (a counting sort streams the rows): on the benchmarks'
+/// closures 14 to 16 ns a row, against 30 to 50 ns for a firing and its share of the
+/// stored facts.
+const INDEX_SHARE: u64 = 3;
 
 /// A unit of ranked over-deletion's work (a firing that then locates its head, or a
 /// quarter of a support check) costs about this many firings of an evaluation: each
@@ -400,9 +404,23 @@ const RANKED_WORK: u64 = 8;
 /// small is maintained in no measurable time either way, and its reports are clearer.
 pub const AUTO_MIN_BUDGET: u64 = 10_000;
 
-/// [`Maintenance::Auto`] gives SPEC's over-deletion, which it tries first, this share of
-/// its budget; ranked over-deletion, if it comes to it, the rest.
+/// [`Maintenance::Auto`] gives SPEC's over-deletion, which it tries first, at least this
+/// share of its budget (more when it is expected to remove more, see
+/// [`AUTO_ESTIMATE_SHARE`]); ranked over-deletion, if it comes to it, the rest.
 const AUTO_DRED_SHARE: u64 = 16;
+
+/// [`Maintenance::Auto`] does not try SPEC's over-deletion when it is expected to remove
+/// more facts than this share of the budget, and lets it spend at most this share.
+const AUTO_ESTIMATE_SHARE: u64 = 4;
+
+/// [`Maintenance::Auto`] builds the indexes over-deletion probes first (once per state)
+/// when they cost at most this share of a recomputation, and recomputes the batch
+/// otherwise.
+const AUTO_SETUP_SHARE: u64 = 4;
+
+/// Over-deletion within a budget reads a wave this many rows of each relation at a time,
+/// and stops after the slice that passes the budget.
+const WAVE_SLICE: u32 = 512;
 
 /// [`Maintenance::Auto`] recomputes a batch outright when it deletes at least this share
 /// of the input facts: such a batch over-deletes most of what the input derives.
@@ -450,7 +468,8 @@ impl Maintained {
         let start = vec![0; edb.relation_count()];
         propagate(&compiled, &mut edb, &start, true, &mut run)?;
         let initial_work = run.stats.firings;
-        Self::keep(compiled, plan, program, edb, run, initial_work, maintenance)
+        let rounds = run.iterations as u64;
+        Self::keep(compiled, plan, program, edb, run, (initial_work, rounds), maintenance)
     }
 
     /// Keeps the result of [`crate::evaluate`] of the same `plan` and `program` for updates,
@@ -489,7 +508,7 @@ impl Maintained {
         let compiled = Compiled::for_fixpoint(&plan, program, &mut db);
         let mut run = Run::new(false, None);
         run.threads = threads;
-        Self::keep(compiled, plan, program, db, run, eval.work, maintenance)
+        Self::keep(compiled, plan, program, db, run, (eval.work, eval.iterations as u64), maintenance)
     }
 
     /// Readies an evaluated database for updates.
@@ -499,7 +518,7 @@ impl Maintained {
         program: &Program,
         mut db: Database,
         run: Run,
-        initial_work: u64,
+        (initial_work, rounds): (u64, u64),
         maintenance: Maintenance,
     ) -> Result<Self, ResourceError> {
         prepare(&mut compiled, program, &mut db, maintenance)?;
@@ -510,6 +529,7 @@ impl Maintained {
             run,
             initial_work,
             evaluation_work: initial_work,
+            evaluation_rounds: rounds,
             maintenance,
             failure: None,
             source: Box::new((plan, program.clone())),
@@ -544,14 +564,71 @@ impl Maintained {
     }
 
     /// The budget [`Maintenance::Auto`] gives over-deletion in a batch that deletes
-    /// `deleted` input facts, in rule firings: a share of what recomputing would cost,
-    /// estimated as the last evaluation's work scaled by the input left after the batch
-    /// (a batch that deletes most of the input leaves little to recompute).
+    /// `deleted` input facts, in rule firings: a share of what recomputing would cost
+    /// ([`Maintained::recompute_estimate`]).
     fn auto_budget(&self, deleted: usize) -> u64 {
+        (self.recompute_estimate(deleted) / AUTO_BUDGET_SHARE).max(self.auto_min_budget)
+    }
+
+    /// What recomputing after a batch that deletes `deleted` input facts is expected to
+    /// cost, in rule firings: the last evaluation's firings, and a firing for each derived
+    /// fact it stored (a fact costs at least that much more: staged, committed, indexed),
+    /// scaled by the input left after the batch (a batch that deletes most of the input
+    /// leaves little to recompute).
+    fn recompute_estimate(&self, deleted: usize) -> u64 {
         let inputs = self.input_count().max(1) as u128;
         let left = inputs.saturating_sub(deleted as u128);
-        let recompute = u128::from(self.evaluation_work) * left / inputs;
-        (recompute as u64 / AUTO_BUDGET_SHARE).max(self.auto_min_budget)
+        let cost = u128::from(self.evaluation_work) + self.derived_total() as u128;
+        (cost * left / inputs) as u64
+    }
+
+    /// The number of derived facts.
+    fn derived_total(&self) -> usize {
+        (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| self.db.len(PredId(p as u32))).sum()
+    }
+
+    /// The rule firings [`Maintenance::Auto`] lets SPEC's over-deletion of `deleted` input
+    /// facts spend: two firings for each fact it is expected to remove
+    /// ([`Maintained::dred_estimate`], which counts only the facts of an average batch),
+    /// within 1/[`AUTO_DRED_SHARE`] to 1/[`AUTO_ESTIMATE_SHARE`] of the budget.
+    fn dred_probe(&self, deleted: usize) -> u64 {
+        let budget = self.auto_budget(deleted);
+        self.dred_estimate(deleted).saturating_mul(2).clamp(budget / AUTO_DRED_SHARE, budget / AUTO_ESTIMATE_SHARE)
+    }
+
+    /// How many facts SPEC's over-deletion of `deleted` input facts is expected to remove.
+    /// A derived fact of depth `k` (the round that derived it) with `m` derivations per
+    /// fact (the evaluation's firings per derived fact) rests on about
+    /// `1 + m + … + m^(k-1)` input facts, `k` when each fact has one derivation (a chain's
+    /// closure); SPEC's over-deletion removes it when any of them is deleted, so it goes
+    /// with a chance of `deleted` times that, out of all the input facts. On a chain cut
+    /// in its middle that is about half the closure, on a tree's leaf a few facts, and on
+    /// a random graph, whose facts have several derivations each, most of the closure.
+    fn dred_estimate(&self, deleted: usize) -> u64 {
+        let inputs = self.input_count().max(1) as f64;
+        let facts = self.derived_total().max(1) as f64;
+        let per_fact = (self.evaluation_work as f64 / facts).max(1.0);
+        let rounds = self.evaluation_rounds.max(1) as f64;
+        let mut expected = 0.0;
+        for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]) {
+            let rel = self.db.rel(PredId(p as u32));
+            // A relation with more rank runs than the evaluation had rounds gained facts
+            // from several rules in a round: its runs' ordinals are scaled down to rounds.
+            let scale = (rounds / rel.runs().max(1) as f64).min(1.0);
+            // `support` is the input facts under a fact `levels` rounds deep.
+            let (mut support, mut reach, mut levels, mut depth) = (0.0_f64, 1.0_f64, 0_u32, 0.0_f64);
+            for len in rel.run_lens() {
+                depth += scale;
+                while f64::from(levels) < depth.ceil() {
+                    support = (support + reach).min(inputs);
+                    reach = (reach * per_fact).min(inputs);
+                    levels += 1;
+                }
+                let chance = (deleted as f64 * support / inputs).min(1.0);
+                expected += f64::from(len) * chance;
+            }
+        }
+        expected as u64
     }
 
     /// The threads updates split their joins over.
@@ -668,6 +745,8 @@ impl Maintained {
         // the database without them.
         let auto = self.maintenance == Maintenance::Auto;
         let inputs = self.input_count();
+        let deleted = report.edb_deleted.len();
+        let budget = self.auto_budget(deleted);
         let mut waves = None;
         // The first wave of over-deletion (the same delta plans for both strategies) may
         // probe an index nothing built yet, such as the closure by its second column for a
@@ -679,28 +758,41 @@ impl Maintained {
             }
             false => 0,
         };
-        if setup > self.auto_budget(report.edb_deleted.len()) {
+        // What SPEC's over-deletion is expected to remove, from the depth of the derived
+        // facts: a chain cut in its middle takes half its closure, a leaf of a tree a few.
+        let expected = match auto && strategy == Method::Dred {
+            true => self.dred_estimate(deleted),
+            false => 0,
+        };
+        // SPEC's over-deletion whose indexes are built is tried within its budget, which
+        // tells a local change from a wide one better than any estimate; one that needs an
+        // index first is tried only when it is expected to stay within a quarter of the
+        // budget, since the index is paid before the over-deletion shows how far it goes.
+        let try_dred = setup == 0 || expected <= budget / AUTO_ESTIMATE_SHARE;
+        // The indexes are built once per state, and pay for every later batch too: auto
+        // builds them for a batch SPEC's over-deletion is expected to keep local as long as
+        // they cost at most a quarter of a recomputation.
+        if try_dred && setup > budget * AUTO_BUDGET_SHARE / AUTO_SETUP_SHARE {
             report.strategy = Method::Recompute;
             report.reason = format!(
-                "deletes {} of {} input facts, and the indexes over-deletion would build first are worth {setup} \
-                 rule firings, past the budget of {} (1/{AUTO_BUDGET_SHARE} of the evaluation's {}, scaled by the \
-                 input left)",
-                report.edb_deleted.len(),
-                inputs,
-                self.auto_budget(report.edb_deleted.len()),
-                self.evaluation_work
+                "deletes {deleted} of {inputs} input facts, and the indexes over-deletion would build first are \
+                 worth {setup} rule firings, past 1/{AUTO_SETUP_SHARE} of a recomputation's {} (the evaluation's {} \
+                 firings and {} facts, scaled by the input left)",
+                self.recompute_estimate(deleted),
+                self.evaluation_work,
+                self.derived_total()
             );
             return self.recompute(update, gone, report, work_before, detail);
         }
         if strategy == Method::Dred {
             // Auto tries SPEC's over-deletion first, within a share of its budget: a local
             // change over-deletes little and needs no row locators.
-            let budget = if auto {
-                work_before.saturating_add(setup + self.auto_budget(report.edb_deleted.len()) / AUTO_DRED_SHARE)
-            } else {
-                u64::MAX
+            let probe = self.dred_probe(deleted);
+            waves = match (auto, try_dred) {
+                (false, _) => self.overdelete(&mut gone, u64::MAX)?,
+                (true, true) => self.overdelete(&mut gone, work_before.saturating_add(probe))?,
+                (true, false) => None,
             };
-            waves = self.overdelete(&mut gone, budget)?;
             if waves.is_none() {
                 gone = self.db.empty_like();
                 for (pred, tuple) in &report.edb_deleted {
@@ -708,24 +800,24 @@ impl Maintained {
                 }
                 gone.check()?;
                 report.strategy = Method::Ranked;
-                report.reason = format!(
-                    "deletes {} of {} input facts, and SPEC's over-deletion passed its budget of {} rule firings: \
-                     ranked, within {}",
-                    report.edb_deleted.len(),
-                    inputs,
-                    self.auto_budget(report.edb_deleted.len()) / AUTO_DRED_SHARE,
-                    self.auto_budget(report.edb_deleted.len())
-                );
+                report.reason = match try_dred {
+                    true => format!(
+                        "deletes {deleted} of {inputs} input facts, and SPEC's over-deletion passed its budget of \
+                         {probe} rule firings: ranked, within {budget}"
+                    ),
+                    false => format!(
+                        "deletes {deleted} of {inputs} input facts, and SPEC's over-deletion, which would first build \
+                         indexes worth {setup} rule firings, is expected to remove {expected} facts (by the depth of \
+                         the derived facts), past 1/{AUTO_ESTIMATE_SHARE} of the budget of {budget} rule firings: \
+                         ranked, within it"
+                    ),
+                };
             }
         }
         let mut waves = match waves {
             Some(waves) => waves,
             None => {
-                let budget = if auto {
-                    work_before.saturating_add(self.auto_budget(report.edb_deleted.len()))
-                } else {
-                    u64::MAX
-                };
+                let limit = if auto { work_before.saturating_add(budget) } else { u64::MAX };
                 // Ranked over-deletion first locates the facts of the derived relations the
                 // batch reaches (once per state): that work, a firing's worth per row, comes
                 // out of its budget, and a batch whose budget it would pass is recomputed
@@ -733,23 +825,23 @@ impl Maintained {
                 let locate =
                     if auto { crate::ranked::locator_rows(&self.compiled, &self.db, &gone) * LOCATE_WORK } else { 0 };
                 let spent = self.run.stats.firings.saturating_add(locate + setup);
-                if spent > budget {
+                if spent > limit {
                     report.strategy = Method::Recompute;
                     report.reason = format!(
-                        "deletes {} of {} input facts, SPEC's over-deletion passed its budget, and ranked \
-                         over-deletion would first locate facts worth {locate} firings, past the budget of {} \
-                         rule firings \
-                         (1/{AUTO_BUDGET_SHARE} of the evaluation's {}, scaled by the input left)",
-                        report.edb_deleted.len(),
-                        inputs,
-                        self.auto_budget(report.edb_deleted.len()),
-                        self.evaluation_work
+                        "deletes {deleted} of {inputs} input facts, SPEC's over-deletion {}, and ranked \
+                         over-deletion would first locate facts worth {locate} firings, past the budget of {budget} \
+                         rule firings (1/{AUTO_BUDGET_SHARE} of a recomputation's {})",
+                        match try_dred {
+                            true => "passed its budget",
+                            false => "is expected to pass its budget",
+                        },
+                        self.recompute_estimate(deleted)
                     );
                     return self.recompute(update, gone, report, work_before, detail);
                 }
                 // Its work is weighed against the budget at `RANKED_WORK` firings a unit.
                 let ranked_budget = match auto {
-                    true => self.run.stats.firings + (budget - spent) / RANKED_WORK,
+                    true => self.run.stats.firings + (limit - spent) / RANKED_WORK,
                     false => u64::MAX,
                 };
                 let ranked =
@@ -760,12 +852,9 @@ impl Maintained {
                     None => {
                         report.strategy = Method::Recompute;
                         report.reason = format!(
-                            "deletes {} of {} input facts, and over-deletion passed its budget of {} rule \
-                             firings (1/{AUTO_BUDGET_SHARE} of the evaluation's {}, scaled by the input left)",
-                            report.edb_deleted.len(),
-                            inputs,
-                            self.auto_budget(report.edb_deleted.len()),
-                            self.evaluation_work
+                            "deletes {deleted} of {inputs} input facts, and over-deletion passed its budget of \
+                             {budget} rule firings (1/{AUTO_BUDGET_SHARE} of a recomputation's {})",
+                            self.recompute_estimate(deleted)
                         );
                         return self.recompute(update, gone, report, work_before, detail);
                     }
@@ -896,7 +985,7 @@ impl Maintained {
                     let why = format!(
                         "deletes {deleted} of {inputs} input facts: SPEC's over-deletion stayed within its budget \
                          of {} rule firings",
-                        self.auto_budget(deleted) / AUTO_DRED_SHARE
+                        self.dred_probe(deleted)
                     );
                     (Method::Dred, why)
                 }
@@ -993,10 +1082,11 @@ impl Maintained {
         let (plan, program) = &*self.source;
         let mut fresh = self.db.inputs_only(&self.compiled.derived);
         let mut compiled = Compiled::new(plan, program, &mut fresh);
-        let evaluation_before = self.run.stats.firings;
+        let (evaluation_before, rounds_before) = (self.run.stats.firings, self.run.iterations);
         let start = vec![0; fresh.relation_count()];
         propagate(&compiled, &mut fresh, &start, true, &mut self.run)?;
         let evaluation_work = self.run.stats.firings - evaluation_before;
+        self.evaluation_rounds = (self.run.iterations - rounds_before) as u64;
         let old = Older { db: &self.db, gone: &gone };
         let mut counts = UpdateCounts::default();
         let mut tallies: Vec<(PredId, Tally)> = Vec::new();
@@ -1026,6 +1116,13 @@ impl Maintained {
             }
             if detail.net {
                 (report.removed, report.added) = (removed, added);
+            }
+        } else if report.edb_inserted.is_empty() && !stratified(program) {
+            // Without negation or reductions the rules are monotone: a batch that only
+            // deletes leaves a new state within the old one, and the change is counted
+            // without reading a fact.
+            for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
+                counts.overdeleted += self.db.len(p) + gone.len(p) - fresh.len(p);
             }
         } else {
             // Counted from the new state alone, which a batch that deletes much of the input
@@ -1086,8 +1183,8 @@ impl Maintained {
     /// reads the previous wave, every other atom the whole pre-update database: since that
     /// database is a fixpoint, whatever the rules derive from it is in it, so staging into
     /// `gone` is the only probe needed. Returns where each wave begins in `gone`, or `None`
-    /// when the rule firings counted pass `budget` before the last wave: the database is
-    /// then as it was, and `gone` holds the waves so far.
+    /// when the rule firings counted pass `budget`: the database is then as it was, and
+    /// `gone` holds what was over-deleted so far (partly staged only).
     fn overdelete(&mut self, gone: &mut Database, budget: u64) -> Result<Option<Vec<Vec<u32>>>, ResourceError> {
         let mut waves = Vec::new();
         let mut lo = vec![0; self.db.relation_count()];
@@ -1098,15 +1195,24 @@ impl Maintained {
             }
             waves.push(hi.clone());
             sync_delta_indexes(&self.compiled, &mut self.db, (&lo, &hi));
-            let Database { rows: gone_rows, sets: gone_sets, .. } = &mut *gone;
-            derive_from(&self.compiled, &self.db, gone_rows, (&lo, &hi), &mut self.run, &mut |head, tuple| {
-                gone_sets[head.index()].stage(&gone_rows[head.index()], tuple);
-            });
+            // A wave is read a slice of rows at a time, so that over-deletion given a
+            // budget stops soon after passing it rather than at the end of a wave that
+            // may hold most of the state.
+            let slice = if budget == u64::MAX { u32::MAX } else { WAVE_SLICE };
+            let mut from = lo.clone();
+            while from != hi {
+                let to: Vec<u32> = from.iter().zip(&hi).map(|(&f, &h)| f.saturating_add(slice).min(h)).collect();
+                let Database { rows: gone_rows, sets: gone_sets, .. } = &mut *gone;
+                derive_from(&self.compiled, &self.db, gone_rows, (&from, &to), &mut self.run, &mut |head, tuple| {
+                    gone_sets[head.index()].stage(&gone_rows[head.index()], tuple);
+                });
+                if self.run.stats.firings > budget {
+                    return Ok(None);
+                }
+                from = to;
+            }
             gone.commit_all();
             gone.check()?;
-            if self.run.stats.firings > budget && gone.ends() != hi {
-                return Ok(None);
-            }
             lo = hi;
         }
         // The last entry marks the end of the last wave, which began no wave.

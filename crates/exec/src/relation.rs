@@ -557,6 +557,19 @@ impl Rows {
         self.locator.as_ref().expect("a plan that locates rows keeps a locator of their relation").find(self, key)
     }
 
+    /// The number of rows (tombstones included) of each rank run, in row order: a
+    /// semi-naive evaluation appends at most one run per rule and round, so a run's
+    /// ordinal is about the round that derived its facts, their derivation depth.
+    pub(crate) fn run_lens(&self) -> impl Iterator<Item = u32> + '_ {
+        let ends = self.ranks.iter().skip(1).map(|&(first, _)| first).chain(std::iter::once(self.end));
+        self.ranks.iter().zip(ends).map(|(&(first, _), end)| end - first)
+    }
+
+    /// The number of rank runs: the commits that appended rows to the relation.
+    pub(crate) fn runs(&self) -> usize {
+        self.ranks.len()
+    }
+
     /// The end of the row range, tombstones included: the engines' version marker.
     #[inline]
     pub(crate) fn end(&self) -> u32 {

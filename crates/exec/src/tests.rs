@@ -305,23 +305,25 @@ fn ranked_example_1_reaches_the_same_state_as_dred() {
 #[test]
 fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
     // `a` reaches `c` through five middle nodes, then a chain of 100 nodes; `d1` has a leaf;
-    // 20 sources lead into `a`.
+    // 200 sources lead into `a`; 1,000 edges stand apart, so that an average edge, which
+    // is what auto's estimate of SPEC's over-deletion knows, reaches little.
     let mut edges: Vec<String> = (1..=5).flat_map(|i| [format!("E(a,b{i})."), format!("E(b{i},c).")]).collect();
-    edges.extend((1..=20).map(|i| format!("E(x{i},a).")));
+    edges.extend((1..=200).map(|i| format!("E(x{i},a).")));
     edges.push("E(c,d1).".into());
     edges.extend((1..100).map(|j| format!("E(d{j},d{}).", j + 1)));
     edges.push("E(d1,leaf).".into());
+    edges.extend((0..1_000).map(|i| format!("E(u{i},v{i}).")));
     let mut p = with_facts("R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)", &edges.join(" "));
     let new = |p: &Program, m| Maintained::with_maintenance(plan_program(p), p, Database::from_facts(p, &p.facts), m);
     let leaf = fact(&mut p, "E", &["d1", "leaf"]);
     let fan = fact(&mut p, "E", &["a", "b1"]);
     let into_chain = fact(&mut p, "E", &["c", "d1"]);
-    let many: Vec<_> = (50..60).map(|j| fact(&mut p, "E", &[&format!("d{j}"), &format!("d{}", j + 1)])).collect();
+    let many: Vec<_> = (0..70).map(|i| fact(&mut p, "E", &[&format!("u{i}"), &format!("v{i}")])).collect();
     let (mut auto, mut dred) = (new(&p, Maintenance::Auto), new(&p, Maintenance::Dred));
     // Budgets as on a large state, where the evaluation does more work per fact than this
     // one: enough for ranked over-deletion's row locators, not for SPEC's over-deletion of
     // everything `a` reaches.
-    auto.set_auto_min_budget(24_000);
+    auto.set_auto_min_budget(200_000);
     let mut apply = |auto: &mut Maintained, update: Update, method: Method, why: &str| {
         let (by_auto, by_dred) = (auto.apply(&update), dred.apply(&update));
         assert_eq!(by_auto.strategy, method, "{}", by_auto.reason);
@@ -341,12 +343,14 @@ fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
         "SPEC's over-deletion passed",
     );
     apply(&mut auto, Update { inserts: vec![fan], deletes: vec![] }, Method::Dred, "no deletions");
-    // 10 of 131 edges: at least a twentieth of the input, recomputed outright once the
+    // 70 of 1,311 edges: at least a twentieth of the input, recomputed outright once the
     // evaluation is not below the least budget.
     auto.set_auto_min_budget(0);
     apply(&mut auto, Update { inserts: vec![], deletes: many.clone() }, Method::Recompute, "at least 1/20");
-    auto.set_auto_min_budget(24_000);
+    auto.set_auto_min_budget(200_000);
     apply(&mut auto, Update { inserts: many, deletes: vec![] }, Method::Dred, "no deletions");
+    // A smaller budget, as on a state whose evaluation did less work per fact.
+    auto.set_auto_min_budget(16_000);
     // The way into the chain: everything `a`, the `b`s and `c` reach through it goes.
     apply(
         &mut auto,
@@ -356,8 +360,47 @@ fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
     );
     apply(&mut auto, Update { inserts: vec![into_chain], deletes: vec![] }, Method::Dred, "no deletions");
     // After a recomputation, changes are maintained incrementally again.
+    auto.set_auto_min_budget(200_000);
     let leaf = fact(&mut p, "E", &["d1", "leaf"]);
     apply(&mut auto, Update { inserts: vec![], deletes: vec![leaf] }, Method::Dred, "stayed within its budget");
+}
+
+/// On the first batch of a state, `Maintenance::Auto` pays for the index SPEC's
+/// over-deletion probes first only when the deletion is expected to stay local: a cut in
+/// the middle of a chain (half the closure goes, and the index of the whole closure would
+/// cost more than recomputing) is recomputed, and so is its last edge, which the estimate
+/// cannot tell from the middle one; the leaf of a shallow tree is maintained. Each
+/// reaches SPEC's state.
+#[test]
+fn auto_pays_for_an_index_only_when_the_deletion_is_expected_local() {
+    let chain: Vec<String> = (0..300).map(|i| format!("E(n{i},n{}).", i + 1)).collect();
+    // Ten stars of ten leaves each.
+    let stars: Vec<String> = (0..10).flat_map(|s| (0..10).map(move |l| format!("E(s{s},l{s}x{l})."))).collect();
+    let rules = "R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)";
+    let new = |p: &Program, m| {
+        let mut state = Maintained::with_maintenance(plan_program(p), p, Database::from_facts(p, &p.facts), m);
+        state.set_auto_min_budget(0);
+        state
+    };
+    let check = |p: &Program, deleted: (PredId, Vec<u32>), method: Method, why: &str| {
+        let (mut auto, mut dred) = (new(p, Maintenance::Auto), new(p, Maintenance::Dred));
+        let update = Update { inserts: vec![], deletes: vec![deleted] };
+        let (by_auto, by_dred) = (auto.apply(&update), dred.apply(&update));
+        assert_eq!(by_auto.strategy, method, "{}", by_auto.reason);
+        assert!(by_auto.reason.contains(why), "{}", by_auto.reason);
+        assert_eq!((&by_auto.removed, &by_auto.added), (&by_dred.removed, &by_dred.added));
+        assert!(auto.db().same_tuples(dred.db()));
+    };
+    let mut p = with_facts(rules, &chain.join(" "));
+    let middle = fact(&mut p, "E", &["n150", "n151"]);
+    let last = fact(&mut p, "E", &["n299", "n300"]);
+    check(&p, middle, Method::Recompute, "expected to pass its budget");
+    // The chain's last edge on a fresh state: as wide as the middle for all the estimate
+    // knows, so the index is not built for it.
+    check(&p, last, Method::Recompute, "expected to pass its budget");
+    let mut p = with_facts(rules, &stars.join(" "));
+    let leaf = fact(&mut p, "E", &["s3", "l3x7"]);
+    check(&p, leaf, Method::Dred, "stayed within its budget");
 }
 
 /// A deletion that over-deletes one fact rederives it along the indexes the evaluation
