@@ -196,11 +196,17 @@ pub fn commands(
     };
     let souffle = || tools.souffle.clone().ok_or_else(|| "SOUFFLE is not set: no Soufflé binary to run".to_string());
     match system {
-        System::DlcBinary => {
+        System::DlcBinary | System::DlcBinaryDred | System::DlcBinaryRanked => {
             // One thread, like the in-process run beside it and Soufflé's `-j1`.
             let mut run = vec![os(tools.dlc.clone())];
             io(&mut run);
-            run.extend(["--threads".into(), "1".into(), os(layout.program())]);
+            run.extend(["--threads".into(), "1".into()]);
+            match system {
+                System::DlcBinaryDred => run.extend(["--maintenance".into(), "dred".into()]),
+                System::DlcBinaryRanked => run.extend(["--maintenance".into(), "ranked".into()]),
+                _ => {}
+            }
+            run.push(os(layout.program()));
             Ok((None, run))
         }
         System::SouffleInterpreted => {

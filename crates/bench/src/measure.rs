@@ -52,8 +52,13 @@ pub enum System {
     Explain,
     /// The same on the `--no-magic` evaluation (the whole closure).
     ExplainNoMagic,
-    /// The `dlc` binary end to end on facts files (`crate::binary`).
+    /// The `dlc` binary end to end on facts files (`crate::binary`); with a change, its
+    /// update batch kept by the default `--maintenance auto`.
     DlcBinary,
+    /// The `dlc` binary applying its update batch with `--maintenance dred`.
+    DlcBinaryDred,
+    /// The `dlc` binary applying its update batch with `--maintenance ranked`.
+    DlcBinaryRanked,
     /// Soufflé's interpreter on the same files, one thread.
     SouffleInterpreted,
     /// The program Soufflé compiles (`souffle -o`, outside the clock) on the same files.
@@ -68,7 +73,7 @@ pub enum System {
 }
 
 impl System {
-    const ALL: [System; 21] = [
+    const ALL: [System; 23] = [
         System::Dlc,
         System::DlcNoMagic,
         System::DlcNoMagic2,
@@ -85,6 +90,8 @@ impl System {
         System::Explain,
         System::ExplainNoMagic,
         System::DlcBinary,
+        System::DlcBinaryDred,
+        System::DlcBinaryRanked,
         System::SouffleInterpreted,
         System::SouffleCompiled,
         System::DlcDifferential,
@@ -110,6 +117,8 @@ impl System {
             System::Explain => "dlc-explain",
             System::ExplainNoMagic => "dlc-explain-nomagic",
             System::DlcBinary => "dlc-binary",
+            System::DlcBinaryDred => "dlc-binary-dred",
+            System::DlcBinaryRanked => "dlc-binary-ranked",
             System::SouffleInterpreted => "souffle",
             System::SouffleCompiled => "souffle-compiled",
             System::DlcDifferential => "dlc-differential",
@@ -140,6 +149,8 @@ impl System {
         matches!(
             self,
             System::DlcBinary
+                | System::DlcBinaryDred
+                | System::DlcBinaryRanked
                 | System::SouffleInterpreted
                 | System::SouffleCompiled
                 | System::DlcDifferential
@@ -354,6 +365,8 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             (run.phases.total().as_secs_f64(), rss, dlc::count_answers(&run.program, &run.eval.db))
         }
         System::DlcBinary
+        | System::DlcBinaryDred
+        | System::DlcBinaryRanked
         | System::SouffleInterpreted
         | System::SouffleCompiled
         | System::DlcDifferential

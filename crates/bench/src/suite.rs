@@ -148,9 +148,27 @@ impl BatchRow {
         Job::new(self.workload, Query::Full, System::Recompute).with_change(self.change)
     }
 
+    /// The `dlc` binaries that apply the batch, with their column names: each evaluates,
+    /// then applies the batch with one strategy and writes the closure after it.
+    pub const BINARIES: [(System, &'static str); 3] =
+        [(System::DlcBinary, "auto"), (System::DlcBinaryDred, "SPEC DRed"), (System::DlcBinaryRanked, "ranked")];
+
+    /// The batch applied through the `dlc` binary by `system` (one of [`Self::BINARIES`]).
+    pub fn binary(&self, system: System) -> Job {
+        Job::new(self.workload, Query::Full, system).with_change(self.change)
+    }
+
+    /// The `dlc` binary evaluating the workload without a batch: what a rerun on the
+    /// changed input costs, to within the size of the change.
+    pub fn binary_evaluation(&self) -> Job {
+        Job::new(self.workload, Query::Full, System::DlcBinary)
+    }
+
     pub fn jobs(&self) -> Vec<Job> {
         let mut jobs: Vec<Job> = Self::STRATEGIES.iter().map(|&(system, _)| self.maintenance(system)).collect();
         jobs.push(self.recompute());
+        jobs.extend(Self::BINARIES.iter().map(|&(system, _)| self.binary(system)));
+        jobs.push(self.binary_evaluation());
         jobs
     }
 }
@@ -865,6 +883,9 @@ pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
         let what = format!("{} R(X,Y) after {}", row.workload.label(), row.change);
         for (system, name) in BatchRow::STRATEGIES {
             expect(format!("{what} ({name})"), answers(&row.maintenance(system)), want);
+        }
+        for (system, name) in BatchRow::BINARIES {
+            expect(format!("{what} (dlc binary, {name})"), answers(&row.binary(system)), want);
         }
         expect(format!("{what} (recomputation)"), answers(&row.recompute()), want);
     }
