@@ -326,10 +326,7 @@ pub(crate) fn build_dataflow(
                 let (asked, requested) = scope.new_collection::<(Row, Request), isize>();
                 let owned = owned_rows(requested);
                 let (pred, changes) = (given.len(), Rc::clone(&changes));
-                owned
-                    .clone()
-                    .inspect(move |(row, _, diff)| record(&changes, pred, row, *diff))
-                    .probe_with(&probe);
+                owned.clone().inspect(move |(row, _, diff)| record(&changes, pred, row, *diff)).probe_with(&probe);
                 rows = owned;
                 requests.push(Some(asked));
             } else {
