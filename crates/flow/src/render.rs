@@ -20,8 +20,10 @@ use timely::dataflow::operators::Exchange;
 use timely::order::Product;
 use timely::progress::Timestamp;
 
-/// Epochs of input changes.
-pub(crate) type Epoch = u64;
+/// Epochs of input changes: one per batch. 32 bits, not 64: every update an arrangement
+/// holds carries a time, inside an iterative scope the pair (epoch, iteration), and the
+/// narrower pair cut the peak memory of a large closure by an eighth.
+pub(crate) type Epoch = u32;
 
 /// A request for an input row: the epoch it was made in, and whether it inserts (else
 /// it deletes).
@@ -46,8 +48,25 @@ type KeyArrangement<'s, T> = Arranged<'s, TraceAgent<KeySpine<Row, T, isize>>>;
 /// its own copy, replaced between epochs (a batch may bring new values).
 pub(crate) type Values = Rc<RefCell<ir::Interner<ir::Const>>>;
 
-/// Changes to derived relations that a worker saw in its part of the output.
-pub(crate) type Changes = Rc<RefCell<Vec<(usize, Row, isize)>>>;
+/// Changes to derived relations that a worker saw in its part of the output, flat: per
+/// change its relation's index, its diff (as an `i32`'s bits) and the row's values, as
+/// many as the relation's arity ([`record`]). A closure records millions of changes, and
+/// a `(usize, Row, isize)` per change took 56 bytes where a pair of values takes 16.
+pub(crate) type Changes = Rc<RefCell<Vec<u32>>>;
+
+/// Appends the change of `diff` copies of `row` of relation `pred` to `changes`; a diff
+/// past an `i32` (which the `distinct` every recorded relation leaves through never
+/// makes) is recorded in parts, which the reader adds up.
+fn record(changes: &Changes, pred: usize, row: &Row, mut diff: isize) {
+    let mut changes = changes.borrow_mut();
+    while diff != 0 {
+        let part = diff.clamp(i32::MIN as isize, i32::MAX as isize);
+        diff -= part;
+        changes.push(pred as u32);
+        changes.push(part as i32 as u32);
+        changes.extend_from_slice(row.values());
+    }
+}
 
 /// What a worker drives: the input sessions (by predicate index, and the one-row input
 /// that fires rules without body atoms) and the probe on every output.
@@ -307,10 +326,7 @@ pub(crate) fn build_dataflow(
                 let (asked, requested) = scope.new_collection::<(Row, Request), isize>();
                 let owned = owned_rows(requested);
                 let (pred, changes) = (given.len(), Rc::clone(&changes));
-                owned
-                    .clone()
-                    .inspect(move |(row, _, diff)| changes.borrow_mut().push((pred, *row, *diff)))
-                    .probe_with(&probe);
+                owned.clone().inspect(move |(row, _, diff)| record(&changes, pred, row, *diff)).probe_with(&probe);
                 rows = owned;
                 requests.push(Some(asked));
             } else {
@@ -387,7 +403,7 @@ pub(crate) fn build_dataflow(
             // No `consolidate` here: it would arrange every relation once more, and
             // `Flow::apply` nets the changes of an epoch itself.
             if gather.processes == 1 {
-                rows.inspect(move |(row, _, diff)| changes.borrow_mut().push((pred, *row, *diff))).probe_with(&probe);
+                rows.inspect(move |(row, _, diff)| record(&changes, pred, row, *diff)).probe_with(&probe);
                 continue;
             }
             let Gather { processes, workers, .. } = gather;
@@ -395,7 +411,7 @@ pub(crate) fn build_dataflow(
             let first_workers = copies.inner.exchange(move |((process, _), _, _)| (process * workers) as u64);
             first_workers
                 .as_collection()
-                .inspect(move |((_, row), _, diff)| changes.borrow_mut().push((pred, *row, *diff)))
+                .inspect(move |((_, row), _, diff)| record(&changes, pred, row, *diff))
                 .probe_with(&probe);
         }
         Handles { inputs, requests, unit: unit_input, probe }
