@@ -21,6 +21,26 @@ pub(crate) struct Blueprint {
     pub strata: Vec<StratumRecipe>,
 }
 
+impl Blueprint {
+    /// The most values a row of the dataflow holds: a relation's, a join key's, a
+    /// binding's (with its computed columns), a blocked key's. At most [`MAX_WIDTH`],
+    /// which [`blueprint`] checked.
+    pub fn width(&self) -> usize {
+        let computed = |checks: &Checks| checks.row.iter().filter(|c| matches!(c, RowCheck::Compute { .. })).count();
+        let keys = |checks: &Checks| checks.absent.iter().map(|a| a.key.len().max(a.cols.len())).max().unwrap_or(0);
+        let mut width = self.arity.iter().copied().max().unwrap_or(0);
+        for rule in self.strata.iter().flat_map(|s| &s.rules) {
+            let scanned = rule.scan.as_ref().map_or(0, |s| s.keep.len());
+            width = width.max(scanned + computed(&rule.checks)).max(keys(&rule.checks)).max(rule.project.len());
+            for join in &rule.joins {
+                let live = join.keep_left.len() + join.keep_right.len() + computed(&join.checks);
+                width = width.max(live).max(join.left_key.len()).max(join.key_cols.len()).max(keys(&join.checks));
+            }
+        }
+        width
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct StratumRecipe {
     /// Predicate indexes of the stratum.
@@ -147,7 +167,7 @@ impl RowCheck {
     /// `binding` after `checks`: extended by the computed columns, or `None` when a
     /// comparison fails or a value is undefined. Symbols are ordered by their texts in
     /// `values`.
-    pub fn apply(checks: &[RowCheck], mut binding: Row, values: &Interner<Const>) -> Option<Row> {
+    pub fn apply<const N: usize>(checks: &[RowCheck], mut binding: Row<N>, values: &Interner<Const>) -> Option<Row<N>> {
         for check in checks {
             match check {
                 RowCheck::Compare { op, domain, left, right } => {
@@ -165,7 +185,7 @@ impl RowCheck {
 
 /// The value of `value` over `binding`; a lone operand (most comparisons) is read
 /// without evaluating an expression.
-fn evaluate(value: &Value, domain: ValueType, binding: &Row) -> Option<u32> {
+fn evaluate<const N: usize>(value: &Value, domain: ValueType, binding: &Row<N>) -> Option<u32> {
     let read = |part: &Part| match *part {
         Part::Pos(p) => binding.values()[p],
         Part::Const(c) => c,

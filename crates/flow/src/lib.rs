@@ -160,46 +160,12 @@ impl Flow {
         let started = timely::execute::execute_from(allocators, network, config, move |worker| {
             let commands = receivers.lock().ok().and_then(|mut r| r[worker.index() % workers].take());
             let Some(commands) = commands else { return };
-            let changes = render::Changes::default();
             let gather = render::Gather { processes, workers, placed };
-            let values = render::Values::default();
-            let mut handles = render::build_dataflow(worker, &shared, changes.clone(), gather, &values);
-            if worker.index() == 0 {
-                handles.unit.insert(Row::EMPTY);
-            }
-            let mut epoch: Epoch = 0;
-            // Each batch is one epoch: apply this worker's share of the changes, close the
-            // epoch on every input, and run until the outputs have caught up with it.
-            while let Ok(Command { changes: batch, requests, values: texts }) = commands.recv() {
-                // Replaced while the dataflow is idle: every worker of this process has
-                // passed the last epoch, and no row of this one reaches a comparison
-                // before its worker steps again.
-                *values.borrow_mut() = texts;
-                for (pred, row, diff) in batch {
-                    handles.inputs[pred].update(row, diff);
-                }
-                for (pred, row, insert) in requests {
-                    if let Some(input) = handles.requests[pred].as_mut() {
-                        input.update((row, (epoch, insert)), 1);
-                    }
-                }
-                epoch += 1;
-                for input in handles.inputs.iter_mut().chain([&mut handles.unit]) {
-                    input.advance_to(epoch);
-                    input.flush();
-                }
-                for input in handles.requests.iter_mut().flatten() {
-                    input.advance_to(epoch);
-                    input.flush();
-                }
-                let probe = handles.probe.clone();
-                // Park rather than spin while waiting for peers: workers share the
-                // machine's cores with each other and with the calling thread.
-                worker.step_or_park_while(None, || probe.less_than(&epoch));
-                let seen = std::mem::take(&mut *changes.borrow_mut());
-                if report.send(seen).is_err() {
-                    return;
-                }
+            // Rows are as wide as the program needs: chosen once, for the whole dataflow.
+            match shared.width() {
+                0..=2 => serve::<2>(worker, &shared, &commands, &report, gather),
+                3..=4 => serve::<4>(worker, &shared, &commands, &report, gather),
+                _ => serve::<MAX_WIDTH>(worker, &shared, &commands, &report, gather),
             }
         });
         let guards = match started {
@@ -389,6 +355,57 @@ impl Flow {
         match self.processes {
             1 => Error::Stopped(reason),
             _ => Error::Cluster(cluster::take_network_failure().unwrap_or(reason)),
+        }
+    }
+}
+
+/// One worker's life: builds the dataflow of `blueprint` with rows of `N` values, then
+/// runs each command's epoch and reports the changes it saw, until the commands end.
+fn serve<const N: usize>(
+    worker: &mut timely::worker::Worker,
+    blueprint: &blueprint::Blueprint,
+    commands: &Receiver<Command>,
+    report: &Sender<Vec<u32>>,
+    gather: render::Gather,
+) {
+    let changes = render::Changes::default();
+    let values = render::Values::default();
+    let mut handles = render::build_dataflow::<N>(worker, blueprint, changes.clone(), gather, &values);
+    if worker.index() == 0 {
+        handles.unit.insert(Row::EMPTY);
+    }
+    let mut epoch: Epoch = 0;
+    // Each batch is one epoch: apply this worker's share of the changes, close the
+    // epoch on every input, and run until the outputs have caught up with it.
+    while let Ok(Command { changes: batch, requests, values: texts }) = commands.recv() {
+        // Replaced while the dataflow is idle: every worker of this process has
+        // passed the last epoch, and no row of this one reaches a comparison
+        // before its worker steps again.
+        *values.borrow_mut() = texts;
+        for (pred, row, diff) in batch {
+            handles.inputs[pred].update(Row::new(row.values()), diff);
+        }
+        for (pred, row, insert) in requests {
+            if let Some(input) = handles.requests[pred].as_mut() {
+                input.update((Row::new(row.values()), (epoch, insert)), 1);
+            }
+        }
+        epoch += 1;
+        for input in handles.inputs.iter_mut().chain([&mut handles.unit]) {
+            input.advance_to(epoch);
+            input.flush();
+        }
+        for input in handles.requests.iter_mut().flatten() {
+            input.advance_to(epoch);
+            input.flush();
+        }
+        let probe = handles.probe.clone();
+        // Park rather than spin while waiting for peers: workers share the
+        // machine's cores with each other and with the calling thread.
+        worker.step_or_park_while(None, || probe.less_than(&epoch));
+        let seen = std::mem::take(&mut *changes.borrow_mut());
+        if report.send(seen).is_err() {
+            return;
         }
     }
 }

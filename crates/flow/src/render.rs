@@ -30,19 +30,19 @@ pub(crate) type Epoch = u32;
 pub(crate) type Request = (Epoch, bool);
 
 /// The input of one relation's requests.
-pub(crate) type Requests = InputSession<Epoch, (Row, Request), isize>;
+pub(crate) type Requests<const N: usize> = InputSession<Epoch, (Row<N>, Request), isize>;
 
 /// A relation's rows as a collection of a scope with timestamps `T`.
-type Relation<'s, T> = VecCollection<'s, T, Row, isize>;
+type Relation<'s, T, const N: usize> = VecCollection<'s, T, Row<N>, isize>;
 
 /// A relation arranged by a key row, each key holding the full rows.
-type Arrangement<'s, T> = Arranged<'s, TraceAgent<ValSpine<Row, Row, T, isize>>>;
+type Arrangement<'s, T, const N: usize> = Arranged<'s, TraceAgent<ValSpine<Row<N>, Row<N>, T, isize>>>;
 
 /// A negated relation and the columns a negated atom binds: what its blocked keys are.
 type Negated = (usize, Vec<usize>);
 
 /// Keys arranged by themselves: the rows a negated atom blocks, on its bound columns.
-type KeyArrangement<'s, T> = Arranged<'s, TraceAgent<KeySpine<Row, T, isize>>>;
+type KeyArrangement<'s, T, const N: usize> = Arranged<'s, TraceAgent<KeySpine<Row<N>, T, isize>>>;
 
 /// The texts of values, which an ordering comparison of symbols reads. Each worker holds
 /// its own copy, replaced between epochs (a batch may bring new values).
@@ -57,7 +57,7 @@ pub(crate) type Changes = Rc<RefCell<Vec<u32>>>;
 /// Appends the change of `diff` copies of `row` of relation `pred` to `changes`; a diff
 /// past an `i32` (which the `distinct` every recorded relation leaves through never
 /// makes) is recorded in parts, which the reader adds up.
-fn record(changes: &Changes, pred: usize, row: &Row, mut diff: isize) {
+fn record<const N: usize>(changes: &Changes, pred: usize, row: &Row<N>, mut diff: isize) {
     let mut changes = changes.borrow_mut();
     while diff != 0 {
         let part = diff.clamp(i32::MIN as isize, i32::MAX as isize);
@@ -70,26 +70,26 @@ fn record(changes: &Changes, pred: usize, row: &Row, mut diff: isize) {
 
 /// What a worker drives: the input sessions (by predicate index, and the one-row input
 /// that fires rules without body atoms) and the probe on every output.
-pub(crate) struct Handles {
-    pub inputs: Vec<InputSession<Epoch, Row, isize>>,
+pub(crate) struct Handles<const N: usize> {
+    pub inputs: Vec<InputSession<Epoch, Row<N>, isize>>,
     /// With placement at the owner: per input relation, the requests each process
     /// injects (a row, the epoch it was asked in, and whether it was an insert).
-    pub requests: Vec<Option<Requests>>,
-    pub unit: InputSession<Epoch, Row, isize>,
+    pub requests: Vec<Option<Requests<N>>>,
+    pub unit: InputSession<Epoch, Row<N>, isize>,
     pub probe: Probe<Epoch>,
 }
 
 /// The relations a scope can read, and the arrangements made of them so far.
-struct Relations<'s, T: Timestamp + Lattice> {
-    rows: Vec<Option<Relation<'s, T>>>,
-    arranged: FxHashMap<(usize, Vec<usize>), Arrangement<'s, T>>,
+struct Relations<'s, T: Timestamp + Lattice, const N: usize> {
+    rows: Vec<Option<Relation<'s, T, N>>>,
+    arranged: FxHashMap<(usize, Vec<usize>), Arrangement<'s, T, N>>,
     /// Per negated relation and bound columns: its rows cut down to those columns, each
     /// once, and that set arranged.
-    blocked_keys: FxHashMap<Negated, Relation<'s, T>>,
-    blocked: FxHashMap<Negated, KeyArrangement<'s, T>>,
+    blocked_keys: FxHashMap<Negated, Relation<'s, T, N>>,
+    blocked: FxHashMap<Negated, KeyArrangement<'s, T, N>>,
 }
 
-impl<'s, T: Timestamp + Lattice + Ord> Relations<'s, T> {
+impl<'s, T: Timestamp + Lattice + Ord, const N: usize> Relations<'s, T, N> {
     fn new(count: usize) -> Self {
         Relations {
             rows: vec![None; count],
@@ -99,12 +99,12 @@ impl<'s, T: Timestamp + Lattice + Ord> Relations<'s, T> {
         }
     }
 
-    fn get(&self, pred: usize) -> Relation<'s, T> {
+    fn get(&self, pred: usize) -> Relation<'s, T, N> {
         self.rows[pred].clone().expect("strata come after the relations they read")
     }
 
     /// The relation arranged on `key_cols`, made on first use and shared after.
-    fn arranged(&mut self, pred: usize, key_cols: &[usize]) -> Arrangement<'s, T> {
+    fn arranged(&mut self, pred: usize, key_cols: &[usize]) -> Arrangement<'s, T, N> {
         if let Some(arrangement) = self.arranged.get(&(pred, key_cols.to_vec())) {
             return arrangement.clone();
         }
@@ -118,7 +118,7 @@ impl<'s, T: Timestamp + Lattice + Ord> Relations<'s, T> {
     /// made distinct. The projection (which drops the `_` columns) can map several rows
     /// to one key, and the anti-join subtracts the bindings matching each key as many
     /// times as the key occurs: it must occur once.
-    fn blocked_keys(&mut self, absent: &Absent) -> Relation<'s, T> {
+    fn blocked_keys(&mut self, absent: &Absent) -> Relation<'s, T, N> {
         let id = (absent.pred, absent.cols.clone());
         if let Some(keys) = self.blocked_keys.get(&id) {
             return keys.clone();
@@ -137,7 +137,7 @@ impl<'s, T: Timestamp + Lattice + Ord> Relations<'s, T> {
     }
 
     /// [`Self::blocked_keys`] arranged, made on first use and shared after.
-    fn blocked(&mut self, absent: &Absent) -> KeyArrangement<'s, T> {
+    fn blocked(&mut self, absent: &Absent) -> KeyArrangement<'s, T, N> {
         let id = (absent.pred, absent.cols.clone());
         if let Some(arrangement) = self.blocked.get(&id) {
             return arrangement.clone();
@@ -149,7 +149,7 @@ impl<'s, T: Timestamp + Lattice + Ord> Relations<'s, T> {
 }
 
 /// A row made of binding positions and constants.
-fn build(parts: &[Part], binding: &Row) -> Row {
+fn build<const N: usize>(parts: &[Part], binding: &Row<N>) -> Row<N> {
     let mut row = Row::EMPTY;
     for part in parts {
         row.push(match *part {
@@ -162,44 +162,44 @@ fn build(parts: &[Part], binding: &Row) -> Row {
 
 /// `binding` after the comparisons and computed columns `checks`, or `None` where one
 /// fails; a rule without them (most rules) does not touch the dictionary.
-fn checked(checks: &[RowCheck], binding: Row, values: &Values) -> Option<Row> {
+fn checked<const N: usize>(checks: &[RowCheck], binding: Row<N>, values: &Values) -> Option<Row<N>> {
     match checks.is_empty() {
         true => Some(binding),
         false => RowCheck::apply(checks, binding, &values.borrow()),
     }
 }
 
-fn repeats_hold(row: &Row, repeats: &[(usize, usize)]) -> bool {
+fn repeats_hold<const N: usize>(row: &Row<N>, repeats: &[(usize, usize)]) -> bool {
     repeats.iter().all(|&(a, b)| row.values()[a] == row.values()[b])
 }
 
 /// The bindings that pass `checks`: the comparisons were tested (and the computed
 /// columns added) as the bindings were made, so what is left are the negated atoms, each an anti-join: the bindings minus
 /// those whose key is among the blocked keys.
-fn anti_joins<'s, T: Timestamp + Lattice + Ord>(
-    mut binding: Relation<'s, T>,
+fn anti_joins<'s, T: Timestamp + Lattice + Ord, const N: usize>(
+    mut binding: Relation<'s, T, N>,
     checks: &Checks,
-    relations: &mut Relations<'s, T>,
-) -> Relation<'s, T> {
+    relations: &mut Relations<'s, T, N>,
+) -> Relation<'s, T, N> {
     for absent in &checks.absent {
         let key = absent.key.clone();
         let blocked = binding
             .clone()
             .map(move |b| (build(&key, &b), b))
             .arrange_by_key()
-            .join_core(relations.blocked(absent), |_key, b: &Row, _: &()| Some(*b));
+            .join_core(relations.blocked(absent), |_key, b: &Row<N>, _: &()| Some(*b));
         binding = binding.concat(blocked.negate());
     }
     binding
 }
 
 /// The head rows one rule derives from the relations of its scope.
-fn render_rule<'s, T: Timestamp + Lattice + Ord>(
+fn render_rule<'s, T: Timestamp + Lattice + Ord, const N: usize>(
     rule: &RuleRecipe,
-    relations: &mut Relations<'s, T>,
-    unit: &Relation<'s, T>,
+    relations: &mut Relations<'s, T, N>,
+    unit: &Relation<'s, T, N>,
     values: &Values,
-) -> Relation<'s, T> {
+) -> Relation<'s, T, N> {
     if let Some(reduction) = rule.reduce {
         return reduce(reduction, relations.get(reduction.pred));
     }
@@ -222,7 +222,7 @@ fn render_rule<'s, T: Timestamp + Lattice + Ord>(
         let left = binding.map(move |b| (build(&left_key, &b), b)).arrange_by_key();
         let (repeats, keep_left, keep_right) = (join.repeats.clone(), join.keep_left.clone(), join.keep_right.clone());
         let (row_checks, dictionary) = (join.checks.row.clone(), Rc::clone(values));
-        let joined = left.join_core(right, move |_key, b: &Row, row: &Row| {
+        let joined = left.join_core(right, move |_key, b: &Row<N>, row: &Row<N>| {
             if !repeats_hold(row, &repeats) {
                 return None;
             }
@@ -242,10 +242,13 @@ fn render_rule<'s, T: Timestamp + Lattice + Ord>(
 /// a set (an input, or a stratum's distinct output), so every row a group holds counts
 /// once; when an epoch retracts rows, the operator recomputes the groups they touched
 /// and retracts their old aggregates, and a group left without rows has none.
-fn reduce<'s, T: Timestamp + Lattice + Ord>(reduction: Reduction, rows: Relation<'s, T>) -> Relation<'s, T> {
+fn reduce<'s, T: Timestamp + Lattice + Ord, const N: usize>(
+    reduction: Reduction,
+    rows: Relation<'s, T, N>,
+) -> Relation<'s, T, N> {
     let Reduction { keys, op, domain, .. } = reduction;
     rows.map(move |row| (Row::new(&row.values()[..keys]), row))
-        .reduce(move |_key, group: &[(&Row, isize)], out: &mut Vec<(u32, isize)>| {
+        .reduce(move |_key, group: &[(&Row<N>, isize)], out: &mut Vec<(u32, isize)>| {
             let mut value = None;
             for (row, _) in group.iter().filter(|&&(_, count)| count > 0) {
                 value = Some(op.step(value, row.values().last().copied().unwrap_or(0), domain));
@@ -259,14 +262,14 @@ fn reduce<'s, T: Timestamp + Lattice + Ord>(reduction: Reduction, rows: Relation
 }
 
 /// The distinct union of what `rules` derive for `pred` and the rows given for it.
-fn union<'s, T: Timestamp + Lattice + Ord>(
+fn union<'s, T: Timestamp + Lattice + Ord, const N: usize>(
     blueprint_rules: &[RuleRecipe],
     pred: usize,
-    given: Relation<'s, T>,
-    relations: &mut Relations<'s, T>,
-    unit: &Relation<'s, T>,
+    given: Relation<'s, T, N>,
+    relations: &mut Relations<'s, T, N>,
+    unit: &Relation<'s, T, N>,
     values: &Values,
-) -> Relation<'s, T> {
+) -> Relation<'s, T, N> {
     let mut all = given;
     for rule in blueprint_rules.iter().filter(|r| r.head == pred) {
         all = all.concat(render_rule(rule, relations, unit, values));
@@ -279,7 +282,9 @@ fn union<'s, T: Timestamp + Lattice + Ord>(
 /// or request it. A row holds when its latest epoch's requests include an insert (a
 /// batch deletes before it inserts), so a row read by two processes is one row, a
 /// delete of an absent row changes nothing, and a repeated insert neither.
-fn owned_rows<'s>(requests: VecCollection<'s, Epoch, (Row, Request), isize>) -> Relation<'s, Epoch> {
+fn owned_rows<'s, const N: usize>(
+    requests: VecCollection<'s, Epoch, (Row<N>, Request), isize>,
+) -> Relation<'s, Epoch, N> {
     requests
         .reduce(|_row, asked: &[(&Request, isize)], out: &mut Vec<((), isize)>| {
             // Requests are sorted by epoch, then deletes before inserts.
@@ -307,13 +312,13 @@ pub(crate) struct Gather {
 /// relation this worker holds is appended to `changes` as it passes: once the probe has
 /// passed an epoch, they are all there, possibly several for one row (an iteration may
 /// remove a row and a later one derive it again), which the caller adds up.
-pub(crate) fn build_dataflow(
+pub(crate) fn build_dataflow<const N: usize>(
     worker: &mut timely::worker::Worker,
     blueprint: &Blueprint,
     changes: Changes,
     gather: Gather,
     values: &Values,
-) -> Handles {
+) -> Handles<N> {
     let count = blueprint.arity.len();
     worker.dataflow::<Epoch, _, _>(|scope| {
         let probe = Probe::new();
@@ -321,9 +326,9 @@ pub(crate) fn build_dataflow(
         let mut requests = Vec::new();
         let mut given = Vec::with_capacity(count);
         for &derived in &blueprint.derived {
-            let (input, mut rows) = scope.new_collection::<Row, isize>();
+            let (input, mut rows) = scope.new_collection::<Row<N>, isize>();
             if gather.placed && !derived {
-                let (asked, requested) = scope.new_collection::<(Row, Request), isize>();
+                let (asked, requested) = scope.new_collection::<(Row<N>, Request), isize>();
                 let owned = owned_rows(requested);
                 let (pred, changes) = (given.len(), Rc::clone(&changes));
                 owned.clone().inspect(move |(row, _, diff)| record(&changes, pred, row, *diff)).probe_with(&probe);
@@ -335,7 +340,7 @@ pub(crate) fn build_dataflow(
             inputs.push(input);
             given.push(rows);
         }
-        let (unit_input, unit) = scope.new_collection::<Row, isize>();
+        let (unit_input, unit) = scope.new_collection::<Row<N>, isize>();
         let mut relations = Relations::new(count);
         for (p, rows) in given.iter().enumerate() {
             if !blueprint.derived[p] {
@@ -361,7 +366,7 @@ pub(crate) fn build_dataflow(
                 .rules
                 .iter()
                 .flat_map(|r| r.checks.absent.iter().chain(r.joins.iter().flat_map(|j| &j.checks.absent)));
-            let blocked: Vec<(Negated, Relation<'_, Epoch>)> =
+            let blocked: Vec<(Negated, Relation<'_, Epoch, N>)> =
                 absent.map(|a| ((a.pred, a.cols.clone()), relations.blocked_keys(a))).collect();
             let outer = &relations;
             let results = scope.iterative::<u32, _, _>(|inner| {
