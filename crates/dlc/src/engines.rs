@@ -432,7 +432,7 @@ impl Materialized for Differential {
         &self.db
     }
 
-    fn try_apply(&mut self, update: &Update, _list_up_to: Option<usize>) -> Result<UpdateReport, ResourceError> {
+    fn try_apply(&mut self, update: &Update, list_up_to: Option<usize>) -> Result<UpdateReport, ResourceError> {
         let deletes = update.deletes.iter().map(|(p, t)| (*p, t.as_slice()));
         let inserts = update.inserts.iter().map(|(p, t)| (*p, t.as_slice()));
         if !self.flow.placed() {
@@ -443,7 +443,7 @@ impl Materialized for Differential {
             for (pred, row) in applied.inserted.iter().chain(&applied.derived_added) {
                 self.db.insert(*pred, row.values());
             }
-            return self.report(applied);
+            return self.report(applied, list_up_to);
         }
         // In a cluster every process reads the whole batch and injects the requests it
         // owns; the owners report the input changes they made. This process's input
@@ -470,7 +470,7 @@ impl Materialized for Differential {
         for (pred, row) in &applied.derived_added {
             self.db.insert(*pred, row.values());
         }
-        self.report(applied)
+        self.report(applied, list_up_to)
     }
 
     fn threads(&self) -> Threads {
@@ -488,11 +488,11 @@ impl Materialized for Differential {
 
 impl Differential {
     /// The report of a batch the dataflow applied.
-    fn report(&self, applied: flow::Applied) -> Result<UpdateReport, ResourceError> {
+    fn report(&self, applied: flow::Applied, list_up_to: Option<usize>) -> Result<UpdateReport, ResourceError> {
         if let Some(e) = self.db.failure() {
             return Err(e);
         }
-        let listed = |rows: &[(PredId, flow::Row)]| rows.iter().map(|(p, r)| (*p, r.values().to_vec())).collect();
+        let input_rows = |rows: &[(PredId, flow::Row)]| rows.iter().map(|(p, r)| (*p, r.values().to_vec())).collect();
         // The dataflow reports net changes: what disappeared is listed as over-deleted
         // and nothing as rederived, so the report's difference is the true one.
         let (removed, added) = (grouped(&applied.derived_removed), grouped(&applied.derived_added));
@@ -506,21 +506,23 @@ impl Differential {
             }
         }
         tallies.sort_by_key(|(p, _)| *p);
+        let touched: usize = tallies.iter().map(|(_, t)| t.overdeleted + t.inserted).sum();
+        let listed = list_up_to.is_none_or(|most| touched <= most);
         Ok(UpdateReport {
             waves: usize::from(!removed.is_empty()),
             groups: Vec::new(),
             tallies,
-            listed: true,
+            listed,
             overdeleted_waves: Vec::new(),
-            overdeleted: removed.clone(),
+            overdeleted: if listed { exec::one_per_fact(&removed) } else { Vec::new() },
             rederived: Vec::new(),
-            inserted: added.clone(),
+            inserted: if listed { exec::one_per_fact(&added) } else { Vec::new() },
             removed,
             added,
             strategy: exec::Method::default(),
             reason: "the dataflow applies the batch as one epoch of changes".into(),
-            edb_inserted: listed(&applied.inserted),
-            edb_deleted: listed(&applied.deleted),
+            edb_inserted: input_rows(&applied.inserted),
+            edb_deleted: input_rows(&applied.deleted),
             noop_inserts: applied.noop_inserts,
             noop_deletes: applied.noop_deletes,
             work: 0,
@@ -529,13 +531,21 @@ impl Differential {
 }
 
 /// Sorted rows grouped by predicate, as `UpdateReport` lists derived facts.
-fn grouped(rows: &[(PredId, flow::Row)]) -> Vec<(PredId, Vec<Vec<u32>>)> {
-    let mut groups: Vec<(PredId, Vec<Vec<u32>>)> = Vec::new();
+fn grouped(rows: &[(PredId, flow::Row)]) -> exec::FactsByPred {
+    // Per relation: its arity, row count and values, flat.
+    let mut groups: Vec<(PredId, usize, usize, Vec<u32>)> = Vec::new();
     for (pred, row) in rows {
-        match groups.last_mut() {
-            Some((p, list)) if p == pred => list.push(row.values().to_vec()),
-            _ => groups.push((*pred, vec![row.values().to_vec()])),
-        }
+        let at = match groups.iter().rposition(|(p, ..)| p == pred) {
+            Some(at) => at,
+            None => {
+                groups.push((*pred, row.values().len(), 0, Vec::new()));
+                groups.len() - 1
+            }
+        };
+        let (_, _, len, values) = &mut groups[at];
+        values.extend_from_slice(row.values());
+        *len += 1;
     }
-    groups
+    groups.sort_by_key(|(p, ..)| *p);
+    groups.into_iter().map(|(p, arity, len, values)| (p, exec::Tuples::sorted(arity, len, values))).collect()
 }

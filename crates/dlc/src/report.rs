@@ -614,7 +614,7 @@ pub fn outputs_batch_text(
         total(|t| t.reinserted),
         total(|t| t.inserted)
     );
-    let net = |lists: &[(PredId, Vec<Vec<u32>>)], pred: PredId| {
+    let net = |lists: &[(PredId, exec::Tuples)], pred: PredId| {
         lists.iter().find(|(p, _)| *p == pred).map_or(0, |(_, ts)| ts.len())
     };
     for &pred in wanted {

@@ -572,84 +572,8 @@ impl Evaluated {
     }
 }
 
-/// Tuples of one arity in lexicographic order, stored flat: `arity` values per row in
-/// one vector, so that millions of answers cost one allocation, not one per answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Answers {
-    arity: usize,
-    /// Kept apart from `values` since nullary rows take no values.
-    len: usize,
-    values: Vec<u32>,
-}
-
-impl Answers {
-    /// The rows of `arity` values each in `values`, in any order and without duplicates,
-    /// sorted in place (the answers of a run are read in order from their relation,
-    /// [`Selected::collect`]; a batch's changes come in any order).
-    pub fn sorted(arity: usize, len: usize, mut values: Vec<u32>) -> Self {
-        debug_assert_eq!(values.len(), arity * len);
-        match arity {
-            0 | 1 => values.sort_unstable(),
-            2 => {
-                // Packed keys sort as the pairs do and move 8 bytes per swap.
-                let mut keys: Vec<u64> =
-                    values.chunks_exact(2).map(|t| u64::from(t[0]) << 32 | u64::from(t[1])).collect();
-                keys.sort_unstable();
-                for (t, k) in values.chunks_exact_mut(2).zip(keys) {
-                    t[0] = (k >> 32) as u32;
-                    t[1] = k as u32;
-                }
-            }
-            _ => {
-                let row = |i: u32| &values[i as usize * arity..(i as usize + 1) * arity];
-                let mut ids: Vec<u32> = (0..len as u32).collect();
-                ids.sort_unstable_by(|&a, &b| row(a).cmp(row(b)));
-                let mut sorted = Vec::with_capacity(values.len());
-                for id in ids {
-                    sorted.extend_from_slice(row(id));
-                }
-                values = sorted;
-            }
-        }
-        Answers { arity, len, values }
-    }
-
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The rows in order.
-    pub fn iter(&self) -> impl Iterator<Item = &[u32]> + '_ {
-        let arity = self.arity;
-        (0..self.len).map(move |i| &self.values[i * arity..(i + 1) * arity])
-    }
-
-    /// Whether `tuple` is one of the rows (binary search).
-    #[cfg(test)]
-    pub fn contains(&self, tuple: &[u32]) -> bool {
-        if tuple.len() != self.arity {
-            return false;
-        }
-        if self.arity == 0 {
-            return self.len > 0;
-        }
-        let rows = &self.values;
-        let (mut lo, mut hi) = (0, self.len);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match rows[mid * self.arity..(mid + 1) * self.arity].cmp(tuple) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return true,
-            }
-        }
-        false
-    }
-}
+/// A query's answers: tuples of its arity, sorted, stored flat.
+pub type Answers = exec::Tuples;
 
 /// How writers order the values of a column: by the `u32`s tuples hold (an `unsigned`
 /// column's order; any fixed order for internal use), as signed numbers (a `number`
@@ -903,7 +827,7 @@ impl<'a> Selected<'a> {
             len += 1;
             Ok::<(), std::convert::Infallible>(())
         });
-        Answers { arity, len, values }
+        Answers::from_sorted(arity, len, values)
     }
 
     /// The number of selected tuples.
@@ -1123,7 +1047,7 @@ pub fn relation_sizes(program: &Program, db: &Database) -> Vec<(PredId, usize)> 
 /// The facts of `changed` (a net change per relation, as [`exec::UpdateReport::added`]
 /// lists it) that are answers of `query`, in order: a batch's change of the answers,
 /// found without a copy of the answers before and after it.
-fn selected_answers(query: &ir::Query, changed: &[(PredId, Vec<Vec<u32>>)]) -> Answers {
+fn selected_answers(query: &ir::Query, changed: &[(PredId, exec::Tuples)]) -> Answers {
     let arity = query.atom.args.len();
     let (mut values, mut len) = (Vec::new(), 0);
     for (_, tuples) in changed.iter().filter(|(p, _)| *p == query.atom.pred) {
@@ -1132,7 +1056,8 @@ fn selected_answers(query: &ir::Query, changed: &[(PredId, Vec<Vec<u32>>)]) -> A
             len += 1;
         }
     }
-    Answers::sorted(arity, len, values)
+    // A subset of one relation's sorted change.
+    Answers::from_sorted(arity, len, values)
 }
 
 /// The input relations of `db`, a maintained database of `program`, as facts: the input
@@ -1270,7 +1195,7 @@ impl Maintainer {
 
 #[cfg(test)]
 mod tests {
-    use super::{Answers, Selected, ValueOrder};
+    use super::{Selected, ValueOrder};
     use exec::Database;
 
     /// A program with derived relations of arity 1, 2 and 3 (`P`, `Q`, `T`), the constants
@@ -1332,7 +1257,7 @@ mod tests {
                     db.tuples(q.atom.pred).filter(|t| q.matches(t)).map(<[u32]>::to_vec).collect();
                 scanned.sort();
                 let selected = Selected::answers(&program, &db);
-                assert_eq!(rows(&selected.collect()), scanned, "{query}");
+                assert_eq!(selected.collect().to_vecs(), scanned, "{query}");
                 assert_eq!(selected.count(), scanned.len(), "{query}");
                 // Ranking only the selected tuples' values (as the `-D` writer does) is
                 // enough, even where a group matches the bound prefix but holds no
@@ -1352,7 +1277,7 @@ mod tests {
             }
             let pred = base.lookup_source(name).unwrap();
             let mut all = db.sorted_tuples(pred);
-            assert_eq!(rows(&Selected::relation(&db, pred).collect()), all);
+            assert_eq!(Selected::relation(&db, pred).collect().to_vecs(), all);
             // In another order of the values: reversed ids, ranking every id or only those
             // of the relation (few ranks per group, which places groups by rank directly).
             let mut present: Vec<u32> = all.iter().flatten().copied().collect();
@@ -1386,24 +1311,6 @@ mod tests {
         let mut v = vec![3, 999, 500, 0];
         large.sort(&mut v, &mut Vec::new());
         assert_eq!(v, vec![999, 500, 3, 0]);
-    }
-
-    fn rows(a: &Answers) -> Vec<Vec<u32>> {
-        a.iter().map(<[u32]>::to_vec).collect()
-    }
-
-    #[test]
-    fn answers_sort_rows_lexicographically_at_every_arity() {
-        let one = Answers::sorted(1, 3, vec![5, 1, 3]);
-        assert_eq!(rows(&one), vec![vec![1], vec![3], vec![5]]);
-        let two = Answers::sorted(2, 3, vec![2, 1, 1, 9, 2, 0]);
-        assert_eq!(rows(&two), vec![vec![1, 9], vec![2, 0], vec![2, 1]]);
-        let three = Answers::sorted(3, 3, vec![1, 2, 3, 0, 9, 9, 1, 2, 0]);
-        assert_eq!(rows(&three), vec![vec![0, 9, 9], vec![1, 2, 0], vec![1, 2, 3]]);
-        let nullary = Answers::sorted(0, 1, Vec::new());
-        assert_eq!(rows(&nullary), vec![Vec::<u32>::new()]);
-        assert!(nullary.contains(&[]));
-        assert!(!Answers::sorted(0, 0, Vec::new()).contains(&[]));
     }
 
     /// Netting a batch is applying its lines one by one: per fact, the last change wins.

@@ -8,6 +8,7 @@ use crate::limits::ResourceError;
 use crate::relation::Rows;
 use crate::seminaive::{propagate, propagate_with, Compiled, CompiledRule, Run};
 use crate::split::run_staged_split;
+use crate::tuples::{one_per_fact, FactsByPred, Tuples};
 use crate::{Evaluation, Threads};
 use ir::{PredId, Program};
 use plan::{AtomSource, ProgramPlan};
@@ -44,8 +45,8 @@ pub struct UpdateReport {
     pub work: u64,
     /// The net change of the derived relations: the facts they held before the batch and
     /// not after it, and the reverse. Over-deleted facts that came back are in neither.
-    pub removed: Vec<(PredId, Vec<Vec<u32>>)>,
-    pub added: Vec<(PredId, Vec<Vec<u32>>)>,
+    pub removed: FactsByPred,
+    pub added: FactsByPred,
     /// How the batch was maintained: the strategy asked for, or the one
     /// [`Maintenance::Auto`] chose, with the reason.
     pub strategy: Method,
@@ -1036,25 +1037,22 @@ impl Maintained {
     }
 
     /// The net change of the derived relations between the state `old` and `new`, each a
-    /// view of some rows: what `old` holds and `new` lacks, and the reverse, sorted.
-    #[allow(clippy::type_complexity)]
-    fn net_change(
-        &self,
-        old: &dyn FactView,
-        new: &dyn FactView,
-    ) -> (Vec<(PredId, Vec<Vec<u32>>)>, Vec<(PredId, Vec<Vec<u32>>)>) {
+    /// view of some rows: what `old` holds and `new` lacks, and the reverse, sorted. Flat
+    /// (one vector per relation): a batch that deletes most of a closure changes millions
+    /// of facts, and a vector per fact cost more time and memory than the batch itself.
+    fn net_change(&self, old: &dyn FactView, new: &dyn FactView) -> (FactsByPred, FactsByPred) {
         let (mut removed, mut added) = (Vec::new(), Vec::new());
         for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
             for (list, from, to) in [(&mut removed, old, new), (&mut added, new, old)] {
-                let mut tuples = Vec::new();
+                let (mut values, mut len) = (Vec::new(), 0);
                 from.for_each(p, &mut |t| {
                     if !to.contains(p, t) {
-                        tuples.push(t.to_vec());
+                        values.extend_from_slice(t);
+                        len += 1;
                     }
                 });
-                if !tuples.is_empty() {
-                    tuples.sort_unstable();
-                    list.push((p, tuples));
+                if len > 0 {
+                    list.push((p, Tuples::sorted(self.db.arity(p), len, values)));
                 }
             }
         }
@@ -1106,12 +1104,12 @@ impl Maintained {
             counts.inserted = added.iter().map(|(_, ts)| ts.len()).sum();
             report.listed = detail.lists(&tallies);
             if report.listed {
-                report.overdeleted = removed.clone();
-                report.inserted = added.clone();
+                report.overdeleted = one_per_fact(&removed);
+                report.inserted = one_per_fact(&added);
                 if counts.overdeleted > 0 {
-                    report
-                        .overdeleted_waves
-                        .push(removed.iter().flat_map(|(p, ts)| ts.iter().map(|t| (*p, t.clone()))).collect());
+                    report.overdeleted_waves.push(
+                        report.overdeleted.iter().flat_map(|(p, ts)| ts.iter().map(|t| (*p, t.clone()))).collect(),
+                    );
                 }
             }
             if detail.net {

@@ -23,6 +23,7 @@ mod reference;
 mod relation;
 mod seminaive;
 mod split;
+mod tuples;
 
 pub use database::Database;
 pub use dred::{Maintained, Maintenance, Method, Tally, Update, UpdateCounts, UpdateReport, AUTO_MIN_BUDGET};
@@ -31,6 +32,7 @@ pub use explain::{
 };
 pub use limits::{ResourceError, ResourceKind, DEFAULT_MAX_TUPLES};
 pub use relation::{Groups, RelationBytes};
+pub use tuples::{one_per_fact, FactsByPred, Tuples};
 
 use ir::{PredId, Program};
 use plan::ProgramPlan;

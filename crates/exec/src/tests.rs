@@ -745,8 +745,8 @@ mod random {
                         let (old, new) = (before.db.sorted_tuples(id), expected.db.sorted_tuples(id));
                         let gone: Vec<Vec<u32>> = old.iter().filter(|t| !new.contains(t)).cloned().collect();
                         let came: Vec<Vec<u32>> = new.iter().filter(|t| !old.contains(t)).cloned().collect();
-                        let net = |lists: &[(PredId, Vec<Vec<u32>>)]| {
-                            lists.iter().find(|(q, _)| *q == id).map(|(_, ts)| ts.clone()).unwrap_or_default()
+                        let net = |lists: &[(PredId, crate::Tuples)]| {
+                            lists.iter().find(|(q, _)| *q == id).map(|(_, ts)| ts.to_vecs()).unwrap_or_default()
                         };
                         prop_assert_eq!(net(&report.removed), gone, "{} removed", p.pred_name(id));
                         prop_assert_eq!(net(&report.added), came, "{} added", p.pred_name(id));

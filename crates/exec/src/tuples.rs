@@ -1,0 +1,131 @@
+//! Sorted tuples of one arity stored flat: `arity` values per row in one vector, so that
+//! millions of facts (a batch's net change, a query's answers) cost one allocation, not
+//! one per fact.
+
+use ir::PredId;
+use std::cmp::Ordering;
+
+/// Tuples of one arity in lexicographic order, without duplicates, stored flat.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tuples {
+    arity: usize,
+    /// Kept apart from `values` since nullary rows take no values.
+    len: usize,
+    values: Vec<u32>,
+}
+
+impl Tuples {
+    /// The rows of `arity` values each in `values`, in any order and without duplicates,
+    /// sorted in place.
+    pub fn sorted(arity: usize, len: usize, mut values: Vec<u32>) -> Self {
+        debug_assert_eq!(values.len(), arity * len);
+        match arity {
+            0 | 1 => values.sort_unstable(),
+            2 => {
+                // Packed keys sort as the pairs do and move 8 bytes per swap.
+                let mut keys: Vec<u64> =
+                    values.chunks_exact(2).map(|t| u64::from(t[0]) << 32 | u64::from(t[1])).collect();
+                keys.sort_unstable();
+                for (t, k) in values.chunks_exact_mut(2).zip(keys) {
+                    t[0] = (k >> 32) as u32;
+                    t[1] = k as u32;
+                }
+            }
+            _ => {
+                let row = |i: u32| &values[i as usize * arity..(i as usize + 1) * arity];
+                let mut ids: Vec<u32> = (0..len as u32).collect();
+                ids.sort_unstable_by(|&a, &b| row(a).cmp(row(b)));
+                let mut sorted = Vec::with_capacity(values.len());
+                for id in ids {
+                    sorted.extend_from_slice(row(id));
+                }
+                values = sorted;
+            }
+        }
+        Tuples { arity, len, values }
+    }
+
+    /// The rows of `arity` values each in `values`, already in order and distinct.
+    pub fn from_sorted(arity: usize, len: usize, values: Vec<u32>) -> Self {
+        debug_assert_eq!(values.len(), arity * len);
+        let tuples = Tuples { arity, len, values };
+        debug_assert!(tuples.iter().zip(tuples.iter().skip(1)).all(|(a, b)| a < b), "rows out of order");
+        tuples
+    }
+
+    pub fn arity(&self) -> usize {
+        self.arity
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The rows in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u32]> + '_ {
+        let arity = self.arity;
+        (0..self.len).map(move |i| &self.values[i * arity..(i + 1) * arity])
+    }
+
+    /// The rows in order, a vector each (for the few facts a report lists).
+    pub fn to_vecs(&self) -> Vec<Vec<u32>> {
+        self.iter().map(<[u32]>::to_vec).collect()
+    }
+
+    /// Whether `tuple` is one of the rows (binary search).
+    pub fn contains(&self, tuple: &[u32]) -> bool {
+        if tuple.len() != self.arity {
+            return false;
+        }
+        if self.arity == 0 {
+            return self.len > 0;
+        }
+        let rows = &self.values;
+        let (mut lo, mut hi) = (0, self.len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match rows[mid * self.arity..(mid + 1) * self.arity].cmp(tuple) {
+                Ordering::Less => lo = mid + 1,
+                Ordering::Greater => hi = mid,
+                Ordering::Equal => return true,
+            }
+        }
+        false
+    }
+}
+
+/// Facts of several predicates, one flat sorted set for each predicate that has any.
+pub type FactsByPred = Vec<(PredId, Tuples)>;
+
+/// A few facts per relation, a vector each, as the lists of an update report hold them.
+pub fn one_per_fact(lists: &[(PredId, Tuples)]) -> Vec<(PredId, Vec<Vec<u32>>)> {
+    lists.iter().map(|(p, ts)| (*p, ts.to_vecs())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tuples;
+
+    fn rows(a: &Tuples) -> Vec<Vec<u32>> {
+        a.to_vecs()
+    }
+
+    #[test]
+    fn tuples_sort_rows_lexicographically_at_every_arity() {
+        let one = Tuples::sorted(1, 3, vec![5, 1, 3]);
+        assert_eq!(rows(&one), vec![vec![1], vec![3], vec![5]]);
+        let two = Tuples::sorted(2, 3, vec![2, 1, 1, 9, 2, 0]);
+        assert_eq!(rows(&two), vec![vec![1, 9], vec![2, 0], vec![2, 1]]);
+        assert!(two.contains(&[2, 0]) && !two.contains(&[2, 2]) && !two.contains(&[2]));
+        let three = Tuples::sorted(3, 3, vec![1, 2, 3, 0, 9, 9, 1, 2, 0]);
+        assert_eq!(rows(&three), vec![vec![0, 9, 9], vec![1, 2, 0], vec![1, 2, 3]]);
+        let nullary = Tuples::sorted(0, 1, Vec::new());
+        assert_eq!(rows(&nullary), vec![Vec::<u32>::new()]);
+        assert!(nullary.contains(&[]));
+        assert!(!Tuples::sorted(0, 0, Vec::new()).contains(&[]));
+    }
+}
