@@ -312,34 +312,10 @@ impl Flow {
             }
         }
         // Where each change starts in the flat buffer, sorted by relation and row: 4
-        // bytes per change, where a decoded change would take 56.
-        let mut starts: Vec<usize> = Vec::new();
-        let mut at = 0;
-        while at < seen.len() {
-            starts.push(at);
-            at += 2 + self.arity[seen[at] as usize];
-        }
-        let change = |start: usize| {
-            let pred = seen[start] as usize;
-            (pred, &seen[start + 2..start + 2 + self.arity[pred]])
-        };
-        starts.sort_unstable_by(|&a, &b| change(a).cmp(&change(b)));
-        let mut i = 0;
-        while i < starts.len() {
-            let (pred, values) = change(starts[i]);
-            let mut diff: isize = 0;
-            while i < starts.len() && change(starts[i]) == (pred, values) {
-                diff += seen[starts[i] + 1] as i32 as isize;
-                i += 1;
-            }
-            let (derived, row) = (self.derived[pred], Row::new(values));
-            match diff {
-                0 => {}
-                d if d > 0 && derived => applied.derived_added.push((PredId(pred as u32), row)),
-                d if d > 0 => applied.inserted.push((PredId(pred as u32), row)),
-                _ if derived => applied.derived_removed.push((PredId(pred as u32), row)),
-                _ => applied.deleted.push((PredId(pred as u32), row)),
-            }
+        // bytes per change (8 past 2^32 values), where a decoded change would take 56.
+        match u32::try_from(seen.len()) {
+            Ok(_) => net::<u32>(&seen, &self.arity, &self.derived, &mut applied),
+            Err(_) => net::<usize>(&seen, &self.arity, &self.derived, &mut applied),
         }
         Ok(applied)
     }
@@ -406,6 +382,64 @@ fn serve<const N: usize>(
         let seen = std::mem::take(&mut *changes.borrow_mut());
         if report.send(seen).is_err() {
             return;
+        }
+    }
+}
+
+/// An offset into a flat buffer of changes: a `u32` where the buffer is small enough.
+trait Offset: Copy {
+    fn new(at: usize) -> Self;
+    fn get(self) -> usize;
+}
+
+impl Offset for u32 {
+    fn new(at: usize) -> u32 {
+        at as u32
+    }
+    fn get(self) -> usize {
+        self as usize
+    }
+}
+
+impl Offset for usize {
+    fn new(at: usize) -> usize {
+        at
+    }
+    fn get(self) -> usize {
+        self
+    }
+}
+
+/// Nets the flat changes `seen` ([`render::Changes`]) into `applied`: the changes are
+/// sorted by relation and row through their offsets `O` (every offset fits an `O`), and
+/// a row whose diffs add up to zero did not change.
+fn net<O: Offset>(seen: &[u32], arity: &[usize], derived: &[bool], applied: &mut Applied) {
+    let mut starts: Vec<O> = Vec::new();
+    let mut at = 0;
+    while at < seen.len() {
+        starts.push(O::new(at));
+        at += 2 + arity[seen[at] as usize];
+    }
+    let change = |start: O| {
+        let (start, pred) = (start.get(), seen[start.get()] as usize);
+        (pred, &seen[start + 2..start + 2 + arity[pred]])
+    };
+    starts.sort_unstable_by(|&a, &b| change(a).cmp(&change(b)));
+    let mut i = 0;
+    while i < starts.len() {
+        let (pred, values) = change(starts[i]);
+        let mut diff: isize = 0;
+        while i < starts.len() && change(starts[i]) == (pred, values) {
+            diff += seen[starts[i].get() + 1] as i32 as isize;
+            i += 1;
+        }
+        let (id, row) = (PredId(pred as u32), Row::new(values));
+        match diff {
+            0 => {}
+            d if d > 0 && derived[pred] => applied.derived_added.push((id, row)),
+            d if d > 0 => applied.inserted.push((id, row)),
+            _ if derived[pred] => applied.derived_removed.push((id, row)),
+            _ => applied.deleted.push((id, row)),
         }
     }
 }
