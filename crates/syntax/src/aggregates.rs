@@ -1,5 +1,6 @@
 //! The checks of aggregates (`n = count : { ... }`) both dialects share, made on the AST
-//! before lowering: each aggregate's group keys (its body's variables bound outside it)
+//! before lowering: each aggregate's group keys (its body's variables bound outside it,
+//! except those of its value, which are its own)
 //! and locals, a witness (a local variable used outside) and `mean` (a float) reported,
 //! as is an aggregate whose body depends on its rule's head (E0033, naming the cycle, as
 //! Soufflé's "cyclic aggregation"). `reductions.rs` then rewrites those that pass.
@@ -244,6 +245,12 @@ fn unbound_value<'a>(term: &'a Term, outside: &BTreeSet<&'a str>) -> Option<Diag
     )
 }
 
+/// The variables of an aggregate's value (`y` and `z` of `sum y * z : ...`): local to it.
+pub(crate) fn target_vars(term: &Term) -> BTreeSet<&str> {
+    let TermKind::Aggregate { value, .. } = &term.kind else { unreachable!("an aggregate term") };
+    value.iter().flat_map(|v| v.subterms()).filter_map(var).collect()
+}
+
 /// The name of a variable term.
 fn var(term: &Term) -> Option<&str> {
     match &term.kind {
@@ -304,10 +311,16 @@ fn fault(aggregate: &Aggregate<'_>, bound: &BTreeSet<&str>, used_outside: &BTree
                 .with_help("aggregate in a rule of its own and read its result here"),
         );
     }
-    if let Some(report) = unbound_value(aggregate.term, bound) {
+    // The variables of the aggregated value are the aggregate's own, as in Soufflé 2.5:
+    // `m = min y : { e(x, y) }` is the least `y` of `x`'s edges even where the rule binds
+    // another `y` outside, so such a `y` neither binds the value nor is a witness.
+    let targets = target_vars(aggregate.term);
+    let outside: BTreeSet<&str> = bound.iter().copied().filter(|v| !targets.contains(v)).collect();
+    if let Some(report) = unbound_value(aggregate.term, &outside) {
         return Some(report);
     }
-    let witness = aggregate.vars.iter().find(|v| used_outside.contains(**v) && !bound.contains(**v))?;
+    let witness =
+        aggregate.vars.iter().find(|v| used_outside.contains(**v) && !bound.contains(**v) && !targets.contains(*v))?;
     Some(
         Diagnostic::error(
             Code::UNSUPPORTED_SOUFFLE,

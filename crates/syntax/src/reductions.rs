@@ -1,8 +1,9 @@
 //! Aggregates rewritten into ordinary rules around one *reduction* each, before typing
 //! and lowering, so that every later pass (magic sets, plans, engines, maintenance)
 //! sees stratified negation and a reduction, nothing else. For the `i`-th aggregate of
-//! a rule with head `h`, grouped by the keys `K` (its variables bound outside it) with
-//! locals `L` (its other variables):
+//! a rule with head `h`, grouped by the keys `K` (its variables used outside it, except
+//! those of the aggregated value, which are its own as in Soufflé 2.5) with locals `L`
+//! (its other variables):
 //!
 //! - `h_aggi_rows(K, L, v) :- body.` — one row per distinct binding of the body's
 //!   variables (set semantics, as Soufflé sums once per distinct body row), with the
@@ -281,8 +282,16 @@ fn rewrite_rule(
         let mut vars = Vec::new();
         term_vars(value.iter().map(|v| &**v), &mut vars);
         term_vars(body.iter().flat_map(literal_terms), &mut vars);
-        let keys: Vec<String> = vars.iter().filter(|v| outside.contains(*v)).cloned().collect();
-        let locals: Vec<String> = vars.iter().filter(|v| !outside.contains(*v)).cloned().collect();
+        // The value's variables are the aggregate's own (Soufflé 2.5 scopes them so), even
+        // where the rule uses the same name outside.
+        let targets: BTreeSet<String> = {
+            let mut own = Vec::new();
+            term_vars(value.iter().map(|v| &**v), &mut own);
+            own.into_iter().collect()
+        };
+        let is_key = |v: &String| outside.contains(v) && !targets.contains(v);
+        let keys: Vec<String> = vars.iter().filter(|v| is_key(v)).cloned().collect();
+        let locals: Vec<String> = vars.iter().filter(|v| !is_key(v)).cloned().collect();
         if let Some(key) = keys.iter().find(|k| !bound.contains(*k)) {
             diagnostics.push(
                 Diagnostic::error(
