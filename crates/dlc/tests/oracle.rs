@@ -1268,8 +1268,12 @@ impl AggregateCase {
             }
             out
         };
+        // The variables of the aggregated value are the aggregate's own (Soufflé 2.5's
+        // scoping): in `sum Y * 2 + X : { E(X, Y) }` the `X` is not the key bound by
+        // `N(X)`, so every group sums the rows of every `X`.
+        let value_names_x = self.value == 1 && AGG_OPS[self.op] != "count";
         let reduce = |key: Option<i32>| -> Option<i32> {
-            let values: Vec<i32> = rows(key)
+            let values: Vec<i32> = rows(if value_names_x { None } else { key })
                 .into_iter()
                 .map(|(x, y, _)| match self.value {
                     0 => y,

@@ -224,9 +224,19 @@ fn outer_bound(rule: &ast::Rule) -> (BTreeSet<String>, Vec<Literal>) {
             let unbound: Vec<&String> = vars.iter().filter(|v| !bound.contains(*v)).collect();
             let assigned = match (literal, unbound.as_slice()) {
                 (_, []) => None,
+                // `X = e` binds `X` when `e` is bound: `X` alone on one side and nowhere on
+                // the other (`c * 1 = c` binds nothing, `c + 1 = 2` neither).
                 (Literal::Compare(c), [one]) if c.op == ir::CmpOp::Eq => {
                     let lone = |t: &Term| matches!(&t.kind, TermKind::Var(v) if v == *one);
-                    (lone(&c.left) || lone(&c.right)).then(|| (*one).clone())
+                    let mut left = Vec::new();
+                    let mut right = Vec::new();
+                    term_vars([&c.left], &mut left);
+                    term_vars([&c.right], &mut right);
+                    let binds = (lone(&c.left) && !right.contains(*one)) || (lone(&c.right) && !left.contains(*one));
+                    if !binds {
+                        continue;
+                    }
+                    Some((*one).clone())
                 }
                 _ => continue,
             };

@@ -473,6 +473,55 @@ impl<'a> Parser<'a> {
         self.tokens.get(self.pos + ahead).copied()
     }
 
+    /// Whether the current token starts a call of `min(a, b)` or `max(a, b)`, not an
+    /// aggregate of a parenthesized value (`min (x + 1) : e(x)`, which has no `,` inside
+    /// its parenthesis and a `:` after it).
+    fn function_call(&self) -> bool {
+        self.peek().is_some_and(|t| t.kind == Kind::Ident && ir::BinOp::function(self.text(t)).is_some())
+            && self.peek_at(1).is_some_and(|t| t.kind == Kind::LParen)
+            && (self.comma_in_parens(1) || !self.colon_ahead())
+    }
+
+    /// Whether the parenthesis `ahead` tokens on holds a `,` outside any inner one: the
+    /// arguments of a function, not one parenthesized expression.
+    fn comma_in_parens(&self, ahead: usize) -> bool {
+        let mut depth = 0usize;
+        for tok in self.tokens.iter().skip(self.pos + ahead) {
+            match tok.kind {
+                Kind::LParen | Kind::LBrace => depth += 1,
+                Kind::RParen | Kind::RBrace => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return false;
+                    }
+                }
+                Kind::Comma if depth == 1 => return true,
+                Kind::Dot => return false,
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// Whether a `:` follows the current token before the expression it starts can end
+    /// (a `,`, `;`, `.` or closing bracket outside any bracket it opens): the word is an
+    /// aggregate, its value up to the `:`.
+    fn colon_ahead(&self) -> bool {
+        let mut depth = 0usize;
+        for tok in self.tokens.iter().skip(self.pos + 1) {
+            match tok.kind {
+                Kind::LParen | Kind::LBrace => depth += 1,
+                Kind::RParen | Kind::RBrace if depth == 0 => return false,
+                Kind::RParen | Kind::RBrace => depth -= 1,
+                Kind::Colon if depth == 0 => return true,
+                Kind::Comma | Kind::Semicolon | Kind::Dot | Kind::ColonDash if depth == 0 => return false,
+                Kind::Dot => return false,
+                _ => {}
+            }
+        }
+        false
+    }
+
     fn at(&self, kind: Kind) -> bool {
         self.peek().is_some_and(|t| t.kind == kind)
     }
@@ -1039,15 +1088,16 @@ impl crate::expr::ExprSource for Parser<'_> {
         let prefix = match tok.kind {
             Kind::Operator if text == "-" => Prefix::Unary(ir::UnOp::Neg),
             Kind::LParen => Prefix::Open,
-            Kind::Ident if next == Some(Kind::LParen) && ir::BinOp::function(text).is_some() => {
-                Prefix::Function(ir::BinOp::function(text)?)
-            }
+            Kind::Ident if self.function_call() => Prefix::Function(ir::BinOp::function(text)?),
             Kind::Ident if matches!(text, "bnot" | "lnot") => Prefix::Unary(ir::UnOp::from_text(text)?),
             // `count :`; `sum e :` (`min(a, b)` is the function, `f(min, x)` a variable).
             Kind::Ident => {
                 let op = ast::AggregateOp::from_text(text)?;
+                // A value may also start with `(` or `-` (`sum (y * 2) - y :`, `sum -1 :`); then
+                // the `:` ahead tells an aggregate from a variable named `sum`.
                 let value_follows =
-                    matches!(next, Some(Kind::Ident | Kind::Underscore | Kind::Number | Kind::RadixNumber | Kind::Str));
+                    matches!(next, Some(Kind::Ident | Kind::Underscore | Kind::Number | Kind::RadixNumber | Kind::Str))
+                        || (matches!(next, Some(Kind::LParen | Kind::Operator)) && self.colon_ahead());
                 match op.takes_value() {
                     true if value_follows => Prefix::Aggregate(op),
                     false if next == Some(Kind::Colon) => Prefix::Aggregate(op),
@@ -1060,9 +1110,7 @@ impl crate::expr::ExprSource for Parser<'_> {
     }
 
     fn bump(&mut self, prefix: bool) {
-        let function = prefix
-            && self.peek().is_some_and(|t| t.kind == Kind::Ident && ir::BinOp::function(self.text(t)).is_some())
-            && self.peek_at(1).is_some_and(|t| t.kind == Kind::LParen);
+        let function = prefix && self.function_call();
         Parser::bump(self);
         if function {
             Parser::bump(self);
