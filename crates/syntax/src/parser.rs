@@ -204,6 +204,59 @@ where
         self.inp.rewind(checkpoint);
         (first, second, span)
     }
+
+    /// Reads the tokens after the next one (without consuming any) until `decide` tells,
+    /// given each token and the depth of brackets opened since; `false` at the end.
+    fn scan(&mut self, mut decide: impl FnMut(&Token<'s>, usize) -> Option<bool>) -> bool {
+        let checkpoint = self.inp.save();
+        self.inp.next();
+        let mut depth = 0usize;
+        let mut verdict = false;
+        while let Some(token) = self.inp.next() {
+            if matches!(token, Token::RParen | Token::RBrace) {
+                if depth == 0 {
+                    break;
+                }
+                depth -= 1;
+            }
+            if let Some(v) = decide(&token, depth) {
+                verdict = v;
+                break;
+            }
+            if matches!(token, Token::LParen | Token::LBrace) {
+                depth += 1;
+            }
+        }
+        self.inp.rewind(checkpoint);
+        verdict
+    }
+
+    /// Whether a `:` follows the next token before the expression it starts can end: an
+    /// aggregate whose value starts with `(` or `-` (`sum (Y * 2) :`, `sum -1 :`).
+    fn colon_ahead(&mut self) -> bool {
+        self.scan(|token, depth| match token {
+            Token::Colon if depth == 0 => Some(true),
+            Token::Comma | Token::Semicolon | Token::Dot | Token::Newline | Token::Arrow if depth == 0 => Some(false),
+            _ => None,
+        })
+    }
+
+    /// Whether the parenthesis after the next token holds a `,` of its own: the
+    /// arguments of `min(a, b)`, not an aggregate's value `min (X + 1) : ...`.
+    fn comma_in_parens(&mut self) -> bool {
+        self.scan(|token, depth| match token {
+            Token::Comma if depth == 1 => Some(true),
+            Token::RParen if depth == 0 => Some(false),
+            _ => None,
+        })
+    }
+
+    /// Whether the next tokens call `min(a, b)` or `max(a, b)`.
+    fn function_call(&mut self, first: Option<Token<'s>>, second: Option<Token<'s>>) -> bool {
+        matches!(first, Some(Token::Name(name)) if ir::BinOp::function(name).is_some())
+            && second == Some(Token::LParen)
+            && (self.comma_in_parens() || !self.colon_ahead())
+    }
 }
 
 impl<'t, 's: 't, I, L, B> crate::expr::ExprSource for Tokens<'_, '_, 't, 's, I, L, B>
@@ -240,18 +293,15 @@ where
             // `-7` is a term of its own; `-X` and `-(...)` negate.
             Token::Minus if !matches!(second, Some(Token::Int(_))) => Prefix::Unary(ir::UnOp::Neg),
             Token::LParen => Prefix::Open,
-            Token::Name(name) if second == Some(Token::LParen) && ir::BinOp::function(name).is_some() => {
-                Prefix::Function(ir::BinOp::function(name)?)
-            }
-            // `count :`; `sum X :` (`min(a, b)` is the function, `E(min, x)` a symbol).
-            Token::Name(word)
-                if crate::ast::AggregateOp::from_text(word).is_some() && second != Some(Token::LParen) =>
-            {
+            Token::Name(name) if self.function_call(first, second) => Prefix::Function(ir::BinOp::function(name)?),
+            // `count :`; `sum X :` (`min(a, b)` is the function, `E(min, x)` a symbol); a
+            // value may start with `(` or `-` when a `:` follows (`max (X + 1) :`).
+            Token::Name(word) if crate::ast::AggregateOp::from_text(word).is_some() => {
                 let op = crate::ast::AggregateOp::from_text(word)?;
                 let value_follows = matches!(
                     second,
                     Some(Token::Name(_) | Token::UnderscoreName(_) | Token::Underscore | Token::Int(_) | Token::Str(_))
-                );
+                ) || (matches!(second, Some(Token::LParen | Token::Minus)) && self.colon_ahead());
                 match op.takes_value() {
                     true if value_follows => Prefix::Aggregate(op),
                     false if second == Some(Token::Colon) => Prefix::Aggregate(op),
@@ -268,10 +318,9 @@ where
 
     fn bump(&mut self, prefix: bool) {
         let (first, second, _) = self.look();
-        let function = matches!(first, Some(Token::Name(name)) if ir::BinOp::function(name).is_some())
-            && second == Some(Token::LParen);
+        let function = prefix && self.function_call(first, second);
         self.inp.next();
-        if prefix && function {
+        if function {
             self.inp.next();
         }
     }
