@@ -277,6 +277,18 @@ fn rewrite_rule(
     for (term, result) in take_aggregates(&mut rule, &mut used) {
         let TermKind::Aggregate { op, value, mut body, .. } = term.kind else { unreachable!("an aggregate term") };
         let span = term.span;
+        // A positive atom written twice is one conjunct (Soufflé 2.5 drops the copy, so
+        // `count : { e(z, _), e(z, _) }` counts `e`'s tuples, as `count : e(z, _)` does).
+        let mut seen: Vec<(String, Vec<TermKind>)> = Vec::new();
+        body.retain(|literal| {
+            let Literal::Atom(atom) = literal else { return true };
+            let key = (atom.pred.text.clone(), atom.args.iter().map(|t| t.kind.clone()).collect::<Vec<_>>());
+            if seen.contains(&key) {
+                return false;
+            }
+            seen.push(key);
+            true
+        });
         // Soufflé 2.5's rows: over one positive atom, each tuple it matches (so its `_`s
         // are columns of the rows too); over several, each distinct binding of the
         // body's named variables.

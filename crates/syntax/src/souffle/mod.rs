@@ -960,10 +960,12 @@ impl<'a> Parser<'a> {
                 self.expect(Kind::RParen, "`,`, `;` or `)`")?;
                 Ok(dnf)
             }
+            // `sum (z + 1) : { e(z, _) } > 0` starts with an aggregate, not an atom `sum(...)`.
             Kind::Ident
                 if self.peek_at(1).is_some_and(|t| t.kind == Kind::LParen)
                     && ir::BinOp::function(self.text(tok)).is_none()
-                    && ir::UnOp::from_text(self.text(tok)).is_none() =>
+                    && ir::UnOp::from_text(self.text(tok)).is_none()
+                    && !(ast::AggregateOp::from_text(self.text(tok)).is_some() && self.colon_ahead()) =>
             {
                 let name = self.text(tok);
                 if matches!(name, "match" | "contains") {
