@@ -331,6 +331,8 @@ pub struct UpdateCounts {
     pub edb_inserted: usize,
     pub edb_deleted: usize,
     pub work: u64,
+    /// How the batch was maintained ([`UpdateReport::strategy`]).
+    pub strategy: Method,
 }
 
 /// How [`Maintained`] handles deletions.
@@ -1033,6 +1035,7 @@ impl Maintained {
         counts.edb_inserted = report.edb_inserted.len();
         counts.edb_deleted = report.edb_deleted.len();
         counts.work = report.work;
+        counts.strategy = report.strategy;
         (report, counts)
     }
 

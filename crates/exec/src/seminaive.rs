@@ -10,7 +10,7 @@ use crate::{Progress, Round, Threads};
 use ir::{PredId, Program, RuleId};
 use plan::{AtomSource, Output, ProgramPlan};
 use rustc_hash::FxHashMap;
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::cmp::Ordering;
 
 /// A well-formed rule compiled for semi-naive evaluation and DRed.
@@ -89,6 +89,12 @@ pub(crate) struct Compiled {
     pub(crate) strata: Vec<CompiledStratum>,
     /// Whether each predicate heads a rule.
     pub(crate) derived: Vec<bool>,
+    /// The fixpoint joins whose order [`propagate_with`] chose again from the data, kept
+    /// from one call to the next: a maintained state propagates every batch, and choosing
+    /// afresh each time sampled the closure's fan-outs again (most of a one-edge insert's
+    /// time on a forest's closure). Index ids in the plans are those of the database the
+    /// rules were compiled against, as in every other plan here.
+    replanned: RefCell<FxHashMap<(usize, usize), Replanned>>,
 }
 
 impl Compiled {
@@ -206,7 +212,7 @@ impl Compiled {
                 CompiledStratum { rules: members, recursive: s.recursive, heads, reads }
             })
             .collect();
-        Compiled { rules, strata, derived }
+        Compiled { rules, strata, derived, replanned: RefCell::default() }
     }
 
     /// Gives every plan the current texts of values ([`crate::Maintained::set_values`]).
@@ -220,6 +226,11 @@ impl Compiled {
                 if plan.values.is_some() {
                     plan.values = Some(values.clone());
                 }
+            }
+        }
+        for variant in self.replanned.get_mut().values_mut() {
+            if variant.plan.values.is_some() {
+                variant.plan.values = Some(values.clone());
             }
         }
     }
@@ -375,6 +386,8 @@ pub(crate) fn propagate_with(
     // Input relations loaded past their limit.
     db.check()?;
     run.count_facts(db);
+    // Taken for the call and given back at its end (an error loses it: it is a cache).
+    let mut replanned = c.replanned.take();
     // Row ranges per relation, kept up to date only for the relations the current stratum
     // reads, so that a program of many small strata is not a pass over every relation each.
     let mut lo = start.to_vec();
@@ -409,7 +422,6 @@ pub(crate) fn propagate_with(
             }
         }
         let mut guards = StaticGuards::new(stratum);
-        let mut replanned: FxHashMap<(usize, usize), Replanned> = FxHashMap::default();
         // Per join, its firings per delta row the last time it ran: what decides whether
         // splitting it over threads pays.
         let mut yields: FxHashMap<(usize, usize), f64> = FxHashMap::default();
@@ -509,6 +521,7 @@ pub(crate) fn propagate_with(
             }
         }
     }
+    c.replanned.replace(replanned);
     Ok(())
 }
 
