@@ -196,7 +196,7 @@ pub fn commands(
     };
     let souffle = || tools.souffle.clone().ok_or_else(|| "SOUFFLE is not set: no Soufflé binary to run".to_string());
     match system {
-        System::DlcBinary | System::DlcBinaryDred | System::DlcBinaryRanked => {
+        System::DlcBinary | System::DlcBinaryDred | System::DlcBinaryRanked | System::DlcBinaryRerun => {
             // One thread, like the in-process run beside it and Soufflé's `-j1`.
             let mut run = vec![os(tools.dlc.clone())];
             io(&mut run);
@@ -435,8 +435,18 @@ pub fn run(
     let result = (|| {
         let program = souffle_program(workload, query)?;
         let (compile, mut run) = commands(system, tools, layout)?;
+        // A rerun reads the input with the change made; any other run applies it as a batch.
+        let changed;
+        let (edb, batch) = match (system, change) {
+            (System::DlcBinaryRerun, Some(change)) => {
+                changed = change.apply_to(edb);
+                (&changed, None)
+            }
+            (System::DlcBinaryRerun, None) => return Err("a rerun needs a change".into()),
+            (_, change) => (edb, change),
+        };
         write_inputs(layout, &program, edb).map_err(|e| format!("cannot write the inputs: {e}"))?;
-        if let Some(change) = change {
+        if let Some(change) = batch {
             run.extend(update_args(system, workload, query, change, layout)?);
         }
         let compile_secs = match compile {

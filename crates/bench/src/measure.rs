@@ -59,6 +59,9 @@ pub enum System {
     DlcBinaryDred,
     /// The `dlc` binary applying its update batch with `--maintenance ranked`.
     DlcBinaryRanked,
+    /// The `dlc` binary evaluating the input with its change already applied, no batch:
+    /// what rerunning on the changed input costs.
+    DlcBinaryRerun,
     /// Soufflé's interpreter on the same files, one thread.
     SouffleInterpreted,
     /// The program Soufflé compiles (`souffle -o`, outside the clock) on the same files.
@@ -73,7 +76,7 @@ pub enum System {
 }
 
 impl System {
-    const ALL: [System; 23] = [
+    const ALL: [System; 24] = [
         System::Dlc,
         System::DlcNoMagic,
         System::DlcNoMagic2,
@@ -92,6 +95,7 @@ impl System {
         System::DlcBinary,
         System::DlcBinaryDred,
         System::DlcBinaryRanked,
+        System::DlcBinaryRerun,
         System::SouffleInterpreted,
         System::SouffleCompiled,
         System::DlcDifferential,
@@ -119,6 +123,7 @@ impl System {
             System::DlcBinary => "dlc-binary",
             System::DlcBinaryDred => "dlc-binary-dred",
             System::DlcBinaryRanked => "dlc-binary-ranked",
+            System::DlcBinaryRerun => "dlc-binary-rerun",
             System::SouffleInterpreted => "souffle",
             System::SouffleCompiled => "souffle-compiled",
             System::DlcDifferential => "dlc-differential",
@@ -151,6 +156,7 @@ impl System {
             System::DlcBinary
                 | System::DlcBinaryDred
                 | System::DlcBinaryRanked
+                | System::DlcBinaryRerun
                 | System::SouffleInterpreted
                 | System::SouffleCompiled
                 | System::DlcDifferential
@@ -354,6 +360,13 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             extra.insert("rederived".into(), counts.rederived as f64);
             extra.insert("inserted".into(), counts.inserted as f64);
             extra.insert("waves".into(), counts.waves as f64);
+            // 0 SPEC's DRed, 1 ranked, 2 recomputed: what `auto` chose, for the report.
+            let strategy = match counts.strategy {
+                exec::Method::Dred => 0.0,
+                exec::Method::Ranked => 1.0,
+                exec::Method::Recompute => 2.0,
+            };
+            extra.insert("strategy".into(), strategy);
             extra.insert("work".into(), counts.work as f64);
             (elapsed.as_secs_f64(), rss, dlc::count_answers(&inc.program, inc.state.db()))
         }
@@ -367,6 +380,7 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
         System::DlcBinary
         | System::DlcBinaryDred
         | System::DlcBinaryRanked
+        | System::DlcBinaryRerun
         | System::SouffleInterpreted
         | System::SouffleCompiled
         | System::DlcDifferential
