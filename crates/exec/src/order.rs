@@ -24,7 +24,8 @@ pub(crate) fn fanout(db: &Database, pred: ir::PredId, cols: &[usize]) -> f64 {
         return rows.len() as f64;
     }
     let step = (rows.end() / SAMPLE).max(1);
-    let mut keys: FxHashMap<u64, u64> = FxHashMap::default();
+    let mut keys: FxHashMap<u64, u64> =
+        FxHashMap::with_capacity_and_hasher(rows.len().min(SAMPLE as usize), Default::default());
     let mut sampled = 0u64;
     for r in (0..rows.end()).step_by(step as usize).filter(|&r| rows.is_alive(r)) {
         let row = rows.row(r);
@@ -112,6 +113,11 @@ fn data_order(
 ) -> Vec<AtomSource> {
     let mut order = Vec::with_capacity(rest.len());
     while !rest.is_empty() {
+        // The last atom has no rival: sampling its fan-out would choose nothing.
+        if let [last] = rest[..] {
+            order.push(AtomSource::Body(last));
+            break;
+        }
         let rank = |&i: &usize| {
             let atom = &rule.body[i];
             let cols: Vec<usize> = (0..atom.args.len()).filter(|&c| is_bound(&atom.args[c], &bound)).collect();
