@@ -634,12 +634,6 @@ impl Maintained {
         expected as u64
     }
 
-    /// The rows joins scanned for want of an index ([`crate::seminaive`]'s `scan_instead`).
-    #[cfg(test)]
-    pub(crate) fn scanned_rows(&self) -> u64 {
-        self.compiled.scanned_rows()
-    }
-
     /// The threads updates split their joins over.
     pub fn threads(&self) -> Threads {
         self.run.threads

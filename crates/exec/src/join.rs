@@ -362,49 +362,6 @@ impl PhysPlan {
 
     /// Brings every index the steps probe up to date with its relation in `rows`; joins
     /// call this before they read.
-    /// The first step after the first that probes an index, with the index, when only
-    /// membership tests come between them: a row of the first step reaches it at most
-    /// once.
-    pub(crate) fn first_probe(&self) -> Option<(usize, usize)> {
-        for (k, step) in self.steps.iter().enumerate().skip(1) {
-            match step.lookup {
-                Lookup::Index(id, _) => return Some((k, id)),
-                Lookup::Member(_) | Lookup::Locate(_) => {}
-                Lookup::Scan => return None,
-            }
-        }
-        None
-    }
-
-    /// This plan with index step `k` reading its relation as a scan that checks the key
-    /// on every row instead: for a join of a row or two against a relation whose index
-    /// lacks most of its rows, a pass over them costs less than indexing them.
-    pub(crate) fn scanning_step(&self, k: usize, rows: &[Rows]) -> PhysPlan {
-        let mut plan = self.clone();
-        let step = &mut plan.steps[k];
-        let Lookup::Index(id, key) = &step.lookup else { unreachable!("step {k} probes no index") };
-        // Index entries hold the columns outside the key; a scan reads whole rows.
-        let index = &rows[step.pred.index()].indexes[*id];
-        let mut checks: Vec<Check> = index
-            .cols
-            .iter()
-            .zip(key)
-            .map(|(&col, source)| match *source {
-                KeySource::Var(slot) => Check::Var(col, slot),
-                KeySource::Const(v) => Check::Const(col, v),
-            })
-            .collect();
-        checks.extend(step.checks.iter().map(|check| match *check {
-            Check::Cols(a, b) => Check::Cols(index.covered[a], index.covered[b]),
-            other => other,
-        }));
-        step.binds = step.binds.iter().map(|&(at, slot)| (index.covered[at], slot)).collect();
-        step.checks = checks;
-        step.lookup = Lookup::Scan;
-        step.guards = 0;
-        plan
-    }
-
     pub(crate) fn sync_indexes(&self, rows: &mut [Rows]) {
         for step in &self.steps {
             match step.lookup {

@@ -95,9 +95,6 @@ pub(crate) struct Compiled {
     /// time on a forest's closure). Index ids in the plans are those of the database the
     /// rules were compiled against, as in every other plan here.
     replanned: RefCell<FxHashMap<(usize, usize), Replanned>>,
-    /// Per relation and index, the rows joins of a few delta rows scanned instead of
-    /// syncing the index ([`scan_instead`]), from one propagation to the next.
-    scanned: RefCell<FxHashMap<(usize, usize), u64>>,
 }
 
 impl Compiled {
@@ -215,13 +212,7 @@ impl Compiled {
                 CompiledStratum { rules: members, recursive: s.recursive, heads, reads }
             })
             .collect();
-        Compiled { rules, strata, derived, replanned: RefCell::default(), scanned: RefCell::default() }
-    }
-
-    /// The rows joins scanned for want of an index, over every propagation.
-    #[cfg(test)]
-    pub(crate) fn scanned_rows(&self) -> u64 {
-        self.scanned.borrow().values().sum()
+        Compiled { rules, strata, derived, replanned: RefCell::default() }
     }
 
     /// Gives every plan the current texts of values ([`crate::Maintained::set_values`]).
@@ -397,7 +388,6 @@ pub(crate) fn propagate_with(
     run.count_facts(db);
     // Taken for the call and given back at its end (an error loses it: it is a cache).
     let mut replanned = c.replanned.take();
-    let mut scanned = c.scanned.take();
     // Row ranges per relation, kept up to date only for the relations the current stratum
     // reads, so that a program of many small strata is not a pass over every relation each.
     let mut lo = start.to_vec();
@@ -478,8 +468,6 @@ pub(crate) fn propagate_with(
                     if ranges.iter().any(|&(from, to)| from >= to) {
                         continue;
                     }
-                    let scanning = scan_instead(variant, hi[delta_pred] - lo[delta_pred], db, &mut scanned);
-                    let variant = scanning.as_ref().unwrap_or(variant);
                     // Only now, with a join certain to run, are its indexes brought up to date.
                     variant.sync_indexes(&mut db.rows);
                     for step in &variant.steps {
@@ -534,53 +522,7 @@ pub(crate) fn propagate_with(
         }
     }
     c.replanned.replace(replanned);
-    c.scanned.replace(scanned);
     Ok(())
-}
-
-/// [`scan_instead`] scans for a delta of at most this many rows.
-const SCAN_DELTA_MAX: u32 = 4;
-
-/// [`scan_instead`] scans only a relation whose index lacks at least this many rows.
-const SCAN_MIN_LAG: u32 = 4096;
-
-/// [`scan_instead`] scans a relation for want of an index until the rows it scanned add
-/// up to this many times the rows the index lacks; then the index is synced. A row test
-/// of a scan costs a few nanoseconds, a row added to an index about 15, so the scans
-/// cost at most about as much as the index they put off (the rule of renting skis until
-/// the rent reaches the price).
-const SCAN_BUDGET: u64 = 4;
-
-/// The plan of a join of `delta` rows with its first probe made a scan, when that probe's
-/// index lacks many rows and the scans made for want of it are within their budget
-/// (`scanned`, charged here). A one-edge insertion into a maintained closure joins the
-/// edge with the closure by its second column, an index no evaluation built: syncing it
-/// reads the whole closure once, and most of a batch's time went there; a scan reads it
-/// once too, without the hashing and the memory.
-fn scan_instead(
-    plan: &PhysPlan,
-    delta: u32,
-    db: &Database,
-    scanned: &mut FxHashMap<(usize, usize), u64>,
-) -> Option<PhysPlan> {
-    if delta > SCAN_DELTA_MAX {
-        return None;
-    }
-    // The first probe after the delta reads it at most once per delta row; later ones, an
-    // unknown number of times.
-    let (k, id) = plan.first_probe()?;
-    let rows = db.rel(plan.steps[k].pred);
-    let lag = rows.unindexed(id);
-    if lag < SCAN_MIN_LAG {
-        return None;
-    }
-    let spent = scanned.entry((plan.steps[k].pred.index(), id)).or_default();
-    let cost = u64::from(delta) * u64::from(rows.end());
-    if *spent + cost > u64::from(lag) * SCAN_BUDGET {
-        return None;
-    }
-    *spent += cost;
-    Some(plan.scanning_step(k, &db.rows))
 }
 
 /// The longest body whose fixpoint join orders are re-chosen from the data; longer ones
