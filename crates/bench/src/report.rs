@@ -1362,7 +1362,7 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("state's first batch builds what its joins read and the evaluation did not: for an inserted edge the");
     r.line("closure indexed by its second column, a pass over all of it, and join orders chosen from samples of");
     r.line("the data. That is most of a one-edge batch on the forest: through the binary, with several batches");
-    r.line("in one `--updates` file, the first insertion costs 1.4 ms and the next ones 0.03 ms each. The memory");
+    r.line("in one `--updates` file, the first insertion costs 0.6 ms and the next ones 0.03 ms each. The memory");
     r.line("targets are missed because a maintaining run keeps, beside what an evaluation holds, the indexes and");
     r.line("row locators maintenance probes, and a deletion holds the facts it removes until it is done.");
     r.line("");
