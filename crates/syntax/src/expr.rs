@@ -51,6 +51,62 @@ pub(crate) trait ExprSource {
     fn error(&mut self, span: Span, message: String) -> Self::Error;
 }
 
+/// A token as the lookahead that tells an aggregate from a function or an atom sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// `(` or `{`.
+    Open,
+    /// `)` or `}`.
+    Close,
+    Comma,
+    Colon,
+    /// What ends an expression outside brackets: `;`, a rule's arrow, the end of a line
+    /// in the dlc dialect, its `.`.
+    Separator,
+    /// What ends the scan inside brackets too: Soufflé's `.`, which ends every clause.
+    Stop,
+    Other,
+}
+
+/// Whether a `:` comes, in the tokens after a word, before the expression the word starts
+/// could end: the word is an aggregate whose value (`(y * 2) - y`, `-1`) runs to the `:`.
+pub(crate) fn colon_ahead(after: impl Iterator<Item = Shape>) -> bool {
+    let mut depth = 0usize;
+    for shape in after {
+        match shape {
+            Shape::Open => depth += 1,
+            Shape::Close if depth == 0 => return false,
+            Shape::Close => depth -= 1,
+            Shape::Colon if depth == 0 => return true,
+            Shape::Comma | Shape::Separator if depth == 0 => return false,
+            Shape::Stop => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether the parenthesis the tokens `from_open` start with holds a `,` outside any inner
+/// one: the arguments of `min(a, b)`, not one parenthesized value (`min (x + 1) : ...`).
+pub(crate) fn comma_in_parens(from_open: impl Iterator<Item = Shape>) -> bool {
+    let mut depth = 0usize;
+    for shape in from_open {
+        match shape {
+            Shape::Open => depth += 1,
+            Shape::Close => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return false;
+                }
+            }
+            Shape::Comma if depth == 1 => return true,
+            Shape::Stop => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Reads one expression (a lone term is one too).
 pub(crate) fn expression<S: ExprSource>(source: &mut S) -> Result<Term, S::Error> {
     binary(source, 0, 0).map(|(term, _)| term)

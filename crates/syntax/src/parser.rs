@@ -205,28 +205,24 @@ where
         (first, second, span)
     }
 
-    /// Reads the tokens after the next one (without consuming any) until `decide` tells,
-    /// given each token and the depth of brackets opened since; `false` at the end.
-    fn scan(&mut self, mut decide: impl FnMut(&Token<'s>, usize) -> Option<bool>) -> bool {
+    /// What `read` makes of the tokens after the next one, as the aggregates' lookahead
+    /// sees them; nothing is consumed.
+    fn ahead<T>(&mut self, read: impl FnOnce(&mut dyn Iterator<Item = crate::expr::Shape>) -> T) -> T {
+        use crate::expr::Shape;
         let checkpoint = self.inp.save();
         self.inp.next();
-        let mut depth = 0usize;
-        let mut verdict = false;
-        while let Some(token) = self.inp.next() {
-            if matches!(token, Token::RParen | Token::RBrace) {
-                if depth == 0 {
-                    break;
-                }
-                depth -= 1;
-            }
-            if let Some(v) = decide(&token, depth) {
-                verdict = v;
-                break;
-            }
-            if matches!(token, Token::LParen | Token::LBrace) {
-                depth += 1;
-            }
-        }
+        let inp = &mut *self.inp;
+        let mut shapes = std::iter::from_fn(|| {
+            inp.next().map(|token| match token {
+                Token::LParen | Token::LBrace => Shape::Open,
+                Token::RParen | Token::RBrace => Shape::Close,
+                Token::Comma => Shape::Comma,
+                Token::Colon => Shape::Colon,
+                Token::Semicolon | Token::Dot | Token::Newline | Token::Arrow => Shape::Separator,
+                _ => Shape::Other,
+            })
+        });
+        let verdict = read(&mut shapes);
         self.inp.rewind(checkpoint);
         verdict
     }
@@ -234,28 +230,14 @@ where
     /// Whether a `:` follows the next token before the expression it starts can end: an
     /// aggregate whose value starts with `(` or `-` (`sum (Y * 2) :`, `sum -1 :`).
     fn colon_ahead(&mut self) -> bool {
-        self.scan(|token, depth| match token {
-            Token::Colon if depth == 0 => Some(true),
-            Token::Comma | Token::Semicolon | Token::Dot | Token::Newline | Token::Arrow if depth == 0 => Some(false),
-            _ => None,
-        })
-    }
-
-    /// Whether the parenthesis after the next token holds a `,` of its own: the
-    /// arguments of `min(a, b)`, not an aggregate's value `min (X + 1) : ...`.
-    fn comma_in_parens(&mut self) -> bool {
-        self.scan(|token, depth| match token {
-            Token::Comma if depth == 1 => Some(true),
-            Token::RParen if depth == 0 => Some(false),
-            _ => None,
-        })
+        self.ahead(|shapes| crate::expr::colon_ahead(shapes))
     }
 
     /// Whether the next tokens call `min(a, b)` or `max(a, b)`.
     fn function_call(&mut self, first: Option<Token<'s>>, second: Option<Token<'s>>) -> bool {
         matches!(first, Some(Token::Name(name)) if ir::BinOp::function(name).is_some())
             && second == Some(Token::LParen)
-            && (self.comma_in_parens() || !self.colon_ahead())
+            && (self.ahead(|shapes| crate::expr::comma_in_parens(shapes)) || !self.colon_ahead())
     }
 }
 

@@ -275,6 +275,9 @@ fn rewrite_rule(
     }
     let head = source.head.pred.text.clone();
     for (term, result) in take_aggregates(&mut rule, &mut used) {
+        // The value's variables are the aggregate's own (Soufflé 2.5 scopes them so), even
+        // where the rule uses the same name outside.
+        let targets: BTreeSet<String> = crate::aggregates::target_vars(&term).into_iter().map(String::from).collect();
         let TermKind::Aggregate { op, value, mut body, .. } = term.kind else { unreachable!("an aggregate term") };
         let span = term.span;
         // A positive atom written twice is one conjunct (Soufflé 2.5 drops the copy, so
@@ -304,13 +307,6 @@ fn rewrite_rule(
         let mut vars = Vec::new();
         term_vars(value.iter().map(|v| &**v), &mut vars);
         term_vars(body.iter().flat_map(literal_terms), &mut vars);
-        // The value's variables are the aggregate's own (Soufflé 2.5 scopes them so), even
-        // where the rule uses the same name outside.
-        let targets: BTreeSet<String> = {
-            let mut own = Vec::new();
-            term_vars(value.iter().map(|v| &**v), &mut own);
-            own.into_iter().collect()
-        };
         let is_key = |v: &String| outside.contains(v) && !targets.contains(v);
         let keys: Vec<String> = vars.iter().filter(|v| is_key(v)).cloned().collect();
         let locals: Vec<String> = vars.iter().filter(|v| !is_key(v)).cloned().collect();

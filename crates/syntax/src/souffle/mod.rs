@@ -479,47 +479,27 @@ impl<'a> Parser<'a> {
     fn function_call(&self) -> bool {
         self.peek().is_some_and(|t| t.kind == Kind::Ident && ir::BinOp::function(self.text(t)).is_some())
             && self.peek_at(1).is_some_and(|t| t.kind == Kind::LParen)
-            && (self.comma_in_parens(1) || !self.colon_ahead())
+            && (crate::expr::comma_in_parens(self.shapes()) || !self.colon_ahead())
     }
 
-    /// Whether the parenthesis `ahead` tokens on holds a `,` outside any inner one: the
-    /// arguments of a function, not one parenthesized expression.
-    fn comma_in_parens(&self, ahead: usize) -> bool {
-        let mut depth = 0usize;
-        for tok in self.tokens.iter().skip(self.pos + ahead) {
-            match tok.kind {
-                Kind::LParen | Kind::LBrace => depth += 1,
-                Kind::RParen | Kind::RBrace => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return false;
-                    }
-                }
-                Kind::Comma if depth == 1 => return true,
-                Kind::Dot => return false,
-                _ => {}
-            }
-        }
-        false
-    }
-
-    /// Whether a `:` follows the current token before the expression it starts can end
-    /// (a `,`, `;`, `.` or closing bracket outside any bracket it opens): the word is an
-    /// aggregate, its value up to the `:`.
+    /// Whether a `:` follows the current token before the expression it starts can end:
+    /// the word is an aggregate, its value up to the `:` ([`crate::expr::colon_ahead`]).
     fn colon_ahead(&self) -> bool {
-        let mut depth = 0usize;
-        for tok in self.tokens.iter().skip(self.pos + 1) {
-            match tok.kind {
-                Kind::LParen | Kind::LBrace => depth += 1,
-                Kind::RParen | Kind::RBrace if depth == 0 => return false,
-                Kind::RParen | Kind::RBrace => depth -= 1,
-                Kind::Colon if depth == 0 => return true,
-                Kind::Comma | Kind::Semicolon | Kind::Dot | Kind::ColonDash if depth == 0 => return false,
-                Kind::Dot => return false,
-                _ => {}
-            }
-        }
-        false
+        crate::expr::colon_ahead(self.shapes())
+    }
+
+    /// The tokens after the current one, as the aggregates' lookahead sees them.
+    fn shapes(&self) -> impl Iterator<Item = crate::expr::Shape> + '_ {
+        use crate::expr::Shape;
+        self.tokens.iter().skip(self.pos + 1).map(|t| match t.kind {
+            Kind::LParen | Kind::LBrace => Shape::Open,
+            Kind::RParen | Kind::RBrace => Shape::Close,
+            Kind::Comma => Shape::Comma,
+            Kind::Colon => Shape::Colon,
+            Kind::Semicolon | Kind::ColonDash => Shape::Separator,
+            Kind::Dot => Shape::Stop,
+            _ => Shape::Other,
+        })
     }
 
     fn at(&self, kind: Kind) -> bool {
