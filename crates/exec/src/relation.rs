@@ -15,6 +15,7 @@ use hashbrown::hash_table::{Entry, HashTable};
 use rustc_hash::FxHasher;
 use std::borrow::Cow;
 use std::hash::Hasher;
+use std::ops::ControlFlow;
 
 /// The rank of a row: the commit that appended it (see `Database::commit`). Wide enough
 /// that a long-lived maintained database never runs out of ranks.
@@ -392,11 +393,11 @@ impl Index {
         };
         let chunk = self.tails.get(id).copied().unwrap_or(NIL);
         let left = if chunk == NIL { 0 } else { self.arena[chunk as usize + 1] };
-        let packed = match (self.offsets.get(id), self.offsets.get(id + 1)) {
-            (Some(&from), Some(&to)) => &self.packed[from as usize * width..to as usize * width],
-            _ => &[],
+        let (packed, packed_left): (&[u32], u32) = match (self.offsets.get(id), self.offsets.get(id + 1)) {
+            (Some(&from), Some(&to)) => (&self.packed[from as usize * width..to as usize * width], to - from),
+            _ => (&[], 0),
         };
-        Chain { arena: &self.arena, width, chunk, left, packed, packed_left: (packed.len() / width) as u32 }
+        Chain { arena: &self.arena, width, chunk, left, packed, packed_left }
     }
 }
 
@@ -412,6 +413,36 @@ pub(crate) struct Chain<'a> {
     packed: &'a [u32],
     /// Packed entries not yet returned: the first `packed_left`.
     packed_left: u32,
+}
+
+impl<'a> Chain<'a> {
+    /// Calls `f` with each entry left, in the order [`Iterator::next`] returns them,
+    /// until it breaks: the loop of a join's innermost step, which walks each chunk and
+    /// the packed entries as slices instead of asking for one entry at a time.
+    #[inline]
+    pub(crate) fn for_each_until(self, mut f: impl FnMut(u32, &'a [u32]) -> ControlFlow<()>) {
+        let Chain { arena, width, mut chunk, mut left, packed, packed_left } = self;
+        loop {
+            if left > 0 {
+                let at = chunk as usize + CHUNK_HEADER;
+                for entry in arena[at..at + left as usize * width].chunks_exact(width).rev() {
+                    if f(entry[0], &entry[1..]).is_break() {
+                        return;
+                    }
+                }
+            }
+            if chunk == NIL {
+                break;
+            }
+            chunk = arena[chunk as usize];
+            left = if chunk == NIL { 0 } else { arena[chunk as usize + 1] };
+        }
+        for entry in packed[..packed_left as usize * width].chunks_exact(width).rev() {
+            if f(entry[0], &entry[1..]).is_break() {
+                return;
+            }
+        }
+    }
 }
 
 impl<'a> Iterator for Chain<'a> {
@@ -585,6 +616,12 @@ impl Rows {
     pub(crate) fn row(&self, r: u32) -> &[u32] {
         let start = r as usize * self.arity;
         &self.data[start..start + self.arity]
+    }
+
+    /// Whether any row is a tombstone: when none is, readers need not test each row.
+    #[inline]
+    pub(crate) fn has_dead(&self) -> bool {
+        self.dead_count > 0
     }
 
     #[inline]
