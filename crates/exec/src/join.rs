@@ -3,7 +3,7 @@
 //! selections, binding variables and finally projecting the head tuple into a buffer.
 
 use crate::database::Database;
-use crate::relation::{Chain, Index, RowSet, Rows};
+use crate::relation::{Chain, Index, RowFilter, RowSet, Rows, ValueSet};
 use ir::{CmpOp, Const, Interner, PredId, ValueType};
 use plan::{AtomSource, Computed, Filter, Operand, Output, RulePlan};
 use std::cell::Cell;
@@ -126,7 +126,10 @@ impl PhysStep {
     /// An index probe whose rows need no test but their range: no checks, no filters,
     /// no guards applied by a filtered index.
     fn is_plain_probe(&self) -> bool {
-        matches!(self.lookup, Lookup::Index(..)) && self.checks.is_empty() && self.filters.is_empty() && self.guards == 0
+        matches!(self.lookup, Lookup::Index(..))
+            && self.checks.is_empty()
+            && self.filters.is_empty()
+            && self.guards == 0
     }
 }
 
@@ -152,8 +155,9 @@ pub(crate) struct PhysPlan {
 pub(crate) struct View<'a> {
     pub(crate) rel: &'a Rows,
     pub(crate) set: Option<&'a RowSet>,
-    /// Replaces the step's index by one already filtered by its guards.
-    filtered: Option<&'a Index>,
+    /// Replaces the step's index by one already filtered, and the number of steps after
+    /// it that the filter has applied (its guards; none for a semi-join filter).
+    filtered: Option<(&'a Index, usize)>,
     /// The set as a bitmap ([`RowSet::as_bitmap`]), when it is one.
     bits: Option<(u32, &'a [u64])>,
     pub(crate) lo: u32,
@@ -173,7 +177,7 @@ impl<'a> View<'a> {
         View { set, bits: set.and_then(RowSet::as_bitmap), ..self }
     }
 
-    pub(crate) fn with_filtered(self, filtered: Option<&'a Index>) -> Self {
+    pub(crate) fn with_filtered(self, filtered: Option<(&'a Index, usize)>) -> Self {
         View { filtered, ..self }
     }
 }
@@ -363,6 +367,52 @@ impl PhysPlan {
         index
     }
 
+    /// For an index step `k` followed by an index step on a relation that the join's
+    /// stratum does not change, keyed (in some columns) by values that step `k` binds:
+    /// a filter of the rows of step `k`'s relation, those whose values in such columns
+    /// occur in the matching columns of the next step's relation. A row that fails it
+    /// can never be followed by a row of the next step, so an index of the rows that
+    /// pass ([`crate::relation::Index::filtered`]) serves step `k` with the same results:
+    /// in Andersen's points-to, the pointers `pt(p, b)` of an object `b` that some
+    /// `load(v, p)` reads. `static_pred` tells the relations that do not change.
+    pub(crate) fn semijoin_filter(
+        &self,
+        k: usize,
+        db: &Database,
+        static_pred: impl Fn(PredId) -> bool,
+    ) -> Option<RowFilter> {
+        let (step, next) = (self.steps.get(k)?, self.steps.get(k + 1)?);
+        let (Lookup::Index(id, _), Lookup::Index(next_id, next_key)) = (&step.lookup, &next.lookup) else {
+            return None;
+        };
+        if step.guards > 0 || !static_pred(next.pred) {
+            return None;
+        }
+        let covered = &db.rel(step.pred).indexes[*id].covered;
+        let next_rel = db.rel(next.pred);
+        let next_cols = &next_rel.indexes[*next_id].cols;
+        let tests: Vec<(usize, ValueSet)> = next_key
+            .iter()
+            .zip(next_cols)
+            .filter_map(|(source, &next_col)| {
+                let KeySource::Var(slot) = *source else { return None };
+                let &(at, _) = step.binds.iter().find(|&&(_, bound)| bound == slot)?;
+                Some((covered[at], ValueSet::of_column(next_rel, next_col)))
+            })
+            .collect();
+        (!tests.is_empty()).then_some(RowFilter { tests })
+    }
+
+    /// The index step `k` probes, when a semi-join filter might serve it
+    /// ([`PhysPlan::semijoin_filter`]): it has no guards, and the next step probes an
+    /// index too.
+    pub(crate) fn semijoin_candidate(&self, k: usize) -> Option<usize> {
+        match (&self.steps[k], self.steps.get(k + 1).map(|s| &s.lookup)) {
+            (PhysStep { lookup: Lookup::Index(id, _), guards: 0, .. }, Some(Lookup::Index(..))) => Some(*id),
+            _ => None,
+        }
+    }
+
     /// Whether the first step scans its view's row range: a join [`crate::split`] can cut
     /// into consecutive pieces of that range, since the first step is the outermost loop.
     pub(crate) fn scans_first(&self) -> bool {
@@ -526,7 +576,9 @@ impl PhysPlan {
                 Some(next) if next + 1 == self.steps.len() && self.steps[next].is_plain_probe() => {
                     let step = &self.steps[next];
                     let Lookup::Index(id, key) = &step.lookup else { unreachable!("a plain probe") };
-                    let View { rel, lo, hi, .. } = views[next];
+                    let View { rel, lo, hi, filtered, .. } = views[next];
+                    // The last step has no steps after it to filter by.
+                    debug_assert!(filtered.is_none());
                     let chain = rel.indexes[*id].chain(|i| match key[i] {
                         KeySource::Var(slot) => vals[slot],
                         KeySource::Const(c) => c,
@@ -607,10 +659,7 @@ impl PhysPlan {
                     KeySource::Const(c) => c,
                 };
                 // A filtered index has applied the guards after this step already.
-                let (index, skip) = match view.filtered {
-                    Some(filtered) => (filtered, self.steps[depth].guards),
-                    None => (&view.rel.indexes[*index_id], 0),
-                };
+                let (index, skip) = view.filtered.unwrap_or((&view.rel.indexes[*index_id], 0));
                 Cursor::Chain(index.chain(key_value), skip)
             }
             Lookup::Scan => Cursor::Rows(view.lo),

@@ -235,12 +235,76 @@ pub(crate) struct Index {
     /// The entries of rows `0..packed_rows`, by key id, each key's in ascending row order.
     packed: Vec<u32>,
     packed_rows: u32,
+    /// The keys with packed entries.
+    packed_keys: u32,
     /// Per key id, the arena offset of its newest chunk of rows added since the packing
     /// (or [`NIL`]); keys beyond its end have none.
     tails: Vec<u32>,
     /// Chunks `[previous chunk or NIL, length, capacity, entries…]`.
     arena: Vec<u32>,
     indexed: u32,
+    /// Only the rows that pass it are entries (a semi-join filter,
+    /// [`crate::join::PhysPlan::semijoin_filter`]); rows `0..indexed` have been looked at.
+    keep: Option<Box<RowFilter>>,
+}
+
+/// Which rows an [`Index`] holds: those whose value in each named column is in that
+/// column's set.
+#[derive(Clone, Debug)]
+pub(crate) struct RowFilter {
+    pub(crate) tests: Vec<(usize, ValueSet)>,
+}
+
+impl RowFilter {
+    #[inline]
+    fn keeps(&self, row: &[u32]) -> bool {
+        self.tests.iter().all(|(col, values)| values.contains(row[*col]))
+    }
+
+    fn bytes(&self) -> usize {
+        self.tests.iter().map(|(_, values)| values.bytes()).sum()
+    }
+}
+
+/// A set of values: a bitmap while they are small, as interned constants are, otherwise
+/// a hash set.
+#[derive(Clone, Debug)]
+pub(crate) enum ValueSet {
+    Bits(Vec<u64>),
+    Hashed(rustc_hash::FxHashSet<u32>),
+}
+
+impl ValueSet {
+    /// The values of column `col` of the rows of `rows`, tombstones included (a filter
+    /// that keeps a little more than it must is still exact for the join it serves).
+    pub(crate) fn of_column(rows: &Rows, col: usize) -> Self {
+        let values = || rows.data[..rows.end as usize * rows.arity].iter().skip(col).step_by(rows.arity).copied();
+        let max = values().max().unwrap_or(0) as usize;
+        if max / 64 <= 1024 + 2 * rows.end as usize {
+            let mut words = vec![0u64; max / 64 + 1];
+            for v in values() {
+                words[v as usize / 64] |= 1 << (v % 64);
+            }
+            ValueSet::Bits(words)
+        } else {
+            ValueSet::Hashed(values().collect())
+        }
+    }
+
+    #[inline]
+    fn contains(&self, v: u32) -> bool {
+        match self {
+            ValueSet::Bits(words) => words.get(v as usize / 64).is_some_and(|w| w & (1 << (v % 64)) != 0),
+            ValueSet::Hashed(set) => set.contains(&v),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            ValueSet::Bits(words) => vec_bytes(words),
+            ValueSet::Hashed(set) => set.capacity() * (std::mem::size_of::<u32>() + 1),
+        }
+    }
 }
 
 /// The largest value a one-column key of an index over `rows` rows may have for the
@@ -266,10 +330,28 @@ impl Index {
             offsets: Vec::new(),
             packed: Vec::new(),
             packed_rows: 0,
+            packed_keys: 0,
             tails: Vec::new(),
             arena: Vec::new(),
             indexed: 0,
+            keep: None,
         }
+    }
+
+    /// An index of the rows that pass `keep` only.
+    pub(crate) fn filtered(cols: &[usize], arity: usize, keep: RowFilter) -> Self {
+        Index { keep: Some(Box::new(keep)), ..Index::new(cols, arity) }
+    }
+
+    /// The mean number of packed entries of a key that has some: what a probe of a key
+    /// that is there reads.
+    pub(crate) fn mean_chain(&self) -> f64 {
+        self.packed.len() as f64 / self.width() as f64 / f64::from(self.packed_keys.max(1))
+    }
+
+    /// The entries it holds.
+    pub(crate) fn entries(&self) -> usize {
+        (self.packed.len() + self.arena.len()) / self.width()
     }
 
     /// Values per entry: the row id and the covered columns.
@@ -280,6 +362,7 @@ impl Index {
     /// The heap bytes it holds: keys, offsets, packed entries, chain tails and arena.
     fn bytes(&self) -> usize {
         self.keys.bytes()
+            + self.keep.as_ref().map_or(0, |keep| keep.bytes())
             + vec_bytes(&self.offsets)
             + vec_bytes(&self.packed)
             + vec_bytes(&self.tails)
@@ -329,20 +412,24 @@ impl Index {
         self.packed = Vec::new();
         let mut offsets: Vec<u32> = Vec::new();
         let cols = &self.cols;
+        let keep = self.keep.as_deref();
+        let kept = |row: &[u32]| keep.is_none_or(|keep| keep.keeps(row));
         self.identity = cols.len() == 1
             && rows.chunks_exact(arity).map(|row| row[cols[0]] as usize).max().unwrap_or(0) <= identity_limit(count);
         if self.identity {
             self.keys = KeyMap::new(1);
         }
-        for row in rows.chunks_exact(arity) {
+        let mut entries = 0;
+        for row in rows.chunks_exact(arity).filter(|row| kept(row)) {
             let id = if self.identity { row[cols[0]] as usize } else { self.keys.insert(|i| row[cols[i]]) as usize };
             if id >= offsets.len() {
                 offsets.resize(id + 1, 0);
             }
             offsets[id] += 1;
+            entries += 1;
         }
         let mut packed: Vec<u32> = Vec::new();
-        if packed.try_reserve_exact(count * width).is_err() {
+        if packed.try_reserve_exact(entries * width).is_err() {
             self.offsets = Vec::new();
             self.packed_rows = 0;
             return false;
@@ -355,10 +442,10 @@ impl Index {
             start += n;
         }
         offsets.push(start);
-        packed.resize(count * width, 0);
+        packed.resize(entries * width, 0);
         // `offsets[k]` walks through key `k`'s slots as they fill, ending at the next
         // key's start; the starts are restored afterwards by shifting them back.
-        for (r, row) in rows.chunks_exact(arity).enumerate() {
+        for (r, row) in rows.chunks_exact(arity).enumerate().filter(|(_, row)| kept(row)) {
             let id = match self.identity {
                 true => row[cols[0]] as usize,
                 false => self.keys.find(|i| row[cols[i]]).expect("every key was inserted above") as usize,
@@ -371,6 +458,7 @@ impl Index {
             offsets[id] += 1;
         }
         let keys = offsets.len() - 1;
+        self.packed_keys = offsets.windows(2).filter(|w| w[0] < w[1]).count() as u32;
         offsets.copy_within(..keys, 1);
         offsets[0] = 0;
         self.offsets = offsets;
@@ -687,44 +775,56 @@ impl Rows {
     /// index cannot grow (its arena would pass the `u32` offsets its chains use, or the
     /// memory is not there) it is left as it is and [`Rows::failure`] set.
     pub(crate) fn sync_index(&mut self, id: usize) {
-        let index = &mut self.indexes[id];
-        let new_rows = (self.end - index.indexed) as usize;
-        if new_rows == 0 || self.failure.is_some() {
+        if self.failure.is_some() {
             return;
+        }
+        if let Err(failure) = self.indexes[id].sync(&self.data, self.arity, self.end) {
+            self.failure = Some(failure);
+        }
+    }
+}
+
+impl Index {
+    /// Brings the index up to date with the `end` rows of `data` (`arity` values each),
+    /// the relation it indexes; an error, with the index as it was or emptied, when it
+    /// cannot grow.
+    pub(crate) fn sync(&mut self, data: &[u32], arity: usize, end: u32) -> Result<(), ResourceKind> {
+        let new_rows = (end - self.indexed) as usize;
+        if new_rows == 0 {
+            return Ok(());
         }
         // Packing all rows again once the chunks would hold as many as the packed part, or
         // when a new key is too large to be its own id (then the packing uses a key map,
         // and does so from then on: the rows keep that key).
-        let limit = identity_limit(self.end as usize);
-        let too_large = index.identity
-            && (index.indexed..self.end).any(|r| self.data[r as usize * self.arity + index.cols[0]] as usize > limit);
-        if self.arity > 0 && (too_large || self.end - index.packed_rows >= index.packed_rows) {
-            if index.pack(&self.data[..self.end as usize * self.arity], self.arity) {
-                index.indexed = self.end;
-            } else {
-                index.indexed = 0;
-                let width = 1 + index.covered.len();
-                self.failure = Some(ResourceKind::Allocation { bytes: self.end as usize * width * 4 });
+        let limit = identity_limit(end as usize);
+        let too_large =
+            self.identity && (self.indexed..end).any(|r| data[r as usize * arity + self.cols[0]] as usize > limit);
+        if arity > 0 && (too_large || end - self.packed_rows >= self.packed_rows) {
+            if self.pack(&data[..end as usize * arity], arity) {
+                self.indexed = end;
+                return Ok(());
             }
-            return;
+            self.indexed = 0;
+            return Err(ResourceKind::Allocation { bytes: end as usize * self.width() * 4 });
         }
         // Checked before the arena grows: each row adds an entry, and at worst (a new key
         // per row) a two-entry chunk with its header.
-        let width = 1 + index.covered.len();
-        let worst = index.arena.len().saturating_add(new_rows.saturating_mul(2 * width + CHUNK_HEADER));
+        let width = self.width();
+        let worst = self.arena.len().saturating_add(new_rows.saturating_mul(2 * width + CHUNK_HEADER));
         if worst > NIL as usize {
-            self.failure = Some(ResourceKind::IndexSize);
-            return;
+            return Err(ResourceKind::IndexSize);
         }
-        if index.arena.try_reserve(new_rows * width).is_err() {
-            self.failure = Some(ResourceKind::Allocation { bytes: new_rows * width * 4 });
-            return;
+        if self.arena.try_reserve(new_rows * width).is_err() {
+            return Err(ResourceKind::Allocation { bytes: new_rows * width * 4 });
         }
-        for r in index.indexed..self.end {
-            let start = r as usize * self.arity;
-            index.add(&self.data[start..start + self.arity], r);
+        for r in self.indexed..end {
+            let row = &data[r as usize * arity..][..arity];
+            if self.keep.as_deref().is_none_or(|keep| keep.keeps(row)) {
+                self.add(row, r);
+            }
         }
-        index.indexed = self.end;
+        self.indexed = end;
+        Ok(())
     }
 }
 

@@ -421,7 +421,7 @@ pub(crate) fn propagate_with(
                 }
             }
         }
-        let mut guards = StaticGuards::new(stratum);
+        let mut guards = StratumIndexes::new(stratum);
         // Per join, its firings per delta row the last time it ran: what decides whether
         // splitting it over threads pays.
         let mut yields: FxHashMap<(usize, usize), f64> = FxHashMap::default();
@@ -583,52 +583,98 @@ fn replan(
     true
 }
 
-/// Filtered indexes ([`PhysPlan::filtered_index`]) for the joins of one stratum's
-/// fixpoint. A guard can be applied once per row instead of once per probe when the
-/// relations of the index step and of its guards are all outside the stratum, so that
-/// nothing changes them while the stratum runs: the demand guard `@m:R^bf(X)` of
-/// right-linear closure, say, filters the edges `E(X,Y)` read by `Y`.
+/// Filtered indexes for the joins of one stratum's fixpoint, of two kinds:
+///
+/// - *Guards* ([`PhysPlan::filtered_index`]): a guard can be applied once per row instead
+///   of once per probe when the relations of the index step and of its guards are all
+///   outside the stratum, so that nothing changes them while the stratum runs: the demand
+///   guard `@m:R^bf(X)` of right-linear closure, say, filters the edges `E(X,Y)` read by `Y`.
+/// - *Semi-joins* ([`PhysPlan::semijoin_filter`]): an index step whose next step reads a
+///   relation outside the stratum by values it binds reads only the rows that can have a
+///   next row. Its relation may be one the stratum derives: the index is brought up to
+///   date with it before every join, row by row. In points-to, a new `hpt(b, o)` then
+///   walks the pointers of `b` that some `load` reads, not all of them.
 ///
 /// Building one reads the whole relation, so it is built only once the deltas that the
 /// join has read add up to a fair share of that relation; a small update in DRed keeps
-/// testing the guards per probe.
-struct StaticGuards {
+/// testing the guards per probe. A semi-join filter that keeps more than half of the rows
+/// is dropped: it would cost more than it saves. Everything here lives for one run of the
+/// stratum, while the relations outside it stay as they are.
+struct StratumIndexes {
     /// The predicates the stratum derives, sorted.
     inside: Vec<PredId>,
     /// Per join (rule, delta position).
-    joins: FxHashMap<(usize, usize), GuardedJoin>,
+    joins: FxHashMap<(usize, usize), FilteredJoin>,
 }
 
-/// What [`StaticGuards`] knows of one join.
-struct GuardedJoin {
+/// What [`StratumIndexes`] knows of one join.
+struct FilteredJoin {
     /// Delta rows the join has read so far.
     read: u64,
-    /// Per step, its filtered index once built.
-    built: Vec<Option<Index>>,
+    /// Per step, its filtered index.
+    steps: Vec<Filtered>,
 }
 
-impl StaticGuards {
+/// The filtered index of one step of a join.
+enum Filtered {
+    /// None yet.
+    Unbuilt,
+    /// Applies the step's guards, which it lets the join skip.
+    Guards(Index, usize),
+    /// Holds the rows a semi-join with the next step keeps.
+    Semijoin(Index),
+    /// None will be: the filter would not pay.
+    Declined,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Semi-join filtered indexes built on this thread: lets a test see that it ran them.
+    pub(crate) static SEMIJOIN_INDEXES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+impl StratumIndexes {
     fn new(stratum: &CompiledStratum) -> Self {
-        StaticGuards { inside: stratum.heads.clone(), joins: FxHashMap::default() }
+        StratumIndexes { inside: stratum.heads.clone(), joins: FxHashMap::default() }
     }
 
-    /// Counts `delta` more rows read by `join` and builds the filtered indexes of its
-    /// static guarded steps once they pay off.
+    /// Counts `delta` more rows read by `join`, builds the filtered indexes of its steps
+    /// once they pay off and brings the semi-join ones up to date with their relations.
     fn prepare(&mut self, variant: &PhysPlan, join: (usize, usize), delta: u32, db: &Database) {
         let inside = &self.inside;
-        let mut steps = variant
-            .guarded_steps()
-            .filter(|(_, run)| run.iter().all(|s| inside.binary_search(&s.pred).is_err()))
-            .peekable();
-        if steps.peek().is_none() {
-            return;
-        }
-        let state =
-            self.joins.entry(join).or_insert_with(|| GuardedJoin { read: 0, built: vec![None; variant.steps.len()] });
+        let outside = |p: PredId| inside.binary_search(&p).is_err();
+        let steps = variant.steps.len();
+        let state = self
+            .joins
+            .entry(join)
+            .or_insert_with(|| FilteredJoin { read: 0, steps: (0..steps).map(|_| Filtered::Unbuilt).collect() });
         state.read += u64::from(delta);
-        for (k, run) in steps {
-            if state.built[k].is_none() && state.read * 8 >= db.len(run[0].pred) as u64 {
-                state.built[k] = Some(variant.filtered_index(k, db));
+        for (k, run) in variant.guarded_steps().filter(|(_, run)| run.iter().all(|s| outside(s.pred))) {
+            if matches!(state.steps[k], Filtered::Unbuilt) && state.read * 8 >= db.len(run[0].pred) as u64 {
+                state.steps[k] = Filtered::Guards(variant.filtered_index(k, db), run.len() - 1);
+            }
+        }
+        for k in 0..steps.saturating_sub(1) {
+            let Some(id) = variant.semijoin_candidate(k) else { continue };
+            let rows = db.rel(variant.steps[k].pred);
+            // Built once the rows this step has read (about) add up to the rows building
+            // the filtered index reads: it costs at most as much again as the join has.
+            let step_read = state.read as f64 * rows.indexes[id].mean_chain();
+            if matches!(state.steps[k], Filtered::Unbuilt) && step_read >= rows.len() as f64 {
+                state.steps[k] = match variant.semijoin_filter(k, db, outside) {
+                    Some(keep) => {
+                        #[cfg(test)]
+                        SEMIJOIN_INDEXES.with(|n| n.set(n.get() + 1));
+                        Filtered::Semijoin(Index::filtered(&rows.indexes[id].cols, rows.arity, keep))
+                    }
+                    None => Filtered::Declined,
+                };
+            }
+            if let Filtered::Semijoin(index) = &mut state.steps[k] {
+                let built = index.sync(&rows.data, rows.arity, rows.end()).is_ok();
+                if !built || index.entries() * 2 > rows.len() {
+                    state.steps[k] = Filtered::Declined;
+                }
             }
         }
     }
@@ -638,7 +684,13 @@ impl StaticGuards {
         self.joins.remove(&join);
     }
 
-    fn get(&self, join: (usize, usize), step: usize) -> Option<&Index> {
-        self.joins.get(&join).and_then(|state| state.built[step].as_ref())
+    /// The filtered index of step `step` of `join`, and how many steps after it the
+    /// index has applied.
+    fn get(&self, join: (usize, usize), step: usize) -> Option<(&Index, usize)> {
+        match self.joins.get(&join)?.steps.get(step)? {
+            Filtered::Guards(index, skip) => Some((index, *skip)),
+            Filtered::Semijoin(index) => Some((index, 0)),
+            Filtered::Unbuilt | Filtered::Declined => None,
+        }
     }
 }
