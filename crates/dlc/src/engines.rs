@@ -366,8 +366,15 @@ pub trait Materialized {
     /// The input and derived relations as the batches so far left them.
     fn db(&self) -> &Database;
     /// Applies one batch of input changes; its report lists the facts of each phase when
-    /// they are at most `list_up_to` (always, without a limit), else it counts them.
-    fn try_apply(&mut self, update: &Update, list_up_to: Option<usize>) -> Result<UpdateReport, ResourceError>;
+    /// they are at most `list_up_to` (always, without a limit), else it counts them. The
+    /// facts of the net change (`removed`, `added`) are left out when `net` is false and
+    /// the limit given; [`UpdateReport::net_count`] always has their numbers.
+    fn try_apply(
+        &mut self,
+        update: &Update,
+        list_up_to: Option<usize>,
+        net: bool,
+    ) -> Result<UpdateReport, ResourceError>;
     /// The threads a recomputation for `--check` may use.
     fn threads(&self) -> Threads;
     /// Gives later batches the current texts of values (a batch may bring new ones, and
@@ -388,10 +395,16 @@ impl Materialized for Maintained {
         Maintained::db(self)
     }
 
-    fn try_apply(&mut self, update: &Update, list_up_to: Option<usize>) -> Result<UpdateReport, ResourceError> {
-        match list_up_to {
-            Some(most) => Maintained::try_apply_listing(self, update, most),
-            None => Maintained::try_apply(self, update),
+    fn try_apply(
+        &mut self,
+        update: &Update,
+        list_up_to: Option<usize>,
+        net: bool,
+    ) -> Result<UpdateReport, ResourceError> {
+        match (list_up_to, net) {
+            (Some(most), true) => Maintained::try_apply_listing(self, update, most),
+            (Some(most), false) => Maintained::try_apply_summarizing(self, update, most),
+            (None, _) => Maintained::try_apply(self, update),
         }
     }
 
@@ -432,7 +445,12 @@ impl Materialized for Differential {
         &self.db
     }
 
-    fn try_apply(&mut self, update: &Update, list_up_to: Option<usize>) -> Result<UpdateReport, ResourceError> {
+    fn try_apply(
+        &mut self,
+        update: &Update,
+        list_up_to: Option<usize>,
+        _net: bool,
+    ) -> Result<UpdateReport, ResourceError> {
         let deletes = update.deletes.iter().map(|(p, t)| (*p, t.as_slice()));
         let inserts = update.inserts.iter().map(|(p, t)| (*p, t.as_slice()));
         if !self.flow.placed() {

@@ -293,7 +293,8 @@ fn maintain(
     for (i, batch) in prepared.batches.iter().enumerate() {
         let start = Instant::now();
         let list_up_to = (!args.full_report).then_some(crate::report::FULL_REPORT_MAX_FACTS);
-        let report = match state.try_apply(&batch.update, list_up_to) {
+        // The report gives the outputs' net change as counts: its facts are not read.
+        let report = match state.try_apply(&batch.update, list_up_to, false) {
             Ok(report) => report,
             Err(e) => return Err(crate::stopped(err, &prepared.sources, program, &e, args.color)),
         };

@@ -614,11 +614,8 @@ pub fn outputs_batch_text(
         total(|t| t.reinserted),
         total(|t| t.inserted)
     );
-    let net = |lists: &[(PredId, exec::Tuples)], pred: PredId| {
-        lists.iter().find(|(p, _)| *p == pred).map_or(0, |(_, ts)| ts.len())
-    };
     for &pred in wanted {
-        let (removed, added) = (net(&report.removed, pred), net(&report.added, pred));
+        let (removed, added) = report.net_count(pred);
         let _ = writeln!(out, "  {}: {removed} removed, {added} added", program.pred_name(pred));
     }
     let _ = writeln!(out, "  work: {}", report.work);

@@ -1146,7 +1146,7 @@ impl Maintainer {
     pub fn apply(&mut self, update: &Update, recompute: bool, check: bool) -> Result<BatchOutcome, ResourceError> {
         let start = Instant::now();
         self.state.set_values(&self.program.consts);
-        let report = self.state.try_apply(update, self.list_up_to)?;
+        let report = self.state.try_apply(update, self.list_up_to, true)?;
         let elapsed = start.elapsed();
         if let Some(record) = &mut self.record {
             for t in &update.deletes {

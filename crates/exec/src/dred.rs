@@ -66,6 +66,19 @@ pub struct UpdateReport {
     pub listed: bool,
 }
 
+impl UpdateReport {
+    /// The sizes of the net change of `pred` (facts removed, facts added), read off its
+    /// tally: over-deleted facts that were neither rederived nor re-inserted went, and
+    /// the inserted ones are new. Also there when the report does not hold the facts of
+    /// the net change ([`Maintained::try_apply_summarizing`]).
+    pub fn net_count(&self, pred: PredId) -> (usize, usize) {
+        self.tallies
+            .iter()
+            .find(|(p, _)| *p == pred)
+            .map_or((0, 0), |(_, t)| (t.overdeleted.saturating_sub(t.rederived + t.reinserted), t.inserted))
+    }
+}
+
 /// How many facts of one relation each phase of a batch touched.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
@@ -264,6 +277,18 @@ pub(crate) fn rederive<'r>(
         rederived.check_pred(rule.head)?;
     }
     Ok(())
+}
+
+/// Whether [`UpdateReport::net_count`] gives the sizes of the net change the report lists,
+/// for every relation either names.
+fn report_counts_agree(report: &UpdateReport) -> bool {
+    let size = |lists: &FactsByPred, p: PredId| lists.iter().find(|(q, _)| *q == p).map_or(0, |(_, ts)| ts.len());
+    let preds =
+        report.tallies.iter().map(|(p, _)| *p).chain(report.removed.iter().chain(&report.added).map(|(p, _)| *p));
+    preds
+        .collect::<Vec<_>>()
+        .into_iter()
+        .all(|p| report.net_count(p) == (size(&report.removed, p), size(&report.added, p)))
 }
 
 /// Reads the facts of one version of a database, for [`Maintained::net_change`].
@@ -692,6 +717,14 @@ impl Maintained {
         self.guarded_update(update, Detail { net: true, list_up_to: Some(most) }).map(|(report, _)| report)
     }
 
+    /// [`Maintained::try_apply_listing`] whose report leaves out the facts of the net
+    /// change (`removed` and `added` stay empty; [`UpdateReport::net_count`] gives their
+    /// numbers): a recomputed batch that deletes most of a closure then counts what went
+    /// from the new state alone, without reading or sorting the millions of facts that did.
+    pub fn try_apply_summarizing(&mut self, update: &Update, most: usize) -> Result<UpdateReport, ResourceError> {
+        self.guarded_update(update, Detail { net: false, list_up_to: Some(most) }).map(|(report, _)| report)
+    }
+
     /// Applies one batch like [`Maintained::apply`] but reports only how many facts each
     /// phase touched. An edge on most derivations over-deletes and puts back millions of
     /// facts, and the lists of [`UpdateReport`] then cost more time and memory (one
@@ -713,6 +746,9 @@ impl Maintained {
             return Err(failure);
         }
         let outcome = self.run_update(update, detail);
+        if let (true, Ok((report, _))) = (detail.net, &outcome) {
+            debug_assert!(report_counts_agree(report), "the tallies disagree with the net change: {report:?}");
+        }
         if let Err(failure) = outcome {
             self.failure = Some(failure);
         }
@@ -1091,21 +1127,35 @@ impl Maintained {
         let old = Older { db: &self.db, gone: &gone };
         let mut counts = UpdateCounts::default();
         let mut tallies: Vec<(PredId, Tally)> = Vec::new();
-        if detail.net || detail.list_up_to.is_some() {
+        // Counted first, from the new state alone, which a batch that deletes much of the
+        // input leaves far smaller than the old one: what the two share is found by
+        // probing the old state, and the rest of each side is the change. Without
+        // negation or reductions the rules are monotone, and a batch that only deletes
+        // leaves a new state within the old one: nothing is probed.
+        let monotone = report.edb_inserted.is_empty() && !stratified(program);
+        for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
+            let kept = if monotone {
+                fresh.len(p)
+            } else {
+                let mut kept = 0;
+                fresh.tuples(p).for_each(|t| kept += usize::from(old.contains(p, t)));
+                kept
+            };
+            let tally = Tally {
+                overdeleted: self.db.len(p) + gone.len(p) - kept,
+                inserted: fresh.len(p) - kept,
+                ..Tally::default()
+            };
+            if tally != Tally::default() {
+                tallies.push((p, tally));
+            }
+        }
+        counts.overdeleted = tallies.iter().map(|(_, t)| t.overdeleted).sum();
+        counts.inserted = tallies.iter().map(|(_, t)| t.inserted).sum();
+        report.listed = detail.lists(&tallies);
+        // The facts themselves are read only for a report that holds them.
+        if detail.net || report.listed {
             let (removed, added) = self.net_change(&old, &Whole(&fresh));
-            for (p, ts) in &removed {
-                tallies.push((*p, Tally { overdeleted: ts.len(), ..Tally::default() }));
-            }
-            for (p, ts) in &added {
-                match tallies.iter_mut().find(|(q, _)| q == p) {
-                    Some((_, tally)) => tally.inserted = ts.len(),
-                    None => tallies.push((*p, Tally { inserted: ts.len(), ..Tally::default() })),
-                }
-            }
-            tallies.sort_by_key(|(p, _)| *p);
-            counts.overdeleted = removed.iter().map(|(_, ts)| ts.len()).sum();
-            counts.inserted = added.iter().map(|(_, ts)| ts.len()).sum();
-            report.listed = detail.lists(&tallies);
             if report.listed {
                 report.overdeleted = one_per_fact(&removed);
                 report.inserted = one_per_fact(&added);
@@ -1117,23 +1167,6 @@ impl Maintained {
             }
             if detail.net {
                 (report.removed, report.added) = (removed, added);
-            }
-        } else if report.edb_inserted.is_empty() && !stratified(program) {
-            // Without negation or reductions the rules are monotone: a batch that only
-            // deletes leaves a new state within the old one, and the change is counted
-            // without reading a fact.
-            for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
-                counts.overdeleted += self.db.len(p) + gone.len(p) - fresh.len(p);
-            }
-        } else {
-            // Counted from the new state alone, which a batch that deletes much of the input
-            // leaves far smaller than the old one: what the two share is found by probing
-            // the old state, and the rest of each side is the change.
-            for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
-                let mut kept = 0;
-                fresh.tuples(p).for_each(|t| kept += usize::from(old.contains(p, t)));
-                counts.overdeleted += self.db.len(p) + gone.len(p) - kept;
-                counts.inserted += fresh.len(p) - kept;
             }
         }
         report.tallies = tallies;
