@@ -292,9 +292,9 @@ fn maintain(
     let mut exit = 0;
     for (i, batch) in prepared.batches.iter().enumerate() {
         let start = Instant::now();
-        let list_up_to = (!args.full_report).then_some(crate::report::FULL_REPORT_MAX_FACTS);
-        // The report gives the outputs' net change as counts: its facts are not read.
-        let report = match state.try_apply(&batch.update, list_up_to, false) {
+        // The outputs' report prints counts alone: no fact is listed, and the net change
+        // is its size (a recomputed batch then need not keep the old state beside the new).
+        let report = match state.try_apply(&batch.update, Some(0), false) {
             Ok(report) => report,
             Err(e) => return Err(crate::stopped(err, &prepared.sources, program, &e, args.color)),
         };

@@ -214,8 +214,16 @@ impl Database {
     pub(crate) fn inputs_only(&self, derived: &[bool]) -> Database {
         let mut inputs = self.empty_like();
         for (p, rows) in self.rows.iter().enumerate().filter(|&(p, _)| !derived[p]) {
-            for tuple in rows.live_rows() {
-                inputs.insert(PredId(p as u32), tuple);
+            let pred = PredId(p as u32);
+            if rows.arity == 0 {
+                for tuple in rows.live_rows() {
+                    inputs.insert(pred, tuple);
+                }
+            } else {
+                // One commit for the relation: a commit per tuple cost more than
+                // evaluating a small program from it.
+                let values: Vec<u32> = rows.live_rows().flatten().copied().collect();
+                inputs.insert_all(pred, &values);
             }
         }
         inputs
@@ -235,6 +243,17 @@ impl Database {
             })
             .collect();
         Self::from_relations(relations)
+    }
+
+    /// Takes the relations `which` marks out of the database, leaving them empty, and
+    /// returns them in a database of their own (the others empty there).
+    pub(crate) fn take(&mut self, which: &[bool]) -> Database {
+        let mut taken = self.empty_like();
+        for p in (0..self.rows.len()).filter(|&p| which.get(p).copied().unwrap_or(false)) {
+            std::mem::swap(&mut self.rows[p], &mut taken.rows[p]);
+            std::mem::swap(&mut self.sets[p], &mut taken.sets[p]);
+        }
+        taken
     }
 
     pub(crate) fn rel(&self, pred: PredId) -> &Rows {

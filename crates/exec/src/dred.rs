@@ -217,7 +217,17 @@ fn prepare(
     db: &mut Database,
     maintenance: Maintenance,
 ) -> Result<(), ResourceError> {
+    add_guards(compiled, program, db, maintenance);
+    prepare_rows(compiled, db)
+}
+
+/// The plans [`Compiled::add_guards`] makes for a state maintained by `maintenance`.
+fn add_guards(compiled: &mut Compiled, program: &Program, db: &mut Database, maintenance: Maintenance) {
     compiled.add_guards(program, db, maintenance != Maintenance::Dred);
+}
+
+/// The part of [`prepare`] that readies the rows.
+fn prepare_rows(compiled: &Compiled, db: &mut Database) -> Result<(), ResourceError> {
     // DRed probes indexes the evaluation may never have read: the rederivation plans',
     // those of a join with a delta that existed in the first round only (in right-linear
     // closure, the closure keyed for the edge delta), and the one removal walks in an
@@ -232,6 +242,18 @@ fn prepare(
         rows.reserve_headroom();
     }
     db.check()
+}
+
+/// Drops a database that a recomputed batch replaced, on a thread of its own when it is
+/// large: handing millions of rows' pages back to the system takes about a millisecond
+/// per 20 MB, longer than recomputing a small new state did, and nothing waits for it.
+fn drop_aside(db: Database) {
+    const LARGE_ROWS: usize = 1 << 16;
+    let rows: usize = db.rows.iter().map(|rows| rows.end() as usize).sum();
+    if rows >= LARGE_ROWS {
+        // Without a thread the closure, and the database with it, is dropped here.
+        let _ = std::thread::Builder::new().name("dlc-drop".into()).spawn(move || drop(db));
+    }
 }
 
 /// Whether a program is maintained stratum by stratum (`dred_strata.rs`): it negates an
@@ -403,6 +425,11 @@ pub struct Maintained {
     negation: Option<NegationPlans>,
     /// [`AUTO_MIN_BUDGET`] unless set otherwise ([`Maintained::set_auto_min_budget`]).
     auto_min_budget: u64,
+    /// Whether the state came from a recomputed batch whose maintenance plans
+    /// ([`Compiled::add_guards`], which samples the data to order their joins) are made
+    /// by the next batch: a batch that recomputes a small state would otherwise spend
+    /// more on them than on the recomputation, for a next batch that may never come.
+    guards_pending: bool,
 }
 
 /// The share of a recomputation's estimated work that [`Maintenance::Auto`] lets
@@ -563,6 +590,7 @@ impl Maintained {
             source: Box::new((plan, program.clone())),
             negation,
             auto_min_budget: AUTO_MIN_BUDGET,
+            guards_pending: false,
         })
     }
 
@@ -759,6 +787,9 @@ impl Maintained {
     fn run_update(&mut self, update: &Update, detail: Detail) -> Result<(UpdateReport, UpdateCounts), ResourceError> {
         let mut report = UpdateReport::default();
         let work_before = self.run.stats.firings;
+        if std::mem::take(&mut self.guards_pending) {
+            add_guards(&mut self.compiled, &self.source.1, &mut self.db, self.maintenance);
+        }
 
         // Everything deleted, input facts and over-deleted derived facts alike, in wave
         // order: rows are appended, so each wave is a row range of these relations.
@@ -1118,6 +1149,19 @@ impl Maintained {
         self.db.check()?;
         let (plan, program) = &*self.source;
         let mut fresh = self.db.inputs_only(&self.compiled.derived);
+        let derived: Vec<PredId> =
+            (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)).collect();
+        let old_lens: Vec<usize> = derived.iter().map(|&p| self.db.len(p) + gone.len(p)).collect();
+        // Without negation or reductions the rules are monotone, and a batch that only
+        // deletes leaves a new state within the old one: its change is counted from the
+        // sizes. When the report then holds no facts either, the old derived relations
+        // are not read again, and go before the new ones grow: the batch never holds
+        // both states.
+        let monotone = report.edb_inserted.is_empty() && !stratified(program);
+        let old_read = detail.net || detail.list_up_to.is_some_and(|most| most > 0) || !monotone;
+        if !old_read {
+            drop_aside(self.db.take(&self.compiled.derived));
+        }
         let mut compiled = Compiled::new(plan, program, &mut fresh);
         let (evaluation_before, rounds_before) = (self.run.stats.firings, self.run.iterations);
         let start = vec![0; fresh.relation_count()];
@@ -1129,11 +1173,9 @@ impl Maintained {
         let mut tallies: Vec<(PredId, Tally)> = Vec::new();
         // Counted first, from the new state alone, which a batch that deletes much of the
         // input leaves far smaller than the old one: what the two share is found by
-        // probing the old state, and the rest of each side is the change. Without
-        // negation or reductions the rules are monotone, and a batch that only deletes
-        // leaves a new state within the old one: nothing is probed.
-        let monotone = report.edb_inserted.is_empty() && !stratified(program);
-        for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)) {
+        // probing the old state (all of the new one, when monotone), and the rest of each
+        // side is the change.
+        for (&p, &old_len) in derived.iter().zip(&old_lens) {
             let kept = if monotone {
                 fresh.len(p)
             } else {
@@ -1141,11 +1183,7 @@ impl Maintained {
                 fresh.tuples(p).for_each(|t| kept += usize::from(old.contains(p, t)));
                 kept
             };
-            let tally = Tally {
-                overdeleted: self.db.len(p) + gone.len(p) - kept,
-                inserted: fresh.len(p) - kept,
-                ..Tally::default()
-            };
+            let tally = Tally { overdeleted: old_len - kept, inserted: fresh.len(p) - kept, ..Tally::default() };
             if tally != Tally::default() {
                 tallies.push((p, tally));
             }
@@ -1153,8 +1191,9 @@ impl Maintained {
         counts.overdeleted = tallies.iter().map(|(_, t)| t.overdeleted).sum();
         counts.inserted = tallies.iter().map(|(_, t)| t.inserted).sum();
         report.listed = detail.lists(&tallies);
-        // The facts themselves are read only for a report that holds them.
-        if detail.net || report.listed {
+        // The facts themselves are read only for a report that holds them (without the
+        // old ones, a report listing nothing: nothing changed).
+        if old_read && (detail.net || report.listed) {
             let (removed, added) = self.net_change(&old, &Whole(&fresh));
             if report.listed {
                 report.overdeleted = one_per_fact(&removed);
@@ -1172,10 +1211,16 @@ impl Maintained {
         report.tallies = tallies;
         counts.waves = usize::from(counts.overdeleted > 0);
         report.waves = counts.waves;
-        prepare(&mut compiled, program, &mut fresh, self.maintenance)?;
+        // Stratified maintenance reads the plans as it sets up; otherwise they wait for
+        // the next batch.
+        self.guards_pending = !stratified(program);
+        if !self.guards_pending {
+            add_guards(&mut compiled, program, &mut fresh, self.maintenance);
+        }
+        prepare_rows(&compiled, &mut fresh)?;
         self.negation = stratified(program).then(|| NegationPlans::new(&compiled, program, &mut fresh));
         self.compiled = compiled;
-        self.db = fresh;
+        drop_aside(std::mem::replace(&mut self.db, fresh));
         self.evaluation_work = evaluation_work;
         report.work = self.run.stats.firings - work_before;
         Ok(self.finish(report, counts))
