@@ -190,6 +190,17 @@ fn progress_is_reported_every_round() {
     assert_eq!(seen.last(), Some(&29));
 }
 
+/// A xorshift generator from `seed`: each call, a number below its argument.
+fn below(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut state = seed;
+    move |bound: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % bound as u64) as usize
+    }
+}
+
 fn fact(p: &mut Program, name: &str, values: &[&str]) -> (PredId, Vec<u32>) {
     let pred = p.lookup_source(name).unwrap();
     (pred, plan::testing::values(p, values))
@@ -498,13 +509,7 @@ fn magic_programs_on_random_graphs_agree_with_reference_and_recomputation() {
         "M(a) <-\nQ(X,Y) <- M(X), E(X,Y)\nQ(X,Z) <- M(X), Q(X,Y), E(Y,Z)",
     ];
     let names = ["a", "b", "c", "d", "e", "f"];
-    let mut state = 99u64;
-    let mut next = |bound: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % bound as u64) as usize
-    };
+    let mut next = below(99);
     for round in 0..120 {
         let edges: Vec<(usize, usize)> = (0..4 + next(10)).map(|_| (next(6), next(6))).collect();
         let text: String = edges.iter().map(|&(x, y)| format!("E({},{}). ", names[x], names[y])).collect();
@@ -547,13 +552,7 @@ fn points_to_through_semijoin_filtered_indexes_agrees_with_reference_and_recompu
 PT(V,O) <- Assign(V,W), PT(W,O)
 PT(V,O) <- Load(V,P), PT(P,B), HPT(B,O)
 HPT(B,O) <- Store(P,W), PT(P,B), PT(W,O)";
-    let mut state = 7u64;
-    let mut next = |bound: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % bound as u64) as usize
-    };
+    let mut next = below(7);
     let built_before = crate::seminaive::SEMIJOIN_INDEXES.with(|n| n.get());
     for round in 0..40 {
         let var = |i: usize| format!("v{i}");
@@ -960,13 +959,7 @@ fn layout(db: &Database) -> Vec<Vec<(Vec<u32>, Rank, bool)>> {
 fn threads_on_random_graphs_build_and_maintain_the_same_database() {
     let rules =
         ["R(X,Y) <- E(X,Y)\nR(X,Z) <- E(X,Y), R(Y,Z)", "R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)", ORIGINAL, MAGIC];
-    let mut state = 7u64;
-    let mut next = |bound: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % bound as u64) as usize
-    };
+    let mut next = below(7);
     for (round, rules) in rules.iter().enumerate() {
         let nodes = 150;
         // A path from the queried `n0`, so that it reaches much of the graph.
