@@ -239,15 +239,10 @@ pub fn commands(
     }
 }
 
-/// The flags of a `dlc` run that applies `change` as one update batch after evaluating
-/// (maintenance needs a query: the output relation's, all free), its batch file written.
-fn update_args(
-    system: System,
-    workload: &Workload,
-    query: Query,
-    change: Change,
-    layout: &Layout,
-) -> Result<Vec<OsString>, String> {
+/// The flags of a `dlc` run that applies `change` as one update batch after evaluating,
+/// its batch file written: the program's output relation is maintained and written after
+/// the batch, as a user of the Soufflé program runs it.
+fn update_args(system: System, workload: &Workload, change: Change, layout: &Layout) -> Result<Vec<OsString>, String> {
     if matches!(system, System::SouffleInterpreted | System::SouffleCompiled) {
         return Err(format!("{system} applies no update batches"));
     }
@@ -259,13 +254,7 @@ fn update_args(
     let line: String = deletes.chain(inserted.iter().map(|(u, v)| format!("+E({u},{v}).\n"))).collect();
     let batch = layout.dir.join("batch.updates");
     std::fs::write(&batch, line).map_err(|e| format!("cannot write the batch: {e}"))?;
-    let relation = output_relation(workload, query);
-    let all_free = match relation {
-        "Q" => "Q(y)",
-        "U" => "U(x, y)",
-        _ => "R(x, y)",
-    };
-    Ok(vec!["--updates".into(), batch.into_os_string(), "--query".into(), all_free.into()])
+    Ok(vec!["--updates".into(), batch.into_os_string()])
 }
 
 /// The processes of a cluster of `processes` (each `run` with `--process I` added), on
@@ -447,7 +436,7 @@ pub fn run(
         };
         write_inputs(layout, &program, edb).map_err(|e| format!("cannot write the inputs: {e}"))?;
         if let Some(change) = batch {
-            run.extend(update_args(system, workload, query, change, layout)?);
+            run.extend(update_args(system, workload, change, layout)?);
         }
         let compile_secs = match compile {
             Some(argv) => Some(run_measured(&argv, timeout)?.secs),
@@ -564,7 +553,7 @@ cp "{rows}" "$out/R.csv"
     }
 
     #[test]
-    fn differential_runs_name_their_engine_and_a_batch_its_file_and_query() {
+    fn differential_runs_name_their_engine_and_a_batch_its_file() {
         let layout = Layout { dir: tempfile_path("differential") };
         std::fs::create_dir_all(&layout.dir).unwrap();
         let tools = Tools { dlc: "dlc".into(), souffle: None };
@@ -575,10 +564,10 @@ cp "{rows}" "$out/R.csv"
         let (_, cluster) = commands(System::DlcCluster2, &tools, &layout).unwrap();
         assert!(text(&cluster).contains("--processes 2 --hosts"), "{}", text(&cluster));
         let workload = Workload::Tc { rules: Rules::Llin, graph: Graph::Chain { nodes: 4 } };
-        let args = update_args(System::DlcBinary, &workload, Query::Point(0), Change::Delete(1, 2), &layout).unwrap();
-        assert!(text(&args).ends_with("--query Q(y)"), "{}", text(&args));
+        let args = update_args(System::DlcBinary, &workload, Change::Delete(1, 2), &layout).unwrap();
+        assert!(text(&args).starts_with("--updates") && !text(&args).contains("--query"), "{}", text(&args));
         assert_eq!(std::fs::read_to_string(layout.dir.join("batch.updates")).unwrap(), "-E(1,2).\n");
-        assert!(update_args(System::SouffleCompiled, &workload, Query::Full, Change::Insert(0, 3), &layout).is_err());
+        assert!(update_args(System::SouffleCompiled, &workload, Change::Insert(0, 3), &layout).is_err());
         std::fs::remove_dir_all(&layout.dir).unwrap();
         assert_eq!(batch_time("batch 1: +1 -0\n  time: 1.250 s\n"), Some(1.25));
         assert_eq!(batch_time("batch 1: +1 -0\n  time: 250.00 ms\n"), Some(0.25));
