@@ -1353,10 +1353,11 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("");
     r.line("Why the misses. `auto` recomputes every batch that deletes at least a twentieth of the input");
     r.line("(the cell says what it chose). Such a batch pays, beyond the recomputation of the recompute column,");
-    r.line("for freeing the old state and for preparing the new one for the next batch: timed once, outside this");
-    r.line("run, on the chain's 1,000 deletions, 1.2–1.7 ms to free two million facts with their indexes and");
-    r.line("0.45 ms to prepare, against 0.5 ms of recomputation, since the batch leaves 1,889 facts. No strategy");
-    r.line("that keeps a state can be within 1.1× of a recomputation shorter than freeing what it replaces. On the");
+    r.line("for copying the input into a new state, counting the change from the sizes and putting the new state");
+    r.line("in place of the old (a large one is freed on a thread of its own, and the new one's maintenance plans");
+    r.line("wait for the next batch): a few tenths of a millisecond, which is what a recomputation costs when the");
+    r.line("batch leaves few facts, as the chain's 100 and 1,000 deletions do. Through the binary, where the rerun");
+    r.line("loads its input too, every such batch stays within 1.1× of the rerun. On the");
     r.line("forest a twentieth of the edges is no wide change (an edge of a tree carries its subtree only), and");
     r.line("SPEC's DRed is cheaper than recomputing there: auto's rule of a twentieth is too coarse for it. A");
     r.line("state's first batch builds what its joins read and the evaluation did not: for an inserted edge the");
