@@ -307,10 +307,7 @@ fn report_counts_agree(report: &UpdateReport) -> bool {
     let size = |lists: &FactsByPred, p: PredId| lists.iter().find(|(q, _)| *q == p).map_or(0, |(_, ts)| ts.len());
     let preds =
         report.tallies.iter().map(|(p, _)| *p).chain(report.removed.iter().chain(&report.added).map(|(p, _)| *p));
-    preds
-        .collect::<Vec<_>>()
-        .into_iter()
-        .all(|p| report.net_count(p) == (size(&report.removed, p), size(&report.added, p)))
+    preds.into_iter().all(|p| report.net_count(p) == (size(&report.removed, p), size(&report.added, p)))
 }
 
 /// Reads the facts of one version of a database, for [`Maintained::net_change`].

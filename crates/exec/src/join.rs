@@ -16,6 +16,17 @@ enum KeySource {
     Const(u32),
 }
 
+impl KeySource {
+    /// The value it gives once the slots `vals` are bound.
+    #[inline]
+    fn value(self, vals: &[u32]) -> u32 {
+        match self {
+            KeySource::Var(slot) => vals[slot],
+            KeySource::Const(c) => c,
+        }
+    }
+}
+
 /// A condition on a candidate row.
 #[derive(Clone, Copy, Debug)]
 enum Check {
@@ -354,10 +365,7 @@ impl PhysPlan {
             let guards = &self.steps[k + 1..=k + step.guards];
             let kept = guards.iter().all(|g| {
                 let Lookup::Member(key) = &g.lookup else { return false };
-                let value = |c: usize| match key[c] {
-                    KeySource::Var(slot) => vals[slot],
-                    KeySource::Const(v) => v,
-                };
+                let value = |c: usize| key[c].value(&vals);
                 db.sets[g.pred.index()].contains_by(&db.rows[g.pred.index()], key.len(), value)
             });
             if kept {
@@ -381,14 +389,13 @@ impl PhysPlan {
         db: &Database,
         static_pred: impl Fn(PredId) -> bool,
     ) -> Option<RowFilter> {
-        let (step, next) = (self.steps.get(k)?, self.steps.get(k + 1)?);
-        let (Lookup::Index(id, _), Lookup::Index(next_id, next_key)) = (&step.lookup, &next.lookup) else {
-            return None;
-        };
-        if step.guards > 0 || !static_pred(next.pred) {
+        let id = self.semijoin_candidate(k)?;
+        let (step, next) = (&self.steps[k], &self.steps[k + 1]);
+        let Lookup::Index(next_id, next_key) = &next.lookup else { return None };
+        if !static_pred(next.pred) {
             return None;
         }
-        let covered = &db.rel(step.pred).indexes[*id].covered;
+        let covered = &db.rel(step.pred).indexes[id].covered;
         let next_rel = db.rel(next.pred);
         let next_cols = &next_rel.indexes[*next_id].cols;
         let tests: Vec<(usize, ValueSet)> = next_key
@@ -579,10 +586,7 @@ impl PhysPlan {
                     let View { rel, lo, hi, filtered, .. } = views[next];
                     // The last step has no steps after it to filter by.
                     debug_assert!(filtered.is_none());
-                    let chain = rel.indexes[*id].chain(|i| match key[i] {
-                        KeySource::Var(slot) => vals[slot],
-                        KeySource::Const(c) => c,
-                    });
+                    let chain = rel.indexes[*id].chain(|i| key[i].value(vals));
                     let has_dead = rel.has_dead();
                     // As `advance` does it, without its per-row dispatch: this is where
                     // most joins spend their time.
@@ -625,10 +629,7 @@ impl PhysPlan {
             self.steps.get(depth)
         {
             let view = &views[depth];
-            let value = |c: usize| match key[c] {
-                KeySource::Var(slot) => vals[slot],
-                KeySource::Const(v) => v,
-            };
+            let value = |c: usize| key[c].value(vals);
             let found = match (&self.steps[depth].lookup, view.bits) {
                 (Lookup::Locate(_), _) => view.rel.locate(value).is_some_and(|r| view.lo <= r && r < view.hi),
                 (_, Some((base, words))) => {
@@ -654,10 +655,7 @@ impl PhysPlan {
         match &self.steps[depth].lookup {
             Lookup::Member(_) | Lookup::Locate(_) => Cursor::Test,
             Lookup::Index(index_id, key) => {
-                let key_value = |i: usize| match key[i] {
-                    KeySource::Var(slot) => vals[slot],
-                    KeySource::Const(c) => c,
-                };
+                let key_value = |i: usize| key[i].value(vals);
                 // A filtered index has applied the guards after this step already.
                 let (index, skip) = view.filtered.unwrap_or((&view.rel.indexes[*index_id], 0));
                 Cursor::Chain(index.chain(key_value), skip)
@@ -687,17 +685,11 @@ impl PhysPlan {
                 let found = match &step.lookup {
                     Lookup::Member(key) => {
                         let set = view.set.expect("the caller supplies the set of a membership step");
-                        set.contains_by(view.rel, key.len(), |c: usize| match key[c] {
-                            KeySource::Var(slot) => vals[slot],
-                            KeySource::Const(v) => v,
-                        })
+                        set.contains_by(view.rel, key.len(), |c: usize| key[c].value(vals))
                     }
-                    Lookup::Locate(key) => rel
-                        .locate(|c: usize| match key[c] {
-                            KeySource::Var(slot) => vals[slot],
-                            KeySource::Const(v) => v,
-                        })
-                        .is_some_and(|r| view.lo <= r && r < view.hi),
+                    Lookup::Locate(key) => {
+                        rel.locate(|c: usize| key[c].value(vals)).is_some_and(|r| view.lo <= r && r < view.hi)
+                    }
                     Lookup::Index(..) | Lookup::Scan => unreachable!("only tests have a test cursor"),
                 };
                 (found && self.holds(&step.filters, views, vals, stats)).then_some(depth + 1)

@@ -261,6 +261,12 @@ impl RowFilter {
         self.tests.iter().all(|(col, values)| values.contains(row[*col]))
     }
 
+    /// Whether an index with filter `keep` (none: every row) holds `row`.
+    #[inline]
+    fn admits(keep: Option<&RowFilter>, row: &[u32]) -> bool {
+        keep.is_none_or(|keep| keep.keeps(row))
+    }
+
     fn bytes(&self) -> usize {
         self.tests.iter().map(|(_, values)| values.bytes()).sum()
     }
@@ -413,7 +419,7 @@ impl Index {
         let mut offsets: Vec<u32> = Vec::new();
         let cols = &self.cols;
         let keep = self.keep.as_deref();
-        let kept = |row: &[u32]| keep.is_none_or(|keep| keep.keeps(row));
+        let kept = |row: &[u32]| RowFilter::admits(keep, row);
         self.identity = cols.len() == 1
             && rows.chunks_exact(arity).map(|row| row[cols[0]] as usize).max().unwrap_or(0) <= identity_limit(count);
         if self.identity {
@@ -819,7 +825,7 @@ impl Index {
         }
         for r in self.indexed..end {
             let row = &data[r as usize * arity..][..arity];
-            if self.keep.as_deref().is_none_or(|keep| keep.keeps(row)) {
+            if RowFilter::admits(self.keep.as_deref(), row) {
                 self.add(row, r);
             }
         }
