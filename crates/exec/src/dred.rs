@@ -203,7 +203,13 @@ pub(crate) fn sync_indexes_through<'p>(
         for (i, variant) in plans(r).iter().enumerate() {
             let p = rule.body_preds[i].index();
             if lo[p] < hi[p] {
-                variant.sync_indexes(&mut db.rows);
+                // A delta of a few rows probes the next step's relation a few times.
+                let first_rows = match variant.steps.first().map(|s| (s.source, s.pred)) {
+                    Some((AtomSource::Body(j), _)) if j == i => hi[p] - lo[p],
+                    Some((_, q)) => db.rel(q).end(),
+                    None => 0,
+                };
+                variant.sync_indexes_deferring(&mut db.rows, first_rows);
             }
         }
     }
@@ -282,7 +288,13 @@ pub(crate) fn rederive<'r>(
         if candidates.len() == 0 || guarded.steps.iter().any(|s| s.source != AtomSource::Head && db.len(s.pred) == 0) {
             continue;
         }
-        guarded.sync_indexes(&mut db.rows);
+        // A handful of candidates probes the next step's relation a handful of times.
+        let first_rows = match guarded.steps.first().map(|s| (s.source, s.pred)) {
+            Some((AtomSource::Head, _)) => candidates.end(),
+            Some((_, q)) => db.rel(q).end(),
+            None => 0,
+        };
+        guarded.sync_indexes_deferring(&mut db.rows, first_rows);
         let views: Vec<View<'_>> = guarded
             .steps
             .iter()

@@ -24,7 +24,7 @@ use rustc_hash::FxHashMap;
 /// How far [`Explainer::why_not`] looks for partial matches of one rule before it gives up.
 const WHY_NOT_BUDGET: usize = 1_000_000;
 
-/// How many partial matches [`Attempt::Failed`] keeps as examples.
+/// How many partial matches [`Attempt::Failed`] keeps as examples (the least, by value).
 const EXAMPLES: usize = 3;
 
 /// A proof of one fact: a DAG of facts, each an input fact or the head of a rule instance
@@ -116,8 +116,8 @@ pub enum Attempt {
     /// The head's constants or repeated variables do not fit the fact.
     HeadMismatch,
     /// Body atom `atom` (source order) matches no fact under any binding the atoms before
-    /// it allow. `examples` are a few of those bindings, `(variable, value)` each, head
-    /// bindings included; `partial` counts them.
+    /// it allow. `examples` are the first few of those bindings by value (in the order of
+    /// the values' ids), `(variable, value)` each, head bindings included; `partial` counts them.
     Failed { atom: usize, examples: Vec<Vec<(Symbol, u32)>>, partial: usize },
     /// The whole body matches: the fact has a derivation (present in a fixpoint).
     Matched,
@@ -960,10 +960,14 @@ impl<'a> Explainer<'a> {
                     }
                     if level == deepest {
                         partial += 1;
-                        if examples.len() < EXAMPLES {
-                            examples.push(
-                                bound.iter().enumerate().filter_map(|(i, &v)| Some((rule.vars[i], v?))).collect(),
-                            );
+                        // The first few in the order of their values, not of the search:
+                        // which rows an engine finds first is its own business.
+                        let example: Vec<(Symbol, u32)> =
+                            bound.iter().enumerate().filter_map(|(i, &v)| Some((rule.vars[i], v?))).collect();
+                        if examples.len() < EXAMPLES || examples.last().is_some_and(|last| example < *last) {
+                            let at = examples.partition_point(|e| *e < example);
+                            examples.insert(at, example);
+                            examples.truncate(EXAMPLES);
                         }
                     }
                     if level == n {

@@ -131,6 +131,11 @@ pub(crate) struct PhysStep {
     guards: usize,
     /// Applied to every row the step yields, after its binds.
     filters: Vec<PhysFilter>,
+    /// For an index step, its checks and binds on whole rows (the index's entries hold
+    /// only the columns outside the key): how it reads its range when the index is
+    /// behind the relation ([`crate::relation::Rows::sync_index_or_defer`]).
+    scan_checks: Vec<Check>,
+    scan_binds: Vec<(usize, usize)>,
 }
 
 impl PhysStep {
@@ -230,6 +235,8 @@ impl PhysPlan {
                     binds: s.binds.clone(),
                     guards: 0,
                     filters: Vec::new(),
+                    scan_checks: Vec::new(),
+                    scan_binds: Vec::new(),
                 }
             })
             .collect();
@@ -307,8 +314,12 @@ impl PhysPlan {
             let covered = &rel.indexes[index].covered;
             let at = |col: usize| covered.iter().position(|&c| c == col).expect("a bound column is not in the key");
             step.lookup = Lookup::Index(index, key);
-            step.checks = s.repeats.iter().map(|&(a, b)| Check::Cols(at(a), at(b))).collect();
-            step.binds = s.binds.iter().map(|&(c, slot)| (at(c), slot)).collect();
+            step.scan_checks = std::mem::replace(
+                &mut step.checks,
+                s.repeats.iter().map(|&(a, b)| Check::Cols(at(a), at(b))).collect(),
+            );
+            step.scan_binds =
+                std::mem::replace(&mut step.binds, s.binds.iter().map(|&(c, slot)| (at(c), slot)).collect());
         }
         phys.count_guards();
         phys
@@ -420,6 +431,15 @@ impl PhysPlan {
         }
     }
 
+    /// Whether every index step reads an index that holds its view's range (or one
+    /// filtered for it): none scans instead ([`Cursor::Unindexed`]).
+    fn indexes_cover(&self, views: &[View<'_>]) -> bool {
+        self.steps.iter().zip(views).all(|(step, view)| match step.lookup {
+            Lookup::Index(id, _) => view.filtered.is_some() || view.rel.indexes[id].covers(view.hi),
+            Lookup::Scan | Lookup::Member(_) | Lookup::Locate(_) => true,
+        })
+    }
+
     /// Whether the first step scans its view's row range: a join [`crate::split`] can cut
     /// into consecutive pieces of that range, since the first step is the outermost loop.
     pub(crate) fn scans_first(&self) -> bool {
@@ -429,11 +449,33 @@ impl PhysPlan {
     /// Brings every index the steps probe up to date with its relation in `rows`; joins
     /// call this before they read.
     pub(crate) fn sync_indexes(&self, rows: &mut [Rows]) {
-        for step in &self.steps {
-            match step.lookup {
-                Lookup::Index(id, _) => rows[step.pred.index()].sync_index(id),
-                Lookup::Locate(_) => rows[step.pred.index()].ensure_locator(),
-                Lookup::Scan | Lookup::Member(_) => {}
+        self.sync_indexes_with(rows, None);
+    }
+
+    /// [`PhysPlan::sync_indexes`] for a join whose first step reads `first_rows` rows:
+    /// the index of the first index step after it with only membership tests between,
+    /// probed at most once per such row, may be left behind its relation and the
+    /// relation scanned instead, where that is cheaper ([`Rows::sync_index_or_defer`]).
+    /// A step further in is probed an unknown number of times, and its index is always
+    /// brought up to date.
+    pub(crate) fn sync_indexes_deferring(&self, rows: &mut [Rows], first_rows: u32) {
+        self.sync_indexes_with(rows, Some(u64::from(first_rows)));
+    }
+
+    fn sync_indexes_with(&self, rows: &mut [Rows], first_rows: Option<u64>) {
+        // How often the step at hand is probed at most, while that is known: once per row
+        // of the first step, through membership tests (which pass a row or drop it).
+        let mut probes = first_rows;
+        for (k, step) in self.steps.iter().enumerate() {
+            let rel = &mut rows[step.pred.index()];
+            match (&step.lookup, probes) {
+                (&Lookup::Index(id, _), Some(probes)) if k > 0 => rel.sync_index_or_defer(id, probes),
+                (&Lookup::Index(id, _), _) => rel.sync_index(id),
+                (Lookup::Locate(_), _) => rel.ensure_locator(),
+                (Lookup::Scan | Lookup::Member(_), _) => {}
+            }
+            if k > 0 && !matches!(step.lookup, Lookup::Member(_) | Lookup::Locate(_)) {
+                probes = None;
             }
         }
         let filters = self.initial.iter().chain(self.steps.iter().flat_map(|s| &s.filters));
@@ -566,6 +608,8 @@ impl PhysPlan {
             leaf(vals, head);
             return;
         }
+        // The innermost step's loop of its own reads the index (the common case).
+        let covered = self.indexes_cover(views);
         // The depth-first search over the steps keeps its own stack of cursors, one per
         // step being read, so a body of any length is no deeper a recursion than one atom.
         let mut stack: Vec<(usize, Cursor<'_>)> = vec![(0, self.open(0, views, vals))];
@@ -580,7 +624,7 @@ impl PhysPlan {
                 }
                 // The innermost step, where most rows are read, runs in a loop of its own
                 // instead of through the stack.
-                Some(next) if next + 1 == self.steps.len() && self.steps[next].is_plain_probe() => {
+                Some(next) if next + 1 == self.steps.len() && covered && self.steps[next].is_plain_probe() => {
                     let step = &self.steps[next];
                     let Lookup::Index(id, key) = &step.lookup else { unreachable!("a plain probe") };
                     let View { rel, lo, hi, filtered, .. } = views[next];
@@ -657,8 +701,13 @@ impl PhysPlan {
             Lookup::Index(index_id, key) => {
                 let key_value = |i: usize| key[i].value(vals);
                 // A filtered index has applied the guards after this step already.
-                let (index, skip) = view.filtered.unwrap_or((&view.rel.indexes[*index_id], 0));
-                Cursor::Chain(index.chain(key_value), skip)
+                match view.filtered {
+                    Some((index, skip)) => Cursor::Chain(index.chain(key_value), skip),
+                    None if view.rel.indexes[*index_id].covers(view.hi) => {
+                        Cursor::Chain(view.rel.indexes[*index_id].chain(key_value), 0)
+                    }
+                    None => Cursor::Unindexed(view.lo),
+                }
             }
             Lookup::Scan => Cursor::Rows(view.lo),
         }
@@ -715,6 +764,33 @@ impl PhysPlan {
                     }
                 }
                 *cursor = Cursor::Done;
+                None
+            }
+            Cursor::Unindexed(next) => {
+                // An index step whose index a sync left behind: the same rows as a probe,
+                // found by their whole-row checks, the first of which tests a key column.
+                let key = match step.scan_checks.first() {
+                    Some(&Check::Const(col, value)) => Some((col, value)),
+                    Some(&Check::Var(col, slot)) => Some((col, vals[slot])),
+                    Some(Check::Cols(..)) | None => None,
+                };
+                while *next < view.hi {
+                    let r = key.map_or(*next, |(col, value)| rel.next_with(*next, view.hi, col, value));
+                    if r >= view.hi {
+                        break;
+                    }
+                    *next = r + 1;
+                    let row = rel.row(r);
+                    if rel.is_alive(r) && checks_pass(&step.scan_checks, row, vals) {
+                        bind_from(&step.scan_binds, row, vals);
+                        if !self.holds(&step.filters, views, vals, stats) {
+                            continue;
+                        }
+                        if let Some(next) = self.filters(depth + 1, views, vals, stats) {
+                            return Some(next);
+                        }
+                    }
+                }
                 None
             }
             Cursor::Rows(next) => {
@@ -783,11 +859,13 @@ fn compile_filter(
     }
 }
 
-/// Where the search stands in one step: the rows of a scan from a row on, the rest of an
+/// Where the search stands in one step: the rows of a scan from a row on (of an index
+/// step whose index is behind, [`Cursor::Unindexed`]), the rest of an
 /// index chain (and how many guard steps its index has applied), a membership test still
 /// to make, or nothing left.
 enum Cursor<'a> {
     Rows(u32),
+    Unindexed(u32),
     Chain(Chain<'a>, usize),
     Test,
     Done,
@@ -802,7 +880,12 @@ pub(crate) struct Scratch {
 
 #[inline]
 fn passes(step: &PhysStep, row: &[u32], vals: &[u32]) -> bool {
-    step.checks.iter().all(|check| match *check {
+    checks_pass(&step.checks, row, vals)
+}
+
+#[inline]
+fn checks_pass(checks: &[Check], row: &[u32], vals: &[u32]) -> bool {
+    checks.iter().all(|check| match *check {
         Check::Const(col, value) => row[col] == value,
         Check::Var(col, slot) => row[col] == vals[slot],
         Check::Cols(a, b) => row[a] == row[b],
@@ -811,7 +894,12 @@ fn passes(step: &PhysStep, row: &[u32], vals: &[u32]) -> bool {
 
 #[inline]
 fn bind(step: &PhysStep, row: &[u32], vals: &mut [u32]) {
-    for &(col, slot) in &step.binds {
+    bind_from(&step.binds, row, vals);
+}
+
+#[inline]
+fn bind_from(binds: &[(usize, usize)], row: &[u32], vals: &mut [u32]) {
+    for &(col, slot) in binds {
         vals[slot] = row[col];
     }
 }

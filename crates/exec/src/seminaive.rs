@@ -468,8 +468,9 @@ pub(crate) fn propagate_with(
                     if ranges.iter().any(|&(from, to)| from >= to) {
                         continue;
                     }
-                    // Only now, with a join certain to run, are its indexes brought up to date.
-                    variant.sync_indexes(&mut db.rows);
+                    // Only now, with a join certain to run, are its indexes brought up to date
+                    // (one probed only a few times perhaps not: it scans instead).
+                    variant.sync_indexes_deferring(&mut db.rows, ranges[0].1 - ranges[0].0);
                     for step in &variant.steps {
                         db.check_pred(step.pred)?;
                     }

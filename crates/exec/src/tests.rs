@@ -438,6 +438,48 @@ fn a_local_deletion_indexes_no_input_column_it_did_not_read() {
     }
 }
 
+/// A batch that probes a large relation a few times scans it instead of indexing it, and
+/// an index that batch after batch would have read is built once their scans have cost
+/// about what building it does (ski rental); what the scans find is what the index would.
+#[test]
+fn a_few_probes_scan_a_relation_until_indexing_it_pays() {
+    // 60 disjoint paths of 25 nodes. Deleting or inserting a path's last edge reaches the
+    // paths' closure by its second column, which the evaluation never read.
+    let (paths, nodes) = (60, 25);
+    let edges: Vec<String> =
+        (0..paths).flat_map(|t| (1..nodes).map(move |i| format!("E(t{t}n{},t{t}n{i}).", i - 1))).collect();
+    let mut p = with_facts("R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)", &edges.join(" "));
+    let r = pred(&p, "R");
+    let by_target_rows = |state: &Maintained| {
+        let rows = &state.db().rows[r.index()];
+        rows.end() - rows.unindexed_by(&[1])
+    };
+    let closure = paths * nodes * (nodes - 1) / 2;
+    let mut state =
+        Maintained::with_maintenance(plan_program(&p), &p, Database::from_facts(&p, &p.facts), Maintenance::Dred);
+    assert_eq!((state.db().len(r), by_target_rows(&state)), (closure, 0));
+    let mut scanned_batches = 0;
+    for t in 0..8 {
+        let (from, to) = (format!("t{t}n{}", nodes - 2), format!("t{t}n{}", nodes - 1));
+        let last = fact(&mut p, "E", &[&from, &to]);
+        let deleted = state.apply(&Update { inserts: vec![], deletes: vec![last.clone()] });
+        // Every path to the last node goes.
+        let gone: Vec<String> = (0..nodes - 1).map(|i| format!("R(t{t}n{i},{to})")).collect();
+        let mut gone_sorted = gone.clone();
+        gone_sorted.sort();
+        assert_eq!(round_text(&p, &crate::tuples::one_per_fact(&deleted.removed)), gone_sorted.join(" "));
+        assert_eq!(state.db().len(r), closure - (nodes - 1));
+        scanned_batches += usize::from(by_target_rows(&state) == 0);
+        let inserted = state.apply(&Update { inserts: vec![last], deletes: vec![] });
+        assert_eq!(round_text(&p, &crate::tuples::one_per_fact(&inserted.added)), gone_sorted.join(" "));
+        assert_eq!(state.db().len(r), closure);
+        scanned_batches += usize::from(by_target_rows(&state) == 0);
+    }
+    // The first batches scan; the index is built once the scans add up to its cost.
+    assert!((4..16).contains(&scanned_batches), "the index was built after {scanned_batches} batches");
+    assert!(by_target_rows(&state) > 0, "never indexed");
+}
+
 /// A report listing at most a few facts counts a larger batch per relation instead, and
 /// otherwise equals the full report.
 #[test]
