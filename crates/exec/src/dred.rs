@@ -178,18 +178,29 @@ pub(crate) fn sync_delta_indexes(c: &Compiled, db: &mut Database, range: (&[u32]
     sync_indexes_through(c, db, range, &|r| &c.rules[r].delta);
 }
 
-/// The rows [`sync_delta_indexes`] of the same range would add to the indexes its plans
-/// probe: a pass over each relation whose index is built then.
+/// What [`sync_delta_indexes`] of the same range would cost, in rows added to the
+/// indexes its plans probe ([`PhysPlan::sync_cost`]): a pass over each relation whose
+/// index is built then, or the scans that stand in for one.
 fn delta_index_rows(c: &Compiled, db: &Database, (lo, hi): (&[u32], &[u32])) -> u64 {
     let mut rows = 0;
     for rule in &c.rules {
-        for (variant, p) in rule.delta.iter().zip(&rule.body_preds) {
+        for (i, (variant, p)) in rule.delta.iter().zip(&rule.body_preds).enumerate() {
             if lo[p.index()] < hi[p.index()] {
-                rows += variant.unsynced_rows(&db.rows);
+                rows += variant.sync_cost(&db.rows, Some(delta_first_rows(variant, i, db, (lo, hi))));
             }
         }
     }
     rows
+}
+
+/// The rows the first step of `variant`, the delta plan of body atom `i`, reads for the
+/// delta of rows `lo[p]..hi[p]`: the delta's when it comes first, else the whole relation.
+fn delta_first_rows(variant: &PhysPlan, i: usize, db: &Database, (lo, hi): (&[u32], &[u32])) -> u32 {
+    match variant.steps.first().map(|s| (s.source, s.pred)) {
+        Some((AtomSource::Body(j), q)) if j == i => hi[q.index()] - lo[q.index()],
+        Some((_, q)) => db.rel(q).end(),
+        None => 0,
+    }
 }
 
 /// [`sync_delta_indexes`] for the plans of [`derive_through`].
@@ -204,11 +215,7 @@ pub(crate) fn sync_indexes_through<'p>(
             let p = rule.body_preds[i].index();
             if lo[p] < hi[p] {
                 // A delta of a few rows probes the next step's relation a few times.
-                let first_rows = match variant.steps.first().map(|s| (s.source, s.pred)) {
-                    Some((AtomSource::Body(j), _)) if j == i => hi[p] - lo[p],
-                    Some((_, q)) => db.rel(q).end(),
-                    None => 0,
-                };
+                let first_rows = delta_first_rows(variant, i, db, (lo, hi));
                 variant.sync_indexes_deferring(&mut db.rows, first_rows);
             }
         }

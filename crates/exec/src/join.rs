@@ -463,19 +463,13 @@ impl PhysPlan {
     }
 
     fn sync_indexes_with(&self, rows: &mut [Rows], first_rows: Option<u64>) {
-        // How often the step at hand is probed at most, while that is known: once per row
-        // of the first step, through membership tests (which pass a row or drop it).
-        let mut probes = first_rows;
-        for (k, step) in self.steps.iter().enumerate() {
+        for (step, probes) in self.probe_bounds(first_rows) {
             let rel = &mut rows[step.pred.index()];
             match (&step.lookup, probes) {
-                (&Lookup::Index(id, _), Some(probes)) if k > 0 => rel.sync_index_or_defer(id, probes),
-                (&Lookup::Index(id, _), _) => rel.sync_index(id),
+                (&Lookup::Index(id, _), Some(probes)) => rel.sync_index_or_defer(id, probes),
+                (&Lookup::Index(id, _), None) => rel.sync_index(id),
                 (Lookup::Locate(_), _) => rel.ensure_locator(),
                 (Lookup::Scan | Lookup::Member(_), _) => {}
-            }
-            if k > 0 && !matches!(step.lookup, Lookup::Member(_) | Lookup::Locate(_)) {
-                probes = None;
             }
         }
         let filters = self.initial.iter().chain(self.steps.iter().flat_map(|s| &s.filters));
@@ -486,11 +480,27 @@ impl PhysPlan {
         }
     }
 
-    /// The rows [`PhysPlan::sync_indexes`] would add to the indexes this plan probes: what
-    /// running it first costs beyond its joins.
-    pub(crate) fn unsynced_rows(&self, rows: &[Rows]) -> u64 {
-        let steps = self.steps.iter().map(|step| match step.lookup {
-            Lookup::Index(id, _) => u64::from(rows[step.pred.index()].unindexed(id)),
+    /// Per step after the first, how often it is probed at most, while that is known:
+    /// once per row of the first step (`first_rows`), through membership tests, which
+    /// pass a row or drop it; unknown from the first step on that may yield many rows.
+    fn probe_bounds(&self, first_rows: Option<u64>) -> impl Iterator<Item = (&PhysStep, Option<u64>)> + '_ {
+        let mut probes = first_rows;
+        self.steps.iter().enumerate().map(move |(k, step)| {
+            let bound = probes.filter(|_| k > 0);
+            if k > 0 && !matches!(step.lookup, Lookup::Member(_) | Lookup::Locate(_)) {
+                probes = None;
+            }
+            (step, bound)
+        })
+    }
+
+    /// What [`PhysPlan::sync_indexes_deferring`] with `first_rows` would cost before the
+    /// join, in rows added to an index: those its syncs add, and for an index it leaves
+    /// behind, the rows the join then scans instead (at their lower cost a row,
+    /// [`Rows::sync_cost`]). With `None`, what [`PhysPlan::sync_indexes`] adds.
+    pub(crate) fn sync_cost(&self, rows: &[Rows], first_rows: Option<u32>) -> u64 {
+        let steps = self.probe_bounds(first_rows.map(u64::from)).map(|(step, probes)| match step.lookup {
+            Lookup::Index(id, _) => rows[step.pred.index()].sync_cost(id, probes),
             Lookup::Scan | Lookup::Member(_) | Lookup::Locate(_) => 0,
         });
         steps.sum()

@@ -810,15 +810,31 @@ impl Rows {
     /// a join never pays more than twice the cheaper of the two. A join reads a deferred
     /// index's relation by scanning its range ([`Index::covers`]).
     pub(crate) fn sync_index_or_defer(&mut self, id: usize, probes: u64) {
-        let index = &mut self.indexes[id];
-        let build = u64::from(self.end.saturating_sub(index.indexed)) * SCAN_ROWS_PER_ENTRY;
-        let scan = probes.saturating_mul(u64::from(self.end));
-        if build > 0 && index.deferred.saturating_add(scan) < build {
-            index.deferred += scan;
+        if let Some(scan) = self.deferred_scan(id, probes) {
+            self.indexes[id].deferred += scan;
             return;
         }
-        index.deferred = 0;
+        self.indexes[id].deferred = 0;
         self.sync_index(id);
+    }
+
+    /// The rows `probes` scans would read, when [`Rows::sync_index_or_defer`] leaves index
+    /// `id` behind for them.
+    fn deferred_scan(&self, id: usize, probes: u64) -> Option<u64> {
+        let index = &self.indexes[id];
+        let build = u64::from(self.end.saturating_sub(index.indexed)) * SCAN_ROWS_PER_ENTRY;
+        let scan = probes.saturating_mul(u64::from(self.end));
+        (build > 0 && index.deferred.saturating_add(scan) < build).then_some(scan)
+    }
+
+    /// What reading index `id` for `probes` probes (unknown: `None`) costs first, in rows
+    /// added to an index: the rows a sync adds, or the rows scanned instead, each worth
+    /// 1/[`SCAN_ROWS_PER_ENTRY`] of one ([`Rows::sync_index_or_defer`]).
+    pub(crate) fn sync_cost(&self, id: usize, probes: Option<u64>) -> u64 {
+        match probes.and_then(|probes| self.deferred_scan(id, probes)) {
+            Some(scan) => scan / SCAN_ROWS_PER_ENTRY,
+            None => u64::from(self.unindexed(id)),
+        }
     }
 
     /// Extends index `id` over every row; a reader must sync before probing. When the
@@ -880,9 +896,9 @@ impl Index {
 
 /// The rows a join scans for the cost of adding one row to an index: the index sorts the
 /// rows by key in passes and writes each entry at a scattered place, where a scan streams
-/// them and compares a column (measured on the closures of the benchmarks: about 15 ns
-/// against under 2 ns a row).
-const SCAN_ROWS_PER_ENTRY: u64 = 8;
+/// one column and compares it ([`Rows::next_with`]); measured on the benchmarks' closures,
+/// about 15 ns a row against under 1 ns.
+const SCAN_ROWS_PER_ENTRY: u64 = 16;
 
 /// The row of each tuple: a hash table of row ids keyed by the rows' values, which it
 /// reads from the relation instead of copying them (a few bytes per row). Ranked

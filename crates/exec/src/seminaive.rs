@@ -272,8 +272,9 @@ impl CompiledRule {
         let guarded = self.guarded.as_ref()?;
         let Some((on_built, cost_on_built)) = &self.guarded_on_built else { return Some(guarded) };
         let n = candidates as f64;
-        let selective = n * self.guarded_cost + guarded.unsynced_rows(rows) as f64;
-        let along_built = n * cost_on_built + on_built.unsynced_rows(rows) as f64;
+        let first_rows = Some(u32::try_from(candidates).unwrap_or(u32::MAX));
+        let selective = n * self.guarded_cost + guarded.sync_cost(rows, first_rows) as f64;
+        let along_built = n * cost_on_built + on_built.sync_cost(rows, first_rows) as f64;
         Some(if along_built < selective { on_built } else { guarded })
     }
 }
