@@ -692,10 +692,11 @@ impl Report<'_> {
             "Deletions that touch at most 10 derived facts yet are not 10× cheaper than recomputing: {}. What they cost",
             slow.join("; ")
         ));
-        self.line("is not the facts they touch but what the first batch of a state builds: ranked");
-        self.line("maintenance's support checks need a row locator on each relation they test with every");
-        self.line("column bound (the edges, for a leaf), which is not small next to recomputing a magic");
-        self.line("program that narrow (see the recompute column).");
+        self.line("is not the facts they touch but what the first batch of a state reads or builds: ranked");
+        self.line("over-deletion keeps a row locator of each derived relation the batch reaches, and its support");
+        self.line("checks scan a relation they test with every column bound (the edges, for a leaf) until such");
+        self.line("scans have read what a locator of it costs, then build one; either is not small next to");
+        self.line("recomputing a magic program that narrow (see the recompute column).");
     }
 
     fn explain_table(&mut self) {

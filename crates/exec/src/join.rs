@@ -468,7 +468,8 @@ impl PhysPlan {
             match (&step.lookup, probes) {
                 (&Lookup::Index(id, _), Some(probes)) => rel.sync_index_or_defer(id, probes),
                 (&Lookup::Index(id, _), None) => rel.sync_index(id),
-                (Lookup::Locate(_), _) => rel.ensure_locator(),
+                (Lookup::Locate(_), Some(probes)) => rel.ensure_locator_or_defer(probes),
+                (Lookup::Locate(_), None) => rel.ensure_locator(),
                 (Lookup::Scan | Lookup::Member(_), _) => {}
             }
         }
@@ -685,7 +686,7 @@ impl PhysPlan {
             let view = &views[depth];
             let value = |c: usize| key[c].value(vals);
             let found = match (&self.steps[depth].lookup, view.bits) {
-                (Lookup::Locate(_), _) => view.rel.locate(value).is_some_and(|r| view.lo <= r && r < view.hi),
+                (Lookup::Locate(_), _) => view.rel.holds_in(value, view.lo, view.hi),
                 (_, Some((base, words))) => {
                     let v = value(0);
                     words.get((v >> 6).wrapping_sub(base) as usize).is_some_and(|w| w & (1 << (v & 63)) != 0)
@@ -746,9 +747,7 @@ impl PhysPlan {
                         let set = view.set.expect("the caller supplies the set of a membership step");
                         set.contains_by(view.rel, key.len(), |c: usize| key[c].value(vals))
                     }
-                    Lookup::Locate(key) => {
-                        rel.locate(|c: usize| key[c].value(vals)).is_some_and(|r| view.lo <= r && r < view.hi)
-                    }
+                    Lookup::Locate(key) => rel.holds_in(|c: usize| key[c].value(vals), view.lo, view.hi),
                     Lookup::Index(..) | Lookup::Scan => unreachable!("only tests have a test cursor"),
                 };
                 (found && self.holds(&step.filters, views, vals, stats)).then_some(depth + 1)

@@ -196,7 +196,16 @@ fn check(
     }
     let rules: Vec<_> = c.rules.iter().filter(|rule| has[rule.head.index()]).collect();
     for rule in &rules {
-        rule.rank_check.as_ref().expect("a ranked state has rank checks").sync_indexes(&mut db.rows);
+        // A check that reads its head first, once per candidate: a few candidates test
+        // the next step a few times.
+        let check = rule.rank_check.as_ref().expect("a ranked state has rank checks");
+        match check.steps.first().map(|s| s.source) {
+            Some(AtomSource::Head) => {
+                let heads = candidates.iter().filter(|&&(p, _)| p as usize == rule.head.index()).count();
+                check.sync_indexes_deferring(&mut db.rows, u32::try_from(heads).unwrap_or(u32::MAX));
+            }
+            _ => check.sync_indexes(&mut db.rows),
+        }
     }
     let db = &*db;
     // Per rule, the views of its check; the head's is set per candidate.

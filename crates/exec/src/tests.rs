@@ -270,6 +270,29 @@ fn ranked_overdeletion_stops_at_an_alternative_derivation() {
     assert_eq!(by_rank.overdeleted_waves.len(), 2);
 }
 
+/// Beside 3,000 unrelated edges, R(a,d) loses one derivation and keeps the one from the
+/// edge E(a,d): ranked maintenance's support checks test a few edges with every column
+/// bound, and scan the edges for them rather than build a row locator of all of them,
+/// finding the same support.
+#[test]
+fn ranked_support_checks_scan_a_large_input_instead_of_locating_it() {
+    let rules = "R(X,Y) <- E(X,Y)\nR(X,Z) <- E(X,Y), R(Y,Z)";
+    let mut edges: Vec<String> = (0..3_000).map(|i| format!("E(u{i},v{i}).")).collect();
+    edges.extend(["E(a,b).", "E(b,d).", "E(a,d).", "E(d,e)."].map(String::from));
+    let mut p = with_facts(rules, &edges.join(" "));
+    let bd = fact(&mut p, "E", &["b", "d"]);
+    let delete = Update { inserts: vec![], deletes: vec![bd] };
+    let new = |m| Maintained::with_maintenance(plan_program(&p), &p, Database::from_facts(&p, &p.facts), m);
+    let (mut dred, mut ranked) = (new(Maintenance::Dred), new(Maintenance::Ranked));
+    let (by_dred, by_rank) = (dred.apply(&delete), ranked.apply(&delete));
+    assert!(dred.db().same_tuples(ranked.db()));
+    assert_eq!(round_text(&p, &by_dred.overdeleted), "R(a,d) R(a,e) R(b,d) R(b,e)");
+    assert_eq!(round_text(&p, &by_rank.overdeleted), "R(b,d) R(b,e)");
+    assert!(by_rank.rederived.is_empty());
+    let e = &ranked.db().rows[pred(&p, "E").index()];
+    assert_eq!(e.unlocated(), e.end(), "the edges were located");
+}
+
 #[test]
 fn ranked_maintenance_removes_facts_that_only_support_each_other() {
     // After E(c,a) goes, R(c,a) and R(c,b) each still have a derivation through the
