@@ -972,7 +972,8 @@ fn output_files_appear_only_when_complete() {
 }
 
 /// The trace's memory lines add up: every relation's parts sum to its total, and the
-/// indexes a semi-naive join probed are listed by their key columns, in text and JSON.
+/// indexes a semi-naive join declared are listed by their key columns, in text and JSON
+/// (with 0 bytes while unbuilt: joins this small scan instead).
 #[test]
 fn the_trace_reports_memory_per_relation() {
     let args = ["--emit", "trace", "--engine", "seminaive", "--magic", "off", "--no-timing", "fixtures/ok/reach.dl"];
@@ -985,7 +986,7 @@ fn the_trace_reports_memory_per_relation() {
     let memory = doc["memory"].as_object().expect("a memory object");
     let r = &memory["R"];
     let indexes = r["indexes"].as_array().expect("R's indexes");
-    assert!(!indexes.is_empty() && indexes.iter().all(|ix| ix["bytes"].as_u64() > Some(0)), "{r}");
+    assert!(!indexes.is_empty() && indexes.iter().all(|ix| ix["bytes"].as_u64().is_some()), "{r}");
     for (name, parts) in memory {
         let sum = ["rows", "set", "staged", "locator"].iter().map(|p| parts[p].as_u64().unwrap()).sum::<u64>()
             + parts["indexes"].as_array().unwrap().iter().map(|ix| ix["bytes"].as_u64().unwrap()).sum::<u64>();

@@ -257,16 +257,21 @@ fn prepare_rows(compiled: &Compiled, db: &mut Database) -> Result<(), ResourceEr
     db.check()
 }
 
-/// Drops a database that a recomputed batch replaced, on a thread of its own when it is
-/// large: handing millions of rows' pages back to the system takes about a millisecond
-/// per 20 MB, longer than recomputing a small new state did, and nothing waits for it.
-fn drop_aside(db: Database) {
-    const LARGE_ROWS: usize = 1 << 16;
-    let rows: usize = db.rows.iter().map(|rows| rows.end() as usize).sum();
-    if rows >= LARGE_ROWS {
-        // Without a thread the closure, and the database with it, is dropped here.
-        let _ = std::thread::Builder::new().name("dlc-drop".into()).spawn(move || drop(db));
+/// Drops a database that a recomputed batch replaced, or buffers of one, on a thread of
+/// its own when they hold at least `bytes`: handing millions of rows' pages back to the
+/// system takes about a millisecond per 20 MB, longer than recomputing a small new state
+/// did, and nothing waits for it.
+fn drop_aside<T: Send + 'static>(value: T, bytes: usize) {
+    const LARGE: usize = 1 << 19;
+    if bytes >= LARGE {
+        // Without a thread the closure, and the value with it, is dropped here.
+        let _ = std::thread::Builder::new().name("dlc-drop".into()).spawn(move || drop(value));
     }
+}
+
+/// What [`drop_aside`] weighs a database by: the heap bytes of its relations.
+fn heap_bytes(db: &Database) -> usize {
+    (0..db.relation_count()).map(|p| db.relation_bytes(PredId(p as u32)).total()).sum()
 }
 
 /// Whether a program is maintained stratum by stratum (`dred_strata.rs`): it negates an
@@ -1176,7 +1181,17 @@ impl Maintained {
         let monotone = report.edb_inserted.is_empty() && !stratified(program);
         let old_read = detail.net || detail.list_up_to.is_some_and(|most| most > 0) || !monotone;
         if !old_read {
-            drop_aside(self.db.take(&self.compiled.derived));
+            // The new rows go into the old rows' buffers: their pages are in place, where
+            // handing them back to the system (which competes with the new evaluation's
+            // page faults, on a thread or not) and faulting new ones in would cost more
+            // than recomputing a small state. The state then keeps the old rows' room, as
+            // a vector keeps its capacity; the batch's peak is the same.
+            let mut old = self.db.take(&self.compiled.derived);
+            for &p in &derived {
+                fresh.rel_mut(p).adopt_buffer(old.rel_mut(p).take_buffer());
+            }
+            let bytes = heap_bytes(&old);
+            drop_aside(old, bytes);
         }
         let mut compiled = Compiled::new(plan, program, &mut fresh);
         let (evaluation_before, rounds_before) = (self.run.stats.firings, self.run.iterations);
@@ -1236,7 +1251,9 @@ impl Maintained {
         prepare_rows(&compiled, &mut fresh)?;
         self.negation = stratified(program).then(|| NegationPlans::new(&compiled, program, &mut fresh));
         self.compiled = compiled;
-        drop_aside(std::mem::replace(&mut self.db, fresh));
+        let old = std::mem::replace(&mut self.db, fresh);
+        let bytes = heap_bytes(&old);
+        drop_aside(old, bytes);
         self.evaluation_work = evaluation_work;
         report.work = self.run.stats.firings - work_before;
         Ok(self.finish(report, counts))

@@ -781,6 +781,23 @@ impl Rows {
         column.take((to - from) as usize).position(|&v| v == value).map_or(to, |i| from + i as u32)
     }
 
+    /// Takes the row buffer, emptied but with its capacity, for another relation to
+    /// adopt ([`Rows::adopt_buffer`]); the relation is left with none.
+    pub(crate) fn take_buffer(&mut self) -> Vec<u32> {
+        let mut data = std::mem::take(&mut self.data);
+        data.clear();
+        data
+    }
+
+    /// Appends into `buffer` (emptied, as [`Rows::take_buffer`] gives it) from now on,
+    /// when it is larger than this relation's, which must have no rows yet.
+    pub(crate) fn adopt_buffer(&mut self, buffer: Vec<u32>) {
+        debug_assert!(self.end == 0 && buffer.is_empty(), "a relation adopts a buffer before it has rows");
+        if buffer.capacity() > self.data.capacity() {
+            self.data = buffer;
+        }
+    }
+
     /// Whether any row is a tombstone: when none is, readers need not test each row.
     #[inline]
     pub(crate) fn has_dead(&self) -> bool {
@@ -1643,10 +1660,11 @@ impl RowSet {
             return 0;
         }
         let first = rows.end;
-        if rows.data.is_empty() {
+        if rows.data.is_empty() && rows.data.capacity() < self.staged.len() {
             // The first commit (an input loaded in one batch, a relation's first round)
             // hands the buffer over instead of copying it: the copy would double the
-            // relation's peak memory.
+            // relation's peak memory. (Rows that adopted a buffer with the room keep it,
+            // [`Rows::adopt_buffer`].)
             let spare = rows.data.capacity();
             rows.data = std::mem::take(&mut self.staged);
             rows.data.shrink_to_fit();
