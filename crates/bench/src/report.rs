@@ -1355,11 +1355,11 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("");
     r.line("Why the misses. `auto` recomputes every batch that deletes at least a twentieth of the input");
     r.line("(the cell says what it chose). Such a batch pays, beyond the recomputation of the recompute column,");
-    r.line("for copying the input into a new state, counting the change from the sizes and handing the old");
-    r.line("state's pages back to the system: for the chain's two million facts about 1.3 ms, on a thread of its");
-    r.line("own or not (the kernel's unmapping competes with the new evaluation's page faults; the batch without");
-    r.line("it measured as fast as the recompute column). That is more than a recomputation costs when the batch");
-    r.line("leaves few facts, as the chain's 100 and 1,000 deletions do. Through the binary, where the rerun");
+    r.line("for copying the input into a new state and counting the change from the sizes. The new rows go");
+    r.line("into the old rows' buffers: handing the old state's pages back to the system and faulting new ones");
+    r.line("in cost about 1.3 ms for the chain's two million facts, on a thread of its own or not, more than");
+    r.line("recomputing what the chain's 100 or 1,000 deletions leave. What remains is a few tenths of a");
+    r.line("millisecond, about what such a small recomputation costs. Through the binary, where the rerun");
     r.line("loads its input too, every such batch stays within 1.1× of the rerun. On the");
     r.line("forest a twentieth of the edges is no wide change (an edge of a tree carries its subtree only), and");
     r.line("SPEC's DRed is cheaper than recomputing there: auto's rule of a twentieth is too coarse for it. A");
