@@ -194,11 +194,18 @@ fn delta_index_rows(c: &Compiled, db: &Database, (lo, hi): (&[u32], &[u32])) -> 
 }
 
 /// The rows the first step of `variant`, the delta plan of body atom `i`, reads for the
-/// delta of rows `lo[p]..hi[p]`: the delta's when it comes first, else the whole relation.
+/// delta of rows `lo[p]..hi[p]` ([`first_step_rows`]).
 fn delta_first_rows(variant: &PhysPlan, i: usize, db: &Database, (lo, hi): (&[u32], &[u32])) -> u32 {
-    match variant.steps.first().map(|s| (s.source, s.pred)) {
-        Some((AtomSource::Body(j), q)) if j == i => hi[q.index()] - lo[q.index()],
-        Some((_, q)) => db.rel(q).end(),
+    let delta = variant.steps.first().map_or(0, |s| hi[s.pred.index()].saturating_sub(lo[s.pred.index()]));
+    first_step_rows(variant, db, AtomSource::Body(i), delta)
+}
+
+/// The rows the first step of `plan` reads: `rows` when it reads `source` (the delta, the
+/// candidates), else its whole relation.
+fn first_step_rows(plan: &PhysPlan, db: &Database, source: AtomSource, rows: u32) -> u32 {
+    match plan.steps.first() {
+        Some(step) if step.source == source => rows,
+        Some(step) => db.rel(step.pred).end(),
         None => 0,
     }
 }
@@ -257,21 +264,16 @@ fn prepare_rows(compiled: &Compiled, db: &mut Database) -> Result<(), ResourceEr
     db.check()
 }
 
-/// Drops a database that a recomputed batch replaced, or buffers of one, on a thread of
-/// its own when they hold at least `bytes`: handing millions of rows' pages back to the
-/// system takes about a millisecond per 20 MB, longer than recomputing a small new state
-/// did, and nothing waits for it.
-fn drop_aside<T: Send + 'static>(value: T, bytes: usize) {
-    const LARGE: usize = 1 << 19;
-    if bytes >= LARGE {
-        // Without a thread the closure, and the value with it, is dropped here.
-        let _ = std::thread::Builder::new().name("dlc-drop".into()).spawn(move || drop(value));
+/// Drops a database that a recomputed batch replaced, on a thread of its own when it is
+/// large: handing millions of rows' pages back to the system takes about a millisecond
+/// per 20 MB, longer than recomputing a small new state did, and nothing waits for it.
+fn drop_aside(db: Database) {
+    const LARGE_ROWS: usize = 1 << 16;
+    let rows: usize = db.rows.iter().map(|rows| rows.end() as usize).sum();
+    if rows >= LARGE_ROWS {
+        // Without a thread the closure, and the database with it, is dropped here.
+        let _ = std::thread::Builder::new().name("dlc-drop".into()).spawn(move || drop(db));
     }
-}
-
-/// What [`drop_aside`] weighs a database by: the heap bytes of its relations.
-fn heap_bytes(db: &Database) -> usize {
-    (0..db.relation_count()).map(|p| db.relation_bytes(PredId(p as u32)).total()).sum()
 }
 
 /// Whether a program is maintained stratum by stratum (`dred_strata.rs`): it negates an
@@ -301,11 +303,7 @@ pub(crate) fn rederive<'r>(
             continue;
         }
         // A handful of candidates probes the next step's relation a handful of times.
-        let first_rows = match guarded.steps.first().map(|s| (s.source, s.pred)) {
-            Some((AtomSource::Head, _)) => candidates.end(),
-            Some((_, q)) => db.rel(q).end(),
-            None => 0,
-        };
+        let first_rows = first_step_rows(guarded, db, AtomSource::Head, candidates.end());
         guarded.sync_indexes_deferring(&mut db.rows, first_rows);
         let views: Vec<View<'_>> = guarded
             .steps
@@ -1190,8 +1188,7 @@ impl Maintained {
             for &p in &derived {
                 fresh.rel_mut(p).adopt_buffer(old.rel_mut(p).take_buffer());
             }
-            let bytes = heap_bytes(&old);
-            drop_aside(old, bytes);
+            drop_aside(old);
         }
         let mut compiled = Compiled::new(plan, program, &mut fresh);
         let (evaluation_before, rounds_before) = (self.run.stats.firings, self.run.iterations);
@@ -1251,9 +1248,7 @@ impl Maintained {
         prepare_rows(&compiled, &mut fresh)?;
         self.negation = stratified(program).then(|| NegationPlans::new(&compiled, program, &mut fresh));
         self.compiled = compiled;
-        let old = std::mem::replace(&mut self.db, fresh);
-        let bytes = heap_bytes(&old);
-        drop_aside(old, bytes);
+        drop_aside(std::mem::replace(&mut self.db, fresh));
         self.evaluation_work = evaluation_work;
         report.work = self.run.stats.firings - work_before;
         Ok(self.finish(report, counts))

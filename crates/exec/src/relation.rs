@@ -668,9 +668,8 @@ impl Rows {
     /// the ski rental of [`Rows::sync_index_or_defer`]. A support check of ranked
     /// maintenance tests a handful of edges, where a locator would hold every edge.
     pub(crate) fn ensure_locator_or_defer(&mut self, probes: u64) {
-        let build = u64::from(self.unlocated()) * SCAN_ROWS_PER_LOCATED;
-        let scan = probes.saturating_mul(u64::from(self.end));
-        if build > 0 && self.locator_deferred.saturating_add(scan) < build {
+        let missing = self.unlocated();
+        if let Some(scan) = rental(self.locator_deferred, missing, SCAN_ROWS_PER_LOCATED, probes, self.end) {
             self.locator_deferred += scan;
             return;
         }
@@ -884,9 +883,7 @@ impl Rows {
     /// `id` behind for them.
     fn deferred_scan(&self, id: usize, probes: u64) -> Option<u64> {
         let index = &self.indexes[id];
-        let build = u64::from(self.end.saturating_sub(index.indexed)) * SCAN_ROWS_PER_ENTRY;
-        let scan = probes.saturating_mul(u64::from(self.end));
-        (build > 0 && index.deferred.saturating_add(scan) < build).then_some(scan)
+        rental(index.deferred, self.end.saturating_sub(index.indexed), SCAN_ROWS_PER_ENTRY, probes, self.end)
     }
 
     /// What reading index `id` for `probes` probes (unknown: `None`) costs first, in rows
@@ -965,6 +962,16 @@ const SCAN_ROWS_PER_ENTRY: u64 = 16;
 /// The rows a test scans for the cost of adding one row to a row locator: a hash of the
 /// row and an insertion into a table that misses the cache, about twice an index entry.
 const SCAN_ROWS_PER_LOCATED: u64 = 32;
+
+/// The ski rental of a structure over a relation of `end` rows that lacks `missing` of
+/// them, each costing what `per_row` scanned rows do: the rows `probes` scans would read
+/// when they and the `deferred` rows scanned before still cost less than adding the
+/// missing rows, else `None` (build it).
+fn rental(deferred: u64, missing: u32, per_row: u64, probes: u64, end: u32) -> Option<u64> {
+    let build = u64::from(missing) * per_row;
+    let scan = probes.saturating_mul(u64::from(end));
+    (build > 0 && deferred.saturating_add(scan) < build).then_some(scan)
+}
 
 /// The row of each tuple: a hash table of row ids keyed by the rows' values, which it
 /// reads from the relation instead of copying them (a few bytes per row). Ranked
