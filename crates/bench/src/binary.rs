@@ -280,14 +280,19 @@ fn run_cluster_measured(
             std::thread::spawn(move || run_measured(&argv, timeout))
         })
         .collect();
-    let mut cost = ChildCost { secs: 0.0, rss_mib: 0.0, batch_secs: None };
+    let mut cost = ChildCost { secs: 0.0, rss_mib: 0.0, batch_secs: None, eval_secs: None };
+    let longer = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
     for run in runs {
         let one = run.join().map_err(|_| "a measuring thread panicked".to_string())??;
-        let batch_secs = match (cost.batch_secs, one.batch_secs) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
+        cost = ChildCost {
+            secs: cost.secs.max(one.secs),
+            rss_mib: cost.rss_mib.max(one.rss_mib),
+            batch_secs: longer(cost.batch_secs, one.batch_secs),
+            eval_secs: longer(cost.eval_secs, one.eval_secs),
         };
-        cost = ChildCost { secs: cost.secs.max(one.secs), rss_mib: cost.rss_mib.max(one.rss_mib), batch_secs };
     }
     Ok(cost)
 }
@@ -300,6 +305,8 @@ pub struct ChildCost {
     pub rss_mib: f64,
     /// The time of the update batch, when the child (`dlc --updates`) reported one.
     pub batch_secs: Option<f64>,
+    /// The time of the evaluation, when the child reported one (`evaluated in …`).
+    pub eval_secs: Option<f64>,
 }
 
 /// Runs `argv` to completion, its output discarded, killing it after `timeout`; its
@@ -343,7 +350,8 @@ pub fn run_measured(argv: &[OsString], timeout: Duration) -> Result<ChildCost, S
     let secs = start.elapsed().as_secs_f64();
     let message = std::fs::read_to_string(&err_file).unwrap_or_default();
     let _ = std::fs::remove_file(&err_file);
-    let batch_secs = std::fs::read_to_string(&out_file).ok().as_deref().and_then(batch_time);
+    let stdout = std::fs::read_to_string(&out_file).unwrap_or_default();
+    let (batch_secs, eval_secs) = (batch_time(&stdout), eval_time(&message));
     let _ = std::fs::remove_file(&out_file);
     if !status.success() {
         let mut message: String =
@@ -354,19 +362,27 @@ pub fn run_measured(argv: &[OsString], timeout: Duration) -> Result<ChildCost, S
     // A child that ends within a millisecond or two may have been read only while it
     // exited, when its mappings are being torn down: no figure then.
     let rss_mib = if readings >= MIN_READINGS { peak_kib / 1024.0 } else { f64::NAN };
-    Ok(ChildCost { secs, rss_mib, batch_secs })
+    Ok(ChildCost { secs, rss_mib, batch_secs, eval_secs })
 }
 
 /// The time in seconds of the first update batch in a report of `dlc --updates`: its
 /// `  time: 12.34 ms` (or `1.234 s`) line.
 fn batch_time(stdout: &str) -> Option<f64> {
-    stdout.lines().find_map(|l| {
-        let text = l.strip_prefix("  time: ")?;
-        match text.strip_suffix(" ms") {
-            Some(ms) => ms.parse::<f64>().ok().map(|ms| ms / 1e3),
-            None => text.strip_suffix(" s")?.parse().ok(),
-        }
-    })
+    stdout.lines().find_map(|l| duration(l.strip_prefix("  time: ")?))
+}
+
+/// The time in seconds of the evaluation in what `dlc -D` writes to standard error: its
+/// summary line's `evaluated in 12.34 ms` (or `1.234 s`) at its end.
+fn eval_time(stderr: &str) -> Option<f64> {
+    stderr.lines().find_map(|l| duration(&l[l.find("evaluated in ")? + "evaluated in ".len()..]))
+}
+
+/// `12.34 ms` or `1.234 s`, in seconds.
+fn duration(text: &str) -> Option<f64> {
+    match text.strip_suffix(" ms") {
+        Some(ms) => ms.parse::<f64>().ok().map(|ms| ms / 1e3),
+        None => text.strip_suffix(" s")?.parse().ok(),
+    }
 }
 
 /// The readings of `/proc/<pid>/status` it takes to report a child's peak memory.
@@ -572,6 +588,10 @@ cp "{rows}" "$out/R.csv"
         assert_eq!(batch_time("batch 1: +1 -0\n  time: 1.250 s\n"), Some(1.25));
         assert_eq!(batch_time("batch 1: +1 -0\n  time: 250.00 ms\n"), Some(0.25));
         assert_eq!(batch_time("4 answer(s)\n"), None);
+        let written = "wrote out/R.csv (3 row(s)); original program: R 3 (3 derived); evaluated in 250.00 ms\n";
+        assert_eq!(eval_time(written), Some(0.25));
+        assert_eq!(eval_time("evaluated in 1.5 s\n"), Some(1.5));
+        assert_eq!(eval_time("4 answer(s)\n"), None);
     }
 
     #[test]

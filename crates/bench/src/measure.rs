@@ -391,6 +391,9 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             if let Some(batch) = m.run.batch_secs {
                 extra.insert("batch".into(), batch);
             }
+            if let Some(eval) = m.run.eval_secs {
+                extra.insert("eval".into(), eval);
+            }
             extra.insert("read".into(), m.read_secs);
             if let Some(compile) = m.compile_secs {
                 extra.insert("compile".into(), compile);

@@ -496,6 +496,11 @@ const AUTO_SETUP_SHARE: u64 = 4;
 /// and stops after the slice that passes the budget.
 const WAVE_SLICE: u32 = 512;
 
+/// Over-deletion without a budget (SPEC's DRed) reads a wave this many rows at a time:
+/// few enough that what one slice derives is a small staging buffer, many enough that
+/// the joins' set-up is paid rarely.
+const UNBUDGETED_WAVE_SLICE: u32 = 1 << 16;
+
 /// [`Maintenance::Auto`] recomputes a batch outright when it deletes at least this share
 /// of the input facts: such a batch over-deletes most of what the input derives.
 const AUTO_RECOMPUTE_SHARE: usize = 20;
@@ -1304,8 +1309,10 @@ impl Maintained {
             sync_delta_indexes(&self.compiled, &mut self.db, (&lo, &hi));
             // A wave is read a slice of rows at a time, so that over-deletion given a
             // budget stops soon after passing it rather than at the end of a wave that
-            // may hold most of the state.
-            let slice = if budget == u64::MAX { u32::MAX } else { WAVE_SLICE };
+            // may hold most of the state, and what a slice derives is committed before
+            // the next: the staging buffer holds one slice's facts, not a wave's, which
+            // may be half a closure. Committed facts go after `hi`, into the next wave.
+            let slice = if budget == u64::MAX { UNBUDGETED_WAVE_SLICE } else { WAVE_SLICE };
             let mut from = lo.clone();
             while from != hi {
                 let to: Vec<u32> = from.iter().zip(&hi).map(|(&f, &h)| f.saturating_add(slice).min(h)).collect();
@@ -1316,10 +1323,10 @@ impl Maintained {
                 if self.run.stats.firings > budget {
                     return Ok(None);
                 }
+                gone.commit_all();
+                gone.check()?;
                 from = to;
             }
-            gone.commit_all();
-            gone.check()?;
             lo = hi;
         }
         // The last entry marks the end of the last wave, which began no wave.

@@ -1447,6 +1447,27 @@ impl RowSet {
         }
     }
 
+    /// Builds the grouped form again from the live rows of a compaction. Removal empties
+    /// a group's values but keeps its record and bitmap words, so a set that lost most of
+    /// its tuples would otherwise hold the groups of all it had: as much as before, and
+    /// so much more than the few tuples left need that [`RowSet::flatten_if_sparse`]
+    /// would take them for sparse and turn the set flat as the relation grows again.
+    /// Nothing may be staged.
+    fn regroup(&mut self, rows: &Rows) {
+        if self.flat.is_some() || rows.arity == 0 {
+            return;
+        }
+        debug_assert_eq!(self.staged_count, 0, "a set is regrouped between joins");
+        let mut fresh = RowSet::new(rows.arity);
+        fresh.copy_limit(rows, self);
+        fresh.failure = self.failure;
+        for row in rows.live_rows() {
+            let (&last, prefix) = row.split_last().expect("arity 1 or more");
+            fresh.insert(prefix, last);
+        }
+        *self = fresh;
+    }
+
     /// Whether the flat table holds the tuple `key(0), …, key(arity - 1)`.
     #[inline]
     fn flat_find(table: &HashTable<u32>, rows: &Rows, staged: &[u32], key: impl Fn(usize) -> u32) -> Option<u32> {
@@ -1834,12 +1855,15 @@ pub(crate) fn remove_tuples<'t>(
     }
     // The removed tuples are kept for the chain walk only while they are few enough for
     // it: a removal of most of a relation scans it, and a list of all it removes would
-    // cost more memory than the relation's rows.
+    // cost more memory than the relation's rows. Tuples that may be that many (by their
+    // iterator's bound: DRed removes everything it over-deleted at once) are not listed.
+    let tuples = tuples.into_iter();
+    let listed = tuples.size_hint().1.is_none_or(|most| most.saturating_mul(4) < rows.len());
     let mut removed: Vec<&[u32]> = Vec::new();
     let mut count = 0;
-    for t in tuples.into_iter().filter(|t| t.len() == arity && set.unset(t)) {
+    for t in tuples.filter(|t| t.len() == arity && set.unset(t)) {
         count += 1;
-        if count * 4 < rows.len() {
+        if listed && count * 4 < rows.len() {
             removed.push(t);
         } else if !removed.is_empty() {
             removed = Vec::new();
@@ -1850,7 +1874,7 @@ pub(crate) fn remove_tuples<'t>(
     }
     let key_len = removal_key_len(arity);
     let mut chained = usize::MAX;
-    if key_len > 0 && count * 4 < rows.len() {
+    if listed && key_len > 0 && count * 4 < rows.len() {
         removed.sort_unstable();
         removed.dedup_by(|a, b| a[..key_len] == b[..key_len]);
         // The rows the chains hold: each affected group, its removed rows included.
@@ -1999,6 +2023,7 @@ impl Relation {
         self.rows = fresh;
         // A flat set holds row ids, which the compaction renumbered.
         self.set.reflatten(&self.rows);
+        self.set.regroup(&self.rows);
     }
 }
 
@@ -2280,6 +2305,34 @@ mod tests {
         }
         r.set.commit(&mut r.rows, 0);
         assert!(r.set.flat.is_none());
+    }
+
+    /// A set that lost most of its tuples is grouped again by the compaction and grows
+    /// back grouped: kept, its emptied groups' bitmaps would look sparse against the few
+    /// tuples left, and the set would turn flat as the relation grew again.
+    #[test]
+    fn a_compacted_set_grows_back_grouped() {
+        let (groups, per_group) = (1024u32, 64u32);
+        // Values a word apart: a bitmap of 64 words per group, 512 KiB in all.
+        let fill = |r: &mut Relation| {
+            for g in 0..groups {
+                for k in 0..per_group {
+                    r.set.stage(&r.rows, &[g, k * 64]);
+                }
+                r.set.commit(&mut r.rows, 0);
+            }
+        };
+        let mut r = Relation::new(2);
+        fill(&mut r);
+        assert!(r.set.flat.is_none());
+        let all: Vec<Vec<u32>> = r.rows.live_rows().skip(1).map(<[u32]>::to_vec).collect();
+        remove_tuples(&mut r.rows, &mut r.set, all.iter().map(Vec::as_slice));
+        r.compact_if_sparse();
+        assert_eq!(r.len(), 1);
+        fill(&mut r);
+        assert!(r.set.flat.is_none(), "the set turned flat: {} bytes grouped", r.set.grouped_bytes());
+        assert_eq!(r.len(), (groups * per_group) as usize);
+        assert!(r.contains(&[groups - 1, 64 * (per_group - 1)]));
     }
 
     /// Bitmaps that grow move to the end of their arena; the words they leave are reused
