@@ -283,6 +283,58 @@ fn stratified(program: &Program) -> bool {
 }
 
 /// The number of facts of each relation of `db`.
+/// The derived facts of one depth of an evaluation ([`depth_profile`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct DepthLevel {
+    /// How many input facts a derived fact of this depth rests on.
+    support: f64,
+    facts: f64,
+}
+
+/// The derived facts of an evaluated database (its `work` in rule firings, in `rounds`)
+/// by the input facts each rests on, a level per round at most. A derived fact of depth
+/// `k` (the round that derived it) with `m` derivations per fact (the evaluation's
+/// firings per derived fact) rests on about `1 + m + … + m^(k-1)` input facts, `k` when
+/// each fact has one derivation (a chain's closure). Taken once per evaluation: the rank
+/// runs it reads grow with every batch, and reading them for each would make a long
+/// session's batches slower and slower.
+fn depth_profile(compiled: &Compiled, db: &Database, work: u64, rounds: u64) -> Vec<DepthLevel> {
+    let derived = |p: &usize| compiled.derived[*p];
+    let inputs = (0..db.relation_count()).filter(|p| !derived(p)).map(|p| db.len(PredId(p as u32))).sum::<usize>();
+    let inputs = inputs.max(1) as f64;
+    let facts = (0..db.relation_count()).filter(derived).map(|p| db.len(PredId(p as u32))).sum::<usize>();
+    let per_fact = (work as f64 / facts.max(1) as f64).max(1.0);
+    let rounds = rounds.max(1) as f64;
+    let mut profile = Vec::new();
+    for p in (0..db.relation_count()).filter(derived) {
+        let rel = db.rel(PredId(p as u32));
+        // A relation with more rank runs than the evaluation had rounds gained facts
+        // from several rules in a round: its runs' ordinals are scaled down to rounds.
+        let scale = (rounds / rel.runs().max(1) as f64).min(1.0);
+        // `support` is the input facts under a fact `levels` rounds deep.
+        let (mut support, mut reach, mut levels, mut depth) = (0.0_f64, 1.0_f64, 0_u32, 0.0_f64);
+        let mut level = DepthLevel { support: 0.0, facts: 0.0 };
+        for len in rel.run_lens() {
+            depth += scale;
+            while f64::from(levels) < depth.ceil() {
+                support = (support + reach).min(inputs);
+                reach = (reach * per_fact).min(inputs);
+                levels += 1;
+            }
+            if support != level.support && level.facts > 0.0 {
+                profile.push(level);
+                level.facts = 0.0;
+            }
+            level.support = support;
+            level.facts += f64::from(len);
+        }
+        if level.facts > 0.0 {
+            profile.push(level);
+        }
+    }
+    profile
+}
+
 fn relation_lens(db: &Database) -> Vec<usize> {
     (0..db.relation_count()).map(|p| db.len(PredId(p as u32))).collect()
 }
@@ -430,8 +482,9 @@ pub struct Maintained {
     /// The work of the evaluation the state last came from (the first, or a batch
     /// recomputed since): [`Maintenance::Auto`]'s budget is a share of it.
     evaluation_work: u64,
-    /// The rounds of that evaluation, for [`Maintained::dred_estimate`].
-    evaluation_rounds: u64,
+    /// The derived facts of that evaluation by their depth, for
+    /// [`Maintained::dred_estimate`] ([`depth_profile`]).
+    depth_profile: Vec<DepthLevel>,
     maintenance: Maintenance,
     /// The error an update stopped with: the database is incomplete from then on, so
     /// every later update reports it again.
@@ -602,13 +655,14 @@ impl Maintained {
     ) -> Result<Self, ResourceError> {
         prepare(&mut compiled, program, &mut db, maintenance)?;
         let negation = stratified(program).then(|| NegationPlans::new(&compiled, program, &mut db));
+        let depth_profile = depth_profile(&compiled, &db, initial_work, rounds);
         Ok(Maintained {
             compiled,
             db,
             run,
             initial_work,
             evaluation_work: initial_work,
-            evaluation_rounds: rounds,
+            depth_profile,
             maintenance,
             failure: None,
             source: Box::new((plan, program.clone())),
@@ -676,39 +730,26 @@ impl Maintained {
         self.dred_estimate(deleted).saturating_mul(2).clamp(budget / AUTO_DRED_SHARE, budget / AUTO_ESTIMATE_SHARE)
     }
 
-    /// How many facts SPEC's over-deletion of `deleted` input facts is expected to remove.
-    /// A derived fact of depth `k` (the round that derived it) with `m` derivations per
-    /// fact (the evaluation's firings per derived fact) rests on about
-    /// `1 + m + … + m^(k-1)` input facts, `k` when each fact has one derivation (a chain's
-    /// closure); SPEC's over-deletion removes it when any of them is deleted, so it goes
-    /// with a chance of `deleted` times that, out of all the input facts. On a chain cut
-    /// in its middle that is about half the closure, on a tree's leaf a few facts, and on
-    /// a random graph, whose facts have several derivations each, most of the closure.
+    /// How many facts SPEC's over-deletion of `deleted` input facts is expected to remove:
+    /// a derived fact resting on `support` input facts ([`depth_profile`]) goes when any
+    /// of them is deleted, so with a chance of `deleted` times that, out of all the input
+    /// facts. On a chain cut in its middle that is about half the closure, on a tree's
+    /// leaf a few facts, and on a random graph, whose facts have several derivations
+    /// each, most of the closure.
     fn dred_estimate(&self, deleted: usize) -> u64 {
         let inputs = self.input_count().max(1) as f64;
-        let facts = self.derived_total().max(1) as f64;
-        let per_fact = (self.evaluation_work as f64 / facts).max(1.0);
-        let rounds = self.evaluation_rounds.max(1) as f64;
-        let mut expected = 0.0;
-        for p in (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]) {
-            let rel = self.db.rel(PredId(p as u32));
-            // A relation with more rank runs than the evaluation had rounds gained facts
-            // from several rules in a round: its runs' ordinals are scaled down to rounds.
-            let scale = (rounds / rel.runs().max(1) as f64).min(1.0);
-            // `support` is the input facts under a fact `levels` rounds deep.
-            let (mut support, mut reach, mut levels, mut depth) = (0.0_f64, 1.0_f64, 0_u32, 0.0_f64);
-            for len in rel.run_lens() {
-                depth += scale;
-                while f64::from(levels) < depth.ceil() {
-                    support = (support + reach).min(inputs);
-                    reach = (reach * per_fact).min(inputs);
-                    levels += 1;
-                }
-                let chance = (deleted as f64 * support / inputs).min(1.0);
-                expected += f64::from(len) * chance;
-            }
-        }
+        let expected: f64 = self
+            .depth_profile
+            .iter()
+            .map(|level| level.facts * (deleted as f64 * level.support / inputs).min(1.0))
+            .sum();
         expected as u64
+    }
+
+    /// The levels of [`Maintained::depth_profile`].
+    #[cfg(test)]
+    pub(crate) fn depth_levels(&self) -> usize {
+        self.depth_profile.len()
     }
 
     /// The threads updates split their joins over.
@@ -1200,7 +1241,7 @@ impl Maintained {
         let start = vec![0; fresh.relation_count()];
         propagate(&compiled, &mut fresh, &start, true, &mut self.run)?;
         let evaluation_work = self.run.stats.firings - evaluation_before;
-        self.evaluation_rounds = (self.run.iterations - rounds_before) as u64;
+        let rounds = (self.run.iterations - rounds_before) as u64;
         let old = Older { db: &self.db, gone: &gone };
         let mut counts = UpdateCounts::default();
         let mut tallies: Vec<(PredId, Tally)> = Vec::new();
@@ -1252,6 +1293,7 @@ impl Maintained {
         }
         prepare_rows(&compiled, &mut fresh)?;
         self.negation = stratified(program).then(|| NegationPlans::new(&compiled, program, &mut fresh));
+        self.depth_profile = depth_profile(&compiled, &fresh, evaluation_work, rounds);
         self.compiled = compiled;
         drop_aside(std::mem::replace(&mut self.db, fresh));
         self.evaluation_work = evaluation_work;

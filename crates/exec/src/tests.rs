@@ -401,6 +401,28 @@ fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
     apply(&mut auto, Update { inserts: vec![], deletes: vec![leaf] }, Method::Dred, "stayed within its budget");
 }
 
+/// Auto's estimate of SPEC's over-deletion reads the depths of the derived facts once
+/// per evaluation: the rank runs it reads them from grow with every batch, and reading
+/// them for each batch made a long session's batches slower and slower.
+#[test]
+fn auto_reads_the_depths_of_the_derived_facts_once_per_evaluation() {
+    let edges: Vec<String> = (0..30).map(|i| format!("E(n{i},n{}).", i + 1)).collect();
+    let mut p = with_facts("R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)", &edges.join(" "));
+    let last = fact(&mut p, "E", &["n29", "n30"]);
+    let r = p.lookup_source("R").unwrap();
+    let mut state =
+        Maintained::with_maintenance(plan_program(&p), &p, Database::from_facts(&p, &p.facts), Maintenance::Auto);
+    let (levels, runs) = (state.depth_levels(), state.db().rel(r).runs());
+    assert!((1..=30).contains(&levels), "{levels} levels for 30 rounds");
+    for _ in 0..20 {
+        let report = state.apply(&Update { inserts: vec![], deletes: vec![last.clone()] });
+        assert_eq!(report.strategy, Method::Dred, "{}", report.reason);
+        state.apply(&Update { inserts: vec![last.clone()], deletes: vec![] });
+    }
+    assert!(state.db().rel(r).runs() > runs + 5, "the batches added rank runs: {runs} -> {}", state.db().rel(r).runs());
+    assert_eq!(state.depth_levels(), levels);
+}
+
 /// On the first batch of a state, `Maintenance::Auto` pays for the index SPEC's
 /// over-deletion probes first only when the deletion is expected to stay local: a cut in
 /// the middle of a chain (half the closure goes, and the index of the whole closure would
