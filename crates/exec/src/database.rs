@@ -115,6 +115,17 @@ impl Database {
         }
     }
 
+    /// Stages a tuple (of `pred`'s arity) to become a row at the next
+    /// [`Database::commit`]; false when it is present or staged already. Many tuples
+    /// staged and committed together cost a commit, not one each.
+    pub(crate) fn stage(&mut self, pred: PredId, tuple: &[u32]) -> bool {
+        let p = pred.index();
+        match (self.rows.get_mut(p), self.sets.get_mut(p)) {
+            (Some(rows), Some(set)) if rows.arity == tuple.len() => set.stage(rows, tuple),
+            _ => false,
+        }
+    }
+
     /// Adds the tuples laid out one after another in `values` (`arity(pred)` values each),
     /// as one batch: each is deduplicated as it comes, and they become rows at once, which
     /// is what loading a large input wants. Returns how many were new. Nothing is added
@@ -220,10 +231,8 @@ impl Database {
                     inputs.insert(pred, tuple);
                 }
             } else {
-                // One commit for the relation: a commit per tuple cost more than
-                // evaluating a small program from it.
-                let values: Vec<u32> = rows.live_rows().flatten().copied().collect();
-                inputs.insert_all(pred, &values);
+                let copy = Relation::live_copy(rows, &self.sets[p], inputs.rank);
+                (inputs.rows[p], inputs.sets[p]) = (copy.rows, copy.set);
             }
         }
         inputs

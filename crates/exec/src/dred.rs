@@ -860,12 +860,13 @@ impl Maintained {
         // order: rows are appended, so each wave is a row range of these relations.
         let mut gone = self.db.empty_like();
         for (pred, tuple) in &update.deletes {
-            if self.is_input(*pred, tuple) && self.db.contains(*pred, tuple) && gone.insert(*pred, tuple) {
+            if self.is_input(*pred, tuple) && self.db.contains(*pred, tuple) && gone.stage(*pred, tuple) {
                 report.edb_deleted.push((*pred, tuple.clone()));
             } else {
                 report.noop_deletes.push((*pred, tuple.clone()));
             }
         }
+        gone.commit_all();
         gone.check()?;
 
         let (strategy, reason) = self.choose(report.edb_deleted.len());

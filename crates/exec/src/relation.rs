@@ -1975,6 +1975,29 @@ impl Relation {
         self.rows.live_rows()
     }
 
+    /// A relation of the live tuples of `rows` and their `set` (arity 1 or more), of rank
+    /// `rank`, without tombstones, indexes or locator, its set of the same form as `set`.
+    /// The tuples are distinct already, so none is staged or looked up twice: staged one by
+    /// one into a set that then turned flat, the 18,000 edges of forest1000x20 took
+    /// 1.5 ms, a quarter of evaluating its closure.
+    pub(crate) fn live_copy(rows: &Rows, set: &RowSet, rank: Rank) -> Relation {
+        debug_assert!(rows.arity > 0, "a relation of arity 0 holds one tuple at most");
+        let mut copy = Relation::new(rows.arity);
+        copy.rows.data.reserve_exact(rows.len() * rows.arity);
+        for row in rows.live_rows() {
+            push_tuple(&mut copy.rows.data, row);
+        }
+        copy.rows.end = rows.len() as u32;
+        copy.rows.append_rank(0, rank);
+        copy.set.copy_limit(&copy.rows, set);
+        if set.flat.is_some() {
+            copy.set.flatten(&copy.rows);
+        }
+        // Grouped, or flat without the memory for the table.
+        copy.set.regroup(&copy.rows);
+        copy
+    }
+
     /// Drops tombstones and renumbers rows when at least half of them are dead. Only safe
     /// between evaluations, since row ranges held by a reader become meaningless.
     pub(crate) fn compact_if_sparse(&mut self) {
