@@ -1340,6 +1340,36 @@ impl Maintained {
     /// `gone` is the only probe needed. Returns where each wave begins in `gone`, or `None`
     /// when the rule firings counted pass `budget`: the database is then as it was, and
     /// `gone` holds what was over-deleted so far (partly staged only).
+    /// After the first wave of SPEC's over-deletion (the deleted input facts, rows
+    /// `..first` of `gone`), gives back the indexes that only the plans of an input
+    /// relation's delta probe, such as the closure by its second column for a deleted edge,
+    /// when that wave removed at least a quarter as many derived facts as such an index
+    /// holds: no later wave has an input delta, and a wide over-deletion holds the facts
+    /// it removes meanwhile, which with the index beside them came to three times the
+    /// state. A batch that needs it again builds it again; a local deletion, which removes
+    /// a few facts, keeps it for the next.
+    fn release_input_delta_indexes(&mut self, gone: &Database, first: &[u32]) {
+        let c = &self.compiled;
+        let removed: u64 = (0..gone.relation_count())
+            .filter(|&p| c.derived[p])
+            .map(|p| u64::from(gone.rel(PredId(p as u32)).end().saturating_sub(first[p])))
+            .sum();
+        let (mut derived_reads, mut input_reads) = (Vec::new(), Vec::new());
+        for rule in &c.rules {
+            for (variant, p) in rule.delta.iter().zip(&rule.body_preds) {
+                let reads = if c.derived[p.index()] { &mut derived_reads } else { &mut input_reads };
+                reads.extend(variant.index_steps());
+            }
+        }
+        for (pred, id) in input_reads {
+            let rows = &mut self.db.rows[pred.index()];
+            let entries = rows.indexes[id].entries() as u64;
+            if entries > 0 && removed * 4 >= entries && !derived_reads.contains(&(pred, id)) {
+                rows.release_index(id);
+            }
+        }
+    }
+
     fn overdelete(&mut self, gone: &mut Database, budget: u64) -> Result<Option<Vec<Vec<u32>>>, ResourceError> {
         let mut waves = Vec::new();
         let mut lo = vec![0; self.db.relation_count()];
@@ -1369,6 +1399,9 @@ impl Maintained {
                 gone.commit_all();
                 gone.check()?;
                 from = to;
+            }
+            if lo.iter().all(|&l| l == 0) {
+                self.release_input_delta_indexes(gone, &hi);
             }
             lo = hi;
         }

@@ -462,6 +462,14 @@ impl PhysPlan {
         self.sync_indexes_with(rows, Some(u64::from(first_rows)));
     }
 
+    /// The relation and index id of each step that probes an index.
+    pub(crate) fn index_steps(&self) -> impl Iterator<Item = (PredId, usize)> + '_ {
+        self.steps.iter().filter_map(|step| match step.lookup {
+            Lookup::Index(id, _) => Some((step.pred, id)),
+            _ => None,
+        })
+    }
+
     fn sync_indexes_with(&self, rows: &mut [Rows], first_rows: Option<u64>) {
         for (step, probes) in self.probe_bounds(first_rows) {
             let rel = &mut rows[step.pred.index()];

@@ -899,6 +899,14 @@ impl Rows {
         }
     }
 
+    /// Empties index `id` (keeping its key columns and filter, and its id, which plans
+    /// hold) to give its memory back: the next reader that syncs it builds it again.
+    pub(crate) fn release_index(&mut self, id: usize) {
+        let index = &mut self.indexes[id];
+        let keep = index.keep.take();
+        *index = Index { keep, ..Index::new(&index.cols, self.arity) };
+    }
+
     /// Extends index `id` over every row; a reader must sync before probing. When the
     /// index cannot grow (its arena would pass the `u32` offsets its chains use, or the
     /// memory is not there) it is left as it is and [`Rows::failure`] set.
