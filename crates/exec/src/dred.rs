@@ -282,7 +282,11 @@ fn stratified(program: &Program) -> bool {
     program.negates() || program.rules.iter().any(|r| r.aggregate.is_some())
 }
 
-/// The number of facts of each relation of `db`.
+/// The number of facts of `db`'s derived relations, or of its input relations.
+fn fact_count(compiled: &Compiled, db: &Database, derived: bool) -> usize {
+    (0..db.relation_count()).filter(|&p| compiled.derived[p] == derived).map(|p| db.len(PredId(p as u32))).sum()
+}
+
 /// The derived facts of one depth of an evaluation ([`depth_profile`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct DepthLevel {
@@ -299,14 +303,11 @@ struct DepthLevel {
 /// runs it reads grow with every batch, and reading them for each would make a long
 /// session's batches slower and slower.
 fn depth_profile(compiled: &Compiled, db: &Database, work: u64, rounds: u64) -> Vec<DepthLevel> {
-    let derived = |p: &usize| compiled.derived[*p];
-    let inputs = (0..db.relation_count()).filter(|p| !derived(p)).map(|p| db.len(PredId(p as u32))).sum::<usize>();
-    let inputs = inputs.max(1) as f64;
-    let facts = (0..db.relation_count()).filter(derived).map(|p| db.len(PredId(p as u32))).sum::<usize>();
-    let per_fact = (work as f64 / facts.max(1) as f64).max(1.0);
+    let inputs = fact_count(compiled, db, false).max(1) as f64;
+    let per_fact = (work as f64 / fact_count(compiled, db, true).max(1) as f64).max(1.0);
     let rounds = rounds.max(1) as f64;
     let mut profile = Vec::new();
-    for p in (0..db.relation_count()).filter(derived) {
+    for p in (0..db.relation_count()).filter(|&p| compiled.derived[p]) {
         let rel = db.rel(PredId(p as u32));
         // A relation with more rank runs than the evaluation had rounds gained facts
         // from several rules in a round: its runs' ordinals are scaled down to rounds.
@@ -335,6 +336,7 @@ fn depth_profile(compiled: &Compiled, db: &Database, work: u64, rounds: u64) -> 
     profile
 }
 
+/// The number of facts of each relation of `db`.
 fn relation_lens(db: &Database) -> Vec<usize> {
     (0..db.relation_count()).map(|p| db.len(PredId(p as u32))).collect()
 }
@@ -718,7 +720,7 @@ impl Maintained {
 
     /// The number of derived facts.
     fn derived_total(&self) -> usize {
-        (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| self.db.len(PredId(p as u32))).sum()
+        fact_count(&self.compiled, &self.db, true)
     }
 
     /// The rule firings [`Maintenance::Auto`] lets SPEC's over-deletion of `deleted` input
@@ -1152,10 +1154,7 @@ impl Maintained {
 
     /// The number of input facts.
     fn input_count(&self) -> usize {
-        (0..self.db.relation_count())
-            .filter(|&p| !self.compiled.derived[p])
-            .map(|p| self.db.len(PredId(p as u32)))
-            .sum()
+        fact_count(&self.compiled, &self.db, false)
     }
 
     /// Sorts the report's lists of input facts and counts them.
@@ -1333,13 +1332,6 @@ impl Maintained {
             .collect()
     }
 
-    /// SPEC §5's over-deletion: wave `k + 1` holds the derived facts with a derivation
-    /// using a fact of wave `k`, the deleted input facts being wave 0. The delta atom
-    /// reads the previous wave, every other atom the whole pre-update database: since that
-    /// database is a fixpoint, whatever the rules derive from it is in it, so staging into
-    /// `gone` is the only probe needed. Returns where each wave begins in `gone`, or `None`
-    /// when the rule firings counted pass `budget`: the database is then as it was, and
-    /// `gone` holds what was over-deleted so far (partly staged only).
     /// After the first wave of SPEC's over-deletion (the deleted input facts, rows
     /// `..first` of `gone`), gives back the indexes that only the plans of an input
     /// relation's delta probe, such as the closure by its second column for a deleted edge,
@@ -1370,6 +1362,13 @@ impl Maintained {
         }
     }
 
+    /// SPEC §5's over-deletion: wave `k + 1` holds the derived facts with a derivation
+    /// using a fact of wave `k`, the deleted input facts being wave 0. The delta atom
+    /// reads the previous wave, every other atom the whole pre-update database: since that
+    /// database is a fixpoint, whatever the rules derive from it is in it, so staging into
+    /// `gone` is the only probe needed. Returns where each wave begins in `gone`, or `None`
+    /// when the rule firings counted pass `budget`: the database is then as it was, and
+    /// `gone` holds what was over-deleted so far (partly staged only).
     fn overdelete(&mut self, gone: &mut Database, budget: u64) -> Result<Option<Vec<Vec<u32>>>, ResourceError> {
         let mut waves = Vec::new();
         let mut lo = vec![0; self.db.relation_count()];

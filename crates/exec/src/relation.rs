@@ -778,7 +778,7 @@ impl Rows {
         }
         // Whole rows, not a column stepped through: the compiler unrolls this loop,
         // about twice as fast as `step_by` (a one-edge deletion on forest1000x20 scans
-        // the edges three times: 0.18 ms -> 0.10 ms).
+        // the edges three times: 0.18 ms -> 0.08 ms through the binary).
         let rows = &self.data[from as usize * self.arity..to as usize * self.arity];
         rows.chunks_exact(self.arity).position(|row| row[col] == value).map_or(to, |i| from + i as u32)
     }
