@@ -1332,20 +1332,11 @@ impl Maintained {
             .collect()
     }
 
-    /// After the first wave of SPEC's over-deletion (the deleted input facts, rows
-    /// `..first` of `gone`), gives back the indexes that only the plans of an input
-    /// relation's delta probe, such as the closure by its second column for a deleted edge,
-    /// when that wave removed at least a quarter as many derived facts as such an index
-    /// holds: no later wave has an input delta, and a wide over-deletion holds the facts
-    /// it removes meanwhile, which with the index beside them came to three times the
-    /// state. A batch that needs it again builds it again; a local deletion, which removes
-    /// a few facts, keeps it for the next.
-    fn release_input_delta_indexes(&mut self, gone: &Database, first: &[u32]) {
+    /// The indexes that only the plans of an input relation's delta probe, such as the
+    /// closure by its second column for a deleted edge: SPEC's over-deletion reads them in
+    /// its first wave only, since no later wave has an input delta.
+    fn input_delta_indexes(&self) -> Vec<(PredId, usize)> {
         let c = &self.compiled;
-        let removed: u64 = (0..gone.relation_count())
-            .filter(|&p| c.derived[p])
-            .map(|p| u64::from(gone.rel(PredId(p as u32)).end().saturating_sub(first[p])))
-            .sum();
         let (mut derived_reads, mut input_reads) = (Vec::new(), Vec::new());
         for rule in &c.rules {
             for (variant, p) in rule.delta.iter().zip(&rule.body_preds) {
@@ -1353,13 +1344,35 @@ impl Maintained {
                 reads.extend(variant.index_steps());
             }
         }
-        for (pred, id) in input_reads {
+        input_reads.retain(|read| !derived_reads.contains(read));
+        input_reads.sort_unstable();
+        input_reads.dedup();
+        input_reads
+    }
+
+    /// Gives back those of `indexes` ([`Maintained::input_delta_indexes`]) that hold at
+    /// most four times as many entries as the derived facts over-deleted so far (`gone`),
+    /// and keeps the others in the list. A wide over-deletion holds the facts it removes
+    /// until it is done, which with such an index beside them came to three times the
+    /// state, though nothing reads the index after the first wave; the share is checked
+    /// after every slice from the first wave's end on, as a cut in a chain removes a few
+    /// facts a wave over many waves, and a wave of a random graph may hold most of it.
+    /// A batch that needs the index again builds it again; a local deletion, which removes
+    /// a few facts, keeps it for the next.
+    fn release_input_delta_indexes(&mut self, gone: &Database, indexes: &mut Vec<(PredId, usize)>) {
+        let removed: u64 = (0..gone.relation_count())
+            .filter(|&p| self.compiled.derived[p])
+            .map(|p| gone.len(PredId(p as u32)) as u64)
+            .sum();
+        indexes.retain(|&(pred, id)| {
             let rows = &mut self.db.rows[pred.index()];
             let entries = rows.indexes[id].entries() as u64;
-            if entries > 0 && removed * 4 >= entries && !derived_reads.contains(&(pred, id)) {
+            let release = entries > 0 && removed * 4 >= entries;
+            if release {
                 rows.release_index(id);
             }
-        }
+            !release
+        });
     }
 
     /// SPEC §5's over-deletion: wave `k + 1` holds the derived facts with a derivation
@@ -1372,6 +1385,7 @@ impl Maintained {
     fn overdelete(&mut self, gone: &mut Database, budget: u64) -> Result<Option<Vec<Vec<u32>>>, ResourceError> {
         let mut waves = Vec::new();
         let mut lo = vec![0; self.db.relation_count()];
+        let mut held = self.input_delta_indexes();
         loop {
             let hi = gone.ends();
             if lo == hi {
@@ -1397,10 +1411,12 @@ impl Maintained {
                 }
                 gone.commit_all();
                 gone.check()?;
+                // Only the first wave reads the indexes `held` lists: from its end on they
+                // may go, even within a wave, which may hold most of the closure.
+                if !held.is_empty() && (to == hi || lo.iter().any(|&l| l > 0)) {
+                    self.release_input_delta_indexes(gone, &mut held);
+                }
                 from = to;
-            }
-            if lo.iter().all(|&l| l == 0) {
-                self.release_input_delta_indexes(gone, &hi);
             }
             lo = hi;
         }

@@ -563,6 +563,38 @@ fn a_wide_over_deletion_gives_back_the_index_only_its_first_wave_reads() {
     assert!(by_target_rows(&state) > 0, "a local deletion gave the index back");
 }
 
+/// A cut in the middle of a chain over-deletes a few facts a wave, over many waves, and
+/// half the closure in all: the index only the first wave read goes once a quarter of
+/// its entries' worth of facts went, not at the end of the batch.
+#[test]
+fn a_cut_chain_gives_back_the_index_only_its_first_wave_reads() {
+    let nodes = 200;
+    let edges: Vec<String> = (1..nodes).map(|i| format!("E(n{},n{i}).", i - 1)).collect();
+    let mut p = with_facts("R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)", &edges.join(" "));
+    let r = pred(&p, "R");
+    let mut state =
+        Maintained::with_maintenance(plan_program(&p), &p, Database::from_facts(&p, &p.facts), Maintenance::Dred);
+    let by_target_rows = |state: &Maintained| {
+        let rows = &state.db().rows[r.index()];
+        rows.end() - rows.unindexed_by(&[1])
+    };
+    // Edges into new nodes off the chain's first half probe the index, and build it.
+    let twigs: Vec<_> = (0..100).map(|i| fact(&mut p, "E", &[&format!("n{i}"), &format!("t{i}")])).collect();
+    state.apply(&Update { inserts: twigs.clone(), deletes: vec![] });
+    state.apply(&Update { inserts: vec![], deletes: twigs });
+    assert!(by_target_rows(&state) > 0, "the twigs built the index");
+    let middle = fact(&mut p, "E", &["n99", "n100"]);
+    let report = state.apply(&Update { inserts: vec![], deletes: vec![middle.clone()] });
+    // Wave 1 takes the 100 paths into n100, each later wave those one node further.
+    assert_eq!(report.overdeleted_waves[0].len(), 100);
+    assert_eq!(report.waves, 100);
+    assert_eq!(by_target_rows(&state), 0, "the index was kept");
+    let mut edb = Database::from_facts(&p, &p.facts);
+    edb.remove(middle.0, &middle.1);
+    let expected = Maintained::with_maintenance(plan_program(&p), &p, edb, Maintenance::Dred);
+    assert!(state.db().same_tuples(expected.db()));
+}
+
 /// A report listing at most a few facts counts a larger batch per relation instead, and
 /// otherwise equals the full report.
 #[test]
