@@ -187,8 +187,12 @@ pub fn run(
         // Only what the outputs and `.printsize` read is computed, as Soufflé does.
         let mut plan = plan::plan_program(program);
         plan.restrict_to(program, &wanted);
-        let edb = session::edb_database(program, &facts, args.max_tuples);
+        let mut edb = session::edb_database(program, &facts, args.max_tuples);
         drop(facts);
+        if !maintaining {
+            // Read through rows and indexes only, and written out at most.
+            edb.release_unprobed_input_sets(&plan, program);
+        }
         let (eval, live) = match engine.evaluate(&plan, program, edb, false, None, threads) {
             Ok(evaluated) => evaluated,
             Err(e) => return crate::stopped(err, &prepared.sources, program, &e, args.color),

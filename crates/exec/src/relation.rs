@@ -1327,6 +1327,10 @@ pub(crate) struct RowSet {
     /// that could not be allocated. Staging then refuses everything new, so a runaway
     /// join ends with bounded memory, and the engine stops at its next commit.
     pub(crate) failure: Option<ResourceKind>,
+    /// Whether the set gave its memory back ([`RowSet::release`]): it then holds nothing,
+    /// answers a membership test by scanning the rows, and is built again from them before
+    /// it takes or removes a tuple.
+    released: bool,
 }
 
 impl RowSet {
@@ -1344,7 +1348,42 @@ impl RowSet {
             capped: false,
             room: NIL,
             failure: None,
+            released: false,
         }
+    }
+
+    /// Gives back the memory of the set, keeping its limit, for an input relation that
+    /// no join tests a whole tuple of: its rows and indexes answer every join, and the
+    /// set, which only kept its facts distinct as they were read, is as large as the rows
+    /// and an index together. Nothing may be staged.
+    pub(crate) fn release(&mut self, rows: &Rows) {
+        debug_assert_eq!(self.staged_count, 0, "a set is released between joins");
+        if rows.arity == 0 {
+            return;
+        }
+        let mut released = RowSet::new(rows.arity);
+        released.copy_limit(rows, self);
+        released.failure = self.failure;
+        released.released = true;
+        released.room = 0;
+        *self = released;
+    }
+
+    /// Builds a released set again from the live rows.
+    #[cold]
+    fn restore(&mut self, rows: &Rows) {
+        self.released = false;
+        self.regroup(rows);
+        self.flatten_if_sparse(rows, 0);
+        if self.failure.is_none() {
+            self.room = self.room_left(rows);
+        }
+    }
+
+    /// Whether the set gave its memory back ([`RowSet::release`]).
+    #[cfg(test)]
+    pub(crate) fn is_released(&self) -> bool {
+        self.released
     }
 
     /// Lets the relation hold at most `limit` tuples; drops a cap.
@@ -1380,6 +1419,10 @@ impl RowSet {
     /// How many tuples may be staged between two commits: what the limit leaves of the
     /// live rows, and what keeps the row ids `end..` below [`NIL`].
     fn room_left(&self, rows: &Rows) -> u32 {
+        if self.released {
+            // Staging asks for room first, and finds the set to build again there.
+            return 0;
+        }
         self.limit.saturating_sub(rows.len() as u32).min(NIL - rows.end)
     }
 
@@ -1403,6 +1446,9 @@ impl RowSet {
     /// look (which sums the groups' bytes) costs amortised O(1) per row. Nothing may be
     /// staged.
     fn flatten_if_sparse(&mut self, rows: &Rows, before: u32) {
+        if self.released {
+            return;
+        }
         let after = rows.end;
         if let Some(from) = self.flat_from {
             if self.flat.is_none() && rows.arity >= 2 && after >= from {
@@ -1465,7 +1511,7 @@ impl RowSet {
     /// would take them for sparse and turn the set flat as the relation grows again.
     /// Nothing may be staged.
     fn regroup(&mut self, rows: &Rows) {
-        if self.flat.is_some() || rows.arity == 0 {
+        if self.flat.is_some() || rows.arity == 0 || self.released {
             return;
         }
         debug_assert_eq!(self.staged_count, 0, "a set is regrouped between joins");
@@ -1572,6 +1618,9 @@ impl RowSet {
         if let Some(table) = &self.flat {
             return Self::flat_find(table, rows, &self.staged, key).is_some();
         }
+        if self.released {
+            return rows.live_rows().any(|row| row.iter().enumerate().all(|(i, &v)| v == key(i)));
+        }
         self.find_group(&key).is_some_and(|values| values.contains(&self.bitmaps, key(arity - 1)))
     }
 
@@ -1628,6 +1677,9 @@ impl RowSet {
     /// sets the failure. A tuple already present is no growth, so it fails nothing.
     #[cold]
     fn make_room(&mut self, rows: &Rows, tuple: &[u32]) -> bool {
+        if self.released {
+            self.restore(rows);
+        }
         if self.failure.is_some() {
             return false;
         }
@@ -1744,8 +1796,8 @@ impl RowSet {
 /// the set of its last values. It is an index on all the columns that no join has to
 /// build: a reader finds the tuples of a bound prefix with one probe and tests a bound
 /// last value with one lookup per group, and reads a whole relation group by group in
-/// the order of its choice without copying it. A flat tuple set has no groups:
-/// its view groups a copy of the tuples, built when the view is made.
+/// the order of its choice without copying it. A flat or released tuple set has no
+/// groups: its view groups a copy of the tuples, built when the view is made.
 #[derive(Clone)]
 pub struct Groups<'a> {
     set: Cow<'a, RowSet>,
@@ -1755,12 +1807,12 @@ pub struct Groups<'a> {
 impl<'a> Groups<'a> {
     pub(crate) fn new(set: &'a RowSet, rows: &Rows) -> Self {
         let arity = rows.arity;
-        if set.flat.is_none() {
+        if set.flat.is_none() && !set.released {
             return Groups { set: Cow::Borrowed(set), arity };
         }
         let mut grouped = RowSet::new(arity);
         for row in rows.live_rows() {
-            let (&last, prefix) = row.split_last().expect("a flat set has arity 2 or more");
+            let (&last, prefix) = row.split_last().expect("a flat or released set has arity 1 or more");
             grouped.insert(prefix, last);
         }
         Groups { set: Cow::Owned(grouped), arity }
@@ -1852,6 +1904,9 @@ pub(crate) fn remove_tuples<'t>(
     tuples: impl IntoIterator<Item = &'t [u32]>,
 ) -> usize {
     debug_assert_eq!(set.staged_count, 0, "removal happens between joins");
+    if set.released {
+        set.restore(rows);
+    }
     let arity = rows.arity;
     if set.flat.is_some() {
         // The flat set holds the row ids themselves.
@@ -1919,6 +1974,9 @@ pub(crate) fn remove_tuples<'t>(
 /// caller that knows the rows already ([`Rows::locate`]). Nothing may be staged.
 pub(crate) fn remove_rows(rows: &mut Rows, set: &mut RowSet, ids: &[u32]) {
     debug_assert_eq!(set.staged_count, 0, "removal happens between joins");
+    if set.released {
+        set.restore(rows);
+    }
     for &r in ids {
         if rows.is_alive(r) {
             let start = r as usize * rows.arity;
