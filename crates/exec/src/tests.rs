@@ -471,17 +471,13 @@ fn a_local_deletion_indexes_no_input_column_it_did_not_read() {
     let mut p = with_facts("M(a) <-\nR(X,Y) <- M(X), E(X,Y)\nR(X,Z) <- M(X), R(X,Y), E(Y,Z)", &edges.join(" "));
     let leaf = fact(&mut p, "E", &["a", "l1"]);
     let e = pred(&p, "E");
-    let by_target_rows = |state: &Maintained| {
-        let rows = &state.db().rows[e.index()];
-        rows.end() - rows.unindexed_by(&[1])
-    };
     for maintenance in [Maintenance::Dred, Maintenance::Auto] {
         let mut state =
             Maintained::with_maintenance(plan_program(&p), &p, Database::from_facts(&p, &p.facts), maintenance);
         let report = state.apply(&Update { inserts: vec![], deletes: vec![leaf.clone()] });
         assert_eq!(round_text(&p, &report.overdeleted), "R(a,l1)");
         assert_eq!(sorted_text(&p, state.db(), "R").len(), 4);
-        assert_eq!(by_target_rows(&state), 0, "{maintenance:?} indexed the edges by their target");
+        assert_eq!(rows_by_target(&state, e), 0, "{maintenance:?} indexed the edges by their target");
     }
 }
 
@@ -497,14 +493,10 @@ fn a_few_probes_scan_a_relation_until_indexing_it_pays() {
         (0..paths).flat_map(|t| (1..nodes).map(move |i| format!("E(t{t}n{},t{t}n{i}).", i - 1))).collect();
     let mut p = with_facts("R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)", &edges.join(" "));
     let r = pred(&p, "R");
-    let by_target_rows = |state: &Maintained| {
-        let rows = &state.db().rows[r.index()];
-        rows.end() - rows.unindexed_by(&[1])
-    };
     let closure = paths * nodes * (nodes - 1) / 2;
     let mut state =
         Maintained::with_maintenance(plan_program(&p), &p, Database::from_facts(&p, &p.facts), Maintenance::Dred);
-    assert_eq!((state.db().len(r), by_target_rows(&state)), (closure, 0));
+    assert_eq!((state.db().len(r), rows_by_target(&state, r)), (closure, 0));
     let mut scanned_batches = 0;
     for t in 0..16 {
         let (from, to) = (format!("t{t}n{}", nodes - 2), format!("t{t}n{}", nodes - 1));
@@ -516,32 +508,40 @@ fn a_few_probes_scan_a_relation_until_indexing_it_pays() {
         gone_sorted.sort();
         assert_eq!(round_text(&p, &crate::tuples::one_per_fact(&deleted.removed)), gone_sorted.join(" "));
         assert_eq!(state.db().len(r), closure - (nodes - 1));
-        scanned_batches += usize::from(by_target_rows(&state) == 0);
+        scanned_batches += usize::from(rows_by_target(&state, r) == 0);
         let inserted = state.apply(&Update { inserts: vec![last], deletes: vec![] });
         assert_eq!(round_text(&p, &crate::tuples::one_per_fact(&inserted.added)), gone_sorted.join(" "));
         assert_eq!(state.db().len(r), closure);
-        scanned_batches += usize::from(by_target_rows(&state) == 0);
+        scanned_batches += usize::from(rows_by_target(&state, r) == 0);
     }
     // The first batches scan; the index is built once the scans add up to its cost.
     assert!((4..32).contains(&scanned_batches), "the index was built after {scanned_batches} batches");
-    assert!(by_target_rows(&state) > 0, "never indexed");
+    assert!(rows_by_target(&state, r) > 0, "never indexed");
+}
+
+/// The left-linear closure of a chain of `nodes` nodes `n0 -> n1 -> …`, maintained by
+/// SPEC's DRed.
+fn dred_chain(nodes: usize) -> (Program, Maintained) {
+    let edges: Vec<String> = (1..nodes).map(|i| format!("E(n{},n{i}).", i - 1)).collect();
+    let p = with_facts("R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)", &edges.join(" "));
+    let state =
+        Maintained::with_maintenance(plan_program(&p), &p, Database::from_facts(&p, &p.facts), Maintenance::Dred);
+    (p, state)
+}
+
+/// How many rows of `pred` its index by the second column holds.
+fn rows_by_target(state: &Maintained, pred: PredId) -> u32 {
+    let rows = &state.db().rows[pred.index()];
+    rows.end() - rows.unindexed_by(&[1])
 }
 
 /// SPEC's over-deletion gives back an index only the deleted edges' plans probe (the
-/// closure by its second column) once its first wave removes a quarter as many facts as
+/// closure by its second column) once it has over-deleted a quarter as many facts as
 /// the index holds, and keeps it for a deletion that stays local.
 #[test]
 fn a_wide_over_deletion_gives_back_the_index_only_its_first_wave_reads() {
     let nodes = 200;
-    let edges: Vec<String> = (1..nodes).map(|i| format!("E(n{},n{i}).", i - 1)).collect();
-    let mut p = with_facts("R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)", &edges.join(" "));
-    let r = pred(&p, "R");
-    let by_target_rows = |state: &Maintained| {
-        let rows = &state.db().rows[r.index()];
-        rows.end() - rows.unindexed_by(&[1])
-    };
-    let mut state =
-        Maintained::with_maintenance(plan_program(&p), &p, Database::from_facts(&p, &p.facts), Maintenance::Dred);
+    let (mut p, mut state) = dred_chain(nodes);
     let edge = |p: &mut Program, i: usize| fact(p, "E", &[&format!("n{}", i - 1), &format!("n{i}")]);
     // The last 50 edges: their first wave takes every path into their targets, about
     // 8,700 of the closure's 19,900 facts, through the index its 50 probes build.
@@ -554,13 +554,13 @@ fn a_wide_over_deletion_gives_back_the_index_only_its_first_wave_reads() {
     }
     let expected = Maintained::with_maintenance(plan_program(&p), &p, edb, Maintenance::Dred);
     assert!(state.db().same_tuples(expected.db()));
-    assert_eq!(by_target_rows(&state), 0, "the index was kept");
+    assert_eq!(rows_by_target(&state, pred(&p, "R")), 0, "the index was kept");
     // Put back, then a local deletion: the last edge, 199 facts.
     state.apply(&Update { inserts: last, deletes: vec![] });
-    assert!(by_target_rows(&state) > 0, "the insertion probes the index, and builds it");
+    assert!(rows_by_target(&state, pred(&p, "R")) > 0, "the insertion probes the index, and builds it");
     let report = state.apply(&Update { inserts: vec![], deletes: vec![edge(&mut p, nodes - 1)] });
     assert_eq!(report.removed.iter().map(|(_, ts)| ts.len()).sum::<usize>(), nodes - 1);
-    assert!(by_target_rows(&state) > 0, "a local deletion gave the index back");
+    assert!(rows_by_target(&state, pred(&p, "R")) > 0, "a local deletion gave the index back");
 }
 
 /// A cut in the middle of a chain over-deletes a few facts a wave, over many waves, and
@@ -568,27 +568,18 @@ fn a_wide_over_deletion_gives_back_the_index_only_its_first_wave_reads() {
 /// its entries' worth of facts went, not at the end of the batch.
 #[test]
 fn a_cut_chain_gives_back_the_index_only_its_first_wave_reads() {
-    let nodes = 200;
-    let edges: Vec<String> = (1..nodes).map(|i| format!("E(n{},n{i}).", i - 1)).collect();
-    let mut p = with_facts("R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)", &edges.join(" "));
-    let r = pred(&p, "R");
-    let mut state =
-        Maintained::with_maintenance(plan_program(&p), &p, Database::from_facts(&p, &p.facts), Maintenance::Dred);
-    let by_target_rows = |state: &Maintained| {
-        let rows = &state.db().rows[r.index()];
-        rows.end() - rows.unindexed_by(&[1])
-    };
+    let (mut p, mut state) = dred_chain(200);
     // Edges into new nodes off the chain's first half probe the index, and build it.
     let twigs: Vec<_> = (0..100).map(|i| fact(&mut p, "E", &[&format!("n{i}"), &format!("t{i}")])).collect();
     state.apply(&Update { inserts: twigs.clone(), deletes: vec![] });
     state.apply(&Update { inserts: vec![], deletes: twigs });
-    assert!(by_target_rows(&state) > 0, "the twigs built the index");
+    assert!(rows_by_target(&state, pred(&p, "R")) > 0, "the twigs built the index");
     let middle = fact(&mut p, "E", &["n99", "n100"]);
     let report = state.apply(&Update { inserts: vec![], deletes: vec![middle.clone()] });
     // Wave 1 takes the 100 paths into n100, each later wave those one node further.
     assert_eq!(report.overdeleted_waves[0].len(), 100);
     assert_eq!(report.waves, 100);
-    assert_eq!(by_target_rows(&state), 0, "the index was kept");
+    assert_eq!(rows_by_target(&state, pred(&p, "R")), 0, "the index was kept");
     let mut edb = Database::from_facts(&p, &p.facts);
     edb.remove(middle.0, &middle.1);
     let expected = Maintained::with_maintenance(plan_program(&p), &p, edb, Maintenance::Dred);
