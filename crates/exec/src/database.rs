@@ -5,6 +5,7 @@ use crate::relation::{
     relation_bytes, remove_rows, remove_tuples, Groups, Rank, Relation, RelationBytes, RowSet, Rows,
 };
 use ir::{Fact, PredId, Program};
+use std::collections::HashMap;
 
 /// One relation per [`PredId`] (indexed by [`PredId::index`]); tuples are `u32` values
 /// (`ir::Const.0`). Tuples of the wrong arity are rejected, never stored.
@@ -71,18 +72,33 @@ impl Database {
         for rule in &program.rules {
             kept[rule.head.pred.index()] = true;
         }
+        // Per variable of a rule, how many of its literals mention it: counted once per
+        // rule, so a body of thousands of atoms is read in linear time.
+        let mut literals: HashMap<ir::Symbol, usize> = HashMap::new();
         for rule in plan.rules.iter().filter(|r| r.fires()).map(|r| &program.rules[r.rule.index()]) {
             for atom in &rule.negated {
                 kept[atom.pred.index()] = true;
             }
-            for (i, atom) in rule.body.iter().enumerate() {
-                let bound_elsewhere = |v: ir::Symbol| {
-                    let in_atom = |a: &ir::Atom| a.args.iter().any(|t| t.var() == Some(v));
-                    rule.body.iter().enumerate().any(|(j, other)| j != i && in_atom(other))
-                        || rule.negated.iter().any(in_atom)
-                        || rule.comparisons.iter().any(|c| c.vars().any(|w| w == v))
-                };
-                if rule.aggregate.is_some() || atom.args.iter().all(|t| t.var().is_none_or(bound_elsewhere)) {
+            if rule.aggregate.is_some() {
+                for atom in &rule.body {
+                    kept[atom.pred.index()] = true;
+                }
+                continue;
+            }
+            literals.clear();
+            let atom_vars = rule.body.iter().chain(&rule.negated).map(ir::Atom::vars);
+            let comparison_vars = rule.comparisons.iter().map(|c| {
+                let mut vars: Vec<ir::Symbol> = c.vars().collect();
+                vars.sort_unstable();
+                vars.dedup();
+                vars
+            });
+            for v in atom_vars.chain(comparison_vars).flatten() {
+                *literals.entry(v).or_default() += 1;
+            }
+            // An atom is tested whole when every variable of it is in another literal too.
+            for atom in &rule.body {
+                if atom.args.iter().all(|t| t.var().is_none_or(|v| literals[&v] > 1)) {
                     kept[atom.pred.index()] = true;
                 }
             }

@@ -1360,10 +1360,7 @@ impl Maintained {
     /// A batch that needs the index again builds it again; a local deletion, which removes
     /// a few facts, keeps it for the next.
     fn release_input_delta_indexes(&mut self, gone: &Database, indexes: &mut Vec<(PredId, usize)>) {
-        let removed: u64 = (0..gone.relation_count())
-            .filter(|&p| self.compiled.derived[p])
-            .map(|p| gone.len(PredId(p as u32)) as u64)
-            .sum();
+        let removed = fact_count(&self.compiled, gone, true) as u64;
         indexes.retain(|&(pred, id)| {
             let rows = &mut self.db.rows[pred.index()];
             let entries = rows.indexes[id].entries() as u64;

@@ -1362,22 +1362,19 @@ impl RowSet {
             return;
         }
         let mut released = RowSet::new(rows.arity);
+        // Released first: the room the limit leaves is then none.
+        released.released = true;
         released.copy_limit(rows, self);
         released.failure = self.failure;
-        released.released = true;
-        released.room = 0;
         *self = released;
     }
 
-    /// Builds a released set again from the live rows.
+    /// Builds a released set again from the live rows (regrouping sets its room anew).
     #[cold]
     fn restore(&mut self, rows: &Rows) {
         self.released = false;
         self.regroup(rows);
         self.flatten_if_sparse(rows, 0);
-        if self.failure.is_none() {
-            self.room = self.room_left(rows);
-        }
     }
 
     /// Whether the set gave its memory back ([`RowSet::release`]).
