@@ -239,6 +239,30 @@ pub fn commands(
     }
 }
 
+/// The machine's cores: what `dlc` splits its joins over by default.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// The measured run `run` of `system` (from [`commands`]) on every core, for the thread
+/// table: `dlc` without its `--threads 1` (its default is every core), Soufflé's compiled
+/// program with `-jN` for the machine's N cores. None for the other systems.
+pub fn on_every_core(system: System, run: &[OsString]) -> Option<Vec<OsString>> {
+    let one = match system {
+        System::DlcBinary => ["--threads", "1"].as_slice(),
+        System::SouffleCompiled => ["-j1"].as_slice(),
+        _ => return None,
+    };
+    let at = run.windows(one.len()).position(|w| w.iter().zip(one).all(|(a, b)| a == b))?;
+    let mut every = run.to_vec();
+    let all: Vec<OsString> = match system {
+        System::SouffleCompiled => vec![format!("-j{}", cores()).into()],
+        _ => Vec::new(),
+    };
+    every.splice(at..at + one.len(), all);
+    Some(every)
+}
+
 /// The flags of a `dlc` run that applies `change` as one update batch after evaluating,
 /// its batch file written: the program's output relation is maintained and written after
 /// the batch, as a user of the Soufflé program runs it.
@@ -421,6 +445,9 @@ pub struct Measured {
     pub compile_secs: Option<f64>,
     /// The rows of the output relation's file.
     pub rows: u64,
+    /// The same run on every core ([`on_every_core`]), when it has such a form and no
+    /// update batch; its output is checked to have the same rows.
+    pub every_core: Option<ChildCost>,
 }
 
 /// Writes the inputs of `workload` and `query` to a fresh directory, runs `system` on
@@ -470,8 +497,21 @@ pub fn run(
             System::DlcCluster2 => run_cluster_measured(&run, 2, layout, timeout)?,
             _ => run_measured(&run, timeout)?,
         };
-        let rows = count_rows(&layout.output().join(format!("{}.csv", output_relation(workload, query))))?;
-        Ok(Measured { run: cost, read_secs, compile_secs, rows })
+        let output = layout.output().join(format!("{}.csv", output_relation(workload, query)));
+        let rows = count_rows(&output)?;
+        let every_core = match on_every_core(system, &run).filter(|_| batch.is_none()) {
+            Some(argv) => {
+                std::fs::remove_file(&output).map_err(|e| format!("cannot remove {}: {e}", output.display()))?;
+                let cost = run_measured(&argv, timeout)?;
+                let again = count_rows(&output)?;
+                if again != rows {
+                    return Err(format!("{again} rows on every core, {rows} on one"));
+                }
+                Some(cost)
+            }
+            None => None,
+        };
+        Ok(Measured { run: cost, read_secs, compile_secs, rows, every_core })
     })();
     let _ = std::fs::remove_dir_all(&layout.dir);
     result
@@ -516,6 +556,13 @@ mod tests {
         let (compile, exe) = commands(System::SouffleCompiled, &tools, &layout).unwrap();
         assert_eq!(text(&compile.unwrap()), "souffle -o /tmp/x/exe /tmp/x/prog.dl");
         assert_eq!(text(&exe), "/tmp/x/exe -F /tmp/x/in -D /tmp/x/out -j1");
+        assert_eq!(
+            text(&on_every_core(System::DlcBinary, &dlc).unwrap()),
+            "dlc -F /tmp/x/in -D /tmp/x/out /tmp/x/prog.dl"
+        );
+        let every = format!("/tmp/x/exe -F /tmp/x/in -D /tmp/x/out -j{}", cores());
+        assert_eq!(text(&on_every_core(System::SouffleCompiled, &exe).unwrap()), every);
+        assert!(on_every_core(System::SouffleInterpreted, &interp).is_none());
         let without = Tools { souffle: None, ..tools };
         assert!(commands(System::SouffleCompiled, &without, &layout).unwrap_err().contains("SOUFFLE"));
     }
@@ -561,6 +608,8 @@ cp "{rows}" "$out/R.csv"
             assert_eq!(m.rows, 10, "{system}");
             assert!(m.run.secs > 0.0 && (m.run.rss_mib.is_nan() || m.run.rss_mib > 0.0), "{m:?}");
             assert_eq!(m.compile_secs.is_some(), system == System::SouffleCompiled);
+            // The compiled program runs again on every core, with the same rows.
+            assert_eq!(m.every_core.is_some(), system == System::SouffleCompiled);
         }
         let failing = Tools { souffle: Some(dir.join("missing")), ..tools };
         assert!(run(System::SouffleInterpreted, &failing, &workload, Query::Full, None, &edb, Duration::from_secs(5))

@@ -398,6 +398,10 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             if let Some(compile) = m.compile_secs {
                 extra.insert("compile".into(), compile);
             }
+            if let Some(every) = m.every_core {
+                extra.insert("cores_secs".into(), every.secs);
+                extra.insert("cores_rss_mib".into(), every.rss_mib);
+            }
             (m.run.secs, m.run.rss_mib, m.rows as usize)
         }
         System::Recompute => {

@@ -141,6 +141,19 @@ fn chosen(summary: &Summary) -> &'static str {
     }
 }
 
+/// How much slower than one thread a run on every core may measure and still count as
+/// noise: runs of a few milliseconds vary by about ten per cent from run to run.
+const THREAD_NOISE: f64 = 1.1;
+
+/// A binary row's output: the whole relation, or the point query's `Q`.
+fn output_label(row: &suite::BinaryRow) -> String {
+    let pred = row.workload.query_pred();
+    match row.query {
+        Query::Full => format!("`{pred}` (whole)"),
+        query => format!("`Q(y) :- {}.`", query.label(pred).replace('Y', "y")),
+    }
+}
+
 fn cell(summary: &Result<Summary, String>) -> String {
     match summary {
         Ok(s) => format!("{}, {}", secs(s.secs), mib(s.rss_mib)),
@@ -289,11 +302,7 @@ impl Report<'_> {
         let (mut worst_time, mut worst_memory) = (0.0f64, 0.0f64);
         let mut measured = 0;
         for row in &self.suite.binary {
-            let pred = row.workload.query_pred();
-            let output = match row.query {
-                Query::Full => format!("`{pred}` (whole)"),
-                query => format!("`Q(y) :- {}.`", query.label(pred).replace('Y', "y")),
-            };
+            let output = output_label(row);
             let binary = self.get(&row.job(System::DlcBinary));
             let in_process = self.get(&row.in_process());
             let rows = row.expected_rows(self.results).map_or("–".into(), |n| count(n as f64));
@@ -362,6 +371,147 @@ impl Report<'_> {
                 "Its columns appear when `SOUFFLE` names a binary; PEERS.md's figures are at the end of this file.",
             );
         }
+    }
+
+    /// The thread table: each binary row on one thread and on every core, dlc's and
+    /// Soufflé's compiled program's, and issue 21's "threads that never cost" read off it.
+    fn threads_table(&mut self) {
+        let souffle = self.suite.souffle;
+        let cores = crate::binary::cores();
+        let mut head = "| workload | output | dlc `--threads 1` | dlc, default (every core) | speed-up |".to_string();
+        let mut rule = "|---|---|---|---|---:|".to_string();
+        if souffle {
+            head += &format!(
+                " Soufflé compiled `-j1` | Soufflé compiled `-j{cores}` | speed-up | dlc ÷ Soufflé, every core |"
+            );
+            rule += "---|---|---:|---:|";
+        }
+        self.line(&head);
+        self.line(&rule);
+        for row in &self.suite.binary {
+            let dlc = self.get(&row.job(System::DlcBinary));
+            let mut cells = vec![row.workload.label(), output_label(row), cell(&dlc)];
+            let every = |s: &Summary| (s.get("cores_secs"), s.get("cores_rss_mib"));
+            match dlc.as_ref().map(every) {
+                Ok((Some(t), Some(m))) => cells
+                    .extend([format!("{}, {}", secs(t), mib(m)), ratio(dlc.as_ref().map_or(f64::NAN, |d| d.secs) / t)]),
+                _ => cells.extend(["–".to_string(), "–".to_string()]),
+            }
+            if souffle {
+                let compiled = self.get(&row.job(System::SouffleCompiled));
+                cells.push(cell(&compiled));
+                match (compiled.as_ref().map(every), &dlc) {
+                    (Ok((Some(t), Some(m))), Ok(d)) => cells.extend([
+                        format!("{}, {}", secs(t), mib(m)),
+                        ratio(compiled.as_ref().map_or(f64::NAN, |c| c.secs) / t),
+                        ratio(d.get("cores_secs").unwrap_or(f64::NAN) / t),
+                    ]),
+                    _ => cells.extend(["–".to_string(), "–".to_string(), "–".to_string()]),
+                }
+            }
+            self.line(&format!("| {} |", cells.join(" | ")));
+        }
+        self.line("");
+    }
+
+    /// Issue 21's targets, read off the binary, closure and thread tables: each with what
+    /// was measured, met or missed, and by how much.
+    fn issue21_targets(&mut self) {
+        if !self.suite.souffle {
+            self.line(
+                "Not measured in this run: the targets compare dlc with Soufflé's compiled program (`SOUFFLE=...`).",
+            );
+            self.line("");
+            return;
+        }
+        let mut over_memory = Vec::new();
+        let mut over_time = Vec::new();
+        let mut points_to = Vec::new();
+        let mut slower_on_cores = Vec::new();
+        let mut nonlinear_speedups = Vec::new();
+        let (mut rows, mut pt_met) = (0, true);
+        for row in &self.suite.binary {
+            let (Ok(d), Ok(c)) = (self.get(&row.job(System::DlcBinary)), self.get(&row.job(System::SouffleCompiled)))
+            else {
+                continue;
+            };
+            rows += 1;
+            let what = format!("{}, {}", row.workload.label(), output_label(row));
+            if d.rss_mib > c.rss_mib {
+                over_memory.push(format!(
+                    "{what} ({} vs {}, {})",
+                    mib(d.rss_mib),
+                    mib(c.rss_mib),
+                    ratio(d.rss_mib / c.rss_mib)
+                ));
+            }
+            let time = d.secs / c.secs;
+            if time > 0.5 {
+                over_time.push(format!("{what} ({})", ratio(time)));
+            }
+            if matches!(row.workload, Workload::PointsTo { .. }) {
+                pt_met &= time <= 0.5;
+                points_to.push(format!("{what}: {}", ratio(time)));
+            }
+            if let Some(every) = d.get("cores_secs") {
+                let speedup = d.secs / every;
+                if speedup < 1.0 / THREAD_NOISE {
+                    slower_on_cores.push(format!("{what} ({})", ratio(speedup)));
+                }
+                if matches!(row.workload, Workload::Tc { rules: Rules::NonLinear, .. }) {
+                    nonlinear_speedups.push(format!("{}: {}", row.workload.label(), ratio(speedup)));
+                }
+            }
+        }
+        let mut nonlinear = Vec::new();
+        let mut nonlinear_met = true;
+        for row in
+            self.suite.closure.iter().filter(|r| matches!(r.workload, Workload::Tc { rules: Rules::NonLinear, .. }))
+        {
+            if let (Ok(d), Ok(a)) = (self.get(&row.no_magic()), self.get(&row.peer(System::Ascent))) {
+                nonlinear_met &= d.secs <= a.secs;
+                nonlinear.push(format!(
+                    "{}: {} vs {} ({})",
+                    row.workload.label(),
+                    secs(d.secs),
+                    secs(a.secs),
+                    ratio(d.secs / a.secs)
+                ));
+            }
+        }
+        let list = |items: &[String]| if items.is_empty() { "none".to_string() } else { items.join("; ") };
+        self.line("| target | measured | status |");
+        self.line("|---|---|---|");
+        self.line(&format!(
+            "| 1. Memory: peak at most Soufflé compiled's on every row of the binary table | over it on {} of {rows} rows: {} | {} |",
+            over_memory.len(),
+            list(&over_memory),
+            status(Some(over_memory.is_empty()))
+        ));
+        self.line(&format!(
+            "| 2. Points-to at most 0.5× Soufflé compiled's time | {} | {} |",
+            list(&points_to),
+            status((!points_to.is_empty()).then_some(pt_met))
+        ));
+        self.line(&format!(
+            "| 3. Non-linear closures at least as fast as ascent, one thread (closure table) | {} | {} |",
+            list(&nonlinear),
+            status((!nonlinear.is_empty()).then_some(nonlinear_met))
+        ));
+        self.line(&format!(
+            "| 4. Default `--threads` never slower than `--threads 1` beyond noise (over {}×) | slower: {}; non-linear closures' speed-up: {} | {} |",
+            THREAD_NOISE,
+            list(&slower_on_cores),
+            list(&nonlinear_speedups),
+            status(Some(slower_on_cores.is_empty()))
+        ));
+        self.line(&format!(
+            "| 5. No row of the binary table above 0.5× Soufflé compiled's time | over it on {} of {rows} rows: {} | {} |",
+            over_time.len(),
+            list(&over_time),
+            status(Some(over_time.is_empty()))
+        ));
+        self.line("");
     }
 
     /// The two-thread run of a closure row, with its speed-up over one thread.
@@ -1295,6 +1445,38 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("are counted and checked equal to the in-process answers before this file is written.");
     r.line("");
     r.binary_table();
+    r.line("");
+    r.line("### One thread and every core");
+    r.line("");
+    r.line("The binary table's runs again with each program's default number of threads: `dlc` without");
+    r.line("`--threads` (it splits large joins over every core) and Soufflé's compiled program with `-jN` for the");
+    r.line("machine's N cores, in the same child job right after the one-thread run, on the same files; the");
+    r.line("rows of the second output are checked equal to the first's. Speed-up = one thread ÷ every core.");
+    r.line("");
+    r.threads_table();
+    r.line("## Targets of issue 21: ahead of Soufflé compiled");
+    r.line("");
+    r.issue21_targets();
+    r.line("Why the misses, where they are:");
+    r.line("");
+    r.line("- Memory. A run's peak includes the pages of its own code and libraries, and dlc's floor is above");
+    r.line("  Soufflé's: the one-edge chain row (chain2) is start-up alone. Of dlc's floor about 4.5 MiB are");
+    r.line("  file-backed pages (read with `/proc/PID/status` while an empty program waited for its input):");
+    r.line("  2.9 MiB of dlc's own code — the kernel maps 64 KiB around each page that start-up touches");
+    r.line("  (the command line, the Soufflé front end, planning, the engine, spread over 11.7 MB of text) —");
+    r.line("  and 1.2 MiB of libc; the heap is under 0.5 MiB. On rows of 6–20 MiB that floor is most of the");
+    r.line("  gap. Above it, dlc stores a binary relation as rows plus a set plus each index (row ids and");
+    r.line("  the other column per tuple), where Soufflé's B-trees hold each tuple once per index.");
+    r.line("- Points-to time. `perf` on the 1,500-variable run: about a third of the time is");
+    r.line("  `RowSet::stage`, the membership test of each candidate the joins derive — 7.74 million for");
+    r.line("  181,715 facts, exactly semi-naive evaluation's count (checked with an independent simulator) —");
+    r.line("  three dependent loads each (group map, group record, bitmap word); the join loops are the rest.");
+    r.line("  The work is already minimal for tuple-at-a-time evaluation, so 0.5× needs fewer candidates, not");
+    r.line("  cheaper ones: `hpt(b, o) :- store(p, w), pt(p, b), pt(w, o)` derives the whole of `pt(w, _)`");
+    r.line("  for each new `pt(p, b)`, which a word-wise union of `w`'s bitmap into `b`'s would do 64 at a");
+    r.line("  time. That is not built.");
+    r.line("- Time on the other rows over 0.5×: the negation and bounded-hop programs spend it the same way");
+    r.line("  (one membership test per candidate); a run of a few milliseconds is start-up and reading.");
     r.line("");
     r.line("## The differential backend: workers and processes");
     r.line("");

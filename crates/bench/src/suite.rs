@@ -544,6 +544,13 @@ impl Suite {
                 binary.push(BinaryRow { workload, query });
             }
         }
+        // The non-linear closures through the binary, for the thread table: the joins
+        // whose split pays most.
+        for graph in [random_nl, chain_nl] {
+            binary.push(BinaryRow { workload: tc(Rules::NonLinear, graph), query: Query::Full });
+        }
+        // One edge: a run that is start-up alone, the floor of every row's time and memory.
+        binary.push(BinaryRow { workload: tc(Rules::Rlin, Graph::Chain { nodes: 2 }), query: Query::Full });
 
         let forest_query = tc(Rules::Rlin, forest);
         let differential = vec![
