@@ -107,6 +107,48 @@ impl Threads {
     pub fn min_split_firings(self) -> u64 {
         self.min_split_firings
     }
+
+    /// The threads to split a join over, from what it did the last time it ran (`None`
+    /// the first time) and its `delta` rows now. A join is split when it is expected to
+    /// make at least [`Threads::min_split_firings`] firings, and made at least
+    /// [`MIN_SPLIT_FIRINGS_PER_NEW`] firings per new tuple: the merge stages every new
+    /// tuple again on the calling thread, so a join whose firings are mostly new tuples
+    /// (a forest's closure: one firing per new tuple; a random graph's right-linear
+    /// closure: five) is slower split, one whose firings are mostly known tuples (a
+    /// non-linear closure: hundreds per new tuple) is faster. A join's first run, with
+    /// nothing to go by, stays on the calling thread, unless every join is to be split
+    /// ([`Threads::splitting_from`]).
+    pub(crate) fn for_join(self, last: Option<JoinYield>, delta: u32) -> Threads {
+        if self.min_split_firings == 0 {
+            return self;
+        }
+        match last {
+            Some(y)
+                if y.firings_per_row * f64::from(delta) >= self.min_split_firings as f64
+                    && y.firings_per_new >= MIN_SPLIT_FIRINGS_PER_NEW =>
+            {
+                self
+            }
+            _ => Threads::ONE,
+        }
+    }
+}
+
+/// What a join did the last time it ran, per delta row and per new tuple: what decides
+/// whether splitting it over threads pays ([`Threads::for_join`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct JoinYield {
+    pub firings_per_row: f64,
+    pub firings_per_new: f64,
+}
+
+impl JoinYield {
+    pub(crate) fn new(firings: u64, delta: u32, new: u32) -> Self {
+        JoinYield {
+            firings_per_row: firings as f64 / f64::from(delta.max(1)),
+            firings_per_new: firings as f64 / f64::from(new.max(1)),
+        }
+    }
 }
 
 impl Default for Threads {
@@ -126,6 +168,12 @@ pub const DEFAULT_MIN_SPLIT_ROWS: u32 = 4096;
 /// search per tuple (a grid's closure: two firings per delta row, half of them new) is
 /// slower split; the split pays where firings are many per new tuple.
 pub const DEFAULT_MIN_SPLIT_FIRINGS: u64 = 1 << 17;
+
+/// The fewest firings per new tuple for which a join is split ([`Threads::for_join`]).
+/// Measured through the binary on two cores: the joins that ran slower split made 1 to 5
+/// firings per new tuple (a forest's, a random graph's and a bounded-hop closure, the
+/// complement under a negation), those that ran faster 200 to 570 (non-linear closures).
+pub const MIN_SPLIT_FIRINGS_PER_NEW: f64 = 16.0;
 
 /// What the progress callback is told after each round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

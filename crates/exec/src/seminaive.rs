@@ -6,7 +6,7 @@ use crate::join::{JoinStats, Membership, PhysPlan, Scratch, View};
 use crate::limits::ResourceError;
 use crate::relation::{Index, Rows};
 use crate::split::run_staged_split;
-use crate::{Progress, Round, Threads};
+use crate::{JoinYield, Progress, Round, Threads};
 use ir::{PredId, Program, RuleId};
 use plan::{AtomSource, Output, ProgramPlan};
 use rustc_hash::FxHashMap;
@@ -423,9 +423,9 @@ pub(crate) fn propagate_with(
             }
         }
         let mut guards = StratumIndexes::new(stratum);
-        // Per join, its firings per delta row the last time it ran: what decides whether
-        // splitting it over threads pays.
-        let mut yields: FxHashMap<(usize, usize), f64> = FxHashMap::default();
+        // Per join, what it did the last time it ran: what decides whether splitting it
+        // over threads pays.
+        let mut yields: FxHashMap<(usize, usize), JoinYield> = FxHashMap::default();
         loop {
             for &q in &stratum.reads {
                 hi[q.index()] = db.rel(q).end();
@@ -499,14 +499,11 @@ pub(crate) fn propagate_with(
                         .chain(variant.negation_views(rows))
                         .collect();
                     let delta = hi[delta_pred] - lo[delta_pred];
-                    let expected = yields.get(&(r, i)).map(|&per_row| per_row * f64::from(delta));
-                    let threads = match expected {
-                        Some(firings) if firings < run.threads.min_split_firings() as f64 => Threads::ONE,
-                        _ => run.threads,
-                    };
-                    let before = run.stats.firings;
+                    let threads = run.threads.for_join(yields.get(&(r, i)).copied(), delta);
+                    let (firings, staged) = (run.stats.firings, head_set.staged_len());
                     run_staged_split(variant, &views, &rows[h], head_set, threads, &mut run.scratch, &mut run.stats);
-                    yields.insert((r, i), (run.stats.firings - before) as f64 / f64::from(delta));
+                    let new = head_set.staged_len() - staged;
+                    yields.insert((r, i), JoinYield::new(run.stats.firings - firings, delta, new));
                     db.commit(rule.head);
                     db.check_pred(rule.head)?;
                 }

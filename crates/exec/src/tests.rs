@@ -1738,3 +1738,29 @@ fn an_input_set_no_rule_probes_is_given_back_and_built_again() {
     assert!(db.remove(e, &ab) && !db.contains(e, &ab) && db.len(e) == 4);
     assert!(!db.remove(e, &ab));
 }
+
+/// A join is split only when the last time it ran it made many firings, and many per new
+/// tuple: the merge stages every new tuple again on one thread. Its first run, with
+/// nothing to go by, is not split, unless every join is to be ([`Threads::splitting_from`]).
+#[test]
+fn joins_split_only_where_firings_are_many_per_new_tuple() {
+    let two = Threads::new(2);
+    let many = crate::DEFAULT_MIN_SPLIT_FIRINGS;
+    let delta = 10_000;
+    let last = |firings: u64, new: u32| Some(crate::JoinYield::new(firings, delta, new));
+    // A non-linear closure's join: hundreds of firings per new tuple.
+    assert_eq!(two.for_join(last(100 * many, many as u32 / 50), delta).count(), 2);
+    // Every firing a new tuple (a forest's closure), or five per new tuple (a random graph's
+    // right-linear one): as many firings, but the merge would redo most of the work.
+    assert_eq!(two.for_join(last(many, many as u32), delta).count(), 1);
+    assert_eq!(two.for_join(last(5 * many, many as u32), delta).count(), 1);
+    // Firings per new tuple at the bound split; too few firings expected do not.
+    let at_bound = (crate::MIN_SPLIT_FIRINGS_PER_NEW as u64 * many, many as u32);
+    assert_eq!(two.for_join(last(at_bound.0, at_bound.1), delta).count(), 2);
+    assert_eq!(two.for_join(last(many, 0), delta / 2).count(), 1);
+    // A join that found nothing new splits when it is expected to fire enough.
+    assert_eq!(two.for_join(last(many, 0), delta).count(), 2);
+    assert_eq!(two.for_join(None, delta).count(), 1);
+    assert_eq!(two.splitting_from(4).for_join(None, delta).count(), 2);
+    assert_eq!(Threads::ONE.for_join(last(100 * many, 1), delta).count(), 1);
+}
