@@ -89,6 +89,10 @@ struct KeyMap {
     /// For width 1: the id (or [`NIL`]) of every value below its length. Such values are
     /// never looked up in `table`.
     direct: Vec<u32>,
+    /// The id [`KeyMap::insert`] returned last (when below `len`): a join derives its
+    /// tuples in runs of one prefix (the inner loop binds the last column), so most
+    /// inserts find their group here without the map's load, which misses the cache.
+    last: u32,
 }
 
 impl KeyMap {
@@ -131,6 +135,18 @@ impl KeyMap {
     /// The id of the key, added if new.
     #[inline]
     fn insert(&mut self, key: impl Fn(usize) -> u32) -> u32 {
+        let (w, last) = (self.width, self.last);
+        if last < self.len && w > 0 && self.keys[last as usize * w..][..w].iter().enumerate().all(|(i, &v)| v == key(i))
+        {
+            return last;
+        }
+        let id = self.insert_uncached(&key);
+        self.last = id;
+        id
+    }
+
+    #[inline]
+    fn insert_uncached(&mut self, key: &impl Fn(usize) -> u32) -> u32 {
         match self.width {
             0 => {
                 self.len = 1;
@@ -139,18 +155,18 @@ impl KeyMap {
             1 => {
                 let v = key(0) as usize;
                 if v >= self.direct.len() && !self.grow_direct(v) {
-                    return self.insert_hashed(&key);
+                    return self.insert_hashed(key);
                 }
                 match self.direct[v] {
                     NIL => {
-                        let id = self.push(&key);
+                        let id = self.push(key);
                         self.direct[v] = id;
                         id
                     }
                     id => id,
                 }
             }
-            _ => self.insert_hashed(&key),
+            _ => self.insert_hashed(key),
         }
     }
 
