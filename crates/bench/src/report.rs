@@ -1460,10 +1460,10 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("Why the misses, where they are:");
     r.line("");
     r.line("- Memory. A run's peak includes the pages of its own code and libraries, and dlc's floor is above");
-    r.line("  Soufflé's: the one-edge chain row (chain2) is start-up alone. Of dlc's floor about 4.8 MiB are");
+    r.line("  Soufflé's: the one-edge chain row (chain2) is start-up alone. Of dlc's floor about 5 MiB are");
     r.line("  file-backed pages (read with `/proc/PID/status` while an empty program waited for its input):");
     r.line("  about 3 MiB of dlc's own code — the kernel maps 64 KiB around each page that start-up touches");
-    r.line("  (the command line, the Soufflé front end, planning, the engine, spread over 9.3 MB of text) —");
+    r.line("  (the command line, the Soufflé front end, planning, the engine, spread over 11.7 MB of text) —");
     r.line("  and 1.2 MiB of libc; the heap is under 0.5 MiB. On rows of 6–20 MiB that floor is part of the");
     r.line("  gap. Above it, dlc stores a binary relation as rows plus a set plus each index (row ids and");
     r.line("  the other column per tuple), where Soufflé's B-trees hold each tuple once per index.");
