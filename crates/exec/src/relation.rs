@@ -91,7 +91,7 @@ struct KeyMap {
     direct: Vec<u32>,
     /// The id [`KeyMap::insert`] returned last (when below `len`): a join derives its
     /// tuples in runs of one prefix (the inner loop binds the last column), so most
-    /// inserts find their group here without the map's load, which misses the cache.
+    /// inserts find their group here without the map's load, which may miss the cache.
     last: u32,
 }
 
