@@ -169,7 +169,7 @@ pub const DEFAULT_MIN_SPLIT_ROWS: u32 = 4096;
 /// slower split; the split pays where firings are many per new tuple.
 pub const DEFAULT_MIN_SPLIT_FIRINGS: u64 = 1 << 17;
 
-/// The fewest firings per new tuple for which a join is split ([`Threads::for_join`]).
+/// The fewest firings per new tuple for which a join is split (`Threads::for_join`).
 /// Measured through the binary on two cores: the joins that ran slower split made 1 to 5
 /// firings per new tuple (a forest's, a random graph's and a bounded-hop closure, the
 /// complement under a negation), those that ran faster 200 to 570 (non-linear closures).
