@@ -32,7 +32,7 @@ impl Machine {
             .unwrap_or(0.0);
         Machine {
             cpu,
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cores: crate::binary::cores(),
             memory_gib: memory_kib / 1024.0 / 1024.0,
             load_before: load_average(),
             load_after: String::new(),
@@ -144,6 +144,12 @@ fn chosen(summary: &Summary) -> &'static str {
 /// How much slower than one thread a run on every core may measure and still count as
 /// noise: runs of a few milliseconds vary by about ten per cent from run to run.
 const THREAD_NOISE: f64 = 1.1;
+
+/// The time and peak memory of a binary job's run on every core (`binary::on_every_core`),
+/// when it made one.
+fn every_core(s: &Summary) -> Option<(f64, f64)> {
+    Some((s.get("cores_secs")?, s.get("cores_rss_mib")?))
+}
 
 /// A binary row's output: the whole relation, or the point query's `Q`.
 fn output_label(row: &suite::BinaryRow) -> String {
@@ -391,20 +397,19 @@ impl Report<'_> {
         for row in &self.suite.binary {
             let dlc = self.get(&row.job(System::DlcBinary));
             let mut cells = vec![row.workload.label(), output_label(row), cell(&dlc)];
-            let every = |s: &Summary| (s.get("cores_secs"), s.get("cores_rss_mib"));
-            match dlc.as_ref().map(every) {
-                Ok((Some(t), Some(m))) => cells
-                    .extend([format!("{}, {}", secs(t), mib(m)), ratio(dlc.as_ref().map_or(f64::NAN, |d| d.secs) / t)]),
+            let dlc_every = dlc.as_ref().ok().and_then(every_core);
+            match (&dlc, dlc_every) {
+                (Ok(d), Some((t, m))) => cells.extend([format!("{}, {}", secs(t), mib(m)), ratio(d.secs / t)]),
                 _ => cells.extend(["–".to_string(), "–".to_string()]),
             }
             if souffle {
                 let compiled = self.get(&row.job(System::SouffleCompiled));
                 cells.push(cell(&compiled));
-                match (compiled.as_ref().map(every), &dlc) {
-                    (Ok((Some(t), Some(m))), Ok(d)) => cells.extend([
+                match (&compiled, compiled.as_ref().ok().and_then(every_core), &dlc) {
+                    (Ok(c), Some((t, m)), Ok(_)) => cells.extend([
                         format!("{}, {}", secs(t), mib(m)),
-                        ratio(compiled.as_ref().map_or(f64::NAN, |c| c.secs) / t),
-                        ratio(d.get("cores_secs").unwrap_or(f64::NAN) / t),
+                        ratio(c.secs / t),
+                        ratio(dlc_every.map_or(f64::NAN, |(dlc_t, _)| dlc_t) / t),
                     ]),
                     _ => cells.extend(["–".to_string(), "–".to_string(), "–".to_string()]),
                 }
@@ -453,7 +458,7 @@ impl Report<'_> {
                 pt_met &= time <= 0.5;
                 points_to.push(format!("{what}: {}", ratio(time)));
             }
-            if let Some(every) = d.get("cores_secs") {
+            if let Some((every, _)) = every_core(&d) {
                 let speedup = d.secs / every;
                 if speedup < 1.0 / THREAD_NOISE {
                     slower_on_cores.push(format!("{what} ({})", ratio(speedup)));
