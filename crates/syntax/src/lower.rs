@@ -51,11 +51,13 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
     // only numbers out of range then.
     let typed = typing.diagnostics.is_empty();
     diagnostics.extend(typing.diagnostics);
-    let mut lowering = Lowering { program: &mut program, comparisons: &typing.comparisons, diagnostics: Vec::new() };
+    let mut lowering =
+        Lowering { program: &mut program, comparisons: &typing.comparisons, statement: 0, diagnostics: Vec::new() };
 
     let mut reported_anonymous = Vec::new();
     let mut queries = Vec::new();
-    for statement in &file.statements {
+    for (index, statement) in file.statements.iter().enumerate() {
+        lowering.statement = index;
         match statement {
             Statement::Rule(rule) => {
                 let lowered = lower_rule(&mut lowering, rule, &mut reported_anonymous, &mut diagnostics);
@@ -187,7 +189,10 @@ impl FreshVars {
 /// the reports of constants that are no value of their type.
 struct Lowering<'a> {
     program: &'a mut Program,
-    comparisons: &'a std::collections::HashMap<Span, ValueType>,
+    comparisons: &'a std::collections::HashMap<crate::types::ComparisonSite, ValueType>,
+    /// The index of the statement being lowered, which with a literal's position in its
+    /// body finds the comparison's type.
+    statement: usize,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -370,7 +375,7 @@ fn lower_rule(
     let mut computed = Vec::new();
     let head = lower_atom(lowering, head_pred, &rule.head, &mut fresh, &mut computed);
     let mut lowered = ir::Rule::positive(head, Vec::new(), rule.span, Origin::Source);
-    for literal in &rule.body {
+    for (position, literal) in rule.body.iter().enumerate() {
         match literal {
             ast::Literal::Atom(atom) => {
                 let pred = lookup(lowering.program, atom);
@@ -396,7 +401,8 @@ fn lower_rule(
                         diagnostics.extend(integer_operand(term, c.domain));
                     }
                 }
-                let ty = lowering.comparisons.get(&c.span).copied().unwrap_or(c.domain);
+                let site = crate::types::ComparisonSite { statement: lowering.statement, literal: position };
+                let ty = lowering.comparisons.get(&site).copied().unwrap_or(c.domain);
                 for term in [&c.left, &c.right] {
                     if let Some(report) = constant_without_value(lowering.program, ty, term) {
                         lowering.diagnostics.push(report);
@@ -515,7 +521,7 @@ pub(crate) fn lower_query(program: &mut Program, atom: &ast::Atom) -> Result<Que
         return Err(IrError::QueryOnEdb { pred, span: atom.span }.to_diagnostic(program));
     }
     let mut fresh = FreshVars::new(&atom.args);
-    let mut lowering = Lowering { program, comparisons: &Default::default(), diagnostics: Vec::new() };
+    let mut lowering = Lowering { program, comparisons: &Default::default(), statement: 0, diagnostics: Vec::new() };
     let atom = lower_atom(&mut lowering, pred, atom, &mut fresh, &mut Vec::new());
     match lowering.diagnostics.into_iter().next() {
         Some(report) => Err(report),

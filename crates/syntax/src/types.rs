@@ -187,8 +187,17 @@ struct Scope<'s> {
 pub(crate) struct Typing {
     /// The contradictions (E0028).
     pub diagnostics: Vec<Diagnostic>,
-    /// The type of each comparison's operands, by the comparison's span.
-    pub comparisons: HashMap<Span, ValueType>,
+    /// The type of each comparison's operands, by where the comparison stands.
+    pub comparisons: HashMap<ComparisonSite, ValueType>,
+}
+
+/// Where a comparison stands in the file: its statement and its literal in that rule's
+/// body. Not its span: one `#define`d comparison used in two rules has one span and may
+/// compare symbols in one and numbers in the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct ComparisonSite {
+    pub statement: usize,
+    pub literal: usize,
 }
 
 /// Infers (dlc dialect) or checks (Soufflé) the column types of every predicate of the
@@ -215,12 +224,12 @@ pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
         let pred: PredId = program.lookup_source(&atom.pred.text)?;
         (i < program.pred(pred).arity).then(|| columns[pred.index()] + i)
     };
-    for statement in &file.statements {
-        let (atoms, comparisons): (Vec<&ast::Atom>, Vec<&ast::Comparison>) = match statement {
+    for (index, statement) in file.statements.iter().enumerate() {
+        let (atoms, comparisons): (Vec<&ast::Atom>, Vec<(usize, &ast::Comparison)>) = match statement {
             Statement::Rule(rule) => {
                 let mut atoms = vec![&rule.head];
                 let mut comparisons = Vec::new();
-                for literal in &rule.body {
+                for (position, literal) in rule.body.iter().enumerate() {
                     match literal {
                         ast::Literal::Atom(atom) | ast::Literal::Negated { atom, .. } => atoms.push(atom),
                         ast::Literal::Compare(c) => {
@@ -230,7 +239,7 @@ pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
                                     atoms.extend(body.iter().filter_map(ast::Literal::atom));
                                 }
                             }
-                            comparisons.push(c)
+                            comparisons.push((position, c))
                         }
                     }
                 }
@@ -247,7 +256,7 @@ pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
                 scope.meet(column, term);
             }
         }
-        for c in comparisons {
+        for (position, c) in comparisons {
             // An ordering comparison of the dlc dialect compares integers; Soufflé's front
             // end has marked those of its symbols and unsigned values. A constant operand
             // is evidence of what the operator says it is (one that is no integer is
@@ -268,13 +277,13 @@ pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
             // A contradiction is shown at a constant operand, or else at the comparison.
             let site = [&c.right, &c.left].into_iter().find(|t| t.constant_text().is_some()).map_or(c.span, |t| t.span);
             scope.solver.join(left, right, site);
-            compared.push((c.span, left));
+            compared.push((ComparisonSite { statement: index, literal: position }, left));
         }
     }
     for (pred, &first) in program.preds.iter_mut().zip(&columns) {
         pred.types = (0..pred.arity).map(|i| solver.resolved(first + i)).collect();
     }
-    let comparisons = compared.into_iter().map(|(span, node)| (span, solver.resolved(node))).collect();
+    let comparisons = compared.into_iter().map(|(site, node)| (site, solver.resolved(node))).collect();
     for (node, span) in negations {
         if solver.resolved(node) == ValueType::Unsigned {
             solver.diagnostics.push(
