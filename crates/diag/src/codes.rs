@@ -106,6 +106,8 @@ codes! {
         "an `unsigned` has no negative values: subtract from a value instead (`0 - x` wraps around), or use a `number`";
     AGGREGATE_CYCLE = "E0033", "cycle through an aggregate",
         "an aggregate reads complete relations: its body may not depend on the rule's own head; compute what it reads in rules that do not";
+    INLINE_RESTRICTION = "E0034", "relation that cannot be inlined",
+        "an `inline` relation is unfolded into the rules that use it: it may not be recursive, read or written, aggregated over, or negated with variables of its own";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

@@ -260,6 +260,18 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
+    /// The operator that holds exactly where this one does not.
+    pub fn negated(self) -> CmpOp {
+        match self {
+            CmpOp::Eq => CmpOp::Ne,
+            CmpOp::Ne => CmpOp::Eq,
+            CmpOp::Lt => CmpOp::Ge,
+            CmpOp::Le => CmpOp::Gt,
+            CmpOp::Gt => CmpOp::Le,
+            CmpOp::Ge => CmpOp::Lt,
+        }
+    }
+
     /// The operator as written in both dialects.
     pub fn text(self) -> &'static str {
         match self {

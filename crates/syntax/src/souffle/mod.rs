@@ -9,6 +9,7 @@
 //! is bounded ([`MAX_NESTING`]), so it is parsed by hand: statements are `.`-terminated
 //! clauses or directives whose end their shape decides, and newlines carry no meaning.
 
+mod inline;
 mod lexer;
 
 use crate::ast::{self, Statement, TermKind};
@@ -182,6 +183,8 @@ struct Decl {
     types: Vec<String>,
     /// The attributes' names.
     attributes: Vec<String>,
+    /// Declared `inline`: unfolded into the clauses that use it ([`inline`]).
+    inline: bool,
 }
 
 /// An I/O directive before its relation is resolved.
@@ -276,8 +279,20 @@ fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Di
     let mut parser = Parser::new(&tokens, &texts, eof);
     parser.program();
     diagnostics.append(&mut parser.diagnostics);
-    let Parser { clauses, queries, decls, ios, types, type_spans, .. } = parser;
+    let Parser { clauses, queries, mut decls, ios, types, type_spans, .. } = parser;
     diagnostics.extend(type_cycles(&types, &type_spans));
+    let inlined: Vec<inline::Inlined> = decls
+        .iter()
+        .filter(|d| d.inline)
+        .map(|d| inline::Inlined { name: d.name.clone(), arity: d.arity, span: d.span })
+        .collect();
+    let io_names: Vec<(&str, Span)> = ios.iter().map(|(_, io)| (io.name.as_str(), io.span)).collect();
+    let clauses = inline::unfold(clauses, &inlined, &io_names, &mut diagnostics);
+    // An inlined relation is gone once unfolded; a use left behind by an error is
+    // reported against its declaration, which stays.
+    if !diag::has_errors(&diagnostics) {
+        decls.retain(|d| !d.inline);
+    }
     let mut front = check(clauses, queries, decls, ios, &types, Span::new(file, 0..src.len()), &mut diagnostics);
     front.types = types;
     (front, diagnostics)
@@ -704,13 +719,18 @@ impl<'a> Parser<'a> {
             }
         }
         // Qualifiers that choose a data structure or an optimisation change no answer.
+        let mut inline = false;
         while let Some(t) = self.peek().filter(|t| t.kind == Kind::Ident) {
             if self.peek_at(1).is_some_and(|n| n.kind == Kind::LParen) {
                 break;
             }
             match self.text(t) {
-                "brie" | "btree" | "btree_delete" | "inline" | "no_inline" | "magic" | "no_magic" | "overridable"
-                | "override" | "input" | "output" | "printsize" => {
+                "inline" => {
+                    inline = true;
+                    self.bump();
+                }
+                "brie" | "btree" | "btree_delete" | "no_inline" | "magic" | "no_magic" | "overridable" | "override"
+                | "input" | "output" | "printsize" => {
                     self.bump();
                 }
                 "eqrel" => return Err(self.unsupported(t.span, "an equivalence relation (`eqrel`)")),
@@ -745,6 +765,7 @@ impl<'a> Parser<'a> {
                 span: name.span,
                 types: types.clone(),
                 attributes: attributes.clone(),
+                inline,
             });
         }
         Ok(())
@@ -1330,6 +1351,7 @@ fn check(
                     span: io.span,
                     types: decl.types.clone(),
                     attributes: decl.attributes.clone(),
+                    inline: false,
                 });
                 let filename = Some(io.filename.clone().unwrap_or_else(|| format!("{}.facts", io.name)));
                 inputs.push(RawIo { name: hidden, filename, ..io });
