@@ -386,6 +386,10 @@ fn lower_rule(
                 lowered.negated.push(lower_atom(lowering, pred, atom, &mut fresh, &mut computed));
             }
             ast::Literal::Compare(c) => {
+                let site = crate::types::ComparisonSite { statement: lowering.statement, literal: position };
+                // The type inference found for the comparison: an ordering of `unsigned`
+                // expressions takes unsigned constants even where no operand is a column.
+                let ty = lowering.comparisons.get(&site).copied().unwrap_or(c.domain);
                 for term in [&c.left, &c.right].into_iter().flat_map(|t| t.subterms()) {
                     if term.kind == TermKind::Anon {
                         reported_anonymous.push(term.span);
@@ -397,12 +401,10 @@ fn lower_rule(
                             .with_primary(term.span, "`_` in a comparison"),
                         );
                     }
-                    if c.op.is_ordering() && c.domain != ValueType::Symbol {
-                        diagnostics.extend(integer_operand(term, c.domain));
+                    if c.op.is_ordering() && c.domain != ValueType::Symbol && ty != ValueType::Symbol {
+                        diagnostics.extend(integer_operand(term, ty));
                     }
                 }
-                let site = crate::types::ComparisonSite { statement: lowering.statement, literal: position };
-                let ty = lowering.comparisons.get(&site).copied().unwrap_or(c.domain);
                 for term in [&c.left, &c.right] {
                     if let Some(report) = constant_without_value(lowering.program, ty, term) {
                         lowering.diagnostics.push(report);
