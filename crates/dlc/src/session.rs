@@ -149,7 +149,8 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
         }
         Dialect::Souffle => {
             let mut includes = load::IncludeFiles::new(&mut sources);
-            let (parsed, diagnostics) = syntax::souffle::parse_program(&text, file, &mut includes);
+            let queried = args.query.as_deref().and_then(syntax::souffle::query_relation);
+            let (parsed, diagnostics) = syntax::souffle::parse_program_for_query(&text, file, &mut includes, queried);
             match parsed {
                 Some(s) => {
                     let io = SouffleIo {

@@ -383,3 +383,38 @@ fn updates_maintain_every_output_relation() {
         assert_eq!(files(&maintained), files(&fresh), "{maintenance}");
     }
 }
+
+/// A query selects from a relation that only facts in the program define, or that only
+/// an `.input` fills: Soufflé holds those facts in the relation, so they are its answers,
+/// in every mode, on the command line and in the file.
+#[test]
+fn a_query_answers_from_facts_in_the_program_and_from_an_input() {
+    let dir = scratch("query-facts");
+    std::fs::create_dir_all(dir.join("in")).unwrap();
+    let program = dir.join("prog.dl");
+    std::fs::write(
+        &program,
+        ".decl r(x: number, y: number)\nr(1, 2). r(1, 3). r(2, 4).\n\
+         .decl e(x: number, y: number)\n.input e\n\
+         .decl s(x: number)\ns(x) :- r(x, _), e(x, _).\n.output s\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("in/e.facts"), "1\t5\n1\t6\n7\t8\n").unwrap();
+    let (program, input) = (program.to_str().unwrap(), dir.join("in"));
+    for mode in [&[][..], &["--no-magic"], &["--engine", "reference"], &["--magic", "on"]] {
+        let run = |query: &str| {
+            let mut args = vec![program, "-F", input.to_str().unwrap(), "--query", query, "--no-timing"];
+            args.extend_from_slice(mode);
+            dlc(&args)
+        };
+        let facts = run("r(1, y)");
+        assert_eq!((facts.code, facts.stdout.as_str()), (0, "r(1,2)\nr(1,3)\n"), "{mode:?}: {}", facts.stderr);
+        let read = run("e(1, y)");
+        assert_eq!((read.code, read.stdout.as_str()), (0, "e(1,5)\ne(1,6)\n"), "{mode:?}: {}", read.stderr);
+    }
+    let in_file = dir.join("query.dl");
+    std::fs::write(&in_file, ".decl r(x: symbol)\nr(\"a\"). r(\"b\").\n?- r(y).\n").unwrap();
+    let out = dlc(&[in_file.to_str().unwrap(), "--no-timing"]);
+    assert_eq!((out.code, out.stdout.as_str()), (0, "r(a)\nr(b)\n"), "{}", out.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}

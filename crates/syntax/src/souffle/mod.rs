@@ -89,7 +89,21 @@ pub fn parse_program(
     file: FileId,
     includes: &mut dyn Includes,
 ) -> (Option<SouffleProgram>, Vec<Diagnostic>) {
-    let (front, mut diagnostics) = front(src, file, includes);
+    parse_program_for_query(src, file, includes, None)
+}
+
+/// Parses and lowers a Soufflé program that a query on the relation `queried` will
+/// select from. Such a relation is made a derived one even when only facts in the
+/// program or an `.input` define it (its facts become rules with an empty body, its
+/// input is read into `r_input`), since a query reads a derived relation; this is how
+/// `--query` answers from a relation Soufflé holds facts in.
+pub fn parse_program_for_query(
+    src: &str,
+    file: FileId,
+    includes: &mut dyn Includes,
+    queried: Option<&str>,
+) -> (Option<SouffleProgram>, Vec<Diagnostic>) {
+    let (front, mut diagnostics) = front_for_query(src, file, includes, queried);
     let failed = diag::has_errors(&diagnostics);
     let (program, lowering) = crate::lower(&front.file);
     diagnostics.extend(lowering);
@@ -270,8 +284,27 @@ fn type_cycles(types: &HashMap<String, Vec<String>>, spans: &[(String, Span)]) -
     diagnostics
 }
 
+/// The relation a query's text names (`path` of `?- path(1, y).`), if it starts with one.
+pub fn query_relation(src: &str) -> Option<&str> {
+    let mut tokens = lex(src, 0).into_iter().filter(|(kind, _)| *kind != Kind::QueryOp);
+    match tokens.next() {
+        Some((Kind::Ident, range)) => src.get(range),
+        _ => None,
+    }
+}
+
 /// Preprocesses, parses and checks declarations; builds the native AST.
 fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Diagnostic>) {
+    front_for_query(src, file, includes, None)
+}
+
+/// [`front`], with the relation a query will select from made a derived one.
+fn front_for_query(
+    src: &str,
+    file: FileId,
+    includes: &mut dyn Includes,
+    queried: Option<&str>,
+) -> (Front, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
     let mut texts = Texts { files: vec![(file, src.to_string())] };
     let tokens = preprocess(file, &mut texts, includes, &mut diagnostics);
@@ -293,7 +326,9 @@ fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Di
     if !diag::has_errors(&diagnostics) {
         decls.retain(|d| !d.inline);
     }
-    let mut front = check(clauses, queries, decls, ios, &types, Span::new(file, 0..src.len()), &mut diagnostics);
+    let whole = Span::new(file, 0..src.len());
+    let parsed = Parsed { clauses, queries, decls, ios };
+    let mut front = check(parsed, &types, whole, queried, &mut diagnostics);
     front.types = types;
     (front, diagnostics)
 }
@@ -438,6 +473,14 @@ enum IoKind {
     Input,
     Output,
     Printsize,
+}
+
+/// The statements the parser read, before their relations are checked.
+struct Parsed {
+    clauses: Vec<Clause>,
+    queries: Vec<ast::Query>,
+    decls: Vec<Decl>,
+    ios: Vec<(IoKind, RawIo)>,
 }
 
 /// A reported error; the parser then skips to the end of the statement.
@@ -1243,14 +1286,13 @@ fn order_symbols(
 /// Checks declarations (E0019 undeclared, E0020 declared twice, E0004 arity against the
 /// declaration) and I/O directives, and builds the native AST from what passed.
 fn check(
-    clauses: Vec<Clause>,
-    queries: Vec<ast::Query>,
-    decls: Vec<Decl>,
-    ios: Vec<(IoKind, RawIo)>,
+    parsed: Parsed,
     types: &HashMap<String, Vec<String>>,
     whole: Span,
+    queried: Option<&str>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Front {
+    let Parsed { clauses, queries, decls, ios } = parsed;
     let mut declared: HashMap<&str, &Decl> = HashMap::new();
     let mut unique = Vec::new();
     for (i, decl) in decls.iter().enumerate() {
@@ -1309,11 +1351,19 @@ fn check(
     }
     // A fact with an aggregate (`n(count : { e(_, _) }).`) is computed, so its relation
     // is derived as a rule's is.
-    let derived: HashSet<&str> = kept
+    let mut derived: HashSet<&str> = kept
         .iter()
         .flat_map(|c| c.heads.iter().filter(move |h| c.body.is_some() || h.has_aggregate()))
         .map(|h| h.pred.text.as_str())
         .collect();
+    // A query reads a derived relation: one it names (on the command line or in the
+    // file) is made one even when only facts or an `.input` define it.
+    derived.extend(
+        queried
+            .into_iter()
+            .chain(queries.iter().map(|q| q.atom.pred.text.as_str()))
+            .filter(|q| declared.contains_key(q)),
+    );
     let (mut inputs, mut outputs, mut printsize) = (Vec::new(), Vec::new(), Vec::new());
     let (mut copies, mut hidden_decls) = (Vec::new(), Vec::new());
     for (kind, io) in ios {
