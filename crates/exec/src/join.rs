@@ -136,9 +136,50 @@ pub(crate) struct PhysStep {
     /// behind the relation ([`crate::relation::Rows::sync_index_or_defer`]).
     scan_checks: Vec<Check>,
     scan_binds: Vec<(usize, usize)>,
+    /// Nothing after this step reads a value it binds, so every match of it leads to the
+    /// same head tuples: the step stops at its first match that completes (an atom such
+    /// as `c(_, _, _)` is a test that `c` has a row, not a loop over its rows).
+    existential: bool,
 }
 
 impl PhysStep {
+    /// Calls `f` with every slot the step reads: its key, its checks and its filters.
+    fn for_each_read(&self, mut f: impl FnMut(usize)) {
+        let keys = match &self.lookup {
+            Lookup::Index(_, key) | Lookup::Member(key) | Lookup::Locate(key) => key.as_slice(),
+            Lookup::Scan => &[],
+        };
+        for key in keys {
+            if let KeySource::Var(slot) = *key {
+                f(slot);
+            }
+        }
+        for check in self.checks.iter().chain(&self.scan_checks) {
+            if let Check::Var(_, slot) = *check {
+                f(slot);
+            }
+        }
+        let mut operand = |o: &Operand| {
+            if let Operand::Var(slot) = *o {
+                f(slot);
+            }
+        };
+        for filter in &self.filters {
+            match filter {
+                PhysFilter::Compare { left, right, .. } => {
+                    operand(left);
+                    operand(right);
+                }
+                PhysFilter::Assign { value, .. } => operand(value),
+                PhysFilter::CompareComputed { left, right, .. } => {
+                    left.leaves().chain(right.leaves()).for_each(&mut operand)
+                }
+                PhysFilter::AssignComputed { value, .. } => value.leaves().for_each(&mut operand),
+                PhysFilter::Absent { key, .. } => key.iter().for_each(|(_, o)| operand(o)),
+            }
+        }
+    }
+
     /// An index probe whose rows need no test but their range: no checks, no filters,
     /// no guards applied by a filtered index.
     fn is_plain_probe(&self) -> bool {
@@ -163,6 +204,11 @@ pub(crate) struct PhysPlan {
     pub(crate) negations: Vec<PredId>,
     /// The texts of symbols, for comparisons that order them.
     pub(crate) values: Option<Interner<Const>>,
+    /// The first step from which on no step binds a value the head reads: once the steps
+    /// from here on have matched once, every other match of theirs gives the same head
+    /// tuple, so the search goes back to the step before (the number of steps when the
+    /// last step binds such a value, or in the reference engine, which tries every row).
+    existential_from: usize,
 }
 
 /// The rows `lo..hi` of a relation that one step reads, and the relation's tuple set
@@ -237,6 +283,7 @@ impl PhysPlan {
                     filters: Vec::new(),
                     scan_checks: Vec::new(),
                     scan_binds: Vec::new(),
+                    existential: false,
                 }
             })
             .collect();
@@ -322,7 +369,37 @@ impl PhysPlan {
                 std::mem::replace(&mut step.binds, s.binds.iter().map(|&(c, slot)| (at(c), slot)).collect());
         }
         phys.count_guards();
+        // The reference engine enumerates every match, so that its row tests are the
+        // nested loops'; a reduction reads every row of its groups.
+        if plan.reduce.is_none() {
+            phys.mark_existential_steps();
+        }
         phys
+    }
+
+    /// Marks each step none of whose bound values a later step, filter or the head reads,
+    /// and finds where the steps binding only values the head does not read begin.
+    fn mark_existential_steps(&mut self) {
+        let mut read = vec![false; self.var_count];
+        for output in &self.project {
+            if let Output::Var(slot) = *output {
+                read[slot] = true;
+            }
+        }
+        let by_head = read.clone();
+        self.existential_from = 0;
+        for (k, step) in self.steps.iter_mut().enumerate().rev() {
+            let mut bound: Vec<usize> = step.binds.iter().chain(&step.scan_binds).map(|&(_, slot)| slot).collect();
+            bound.extend(step.filters.iter().filter_map(|f| match f {
+                PhysFilter::Assign { slot, .. } | PhysFilter::AssignComputed { slot, .. } => Some(*slot),
+                _ => None,
+            }));
+            step.existential = bound.iter().all(|&slot| !read[slot]);
+            if self.existential_from == 0 && bound.iter().any(|&slot| by_head[slot]) {
+                self.existential_from = k + 1;
+            }
+            step.for_each_read(|slot| read[slot] = true);
+        }
     }
 
     fn count_guards(&mut self) {
@@ -522,6 +599,7 @@ impl PhysPlan {
     }
 
     fn with_steps(plan: &RulePlan, head_arity: usize, steps: Vec<PhysStep>) -> Self {
+        let steps_len = steps.len();
         PhysPlan {
             head: plan.head,
             head_arity,
@@ -531,6 +609,7 @@ impl PhysPlan {
             initial: Vec::new(),
             negations: Vec::new(),
             values: None,
+            existential_from: steps_len,
         }
     }
 
@@ -636,10 +715,15 @@ impl PhysPlan {
             if stop.get() {
                 return;
             }
-            match self.advance(*depth, cursor, views, vals, stats) {
+            let found = self.advance(*depth, cursor, views, vals, stats);
+            if found.is_some() && self.steps[*depth].existential {
+                *cursor = Cursor::Done;
+            }
+            match found {
                 Some(next) if next == self.steps.len() => {
                     stats.firings += 1;
                     leaf(vals, head);
+                    self.unwind_existential(&mut stack);
                 }
                 // The innermost step, where most rows are read, runs in a loop of its own
                 // instead of through the stack.
@@ -650,6 +734,7 @@ impl PhysPlan {
                     // The last step has no steps after it to filter by.
                     debug_assert!(filtered.is_none());
                     let chain = rel.indexes[*id].chain(|i| key[i].value(vals));
+                    let mut matched = false;
                     let has_dead = rel.has_dead();
                     // As `advance` does it, without its per-row dispatch: this is where
                     // most joins spend their time.
@@ -663,14 +748,29 @@ impl PhysPlan {
                         bind(step, entry, vals);
                         stats.firings += 1;
                         leaf(vals, head);
+                        matched = true;
+                        if step.existential {
+                            return ControlFlow::Break(());
+                        }
                         ControlFlow::Continue(())
                     });
+                    if matched {
+                        self.unwind_existential(&mut stack);
+                    }
                 }
                 Some(next) if next + 1 == self.steps.len() => {
                     let mut last = self.open(next, views, vals);
+                    let mut matched = false;
                     while self.advance(next, &mut last, views, vals, stats).is_some() {
                         stats.firings += 1;
                         leaf(vals, head);
+                        matched = true;
+                        if self.steps[next].existential {
+                            break;
+                        }
+                    }
+                    if matched {
+                        self.unwind_existential(&mut stack);
                     }
                 }
                 Some(next) => {
@@ -680,6 +780,25 @@ impl PhysPlan {
                 None => {
                     stack.pop();
                 }
+            }
+        }
+    }
+
+    /// Whether the first step stops at its first match (it binds nothing the rest reads,
+    /// or nothing the head reads is bound at all): split over threads, each chunk would
+    /// find a first match of its own.
+    pub(crate) fn first_step_existential(&self) -> bool {
+        self.existential_from == 0 || self.steps.first().is_some_and(|s| s.existential)
+    }
+
+    /// After a complete match: the steps from [`PhysPlan::existential_from`] on matched
+    /// once, which is all the head needs of them, so their cursors are dropped and the
+    /// search resumes at the step before.
+    #[inline]
+    fn unwind_existential(&self, stack: &mut Vec<(usize, Cursor<'_>)>) {
+        if self.existential_from < self.steps.len() {
+            while stack.last().is_some_and(|(depth, _)| *depth >= self.existential_from) {
+                stack.pop();
             }
         }
     }

@@ -45,7 +45,8 @@ struct Worker {
 
 /// [`run_staged`] over `threads`, when the first step's range is long enough to pay for
 /// them; otherwise (and for a head of arity 0, whose one tuple there is nothing to split
-/// for) on the calling thread.
+/// for, or a first step that stops at its first match, which each chunk would find once)
+/// on the calling thread.
 pub(crate) fn run_staged_split(
     plan: &PhysPlan,
     views: &[View<'_>],
@@ -61,6 +62,7 @@ pub(crate) fn run_staged_split(
         || span < threads.min_split_rows().max(2)
         || rows.arity == 0
         || !plan.scans_first()
+        || plan.first_step_existential()
         || set.failure.is_some()
     {
         run_staged(plan, views, rows, set, scratch, stats);

@@ -1764,3 +1764,21 @@ fn joins_split_only_where_firings_are_many_per_new_tuple() {
     assert_eq!(two.splitting_from(4).for_join(None, delta).count(), 2);
     assert_eq!(Threads::ONE.for_join(last(100 * many, 1), delta).count(), 1);
 }
+
+/// An atom whose values nothing else reads (`B(_, _)`, or `B(X, _)` with `X` bound) is a
+/// test that a row exists: the semi-naive engine stops at its first match, so a rule with
+/// several such atoms costs one firing per binding of the others, not their cross
+/// product; the reference engine still tries every row, as nested loops do.
+#[test]
+fn an_existential_atom_stops_at_its_first_match() {
+    let rows: String = (0..200).map(|i| format!("B({i},{i}). C({i}). ")).collect();
+    let p = with_facts("Q(X) <- A(X), B(_, _), C(Y), B(Y, _)", &format!("A(1). A(2). A(3). {rows}"));
+    let fast = run(&p, Engine::Seminaive);
+    let slow = run(&p, Engine::Reference);
+    assert_eq!(tuples(&p, &fast.db, "Q"), tuples(&p, &slow.db, "Q"));
+    assert_eq!(sorted_text(&p, &fast.db, "Q"), ["(1)", "(2)", "(3)"]);
+    // One firing per `A` fact: `B(_, _)`, `C(Y)` and `B(Y, _)` each stop at a first match.
+    assert_eq!(fast.work, 3);
+    // The reference engine scans `C` and `B` once per match before them.
+    assert!(slow.row_tests.unwrap() >= 3 * 200 * 200, "{:?}", slow.row_tests);
+}
