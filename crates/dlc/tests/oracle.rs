@@ -1258,7 +1258,8 @@ impl AggregateCase {
         format!("E(9, 9).\nN(9).\nP(X, Y) <- E(X, Y)\nP(X, Z) <- P(X, Y), E(Y, Z)\n{rule}\n{b}\n?- A({head_key}V).\n")
     }
 
-    /// A correlated case's text: `A` starts from `N` and steps from each `X` below
+    /// A correlated case's text: `A` starts from `N` and -1 (whose group is empty for
+    /// the first two bodies) and steps from each `X` below
     /// [`AGG_STEP_BELOW`] to the aggregate of the rows of `E` (or `E` and `P`) that pass a
     /// comparison with `X`, a value per binding of `X`, as Soufflé 2.5 evaluates it.
     fn correlated_text(&self) -> String {
@@ -1282,7 +1283,7 @@ impl AggregateCase {
             _ => format!("A(Z) <- A(X), X < {below}, {aggregate} > 1, Z = X + 1"),
         };
         format!(
-            "E(9, 9).\nN(9).\nP(X, Y) <- E(X, Y)\nP(X, Z) <- P(X, Y), E(Y, Z)\nA(X) <- N(X)\n{rule}\n\
+            "E(9, 9).\nN(9).\nP(X, Y) <- E(X, Y)\nP(X, Z) <- P(X, Y), E(Y, Z)\nA(-1) <-\nA(X) <- N(X)\n{rule}\n\
              B(S) <- S = sum V : A(V)\n?- A(V).\n"
         )
     }
@@ -1321,6 +1322,7 @@ impl AggregateCase {
             }
         };
         let mut a: BTreeSet<i32> = n.clone();
+        a.insert(-1);
         loop {
             let next: Vec<i32> = a
                 .iter()
