@@ -139,3 +139,23 @@ fn aggregates_agree_through_update_batches() {
         assert!(same_as_native(&["fixtures/ok/aggregates.dl", "--all", "-D", "-", "--no-timing", "--magic", magic]));
     }
 }
+
+#[test]
+fn correlated_aggregates_of_recursive_rules_agree_through_update_batches() {
+    let dir = common::scratch_in("differential", "correlated");
+    // Each step counts, sums or takes the least of the `V` within its own bound.
+    let program = common::write_file(
+        &dir.join("correlated.dl"),
+        "V(1). V(3). V(6).\nT(5) <-\nT(M) <- T(X), M = min A : { V(A), A < X }\n\
+         C(0, 0) <-\nC(R + 1, Z) <- C(R, _), R < 8, Z = count : { V(A), A <= R }\n\
+         S(0, 0) <-\nS(R + 1, Z) <- S(R, _), R < 8, Z = sum A : { V(A), A < R }\n?- C(R, N).\n",
+    );
+    let updates = common::write_file(&dir.join("correlated.updates"), "-V(3).\n;\n+V(2).\n+V(0).\n;\n-V(1).\n");
+    for magic in ["on", "off", "auto"] {
+        for query in ["C(R, N)", "T(X)", "S(R, Z)"] {
+            let args = [&program, "--updates", &updates, "--check", "--no-timing", "--magic", magic, "--query", query];
+            assert!(same_as_native(&args));
+        }
+        assert!(same_as_native(&[&program, "--all", "-D", "-", "--no-timing", "--magic", magic]));
+    }
+}

@@ -1103,8 +1103,23 @@ impl Maintained {
         Ok(self.finish(report, counts))
     }
 
+    /// Whether some recursive stratum holds a reduction (a correlated aggregate of a
+    /// recursive rule, `reduce.rs`). Its groups are computed once, complete, in the round
+    /// their key appears; a batch could change a group's rows or remove its key while the
+    /// stratum's other facts are over-deleted and rederived through the old value, so
+    /// such a program is recomputed rather than maintained wrongly.
+    fn correlated_recursion(&self) -> bool {
+        let c = &self.compiled;
+        c.strata.iter().any(|s| s.recursive && s.rules.iter().any(|&r| c.rules[r].reduction.is_some()))
+    }
+
     /// How to maintain a batch that deletes `deleted` input facts, and why.
     fn choose(&self, deleted: usize) -> (Method, String) {
+        if self.correlated_recursion() {
+            let why = "a recursive stratum holds a reduction (an aggregate reading a variable of its recursive \
+                       rule), whose groups over-deletion and rederivation do not maintain: the batch is recomputed";
+            return (Method::Recompute, why.into());
+        }
         match self.maintenance {
             Maintenance::Dred => (Method::Dred, "asked for".into()),
             Maintenance::Ranked => (Method::Ranked, "asked for".into()),

@@ -1,7 +1,12 @@
 //! Grouped reductions (`plan::Reduce`): the one thing aggregates add to evaluation.
-//! Lowering turns each aggregate into ordinary rules and one reduction whose rows lie in
-//! a strictly lower stratum, so a reduction runs once, when its stratum starts, over a
-//! complete relation, and its head (alone in its stratum) gets one fact per group.
+//! Lowering turns each aggregate into ordinary rules and one reduction. Usually its rows
+//! lie in a strictly lower stratum, so the reduction runs once, when its stratum starts,
+//! over a complete relation, and its head gets one fact per group. An aggregate that
+//! reads a variable of a recursive rule (a correlated one) has its rows, and so its
+//! reduction, in that rule's recursive stratum; its rows read the groups' keys and
+//! relations of lower strata only, so each group gets all its rows in the one round after
+//! its key first appears, and the engines reduce, round by round, the rows that round
+//! added ([`evaluate_rows`]): each group is reduced once, complete.
 
 use crate::database::Database;
 use crate::join::JoinStats;
@@ -18,9 +23,19 @@ pub(crate) fn is_reduction(plan: &RulePlan) -> bool {
 /// The groups of a reduction's rows and each one's aggregate, in key order: what its
 /// head holds once its stratum ran. Counts one row test per row read.
 pub(crate) fn groups(plan: &RulePlan, db: &Database, stats: &mut JoinStats) -> BTreeMap<Vec<u32>, u32> {
+    let Some(step) = plan.steps.first() else { return BTreeMap::new() };
+    group_rows(plan, db.tuples(step.pred), stats)
+}
+
+/// The groups of `rows` (rows of the reduction's rows relation) and each one's aggregate.
+fn group_rows<'a>(
+    plan: &RulePlan,
+    rows: impl Iterator<Item = &'a [u32]>,
+    stats: &mut JoinStats,
+) -> BTreeMap<Vec<u32>, u32> {
     let mut groups: BTreeMap<Vec<u32>, u32> = BTreeMap::new();
-    let (Some(reduce), Some(step)) = (&plan.reduce, plan.steps.first()) else { return groups };
-    for row in db.tuples(step.pred) {
+    let Some(reduce) = &plan.reduce else { return groups };
+    for row in rows {
         stats.row_tests += 1;
         let value = row.last().copied().unwrap_or(0);
         let key = &row[..reduce.keys.min(row.len())];
@@ -42,6 +57,34 @@ pub(crate) fn evaluate(plan: &RulePlan, db: &mut Database, stats: &mut JoinStats
         db.insert(plan.head, &fact);
     }
     db.check_pred(plan.head)
+}
+
+/// The rows relation of a reduction and the end of its rows now: where the next
+/// [`evaluate_rows`] of a correlated reduction starts.
+pub(crate) fn rows_end(plan: &RulePlan, db: &Database) -> u32 {
+    plan.steps.first().map_or(0, |step| db.rel(step.pred).end())
+}
+
+/// Evaluates a correlated reduction over the rows its relation gained from row `from`
+/// on: the groups a round completed (see the module doc), one fact each. Returns where
+/// the rows end now.
+pub(crate) fn evaluate_rows(
+    plan: &RulePlan,
+    db: &mut Database,
+    from: u32,
+    stats: &mut JoinStats,
+) -> Result<u32, ResourceError> {
+    let Some(step) = plan.steps.first() else { return Ok(0) };
+    let rows = db.rel(step.pred);
+    let end = rows.end();
+    let fresh = (from..end).filter(|&r| rows.is_alive(r)).map(|r| rows.row(r));
+    for (mut fact, value) in group_rows(plan, fresh, stats) {
+        fact.push(value);
+        stats.firings += 1;
+        db.insert(plan.head, &fact);
+    }
+    db.check_pred(plan.head)?;
+    Ok(end)
 }
 
 /// One reduction's rows, relation and keys, as maintenance reads them.

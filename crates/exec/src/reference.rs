@@ -40,6 +40,15 @@ pub(crate) fn evaluate(
         // pass over them is its fixpoint (and one round).
         let reduced: Vec<&plan::RulePlan> =
             stratum.rules.iter().map(|id| &plan.rules[id.index()]).filter(|r| r.fires() && is_reduction(r)).collect();
+        let members: Vec<PhysPlan> =
+            stratum.rules.iter().filter_map(|id| position_of[id.index()]).map(|k| plans[k].clone()).collect();
+        if stratum.recursive && !reduced.is_empty() {
+            // Correlated reductions (`reduce.rs`): their rows are in this stratum, and a
+            // group's rows all come in one round, so reducing every round over all rows
+            // gives each group its one value.
+            fixpoint_reducing(&members, &reduced, db, run)?;
+            continue;
+        }
         if !reduced.is_empty() {
             let snapshot = db.ends();
             for r in reduced {
@@ -47,8 +56,6 @@ pub(crate) fn evaluate(
             }
             run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
         }
-        let members: Vec<PhysPlan> =
-            stratum.rules.iter().filter_map(|id| position_of[id.index()]).map(|k| plans[k].clone()).collect();
         if !members.is_empty() {
             fixpoint(&members, db, run)?;
         }
@@ -58,8 +65,22 @@ pub(crate) fn evaluate(
 
 /// The naive fixpoint of `plans`.
 fn fixpoint(plans: &[PhysPlan], db: &mut Database, run: &mut Run) -> Result<(), ResourceError> {
+    fixpoint_reducing(plans, &[], db, run)
+}
+
+/// The naive fixpoint of `plans`, each round starting with the `reductions` over the
+/// rows the rounds before derived (facts they already have are not added again).
+fn fixpoint_reducing(
+    plans: &[PhysPlan],
+    reductions: &[&plan::RulePlan],
+    db: &mut Database,
+    run: &mut Run,
+) -> Result<(), ResourceError> {
     loop {
         let snapshot = db.ends();
+        for r in reductions {
+            crate::reduce::evaluate(r, db, &mut run.stats)?;
+        }
         for phys in plans {
             let Database { rows, sets, .. } = &mut *db;
             let steps = phys.steps.iter().map(|s| s.pred);

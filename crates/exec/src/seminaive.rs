@@ -52,8 +52,9 @@ pub(crate) struct CompiledRule {
     pub(crate) text: Option<ir::Rule>,
     /// The program's values, for comparisons that order them as integers.
     pub(crate) values: ir::Interner<ir::Const>,
-    /// The plan of a reduction (`reduce.rs`), which runs once when its stratum starts,
-    /// in place of joins: such a rule has no delta or fixpoint plans.
+    /// The plan of a reduction (`reduce.rs`), which runs once when its stratum starts
+    /// (and, in a recursive stratum, over each round's new rows), in place of joins: such
+    /// a rule has no delta or fixpoint plans.
     pub(crate) reduction: Option<plan::RulePlan>,
 }
 
@@ -422,11 +423,33 @@ pub(crate) fn propagate_with(
                 }
             }
         }
+        // A recursive stratum's reductions are correlated ones (`reduce.rs`): each round
+        // first reduces the groups the round before completed, which this round's joins
+        // then read as delta. Each holds where its rows were reduced up to.
+        let mut reduced: Vec<(&plan::RulePlan, u32)> = match stratum.recursive {
+            true => stratum
+                .rules
+                .iter()
+                .filter_map(|&r| c.rules[r].reduction.as_ref())
+                .map(|plan| {
+                    // Rows before `start` were reduced by the evaluation that made them.
+                    let from = match (fire_facts, plan.steps.first()) {
+                        (false, Some(step)) => start[step.pred.index()],
+                        _ => crate::reduce::rows_end(plan, db),
+                    };
+                    (plan, from)
+                })
+                .collect(),
+            false => Vec::new(),
+        };
         let mut guards = StratumIndexes::new(stratum);
         // Per join, what it did the last time it ran: what decides whether splitting it
         // over threads pays.
         let mut yields: FxHashMap<(usize, usize), JoinYield> = FxHashMap::default();
         loop {
+            for (plan, from) in &mut reduced {
+                *from = crate::reduce::evaluate_rows(plan, db, *from, &mut run.stats)?;
+            }
             for &q in &stratum.reads {
                 hi[q.index()] = db.rel(q).end();
             }

@@ -238,9 +238,10 @@ fn render_rule<'s, T: Timestamp + Lattice + Ord, const N: usize>(
 }
 
 /// The head rows of a reduction over `rows`: the rows keyed by their group's columns,
-/// each group reduced to its aggregate. The rows relation lies in a lower stratum and is
-/// a set (an input, or a stratum's distinct output), so every row a group holds counts
-/// once; when an epoch retracts rows, the operator recomputes the groups they touched
+/// each group reduced to its aggregate. The rows relation is a set (an input, a lower
+/// stratum's distinct output or, for a correlated aggregate of a recursive rule, a
+/// variable of the same iterative scope, whose rows are made distinct too), so every row
+/// a group holds counts once; when an epoch retracts rows, the operator recomputes the groups they touched
 /// and retracts their old aggregates, and a group left without rows has none.
 fn reduce<'s, T: Timestamp + Lattice + Ord, const N: usize>(
     reduction: Reduction,

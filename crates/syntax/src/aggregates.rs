@@ -29,7 +29,7 @@ pub(crate) fn check(file: &ast::File) -> Vec<Diagnostic> {
 
 /// The atoms a rule reads, each with whether it is in an aggregate's body: the body's
 /// atoms and those of every aggregate in the rule (bodies do not nest).
-fn read_atoms(rule: &ast::Rule) -> Vec<(&ast::Atom, bool)> {
+pub(crate) fn read_atoms(rule: &ast::Rule) -> Vec<(&ast::Atom, bool)> {
     let mut out = Vec::new();
     let mut terms: Vec<&Term> = rule.head.args.iter().collect();
     for literal in &rule.body {

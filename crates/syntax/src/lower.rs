@@ -16,7 +16,7 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
         return (None, diagnostics);
     }
     // From here on, an aggregate is ordinary rules around one reduction each.
-    let (desugared, reports) = crate::reductions::desugar(file);
+    let (desugared, sentinels, reports) = crate::reductions::desugar(file);
     if !reports.is_empty() {
         return (None, reports);
     }
@@ -75,6 +75,18 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
             Statement::Query(query) => queries.push(query),
             Statement::Error(_) => {}
         }
+    }
+    // The sentinel rows of correlated `count`s and `sum`s, whose local columns hold a
+    // fixed value of their inferred type: the empty symbol or 0.
+    for sentinel in &sentinels {
+        let Some(rows) = lowering.program.lookup_source(&sentinel.rows) else { continue };
+        let types = lowering.program.preds[rows.index()].types.clone();
+        let rule = sentinel.rule(|column| match types.get(column) {
+            Some(ValueType::Symbol) => TermKind::Str(String::new()),
+            _ => TermKind::Int("0".into()),
+        });
+        let lowered = lower_rule(&mut lowering, &rule, &mut reported_anonymous, &mut diagnostics);
+        lowering.program.add_rule(lowered);
     }
     diagnostics.extend(lowering.diagnostics.into_iter().filter(|d| typed || d.code != Code::TYPE_MISMATCH));
 

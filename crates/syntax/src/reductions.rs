@@ -18,13 +18,25 @@
 //! - the rule reads `h_aggi_all(K, V)` (or `h_aggi(K, V)`) and has the fresh variable
 //!   `V` where the aggregate was.
 //!
+//! A correlated aggregate (one whose body reads a key that its atoms do not bind, as in
+//! `T(m) :- T(x), m = min a : { V(a), a < x }`) has its rows rule read the keys:
+//! `h_aggi_rows(K, L, v) :- h_aggi_keys(K), body.` When the rule is recursive through its
+//! other literals, the keys, rows and reduction then lie in the head's recursive stratum
+//! (the body itself cannot: that is E0033), where the engines reduce each group once,
+//! complete, in the round its rows appear. A negation there would be a cycle through
+//! negation, so `count` and `sum` give an empty group its 0 by a *sentinel* row instead:
+//! the rows are `h_aggi_rows(K, 1, L, x)` with `x` the value (1 for `count`), each key
+//! gets `h_aggi_rows(K, 0, Z, 0)` (`Z` a fixed value of each local's type, added by
+//! lowering once the types are known, see [`Sentinel`]), the flag column keeping it apart
+//! from every real row, and both reduce by `sum`.
+//!
 //! A generated name that the program already uses gets a further number, as a Soufflé
 //! input relation's copy `r_input` does.
 
 use crate::ast::{self, AggregateOp, Atom, Comparison, Literal, Name, Statement, Term, TermKind};
 use diag::{Code, Diagnostic, Span};
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// The file with each fact that holds an aggregate (`n(count : e(_, _)).`, which Soufflé
 /// accepts) made a rule with an empty body, as it is computed: its predicate is derived
@@ -47,9 +59,77 @@ pub(crate) fn computed_facts_as_rules(file: &ast::File) -> Cow<'_, ast::File> {
     Cow::Owned(file)
 }
 
-/// The file with every aggregate rewritten; the reports of aggregates it cannot rewrite
-/// (a group key bound only through another aggregate's value).
-pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Diagnostic>) {
+/// The sentinel row of a correlated `count` or `sum` in a recursive rule (see the module
+/// doc): `rows(K, 0, Z, 0) :- keys(K).`, whose `locals` columns `Z` lowering fills with a
+/// fixed value of each column's type once the types are inferred.
+pub(crate) struct Sentinel {
+    pub(crate) rows: String,
+    pub(crate) keys: String,
+    pub(crate) key_vars: Vec<String>,
+    pub(crate) locals: usize,
+    pub(crate) span: Span,
+}
+
+impl Sentinel {
+    /// The sentinel's rule, each local column holding `zero(column)` (counting from 0
+    /// over the rows relation's columns).
+    pub(crate) fn rule(&self, zero: impl Fn(usize) -> TermKind) -> ast::Rule {
+        let span = self.span;
+        let keys: Vec<Term> = self.key_vars.iter().map(|k| var(k, span)).collect();
+        let mut args = keys.clone();
+        args.push(Term { kind: TermKind::Int("0".into()), span });
+        let first_local = args.len();
+        args.extend((0..self.locals).map(|i| Term { kind: zero(first_local + i), span }));
+        args.push(Term { kind: TermKind::Int("0".into()), span });
+        ast::Rule { head: atom(&self.rows, args, span), body: vec![Literal::Atom(atom(&self.keys, keys, span))], span }
+    }
+}
+
+/// The rules whose head is in a recursive component with one of their atoms outside
+/// aggregates, by their position among the file's statements: one strongly connected
+/// components search over the predicates.
+fn recursive_rules(file: &ast::File) -> HashSet<usize> {
+    let mut ids: HashMap<String, usize> = HashMap::new();
+    let mut successors: Vec<Vec<usize>> = Vec::new();
+    let mut id = |name: &str, successors: &mut Vec<Vec<usize>>| {
+        let next = ids.len();
+        let n = *ids.entry(name.to_string()).or_insert(next);
+        if successors.len() <= n {
+            successors.resize(n + 1, Vec::new());
+        }
+        n
+    };
+    let mut outer: Vec<(usize, usize, Vec<usize>)> = Vec::new();
+    for (k, statement) in file.statements.iter().enumerate() {
+        let Statement::Rule(rule) = statement else { continue };
+        let head = id(&rule.head.pred.text, &mut successors);
+        let mut reads = Vec::new();
+        for (read, in_aggregate) in crate::aggregates::read_atoms(rule) {
+            let r = id(&read.pred.text, &mut successors);
+            successors[r].push(head);
+            if !in_aggregate {
+                reads.push(r);
+            }
+        }
+        outer.push((k, head, reads));
+    }
+    let mut component = vec![0; successors.len()];
+    for (c, members) in ir::strongly_connected(&successors).into_iter().enumerate() {
+        for m in members {
+            component[m] = c;
+        }
+    }
+    outer
+        .into_iter()
+        .filter(|(_, head, reads)| reads.iter().any(|&r| component[r] == component[*head]))
+        .map(|(k, _, _)| k)
+        .collect()
+}
+
+/// The file with every aggregate rewritten and the sentinel rows lowering adds; the
+/// reports of aggregates it cannot rewrite (a group key bound only through another
+/// aggregate's value).
+pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Sentinel>, Vec<Diagnostic>) {
     let mut names: HashSet<String> = HashSet::new();
     for statement in &file.statements {
         let atoms: Vec<&Atom> = match statement {
@@ -72,15 +152,31 @@ pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Diagnostic>) {
     names.extend(file.declared.iter().map(|(name, _, _)| name.clone()));
     let mut out = ast::File { statements: Vec::new(), span: file.span, declared: file.declared.clone() };
     let mut diagnostics = Vec::new();
-    for statement in &file.statements {
+    let mut sentinels = Vec::new();
+    let recursive = recursive_rules(file);
+    for (k, statement) in file.statements.iter().enumerate() {
         match statement {
             Statement::Rule(rule) if rule_terms(rule).into_iter().flat_map(Term::subterms).any(is_aggregate) => {
-                rewrite_rule(rule, &mut names, &mut out.statements, &mut diagnostics);
+                let mut rewrite = Rewrite {
+                    names: &mut names,
+                    out: &mut out.statements,
+                    sentinels: &mut sentinels,
+                    diagnostics: &mut diagnostics,
+                };
+                rewrite_rule(rule, recursive.contains(&k), &mut rewrite);
             }
             other => out.statements.push(other.clone()),
         }
     }
-    (out, diagnostics)
+    (out, sentinels, diagnostics)
+}
+
+/// What [`rewrite_rule`] adds to.
+struct Rewrite<'a> {
+    names: &'a mut HashSet<String>,
+    out: &'a mut Vec<Statement>,
+    sentinels: &'a mut Vec<Sentinel>,
+    diagnostics: &'a mut Vec<Diagnostic>,
 }
 
 /// The atoms of the aggregates' bodies in `terms`, at any depth.
@@ -252,12 +348,10 @@ fn outer_bound(rule: &ast::Rule) -> (BTreeSet<String>, Vec<Literal>) {
     (bound, literals)
 }
 
-fn rewrite_rule(
-    source: &ast::Rule,
-    names: &mut HashSet<String>,
-    out: &mut Vec<Statement>,
-    diagnostics: &mut Vec<Diagnostic>,
-) {
+/// Rewrites the aggregates of `source`, a rule recursive through its other literals when
+/// `recursive` says so.
+fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) {
+    let Rewrite { names, out, sentinels, diagnostics } = rewrite;
     let (bound, outer) = outer_bound(source);
     let mut rule = source.clone();
     // Variables used outside the aggregates: an aggregate's variable among them is a
@@ -332,27 +426,48 @@ fn rewrite_rule(
         if let Some(keys_name) = &keys_name {
             out.push(new_rule(atom(keys_name, key_terms(), span), outer.clone(), span));
         }
+        // A correlated `count` or `sum` of a recursive rule: flagged rows and a sentinel
+        // per key, reduced by `sum` (see the module doc).
+        let sentinel = unbound_key && recursive && matches!(op, AggregateOp::Count | AggregateOp::Sum);
+        let int = |text: &str| Term { kind: TermKind::Int(text.into()), span };
 
         // The rows: keys, locals, and the value last.
         let mut row_args = key_terms();
+        if sentinel {
+            row_args.push(int("1"));
+        }
         row_args.extend(locals.iter().map(|l| var(l, span)));
-        row_args.extend(value.as_deref().cloned());
+        match (sentinel, &value) {
+            (true, None) => row_args.push(int("1")),
+            _ => row_args.extend(value.as_deref().cloned()),
+        }
         let mut row_body = body.clone();
         if let (true, Some(keys_name)) = (unbound_key, &keys_name) {
             row_body.insert(0, Literal::Atom(atom(keys_name, key_terms(), span)));
         }
         out.push(new_rule(atom(&rows, row_args, span), row_body, span));
+        if let (true, Some(keys_name)) = (sentinel, &keys_name) {
+            sentinels.push(Sentinel {
+                rows: rows.clone(),
+                keys: keys_name.clone(),
+                key_vars: keys.clone(),
+                locals: locals.len(),
+                span,
+            });
+        }
 
         // The reduction over them.
         let mut reduction_vars: BTreeSet<String> = keys.iter().cloned().collect();
         let n = fresh_var("N", &mut reduction_vars);
         let mut read = key_terms();
-        read.extend(locals.iter().map(|_| Term { kind: TermKind::Anon, span }));
-        let reduced_value = value.as_ref().map(|_| fresh_var("V", &mut reduction_vars));
+        let anon = || Term { kind: TermKind::Anon, span };
+        read.extend(sentinel.then(anon));
+        read.extend(locals.iter().map(|_| anon()));
+        let reduced_value = (value.is_some() || sentinel).then(|| fresh_var("V", &mut reduction_vars));
         read.extend(reduced_value.iter().map(|v| var(v, span)));
         let aggregate = Term {
             kind: TermKind::Aggregate {
-                op,
+                op: if sentinel { AggregateOp::Sum } else { op },
                 op_span: span,
                 value: reduced_value.as_ref().map(|v| Box::new(var(v, span))),
                 body: vec![Literal::Atom(atom(&rows, read, span))],
@@ -367,7 +482,7 @@ fn rewrite_rule(
         let mut read_args = key_terms();
         read_args.push(var(&result, span));
         let read_pred = match op {
-            AggregateOp::Count | AggregateOp::Sum => {
+            AggregateOp::Count | AggregateOp::Sum if !sentinel => {
                 // The groups the rule reaches, each with 0 unless it has rows.
                 let keys_name = keys_name.expect("made for count and sum");
                 let all = fresh_name(&format!("{base}_all"), names);
@@ -392,7 +507,7 @@ fn rewrite_rule(
                 ));
                 all
             }
-            AggregateOp::Min | AggregateOp::Max | AggregateOp::Mean => base,
+            _ => base,
         };
         rule.body.push(Literal::Atom(atom(&read_pred, read_args, span)));
     }
