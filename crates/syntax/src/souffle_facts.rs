@@ -177,7 +177,7 @@ pub fn read_souffle_facts(
         for (i, (range, field)) in fields.iter().enumerate() {
             match types[i] {
                 ValueType::Symbol => values.push(consts.intern(field).0),
-                ty => match ty.number(field) {
+                ty => match souffle_number(ty, field) {
                     Some(raw) => values.push(raw),
                     None => {
                         let at = Span::new(file, start + range.start..start + range.end);
@@ -192,6 +192,47 @@ pub fn read_souffle_facts(
         }
     }
     diagnostics
+}
+
+/// The bits of a field of a number column as Soufflé 2.5 reads it: a `number` in decimal
+/// after optional white space and a sign (as `std::stoi` reads it, but the whole field);
+/// an `unsigned` in binary after `0b`, hexadecimal after `0x`, or else in decimal after
+/// optional white space and `+`. None for any other text, and for a number outside the
+/// type's 32 bits (where Soufflé wraps some of them around).
+fn souffle_number(ty: ValueType, field: &str) -> Option<u32> {
+    let decimal = |text: &str, signs: &[char]| -> Option<i64> {
+        let text = text.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
+        let digits = text.strip_prefix(signs).unwrap_or(text);
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        // Leading zeros are no reason to fail; past them, more than 18 digits are out of
+        // the range of every type (and of `i64`).
+        let value = digits.trim_start_matches('0');
+        let magnitude: i64 = if value.is_empty() { 0 } else { value.parse().ok().filter(|_| value.len() <= 18)? };
+        Some(if text.starts_with('-') { -magnitude } else { magnitude })
+    };
+    match ty {
+        ValueType::Symbol => None,
+        ValueType::Number => decimal(field, &['+', '-']).and_then(|n| i32::try_from(n).ok()).map(|n| n as u32),
+        ValueType::Unsigned => {
+            let radix = |digits: &str, radix: u32| {
+                let valid = !digits.is_empty() && digits.chars().all(|c| c.is_digit(radix));
+                let significant = digits.trim_start_matches('0');
+                match significant.is_empty() {
+                    true => valid.then_some(0),
+                    false => valid.then(|| u32::from_str_radix(significant, radix).ok()).flatten(),
+                }
+            };
+            if let Some(hex) = field.strip_prefix("0x") {
+                radix(hex, 16)
+            } else if let Some(binary) = field.strip_prefix("0b") {
+                radix(binary, 2)
+            } else {
+                decimal(field, &['+']).and_then(|n| u32::try_from(n).ok())
+            }
+        }
+    }
 }
 
 /// E0013 for a line of `name`'s file that holds no tuple.
@@ -317,6 +358,27 @@ mod tests {
         assert_eq!(read("a\n\n  \nb", &[ValueType::Symbol], '\t', PLAIN).0, rows(&[&["a"], &[""], &["  "], &["b"]]));
         let (tuples, reports) = read("1\n\n", &[ValueType::Number], '\t', PLAIN);
         assert_eq!((tuples, reports), (rows(&[&["1"]]), vec!["E0013 ".to_string()]));
+    }
+
+    #[test]
+    fn numbers_are_read_as_souffle_reads_them() {
+        let number = |field: &str| souffle_number(ValueType::Number, field).map(|n| n as i32);
+        let unsigned = |field: &str| souffle_number(ValueType::Unsigned, field);
+        for (field, read) in [("5", Some(5)), (" 5", Some(5)), ("+5", Some(5)), (" -5", Some(-5)), ("007", Some(7))] {
+            assert_eq!(number(field), read, "{field:?}");
+        }
+        assert_eq!(number("-2147483648"), Some(i32::MIN));
+        for field in ["0x10", "0b11", "1e3", "5 ", "", "--5", "- 5", "2147483648", "12abc"] {
+            assert_eq!(number(field), None, "{field:?}");
+        }
+        for (field, read) in
+            [("0x10", 16), ("0b11", 3), (" 5", 5), ("+5", 5), ("4294967295", u32::MAX), ("0x00ff", 255), ("0x0", 0)]
+        {
+            assert_eq!(unsigned(field), Some(read), "{field:?}");
+        }
+        for field in ["-1", "-0", "0X10", " 0x10", "0x", "00x1", "0x+1", "4294967296", "0x100000000"] {
+            assert_eq!(unsigned(field), None, "{field:?}");
+        }
     }
 
     #[test]
