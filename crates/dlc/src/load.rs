@@ -477,9 +477,16 @@ fn is_gzip(path: &Path) -> bool {
 /// [`MAX_LINE_BYTES`] stops it), and records it in `shares`.
 fn read_gzip_text(path: &Path, sources: &mut SourceMap, shares: &mut Shares) -> Result<ir::FileId, Diagnostic> {
     let len = std::fs::metadata(path).map_or(0, |m| m.len());
-    let read = std::fs::File::open(path)
-        .map_err(ReadError::Io)
-        .and_then(|file| read_bounded_from(flate2::read::MultiGzDecoder::new(BufReader::new(file)), 0));
+    let read = std::fs::File::open(path).map_err(ReadError::Io).and_then(|file| {
+        read_bounded_from(flate2::read::MultiGzDecoder::new(BufReader::new(file)), 0).map_err(|e| match e {
+            // Past the opening, a read error is the decompressor's: say so, rather than
+            // suggest a text encoding.
+            ReadError::Io(e) => {
+                ReadError::Io(std::io::Error::other(format!("its gzip content cannot be decompressed ({e})")))
+            }
+            other => other,
+        })
+    });
     if read.is_ok() {
         shares.read.push((path.display().to_string(), len, len));
     }

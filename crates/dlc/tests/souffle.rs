@@ -429,6 +429,11 @@ fn compress_writes_gzip_files() {
     assert_eq!(gunzip(&out.join("b.txt")), "p\nq\n");
     let printed = dlc(&[prog.to_str().unwrap(), "-F", input.to_str().unwrap(), "-D", "-"]);
     assert!(printed.stdout.contains("===============\np\t1\nq\t2\n"), "{}", printed.stdout);
+    // A facts file that starts as gzip but is not is E0012, saying so.
+    std::fs::write(input.join("e.facts"), b"\x1f\x8bnot gzip at all").unwrap();
+    let broken = dlc(&[prog.to_str().unwrap(), "-F", input.to_str().unwrap(), "-D", "-", "--color", "never"]);
+    assert_eq!(broken.code, 1, "{}", broken.stderr);
+    assert!(broken.stderr.contains("[E0012]") && broken.stderr.contains("gzip content cannot be decompressed"));
     let _ = std::fs::remove_dir_all(prog.parent().unwrap());
 }
 
