@@ -118,6 +118,8 @@ codes! {
         "dlc reads its options from the command line: pass `-F`/`-D` (or the flag the pragma stands for) instead";
     UNREAD_DIRECTORY_ENTRY = "W0005", "facts directory entry not read",
         "a facts directory holds `<Pred>.facts`/`.tsv` (tab-separated) and `<Pred>.csv` files";
+    UNKNOWN_IO_PARAMETER = "W0006", "unknown IO parameter",
+        "Soufflé's IO parameters are `IO`, `filename`, `delimiter`, `rfc4180`, `headers`, `compress`, `attributeNames`, `dbname` and `columns`";
 }
 
 /// Help lines for Soufflé programs, where the default help would show dlc's syntax.

@@ -227,7 +227,7 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if args.emit == Emit::Ast {
         return emit_ast(args, out, err, color);
     }
-    let mut prepared = match session::prepare(args, true) {
+    let mut prepared = match session::prepare(args, true, false) {
         Ok(p) => p,
         Err(failed) => return fail(err, failed, color),
     };
@@ -558,8 +558,11 @@ fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, e
                         } else {
                             outputs::Target::File(dir.join(format!("{}.csv", source.pred_name(pred))))
                         };
-                        let attributes = session::attributes_of(&session.attributes, pred);
-                        match outputs::write_relation(&target, final_program, pred, rows, '\t', attributes, out) {
+                        let header = session::attributes_of(&session.attributes, pred)
+                            .filter(|_| matches!(target, outputs::Target::Stdout))
+                            .map(|names| names.join("\t"));
+                        let style = outputs::Style::dlc(header);
+                        match outputs::write_relation(&target, final_program, pred, rows, &style, out) {
                             Ok((_, count)) => written.push(format!("{} ({count} {unit})", target.describe())),
                             Err(e) => {
                                 let report = outputs::unwritable(&target, &e, None);

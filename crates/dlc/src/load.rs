@@ -418,7 +418,9 @@ impl syntax::souffle::Includes for IncludeFiles<'_> {
 }
 
 /// Loads the facts of one `.input` relation of a Soufflé program: the file named by its
-/// `filename` parameter or `<Rel>.facts`, relative to `fact_dir`, with its delimiter. A
+/// `filename` parameter or `<Rel>.facts`, relative to `fact_dir`, read as Soufflé 2.5
+/// reads it (see [`syntax::read_souffle_facts`]); gzip-compressed content is read
+/// decompressed whatever the parameters say, as Soufflé (built with zlib) reads it. A
 /// missing file is an error, as in Soufflé.
 pub fn load_souffle_input(
     io: &syntax::souffle::Io,
@@ -431,8 +433,15 @@ pub fn load_souffle_input(
 ) {
     let name = program.pred_name(io.pred);
     let path = fact_dir.join(io.filename.clone().unwrap_or_else(|| format!("{name}.facts")));
-    let split = shares.split_for(Some(io.pred));
-    let file = match read_facts_text(&path, sources, split, shares) {
+    let compressed = is_gzip(&path);
+    // A compressed file cannot be entered in the middle, and a header line is the
+    // first line of the file, not of a share: such files are read whole.
+    let split = shares.split_for(Some(io.pred)).filter(|_| !compressed && !io.format.headers);
+    let read = match compressed {
+        true => read_gzip_text(&path, sources, shares),
+        false => read_facts_text(&path, sources, split, shares),
+    };
+    let file = match read {
         Ok(file) => file,
         Err(d) => {
             let d = d.with_secondary(io.span, format!("`.input {name}` reads it"));
@@ -447,15 +456,41 @@ pub fn load_souffle_input(
             return;
         }
     };
-    // A field of a number column is read as a number, as Soufflé does: `007` is 7.
     let text = sources.text(file);
-    let read = syntax::read_delimited_facts(text, file, &name, io.delimiter, program, sink);
+    let read = syntax::read_souffle_facts(text, file, io.pred, io.delimiter, io.format, program, sink);
     // The relation is declared in the program, so no later report points into a file
     // read without errors: its text, as large as the input, is freed before evaluation.
     if read.is_empty() {
         sources.release_text(file);
     }
     diagnostics.extend(read);
+}
+
+/// Whether the file at `path` starts with the two bytes of a gzip header.
+fn is_gzip(path: &Path) -> bool {
+    let mut magic = [0u8; 2];
+    std::fs::File::open(path).and_then(|mut file| file.read_exact(&mut magic)).is_ok() && magic == [0x1f, 0x8b]
+}
+
+/// Reads the gzip-compressed file at `path` (every member, as zlib reads concatenated
+/// ones) as text into the source map, bounded as any file is (a line longer than
+/// [`MAX_LINE_BYTES`] stops it), and records it in `shares`.
+fn read_gzip_text(path: &Path, sources: &mut SourceMap, shares: &mut Shares) -> Result<ir::FileId, Diagnostic> {
+    let len = std::fs::metadata(path).map_or(0, |m| m.len());
+    let read = std::fs::File::open(path).map_err(ReadError::Io).and_then(|file| {
+        read_bounded_from(flate2::read::MultiGzDecoder::new(BufReader::new(file)), 0).map_err(|e| match e {
+            // Past the opening, a read error is the decompressor's: say so, rather than
+            // suggest a text encoding.
+            ReadError::Io(e) => {
+                ReadError::Io(std::io::Error::other(format!("its gzip content cannot be decompressed ({e})")))
+            }
+            other => other,
+        })
+    });
+    if read.is_ok() {
+        shares.read.push((path.display().to_string(), len, len));
+    }
+    add_text(path, read, sources, Code::BAD_FACTS_LINE)
 }
 
 /// The nominal byte range `[start, end)` of a file of `len` bytes that process `process`

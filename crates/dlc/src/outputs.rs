@@ -246,12 +246,20 @@ pub fn run(
         let target = if to_stdout || output.stdout {
             Target::Stdout
         } else {
-            Target::File(dir.join(output.filename.clone().unwrap_or_else(|| format!("{rel}.csv"))))
+            // Soufflé names a compressed file `<Rel>.csv.gz`, unless `filename` names it.
+            let default = if output.compress { format!("{rel}.csv.gz") } else { format!("{rel}.csv") };
+            Target::File(dir.join(output.filename.clone().unwrap_or(default)))
         };
-        // Soufflé prints the attribute names with `-D -`, not for `IO=stdout`.
-        let attributes =
-            if to_stdout && !output.stdout { session::attributes_of(&io.attributes, output.pred) } else { None };
-        match write_relation(&target, &evaluated, output.pred, rows, output.delimiter, attributes, out) {
+        // Soufflé prints the attribute names with `-D -` (not for `IO=stdout`), and
+        // writes them first wherever `headers=true` asks.
+        let header = (output.format.headers || (to_stdout && !output.stdout)).then(|| header_line(io, output));
+        let style = Style {
+            delimiter: output.delimiter,
+            quoting: Quoting::Souffle { rfc4180: output.format.rfc4180 },
+            header,
+            compress: output.compress,
+        };
+        match write_relation(&target, &evaluated, output.pred, rows, &style, out) {
             Ok((Some(path), count)) => written.push(format!("{} ({count} row(s))", path.display())),
             Ok((None, _)) => {}
             Err(e) => {
@@ -274,6 +282,15 @@ pub fn run(
     }
     let _ = writeln!(err, "{summary}");
     exit
+}
+
+/// The header line of a Soufflé `.output`: its `attributeNames` parameter, or its
+/// relation's declared attribute names joined as Soufflé joins them.
+fn header_line(io: &SouffleIo, output: &syntax::souffle::Io) -> String {
+    output.attribute_names.clone().unwrap_or_else(|| {
+        let names = session::attributes_of(&io.attributes, output.pred).unwrap_or_default();
+        names.join(output.names_delimiter.encode_utf8(&mut [0; 4]))
+    })
 }
 
 /// Applies the update batches to `state`, the evaluation of every wanted relation, and
@@ -383,17 +400,48 @@ pub fn unwritable(target: &Target, error: &std::io::Error, directive: Option<dia
     }
 }
 
-/// Writes the rows of `pred` to `target` as `delimiter`-separated lines (see
-/// [`write_csv`]), streamed through a buffer; returns the file written, if any, and the
-/// number of rows. On standard output the rows are framed by the relation's name and,
-/// given its `attributes` (as Soufflé prints them with `-D -`), a line of their names.
+/// How [`write_relation`] writes a relation.
+#[derive(Clone, Debug)]
+pub struct Style {
+    /// What separates the fields of a line.
+    pub delimiter: char,
+    /// How symbols are written.
+    pub quoting: Quoting,
+    /// A line written before the rows (the attribute names): in a file after
+    /// `headers=true`, on standard output inside the frame, as Soufflé prints it.
+    pub header: Option<String>,
+    /// A file is written gzip-compressed (a Soufflé `.output` with `compress`).
+    pub compress: bool,
+}
+
+impl Style {
+    /// dlc's own `-D` files: tab-separated, quoted where a value would not read back.
+    pub fn dlc(header: Option<String>) -> Self {
+        Style { delimiter: '\t', quoting: Quoting::Dlc, header, compress: false }
+    }
+}
+
+/// How [`write_csv`] writes symbols.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quoting {
+    /// In double quotes where a value would not read back as itself through dlc's
+    /// delimited reader (see [`syntax::quote_field`]).
+    Dlc,
+    /// As Soufflé 2.5 writes them (see [`syntax::souffle_field`]): as they are, or all in
+    /// quotes under `rfc4180=true`.
+    Souffle { rfc4180: bool },
+}
+
+/// Writes the rows of `pred` to `target` as `style.delimiter`-separated lines (see
+/// [`write_csv`]), streamed through a buffer, after `style.header` if any; returns the
+/// file written, if any, and the number of rows. On standard output the rows are framed
+/// by the relation's name, as Soufflé prints them with `-D -`.
 pub fn write_relation(
     target: &Target,
     program: &Program,
     pred: PredId,
     rows: Selected<'_>,
-    delimiter: char,
-    attributes: Option<&[String]>,
+    style: &Style,
     out: &mut dyn Write,
 ) -> std::io::Result<(Option<PathBuf>, usize)> {
     match target {
@@ -401,11 +449,11 @@ pub fn write_relation(
             let rel = program.pred_name(pred);
             let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
             write!(buffered, "---------------\n{rel}\n")?;
-            if let Some(attributes) = attributes {
-                writeln!(buffered, "{}", attributes.join(delimiter.encode_utf8(&mut [0; 4])))?;
+            if let Some(header) = &style.header {
+                writeln!(buffered, "{header}")?;
             }
             writeln!(buffered, "===============")?;
-            let count = write_csv(&mut buffered, program, rows, delimiter)?;
+            let count = write_csv(&mut buffered, program, rows, style.delimiter, style.quoting)?;
             writeln!(buffered, "===============")?;
             buffered.flush()?;
             Ok((None, count))
@@ -419,10 +467,15 @@ pub fn write_relation(
             // file under the relation's name, and a reader never sees one.
             let partial = partial_name(path);
             let written = (|| -> std::io::Result<usize> {
-                let mut buffered = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&partial)?);
-                let count = write_csv(&mut buffered, program, rows, delimiter)?;
-                buffered.flush()?;
-                drop(buffered);
+                let file = std::fs::File::create(&partial)?;
+                let count = if style.compress {
+                    let mut gzip = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+                    let count = write_file_rows(&mut gzip, program, rows, style)?;
+                    gzip.finish()?;
+                    count
+                } else {
+                    write_file_rows(file, program, rows, style)?
+                };
                 std::fs::rename(&partial, path)?;
                 Ok(count)
             })();
@@ -432,6 +485,17 @@ pub fn write_relation(
             Ok((Some(path.clone()), written?))
         }
     }
+}
+
+/// The header and rows of a file, through a buffer flushed at the end.
+fn write_file_rows(file: impl Write, program: &Program, rows: Selected<'_>, style: &Style) -> std::io::Result<usize> {
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, file);
+    if let Some(header) = &style.header {
+        writeln!(buffered, "{header}")?;
+    }
+    let count = write_csv(&mut buffered, program, rows, style.delimiter, style.quoting)?;
+    buffered.flush()?;
+    Ok(count)
 }
 
 /// Where the file `path` is written before it is complete: a hidden name beside it
@@ -518,8 +582,8 @@ pub fn push_field(out: &mut Vec<u8>, ty: ValueType, v: u32, symbols: &[std::borr
 }
 
 /// The rows as lines of `delimiter`-separated fields, sorted field by field (numbers
-/// numerically, as Soufflé orders a number column), a nullary tuple as `()`, a value
-/// that would not read back as itself in double quotes; returns the
+/// numerically, as Soufflé orders a number column), a nullary tuple as `()`, symbols
+/// written as `quoting` says; returns the
 /// number of rows. The rows are read in that order straight from the relation: the
 /// values are ranked once, and each group of the relation is sorted by rank as it is
 /// written.
@@ -528,17 +592,21 @@ pub fn write_csv(
     program: &Program,
     rows: Selected<'_>,
     delimiter: char,
+    quoting: Quoting,
 ) -> std::io::Result<usize> {
     let text = |v: u32| program.consts.text(ir::Const(v));
     let (order, values) = value_order(program, rows);
-    // The fields of the symbols by id, made once each: quoted where the value would not
-    // read back as itself (it holds the delimiter, say). Numbers are written as they come.
+    // The fields of the symbols by id, made once each: quoted as `quoting` says. Numbers
+    // are written as they come.
     let arity = rows.db.arity(rows.pred);
     let types: Vec<ValueType> = (0..arity).map(|i| program.column_type(rows.pred, i)).collect();
     let only_field = arity == 1;
     let mut texts: Vec<std::borrow::Cow<'_, str>> = vec!["".into(); values.last().map_or(0, |&v| v as usize + 1)];
     for &v in &values {
-        texts[v as usize] = syntax::quote_field(text(v), delimiter, only_field);
+        texts[v as usize] = match quoting {
+            Quoting::Dlc => syntax::quote_field(text(v), delimiter, only_field),
+            Quoting::Souffle { rfc4180 } => syntax::souffle_field(text(v), rfc4180),
+        };
     }
     let mut last_field = Vec::new();
     let mut separator = [0u8; 4];

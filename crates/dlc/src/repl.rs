@@ -116,7 +116,7 @@ pub(crate) fn run(
     // A Soufflé program without a query starts with the all-free query of its first
     // `.output` relation (by name, the order its files are written in); the repl keeps
     // every relation up to date, so `?- ...` on another one reads it at once.
-    let mut prepared = match session::prepare(args, true) {
+    let mut prepared = match session::prepare(args, true, true) {
         Ok(prepared) => prepared,
         Err(failed) => return crate::fail(err, failed, color),
     };

@@ -83,7 +83,7 @@ pub fn read_program(args: &RunArgs) -> Result<(SourceMap, ir::FileId), Failed> {
 
 /// Runs the front end, loads facts and updates, and rewrites the program.
 pub fn compile(args: &RunArgs) -> Result<Session, Failed> {
-    finish(prepare(args, false)?, args)
+    finish(prepare(args, false, true)?, args)
 }
 
 /// Which language a program is written in.
@@ -137,8 +137,12 @@ pub struct Prepared {
 
 /// Reads the program in its dialect and its query (none needed for a Soufflé program
 /// when `outputs_mode`: its `.output` relations are computed instead), and loads facts
-/// and updates.
-pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
+/// and updates. Facts are read only when the run evaluates (`--emit answers` or
+/// `trace`): the other `--emit` forms show the program, which no facts file changes.
+/// Of a Soufflé program's `.input` relations, only those the computed relations depend
+/// on are read (as Soufflé reads them), unless `every_input` asks for all (the repl and
+/// explanations, which may ask about any relation).
+pub fn prepare(args: &RunArgs, outputs_mode: bool, every_input: bool) -> Result<Prepared, Failed> {
     let (mut sources, file) = read_program(args)?;
     let text = sources.text(file).to_string();
     let dialect = dialect(args, &text);
@@ -194,16 +198,21 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
     for fact in &program.facts {
         facts.push(fact.pred, fact.values.iter().copied());
     }
-    if let Some(io) = &souffle {
+    let evaluates = matches!(args.emit, Emit::Answers | Emit::Trace);
+    if let Some(io) = souffle.as_ref().filter(|_| evaluates) {
         let fact_dir = args.fact_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+        let needed = (!every_input).then(|| needed_inputs(args, &program, io)).flatten();
         for input in &io.inputs {
+            if needed.as_ref().is_some_and(|needed| !needed[input.pred.index()]) {
+                continue;
+            }
             let (sink, read) = (&mut facts, &mut shares);
             load::load_souffle_input(input, &fact_dir, &mut program, &mut sources, &mut diagnostics, sink, read);
         }
-    } else if let Some(dir) = &args.fact_dir {
+    } else if let Some(dir) = args.fact_dir.as_ref().filter(|_| evaluates && souffle.is_none()) {
         load::load_facts(dir, &mut program, &mut sources, &mut diagnostics, &mut facts, &mut shares);
     }
-    for path in &args.facts {
+    for path in args.facts.iter().filter(|_| evaluates) {
         load::load_facts(path, &mut program, &mut sources, &mut diagnostics, &mut facts, &mut shares);
     }
 
@@ -213,8 +222,9 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
     // An `.input` relation is given by its file, even an empty one.
     given.extend(souffle.iter().flat_map(|io| io.inputs.iter().map(|i| i.pred)));
     // Only warn about empty predicates when the inputs were all read: after an error the
-    // warning would mostly repeat it.
-    if !diag::has_errors(&diagnostics) {
+    // warning would mostly repeat it, and without reading the files it cannot be known.
+    let unread = !evaluates && (!args.facts.is_empty() || args.fact_dir.is_some());
+    if !diag::has_errors(&diagnostics) && !unread {
         diagnostics.extend(unused_input_warnings(&program, mentioned));
         diagnostics.extend(syntax::undefined_predicate_warnings(&program, &given));
     }
@@ -225,6 +235,19 @@ pub fn prepare(args: &RunArgs, outputs_mode: bool) -> Result<Prepared, Failed> {
         return Err(Failed { sources, diagnostics });
     }
     Ok(Prepared { sources, file, program, facts, batches, warnings: diagnostics, souffle, shares, program_values })
+}
+
+/// Which relations the run computes from a Soufflé program's inputs, by relation id:
+/// those the query reads, or without one those the `.output` and `.printsize` relations
+/// read (`None`: every relation, for `--all`). Soufflé reads only these inputs, and
+/// a file of another one may be missing.
+fn needed_inputs(args: &RunArgs, program: &Program, io: &SouffleIo) -> Option<Vec<bool>> {
+    let wanted: Vec<PredId> = match &program.query {
+        _ if args.all => return None,
+        Some(query) => vec![query.atom.pred],
+        None => io.outputs.iter().chain(&io.printsize).map(|d| d.pred).collect(),
+    };
+    Some(plan::needed_preds(program, &wanted))
 }
 
 /// `diagnostics` with help lines in the program's dialect: a Soufflé program's reports

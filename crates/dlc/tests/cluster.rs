@@ -266,6 +266,16 @@ fn symbols_read_in_shares_get_one_id_everywhere_and_decode_to_the_expected_files
     fixture_on_cluster("degree_count", 3);
 }
 
+/// Soufflé's ways of reading a facts file hold in a cluster too: a file with a header line
+/// or gzip content is read whole by every process, a nullary relation's one line by the
+/// process whose share holds it, and quoted fields as one process alone reads them.
+#[test]
+fn souffle_input_formats_read_in_shares_give_the_expected_files() {
+    for (name, processes) in [("extra_columns", 2), ("gzip_input", 2), ("nullary_lines", 3), ("quoted_fields", 2)] {
+        fixture_on_cluster(name, processes);
+    }
+}
+
 /// Writes a closure program over `E.facts` (tab-separated symbols) and an update file
 /// in `dir`; returns the program's, the facts file's and the updates' paths.
 fn closure_with_updates(dir: &std::path::Path) -> (String, String, String) {

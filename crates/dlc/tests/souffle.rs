@@ -418,3 +418,130 @@ fn a_query_answers_from_facts_in_the_program_and_from_an_input() {
     assert_eq!((out.code, out.stdout.as_str()), (0, "r(a)\nr(b)\n"), "{}", out.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A Soufflé program written to a fresh directory with the given facts files: the
+/// program's path and its `in/` directory.
+fn program_with_facts(name: &str, program: &str, facts: &[(&str, &[u8])]) -> (PathBuf, PathBuf) {
+    let dir = scratch(name);
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    for (file, bytes) in facts {
+        std::fs::write(input.join(file), bytes).unwrap();
+    }
+    let prog = dir.join("prog.dl");
+    std::fs::write(&prog, program).unwrap();
+    (prog, input)
+}
+
+/// The text of a gzip-compressed file.
+fn gunzip(path: &Path) -> String {
+    let mut text = String::new();
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(file), &mut text).unwrap();
+    text
+}
+
+/// An `.output` with `compress` is written gzip-compressed, as Soufflé 2.5 writes it:
+/// `<Rel>.csv.gz` unless `filename` names it, and whatever the parameter's value (Soufflé
+/// tests only that it is there); `-D -` prints it as text.
+#[test]
+fn compress_writes_gzip_files() {
+    let (prog, input) = program_with_facts(
+        "compress",
+        ".decl e(x:symbol, y:number)\n.input e\n\
+         .decl a(x:symbol, y:number)\n.output a(compress=true)\na(x, y) :- e(x, y).\n\
+         .decl b(x:symbol)\n.output b(compress=false, filename=\"b.txt\")\nb(x) :- e(x, _).\n",
+        &[("e.facts", b"p\t1\nq\t2\n")],
+    );
+    let out = prog.parent().unwrap().join("out");
+    let run = dlc(&[prog.to_str().unwrap(), "-F", input.to_str().unwrap(), "-D", out.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut written: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    written.sort();
+    assert_eq!(written, ["a.csv.gz", "b.txt"]);
+    assert_eq!(gunzip(&out.join("a.csv.gz")), "p\t1\nq\t2\n");
+    assert_eq!(gunzip(&out.join("b.txt")), "p\nq\n");
+    let printed = dlc(&[prog.to_str().unwrap(), "-F", input.to_str().unwrap(), "-D", "-"]);
+    assert!(printed.stdout.contains("===============\np\t1\nq\t2\n"), "{}", printed.stdout);
+    // A facts file that starts as gzip but is not is E0012, saying so.
+    std::fs::write(input.join("e.facts"), b"\x1f\x8bnot gzip at all").unwrap();
+    let broken = dlc(&[prog.to_str().unwrap(), "-F", input.to_str().unwrap(), "-D", "-", "--color", "never"]);
+    assert_eq!(broken.code, 1, "{}", broken.stderr);
+    assert!(broken.stderr.contains("[E0012]") && broken.stderr.contains("gzip content cannot be decompressed"));
+    let _ = std::fs::remove_dir_all(prog.parent().unwrap());
+}
+
+/// A parameter Soufflé 2.5 does not know (a misspelling) is ignored, as Soufflé ignores
+/// it, with a warning at it that names the nearest known parameter.
+#[test]
+fn an_unknown_io_parameter_is_a_warning_naming_the_nearest_one() {
+    let (prog, input) = program_with_facts(
+        "unknown-parameter",
+        ".decl e(x:symbol, y:symbol)\n.input e(delimeter=\",\")\n.decl o(x:symbol)\n.output o(hedaers=true)\no(x) :- e(x, _).\n",
+        &[("e.facts", b"a,b\tc\n")],
+    );
+    let run = dlc(&[prog.to_str().unwrap(), "-F", input.to_str().unwrap(), "-D", "-", "--color", "never"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The delimiter stays a tab.
+    assert!(run.stdout.contains("===============\na,b\n"), "{}", run.stdout);
+    assert_eq!(run.stderr.matches("[W0006]").count(), 2, "{}", run.stderr);
+    for (name, nearest) in [("delimeter", "delimiter"), ("hedaers", "headers")] {
+        assert!(run.stderr.contains(&format!("no parameter `{name}`")), "{}", run.stderr);
+        assert!(run.stderr.contains(&format!("did you mean `{nearest}`?")), "{}", run.stderr);
+    }
+    let _ = std::fs::remove_dir_all(prog.parent().unwrap());
+}
+
+/// Lines that hold no tuple as Soufflé reads them are E0013 at the line: too few fields,
+/// an empty line of a two-column relation, an unclosed quote under `rfc4180=true`.
+#[test]
+fn lines_without_a_tuple_are_reported() {
+    let (prog, input) = program_with_facts(
+        "bad-lines",
+        ".decl e(x:symbol, y:symbol)\n.input e\n.decl q(x:symbol, y:symbol)\n.input q(rfc4180=true)\n\
+         .decl o(x:symbol)\n.output o\no(x) :- e(x, _).\no(x) :- q(x, _).\n",
+        &[("e.facts", b"a\tb\nonly\n\n"), ("q.facts", b"\"open,x\n")],
+    );
+    let run = dlc(&[prog.to_str().unwrap(), "-F", input.to_str().unwrap(), "-D", "-", "--color", "never"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.stderr.matches("[E0013]").count(), 3, "{}", run.stderr);
+    assert!(run.stderr.contains("this line has 1 field(s), but `e` has 2 column(s)"), "{}", run.stderr);
+    assert!(run.stderr.contains("opens a double quote that it never closes"), "{}", run.stderr);
+    let _ = std::fs::remove_dir_all(prog.parent().unwrap());
+}
+
+/// The `--emit` forms that show the program (`ir`, `plan`, `ast`) read no facts file: a
+/// missing one does not stop them, while a run that evaluates reports it (E0012). An
+/// input relation no output needs is not read even by a run.
+#[test]
+fn only_runs_that_evaluate_read_the_inputs_they_need() {
+    let (prog, input) = program_with_facts(
+        "emit-reads-nothing",
+        ".decl e(x:number)\n.input e\n.decl unused(x:number)\n.input unused\n\
+         .decl o(x:number)\n.output o\no(x) :- e(x).\n",
+        &[],
+    );
+    let base = [prog.to_str().unwrap(), "-F", input.to_str().unwrap(), "--color", "never"];
+    for emit in ["ir", "plan", "ast"] {
+        let run = dlc(&[&base[..], &["--emit", emit]].concat());
+        assert_eq!(run.code, 0, "--emit {emit}: {}", run.stderr);
+    }
+    let run = dlc(&[&base[..], &["-D", "-"]].concat());
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.stderr.matches("[E0012]").count(), 1, "{}", run.stderr);
+    assert!(run.stderr.contains("`.input e` reads it"), "{}", run.stderr);
+    std::fs::write(input.join("e.facts"), "3\n").unwrap();
+    let run = dlc(&[&base[..], &["-D", "-"]].concat());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("===============\n3\n"), "{}", run.stdout);
+    // A query reads what it depends on.
+    let run = dlc(&[&base[..], &["--query", "o(x)"]].concat());
+    assert_eq!((run.code, run.stdout.as_str()), (0, "o(3)\n"), "{}", run.stderr);
+    // The dlc dialect's `--facts` likewise.
+    let run = dlc(&["fixtures/ok/reach.dl", "--facts", "no/such/file.facts", "--emit", "ir"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = dlc(&["fixtures/ok/reach.dl", "--facts", "no/such/file.facts"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let _ = std::fs::remove_dir_all(prog.parent().unwrap());
+}

@@ -517,19 +517,7 @@ pub fn read_delimited_facts(
     // A file of atoms named like a delimited file reads as one-field (or, split at its
     // commas, garbled) tuples without a single error; the first line tells.
     if looks_like_atom(first_line) {
-        let kind = if separator == '\t' { "tab-separated" } else { "comma-separated" };
-        diagnostics.push(
-            Diagnostic::warning(
-                Code::ATOM_IN_DELIMITED_FILE,
-                format!("this line looks like an atom, but the file is read as {kind} fields of `{pred_name}`"),
-            )
-            .with_primary(first_span, format!("read as {kind} fields"))
-            .with_help(
-                "`.facts`/`.tsv` files hold tab-separated fields and `.csv` files comma-separated ones \
-                 (tab-separated when the first line holds a tab), one tuple per line; a file of atoms \
-                 `E(a,b).` needs another extension, such as `.dl`",
-            ),
-        );
+        diagnostics.push(atom_line_warning(first_span, separator, pred_name));
     }
     // Reused from line to line: a file of a million lines is then not a million
     // allocations of fields and values.
@@ -603,8 +591,23 @@ pub fn read_delimited_facts(
     diagnostics
 }
 
+/// W0003 for the first line of a delimited file of `pred_name` that looks like an atom.
+pub(crate) fn atom_line_warning(first_span: Span, separator: char, pred_name: &str) -> Diagnostic {
+    let kind = if separator == '\t' { "tab-separated" } else { "comma-separated" };
+    Diagnostic::warning(
+        Code::ATOM_IN_DELIMITED_FILE,
+        format!("this line looks like an atom, but the file is read as {kind} fields of `{pred_name}`"),
+    )
+    .with_primary(first_span, format!("read as {kind} fields"))
+    .with_help(
+        "`.facts`/`.tsv` files hold tab-separated fields and `.csv` files comma-separated ones \
+         (tab-separated when the first line holds a tab), one tuple per line; a file of atoms \
+         `E(a,b).` needs another extension, such as `.dl`",
+    )
+}
+
 /// E0013 for a field of a column of numeric type `ty` that is no number of the type.
-fn not_a_number(ty: ValueType, field: &str, span: Span) -> Diagnostic {
+pub(crate) fn not_a_number(ty: ValueType, field: &str, span: Span) -> Diagnostic {
     let why = match ir::parse_integer(field) {
         Some(_) => format!("outside the range of a {}", ty.name()),
         None => format!("not an integer, in a {} column", ty.name()),
@@ -619,7 +622,7 @@ fn is_pred_name(name: &str) -> bool {
 
 /// Whether a line of a delimited file has the shape of an atom, `Name(...)` with an
 /// optional final `.`.
-fn looks_like_atom(line: &str) -> bool {
+pub(crate) fn looks_like_atom(line: &str) -> bool {
     let line = line.trim();
     let line = line.strip_suffix('.').unwrap_or(line).trim_end();
     let Some(open) = line.find('(') else { return false };

@@ -20,6 +20,7 @@ mod lower;
 mod parser;
 mod reductions;
 pub mod souffle;
+mod souffle_facts;
 mod types;
 
 pub use facts::{
@@ -28,6 +29,7 @@ pub use facts::{
 };
 pub use lower::{lower, undefined_predicate_warnings};
 pub use parser::Sign;
+pub use souffle_facts::{read_souffle_facts, souffle_field};
 
 use diag::{Code, Diagnostic, FileId};
 use lexer::{layout, lex, Token};

@@ -48,12 +48,39 @@ pub struct Io {
     pub pred: PredId,
     /// The `filename` parameter, if given; otherwise `<Rel>.facts` / `<Rel>.csv`.
     pub filename: Option<String>,
-    /// The `delimiter` parameter (one character); a tab by default.
+    /// The `delimiter` parameter (one character); by default a tab, or a comma with
+    /// `rfc4180=true`, as in Soufflé.
     pub delimiter: char,
     /// `IO=stdout`: written to standard output instead of a file.
     pub stdout: bool,
     /// The relation's name in the directive.
     pub span: Span,
+    /// How fields are written and read, by the `rfc4180` and `headers` parameters.
+    pub format: IoFormat,
+    /// A `compress` parameter of an `.output`, whatever its value (Soufflé's test is
+    /// whether the parameter is there): the file is written gzip-compressed, named
+    /// `<Rel>.csv.gz` unless `filename` names it. An `.input` file is read compressed or
+    /// not, whatever its parameters say, as Soufflé reads it.
+    pub compress: bool,
+    /// The `attributeNames` parameter: the header line written with `headers=true` (or
+    /// `-D -`) instead of the declared attribute names.
+    pub attribute_names: Option<String>,
+    /// What joins the declared attribute names in a header line: the `delimiter`
+    /// parameter when given, otherwise a tab (also under `rfc4180=true`), as Soufflé
+    /// joins them.
+    pub names_delimiter: char,
+}
+
+/// How the fields of an `.input` file are read and those of an `.output` file written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IoFormat {
+    /// `rfc4180=true`: a field in double quotes is the text between them (`""` inside
+    /// being one quote), and an output writes every symbol in quotes. Otherwise every
+    /// field is its text, quotes included, read and written verbatim.
+    pub rfc4180: bool,
+    /// `headers=true`: the file's first line holds the attribute names, skipped when
+    /// read and written first.
+    pub headers: bool,
 }
 
 /// A Soufflé program lowered to IR, with its I/O directives.
@@ -126,6 +153,10 @@ pub fn parse_program_for_query(
                 delimiter: io.delimiter,
                 stdout: io.stdout,
                 span: io.span,
+                format: io.format,
+                compress: io.compress,
+                attribute_names: io.attribute_names.clone(),
+                names_delimiter: io.names_delimiter,
             })
             .collect()
     };
@@ -208,7 +239,17 @@ struct RawIo {
     delimiter: char,
     stdout: bool,
     span: Span,
+    format: IoFormat,
+    compress: bool,
+    attribute_names: Option<String>,
+    names_delimiter: char,
 }
+
+/// The IO parameters of Soufflé 2.5 that dlc knows: those it reads or writes by, and
+/// `dbname`, which only `IO=sqlite` reads (itself refused). Any other parameter is
+/// ignored with a warning naming the nearest of these, as Soufflé ignores it silently.
+const IO_PARAMETERS: &[&str] =
+    &["IO", "filename", "delimiter", "rfc4180", "headers", "compress", "attributeNames", "dbname", "columns"];
 
 /// What the parser and the checks made of the files.
 struct Front {
@@ -850,7 +891,8 @@ impl<'a> Parser<'a> {
         while self.eat(Kind::Comma).is_some() {
             names.push(self.expect(Kind::Ident, "a relation name")?);
         }
-        let (mut filename, mut delimiter, mut stdout) = (None, '\t', kind == IoKind::Printsize);
+        let (mut filename, mut delimiter, mut stdout) = (None, None, kind == IoKind::Printsize);
+        let (mut format, mut compress, mut attribute_names) = (IoFormat::default(), false, None);
         if self.eat(Kind::LParen).is_some() && self.eat(Kind::RParen).is_none() {
             loop {
                 let key = self.expect(Kind::Ident, "a parameter name")?;
@@ -872,15 +914,24 @@ impl<'a> Parser<'a> {
                     "delimiter" => {
                         let mut chars = value.chars();
                         match (chars.next(), chars.next()) {
-                            (Some(c), None) => delimiter = c,
+                            (Some(c), None) => delimiter = Some(c),
                             _ => return Err(self.unsupported(param, "a delimiter other than one character")),
                         }
                     }
-                    "headers" if value == "false" => {}
-                    other => {
-                        let directive = self.text(directive);
-                        return Err(self.unsupported(param, &format!("the `{directive}` parameter `{other}`")));
+                    // Soufflé's readers and writers test for the text `true`; any other
+                    // value is `false`.
+                    "rfc4180" => format.rfc4180 = value == "true",
+                    "headers" => format.headers = value == "true",
+                    "compress" => compress = kind == IoKind::Output,
+                    "attributeNames" => attribute_names = Some(value),
+                    // Read by `IO=sqlite` alone, which is refused above.
+                    "dbname" => {}
+                    // It picks and orders the columns of an input file; writers ignore it.
+                    "columns" if kind == IoKind::Input => {
+                        return Err(self.unsupported(param, "the `.input` parameter `columns`"))
                     }
+                    "columns" => {}
+                    other => self.diagnostics.push(unknown_io_parameter(other, key.span, self.text(directive))),
                 }
                 if self.eat(Kind::Comma).is_none() {
                     self.expect(Kind::RParen, "`,` or `)`")?;
@@ -888,6 +939,12 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+        // Soufflé stops at such a directive: a quote cannot both delimit and quote fields.
+        if format.rfc4180 && delimiter == Some('"') {
+            return Err(self.unsupported(directive.span, "a `\"` delimiter with `rfc4180=true`"));
+        }
+        let names_delimiter = delimiter.unwrap_or('\t');
+        let delimiter = delimiter.unwrap_or(if format.rfc4180 { ',' } else { '\t' });
         for name in names {
             let io = RawIo {
                 name: self.text(name).to_string(),
@@ -895,6 +952,10 @@ impl<'a> Parser<'a> {
                 delimiter,
                 stdout,
                 span: name.span,
+                format,
+                compress,
+                attribute_names: attribute_names.clone(),
+                names_delimiter,
             };
             self.ios.push((kind, io));
         }
@@ -1448,6 +1509,21 @@ fn check(
         .collect();
     let file = ast::File { statements, span: whole, declared };
     Front { file, decls, inputs, outputs, printsize, types: HashMap::new() }
+}
+
+/// W0006 for an IO parameter Soufflé 2.5 does not know (a misspelling such as
+/// `delimeter`), which it ignores: the warning names the nearest known parameter.
+fn unknown_io_parameter(name: &str, span: Span, directive: &str) -> Diagnostic {
+    let nearest = IO_PARAMETERS
+        .iter()
+        .min_by_key(|known| strsim::damerau_levenshtein(&name.to_lowercase(), &known.to_lowercase()))
+        .expect("the list is not empty");
+    Diagnostic::warning(Code::UNKNOWN_IO_PARAMETER, format!("`{directive}` has no parameter `{name}`; it is ignored"))
+        .with_primary(span, "ignored, as Soufflé ignores it")
+        .with_help(format!(
+            "did you mean `{nearest}`? The parameters are {}",
+            IO_PARAMETERS.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
+        ))
 }
 
 /// E0019; `arity` (when used in an atom) gives the declaration to suggest.
