@@ -803,7 +803,8 @@ impl<'a> Parser<'a> {
             }
         }
         // Qualifiers that choose a data structure or an optimisation change no answer.
-        let mut inline = false;
+        // `no_inline` wins over `inline`, as in Soufflé.
+        let (mut inline, mut no_inline) = (false, false);
         while let Some(t) = self.peek().filter(|t| t.kind == Kind::Ident) {
             if self.peek_at(1).is_some_and(|n| n.kind == Kind::LParen) {
                 break;
@@ -813,8 +814,12 @@ impl<'a> Parser<'a> {
                     inline = true;
                     self.bump();
                 }
-                "brie" | "btree" | "btree_delete" | "no_inline" | "magic" | "no_magic" | "overridable" | "override"
-                | "input" | "output" | "printsize" => {
+                "no_inline" => {
+                    no_inline = true;
+                    self.bump();
+                }
+                "brie" | "btree" | "btree_delete" | "magic" | "no_magic" | "overridable" | "override" | "input"
+                | "output" | "printsize" => {
                     self.bump();
                 }
                 "eqrel" => return Err(self.unsupported(t.span, "an equivalence relation (`eqrel`)")),
@@ -849,7 +854,7 @@ impl<'a> Parser<'a> {
                 span: name.span,
                 types: types.clone(),
                 attributes: attributes.clone(),
-                inline,
+                inline: inline && !no_inline,
             });
         }
         Ok(())

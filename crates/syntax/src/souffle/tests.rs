@@ -464,3 +464,25 @@ fn an_aggregate_over_its_own_head_names_the_cycle() {
     let found = errors(src);
     assert_eq!(found, [("E0033", "q(_)".to_string(), "`p` aggregates over itself".to_string())]);
 }
+
+#[test]
+fn an_inlined_clause_must_bind_its_variables_and_no_inline_wins() {
+    let src = ".decl a(x:number)\na(1).\n.decl b(x:number, y:number) inline\nb(x, y) :- x != y.\n\
+               .decl c(x:number, y:number)\nc(x, y) :- a(x), a(y), b(x, y).\n.output c\n";
+    let found = errors(src);
+    assert_eq!(
+        found.iter().map(|(code, text, _)| (*code, text.as_str())).collect::<Vec<_>>(),
+        [("E0003", "x"), ("E0003", "y")]
+    );
+    // An equality with bound values binds: `y = x + 1` after `a(x)`.
+    let bound = ".decl a(x:number)\na(1).\n.decl b(x:number, y:number) inline\nb(x, y) :- a(x), y = x + 1.\n\
+                 .decl c(x:number)\nc(y) :- b(_, y).\n.output c\n";
+    assert_eq!(rules(&ok(bound).program).len(), 1);
+    // `no_inline` wins over `inline`: the relation is computed, and its clause is unsafe
+    // as any clause.
+    let excluded = src.replace("inline\n", "inline no_inline\n");
+    let codes: Vec<&str> = errors(&excluded).iter().map(|(code, _, _)| *code).collect();
+    assert!(codes.contains(&"E0003"), "{codes:?}");
+    let p = ok(&bound.replace("inline\n", "no_inline inline\n"));
+    assert!(p.program.lookup_source("b").is_some());
+}
