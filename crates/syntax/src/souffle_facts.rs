@@ -166,10 +166,22 @@ pub fn read_souffle_facts(
     let mut fields = Vec::with_capacity(arity);
     let mut values: Vec<u32> = Vec::with_capacity(arity);
     let mut consts = program.consts.interning();
-    for (start, line) in lines {
+    while let Some((start, first)) = lines.next() {
+        let mut line = first;
+        let result = loop {
+            fields.clear();
+            match split_line(line, delimiter, format.rfc4180, arity, &mut fields) {
+                // Under RFC 4180 a quoted field may hold line breaks: the record goes on
+                // over the lines up to the one that closes the field.
+                Err(BadLine::Unclosed) => match continued_record(&mut lines) {
+                    Some(end) => line = &src[start..end],
+                    None => break Err(BadLine::Unclosed),
+                },
+                other => break other,
+            }
+        };
         let span = Span::new(file, start..start + line.len());
-        fields.clear();
-        if let Err(bad) = split_line(line, delimiter, format.rfc4180, arity, &mut fields) {
+        if let Err(bad) = result {
             diagnostics.push(bad_line(bad, span, &name, arity, delimiter));
             continue;
         }
@@ -192,6 +204,28 @@ pub fn read_souffle_facts(
         }
     }
     diagnostics
+}
+
+/// The end (in the file) of an RFC 4180 record whose lines so far leave a quoted field
+/// open: the lines taken from `lines` up to the one whose quote closes it (a doubled
+/// quote `""` is a quote inside the field). `None` when the file ends first. Each line
+/// is scanned once for its closing quote.
+fn continued_record<'a>(lines: &mut impl Iterator<Item = (usize, &'a str)>) -> Option<usize> {
+    for (line_start, line) in lines.by_ref() {
+        let bytes = line.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            if bytes[at] == b'"' {
+                if bytes.get(at + 1) == Some(&b'"') {
+                    at += 2;
+                    continue;
+                }
+                return Some(line_start + line.len());
+            }
+            at += 1;
+        }
+    }
+    None
 }
 
 /// The bits of a field of a number column as Soufflé 2.5 reads it: a `number` in decimal
@@ -335,11 +369,24 @@ mod tests {
     }
 
     #[test]
+    fn an_rfc4180_quoted_field_may_span_lines() {
+        let (rows_read, errors) = read("FOO,\"Line1\n\nLine3.\n\"\nBAR,\"a\"\"\nb\"\n", SYMBOLS, ',', RFC);
+        assert_eq!(rows_read, rows(&[&["FOO", "Line1\n\nLine3.\n"], &["BAR", "a\"\nb"]]));
+        assert!(errors.is_empty(), "{errors:?}");
+        // A quote that never closes is one error, at its line.
+        let (rows_read, errors) = read("A,\"open\nB,b\n", SYMBOLS, ',', RFC);
+        assert!(rows_read.is_empty());
+        assert_eq!(errors.len(), 1, "{errors:?}");
+    }
+
+    #[test]
     fn rfc4180_fields_are_unquoted() {
         let src = "\"a,b\",c\n\"x\"\"y\",\"\"\nplain\"q,\"z\"\n\"open,x\n\"q\"x,y\n";
         let (tuples, reports) = read(src, SYMBOLS, ',', RFC);
         assert_eq!(tuples, rows(&[&["a,b", "c"], &["x\"y", ""], &["plain\"q", "z"]]));
-        assert_eq!(reports, ["E0013 \"open,x", "E0013 \"q\"x,y"]);
+        // The open quote runs on to the next line's quote, which text follows: one
+        // record, one error (Soufflé: "separator expected after quoted field").
+        assert_eq!(reports, ["E0013 \"open,x\n\"q\"x,y"]);
     }
 
     #[test]
