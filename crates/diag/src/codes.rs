@@ -106,6 +106,8 @@ codes! {
         "an `unsigned` has no negative values: subtract from a value instead (`0 - x` wraps around), or use a `number`";
     AGGREGATE_CYCLE = "E0033", "cycle through an aggregate",
         "an aggregate reads complete relations: its body may not depend on the rule's own head; compute what it reads in rules that do not";
+    INVALID_DECLARATION = "E0034", "invalid declaration",
+        "Soufflé rejects this `.decl` or `.type`: give each attribute, type and qualifier once, and build a union type from types of one kind (all symbols or all numbers)";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",
@@ -116,6 +118,8 @@ codes! {
         "dlc reads its options from the command line: pass `-F`/`-D` (or the flag the pragma stands for) instead";
     UNREAD_DIRECTORY_ENTRY = "W0005", "facts directory entry not read",
         "a facts directory holds `<Pred>.facts`/`.tsv` (tab-separated) and `<Pred>.csv` files";
+    DEPRECATED_SOUFFLE = "W0006", "deprecated Soufflé syntax",
+        "Soufflé 2.5 still reads this older form and warns about it; dlc reads it the same way";
 }
 
 /// Help lines for Soufflé programs, where the default help would show dlc's syntax.

@@ -703,15 +703,47 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        // Qualifiers that choose a data structure or an optimisation change no answer.
+        // Qualifiers that choose a data structure or an optimisation change no answer;
+        // `input`, `output` and `printsize`, Soufflé's older form of the directives, act
+        // as `.input r` and so on would.
+        let mut io_qualifiers: Vec<(IoKind, Tok)> = Vec::new();
         while let Some(t) = self.peek().filter(|t| t.kind == Kind::Ident) {
             if self.peek_at(1).is_some_and(|n| n.kind == Kind::LParen) {
                 break;
             }
             match self.text(t) {
                 "brie" | "btree" | "btree_delete" | "inline" | "no_inline" | "magic" | "no_magic" | "overridable"
-                | "override" | "input" | "output" | "printsize" => {
+                | "override" => {
                     self.bump();
+                }
+                qualifier @ ("input" | "output" | "printsize") => {
+                    self.bump();
+                    let kind = match qualifier {
+                        "input" => IoKind::Input,
+                        "output" => IoKind::Output,
+                        _ => IoKind::Printsize,
+                    };
+                    if let Some((_, first)) = io_qualifiers.iter().find(|(k, _)| *k == kind) {
+                        self.diagnostics.push(
+                            Diagnostic::error(
+                                Code::INVALID_DECLARATION,
+                                format!("the qualifier `{qualifier}` is given twice"),
+                            )
+                            .with_primary(t.span, "given again here")
+                            .with_secondary(first.span, "first given here")
+                            .with_help(format!("remove one `{qualifier}`")),
+                        );
+                        continue;
+                    }
+                    self.diagnostics.push(
+                        Diagnostic::warning(
+                            Code::DEPRECATED_SOUFFLE,
+                            format!("the qualifier `{qualifier}` is Soufflé's older form of `.{qualifier}`"),
+                        )
+                        .with_primary(t.span, format!("read as `.{qualifier}` of the relation"))
+                        .with_help(format!("write `.{qualifier} <relation>` on a line of its own")),
+                    );
+                    io_qualifiers.push((kind, t));
                 }
                 "eqrel" => return Err(self.unsupported(t.span, "an equivalence relation (`eqrel`)")),
                 "choice" => {
@@ -739,6 +771,17 @@ impl<'a> Parser<'a> {
             }
         }
         for name in names {
+            for (kind, _) in &io_qualifiers {
+                let stdout = *kind == IoKind::Printsize;
+                let io = RawIo {
+                    name: self.text(name).to_string(),
+                    filename: None,
+                    delimiter: '\t',
+                    stdout,
+                    span: name.span,
+                };
+                self.ios.push((*kind, io));
+            }
             self.decls.push(Decl {
                 name: self.text(name).to_string(),
                 arity: types.len(),
@@ -1299,6 +1342,33 @@ fn check(
         if !declared.contains_key(io.name.as_str()) {
             diagnostics.push(undeclared(&io.name, io.span, None));
             continue;
+        }
+        // The same directive twice (`.output r` and the qualifier `output` on its
+        // `.decl`) writes one file, as in Soufflé; a second `.printsize` is an error there.
+        let same = |other: &RawIo| {
+            other.name == io.name
+                && other.filename == io.filename
+                && other.delimiter == io.delimiter
+                && other.stdout == io.stdout
+        };
+        match kind {
+            IoKind::Input if inputs.iter().any(same) => continue,
+            IoKind::Output if outputs.iter().any(same) => continue,
+            IoKind::Printsize => {
+                if let Some(first) = printsize.iter().find(|p: &&RawIo| p.name == io.name) {
+                    diagnostics.push(
+                        Diagnostic::error(
+                            Code::INVALID_DECLARATION,
+                            format!("the size of `{}` is printed twice (`.printsize` given twice)", io.name),
+                        )
+                        .with_primary(io.span, "given again here")
+                        .with_secondary(first.span, "first given here")
+                        .with_help("keep one `.printsize` of the relation"),
+                    );
+                    continue;
+                }
+            }
+            _ => {}
         }
         match kind {
             IoKind::Input if derived.contains(io.name.as_str()) => {

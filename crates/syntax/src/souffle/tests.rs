@@ -464,3 +464,24 @@ fn an_aggregate_over_its_own_head_names_the_cycle() {
     let found = errors(src);
     assert_eq!(found, [("E0033", "q(_)".to_string(), "`p` aggregates over itself".to_string())]);
 }
+
+#[test]
+fn io_qualifiers_of_a_decl_act_as_the_directives() {
+    let src = ".decl e(x:number) input\n.decl r(x:number) output\n.output r\n.decl s(x:number) printsize\n\
+               r(x) :- e(x).\ns(x) :- e(x).\n";
+    let (program, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    let s = program.expect("warnings only");
+    let warned: Vec<&str> = diagnostics.iter().map(|d| &src[d.primary_span().unwrap().range()]).collect();
+    assert_eq!(warned, ["input", "output", "printsize"]);
+    assert!(diagnostics.iter().all(|d| d.code == Code::DEPRECATED_SOUFFLE));
+    let names = |ios: &[Io]| ios.iter().map(|io| s.program.pred_name(io.pred)).collect::<Vec<_>>();
+    // The qualifier and `.output r` write `r` once.
+    assert_eq!(
+        (names(&s.inputs), names(&s.outputs), names(&s.printsize)),
+        (vec!["e".to_string()], vec!["r".to_string()], vec!["s".to_string()])
+    );
+    assert!(s.printsize[0].stdout);
+    let errors = errors(".decl r(x:number) output brie output\n.decl s(x:number) printsize\n.printsize s\n");
+    let codes: Vec<(&str, &str)> = errors.iter().filter(|e| e.0 != "W0006").map(|(c, t, _)| (*c, t.as_str())).collect();
+    assert_eq!(codes, [("E0034", "output"), ("E0034", "s")]);
+}
