@@ -277,6 +277,18 @@ impl CmpOp {
         [CmpOp::Eq, CmpOp::Ne, CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge].into_iter().find(|op| op.text() == text)
     }
 
+    /// The operator that holds exactly when this one does not (`<` for `>=`).
+    pub fn negated(self) -> CmpOp {
+        match self {
+            CmpOp::Eq => CmpOp::Ne,
+            CmpOp::Ne => CmpOp::Eq,
+            CmpOp::Lt => CmpOp::Ge,
+            CmpOp::Le => CmpOp::Gt,
+            CmpOp::Gt => CmpOp::Le,
+            CmpOp::Ge => CmpOp::Lt,
+        }
+    }
+
     /// Whether the operator orders its operands as numbers (the others compare values
     /// for identity and apply to symbols too).
     pub fn is_ordering(self) -> bool {

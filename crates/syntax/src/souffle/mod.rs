@@ -411,6 +411,45 @@ fn preprocess(
 /// A rule body in disjunctive normal form: each conjunction becomes one rule.
 type Dnf = Vec<Vec<ast::Literal>>;
 
+/// The negation of `dnf` in disjunctive normal form: each conjunction becomes the
+/// disjunction of its literals negated (an atom's negation, a comparison with the opposite
+/// operator), and the conjunctions' negations are multiplied out. `bang` is the `!`, the
+/// span of a lone negated atom. `None` when the result exceeds [`MAX_EXPANSION`] rules.
+fn negate(dnf: Dnf, bang: Span) -> Option<Dnf> {
+    let lone = dnf.len() == 1 && dnf[0].len() == 1;
+    let mut negated: Dnf = vec![Vec::new()];
+    for conjunction in dnf {
+        let alternatives: Vec<ast::Literal> = conjunction
+            .into_iter()
+            .map(|literal| match literal {
+                ast::Literal::Atom(atom) => {
+                    let span = if lone { bang.to(atom.span) } else { atom.span };
+                    ast::Literal::Negated { atom, span }
+                }
+                ast::Literal::Negated { atom, .. } => ast::Literal::Atom(atom),
+                ast::Literal::Compare(mut c) => {
+                    c.op = c.op.negated();
+                    ast::Literal::Compare(c)
+                }
+            })
+            .collect();
+        if negated.len() * alternatives.len() > MAX_EXPANSION {
+            return None;
+        }
+        negated = negated
+            .iter()
+            .flat_map(|conj| {
+                alternatives.iter().map(move |more| {
+                    let mut c = conj.clone();
+                    c.push(more.clone());
+                    c
+                })
+            })
+            .collect();
+    }
+    Some(negated)
+}
+
 /// A clause as written: its heads, its body (none for facts), its span.
 struct Clause {
     heads: Vec<ast::Atom>,
@@ -973,10 +1012,24 @@ impl<'a> Parser<'a> {
         let Some(tok) = self.peek() else { return Err(self.expected("a body literal")) };
         match tok.kind {
             Kind::Bang => {
-                self.bump();
-                let atom = self.atom()?;
-                let span = tok.span.to(atom.span);
-                Ok(vec![vec![ast::Literal::Negated { atom, span }]])
+                // `!!a(x)` is `a(x)`; `!(b(x) ; c(x))`, `!(b(x), c(x))` and `!x > y` negate
+                // what follows, pushed inward as Soufflé does (De Morgan): no helper relation.
+                let mut negations = 0usize;
+                while self.eat(Kind::Bang).is_some() {
+                    negations += 1;
+                }
+                let start = self.here();
+                let inner = self.literal(depth)?;
+                if negations.is_multiple_of(2) {
+                    return Ok(inner);
+                }
+                match negate(inner, tok.span) {
+                    Some(dnf) => Ok(dnf),
+                    None => Err(self.unsupported(
+                        tok.span.to(start),
+                        &format!("a negation expanding to more than {MAX_EXPANSION} rules"),
+                    )),
+                }
             }
             Kind::LParen => {
                 // `(x + 1) < y` is a comparison, `(a(x) ; b(x))` a disjunction: the

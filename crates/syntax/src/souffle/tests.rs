@@ -485,3 +485,20 @@ fn io_qualifiers_of_a_decl_act_as_the_directives() {
     let codes: Vec<(&str, &str)> = errors.iter().filter(|e| e.0 != "W0006").map(|(c, t, _)| (*c, t.as_str())).collect();
     assert_eq!(codes, [("E0034", "output"), ("E0034", "s")]);
 }
+
+#[test]
+fn negations_of_groups_are_pushed_inward() {
+    let decls = ".decl a(x:number)\n.decl b(x:number)\n.decl c(x:number)\n.decl r(x:number)\n";
+    let read = |body: &str| rules(&ok(&format!("{decls}r(x) :- {body}.\n")).program);
+    assert_eq!(read("a(x), !(b(x) ; c(x))"), ["r(x) <- a(x), !b(x), !c(x)"]);
+    assert_eq!(read("a(x), !(b(x), c(x))"), ["r(x) <- a(x), !b(x)", "r(x) <- a(x), !c(x)"]);
+    assert_eq!(read("a(x), !!!(b(x), !c(x))"), ["r(x) <- a(x), !b(x)", "r(x) <- a(x), c(x)"]);
+    assert_eq!(read("a(x), !!b(x)"), ["r(x) <- a(x), b(x)"]);
+    assert_eq!(read("a(x), !x > 2, !(x = 1 ; true)"), Vec::<String>::new());
+    assert_eq!(read("a(x), !x > 2"), ["r(x) <- a(x), x <= 2"]);
+    // Ten negated conjunctions of two literals multiply out to 2^10 rules: over the bound.
+    let wide = ["!(b(x), c(x))"; 11].join(", ");
+    let errors = errors(&format!("{decls}r(x) :- a(x), {wide}.\n"));
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].2.contains("expanding to more than"), "{errors:?}");
+}
