@@ -12,7 +12,7 @@ pub(crate) enum Kind {
     Hash,
     /// A directive: `.decl`, `.input`, ... (only the known words, so that `E(1).path(x)`
     /// still reads as `.` and `path`).
-    #[regex(r"\.(decl|input|output|printsize|type|number_type|symbol_type|comp|init|plan|functor|pragma|limitsize|override|lattice)")]
+    #[regex(r"\.(decl|input|output|printsize|type|number_type|symbol_type|comp|init|plan|functor|pragma|limitsize|override|lattice|include|once)")]
     Directive,
     /// A name: a relation, a variable (in argument position), a type, a keyword.
     #[regex(r"[A-Za-z?][A-Za-z0-9_?]*|_[A-Za-z0-9_?]+")]

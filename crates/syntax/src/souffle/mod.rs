@@ -30,6 +30,13 @@ pub trait Includes {
     /// The id and text of the file `path` as included from `from` (a relative path is
     /// relative to `from`'s directory), or why it cannot be read.
     fn include(&mut self, from: FileId, path: &str) -> Result<(FileId, String), String>;
+
+    /// What makes two reads of one file the same file, for `.once`: by default the id,
+    /// which an implementation reading files gives each read anew, so it names the file
+    /// as the file system knows it instead.
+    fn identity(&self, file: FileId) -> String {
+        file.0.to_string()
+    }
 }
 
 /// No includes: every `#include` is reported as unreadable.
@@ -71,7 +78,9 @@ pub struct SouffleProgram {
 /// `#include` (the dlc dialect has no `#` lines; a program may keep every `.decl` in an
 /// included file).
 pub fn looks_like_souffle(src: &str) -> bool {
-    src.lines().map(str::trim_start).any(|line| line.starts_with(".decl") || line.starts_with("#include"))
+    src.lines()
+        .map(str::trim_start)
+        .any(|line| line.starts_with(".decl") || line.starts_with("#include") || line.starts_with(".include"))
 }
 
 /// Parses a Soufflé program into the native AST (rules expanded: one per head and
@@ -289,6 +298,20 @@ fn unsupported(span: Span, construct: &str) -> Diagnostic {
         .with_primary(span, format!("{construct} here"))
 }
 
+/// E0012: includes nested deeper than [`MAX_INCLUDE_DEPTH`].
+fn too_deep(span: Span) -> Diagnostic {
+    Diagnostic::error(Code::UNREADABLE_FILE, format!("includes nested more than {MAX_INCLUDE_DEPTH} deep"))
+        .with_primary(span, "this include")
+        .with_help("does a file include itself?")
+}
+
+/// E0012: the file `path` cannot be included.
+fn cannot_include(path: &str, error: &str, span: Span) -> Diagnostic {
+    Diagnostic::error(Code::UNREADABLE_FILE, format!("cannot include `{path}`: {error}"))
+        .with_primary(span, "included here")
+        .with_help("a relative path is relative to the including file's directory")
+}
+
 /// Runs the preprocessor: `#include "file"` splices the tokens of that file in (their
 /// spans point into it), `#define NAME tokens` replaces later uses of the name; any other
 /// `#` line is E0018. Included files are processed with an explicit stack.
@@ -308,12 +331,51 @@ fn preprocess(
     };
     // Each entry: a file's tokens, reversed so that `pop` yields them in order.
     let mut stack: Vec<Vec<Tok>> = vec![lexed(file, texts).into_iter().rev().collect()];
+    // The files that have passed a `.once`.
+    let mut once: HashSet<String> = HashSet::new();
     while let Some(top) = stack.last_mut() {
         let Some(tok) = top.pop() else {
             stack.pop();
             continue;
         };
         match tok.kind {
+            // As in Soufflé 2.5: `.once` marks its file; reached again, in a file included
+            // again, it skips the rest of that file (what precedes it is read each time).
+            Kind::Directive if texts.text(tok.span) == ".once" => {
+                if !once.insert(includes.identity(tok.span.file)) {
+                    stack.pop();
+                }
+            }
+            Kind::Directive if texts.text(tok.span) == ".include" => {
+                // What stands where the file name should be is dropped with the report (a
+                // directive is kept), so that the parser does not report it again.
+                let next = top.last().copied();
+                if next.is_some_and(|t| t.kind != Kind::Directive) {
+                    top.pop();
+                }
+                let Some(name) = next.filter(|t| t.kind == Kind::Str) else {
+                    diagnostics.push(
+                        Diagnostic::error(Code::PARSE, "expected a quoted file name after `.include`")
+                            .with_primary(tok.span, "here")
+                            .with_help("write `.include \"other.dl\"`"),
+                    );
+                    continue;
+                };
+                let path = unescape(texts.text(name.span));
+                let span = tok.span.to(name.span);
+                if stack.len() > MAX_INCLUDE_DEPTH {
+                    diagnostics.push(too_deep(span));
+                    continue;
+                }
+                match includes.include(tok.span.file, &path) {
+                    Ok((id, text)) => {
+                        texts.files.push((id, text));
+                        let tokens = lexed(id, texts);
+                        stack.push(tokens.into_iter().rev().collect());
+                    }
+                    Err(e) => diagnostics.push(cannot_include(&path, &e, span)),
+                }
+            }
             Kind::Hash => {
                 let line = texts.text(tok.span).to_string();
                 let body = line[1..].trim_start();
@@ -333,14 +395,7 @@ fn preprocess(
                             continue;
                         };
                         if stack.len() > MAX_INCLUDE_DEPTH {
-                            diagnostics.push(
-                                Diagnostic::error(
-                                    Code::UNREADABLE_FILE,
-                                    format!("`#include` nested more than {MAX_INCLUDE_DEPTH} deep"),
-                                )
-                                .with_primary(tok.span, "this include")
-                                .with_help("does a file include itself?"),
-                            );
+                            diagnostics.push(too_deep(tok.span));
                             continue;
                         }
                         match includes.include(tok.span.file, path) {
@@ -349,11 +404,7 @@ fn preprocess(
                                 let tokens = lexed(id, texts);
                                 stack.push(tokens.into_iter().rev().collect());
                             }
-                            Err(e) => diagnostics.push(
-                                Diagnostic::error(Code::UNREADABLE_FILE, format!("cannot include `{path}`: {e}"))
-                                    .with_primary(tok.span, "included here")
-                                    .with_help("a relative path is relative to the including file's directory"),
-                            ),
+                            Err(e) => diagnostics.push(cannot_include(path, &e, tok.span)),
                         }
                     }
                     "define" => {
@@ -843,7 +894,14 @@ impl<'a> Parser<'a> {
             return Ok(());
         }
         if self.eat(Kind::Subtype).is_none() && self.eat(Kind::Eq).is_none() {
-            return Err(self.expected("`<:` or `=`"));
+            // Soufflé reads a bare `.type T` as `.type T <: symbol` and warns.
+            self.diagnostics.push(
+                Diagnostic::warning(Code::DEPRECATED_SOUFFLE, format!("`.type {name}` without a definition"))
+                    .with_primary(name_tok.span, format!("read as `.type {name} <: symbol`"))
+                    .with_help(format!("write `.type {name} <: symbol`")),
+            );
+            self.types.insert(name, vec!["symbol".to_string()]);
+            return Ok(());
         }
         if let Some(open) = self.eat(Kind::LBracket) {
             return Err(self.unsupported(open.span, "a record type (`[...]`)"));

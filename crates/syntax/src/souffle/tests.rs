@@ -502,3 +502,25 @@ fn negations_of_groups_are_pushed_inward() {
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].2.contains("expanding to more than"), "{errors:?}");
 }
+
+#[test]
+fn dot_include_once_and_a_bare_type() {
+    struct Files;
+    impl Includes for Files {
+        fn include(&mut self, _from: FileId, path: &str) -> Result<(FileId, String), String> {
+            match path {
+                "once.dl" => Ok((FileId(1), "e(\"a\").\n.once\n.decl e(x:T)\n".to_string())),
+                _ => Err("no such file".to_string()),
+            }
+        }
+    }
+    let src = ".type T\n.include \"once.dl\"\n.include \"once.dl\"\n.output e\n";
+    let (program, diagnostics) = parse_program(src, FILE, &mut Files);
+    let codes: Vec<Code> = diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, [Code::DEPRECATED_SOUFFLE]);
+    let s = program.expect("the second include stops at `.once`: `e` is declared once");
+    assert_eq!(s.program.pred(s.outputs[0].pred).types, [ValueType::Symbol]);
+    let (_, diagnostics) = parse_program(".include \"nope.dl\"\n.include nope\n", FILE, &mut Files);
+    let codes: Vec<Code> = diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, [Code::UNREADABLE_FILE, Code::PARSE]);
+}
