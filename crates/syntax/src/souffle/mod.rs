@@ -276,6 +276,53 @@ fn type_cycles(types: &HashMap<String, Vec<String>>, spans: &[(String, Span)]) -
     diagnostics
 }
 
+/// E0034 for a type defined twice (at the second definition) and for a union of types of
+/// more than one primitive type (`.type U = number | symbol`; Soufflé: "multiple primitive
+/// types in union"), once per union, at its definition.
+fn type_definitions(types: &HashMap<String, Vec<String>>, spans: &[(String, Span)]) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    let mut first: HashMap<&str, Span> = HashMap::new();
+    for (name, span) in spans {
+        if let Some(&at) = first.get(name.as_str()) {
+            diagnostics.push(
+                Diagnostic::error(Code::INVALID_DECLARATION, format!("the type `{name}` is defined twice"))
+                    .with_primary(*span, "defined again here")
+                    .with_secondary(at, "first defined here")
+                    .with_help("define each type once"),
+            );
+            continue;
+        }
+        first.insert(name, *span);
+        let Some(members) = types.get(name).filter(|m| m.len() > 1) else { continue };
+        // The primitive types each member reaches through the definitions, followed with
+        // a worklist and a visited set so that a cycle (reported apart) ends.
+        let mut primitives: Vec<&str> = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut worklist: Vec<&str> = members.iter().map(String::as_str).collect();
+        while let Some(t) = worklist.pop() {
+            match t {
+                "number" | "unsigned" | "symbol" | "float" if !primitives.contains(&t) => primitives.push(t),
+                "number" | "unsigned" | "symbol" | "float" => {}
+                _ if seen.insert(t) => worklist.extend(types.get(t).into_iter().flatten().map(String::as_str)),
+                _ => {}
+            }
+        }
+        if primitives.len() > 1 {
+            primitives.sort_unstable();
+            let list = primitives.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::INVALID_DECLARATION,
+                    format!("the union type `{name}` mixes the primitive types {list}"),
+                )
+                .with_primary(*span, "defined here")
+                .with_help("a union joins types of one primitive type: all symbols, all numbers or all unsigneds"),
+            );
+        }
+    }
+    diagnostics
+}
+
 /// Preprocesses, parses and checks declarations; builds the native AST.
 fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
@@ -287,6 +334,7 @@ fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Di
     diagnostics.append(&mut parser.diagnostics);
     let Parser { clauses, queries, decls, ios, types, type_spans, .. } = parser;
     diagnostics.extend(type_cycles(&types, &type_spans));
+    diagnostics.extend(type_definitions(&types, &type_spans));
     let mut front = check(clauses, queries, decls, ios, &types, Span::new(file, 0..src.len()), &mut diagnostics);
     front.types = types;
     (front, diagnostics)
@@ -775,10 +823,24 @@ impl<'a> Parser<'a> {
         names.push(name);
         self.expect(Kind::LParen, "`(`")?;
         let (mut types, mut attributes) = (Vec::new(), Vec::new());
+        let mut attribute_spans: Vec<Tok> = Vec::new();
         if self.eat(Kind::RParen).is_none() {
             loop {
                 let attribute = self.expect(Kind::Ident, "an attribute name")?;
-                attributes.push(self.text(attribute).to_string());
+                let attribute_name = self.text(attribute);
+                if let Some(&first) = attribute_spans.iter().find(|t: &&Tok| self.text(**t) == attribute_name) {
+                    self.diagnostics.push(
+                        Diagnostic::error(
+                            Code::INVALID_DECLARATION,
+                            format!("the attribute name `{attribute_name}` is given twice"),
+                        )
+                        .with_primary(attribute.span, "named again here")
+                        .with_secondary(first.span, "first named here")
+                        .with_help("give each attribute of a relation its own name"),
+                    );
+                }
+                attribute_spans.push(attribute);
+                attributes.push(attribute_name.to_string());
                 self.expect(Kind::Colon, "`:` and the attribute's type")?;
                 let ty = self.expect(Kind::Ident, "a type")?;
                 if self.text(ty) == "float" {

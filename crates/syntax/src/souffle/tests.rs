@@ -74,7 +74,7 @@ fn multiple_heads_disjunction_facts_and_constants() {
 fn io_parameters_types_qualifiers_and_true() {
     let src = r#".type Node <: symbol
         .type Id = number
-        .type Either = Node | Id
+        .type Either = Node | symbol
         .decl e(x:Node, y:Node) brie
         .input e(IO=file, filename="edges.csv", delimiter=",")
         .decl r(x:Node) magic
@@ -90,7 +90,7 @@ fn io_parameters_types_qualifiers_and_true() {
     assert_eq!(s.printsize.len(), 1);
     let types = |s: &SouffleProgram, io: &Io| s.program.pred(io.pred).types.clone();
     assert_eq!(types(&s, &s.inputs[0]), [ValueType::Symbol, ValueType::Symbol]);
-    let s = ok(".type A <: number\n.type B = A | unsigned\n.type C = B | symbol\n.number_type D\n\
+    let s = ok(".type A <: number\n.type U <: unsigned\n.type B = U | unsigned\n.type S <: symbol\n.type C = S | symbol\n.number_type D\n\
                 .decl r(a:A, b:B, c:C, d:D, e:number, f:symbol, g:Unknown)\n.output r\n");
     use ValueType::{Number, Symbol, Unsigned};
     assert_eq!(types(&s, &s.outputs[0]), [Number, Unsigned, Symbol, Number, Number, Symbol, Symbol]);
@@ -523,4 +523,17 @@ fn dot_include_once_and_a_bare_type() {
     let (_, diagnostics) = parse_program(".include \"nope.dl\"\n.include nope\n", FILE, &mut Files);
     let codes: Vec<Code> = diagnostics.iter().map(|d| d.code).collect();
     assert_eq!(codes, [Code::UNREADABLE_FILE, Code::PARSE]);
+}
+
+#[test]
+fn declarations_soufflé_rejects_are_errors() {
+    let e = errors(".decl r(x:number, y:symbol, x:symbol)\n");
+    assert_eq!(e, [("E0034", "x".to_string(), "the attribute name `x` is given twice".to_string())]);
+    let e = errors(".type T <: symbol\n.type T = number\n.decl r(x:T)\n");
+    assert_eq!(e, [("E0034", "T".to_string(), "the type `T` is defined twice".to_string())]);
+    let e = errors(".type N <: number\n.type S <: symbol\n.type U = N | S\n.type V = U | number\n.decl r(x:number)\n");
+    let spans: Vec<&str> = e.iter().map(|(_, s, _)| s.as_str()).collect();
+    assert_eq!(spans, ["U", "V"]);
+    assert_eq!(e[0].2, "the union type `U` mixes the primitive types `number`, `symbol`");
+    ok(".type N <: number\n.type M = N | number\n.type S <: symbol\n.type T = S | symbol\n.decl r(x:M, y:T)\n");
 }
