@@ -24,6 +24,9 @@ pub(crate) enum Kind {
     /// `0x1F`, `0b101`: numbers dlc reads as their decimal value.
     #[regex(r"(0x[0-9a-fA-F]+|0b[01]+)u?")]
     RadixNumber,
+    /// `1.2.3.4`: an IPv4 address, a number to Soufflé.
+    #[regex(r"[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+")]
+    Ipv4,
     /// `1.5`: a float, which dlc does not support.
     #[regex(r"[0-9]+\.[0-9]+")]
     Float,

@@ -18,6 +18,25 @@ use ir::{PredId, PredKind, PredName, Program, ValueType};
 use lexer::{lex, Kind};
 use std::collections::{HashMap, HashSet};
 
+/// Soufflé's built-in functors of more than one letter, which dlc does not compute.
+const SOUFFLE_FUNCTORS: &[&str] = &[
+    "cat",
+    "ord",
+    "strlen",
+    "substr",
+    "to_number",
+    "to_string",
+    "to_unsigned",
+    "to_float",
+    "itou",
+    "itof",
+    "utoi",
+    "utof",
+    "ftoi",
+    "ftou",
+    "autoinc",
+];
+
 /// How deeply parenthesised disjunctions may nest in a rule body.
 pub const MAX_NESTING: usize = 32;
 /// How many rules one clause may expand to (heads × disjuncts).
@@ -1179,9 +1198,13 @@ impl<'a> Parser<'a> {
                 if matches!(name, "match" | "contains") {
                     return Err(self.unsupported(tok.span, &format!("the constraint `{name}(...)`")));
                 }
+                // `strlen(s) > 2`: Soufflé's functors start a comparison, not an atom.
+                if SOUFFLE_FUNCTORS.contains(&name) {
+                    return Err(self.unsupported(tok.span, &format!("the functor `{name}(...)`")));
+                }
                 let atom = self.atom()?;
-                if let Some(op) = self.peek().filter(|t| matches!(t.kind, Kind::Eq | Kind::Compare)) {
-                    return Err(self.unsupported(op.span, &format!("a comparison (`{}`)", self.text(op))));
+                if self.peek().is_some_and(|t| matches!(t.kind, Kind::Eq | Kind::Compare | Kind::Operator)) {
+                    return Err(self.unsupported(tok.span, &format!("the functor `{name}(...)`")));
                 }
                 Ok(vec![vec![ast::Literal::Atom(atom)]])
             }
@@ -1265,6 +1288,12 @@ impl<'a> Parser<'a> {
                 None => return Err(self.unsupported(tok.span, "a number this large")),
             },
             Kind::Float => return Err(self.unsupported(tok.span, "a float constant")),
+            // `1.2.3.4` is, to Soufflé, the number of those four bytes (as a `number`, so
+            // `255.255.255.255` is -1).
+            Kind::Ipv4 => match ipv4(text) {
+                Some(n) => TermKind::Int(n.to_string()),
+                None => return Err(self.unsupported(tok.span, "an IPv4 constant with a part above 255")),
+            },
             Kind::Str => TermKind::Str(unescape(text)),
             Kind::Dollar => return Err(self.unsupported(tok.span, "`$` (a counter or an ADT branch)")),
             Kind::At => return Err(self.unsupported(tok.span, "a user-defined functor (`@f(...)`)")),
@@ -1274,6 +1303,16 @@ impl<'a> Parser<'a> {
         self.bump();
         Ok(ast::Term { kind, span: tok.span })
     }
+}
+
+/// The value Soufflé gives the IPv4 constant `text`: its four bytes, high first, as a
+/// 32-bit signed number; none when a part is above 255.
+fn ipv4(text: &str) -> Option<i32> {
+    let mut value: u32 = 0;
+    for part in text.split('.') {
+        value = (value << 8) | u32::from(part.parse::<u8>().ok()?);
+    }
+    Some(value as i32)
 }
 
 /// Soufflé's tokens as the shared expression grammar reads them.

@@ -537,3 +537,27 @@ fn declarations_soufflé_rejects_are_errors() {
     assert_eq!(e[0].2, "the union type `U` mixes the primitive types `number`, `symbol`");
     ok(".type N <: number\n.type M = N | number\n.type S <: symbol\n.type T = S | symbol\n.decl r(x:M, y:T)\n");
 }
+
+#[test]
+fn unsupported_functors_are_named_where_they_start_a_literal() {
+    let decls = ".decl a(x:symbol, y:symbol)\n.decl n(x:symbol)\n";
+    let one = |body: &str| {
+        let e = errors(&format!("{decls}n(x) :- a(x, y), {body}.\n"));
+        assert_eq!(e.len(), 1, "{e:?}");
+        (e[0].1.clone(), e[0].2.clone())
+    };
+    assert_eq!(one("strlen(x) > 2"), ("strlen".to_string(), "the functor `strlen(...)` is not supported".to_string()));
+    assert_eq!(
+        one("!contains(y, x)"),
+        ("contains".to_string(), "the constraint `contains(...)` is not supported".to_string())
+    );
+    assert_eq!(one("cat(x, y) = y"), ("cat".to_string(), "the functor `cat(...)` is not supported".to_string()));
+    let s = ok(".decl r(x:number)\nr(1.2.3.4).\nr(255.255.255.255).\n.output r\n");
+    let facts: Vec<String> = s
+        .program
+        .facts
+        .iter()
+        .map(|f| s.program.value_text(s.program.value(f.pred, 0, f.values[0])).into_owned())
+        .collect();
+    assert_eq!(facts, ["16909060", "-1"]);
+}
