@@ -346,7 +346,10 @@ fn type_definitions(types: &HashMap<String, Vec<String>>, spans: &[(String, Span
 fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
     let mut texts = Texts { files: vec![(file, src.to_string())] };
-    let tokens = preprocess(file, &mut texts, includes, &mut diagnostics);
+    // The names of the function-like macros reported: their uses read as atoms of
+    // undeclared relations, which are not reported again.
+    let mut skipped_macros = HashSet::new();
+    let tokens = preprocess(file, &mut texts, includes, &mut diagnostics, &mut skipped_macros);
     let eof = Span::new(file, src.len()..src.len());
     let mut parser = Parser::new(&tokens, &texts, eof);
     parser.program();
@@ -354,9 +357,49 @@ fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Di
     let Parser { clauses, queries, decls, ios, types, type_spans, .. } = parser;
     diagnostics.extend(type_cycles(&types, &type_spans));
     diagnostics.extend(type_definitions(&types, &type_spans));
-    let mut front = check(clauses, queries, decls, ios, &types, Span::new(file, 0..src.len()), &mut diagnostics);
+    let mut front = check(clauses, queries, decls, ios, &types, &skipped_macros, &mut diagnostics);
+    front.file.span = Span::new(file, 0..src.len());
     front.types = types;
-    (front, diagnostics)
+    (front, collapse_unsupported(diagnostics))
+}
+
+/// One report per distinct unsupported construct and undeclared relation: the reports of
+/// E0018 or E0019 with one message become the first of them, its message counting the
+/// uses and two more as secondary labels, so that a construct a large program uses
+/// everywhere is one report.
+fn collapse_unsupported(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let key = |d: &Diagnostic| {
+        matches!(d.code, Code::UNSUPPORTED_SOUFFLE | Code::UNDECLARED_RELATION).then(|| d.message.clone())
+    };
+    let mut uses: HashMap<String, Vec<Span>> = HashMap::new();
+    for d in &diagnostics {
+        if let (Some(k), Some(span)) = (key(d), d.primary_span()) {
+            uses.entry(k).or_default().push(span);
+        }
+    }
+    let mut kept = Vec::new();
+    for mut d in diagnostics {
+        let Some(spans) = key(&d).and_then(|k| uses.remove(&k)) else {
+            if key(&d).is_none() {
+                kept.push(d);
+            }
+            continue;
+        };
+        let mut spans = spans;
+        spans.sort_by_key(|s| (s.file, s.start));
+        // A literal of a disjunction is in every rule it expands to, once in the text.
+        spans.dedup();
+        if spans.len() > 1 {
+            d.message = format!("{} (used {} times)", d.message, spans.len());
+            d.labels.retain(|l| !l.primary);
+            d = d.with_primary(spans[0], "first used here");
+            for span in spans.iter().skip(1).take(2) {
+                d = d.with_secondary(*span, "used here too");
+            }
+        }
+        kept.push(d);
+    }
+    kept
 }
 
 /// E0018: a construct outside the supported fragment.
@@ -387,6 +430,7 @@ fn preprocess(
     texts: &mut Texts,
     includes: &mut dyn Includes,
     diagnostics: &mut Vec<Diagnostic>,
+    skipped_macros: &mut HashSet<String>,
 ) -> Vec<Tok> {
     let mut out = Vec::new();
     let mut defines: HashMap<String, Vec<Tok>> = HashMap::new();
@@ -452,8 +496,13 @@ fn preprocess(
                 let rest_start = tok.span.start as usize + line.len() - rest.len();
                 match word {
                     "include" => {
-                        let path = rest.trim();
-                        let Some(path) = path.strip_prefix('"').and_then(|p| p.strip_suffix('"')) else {
+                        // The name in quotes, then nothing but a comment.
+                        let quoted = rest.trim().strip_prefix('"').and_then(|p| p.split_once('"'));
+                        let path = quoted.and_then(|(path, after)| {
+                            let after = after.trim_start();
+                            (after.is_empty() || after.starts_with("//") || after.starts_with("/*")).then_some(path)
+                        });
+                        let Some(path) = path else {
                             diagnostics.push(
                                 Diagnostic::error(Code::PARSE, "expected a quoted file name after `#include`")
                                     .with_primary(tok.span, "here")
@@ -491,6 +540,7 @@ fn preprocess(
                         }
                         if rest_trimmed[name_len..].starts_with('(') {
                             diagnostics.push(unsupported(tok.span, "a function-like macro (`#define NAME(...)`)"));
+                            skipped_macros.insert(name.to_string());
                             continue;
                         }
                         let value_start = name_start + name_len;
@@ -722,6 +772,10 @@ impl<'a> Parser<'a> {
     fn recover(&mut self) {
         while let Some(t) = self.peek() {
             match t.kind {
+                // The `.` of `arch.jump` ends no clause.
+                Kind::Dot if self.qualified_at(self.pos) => {
+                    self.bump();
+                }
                 Kind::Dot => {
                     self.bump();
                     return;
@@ -732,6 +786,22 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+    }
+
+    /// Whether the token at `at` is the `.` of a qualified name, `arch.jump`: a name
+    /// touching it on both sides.
+    fn qualified_at(&self, at: usize) -> bool {
+        let (Some(before), Some(dot), Some(after)) =
+            (at.checked_sub(1).and_then(|b| self.tokens.get(b)), self.tokens.get(at), self.tokens.get(at + 1))
+        else {
+            return false;
+        };
+        dot.kind == Kind::Dot
+            && before.kind == Kind::Ident
+            && after.kind == Kind::Ident
+            && before.span.file == dot.span.file
+            && before.span.end == dot.span.start
+            && dot.span.end == after.span.start
     }
 
     /// Skips the rest of the line of `start` (the arguments of a directive dlc does not
@@ -1187,6 +1257,11 @@ impl<'a> Parser<'a> {
                 self.expect(Kind::RParen, "`,`, `;` or `)`")?;
                 Ok(dnf)
             }
+            // `arch.jump(x)`: a relation of a component instance.
+            Kind::Ident if self.qualified_at(self.pos + 1) => {
+                let end = self.peek_at(2).map_or(tok.span, |t| t.span);
+                Err(self.unsupported(tok.span.to(end), "a qualified relation name (components)"))
+            }
             // `sum (z + 1) : { e(z, _) } > 0` starts with an aggregate, not an atom `sum(...)`.
             Kind::Ident
                 if self.peek_at(1).is_some_and(|t| t.kind == Kind::LParen)
@@ -1482,7 +1557,7 @@ fn check(
     decls: Vec<Decl>,
     ios: Vec<(IoKind, RawIo)>,
     types: &HashMap<String, Vec<String>>,
-    whole: Span,
+    skipped_macros: &HashSet<String>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Front {
     let mut declared: HashMap<&str, &Decl> = HashMap::new();
@@ -1502,6 +1577,7 @@ fn check(
     }
     let check_atom = |atom: &ast::Atom, diagnostics: &mut Vec<Diagnostic>| -> bool {
         match declared.get(atom.pred.text.as_str()) {
+            None if skipped_macros.contains(&atom.pred.text) => false,
             None => {
                 diagnostics.push(undeclared(&atom.pred.text, atom.pred.span, Some(atom.args.len())));
                 false
@@ -1656,7 +1732,8 @@ fn check(
         .iter()
         .map(|d| (d.name.clone(), d.types.iter().map(|t| column_kind(t, types)).collect(), d.span))
         .collect();
-    let file = ast::File { statements, span: whole, declared };
+    // The caller sets the span of the whole file.
+    let file = ast::File { statements, span: Span::new(FileId(0), 0..0), declared };
     Front { file, decls, inputs, outputs, printsize, types: HashMap::new() }
 }
 

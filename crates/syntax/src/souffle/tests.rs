@@ -216,7 +216,7 @@ fn defines_and_includes() {
             }
         }
     }
-    let src = "#include \"decls.dl\"\n#define START 7\n#define FROM START\n.decl r(y:number)\n.output r\nr(y) :- e(FROM, y).\n";
+    let src = "#include \"decls.dl\" // the declarations\n#define START 7\n#define FROM START\n.decl r(y:number)\n.output r\nr(y) :- e(FROM, y).\n";
     let (program, diagnostics) = parse_program(src, FILE, &mut Files);
     assert!(diagnostics.is_empty(), "{diagnostics:#?}");
     let s = program.unwrap();
@@ -560,4 +560,26 @@ fn unsupported_functors_are_named_where_they_start_a_literal() {
         .map(|f| s.program.value_text(s.program.value(f.pred, 0, f.values[0])).into_owned())
         .collect();
     assert_eq!(facts, ["16909060", "-1"]);
+}
+
+#[test]
+fn an_unsupported_construct_is_reported_once_with_its_uses() {
+    let src = "#define UNUSED(x) true\n.decl a(x:symbol)\n.decl r(x:symbol)\n\
+               r(x) :- a(x), strlen(x) > 1.\nr(x) :- a(x), strlen(x) < 9.\nr(x) :- a(x), strlen(x) = 3.\n\
+               r(x) :- a(x), arch.jump(x), a(x).\nr(x) :- a(x), UNUSED(x).\n\
+               r(x) :- (a(x) ; a(x)), nope(x).\nr(x) :- nope(x).\n";
+    let e = errors(src);
+    let messages: Vec<&str> = e.iter().map(|(_, _, m)| m.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "a function-like macro (`#define NAME(...)`) is not supported",
+            "the functor `strlen(...)` is not supported (used 3 times)",
+            "a qualified relation name (components) is not supported",
+            "relation `nope` is not declared (used 2 times)",
+        ]
+    );
+    let (_, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    let strlen = &diagnostics[1];
+    assert_eq!(strlen.labels.len(), 3, "the first use and two more: {strlen:?}");
 }
