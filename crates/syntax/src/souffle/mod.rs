@@ -1,6 +1,7 @@
 //! The Soufflé front end: reads the stratified fragment of Soufflé's language without
 //! arithmetic (`.decl`, `.input`, `.output`, `.printsize`, rules with lower-case variables,
-//! negated atoms, comparisons, multiple heads, disjunction, `#include` and `#define`) into
+//! negated atoms and negated groups, comparisons, multiple heads, disjunction, `#include`,
+//! `.include`, `.once` and `#define`) into
 //! the native AST, which the native lowering then turns into an `ir::Program`. Everything
 //! outside it (arithmetic, aggregates, functors, components, ...) is reported as E0018
 //! at its span rather than read approximately.
