@@ -108,6 +108,8 @@ codes! {
         "an aggregate reads complete relations: its body may not depend on the rule's own head; compute what it reads in rules that do not";
     INVALID_DECLARATION = "E0034", "invalid declaration",
         "Soufflé rejects this `.decl` or `.type`: give each attribute, type and qualifier once, and build a union type from types of one kind (all symbols or all numbers)";
+    SUBTYPE_MISMATCH = "E0035", "values of unrelated types",
+        "a variable holds values of one type: bind it in columns whose types share values (one a subtype of the other), and write it to a column of a type it is a subtype of";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

@@ -296,6 +296,144 @@ fn type_cycles(types: &HashMap<String, Vec<String>>, spans: &[(String, Span)]) -
     diagnostics
 }
 
+/// The order of Soufflé's types: `.type A <: B` makes `A` a subtype of `B`, `.type U = A
+/// | B` makes `A` and `B` subtypes of `U`, and `.type N = M` makes `N` another name of `M`.
+struct Subtypes<'t> {
+    /// Each known type (defined or primitive) with the types it is a subtype of, itself
+    /// included.
+    ancestors: HashMap<&'t str, HashSet<&'t str>>,
+    /// The kind of each known type, so that a mix of kinds is left to E0028.
+    kinds: HashMap<&'t str, ValueType>,
+}
+
+impl<'t> Subtypes<'t> {
+    fn new(types: &'t HashMap<String, Vec<String>>, unions: &HashSet<String>) -> Self {
+        let mut up: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (name, members) in types {
+            for member in members {
+                if unions.contains(name) {
+                    up.entry(member).or_default().push(name);
+                }
+                if !unions.contains(name) || members.len() == 1 {
+                    up.entry(name).or_default().push(member);
+                }
+            }
+        }
+        let known = types.keys().map(String::as_str).chain(["symbol", "number", "unsigned", "float"]);
+        let mut ancestors = HashMap::new();
+        let mut kinds = HashMap::new();
+        for ty in known {
+            let mut seen: HashSet<&str> = HashSet::new();
+            let mut worklist = vec![ty];
+            while let Some(t) = worklist.pop() {
+                if seen.insert(t) {
+                    worklist.extend(up.get(t).into_iter().flatten().copied());
+                }
+            }
+            ancestors.insert(ty, seen);
+            kinds.insert(ty, column_kind(ty, types));
+        }
+        Subtypes { ancestors, kinds }
+    }
+
+    /// Whether `a` is a subtype of `b` (or `b` itself).
+    fn within(&self, a: &str, b: &str) -> bool {
+        self.ancestors.get(a).is_some_and(|up| up.contains(b))
+    }
+}
+
+/// E0035 where a variable's types contradict each other, as Soufflé 2.5 checks them: the
+/// columns of the positive body atoms a variable appears in must have a common subtype
+/// (`a(x), b(x)` with `a`'s column of type `A <: symbol` and `b`'s of `B <: symbol` has
+/// none: "Unable to deduce type"), and every such common subtype must be one of a head
+/// column it is written to ("not a subtype of its declared type"). Variables in columns of
+/// unknown types, or of types of more than one kind (E0028), are left out.
+fn subtype_mismatches(clauses: &[Clause], decls: &[Decl], subtypes: &Subtypes) -> Vec<Diagnostic> {
+    let declared: HashMap<&str, &Decl> = decls.iter().map(|d| (d.name.as_str(), d)).collect();
+    let columns = |atom: &'_ ast::Atom| -> Vec<(String, String, Span)> {
+        let Some(decl) = declared.get(atom.pred.text.as_str()).filter(|d| d.arity == atom.args.len()) else {
+            return Vec::new();
+        };
+        atom.args
+            .iter()
+            .zip(&decl.types)
+            .filter_map(|(term, ty)| match &term.kind {
+                TermKind::Var(v) if subtypes.kinds.contains_key(ty.as_str()) => {
+                    Some((v.clone(), ty.clone(), term.span))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let mut diagnostics = Vec::new();
+    for clause in clauses {
+        for conjunction in clause.body.iter().flatten() {
+            let mut bound: HashMap<String, Vec<(String, Span)>> = HashMap::new();
+            for atom in conjunction.iter().filter_map(|l| match l {
+                ast::Literal::Atom(a) => Some(a),
+                _ => None,
+            }) {
+                for (var, ty, span) in columns(atom) {
+                    bound.entry(var).or_default().push((ty, span));
+                }
+            }
+            // The common subtypes of each variable's columns.
+            let mut common: HashMap<&str, Vec<&str>> = HashMap::new();
+            for (var, uses) in &bound {
+                let kind = subtypes.kinds[uses[0].0.as_str()];
+                if uses.iter().any(|(ty, _)| subtypes.kinds[ty.as_str()] != kind) {
+                    continue;
+                }
+                let below: Vec<&str> = subtypes
+                    .ancestors
+                    .keys()
+                    .copied()
+                    .filter(|s| uses.iter().all(|(ty, _)| subtypes.within(s, ty)))
+                    .collect();
+                if below.is_empty() {
+                    let (first, second) = (&uses[0], uses.iter().find(|(t, _)| !subtypes.within(&uses[0].0, t)));
+                    let (other, at) = second.map_or((first.0.as_str(), first.1), |(t, s)| (t.as_str(), *s));
+                    diagnostics.push(
+                        Diagnostic::error(
+                            Code::SUBTYPE_MISMATCH,
+                            format!("`{var}` would be of type `{}` and of type `{other}`, which share no value", first.0),
+                        )
+                        .with_primary(at, format!("`{var}` of type `{other}` here"))
+                        .with_secondary(first.1, format!("of type `{}` here", first.0))
+                        .with_help("bind the variable in columns of one type, or of types one of which is a subtype of the other"),
+                    );
+                    continue;
+                }
+                common.insert(var, below);
+            }
+            for head in &clause.heads {
+                for (var, ty, span) in columns(head) {
+                    let Some(below) = common.get(var.as_str()) else { continue };
+                    if subtypes.kinds[ty.as_str()] != subtypes.kinds[below[0]] {
+                        continue;
+                    }
+                    if let Some(outside) = below.iter().find(|s| !subtypes.within(s, &ty)) {
+                        let from = &bound[&var][0];
+                        diagnostics.push(
+                            Diagnostic::error(
+                                Code::SUBTYPE_MISMATCH,
+                                format!("`{var}` of type `{}` is written to a column of type `{ty}`", from.0),
+                            )
+                            .with_primary(span, format!("a column of type `{ty}`, of which `{outside}` is no subtype"))
+                            .with_secondary(from.1, format!("`{var}` is a `{}` here", from.0))
+                            .with_help(format!(
+                                "declare the column with a type `{}` is a subtype of, or bind `{var}` in a column of type `{ty}`",
+                                from.0
+                            )),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    diagnostics
+}
+
 /// E0034 for a type defined twice (at the second definition) and for a union of types of
 /// more than one primitive type (`.type U = number | symbol`; Soufflé: "multiple primitive
 /// types in union"), once per union, at its definition.
@@ -355,9 +493,12 @@ fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Di
     let mut parser = Parser::new(&tokens, &texts, eof);
     parser.program();
     diagnostics.append(&mut parser.diagnostics);
-    let Parser { clauses, queries, decls, ios, types, type_spans, .. } = parser;
+    let Parser { clauses, queries, decls, ios, types, type_spans, union_types, .. } = parser;
     diagnostics.extend(type_cycles(&types, &type_spans));
     diagnostics.extend(type_definitions(&types, &type_spans));
+    if !diag::has_errors(&diagnostics) {
+        diagnostics.extend(subtype_mismatches(&clauses, &decls, &Subtypes::new(&types, &union_types)));
+    }
     let mut front = check(clauses, queries, decls, ios, &types, &skipped_macros, &mut diagnostics);
     front.file.span = Span::new(file, 0..src.len());
     front.types = types;
@@ -650,6 +791,8 @@ struct Parser<'a> {
     types: HashMap<String, Vec<String>>,
     /// Each `.type` name where it is defined, in the order of the program.
     type_spans: Vec<(String, Span)>,
+    /// The types defined with `=`: unions of their members, or (of one) another name of it.
+    union_types: HashSet<String>,
     /// Whether an aggregate's body is being read (an aggregate inside one is E0018, so
     /// bodies never nest and no pass recurses on their depth).
     in_aggregate: bool,
@@ -669,6 +812,7 @@ impl<'a> Parser<'a> {
             ios: Vec::new(),
             types: HashMap::new(),
             type_spans: Vec::new(),
+            union_types: HashSet::new(),
             in_aggregate: false,
         }
     }
@@ -1045,7 +1189,8 @@ impl<'a> Parser<'a> {
             self.types.insert(name, vec![base.to_string()]);
             return Ok(());
         }
-        if self.eat(Kind::Subtype).is_none() && self.eat(Kind::Eq).is_none() {
+        let subtype = self.eat(Kind::Subtype).is_some();
+        if !subtype && self.eat(Kind::Eq).is_none() {
             // Soufflé reads a bare `.type T` as `.type T <: symbol` and warns.
             self.diagnostics.push(
                 Diagnostic::warning(Code::DEPRECATED_SOUFFLE, format!("`.type {name}` without a definition"))
@@ -1066,6 +1211,9 @@ impl<'a> Parser<'a> {
                 return Err(self.unsupported(open.span, "an algebraic data type (`Branch {...}`)"));
             }
             if self.eat(Kind::Bar).is_none() {
+                if !subtype {
+                    self.union_types.insert(name.clone());
+                }
                 self.types.insert(name, from);
                 return Ok(());
             }

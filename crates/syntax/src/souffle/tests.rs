@@ -583,3 +583,32 @@ fn an_unsupported_construct_is_reported_once_with_its_uses() {
     let strlen = &diagnostics[1];
     assert_eq!(strlen.labels.len(), 3, "the first use and two more: {strlen:?}");
 }
+
+#[test]
+fn subtypes_are_checked_as_soufflé_checks_them() {
+    let types = ".type A <: symbol\n.type B <: symbol\n.type C <: A\n.type U = A | B\n.type N = number\n";
+    let check = |rules: &str| {
+        let src = format!(
+            "{types}.decl a(x:A)\n.decl b(x:B)\n.decl c(x:C)\n.decl u(x:U)\n.decl s(x:symbol)\n\
+             .decl n(x:N)\n.decl m(x:number)\n{rules}"
+        );
+        let (_, diagnostics) = parse_program(&src, FILE, &mut NoIncludes);
+        diagnostics.iter().filter(|d| d.code == Code::SUBTYPE_MISMATCH).count()
+    };
+    // Accepted by Soufflé 2.5.
+    for rules in [
+        "a(x) :- c(x).",
+        "s(x) :- a(x).",
+        "c(x) :- a(x), c(x).",
+        "a(x) :- a(x), !b(x).",
+        "m(x) :- n(x).",
+        "n(x) :- m(x).",
+        "u(x) :- b(x).",
+    ] {
+        assert_eq!(check(rules), 0, "{rules}");
+    }
+    // Rejected by it.
+    for rules in ["a(x) :- b(x).", "c(x) :- a(x).", "a(x) :- s(x).", "a(x) :- u(x).", "s(x) :- a(x), b(x)."] {
+        assert_eq!(check(rules), 1, "{rules}");
+    }
+}
