@@ -586,11 +586,62 @@ fn preprocess(
     let mut stack: Vec<Vec<Tok>> = vec![lexed(file, texts).into_iter().rev().collect()];
     // The files that have passed a `.once`.
     let mut once: HashSet<String> = HashSet::new();
+    // The open conditional sections, innermost last.
+    let mut conditions: Vec<Condition> = Vec::new();
     while let Some(top) = stack.last_mut() {
         let Some(tok) = top.pop() else {
             stack.pop();
             continue;
         };
+        // Conditional sections, as the C preprocessor Soufflé runs reads them: the tokens
+        // of a section whose condition fails are dropped.
+        if tok.kind == Kind::Hash {
+            let (word, rest) = hash_word(texts.text(tok.span));
+            if matches!(word, "ifdef" | "ifndef" | "if" | "elif" | "else" | "endif") {
+                let is_defined = |name: &str| defines.contains_key(name) || skipped_macros.contains(name);
+                let enclosing = |conditions: &[Condition]| conditions.iter().all(|c| c.active);
+                let mut test = |word: &str| match condition(word, rest, &is_defined, &defines, texts) {
+                    Some(value) => value,
+                    None => {
+                        diagnostics.push(unsupported(tok.span, &format!("the condition of `#{word} {}`", rest.trim())));
+                        false
+                    }
+                };
+                match word {
+                    "ifdef" | "ifndef" | "if" => {
+                        let active = enclosing(&conditions) && test(word);
+                        conditions.push(Condition { active, taken: active, span: tok.span });
+                    }
+                    _ if conditions.is_empty() => diagnostics.push(
+                        Diagnostic::error(Code::PARSE, format!("`#{word}` without an `#if`"))
+                            .with_primary(tok.span, "here")
+                            .with_help("open the section with `#ifdef NAME`, `#ifndef NAME` or `#if`"),
+                    ),
+                    _ => {
+                        let outer = enclosing(&conditions[..conditions.len() - 1]);
+                        let last = conditions.len() - 1;
+                        match word {
+                            "elif" => {
+                                let active = outer && !conditions[last].taken && test("if");
+                                conditions[last].active = active;
+                                conditions[last].taken |= active;
+                            }
+                            "else" => {
+                                conditions[last].active = outer && !conditions[last].taken;
+                                conditions[last].taken = true;
+                            }
+                            _ => {
+                                conditions.pop();
+                            }
+                        }
+                    }
+                }
+                continue;
+            }
+        }
+        if !conditions.iter().all(|c| c.active) {
+            continue;
+        }
         match tok.kind {
             // As in Soufflé 2.5: `.once` marks its file; reached again, in a file included
             // again, it skips the rest of that file (what precedes it is read each time).
@@ -699,6 +750,14 @@ fn preprocess(
                         }
                         defines.insert(name.to_string(), tokens);
                     }
+                    "error" => diagnostics.push(
+                        Diagnostic::error(Code::PARSE, format!("`#error{}`", rest.trim_end()))
+                            .with_primary(tok.span, "the program stops here")
+                            .with_help("a `#error` in a section that is read ends the program; define the macros its conditions test"),
+                    ),
+                    "undef" => {
+                        defines.remove(rest.trim());
+                    }
                     _ => {
                         let directive = if word.is_empty() { "#".to_string() } else { format!("#{word}") };
                         diagnostics.push(
@@ -715,7 +774,84 @@ fn preprocess(
             _ => out.push(tok),
         }
     }
+    for open in conditions {
+        diagnostics.push(
+            Diagnostic::error(Code::PARSE, "this conditional section has no `#endif`")
+                .with_primary(open.span, "opened here")
+                .with_help("close it with `#endif`"),
+        );
+    }
     out
+}
+
+/// An open `#if` section.
+struct Condition {
+    /// Whether its tokens are read now.
+    active: bool,
+    /// Whether one of its branches has been read (so `#elif` and `#else` are not).
+    taken: bool,
+    span: Span,
+}
+
+/// The directive word of a `#` line and the text after it, without a `//` comment.
+fn hash_word(line: &str) -> (&str, &str) {
+    let body = line[1..].trim_start();
+    let word_len = body.find(|c: char| !c.is_ascii_alphanumeric() && c != '_').unwrap_or(body.len());
+    let (word, rest) = body.split_at(word_len);
+    (word, rest.split("//").next().unwrap_or(""))
+}
+
+/// The value of the condition of `#ifdef NAME`, `#ifndef NAME` or `#if` (`#elif`): for
+/// `#if`, terms `defined(NAME)`, `defined NAME`, a number or a macro of a number, each
+/// possibly negated with `!`, joined by `&&` and `||` (`&&` first); none for anything else.
+fn condition(
+    word: &str,
+    rest: &str,
+    is_defined: &dyn Fn(&str) -> bool,
+    defines: &HashMap<String, Vec<Tok>>,
+    texts: &Texts,
+) -> Option<bool> {
+    fn name(text: &str) -> Option<&str> {
+        let text = text.trim();
+        (!text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')).then_some(text)
+    }
+    match word {
+        "ifdef" => return Some(is_defined(name(rest)?)),
+        "ifndef" => return Some(!is_defined(name(rest)?)),
+        _ => {}
+    }
+    let term = |text: &str| -> Option<bool> {
+        let mut text = text.trim();
+        let mut negated = false;
+        while let Some(after) = text.strip_prefix('!') {
+            negated = !negated;
+            text = after.trim_start();
+        }
+        let value = if let Some(after) = text.strip_prefix("defined") {
+            let after = after.trim();
+            let inner = after.strip_prefix('(').and_then(|a| a.strip_suffix(')')).unwrap_or(after);
+            is_defined(name(inner)?)
+        } else if let Ok(n) = text.parse::<i64>() {
+            n != 0
+        } else {
+            // A macro of one number is that number; any other name is 0, as in C.
+            match defines.get(name(text)?).map(Vec::as_slice) {
+                Some([one]) => texts.text(one.span).parse::<i64>().ok()? != 0,
+                Some(_) => return None,
+                None => false,
+            }
+        };
+        Some(value != negated)
+    };
+    let mut any = false;
+    for disjunct in rest.split("||") {
+        let mut all = true;
+        for conjunct in disjunct.split("&&") {
+            all &= term(conjunct)?;
+        }
+        any |= all;
+    }
+    Some(any)
 }
 
 /// A rule body in disjunctive normal form: each conjunction becomes one rule.

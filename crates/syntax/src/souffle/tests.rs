@@ -124,7 +124,7 @@ fn unsupported_constructs_are_named_at_their_span() {
         ("r(x) :- e(x, $).", "$", "`$` (a counter or an ADT branch) is not supported"),
         (".comp C { .decl q(x:number) }", ".comp", "a component (`.comp`, `.init`) is not supported"),
         ("r(x) :- e(x, _).\n.plan 0:(1,2)", ".plan", "a query plan (`.plan`) is not supported"),
-        ("#ifdef X", "#ifdef X", "the preprocessor directive `#ifdef` is not supported"),
+        ("#line 3", "#line 3", "the preprocessor directive `#line` is not supported"),
         (".decl q(x:number) eqrel", "eqrel", "an equivalence relation (`eqrel`) is not supported"),
         (".decl q(x:float)", "float", "the type `float` is not supported"),
         (".input e(IO=sqlite)", "IO=sqlite", "`IO=sqlite` is not supported"),
@@ -611,4 +611,33 @@ fn subtypes_are_checked_as_soufflé_checks_them() {
     for rules in ["a(x) :- b(x).", "c(x) :- a(x).", "a(x) :- s(x).", "a(x) :- u(x).", "s(x) :- a(x), b(x)."] {
         assert_eq!(check(rules), 1, "{rules}");
     }
+}
+
+#[test]
+fn conditional_sections_are_read_as_the_c_preprocessor_reads_them() {
+    let s = ok("#define A 1\n.decl r(x:number)\n.output r\n#ifdef A\nr(1).\n#if defined(B) || !A\nr(2).\n#elif A && !defined B\nr(3).\n#else\nr(4).\n#endif\n#endif\n");
+    let facts: Vec<String> = s
+        .program
+        .facts
+        .iter()
+        .map(|f| s.program.value_text(s.program.value(f.pred, 0, f.values[0])).into_owned())
+        .collect();
+    assert_eq!(facts, ["1", "3"]);
+    let first = |src: &str| -> (usize, &'static str, String) {
+        let e = errors(src);
+        (e.len(), e[0].0, e[0].2.clone())
+    };
+    assert_eq!(
+        first(".decl r(x:number)\n#ifdef A\nr(1).\n"),
+        (1, "E0001", "this conditional section has no `#endif`".to_string())
+    );
+    assert_eq!(first(".decl r(x:number)\n#endif\n"), (1, "E0001", "`#endif` without an `#if`".to_string()));
+    assert_eq!(
+        first(".decl r(x:number)\n#if A > 1\nr(1).\n#endif\n"),
+        (1, "E0018", "the condition of `#if A > 1` is not supported".to_string())
+    );
+    assert_eq!(
+        first("#ifndef A\n#error \"no A\"\n#endif\n.decl r(x:number)\n"),
+        (1, "E0001", "`#error \"no A\"`".to_string())
+    );
 }
