@@ -106,7 +106,11 @@ codes! {
         "an `unsigned` has no negative values: subtract from a value instead (`0 - x` wraps around), or use a `number`";
     AGGREGATE_CYCLE = "E0033", "cycle through an aggregate",
         "an aggregate reads complete relations: its body may not depend on the rule's own head; compute what it reads in rules that do not";
-    INLINE_RESTRICTION = "E0034", "relation that cannot be inlined",
+    INVALID_DECLARATION = "E0034", "invalid declaration",
+        "Soufflé rejects this `.decl` or `.type`: give each attribute, type and qualifier once, and build a union type from types of one kind (all symbols or all numbers)";
+    SUBTYPE_MISMATCH = "E0035", "values of unrelated types",
+        "a variable holds values of one type: bind it in columns whose types share values (one a subtype of the other), and write it to a column of a type it is a subtype of";
+    INLINE_RESTRICTION = "E0036", "relation that cannot be inlined",
         "an `inline` relation is unfolded into the rules that use it: it may not be recursive, read or written, aggregated over, or negated with variables of its own";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
@@ -118,7 +122,9 @@ codes! {
         "dlc reads its options from the command line: pass `-F`/`-D` (or the flag the pragma stands for) instead";
     UNREAD_DIRECTORY_ENTRY = "W0005", "facts directory entry not read",
         "a facts directory holds `<Pred>.facts`/`.tsv` (tab-separated) and `<Pred>.csv` files";
-    UNKNOWN_IO_PARAMETER = "W0006", "unknown IO parameter",
+    DEPRECATED_SOUFFLE = "W0006", "deprecated Soufflé syntax",
+        "Soufflé 2.5 still reads this older form and warns about it; dlc reads it the same way";
+    UNKNOWN_IO_PARAMETER = "W0007", "unknown IO parameter",
         "Soufflé's IO parameters are `IO`, `filename`, `delimiter`, `rfc4180`, `headers`, `compress`, `attributeNames`, `dbname` and `columns`";
 }
 

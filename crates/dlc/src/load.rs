@@ -415,6 +415,10 @@ impl syntax::souffle::Includes for IncludeFiles<'_> {
             Err(d) => Err(d.message),
         }
     }
+
+    fn identity(&self, file: ir::FileId) -> String {
+        IncludeFiles::identity(self, file).to_string_lossy().into_owned()
+    }
 }
 
 /// Loads the facts of one `.input` relation of a Soufflé program: the file named by its

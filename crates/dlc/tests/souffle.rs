@@ -485,7 +485,7 @@ fn an_unknown_io_parameter_is_a_warning_naming_the_nearest_one() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     // The delimiter stays a tab.
     assert!(run.stdout.contains("===============\na,b\n"), "{}", run.stdout);
-    assert_eq!(run.stderr.matches("[W0006]").count(), 2, "{}", run.stderr);
+    assert_eq!(run.stderr.matches("[W0007]").count(), 2, "{}", run.stderr);
     for (name, nearest) in [("delimeter", "delimiter"), ("hedaers", "headers")] {
         assert!(run.stderr.contains(&format!("no parameter `{name}`")), "{}", run.stderr);
         assert!(run.stderr.contains(&format!("did you mean `{nearest}`?")), "{}", run.stderr);

@@ -260,18 +260,6 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
-    /// The operator that holds exactly where this one does not.
-    pub fn negated(self) -> CmpOp {
-        match self {
-            CmpOp::Eq => CmpOp::Ne,
-            CmpOp::Ne => CmpOp::Eq,
-            CmpOp::Lt => CmpOp::Ge,
-            CmpOp::Le => CmpOp::Gt,
-            CmpOp::Gt => CmpOp::Le,
-            CmpOp::Ge => CmpOp::Lt,
-        }
-    }
-
     /// The operator as written in both dialects.
     pub fn text(self) -> &'static str {
         match self {
@@ -287,6 +275,18 @@ impl CmpOp {
     /// The operator a written one names, if any.
     pub fn from_text(text: &str) -> Option<CmpOp> {
         [CmpOp::Eq, CmpOp::Ne, CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge].into_iter().find(|op| op.text() == text)
+    }
+
+    /// The operator that holds exactly when this one does not (`<` for `>=`).
+    pub fn negated(self) -> CmpOp {
+        match self {
+            CmpOp::Eq => CmpOp::Ne,
+            CmpOp::Ne => CmpOp::Eq,
+            CmpOp::Lt => CmpOp::Ge,
+            CmpOp::Le => CmpOp::Gt,
+            CmpOp::Gt => CmpOp::Le,
+            CmpOp::Ge => CmpOp::Lt,
+        }
     }
 
     /// Whether the operator orders its operands as numbers (the others compare values

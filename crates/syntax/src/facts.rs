@@ -481,7 +481,9 @@ pub fn read_delimited_facts(
         diagnostics.push(reserved_name(pred_name, Span::new(file, 0..0)));
         return diagnostics;
     }
-    if !is_pred_name(pred_name) {
+    // A relation the program declares is named whatever its dialect allows (Soufflé's
+    // `_x` and `a?b`); only a file naming an unknown predicate must spell a dlc name.
+    if !is_pred_name(pred_name) && program.lookup_source(pred_name).is_none() {
         let message = if pred_name.is_empty() {
             "the file name gives no predicate name before its extension".to_string()
         } else {

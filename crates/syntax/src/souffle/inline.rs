@@ -5,7 +5,7 @@
 //! of each body negated, which is the disjunction of its negated literals (sound because
 //! an inlined relation that is negated may have no variable outside its head).
 //!
-//! Soufflé's restrictions are errors here too (E0034): an inlined relation may not be
+//! Soufflé's restrictions are errors here too (E0036): an inlined relation may not be
 //! read or written (`.input`, `.output`, `.printsize`), depend on itself through inlined
 //! relations, appear in an aggregate, or appear negated when one of its clauses has a
 //! variable outside its head or the negated atom has a `_`.
@@ -141,7 +141,7 @@ fn restriction(span: Span, message: String, label: &str) -> Diagnostic {
     Diagnostic::error(Code::INLINE_RESTRICTION, message).with_primary(span, label)
 }
 
-/// E0034 for each cycle of inlined relations (one per strongly connected set of them);
+/// E0036 for each cycle of inlined relations (one per strongly connected set of them);
 /// whether there was none.
 fn check_cycles(
     inlined: &[Inlined],

@@ -12,7 +12,7 @@ pub(crate) enum Kind {
     Hash,
     /// A directive: `.decl`, `.input`, ... (only the known words, so that `E(1).path(x)`
     /// still reads as `.` and `path`).
-    #[regex(r"\.(decl|input|output|printsize|type|number_type|symbol_type|comp|init|plan|functor|pragma|limitsize|override|lattice)")]
+    #[regex(r"\.(decl|input|output|printsize|type|number_type|symbol_type|comp|init|plan|functor|pragma|limitsize|override|lattice|include|once)")]
     Directive,
     /// A name: a relation, a variable (in argument position), a type, a keyword.
     #[regex(r"[A-Za-z?][A-Za-z0-9_?]*|_[A-Za-z0-9_?]+")]
@@ -24,6 +24,9 @@ pub(crate) enum Kind {
     /// `0x1F`, `0b101`: numbers dlc reads as their decimal value.
     #[regex(r"(0x[0-9a-fA-F]+|0b[01]+)u?")]
     RadixNumber,
+    /// `1.2.3.4`: an IPv4 address, a number to Soufflé.
+    #[regex(r"[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+")]
+    Ipv4,
     /// `1.5`: a float, which dlc does not support.
     #[regex(r"[0-9]+\.[0-9]+")]
     Float,

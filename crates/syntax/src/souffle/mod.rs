@@ -1,6 +1,7 @@
 //! The Soufflé front end: reads the stratified fragment of Soufflé's language without
 //! arithmetic (`.decl`, `.input`, `.output`, `.printsize`, rules with lower-case variables,
-//! negated atoms, comparisons, multiple heads, disjunction, `#include` and `#define`) into
+//! negated atoms and negated groups, comparisons, multiple heads, disjunction, `#include`,
+//! `.include`, `.once` and `#define`) into
 //! the native AST, which the native lowering then turns into an `ir::Program`. Everything
 //! outside it (arithmetic, aggregates, functors, components, ...) is reported as E0018
 //! at its span rather than read approximately.
@@ -19,6 +20,25 @@ use ir::{PredId, PredKind, PredName, Program, ValueType};
 use lexer::{lex, Kind};
 use std::collections::{HashMap, HashSet};
 
+/// Soufflé's built-in functors of more than one letter, which dlc does not compute.
+const SOUFFLE_FUNCTORS: &[&str] = &[
+    "cat",
+    "ord",
+    "strlen",
+    "substr",
+    "to_number",
+    "to_string",
+    "to_unsigned",
+    "to_float",
+    "itou",
+    "itof",
+    "utoi",
+    "utof",
+    "ftoi",
+    "ftou",
+    "autoinc",
+];
+
 /// How deeply parenthesised disjunctions may nest in a rule body.
 pub const MAX_NESTING: usize = 32;
 /// How many rules one clause may expand to (heads × disjuncts).
@@ -31,6 +51,13 @@ pub trait Includes {
     /// The id and text of the file `path` as included from `from` (a relative path is
     /// relative to `from`'s directory), or why it cannot be read.
     fn include(&mut self, from: FileId, path: &str) -> Result<(FileId, String), String>;
+
+    /// What makes two reads of one file the same file, for `.once`: by default the id,
+    /// which an implementation reading files gives each read anew, so it names the file
+    /// as the file system knows it instead.
+    fn identity(&self, file: FileId) -> String {
+        file.0.to_string()
+    }
 }
 
 /// No includes: every `#include` is reported as unreadable.
@@ -99,7 +126,9 @@ pub struct SouffleProgram {
 /// `#include` (the dlc dialect has no `#` lines; a program may keep every `.decl` in an
 /// included file).
 pub fn looks_like_souffle(src: &str) -> bool {
-    src.lines().map(str::trim_start).any(|line| line.starts_with(".decl") || line.starts_with("#include"))
+    src.lines()
+        .map(str::trim_start)
+        .any(|line| line.starts_with(".decl") || line.starts_with("#include") || line.starts_with(".include"))
 }
 
 /// Parses a Soufflé program into the native AST (rules expanded: one per head and
@@ -334,6 +363,191 @@ pub fn query_relation(src: &str) -> Option<&str> {
     }
 }
 
+/// The order of Soufflé's types: `.type A <: B` makes `A` a subtype of `B`, `.type U = A
+/// | B` makes `A` and `B` subtypes of `U`, and `.type N = M` makes `N` another name of `M`.
+struct Subtypes<'t> {
+    /// Each known type (defined or primitive) with the types it is a subtype of, itself
+    /// included.
+    ancestors: HashMap<&'t str, HashSet<&'t str>>,
+    /// The kind of each known type, so that a mix of kinds is left to E0028.
+    kinds: HashMap<&'t str, ValueType>,
+}
+
+impl<'t> Subtypes<'t> {
+    fn new(types: &'t HashMap<String, Vec<String>>, unions: &HashSet<String>) -> Self {
+        let mut up: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (name, members) in types {
+            for member in members {
+                if unions.contains(name) {
+                    up.entry(member).or_default().push(name);
+                }
+                if !unions.contains(name) || members.len() == 1 {
+                    up.entry(name).or_default().push(member);
+                }
+            }
+        }
+        let known = types.keys().map(String::as_str).chain(["symbol", "number", "unsigned", "float"]);
+        let mut ancestors = HashMap::new();
+        let mut kinds = HashMap::new();
+        for ty in known {
+            let mut seen: HashSet<&str> = HashSet::new();
+            let mut worklist = vec![ty];
+            while let Some(t) = worklist.pop() {
+                if seen.insert(t) {
+                    worklist.extend(up.get(t).into_iter().flatten().copied());
+                }
+            }
+            ancestors.insert(ty, seen);
+            kinds.insert(ty, column_kind(ty, types));
+        }
+        Subtypes { ancestors, kinds }
+    }
+
+    /// Whether `a` is a subtype of `b` (or `b` itself).
+    fn within(&self, a: &str, b: &str) -> bool {
+        self.ancestors.get(a).is_some_and(|up| up.contains(b))
+    }
+}
+
+/// E0035 where a variable's types contradict each other, as Soufflé 2.5 checks them: the
+/// columns of the positive body atoms a variable appears in must have a common subtype
+/// (`a(x), b(x)` with `a`'s column of type `A <: symbol` and `b`'s of `B <: symbol` has
+/// none: "Unable to deduce type"), and every such common subtype must be one of a head
+/// column it is written to ("not a subtype of its declared type"). Variables in columns of
+/// unknown types, or of types of more than one kind (E0028), are left out.
+fn subtype_mismatches(clauses: &[Clause], decls: &[Decl], subtypes: &Subtypes) -> Vec<Diagnostic> {
+    let declared: HashMap<&str, &Decl> = decls.iter().map(|d| (d.name.as_str(), d)).collect();
+    let columns = |atom: &'_ ast::Atom| -> Vec<(String, String, Span)> {
+        let Some(decl) = declared.get(atom.pred.text.as_str()).filter(|d| d.arity == atom.args.len()) else {
+            return Vec::new();
+        };
+        atom.args
+            .iter()
+            .zip(&decl.types)
+            .filter_map(|(term, ty)| match &term.kind {
+                TermKind::Var(v) if subtypes.kinds.contains_key(ty.as_str()) => {
+                    Some((v.clone(), ty.clone(), term.span))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let mut diagnostics = Vec::new();
+    for clause in clauses {
+        for conjunction in clause.body.iter().flatten() {
+            let mut bound: HashMap<String, Vec<(String, Span)>> = HashMap::new();
+            for atom in conjunction.iter().filter_map(|l| match l {
+                ast::Literal::Atom(a) => Some(a),
+                _ => None,
+            }) {
+                for (var, ty, span) in columns(atom) {
+                    bound.entry(var).or_default().push((ty, span));
+                }
+            }
+            // The common subtypes of each variable's columns.
+            let mut common: HashMap<&str, Vec<&str>> = HashMap::new();
+            for (var, uses) in &bound {
+                let kind = subtypes.kinds[uses[0].0.as_str()];
+                if uses.iter().any(|(ty, _)| subtypes.kinds[ty.as_str()] != kind) {
+                    continue;
+                }
+                let below: Vec<&str> = subtypes
+                    .ancestors
+                    .keys()
+                    .copied()
+                    .filter(|s| uses.iter().all(|(ty, _)| subtypes.within(s, ty)))
+                    .collect();
+                if below.is_empty() {
+                    let (first, second) = (&uses[0], uses.iter().find(|(t, _)| !subtypes.within(&uses[0].0, t)));
+                    let (other, at) = second.map_or((first.0.as_str(), first.1), |(t, s)| (t.as_str(), *s));
+                    diagnostics.push(
+                        Diagnostic::error(
+                            Code::SUBTYPE_MISMATCH,
+                            format!("`{var}` would be of type `{}` and of type `{other}`, which share no value", first.0),
+                        )
+                        .with_primary(at, format!("`{var}` of type `{other}` here"))
+                        .with_secondary(first.1, format!("of type `{}` here", first.0))
+                        .with_help("bind the variable in columns of one type, or of types one of which is a subtype of the other"),
+                    );
+                    continue;
+                }
+                common.insert(var, below);
+            }
+            for head in &clause.heads {
+                for (var, ty, span) in columns(head) {
+                    let Some(below) = common.get(var.as_str()) else { continue };
+                    if subtypes.kinds[ty.as_str()] != subtypes.kinds[below[0]] {
+                        continue;
+                    }
+                    if let Some(outside) = below.iter().find(|s| !subtypes.within(s, &ty)) {
+                        let from = &bound[&var][0];
+                        diagnostics.push(
+                            Diagnostic::error(
+                                Code::SUBTYPE_MISMATCH,
+                                format!("`{var}` of type `{}` is written to a column of type `{ty}`", from.0),
+                            )
+                            .with_primary(span, format!("a column of type `{ty}`, of which `{outside}` is no subtype"))
+                            .with_secondary(from.1, format!("`{var}` is a `{}` here", from.0))
+                            .with_help(format!(
+                                "declare the column with a type `{}` is a subtype of, or bind `{var}` in a column of type `{ty}`",
+                                from.0
+                            )),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    diagnostics
+}
+
+/// E0034 for a type defined twice (at the second definition) and for a union of types of
+/// more than one primitive type (`.type U = number | symbol`; Soufflé: "multiple primitive
+/// types in union"), once per union, at its definition.
+fn type_definitions(types: &HashMap<String, Vec<String>>, spans: &[(String, Span)]) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    let mut first: HashMap<&str, Span> = HashMap::new();
+    for (name, span) in spans {
+        if let Some(&at) = first.get(name.as_str()) {
+            diagnostics.push(
+                Diagnostic::error(Code::INVALID_DECLARATION, format!("the type `{name}` is defined twice"))
+                    .with_primary(*span, "defined again here")
+                    .with_secondary(at, "first defined here")
+                    .with_help("define each type once"),
+            );
+            continue;
+        }
+        first.insert(name, *span);
+        let Some(members) = types.get(name).filter(|m| m.len() > 1) else { continue };
+        // The primitive types each member reaches through the definitions, followed with
+        // a worklist and a visited set so that a cycle (reported apart) ends.
+        let mut primitives: Vec<&str> = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut worklist: Vec<&str> = members.iter().map(String::as_str).collect();
+        while let Some(t) = worklist.pop() {
+            match t {
+                "number" | "unsigned" | "symbol" | "float" if !primitives.contains(&t) => primitives.push(t),
+                "number" | "unsigned" | "symbol" | "float" => {}
+                _ if seen.insert(t) => worklist.extend(types.get(t).into_iter().flatten().map(String::as_str)),
+                _ => {}
+            }
+        }
+        if primitives.len() > 1 {
+            primitives.sort_unstable();
+            let list = primitives.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::INVALID_DECLARATION,
+                    format!("the union type `{name}` mixes the primitive types {list}"),
+                )
+                .with_primary(*span, "defined here")
+                .with_help("a union joins types of one primitive type: all symbols, all numbers or all unsigneds"),
+            );
+        }
+    }
+    diagnostics
+}
+
 /// Preprocesses, parses and checks declarations; builds the native AST.
 fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Diagnostic>) {
     front_for_query(src, file, includes, None)
@@ -348,13 +562,20 @@ fn front_for_query(
 ) -> (Front, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
     let mut texts = Texts { files: vec![(file, src.to_string())] };
-    let tokens = preprocess(file, &mut texts, includes, &mut diagnostics);
+    // The names of the function-like macros reported: their uses read as atoms of
+    // undeclared relations, which are not reported again.
+    let mut skipped_macros = HashSet::new();
+    let tokens = preprocess(file, &mut texts, includes, &mut diagnostics, &mut skipped_macros);
     let eof = Span::new(file, src.len()..src.len());
     let mut parser = Parser::new(&tokens, &texts, eof);
     parser.program();
     diagnostics.append(&mut parser.diagnostics);
-    let Parser { clauses, queries, mut decls, ios, types, type_spans, .. } = parser;
+    let Parser { clauses, queries, mut decls, ios, types, type_spans, union_types, .. } = parser;
     diagnostics.extend(type_cycles(&types, &type_spans));
+    diagnostics.extend(type_definitions(&types, &type_spans));
+    if !diag::has_errors(&diagnostics) {
+        diagnostics.extend(subtype_mismatches(&clauses, &decls, &Subtypes::new(&types, &union_types)));
+    }
     let inlined: Vec<inline::Inlined> = decls
         .iter()
         .filter(|d| d.inline)
@@ -367,17 +588,70 @@ fn front_for_query(
     if !diag::has_errors(&diagnostics) {
         decls.retain(|d| !d.inline);
     }
-    let whole = Span::new(file, 0..src.len());
     let parsed = Parsed { clauses, queries, decls, ios };
-    let mut front = check(parsed, &types, whole, queried, &mut diagnostics);
+    let mut front = check(parsed, &types, &skipped_macros, queried, &mut diagnostics);
+    front.file.span = Span::new(file, 0..src.len());
     front.types = types;
-    (front, diagnostics)
+    (front, collapse_unsupported(diagnostics))
+}
+
+/// One report per distinct unsupported construct and undeclared relation: the reports of
+/// E0018 or E0019 with one message become the first of them, its message counting the
+/// uses and two more as secondary labels, so that a construct a large program uses
+/// everywhere is one report.
+fn collapse_unsupported(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let key = |d: &Diagnostic| {
+        matches!(d.code, Code::UNSUPPORTED_SOUFFLE | Code::UNDECLARED_RELATION).then(|| d.message.clone())
+    };
+    let mut uses: HashMap<String, Vec<Span>> = HashMap::new();
+    for d in &diagnostics {
+        if let (Some(k), Some(span)) = (key(d), d.primary_span()) {
+            uses.entry(k).or_default().push(span);
+        }
+    }
+    let mut kept = Vec::new();
+    for mut d in diagnostics {
+        let Some(spans) = key(&d).and_then(|k| uses.remove(&k)) else {
+            if key(&d).is_none() {
+                kept.push(d);
+            }
+            continue;
+        };
+        let mut spans = spans;
+        spans.sort_by_key(|s| (s.file, s.start));
+        // A literal of a disjunction is in every rule it expands to, once in the text.
+        spans.dedup();
+        if spans.len() > 1 {
+            d.message = format!("{} (used {} times)", d.message, spans.len());
+            d.labels.retain(|l| !l.primary);
+            d = d.with_primary(spans[0], "first used here");
+            for span in spans.iter().skip(1).take(2) {
+                d = d.with_secondary(*span, "used here too");
+            }
+        }
+        kept.push(d);
+    }
+    kept
 }
 
 /// E0018: a construct outside the supported fragment.
 fn unsupported(span: Span, construct: &str) -> Diagnostic {
     Diagnostic::error(Code::UNSUPPORTED_SOUFFLE, format!("{construct} is not supported"))
         .with_primary(span, format!("{construct} here"))
+}
+
+/// E0012: includes nested deeper than [`MAX_INCLUDE_DEPTH`].
+fn too_deep(span: Span) -> Diagnostic {
+    Diagnostic::error(Code::UNREADABLE_FILE, format!("includes nested more than {MAX_INCLUDE_DEPTH} deep"))
+        .with_primary(span, "this include")
+        .with_help("does a file include itself?")
+}
+
+/// E0012: the file `path` cannot be included.
+fn cannot_include(path: &str, error: &str, span: Span) -> Diagnostic {
+    Diagnostic::error(Code::UNREADABLE_FILE, format!("cannot include `{path}`: {error}"))
+        .with_primary(span, "included here")
+        .with_help("a relative path is relative to the including file's directory")
 }
 
 /// Runs the preprocessor: `#include "file"` splices the tokens of that file in (their
@@ -388,6 +662,7 @@ fn preprocess(
     texts: &mut Texts,
     includes: &mut dyn Includes,
     diagnostics: &mut Vec<Diagnostic>,
+    skipped_macros: &mut HashSet<String>,
 ) -> Vec<Tok> {
     let mut out = Vec::new();
     let mut defines: HashMap<String, Vec<Tok>> = HashMap::new();
@@ -399,12 +674,102 @@ fn preprocess(
     };
     // Each entry: a file's tokens, reversed so that `pop` yields them in order.
     let mut stack: Vec<Vec<Tok>> = vec![lexed(file, texts).into_iter().rev().collect()];
+    // The files that have passed a `.once`.
+    let mut once: HashSet<String> = HashSet::new();
+    // The open conditional sections, innermost last.
+    let mut conditions: Vec<Condition> = Vec::new();
     while let Some(top) = stack.last_mut() {
         let Some(tok) = top.pop() else {
             stack.pop();
             continue;
         };
+        // Conditional sections, as the C preprocessor Soufflé runs reads them: the tokens
+        // of a section whose condition fails are dropped.
+        if tok.kind == Kind::Hash {
+            let (word, rest) = hash_word(texts.text(tok.span));
+            if matches!(word, "ifdef" | "ifndef" | "if" | "elif" | "else" | "endif") {
+                let is_defined = |name: &str| defines.contains_key(name) || skipped_macros.contains(name);
+                let enclosing = |conditions: &[Condition]| conditions.iter().all(|c| c.active);
+                let mut test = |word: &str| match condition(word, rest, &is_defined, &defines, texts) {
+                    Some(value) => value,
+                    None => {
+                        diagnostics.push(unsupported(tok.span, &format!("the condition of `#{word} {}`", rest.trim())));
+                        false
+                    }
+                };
+                match word {
+                    "ifdef" | "ifndef" | "if" => {
+                        let active = enclosing(&conditions) && test(word);
+                        conditions.push(Condition { active, taken: active, span: tok.span });
+                    }
+                    _ if conditions.is_empty() => diagnostics.push(
+                        Diagnostic::error(Code::PARSE, format!("`#{word}` without an `#if`"))
+                            .with_primary(tok.span, "here")
+                            .with_help("open the section with `#ifdef NAME`, `#ifndef NAME` or `#if`"),
+                    ),
+                    _ => {
+                        let outer = enclosing(&conditions[..conditions.len() - 1]);
+                        let last = conditions.len() - 1;
+                        match word {
+                            "elif" => {
+                                let active = outer && !conditions[last].taken && test("if");
+                                conditions[last].active = active;
+                                conditions[last].taken |= active;
+                            }
+                            "else" => {
+                                conditions[last].active = outer && !conditions[last].taken;
+                                conditions[last].taken = true;
+                            }
+                            _ => {
+                                conditions.pop();
+                            }
+                        }
+                    }
+                }
+                continue;
+            }
+        }
+        if !conditions.iter().all(|c| c.active) {
+            continue;
+        }
         match tok.kind {
+            // As in Soufflé 2.5: `.once` marks its file; reached again, in a file included
+            // again, it skips the rest of that file (what precedes it is read each time).
+            Kind::Directive if texts.text(tok.span) == ".once" => {
+                if !once.insert(includes.identity(tok.span.file)) {
+                    stack.pop();
+                }
+            }
+            Kind::Directive if texts.text(tok.span) == ".include" => {
+                // What stands where the file name should be is dropped with the report (a
+                // directive is kept), so that the parser does not report it again.
+                let next = top.last().copied();
+                if next.is_some_and(|t| t.kind != Kind::Directive) {
+                    top.pop();
+                }
+                let Some(name) = next.filter(|t| t.kind == Kind::Str) else {
+                    diagnostics.push(
+                        Diagnostic::error(Code::PARSE, "expected a quoted file name after `.include`")
+                            .with_primary(tok.span, "here")
+                            .with_help("write `.include \"other.dl\"`"),
+                    );
+                    continue;
+                };
+                let path = unescape(texts.text(name.span));
+                let span = tok.span.to(name.span);
+                if stack.len() > MAX_INCLUDE_DEPTH {
+                    diagnostics.push(too_deep(span));
+                    continue;
+                }
+                match includes.include(tok.span.file, &path) {
+                    Ok((id, text)) => {
+                        texts.files.push((id, text));
+                        let tokens = lexed(id, texts);
+                        stack.push(tokens.into_iter().rev().collect());
+                    }
+                    Err(e) => diagnostics.push(cannot_include(&path, &e, span)),
+                }
+            }
             Kind::Hash => {
                 let line = texts.text(tok.span).to_string();
                 let body = line[1..].trim_start();
@@ -414,8 +779,13 @@ fn preprocess(
                 let rest_start = tok.span.start as usize + line.len() - rest.len();
                 match word {
                     "include" => {
-                        let path = rest.trim();
-                        let Some(path) = path.strip_prefix('"').and_then(|p| p.strip_suffix('"')) else {
+                        // The name in quotes, then nothing but a comment.
+                        let quoted = rest.trim().strip_prefix('"').and_then(|p| p.split_once('"'));
+                        let path = quoted.and_then(|(path, after)| {
+                            let after = after.trim_start();
+                            (after.is_empty() || after.starts_with("//") || after.starts_with("/*")).then_some(path)
+                        });
+                        let Some(path) = path else {
                             diagnostics.push(
                                 Diagnostic::error(Code::PARSE, "expected a quoted file name after `#include`")
                                     .with_primary(tok.span, "here")
@@ -424,14 +794,7 @@ fn preprocess(
                             continue;
                         };
                         if stack.len() > MAX_INCLUDE_DEPTH {
-                            diagnostics.push(
-                                Diagnostic::error(
-                                    Code::UNREADABLE_FILE,
-                                    format!("`#include` nested more than {MAX_INCLUDE_DEPTH} deep"),
-                                )
-                                .with_primary(tok.span, "this include")
-                                .with_help("does a file include itself?"),
-                            );
+                            diagnostics.push(too_deep(tok.span));
                             continue;
                         }
                         match includes.include(tok.span.file, path) {
@@ -440,11 +803,7 @@ fn preprocess(
                                 let tokens = lexed(id, texts);
                                 stack.push(tokens.into_iter().rev().collect());
                             }
-                            Err(e) => diagnostics.push(
-                                Diagnostic::error(Code::UNREADABLE_FILE, format!("cannot include `{path}`: {e}"))
-                                    .with_primary(tok.span, "included here")
-                                    .with_help("a relative path is relative to the including file's directory"),
-                            ),
+                            Err(e) => diagnostics.push(cannot_include(path, &e, tok.span)),
                         }
                     }
                     "define" => {
@@ -464,6 +823,7 @@ fn preprocess(
                         }
                         if rest_trimmed[name_len..].starts_with('(') {
                             diagnostics.push(unsupported(tok.span, "a function-like macro (`#define NAME(...)`)"));
+                            skipped_macros.insert(name.to_string());
                             continue;
                         }
                         let value_start = name_start + name_len;
@@ -479,6 +839,14 @@ fn preprocess(
                             }
                         }
                         defines.insert(name.to_string(), tokens);
+                    }
+                    "error" => diagnostics.push(
+                        Diagnostic::error(Code::PARSE, format!("`#error{}`", rest.trim_end()))
+                            .with_primary(tok.span, "the program stops here")
+                            .with_help("a `#error` in a section that is read ends the program; define the macros its conditions test"),
+                    ),
+                    "undef" => {
+                        defines.remove(rest.trim());
                     }
                     _ => {
                         let directive = if word.is_empty() { "#".to_string() } else { format!("#{word}") };
@@ -496,11 +864,127 @@ fn preprocess(
             _ => out.push(tok),
         }
     }
+    for open in conditions {
+        diagnostics.push(
+            Diagnostic::error(Code::PARSE, "this conditional section has no `#endif`")
+                .with_primary(open.span, "opened here")
+                .with_help("close it with `#endif`"),
+        );
+    }
     out
+}
+
+/// An open `#if` section.
+struct Condition {
+    /// Whether its tokens are read now.
+    active: bool,
+    /// Whether one of its branches has been read (so `#elif` and `#else` are not).
+    taken: bool,
+    span: Span,
+}
+
+/// The directive word of a `#` line and the text after it, without a `//` comment.
+fn hash_word(line: &str) -> (&str, &str) {
+    let body = line[1..].trim_start();
+    let word_len = body.find(|c: char| !c.is_ascii_alphanumeric() && c != '_').unwrap_or(body.len());
+    let (word, rest) = body.split_at(word_len);
+    (word, rest.split("//").next().unwrap_or(""))
+}
+
+/// The value of the condition of `#ifdef NAME`, `#ifndef NAME` or `#if` (`#elif`): for
+/// `#if`, terms `defined(NAME)`, `defined NAME`, a number or a macro of a number, each
+/// possibly negated with `!`, joined by `&&` and `||` (`&&` first); none for anything else.
+fn condition(
+    word: &str,
+    rest: &str,
+    is_defined: &dyn Fn(&str) -> bool,
+    defines: &HashMap<String, Vec<Tok>>,
+    texts: &Texts,
+) -> Option<bool> {
+    fn name(text: &str) -> Option<&str> {
+        let text = text.trim();
+        (!text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')).then_some(text)
+    }
+    match word {
+        "ifdef" => return Some(is_defined(name(rest)?)),
+        "ifndef" => return Some(!is_defined(name(rest)?)),
+        _ => {}
+    }
+    let term = |text: &str| -> Option<bool> {
+        let mut text = text.trim();
+        let mut negated = false;
+        while let Some(after) = text.strip_prefix('!') {
+            negated = !negated;
+            text = after.trim_start();
+        }
+        let value = if let Some(after) = text.strip_prefix("defined") {
+            let after = after.trim();
+            let inner = after.strip_prefix('(').and_then(|a| a.strip_suffix(')')).unwrap_or(after);
+            is_defined(name(inner)?)
+        } else if let Ok(n) = text.parse::<i64>() {
+            n != 0
+        } else {
+            // A macro of one number is that number; any other name is 0, as in C.
+            match defines.get(name(text)?).map(Vec::as_slice) {
+                Some([one]) => texts.text(one.span).parse::<i64>().ok()? != 0,
+                Some(_) => return None,
+                None => false,
+            }
+        };
+        Some(value != negated)
+    };
+    let mut any = false;
+    for disjunct in rest.split("||") {
+        let mut all = true;
+        for conjunct in disjunct.split("&&") {
+            all &= term(conjunct)?;
+        }
+        any |= all;
+    }
+    Some(any)
 }
 
 /// A rule body in disjunctive normal form: each conjunction becomes one rule.
 type Dnf = Vec<Vec<ast::Literal>>;
+
+/// The negation of `dnf` in disjunctive normal form: each conjunction becomes the
+/// disjunction of its literals negated (an atom's negation, a comparison with the opposite
+/// operator), and the conjunctions' negations are multiplied out. `bang` is the `!`, the
+/// span of a lone negated atom. `None` when the result exceeds [`MAX_EXPANSION`] rules.
+fn negate(dnf: Dnf, bang: Span) -> Option<Dnf> {
+    let lone = dnf.len() == 1 && dnf[0].len() == 1;
+    let mut negated: Dnf = vec![Vec::new()];
+    for conjunction in dnf {
+        let alternatives: Vec<ast::Literal> = conjunction
+            .into_iter()
+            .map(|literal| match literal {
+                ast::Literal::Atom(atom) => {
+                    let span = if lone { bang.to(atom.span) } else { atom.span };
+                    ast::Literal::Negated { atom, span }
+                }
+                ast::Literal::Negated { atom, .. } => ast::Literal::Atom(atom),
+                ast::Literal::Compare(mut c) => {
+                    c.op = c.op.negated();
+                    ast::Literal::Compare(c)
+                }
+            })
+            .collect();
+        if negated.len() * alternatives.len() > MAX_EXPANSION {
+            return None;
+        }
+        negated = negated
+            .iter()
+            .flat_map(|conj| {
+                alternatives.iter().map(move |more| {
+                    let mut c = conj.clone();
+                    c.push(more.clone());
+                    c
+                })
+            })
+            .collect();
+    }
+    Some(negated)
+}
 
 /// A clause as written: its heads, its body (none for facts), its span.
 struct Clause {
@@ -541,6 +1025,8 @@ struct Parser<'a> {
     types: HashMap<String, Vec<String>>,
     /// Each `.type` name where it is defined, in the order of the program.
     type_spans: Vec<(String, Span)>,
+    /// The types defined with `=`: unions of their members, or (of one) another name of it.
+    union_types: HashSet<String>,
     /// Whether an aggregate's body is being read (an aggregate inside one is E0018, so
     /// bodies never nest and no pass recurses on their depth).
     in_aggregate: bool,
@@ -560,6 +1046,7 @@ impl<'a> Parser<'a> {
             ios: Vec::new(),
             types: HashMap::new(),
             type_spans: Vec::new(),
+            union_types: HashSet::new(),
             in_aggregate: false,
         }
     }
@@ -664,6 +1151,10 @@ impl<'a> Parser<'a> {
     fn recover(&mut self) {
         while let Some(t) = self.peek() {
             match t.kind {
+                // The `.` of `arch.jump` ends no clause.
+                Kind::Dot if self.qualified_at(self.pos) => {
+                    self.bump();
+                }
                 Kind::Dot => {
                     self.bump();
                     return;
@@ -674,6 +1165,22 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+    }
+
+    /// Whether the token at `at` is the `.` of a qualified name, `arch.jump`: a name
+    /// touching it on both sides.
+    fn qualified_at(&self, at: usize) -> bool {
+        let (Some(before), Some(dot), Some(after)) =
+            (at.checked_sub(1).and_then(|b| self.tokens.get(b)), self.tokens.get(at), self.tokens.get(at + 1))
+        else {
+            return false;
+        };
+        dot.kind == Kind::Dot
+            && before.kind == Kind::Ident
+            && after.kind == Kind::Ident
+            && before.span.file == dot.span.file
+            && before.span.end == dot.span.start
+            && dot.span.end == after.span.start
     }
 
     /// Skips the rest of the line of `start` (the arguments of a directive dlc does not
@@ -784,10 +1291,24 @@ impl<'a> Parser<'a> {
         names.push(name);
         self.expect(Kind::LParen, "`(`")?;
         let (mut types, mut attributes) = (Vec::new(), Vec::new());
+        let mut attribute_spans: Vec<Tok> = Vec::new();
         if self.eat(Kind::RParen).is_none() {
             loop {
                 let attribute = self.expect(Kind::Ident, "an attribute name")?;
-                attributes.push(self.text(attribute).to_string());
+                let attribute_name = self.text(attribute);
+                if let Some(&first) = attribute_spans.iter().find(|t: &&Tok| self.text(**t) == attribute_name) {
+                    self.diagnostics.push(
+                        Diagnostic::error(
+                            Code::INVALID_DECLARATION,
+                            format!("the attribute name `{attribute_name}` is given twice"),
+                        )
+                        .with_primary(attribute.span, "named again here")
+                        .with_secondary(first.span, "first named here")
+                        .with_help("give each attribute of a relation its own name"),
+                    );
+                }
+                attribute_spans.push(attribute);
+                attributes.push(attribute_name.to_string());
                 self.expect(Kind::Colon, "`:` and the attribute's type")?;
                 let ty = self.expect(Kind::Ident, "a type")?;
                 if self.text(ty) == "float" {
@@ -802,8 +1323,10 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        // Qualifiers that choose a data structure or an optimisation change no answer.
-        // `no_inline` wins over `inline`, as in Soufflé.
+        // Qualifiers that choose a data structure or an optimisation change no answer;
+        // `input`, `output` and `printsize`, Soufflé's older form of the directives, act
+        // as `.input r` and so on would; `no_inline` wins over `inline`, as in Soufflé.
+        let mut io_qualifiers: Vec<(IoKind, Tok)> = Vec::new();
         let (mut inline, mut no_inline) = (false, false);
         while let Some(t) = self.peek().filter(|t| t.kind == Kind::Ident) {
             if self.peek_at(1).is_some_and(|n| n.kind == Kind::LParen) {
@@ -818,9 +1341,37 @@ impl<'a> Parser<'a> {
                     no_inline = true;
                     self.bump();
                 }
-                "brie" | "btree" | "btree_delete" | "magic" | "no_magic" | "overridable" | "override" | "input"
-                | "output" | "printsize" => {
+                "brie" | "btree" | "btree_delete" | "magic" | "no_magic" | "overridable" | "override" => {
                     self.bump();
+                }
+                qualifier @ ("input" | "output" | "printsize") => {
+                    self.bump();
+                    let kind = match qualifier {
+                        "input" => IoKind::Input,
+                        "output" => IoKind::Output,
+                        _ => IoKind::Printsize,
+                    };
+                    if let Some((_, first)) = io_qualifiers.iter().find(|(k, _)| *k == kind) {
+                        self.diagnostics.push(
+                            Diagnostic::error(
+                                Code::INVALID_DECLARATION,
+                                format!("the qualifier `{qualifier}` is given twice"),
+                            )
+                            .with_primary(t.span, "given again here")
+                            .with_secondary(first.span, "first given here")
+                            .with_help(format!("remove one `{qualifier}`")),
+                        );
+                        continue;
+                    }
+                    self.diagnostics.push(
+                        Diagnostic::warning(
+                            Code::DEPRECATED_SOUFFLE,
+                            format!("the qualifier `{qualifier}` is Soufflé's older form of `.{qualifier}`"),
+                        )
+                        .with_primary(t.span, format!("read as `.{qualifier}` of the relation"))
+                        .with_help(format!("write `.{qualifier} <relation>` on a line of its own")),
+                    );
+                    io_qualifiers.push((kind, t));
                 }
                 "eqrel" => return Err(self.unsupported(t.span, "an equivalence relation (`eqrel`)")),
                 "choice" => {
@@ -848,6 +1399,21 @@ impl<'a> Parser<'a> {
             }
         }
         for name in names {
+            for (kind, _) in &io_qualifiers {
+                let stdout = *kind == IoKind::Printsize;
+                let io = RawIo {
+                    name: self.text(name).to_string(),
+                    filename: None,
+                    delimiter: '\t',
+                    stdout,
+                    span: name.span,
+                    format: IoFormat::default(),
+                    compress: false,
+                    attribute_names: None,
+                    names_delimiter: '\t',
+                };
+                self.ios.push((*kind, io));
+            }
             self.decls.push(Decl {
                 name: self.text(name).to_string(),
                 arity: types.len(),
@@ -870,8 +1436,16 @@ impl<'a> Parser<'a> {
             self.types.insert(name, vec![base.to_string()]);
             return Ok(());
         }
-        if self.eat(Kind::Subtype).is_none() && self.eat(Kind::Eq).is_none() {
-            return Err(self.expected("`<:` or `=`"));
+        let subtype = self.eat(Kind::Subtype).is_some();
+        if !subtype && self.eat(Kind::Eq).is_none() {
+            // Soufflé reads a bare `.type T` as `.type T <: symbol` and warns.
+            self.diagnostics.push(
+                Diagnostic::warning(Code::DEPRECATED_SOUFFLE, format!("`.type {name}` without a definition"))
+                    .with_primary(name_tok.span, format!("read as `.type {name} <: symbol`"))
+                    .with_help(format!("write `.type {name} <: symbol`")),
+            );
+            self.types.insert(name, vec!["symbol".to_string()]);
+            return Ok(());
         }
         if let Some(open) = self.eat(Kind::LBracket) {
             return Err(self.unsupported(open.span, "a record type (`[...]`)"));
@@ -884,6 +1458,9 @@ impl<'a> Parser<'a> {
                 return Err(self.unsupported(open.span, "an algebraic data type (`Branch {...}`)"));
             }
             if self.eat(Kind::Bar).is_none() {
+                if !subtype {
+                    self.union_types.insert(name.clone());
+                }
                 self.types.insert(name, from);
                 return Ok(());
             }
@@ -1060,10 +1637,24 @@ impl<'a> Parser<'a> {
         let Some(tok) = self.peek() else { return Err(self.expected("a body literal")) };
         match tok.kind {
             Kind::Bang => {
-                self.bump();
-                let atom = self.atom()?;
-                let span = tok.span.to(atom.span);
-                Ok(vec![vec![ast::Literal::Negated { atom, span }]])
+                // `!!a(x)` is `a(x)`; `!(b(x) ; c(x))`, `!(b(x), c(x))` and `!x > y` negate
+                // what follows, pushed inward as Soufflé does (De Morgan): no helper relation.
+                let mut negations = 0usize;
+                while self.eat(Kind::Bang).is_some() {
+                    negations += 1;
+                }
+                let start = self.here();
+                let inner = self.literal(depth)?;
+                if negations.is_multiple_of(2) {
+                    return Ok(inner);
+                }
+                match negate(inner, tok.span) {
+                    Some(dnf) => Ok(dnf),
+                    None => Err(self.unsupported(
+                        tok.span.to(start),
+                        &format!("a negation expanding to more than {MAX_EXPANSION} rules"),
+                    )),
+                }
             }
             Kind::LParen => {
                 // `(x + 1) < y` is a comparison, `(a(x) ; b(x))` a disjunction: the
@@ -1082,6 +1673,11 @@ impl<'a> Parser<'a> {
                 self.expect(Kind::RParen, "`,`, `;` or `)`")?;
                 Ok(dnf)
             }
+            // `arch.jump(x)`: a relation of a component instance.
+            Kind::Ident if self.qualified_at(self.pos + 1) => {
+                let end = self.peek_at(2).map_or(tok.span, |t| t.span);
+                Err(self.unsupported(tok.span.to(end), "a qualified relation name (components)"))
+            }
             // `sum (z + 1) : { e(z, _) } > 0` starts with an aggregate, not an atom `sum(...)`.
             Kind::Ident
                 if self.peek_at(1).is_some_and(|t| t.kind == Kind::LParen)
@@ -1093,9 +1689,13 @@ impl<'a> Parser<'a> {
                 if matches!(name, "match" | "contains") {
                     return Err(self.unsupported(tok.span, &format!("the constraint `{name}(...)`")));
                 }
+                // `strlen(s) > 2`: Soufflé's functors start a comparison, not an atom.
+                if SOUFFLE_FUNCTORS.contains(&name) {
+                    return Err(self.unsupported(tok.span, &format!("the functor `{name}(...)`")));
+                }
                 let atom = self.atom()?;
-                if let Some(op) = self.peek().filter(|t| matches!(t.kind, Kind::Eq | Kind::Compare)) {
-                    return Err(self.unsupported(op.span, &format!("a comparison (`{}`)", self.text(op))));
+                if self.peek().is_some_and(|t| matches!(t.kind, Kind::Eq | Kind::Compare | Kind::Operator)) {
+                    return Err(self.unsupported(tok.span, &format!("the functor `{name}(...)`")));
                 }
                 Ok(vec![vec![ast::Literal::Atom(atom)]])
             }
@@ -1179,6 +1779,12 @@ impl<'a> Parser<'a> {
                 None => return Err(self.unsupported(tok.span, "a number this large")),
             },
             Kind::Float => return Err(self.unsupported(tok.span, "a float constant")),
+            // `1.2.3.4` is, to Soufflé, the number of those four bytes (as a `number`, so
+            // `255.255.255.255` is -1).
+            Kind::Ipv4 => match ipv4(text) {
+                Some(n) => TermKind::Int(n.to_string()),
+                None => return Err(self.unsupported(tok.span, "an IPv4 constant with a part above 255")),
+            },
             Kind::Str => TermKind::Str(unescape(text)),
             Kind::Dollar => return Err(self.unsupported(tok.span, "`$` (a counter or an ADT branch)")),
             Kind::At => return Err(self.unsupported(tok.span, "a user-defined functor (`@f(...)`)")),
@@ -1188,6 +1794,16 @@ impl<'a> Parser<'a> {
         self.bump();
         Ok(ast::Term { kind, span: tok.span })
     }
+}
+
+/// The value Soufflé gives the IPv4 constant `text`: its four bytes, high first, as a
+/// 32-bit signed number; none when a part is above 255.
+fn ipv4(text: &str) -> Option<i32> {
+    let mut value: u32 = 0;
+    for part in text.split('.') {
+        value = (value << 8) | u32::from(part.parse::<u8>().ok()?);
+    }
+    Some(value as i32)
 }
 
 /// Soufflé's tokens as the shared expression grammar reads them.
@@ -1354,7 +1970,7 @@ fn order_symbols(
 fn check(
     parsed: Parsed,
     types: &HashMap<String, Vec<String>>,
-    whole: Span,
+    skipped_macros: &HashSet<String>,
     queried: Option<&str>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Front {
@@ -1376,6 +1992,7 @@ fn check(
     }
     let check_atom = |atom: &ast::Atom, diagnostics: &mut Vec<Diagnostic>| -> bool {
         match declared.get(atom.pred.text.as_str()) {
+            None if skipped_macros.contains(&atom.pred.text) => false,
             None => {
                 diagnostics.push(undeclared(&atom.pred.text, atom.pred.span, Some(atom.args.len())));
                 false
@@ -1436,6 +2053,33 @@ fn check(
         if !declared.contains_key(io.name.as_str()) {
             diagnostics.push(undeclared(&io.name, io.span, None));
             continue;
+        }
+        // The same directive twice (`.output r` and the qualifier `output` on its
+        // `.decl`) writes one file, as in Soufflé; a second `.printsize` is an error there.
+        let same = |other: &RawIo| {
+            other.name == io.name
+                && other.filename == io.filename
+                && other.delimiter == io.delimiter
+                && other.stdout == io.stdout
+        };
+        match kind {
+            IoKind::Input if inputs.iter().any(same) => continue,
+            IoKind::Output if outputs.iter().any(same) => continue,
+            IoKind::Printsize => {
+                if let Some(first) = printsize.iter().find(|p: &&RawIo| p.name == io.name) {
+                    diagnostics.push(
+                        Diagnostic::error(
+                            Code::INVALID_DECLARATION,
+                            format!("the size of `{}` is printed twice (`.printsize` given twice)", io.name),
+                        )
+                        .with_primary(io.span, "given again here")
+                        .with_secondary(first.span, "first given here")
+                        .with_help("keep one `.printsize` of the relation"),
+                    );
+                    continue;
+                }
+            }
+            _ => {}
         }
         match kind {
             IoKind::Input if derived.contains(io.name.as_str()) => {
@@ -1512,11 +2156,12 @@ fn check(
         .iter()
         .map(|d| (d.name.clone(), d.types.iter().map(|t| column_kind(t, types)).collect(), d.span))
         .collect();
-    let file = ast::File { statements, span: whole, declared };
+    // The caller sets the span of the whole file.
+    let file = ast::File { statements, span: Span::new(FileId(0), 0..0), declared };
     Front { file, decls, inputs, outputs, printsize, types: HashMap::new() }
 }
 
-/// W0006 for an IO parameter Soufflé 2.5 does not know (a misspelling such as
+/// W0007 for an IO parameter Soufflé 2.5 does not know (a misspelling such as
 /// `delimeter`), which it ignores: the warning names the nearest known parameter.
 fn unknown_io_parameter(name: &str, span: Span, directive: &str) -> Diagnostic {
     let nearest = IO_PARAMETERS

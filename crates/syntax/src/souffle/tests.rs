@@ -74,7 +74,7 @@ fn multiple_heads_disjunction_facts_and_constants() {
 fn io_parameters_types_qualifiers_and_true() {
     let src = r#".type Node <: symbol
         .type Id = number
-        .type Either = Node | Id
+        .type Either = Node | symbol
         .decl e(x:Node, y:Node) brie
         .input e(IO=file, filename="edges.csv", delimiter=",")
         .decl r(x:Node) magic
@@ -90,7 +90,7 @@ fn io_parameters_types_qualifiers_and_true() {
     assert_eq!(s.printsize.len(), 1);
     let types = |s: &SouffleProgram, io: &Io| s.program.pred(io.pred).types.clone();
     assert_eq!(types(&s, &s.inputs[0]), [ValueType::Symbol, ValueType::Symbol]);
-    let s = ok(".type A <: number\n.type B = A | unsigned\n.type C = B | symbol\n.number_type D\n\
+    let s = ok(".type A <: number\n.type U <: unsigned\n.type B = U | unsigned\n.type S <: symbol\n.type C = S | symbol\n.number_type D\n\
                 .decl r(a:A, b:B, c:C, d:D, e:number, f:symbol, g:Unknown)\n.output r\n");
     use ValueType::{Number, Symbol, Unsigned};
     assert_eq!(types(&s, &s.outputs[0]), [Number, Unsigned, Symbol, Number, Number, Symbol, Symbol]);
@@ -124,7 +124,7 @@ fn unsupported_constructs_are_named_at_their_span() {
         ("r(x) :- e(x, $).", "$", "`$` (a counter or an ADT branch) is not supported"),
         (".comp C { .decl q(x:number) }", ".comp", "a component (`.comp`, `.init`) is not supported"),
         ("r(x) :- e(x, _).\n.plan 0:(1,2)", ".plan", "a query plan (`.plan`) is not supported"),
-        ("#ifdef X", "#ifdef X", "the preprocessor directive `#ifdef` is not supported"),
+        ("#line 3", "#line 3", "the preprocessor directive `#line` is not supported"),
         (".decl q(x:number) eqrel", "eqrel", "an equivalence relation (`eqrel`) is not supported"),
         (".decl q(x:float)", "float", "the type `float` is not supported"),
         (".input e(IO=sqlite)", "IO=sqlite", "`IO=sqlite` is not supported"),
@@ -216,7 +216,7 @@ fn defines_and_includes() {
             }
         }
     }
-    let src = "#include \"decls.dl\"\n#define START 7\n#define FROM START\n.decl r(y:number)\n.output r\nr(y) :- e(FROM, y).\n";
+    let src = "#include \"decls.dl\" // the declarations\n#define START 7\n#define FROM START\n.decl r(y:number)\n.output r\nr(y) :- e(FROM, y).\n";
     let (program, diagnostics) = parse_program(src, FILE, &mut Files);
     assert!(diagnostics.is_empty(), "{diagnostics:#?}");
     let s = program.unwrap();
@@ -485,4 +485,181 @@ fn an_inlined_clause_must_bind_its_variables_and_no_inline_wins() {
     assert!(codes.contains(&"E0003"), "{codes:?}");
     let p = ok(&bound.replace("inline\n", "no_inline inline\n"));
     assert!(p.program.lookup_source("b").is_some());
+}
+
+#[test]
+fn io_qualifiers_of_a_decl_act_as_the_directives() {
+    let src = ".decl e(x:number) input\n.decl r(x:number) output\n.output r\n.decl s(x:number) printsize\n\
+               r(x) :- e(x).\ns(x) :- e(x).\n";
+    let (program, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    let s = program.expect("warnings only");
+    let warned: Vec<&str> = diagnostics.iter().map(|d| &src[d.primary_span().unwrap().range()]).collect();
+    assert_eq!(warned, ["input", "output", "printsize"]);
+    assert!(diagnostics.iter().all(|d| d.code == Code::DEPRECATED_SOUFFLE));
+    let names = |ios: &[Io]| ios.iter().map(|io| s.program.pred_name(io.pred)).collect::<Vec<_>>();
+    // The qualifier and `.output r` write `r` once.
+    assert_eq!(
+        (names(&s.inputs), names(&s.outputs), names(&s.printsize)),
+        (vec!["e".to_string()], vec!["r".to_string()], vec!["s".to_string()])
+    );
+    assert!(s.printsize[0].stdout);
+    let errors = errors(".decl r(x:number) output brie output\n.decl s(x:number) printsize\n.printsize s\n");
+    let codes: Vec<(&str, &str)> = errors.iter().filter(|e| e.0 != "W0006").map(|(c, t, _)| (*c, t.as_str())).collect();
+    assert_eq!(codes, [("E0034", "output"), ("E0034", "s")]);
+}
+
+#[test]
+fn negations_of_groups_are_pushed_inward() {
+    let decls = ".decl a(x:number)\n.decl b(x:number)\n.decl c(x:number)\n.decl r(x:number)\n";
+    let read = |body: &str| rules(&ok(&format!("{decls}r(x) :- {body}.\n")).program);
+    assert_eq!(read("a(x), !(b(x) ; c(x))"), ["r(x) <- a(x), !b(x), !c(x)"]);
+    assert_eq!(read("a(x), !(b(x), c(x))"), ["r(x) <- a(x), !b(x)", "r(x) <- a(x), !c(x)"]);
+    assert_eq!(read("a(x), !!!(b(x), !c(x))"), ["r(x) <- a(x), !b(x)", "r(x) <- a(x), c(x)"]);
+    assert_eq!(read("a(x), !!b(x)"), ["r(x) <- a(x), b(x)"]);
+    assert_eq!(read("a(x), !x > 2, !(x = 1 ; true)"), Vec::<String>::new());
+    assert_eq!(read("a(x), !x > 2"), ["r(x) <- a(x), x <= 2"]);
+    // Ten negated conjunctions of two literals multiply out to 2^10 rules: over the bound.
+    let wide = ["!(b(x), c(x))"; 11].join(", ");
+    let errors = errors(&format!("{decls}r(x) :- a(x), {wide}.\n"));
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].2.contains("expanding to more than"), "{errors:?}");
+}
+
+#[test]
+fn dot_include_once_and_a_bare_type() {
+    struct Files;
+    impl Includes for Files {
+        fn include(&mut self, _from: FileId, path: &str) -> Result<(FileId, String), String> {
+            match path {
+                "once.dl" => Ok((FileId(1), "e(\"a\").\n.once\n.decl e(x:T)\n".to_string())),
+                _ => Err("no such file".to_string()),
+            }
+        }
+    }
+    let src = ".type T\n.include \"once.dl\"\n.include \"once.dl\"\n.output e\n";
+    let (program, diagnostics) = parse_program(src, FILE, &mut Files);
+    let codes: Vec<Code> = diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, [Code::DEPRECATED_SOUFFLE]);
+    let s = program.expect("the second include stops at `.once`: `e` is declared once");
+    assert_eq!(s.program.pred(s.outputs[0].pred).types, [ValueType::Symbol]);
+    let (_, diagnostics) = parse_program(".include \"nope.dl\"\n.include nope\n", FILE, &mut Files);
+    let codes: Vec<Code> = diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, [Code::UNREADABLE_FILE, Code::PARSE]);
+}
+
+#[test]
+fn declarations_soufflé_rejects_are_errors() {
+    let e = errors(".decl r(x:number, y:symbol, x:symbol)\n");
+    assert_eq!(e, [("E0034", "x".to_string(), "the attribute name `x` is given twice".to_string())]);
+    let e = errors(".type T <: symbol\n.type T = number\n.decl r(x:T)\n");
+    assert_eq!(e, [("E0034", "T".to_string(), "the type `T` is defined twice".to_string())]);
+    let e = errors(".type N <: number\n.type S <: symbol\n.type U = N | S\n.type V = U | number\n.decl r(x:number)\n");
+    let spans: Vec<&str> = e.iter().map(|(_, s, _)| s.as_str()).collect();
+    assert_eq!(spans, ["U", "V"]);
+    assert_eq!(e[0].2, "the union type `U` mixes the primitive types `number`, `symbol`");
+    ok(".type N <: number\n.type M = N | number\n.type S <: symbol\n.type T = S | symbol\n.decl r(x:M, y:T)\n");
+}
+
+#[test]
+fn unsupported_functors_are_named_where_they_start_a_literal() {
+    let decls = ".decl a(x:symbol, y:symbol)\n.decl n(x:symbol)\n";
+    let one = |body: &str| {
+        let e = errors(&format!("{decls}n(x) :- a(x, y), {body}.\n"));
+        assert_eq!(e.len(), 1, "{e:?}");
+        (e[0].1.clone(), e[0].2.clone())
+    };
+    assert_eq!(one("strlen(x) > 2"), ("strlen".to_string(), "the functor `strlen(...)` is not supported".to_string()));
+    assert_eq!(
+        one("!contains(y, x)"),
+        ("contains".to_string(), "the constraint `contains(...)` is not supported".to_string())
+    );
+    assert_eq!(one("cat(x, y) = y"), ("cat".to_string(), "the functor `cat(...)` is not supported".to_string()));
+    let s = ok(".decl r(x:number)\nr(1.2.3.4).\nr(255.255.255.255).\n.output r\n");
+    let facts: Vec<String> = s
+        .program
+        .facts
+        .iter()
+        .map(|f| s.program.value_text(s.program.value(f.pred, 0, f.values[0])).into_owned())
+        .collect();
+    assert_eq!(facts, ["16909060", "-1"]);
+}
+
+#[test]
+fn an_unsupported_construct_is_reported_once_with_its_uses() {
+    let src = "#define UNUSED(x) true\n.decl a(x:symbol)\n.decl r(x:symbol)\n\
+               r(x) :- a(x), strlen(x) > 1.\nr(x) :- a(x), strlen(x) < 9.\nr(x) :- a(x), strlen(x) = 3.\n\
+               r(x) :- a(x), arch.jump(x), a(x).\nr(x) :- a(x), UNUSED(x).\n\
+               r(x) :- (a(x) ; a(x)), nope(x).\nr(x) :- nope(x).\n";
+    let e = errors(src);
+    let messages: Vec<&str> = e.iter().map(|(_, _, m)| m.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "a function-like macro (`#define NAME(...)`) is not supported",
+            "the functor `strlen(...)` is not supported (used 3 times)",
+            "a qualified relation name (components) is not supported",
+            "relation `nope` is not declared (used 2 times)",
+        ]
+    );
+    let (_, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    let strlen = &diagnostics[1];
+    assert_eq!(strlen.labels.len(), 3, "the first use and two more: {strlen:?}");
+}
+
+#[test]
+fn subtypes_are_checked_as_soufflé_checks_them() {
+    let types = ".type A <: symbol\n.type B <: symbol\n.type C <: A\n.type U = A | B\n.type N = number\n";
+    let check = |rules: &str| {
+        let src = format!(
+            "{types}.decl a(x:A)\n.decl b(x:B)\n.decl c(x:C)\n.decl u(x:U)\n.decl s(x:symbol)\n\
+             .decl n(x:N)\n.decl m(x:number)\n{rules}"
+        );
+        let (_, diagnostics) = parse_program(&src, FILE, &mut NoIncludes);
+        diagnostics.iter().filter(|d| d.code == Code::SUBTYPE_MISMATCH).count()
+    };
+    // Accepted by Soufflé 2.5.
+    for rules in [
+        "a(x) :- c(x).",
+        "s(x) :- a(x).",
+        "c(x) :- a(x), c(x).",
+        "a(x) :- a(x), !b(x).",
+        "m(x) :- n(x).",
+        "n(x) :- m(x).",
+        "u(x) :- b(x).",
+    ] {
+        assert_eq!(check(rules), 0, "{rules}");
+    }
+    // Rejected by it.
+    for rules in ["a(x) :- b(x).", "c(x) :- a(x).", "a(x) :- s(x).", "a(x) :- u(x).", "s(x) :- a(x), b(x)."] {
+        assert_eq!(check(rules), 1, "{rules}");
+    }
+}
+
+#[test]
+fn conditional_sections_are_read_as_the_c_preprocessor_reads_them() {
+    let s = ok("#define A 1\n.decl r(x:number)\n.output r\n#ifdef A\nr(1).\n#if defined(B) || !A\nr(2).\n#elif A && !defined B\nr(3).\n#else\nr(4).\n#endif\n#endif\n");
+    let facts: Vec<String> = s
+        .program
+        .facts
+        .iter()
+        .map(|f| s.program.value_text(s.program.value(f.pred, 0, f.values[0])).into_owned())
+        .collect();
+    assert_eq!(facts, ["1", "3"]);
+    let first = |src: &str| -> (usize, &'static str, String) {
+        let e = errors(src);
+        (e.len(), e[0].0, e[0].2.clone())
+    };
+    assert_eq!(
+        first(".decl r(x:number)\n#ifdef A\nr(1).\n"),
+        (1, "E0001", "this conditional section has no `#endif`".to_string())
+    );
+    assert_eq!(first(".decl r(x:number)\n#endif\n"), (1, "E0001", "`#endif` without an `#if`".to_string()));
+    assert_eq!(
+        first(".decl r(x:number)\n#if A > 1\nr(1).\n#endif\n"),
+        (1, "E0018", "the condition of `#if A > 1` is not supported".to_string())
+    );
+    assert_eq!(
+        first("#ifndef A\n#error \"no A\"\n#endif\n.decl r(x:number)\n"),
+        (1, "E0001", "`#error \"no A\"`".to_string())
+    );
 }
