@@ -401,7 +401,11 @@ fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) 
         let mut vars = Vec::new();
         term_vars(value.iter().map(|v| &**v), &mut vars);
         term_vars(body.iter().flat_map(literal_terms), &mut vars);
-        let is_key = |v: &String| outside.contains(v) && !targets.contains(v);
+        // The variable this aggregate's value is assigned to (`e = max a : { r(a, e) }`),
+        // when nothing else binds it, is no key: Soufflé 2.5 renames its uses inside the
+        // body apart, as a variable of the aggregate's own.
+        let own_result = assigned_by(source, span).filter(|v| !bound.contains(*v));
+        let is_key = |v: &String| outside.contains(v) && !targets.contains(v) && own_result != Some(v.as_str());
         let keys: Vec<String> = vars.iter().filter(|v| is_key(v)).cloned().collect();
         let locals: Vec<String> = vars.iter().filter(|v| !is_key(v)).cloned().collect();
         if let Some(key) = keys.iter().find(|k| !bound.contains(*k)) {
@@ -512,6 +516,22 @@ fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) 
         rule.body.push(Literal::Atom(atom(&read_pred, read_args, span)));
     }
     out.push(Statement::Rule(rule));
+}
+
+/// The variable a comparison `v = aggregate` (either way round) of `rule`'s body assigns
+/// the aggregate at `span` to.
+fn assigned_by(rule: &ast::Rule, span: Span) -> Option<&str> {
+    rule.body.iter().find_map(|literal| {
+        let Literal::Compare(c) = literal else { return None };
+        if c.op != ir::CmpOp::Eq {
+            return None;
+        }
+        match (&c.left.kind, &c.right.kind) {
+            (TermKind::Var(v), TermKind::Aggregate { .. }) if c.right.span == span => Some(v.as_str()),
+            (TermKind::Aggregate { .. }, TermKind::Var(v)) if c.left.span == span => Some(v.as_str()),
+            _ => None,
+        }
+    })
 }
 
 /// Whether `v` is an argument of the atom.
