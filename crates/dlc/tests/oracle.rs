@@ -1207,6 +1207,17 @@ struct AggregateCase {
 
 const AGG_OPS: &[&str] = &["count", "sum", "min", "max"];
 
+/// `op` of `values` by its definition (32-bit sums wrap); none for `min` or `max` of no
+/// values.
+fn reduced(op: &str, values: &[i32]) -> Option<i32> {
+    match op {
+        "count" => Some(values.len() as i32),
+        "sum" => Some(values.iter().fold(0i32, |a, &v| a.wrapping_add(v))),
+        "min" => values.iter().copied().min(),
+        _ => values.iter().copied().max(),
+    }
+}
+
 fn aggregate_case() -> impl Strategy<Value = AggregateCase> {
     (0..AGG_OPS.len(), any::<bool>(), any::<bool>(), 0..4usize, 0..3usize, 0..3usize, any::<bool>()).prop_map(
         |(op, keyed, closure, body, value, usage, correlated)| AggregateCase {
@@ -1314,12 +1325,7 @@ impl AggregateCase {
                     _ => y.wrapping_sub(3),
                 })
                 .collect();
-            match AGG_OPS[self.op] {
-                "count" => Some(values.len() as i32),
-                "sum" => Some(values.iter().fold(0i32, |a, &v| a.wrapping_add(v))),
-                "min" => values.iter().copied().min(),
-                _ => values.iter().copied().max(),
-            }
+            reduced(AGG_OPS[self.op], &values)
         };
         let mut a: BTreeSet<i32> = n.clone();
         a.insert(-1);
@@ -1387,12 +1393,7 @@ impl AggregateCase {
                     _ => y.wrapping_sub(3),
                 })
                 .collect();
-            match AGG_OPS[self.op] {
-                "count" => Some(values.len() as i32),
-                "sum" => Some(values.iter().fold(0i32, |a, &v| a.wrapping_add(v))),
-                "min" => values.iter().copied().min(),
-                _ => values.iter().copied().max(),
-            }
+            reduced(AGG_OPS[self.op], &values)
         };
         let keys: Vec<Option<i32>> = if self.keyed { n.iter().map(|&x| Some(x)).collect() } else { vec![None] };
         let mut out = BTreeSet::new();

@@ -10,6 +10,11 @@ fn ok(src: &str) -> SouffleProgram {
     program.expect("no errors means a program")
 }
 
+/// The text of the first field of each fact in the program, in order.
+fn first_fields(s: &SouffleProgram) -> Vec<String> {
+    s.program.facts.iter().map(|f| s.program.value_text(s.program.value(f.pred, 0, f.values[0])).into_owned()).collect()
+}
+
 fn rules(p: &Program) -> Vec<String> {
     p.rules.iter().map(|r| ir::DisplayRule(p, r).to_string()).collect()
 }
@@ -575,12 +580,7 @@ fn unsupported_functors_are_named_where_they_start_a_literal() {
     );
     assert_eq!(one("cat(x, y) = y"), ("cat".to_string(), "the functor `cat(...)` is not supported".to_string()));
     let s = ok(".decl r(x:number)\nr(1.2.3.4).\nr(255.255.255.255).\n.output r\n");
-    let facts: Vec<String> = s
-        .program
-        .facts
-        .iter()
-        .map(|f| s.program.value_text(s.program.value(f.pred, 0, f.values[0])).into_owned())
-        .collect();
+    let facts = first_fields(&s);
     assert_eq!(facts, ["16909060", "-1"]);
 }
 
@@ -638,12 +638,7 @@ fn subtypes_are_checked_as_soufflé_checks_them() {
 #[test]
 fn conditional_sections_are_read_as_the_c_preprocessor_reads_them() {
     let s = ok("#define A 1\n.decl r(x:number)\n.output r\n#ifdef A\nr(1).\n#if defined(B) || !A\nr(2).\n#elif A && !defined B\nr(3).\n#else\nr(4).\n#endif\n#endif\n");
-    let facts: Vec<String> = s
-        .program
-        .facts
-        .iter()
-        .map(|f| s.program.value_text(s.program.value(f.pred, 0, f.values[0])).into_owned())
-        .collect();
+    let facts = first_fields(&s);
     assert_eq!(facts, ["1", "3"]);
     let first = |src: &str| -> (usize, &'static str, String) {
         let e = errors(src);
