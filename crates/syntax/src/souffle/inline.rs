@@ -64,11 +64,6 @@ pub(super) fn unfold(
         }
     }
     let mut ok = check_cycles(inlined, &by_name, &definitions, diagnostics);
-    // A clause of an inlined relation must be safe on its own, as every clause is:
-    // unfolded into a rule that binds its variables it would hide the error.
-    for (head, body) in definitions.values().flatten() {
-        ok &= check_grounded(head, body, diagnostics);
-    }
     // Relations whose clauses have a variable outside their head cannot be negated.
     let negatable: HashSet<&str> = inlined
         .iter()
@@ -202,54 +197,6 @@ fn check_cycles(
         ok = false;
     }
     ok
-}
-
-/// E0003 for each variable of an inlined clause that nothing in its body binds: no
-/// positive atom holds it and no `x = e` equates it with bound values. Whether there was
-/// none.
-fn check_grounded(head: &Atom, body: &[Literal], diagnostics: &mut Vec<Diagnostic>) -> bool {
-    let mut grounded: HashSet<&str> = body
-        .iter()
-        .filter_map(|l| if let Literal::Atom(a) = l { Some(vars_of(a.args.iter())) } else { None })
-        .flatten()
-        .collect();
-    loop {
-        let before = grounded.len();
-        for literal in body {
-            let Literal::Compare(c) = literal else { continue };
-            if c.op != ir::CmpOp::Eq {
-                continue;
-            }
-            for (one, other) in [(&c.left, &c.right), (&c.right, &c.left)] {
-                if let TermKind::Var(v) = &one.kind {
-                    if vars_of(std::iter::once(other)).iter().all(|w| grounded.contains(w)) {
-                        grounded.insert(v.as_str());
-                    }
-                }
-            }
-        }
-        if grounded.len() == before {
-            break;
-        }
-    }
-    let mut reported: HashSet<&str> = HashSet::new();
-    let terms = head.args.iter().chain(body.iter().filter(|l| !matches!(l, Literal::Atom(_))).flat_map(literal_terms));
-    for term in terms.flat_map(Term::subterms) {
-        let TermKind::Var(v) = &term.kind else { continue };
-        if !grounded.contains(v.as_str()) && reported.insert(v.as_str()) {
-            diagnostics.push(
-                Diagnostic::error(
-                    Code::UNSAFE_RULE,
-                    format!("the variable `{v}` of an inlined clause is not bound by its body"),
-                )
-                .with_primary(term.span, "bound by no positive atom of this clause")
-                .with_help(
-                    "an inlined clause must bind its variables itself, as any clause: add an atom that binds it",
-                ),
-            );
-        }
-    }
-    reported.is_empty()
 }
 
 /// Reports the uses of inlined relations that cannot be unfolded in one literal: in an

@@ -570,7 +570,10 @@ fn front_for_query(
     let mut parser = Parser::new(&tokens, &texts, eof);
     parser.program();
     diagnostics.append(&mut parser.diagnostics);
-    let Parser { clauses, queries, mut decls, ios, types, type_spans, union_types, .. } = parser;
+    let Parser { clauses, queries, mut decls, ios, types, type_spans, union_types, inline_excluded, .. } = parser;
+    for decl in decls.iter_mut().filter(|d| inline_excluded.contains(&d.name)) {
+        decl.inline = false;
+    }
     diagnostics.extend(type_cycles(&types, &type_spans));
     diagnostics.extend(type_definitions(&types, &type_spans));
     if !diag::has_errors(&diagnostics) {
@@ -1027,6 +1030,9 @@ struct Parser<'a> {
     type_spans: Vec<(String, Span)>,
     /// The types defined with `=`: unions of their members, or (of one) another name of it.
     union_types: HashSet<String>,
+    /// The relations `.pragma "inline-exclude"` names: not inlined, whatever their
+    /// `.decl` says.
+    inline_excluded: Vec<String>,
     /// Whether an aggregate's body is being read (an aggregate inside one is E0018, so
     /// bodies never nest and no pass recurses on their depth).
     in_aggregate: bool,
@@ -1048,6 +1054,7 @@ impl<'a> Parser<'a> {
             type_spans: Vec::new(),
             union_types: HashSet::new(),
             in_aggregate: false,
+            inline_excluded: Vec::new(),
         }
     }
 
@@ -1233,12 +1240,19 @@ impl<'a> Parser<'a> {
                 // Options of Soufflé's own run (jobs, magic-transform, ...); the ones
                 // that name directories or switch semantics get a warning.
                 let key = self.peek().filter(|t| t.kind == Kind::Str).map(|t| unescape(self.text(t)));
-                if let Some(key) = key.filter(|k| matches!(k.as_str(), "fact-dir" | "output-dir" | "legacy")) {
+                if let Some(key) = key.as_deref().filter(|k| matches!(*k, "fact-dir" | "output-dir" | "legacy")) {
                     self.diagnostics.push(
                         Diagnostic::warning(Code::PRAGMA_IGNORED, format!("`.pragma \"{key}\"` is ignored"))
                             .with_primary(tok.span, "ignored here")
                             .with_note("in Soufflé this pragma changes where facts are read or written, or how the program is read"),
                     );
+                }
+                // `inline-exclude` names relations whose `inline` qualifier is dropped.
+                if key.as_deref() == Some("inline-exclude") {
+                    if let Some(value) = self.peek_at(1).filter(|t| t.kind == Kind::Str) {
+                        let names = unescape(self.text(value));
+                        self.inline_excluded.extend(names.split(',').map(|n| n.trim().to_string()));
+                    }
                 }
                 self.skip_line(tok.span);
                 Ok(())
