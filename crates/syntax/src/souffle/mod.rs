@@ -10,6 +10,7 @@
 //! is bounded ([`MAX_NESTING`]), so it is parsed by hand: statements are `.`-terminated
 //! clauses or directives whose end their shape decides, and newlines carry no meaning.
 
+mod extrema;
 mod inline;
 mod lexer;
 
@@ -1921,13 +1922,12 @@ impl crate::expr::ExprSource for Parser<'_> {
 /// is a variable of such a column (a number literal takes the other operand's kind). A
 /// comparison of a symbol with a number, or of a `number` with an `unsigned`, which
 /// Soufflé rejects as type errors, is E0018.
-fn order_symbols(
-    conjunction: &mut [ast::Literal],
+/// Per variable of a conjunction, the kind of the first column it appears in.
+fn variable_kinds(
+    conjunction: &[ast::Literal],
     declared: &HashMap<&str, &Decl>,
     types: &HashMap<String, Vec<String>>,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> bool {
-    // Per variable, the kind of the first column it appears in.
+) -> HashMap<String, ValueType> {
     let mut typed: HashMap<String, ValueType> = HashMap::new();
     for atom in conjunction.iter().filter_map(ast::Literal::atom) {
         let Some(decl) = declared.get(atom.pred.text.as_str()) else { continue };
@@ -1937,6 +1937,16 @@ fn order_symbols(
             }
         }
     }
+    typed
+}
+
+fn order_symbols(
+    conjunction: &mut [ast::Literal],
+    declared: &HashMap<&str, &Decl>,
+    types: &HashMap<String, Vec<String>>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> bool {
+    let typed = variable_kinds(conjunction, declared, types);
     // A number literal takes the kind of the other operand, as in Soufflé.
     let kind = |term: &ast::Term| match &term.kind {
         TermKind::Str(_) => Some(ValueType::Symbol),
@@ -2136,22 +2146,39 @@ fn check(
         }
     }
     let mut statements = Vec::new();
+    // The fresh variables of rewritten symbol `min`/`max` terms, numbered per program.
+    let mut extrema_vars = 0;
     for clause in &kept {
         match &clause.body {
             None => {
                 for head in &clause.heads {
-                    statements.push(if derived.contains(head.pred.text.as_str()) {
-                        Statement::Rule(ast::Rule { head: head.clone(), body: Vec::new(), span: clause.span })
-                    } else {
-                        Statement::Fact(head.clone())
-                    });
+                    // A fact's symbol `min`/`max` of constants is computed.
+                    let rule = ast::Rule { head: head.clone(), body: Vec::new(), span: clause.span };
+                    let rules = match extrema::expand(rule, &|_| None, &mut extrema_vars) {
+                        Ok(rules) => rules,
+                        Err(report) => {
+                            diagnostics.push(report);
+                            continue;
+                        }
+                    };
+                    for rule in rules {
+                        statements.push(if derived.contains(head.pred.text.as_str()) || !rule.body.is_empty() {
+                            Statement::Rule(rule)
+                        } else {
+                            Statement::Fact(rule.head)
+                        });
+                    }
                 }
             }
             Some(dnf) => {
                 for head in &clause.heads {
                     for conj in dnf {
                         let rule = ast::Rule { head: head.clone(), body: conj.clone(), span: clause.span };
-                        statements.push(Statement::Rule(rule));
+                        let typed = variable_kinds(conj, &declared, types);
+                        match extrema::expand(rule, &|v| typed.get(v).copied(), &mut extrema_vars) {
+                            Ok(rules) => statements.extend(rules.into_iter().map(Statement::Rule)),
+                            Err(report) => diagnostics.push(report),
+                        }
                     }
                 }
             }

@@ -653,3 +653,22 @@ fn conditional_sections_are_read_as_the_c_preprocessor_reads_them() {
         (1, "E0001", "`#error \"no A\"`".to_string())
     );
 }
+
+#[test]
+fn min_and_max_of_symbols_compare_by_text() {
+    let s = ok(".decl k(x:symbol)\nk(max(\"b\", \"a\")).\nk(min(\"b\", \"a\", \"c\")).\n.output k\n");
+    assert_eq!(first_fields(&s), ["b", "a"]);
+    // A rule's term becomes one rule per alternative, each comparing symbols by text.
+    let s = ok(".decl s(x:symbol, y:symbol)\n.input s\n.decl m(x:symbol)\nm(max(x, y)) :- s(x, y).\n.output m\n");
+    let rules = rules(&s.program);
+    assert_eq!(rules.len(), 2, "{rules:?}");
+    let ordered: Vec<ValueType> =
+        s.program.rules.iter().flat_map(|r| &r.comparisons).filter(|c| c.op.is_ordering()).map(|c| c.domain).collect();
+    assert_eq!(ordered, [ValueType::Symbol, ValueType::Symbol]);
+    // Numbers keep their arithmetic `max`.
+    assert_eq!(rules_of(".decl n(x:number)\n.input n\n.decl m(x:number)\nm(max(x, 3)) :- n(x).\n.output m\n"), 1);
+}
+
+fn rules_of(src: &str) -> usize {
+    ok(src).program.rules.len()
+}
