@@ -1203,6 +1203,9 @@ struct AggregateCase {
     value: usize,
     usage: usize,
     correlated: bool,
+    /// Keyed by `X = max W : { N(W) }` instead of `N(X)`: a group key bound by another
+    /// aggregate's value, which is computed first.
+    chained: bool,
 }
 
 const AGG_OPS: &[&str] = &["count", "sum", "min", "max"];
@@ -1219,8 +1222,8 @@ fn reduced(op: &str, values: &[i32]) -> Option<i32> {
 }
 
 fn aggregate_case() -> impl Strategy<Value = AggregateCase> {
-    (0..AGG_OPS.len(), any::<bool>(), any::<bool>(), 0..4usize, 0..3usize, 0..3usize, any::<bool>()).prop_map(
-        |(op, keyed, closure, body, value, usage, correlated)| AggregateCase {
+    (0..AGG_OPS.len(), any::<bool>(), any::<bool>(), 0..4usize, 0..3usize, 0..3usize, any::<bool>(), any::<bool>())
+        .prop_map(|(op, keyed, closure, body, value, usage, correlated, chained)| AggregateCase {
             op,
             keyed,
             closure,
@@ -1228,8 +1231,8 @@ fn aggregate_case() -> impl Strategy<Value = AggregateCase> {
             value,
             usage,
             correlated,
-        },
-    )
+            chained,
+        })
 }
 
 /// The bound below which a correlated case's `A(X)` steps on.
@@ -1257,7 +1260,11 @@ impl AggregateCase {
             _ => "Y - 3 ".into(),
         };
         let aggregate = format!("{op} {value}: {{ {body} }}");
-        let key = if self.keyed { "N(X), " } else { "" };
+        let key = match (self.keyed, self.chained) {
+            (true, false) => "N(X), ",
+            (true, true) => "X = max W : { N(W) }, ",
+            (false, _) => "",
+        };
         let head_key = if self.keyed { "X, " } else { "" };
         let rule = match self.usage {
             0 => format!("A({head_key}V) <- {key}V = {aggregate}"),
@@ -1395,7 +1402,12 @@ impl AggregateCase {
                 .collect();
             reduced(AGG_OPS[self.op], &values)
         };
-        let keys: Vec<Option<i32>> = if self.keyed { n.iter().map(|&x| Some(x)).collect() } else { vec![None] };
+        let keys: Vec<Option<i32>> = match (self.keyed, self.chained) {
+            (true, false) => n.iter().map(|&x| Some(x)).collect(),
+            // The one group of the largest `N`, none when `N` is empty.
+            (true, true) => n.iter().max().map(|&x| Some(x)).into_iter().collect(),
+            (false, _) => vec![None],
+        };
         let mut out = BTreeSet::new();
         for key in keys {
             let Some(v) = reduce(key) else { continue };

@@ -127,8 +127,8 @@ fn recursive_rules(file: &ast::File) -> HashSet<usize> {
 }
 
 /// The file with every aggregate rewritten and the sentinel rows lowering adds; the
-/// reports of aggregates it cannot rewrite (a group key bound only through another
-/// aggregate's value).
+/// reports of aggregates it cannot rewrite (group keys bound only by aggregates that wait
+/// for each other).
 pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Sentinel>, Vec<Diagnostic>) {
     let mut names: HashSet<String> = HashSet::new();
     for statement in &file.statements {
@@ -352,7 +352,7 @@ fn outer_bound(rule: &ast::Rule) -> (BTreeSet<String>, Vec<Literal>) {
 /// `recursive` says so.
 fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) {
     let Rewrite { names, out, sentinels, diagnostics } = rewrite;
-    let (bound, outer) = outer_bound(source);
+    let (bound_outside, outer_literals) = outer_bound(source);
     let mut rule = source.clone();
     // Variables used outside the aggregates: an aggregate's variable among them is a
     // group key (the checks have made sure that it is bound there).
@@ -368,10 +368,60 @@ fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) 
         }
     }
     let head = source.head.pred.text.clone();
-    for (term, result) in take_aggregates(&mut rule, &mut used) {
-        // The value's variables are the aggregate's own (Soufflé 2.5 scopes them so), even
-        // where the rule uses the same name outside.
-        let targets: BTreeSet<String> = crate::aggregates::target_vars(&term).into_iter().map(String::from).collect();
+    // The group keys of an aggregate: its variables used outside the aggregates, but for
+    // those of its value (Soufflé 2.5 scopes them to the aggregate, even where the rule
+    // uses the same name outside) and for the variable its value is assigned to
+    // (`e = max a : { r(a, e) }`) when nothing else binds it, which Soufflé 2.5 renames
+    // apart inside the body as a variable of the aggregate's own.
+    let is_key = |term: &Term, v: &String| {
+        let own_result = assigned_by(source, term.span).filter(|v| !bound_outside.contains(*v));
+        outside.contains(v)
+            && !crate::aggregates::target_vars(term).contains(&v.as_str())
+            && own_result != Some(v.as_str())
+    };
+    let group_keys = |term: &Term| -> Vec<String> {
+        let TermKind::Aggregate { value, body, .. } = &term.kind else { unreachable!("an aggregate term") };
+        let mut vars = Vec::new();
+        term_vars(value.iter().map(|v| &**v), &mut vars);
+        term_vars(body.iter().flat_map(literal_terms), &mut vars);
+        vars.into_iter().filter(|v| is_key(term, v)).collect()
+    };
+    let mut pending = take_aggregates(&mut rule, &mut used);
+    while !pending.is_empty() {
+        // The first aggregate whose keys the rule's literals outside the aggregates bind,
+        // or failing that the values of the aggregates rewritten so far (a key `n` of
+        // `n = count : {...}, s = sum b : { e(n, b) }`), whose reads the rule now holds.
+        let rewritten = outer_bound(&rule);
+        let chosen = pending.iter().enumerate().find_map(|(i, (term, _))| {
+            let keys = group_keys(term);
+            if keys.iter().all(|k| bound_outside.contains(k)) {
+                Some((i, false))
+            } else {
+                keys.iter().all(|k| rewritten.0.contains(k)).then_some((i, true))
+            }
+        });
+        let Some((i, chained)) = chosen else {
+            let (term, _) = &pending[0];
+            let key = group_keys(term).into_iter().find(|k| !rewritten.0.contains(k)).unwrap_or_default();
+            let op = match &term.kind {
+                TermKind::Aggregate { op, .. } => op.text(),
+                _ => unreachable!("an aggregate term"),
+            };
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::UNSUPPORTED_SOUFFLE,
+                    format!("the group key `{key}` is bound only by aggregates that wait for this one"),
+                )
+                .with_primary(term.span, format!("a `{op}` grouped by `{key}`"))
+                .with_help(format!(
+                    "bind `{key}` by an atom of the rule outside the aggregates, so that one of them can be computed first"
+                )),
+            );
+            return;
+        };
+        let (bound, outer) = if chained { rewritten } else { (bound_outside.clone(), outer_literals.clone()) };
+        let (term, result) = pending.remove(i);
+        let keys = group_keys(&term);
         let TermKind::Aggregate { op, value, mut body, .. } = term.kind else { unreachable!("an aggregate term") };
         let span = term.span;
         // A positive atom written twice is one conjunct (Soufflé 2.5 drops the copy, so
@@ -401,24 +451,8 @@ fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) 
         let mut vars = Vec::new();
         term_vars(value.iter().map(|v| &**v), &mut vars);
         term_vars(body.iter().flat_map(literal_terms), &mut vars);
-        // The variable this aggregate's value is assigned to (`e = max a : { r(a, e) }`),
-        // when nothing else binds it, is no key: Soufflé 2.5 renames its uses inside the
-        // body apart, as a variable of the aggregate's own.
-        let own_result = assigned_by(source, span).filter(|v| !bound.contains(*v));
-        let is_key = |v: &String| outside.contains(v) && !targets.contains(v) && own_result != Some(v.as_str());
-        let keys: Vec<String> = vars.iter().filter(|v| is_key(v)).cloned().collect();
-        let locals: Vec<String> = vars.iter().filter(|v| !is_key(v)).cloned().collect();
-        if let Some(key) = keys.iter().find(|k| !bound.contains(*k)) {
-            diagnostics.push(
-                Diagnostic::error(
-                    Code::UNSUPPORTED_SOUFFLE,
-                    format!("the group key `{key}` is bound only through an aggregate's value"),
-                )
-                .with_primary(span, format!("a `{}` grouped by `{key}`", op.text()))
-                .with_help(format!("bind `{key}` by an atom of the rule outside the aggregates")),
-            );
-            return;
-        }
+        let locals: Vec<String> = vars.into_iter().filter(|v| !keys.contains(v)).collect();
+        debug_assert!(keys.iter().all(|k| bound.contains(k)), "chosen with its keys bound");
         let key_terms = || keys.iter().map(|k| var(k, span)).collect::<Vec<Term>>();
         let base = fresh_name(&format!("{head}_agg"), names);
         let rows = fresh_name(&format!("{base}_rows"), names);
