@@ -727,14 +727,18 @@ impl PhysPlan {
                 }
                 // The innermost step, where most rows are read, runs in a loop of its own
                 // instead of through the stack.
-                Some(next) if next + 1 == self.steps.len() && covered && self.steps[next].is_plain_probe() => {
+                Some(next)
+                    if next + 1 == self.steps.len()
+                        && covered
+                        && self.steps[next].is_plain_probe()
+                        && !self.steps[next].existential =>
+                {
                     let step = &self.steps[next];
                     let Lookup::Index(id, key) = &step.lookup else { unreachable!("a plain probe") };
                     let View { rel, lo, hi, filtered, .. } = views[next];
                     // The last step has no steps after it to filter by.
                     debug_assert!(filtered.is_none());
                     let chain = rel.indexes[*id].chain(|i| key[i].value(vals));
-                    let mut matched = false;
                     let has_dead = rel.has_dead();
                     // As `advance` does it, without its per-row dispatch: this is where
                     // most joins spend their time.
@@ -748,29 +752,24 @@ impl PhysPlan {
                         bind(step, entry, vals);
                         stats.firings += 1;
                         leaf(vals, head);
-                        matched = true;
-                        if step.existential {
-                            return ControlFlow::Break(());
-                        }
                         ControlFlow::Continue(())
                     });
-                    if matched {
+                }
+                // A last step that stops at its first match: one leaf, then back to the
+                // step before the existential ones.
+                Some(next) if next + 1 == self.steps.len() && self.steps[next].existential => {
+                    let mut last = self.open(next, views, vals);
+                    if self.advance(next, &mut last, views, vals, stats).is_some() {
+                        stats.firings += 1;
+                        leaf(vals, head);
                         self.unwind_existential(&mut stack);
                     }
                 }
                 Some(next) if next + 1 == self.steps.len() => {
                     let mut last = self.open(next, views, vals);
-                    let mut matched = false;
                     while self.advance(next, &mut last, views, vals, stats).is_some() {
                         stats.firings += 1;
                         leaf(vals, head);
-                        matched = true;
-                        if self.steps[next].existential {
-                            break;
-                        }
-                    }
-                    if matched {
-                        self.unwind_existential(&mut stack);
                     }
                 }
                 Some(next) => {
