@@ -33,6 +33,21 @@ pub struct Rule {
     pub span: Span,
 }
 
+impl Rule {
+    /// The rule's top-level terms, mutably: the head's arguments, then each body
+    /// literal's (its atom's arguments, or a comparison's two sides).
+    pub fn terms_mut(&mut self) -> Vec<&mut Term> {
+        let mut terms: Vec<&mut Term> = self.head.args.iter_mut().collect();
+        for literal in &mut self.body {
+            match literal {
+                Literal::Atom(atom) | Literal::Negated { atom, .. } => terms.extend(atom.args.iter_mut()),
+                Literal::Compare(c) => terms.extend([&mut c.left, &mut c.right]),
+            }
+        }
+        terms
+    }
+}
+
 /// A body literal, in both dialects: an atom, a negated atom (`!p(X)`, or `not p(X)` in
 /// the dlc dialect) or a comparison `t op t`.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -261,14 +261,7 @@ fn new_rule(head: Atom, body: Vec<Literal>, span: Span) -> Statement {
 /// order head, then body literals; subterms of arithmetic are searched with a stack.
 fn take_aggregates(rule: &mut ast::Rule, used: &mut BTreeSet<String>) -> Vec<(Term, String)> {
     let mut found = Vec::new();
-    let mut roots: Vec<&mut Term> = rule.head.args.iter_mut().collect();
-    for literal in &mut rule.body {
-        match literal {
-            Literal::Atom(atom) | Literal::Negated { atom, .. } => roots.extend(atom.args.iter_mut()),
-            Literal::Compare(c) => roots.extend([&mut c.left, &mut c.right]),
-        }
-    }
-    for root in roots {
+    for root in rule.terms_mut() {
         let mut stack = vec![root];
         while let Some(term) = stack.pop() {
             if is_aggregate(term) {

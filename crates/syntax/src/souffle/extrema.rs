@@ -21,14 +21,7 @@ pub(super) fn expand(
     let mut rule = rule;
     // Each rewritten term: the variable that replaces it and its alternatives.
     let mut replaced: Vec<(String, Vec<Alternative>)> = Vec::new();
-    let mut roots: Vec<&mut Term> = rule.head.args.iter_mut().collect();
-    for literal in &mut rule.body {
-        match literal {
-            Literal::Atom(atom) | Literal::Negated { atom, .. } => roots.extend(atom.args.iter_mut()),
-            Literal::Compare(c) => roots.extend([&mut c.left, &mut c.right]),
-        }
-    }
-    for root in roots {
+    for root in rule.terms_mut() {
         let mut stack = vec![root];
         while let Some(term) = stack.pop() {
             if is_symbol_extremum(term, kind) {
