@@ -210,6 +210,27 @@ impl Term {
         matches!(self.kind, TermKind::Unary { .. } | TermKind::Binary { .. })
     }
 
+    /// Calls `f` on each outermost subterm that `picks` (the term itself included), in
+    /// the order [`Term::subterms`] visits them; `f` may replace it, and what it picked is
+    /// not searched further. The operands of the others are searched with a stack.
+    pub fn rewrite_outermost(&mut self, picks: impl Fn(&Term) -> bool, mut f: impl FnMut(&mut Term)) {
+        let mut stack = vec![self];
+        while let Some(term) = stack.pop() {
+            if picks(term) {
+                f(term);
+                continue;
+            }
+            match &mut term.kind {
+                TermKind::Unary { operand, .. } => stack.push(operand),
+                TermKind::Binary { left, right, .. } => {
+                    stack.push(right);
+                    stack.push(left);
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// The term and, for an expression, its subterms, each before its operands (the
     /// tree is at most [`crate::expr::MAX_DEPTH`] deep, so an explicit stack suffices).
     /// An aggregate's value and body are a scope of their own: not its subterms.

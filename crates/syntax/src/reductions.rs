@@ -262,23 +262,11 @@ fn new_rule(head: Atom, body: Vec<Literal>, span: Span) -> Statement {
 fn take_aggregates(rule: &mut ast::Rule, used: &mut BTreeSet<String>) -> Vec<(Term, String)> {
     let mut found = Vec::new();
     for root in rule.terms_mut() {
-        let mut stack = vec![root];
-        while let Some(term) = stack.pop() {
-            if is_aggregate(term) {
-                let name = fresh_var("Agg", used);
-                let span = term.span;
-                found.push((std::mem::replace(term, var(&name, span)), name));
-                continue;
-            }
-            match &mut term.kind {
-                TermKind::Unary { operand, .. } => stack.push(operand),
-                TermKind::Binary { left, right, .. } => {
-                    stack.push(right);
-                    stack.push(left);
-                }
-                _ => {}
-            }
-        }
+        root.rewrite_outermost(is_aggregate, |term| {
+            let name = fresh_var("Agg", used);
+            let span = term.span;
+            found.push((std::mem::replace(term, var(&name, span)), name));
+        });
     }
     found
 }

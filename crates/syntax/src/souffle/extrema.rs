@@ -22,30 +22,20 @@ pub(super) fn expand(
     // Each rewritten term: the variable that replaces it and its alternatives.
     let mut replaced: Vec<(String, Vec<Alternative>)> = Vec::new();
     for root in rule.terms_mut() {
-        let mut stack = vec![root];
-        while let Some(term) = stack.pop() {
-            if is_symbol_extremum(term, kind) {
+        root.rewrite_outermost(
+            |term| is_symbol_extremum(term, kind),
+            |term| {
                 let alternatives = alternatives(term);
                 if let Some(value) = constant(&alternatives) {
                     term.kind = TermKind::Str(value);
-                    continue;
+                    return;
                 }
                 *fresh += 1;
                 let name = format!("extremum#{fresh}");
-                let span = term.span;
-                *term = Term { kind: TermKind::Var(name.clone()), span };
+                *term = Term { kind: TermKind::Var(name.clone()), span: term.span };
                 replaced.push((name, alternatives));
-                continue;
-            }
-            match &mut term.kind {
-                TermKind::Unary { operand, .. } => stack.push(operand),
-                TermKind::Binary { left, right, .. } => {
-                    stack.push(right);
-                    stack.push(left);
-                }
-                _ => {}
-            }
-        }
+            },
+        );
     }
     if replaced.is_empty() {
         return Ok(vec![rule]);
