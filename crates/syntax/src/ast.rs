@@ -70,6 +70,14 @@ impl Literal {
         }
     }
 
+    /// The literal's top-level terms: its atom's arguments, or a comparison's two sides.
+    pub fn terms(&self) -> Vec<&Term> {
+        match self {
+            Literal::Atom(atom) | Literal::Negated { atom, .. } => atom.args.iter().collect(),
+            Literal::Compare(c) => vec![&c.left, &c.right],
+        }
+    }
+
     pub fn span(&self) -> Span {
         match self {
             Literal::Atom(atom) => atom.span,

@@ -217,13 +217,6 @@ fn term_vars<'a>(terms: impl IntoIterator<Item = &'a Term>, out: &mut Vec<String
     }
 }
 
-fn literal_terms(literal: &Literal) -> Vec<&Term> {
-    match literal {
-        Literal::Atom(atom) | Literal::Negated { atom, .. } => atom.args.iter().collect(),
-        Literal::Compare(c) => vec![&c.left, &c.right],
-    }
-}
-
 /// A name of the form `base` (or `base2`, `base3`, ...) that no predicate has yet; it is
 /// then taken.
 fn fresh_name(base: &str, names: &mut HashSet<String>) -> String {
@@ -277,7 +270,7 @@ fn take_aggregates(rule: &mut ast::Rule, used: &mut BTreeSet<String>) -> Vec<(Te
 /// restrict the groups of a `count` or `sum` to those the rule can reach.
 fn outer_bound(rule: &ast::Rule) -> (BTreeSet<String>, Vec<Literal>) {
     let mut bound = BTreeSet::new();
-    let plain = |literal: &&Literal| !literal_terms(literal).into_iter().flat_map(Term::subterms).any(is_aggregate);
+    let plain = |literal: &&Literal| !literal.terms().into_iter().flat_map(Term::subterms).any(is_aggregate);
     for literal in rule.body.iter().filter(plain) {
         if let Literal::Atom(atom) = literal {
             for arg in &atom.args {
@@ -297,7 +290,7 @@ fn outer_bound(rule: &ast::Rule) -> (BTreeSet<String>, Vec<Literal>) {
                 continue;
             }
             let mut vars = Vec::new();
-            term_vars(literal_terms(literal), &mut vars);
+            term_vars(literal.terms(), &mut vars);
             let unbound: Vec<&String> = vars.iter().filter(|v| !bound.contains(*v)).collect();
             let assigned = match (literal, unbound.as_slice()) {
                 (_, []) => None,
@@ -344,7 +337,7 @@ fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) 
         if let TermKind::Aggregate { value, body, .. } = &term.kind {
             let mut inner = Vec::new();
             term_vars(value.iter().map(|v| &**v), &mut inner);
-            term_vars(body.iter().flat_map(literal_terms), &mut inner);
+            term_vars(body.iter().flat_map(Literal::terms), &mut inner);
             used.extend(inner);
         }
     }
@@ -364,7 +357,7 @@ fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) 
         let TermKind::Aggregate { value, body, .. } = &term.kind else { unreachable!("an aggregate term") };
         let mut vars = Vec::new();
         term_vars(value.iter().map(|v| &**v), &mut vars);
-        term_vars(body.iter().flat_map(literal_terms), &mut vars);
+        term_vars(body.iter().flat_map(Literal::terms), &mut vars);
         vars.into_iter().filter(|v| is_key(term, v)).collect()
     };
     let mut pending = take_aggregates(&mut rule, &mut used);
@@ -431,7 +424,7 @@ fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) 
         }
         let mut vars = Vec::new();
         term_vars(value.iter().map(|v| &**v), &mut vars);
-        term_vars(body.iter().flat_map(literal_terms), &mut vars);
+        term_vars(body.iter().flat_map(Literal::terms), &mut vars);
         let locals: Vec<String> = vars.into_iter().filter(|v| !keys.contains(v)).collect();
         debug_assert!(keys.iter().all(|k| bound.contains(k)), "chosen with its keys bound");
         let key_terms = || keys.iter().map(|k| var(k, span)).collect::<Vec<Term>>();

@@ -71,7 +71,7 @@ pub(super) fn unfold(
         .filter(|name| {
             definitions.get(name).into_iter().flatten().all(|(head, body)| {
                 let head_vars = vars_of(head.args.iter());
-                body.iter().flat_map(literal_terms).flat_map(Term::subterms).all(|t| match &t.kind {
+                body.iter().flat_map(Literal::terms).flat_map(Term::subterms).all(|t| match &t.kind {
                     TermKind::Var(v) => head_vars.contains(v.as_str()),
                     _ => true,
                 })
@@ -108,11 +108,12 @@ pub(super) fn unfold(
                 done.push(conjunction);
                 continue;
             };
-            let unfolded = unfold_literal(&conjunction, at, &definitions, &mut fresh);
-            if (done.len() + pending.len() + unfolded.len()) * clause.heads.len() > MAX_EXPANSION {
+            let unfolded = unfold_literal(&conjunction, at, &definitions, &mut fresh)
+                .filter(|u| (done.len() + pending.len() + u.len()) * clause.heads.len() <= MAX_EXPANSION);
+            let Some(unfolded) = unfolded else {
                 too_large = true;
                 break;
-            }
+            };
             pending.extend(unfolded);
         }
         if too_large {
@@ -209,7 +210,7 @@ fn check_literal(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> bool {
     let mut ok = true;
-    for term in literal_terms(literal).into_iter().flat_map(Term::subterms) {
+    for term in literal.terms().into_iter().flat_map(Term::subterms) {
         let TermKind::Aggregate { body, .. } = &term.kind else { continue };
         for atom in body.iter().flat_map(atoms_of).filter(|a| by_name.contains_key(a.pred.text.as_str())) {
             diagnostics.push(
@@ -261,13 +262,14 @@ fn check_literal(
 }
 
 /// The conjunctions that replace `conjunction` with its literal `at` (an atom of an
-/// inlined relation, positive or negated) unfolded one level.
+/// inlined relation, positive or negated) unfolded one level; `None` when a negated one
+/// would pass [`MAX_EXPANSION`] rules.
 fn unfold_literal(
     conjunction: &[Literal],
     at: usize,
     definitions: &HashMap<&str, Vec<(Atom, Vec<Literal>)>>,
     fresh: &mut usize,
-) -> Vec<Vec<Literal>> {
+) -> Option<Vec<Vec<Literal>>> {
     let (before, after) = (&conjunction[..at], &conjunction[at + 1..]);
     let (atom, negated) = match &conjunction[at] {
         Literal::Atom(atom) => (atom, false),
@@ -284,29 +286,12 @@ fn unfold_literal(
     };
     if !negated {
         // One conjunction per clause of the relation; none when it has no clauses.
-        return bodies.into_iter().map(with).collect();
+        return Some(bodies.into_iter().map(with).collect());
     }
-    // `!(b1 ; b2 ; ...)` is `!b1, !b2, ...`, and each `!(l1, l2, ...)` is `!l1 ; !l2 ;
-    // ...`: the product over the clauses of a choice of one negated literal each. An
-    // empty body (a fact) negated is false, so that relation's negation never holds.
-    let mut choices: Vec<Vec<Literal>> = vec![Vec::new()];
-    for body in bodies {
-        let mut next = Vec::with_capacity(choices.len() * body.len());
-        for choice in &choices {
-            for literal in &body {
-                let mut c = choice.clone();
-                c.push(negate(literal));
-                next.push(c);
-            }
-        }
-        choices = next;
-        if choices.len() > MAX_EXPANSION {
-            // Reported by the caller as a clause too large to unfold.
-            choices.truncate(MAX_EXPANSION + 1);
-            break;
-        }
-    }
-    choices.into_iter().map(with).collect()
+    // `!(b1 ; b2 ; ...)`: the negation of the clauses' bodies as one disjunction, as a
+    // negated group in a body is read. An empty body (a fact) negated is false, so that
+    // relation's negation never holds.
+    Some(super::negate(bodies, None)?.into_iter().map(with).collect())
 }
 
 /// The body of an inlined clause `head :- body` as the literals that replace `atom`:
@@ -403,26 +388,10 @@ fn renamed(term: &Term, names: &mut HashMap<String, Term>, suffix: &str) -> Term
     Term { kind, span: term.span }
 }
 
-/// The literal that holds exactly when `literal` does not (its variables bound).
-fn negate(literal: &Literal) -> Literal {
-    match literal {
-        Literal::Atom(atom) => Literal::Negated { atom: atom.clone(), span: atom.span },
-        Literal::Negated { atom, .. } => Literal::Atom(atom.clone()),
-        Literal::Compare(c) => Literal::Compare(Comparison { op: c.op.negated(), ..c.clone() }),
-    }
-}
-
-fn literal_terms(literal: &Literal) -> Vec<&Term> {
-    match literal {
-        Literal::Atom(atom) | Literal::Negated { atom, .. } => atom.args.iter().collect(),
-        Literal::Compare(c) => vec![&c.left, &c.right],
-    }
-}
-
 /// The atoms a literal reads: its own, and those of the aggregates in its terms.
 fn atoms_of(literal: &Literal) -> Vec<&Atom> {
     let mut out: Vec<&Atom> = literal.atom().into_iter().collect();
-    for term in literal_terms(literal).into_iter().flat_map(Term::subterms) {
+    for term in literal.terms().into_iter().flat_map(Term::subterms) {
         if let TermKind::Aggregate { body, .. } = &term.kind {
             out.extend(body.iter().filter_map(Literal::atom));
         }

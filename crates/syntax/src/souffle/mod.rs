@@ -953,9 +953,11 @@ type Dnf = Vec<Vec<ast::Literal>>;
 
 /// The negation of `dnf` in disjunctive normal form: each conjunction becomes the
 /// disjunction of its literals negated (an atom's negation, a comparison with the opposite
-/// operator), and the conjunctions' negations are multiplied out. `bang` is the `!`, the
-/// span of a lone negated atom. `None` when the result exceeds [`MAX_EXPANSION`] rules.
-fn negate(dnf: Dnf, bang: Span) -> Option<Dnf> {
+/// operator), and the conjunctions' negations are multiplied out. `bang` is the `!` that
+/// a lone negated atom's span starts from (none when the group was not written, as for an
+/// inlined relation's bodies: each atom keeps its span). `None` when the result exceeds
+/// [`MAX_EXPANSION`] rules.
+fn negate(dnf: Dnf, bang: Option<Span>) -> Option<Dnf> {
     let lone = dnf.len() == 1 && dnf[0].len() == 1;
     let mut negated: Dnf = vec![Vec::new()];
     for conjunction in dnf {
@@ -963,7 +965,7 @@ fn negate(dnf: Dnf, bang: Span) -> Option<Dnf> {
             .into_iter()
             .map(|literal| match literal {
                 ast::Literal::Atom(atom) => {
-                    let span = if lone { bang.to(atom.span) } else { atom.span };
+                    let span = bang.filter(|_| lone).map_or(atom.span, |bang| bang.to(atom.span));
                     ast::Literal::Negated { atom, span }
                 }
                 ast::Literal::Negated { atom, .. } => ast::Literal::Atom(atom),
@@ -1663,7 +1665,7 @@ impl<'a> Parser<'a> {
                 if negations.is_multiple_of(2) {
                     return Ok(inner);
                 }
-                match negate(inner, tok.span) {
+                match negate(inner, Some(tok.span)) {
                     Some(dnf) => Ok(dnf),
                     None => Err(self.unsupported(
                         tok.span.to(start),
