@@ -30,18 +30,9 @@ pub(crate) fn check(file: &ast::File) -> Vec<Diagnostic> {
 /// The atoms a rule reads, each with whether it is in an aggregate's body: the body's
 /// atoms and those of every aggregate in the rule (bodies do not nest).
 pub(crate) fn read_atoms(rule: &ast::Rule) -> Vec<(&ast::Atom, bool)> {
-    let mut out = Vec::new();
-    let mut terms: Vec<&Term> = rule.head.args.iter().collect();
-    for literal in &rule.body {
-        match literal {
-            Literal::Atom(atom) | Literal::Negated { atom, .. } => {
-                out.push((atom, false));
-                terms.extend(&atom.args);
-            }
-            Literal::Compare(c) => terms.extend([&c.left, &c.right]),
-        }
-    }
-    for term in terms.into_iter().flat_map(Term::subterms) {
+    let mut out: Vec<(&ast::Atom, bool)> =
+        rule.body.iter().filter_map(Literal::atom).map(|atom| (atom, false)).collect();
+    for term in rule.terms().into_iter().flat_map(Term::subterms) {
         if let TermKind::Aggregate { body, .. } = &term.kind {
             out.extend(body.iter().filter_map(Literal::atom).map(|atom| (atom, true)));
         }

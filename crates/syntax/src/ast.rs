@@ -34,6 +34,13 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// The rule's top-level terms: the head's arguments, then each body literal's.
+    pub fn terms(&self) -> Vec<&Term> {
+        let mut terms: Vec<&Term> = self.head.args.iter().collect();
+        terms.extend(self.body.iter().flat_map(Literal::terms));
+        terms
+    }
+
     /// The rule's top-level terms, mutably: the head's arguments, then each body
     /// literal's (its atom's arguments, or a comparison's two sides).
     pub fn terms_mut(&mut self) -> Vec<&mut Term> {

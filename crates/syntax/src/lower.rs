@@ -370,11 +370,7 @@ fn lower_rule(
     if let Some(reduction) = lower_reduction(lowering, rule) {
         return reduction;
     }
-    let terms = rule.body.iter().flat_map(|literal| match literal {
-        ast::Literal::Atom(atom) | ast::Literal::Negated { atom, .. } => atom.args.iter().collect::<Vec<_>>(),
-        ast::Literal::Compare(c) => vec![&c.left, &c.right],
-    });
-    let subterms: Vec<&ast::Term> = rule.head.args.iter().chain(terms).flat_map(ast::Term::subterms).collect();
+    let subterms: Vec<&ast::Term> = rule.terms().into_iter().flat_map(ast::Term::subterms).collect();
     let mut fresh = FreshVars::new(subterms);
     for term in rule.head.args.iter().filter(|t| t.kind == TermKind::Anon) {
         reported_anonymous.push(term.span);

@@ -135,7 +135,7 @@ pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Sentinel>, Vec<Diagno
         let atoms: Vec<&Atom> = match statement {
             Statement::Rule(rule) => {
                 let mut atoms = vec![&rule.head];
-                atoms.extend(aggregate_atoms(rule_terms(rule)));
+                atoms.extend(aggregate_atoms(rule.terms()));
                 atoms.extend(rule.body.iter().filter_map(Literal::atom));
                 atoms
             }
@@ -156,7 +156,7 @@ pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Sentinel>, Vec<Diagno
     let recursive = recursive_rules(file);
     for (k, statement) in file.statements.iter().enumerate() {
         match statement {
-            Statement::Rule(rule) if rule_terms(rule).into_iter().flat_map(Term::subterms).any(is_aggregate) => {
+            Statement::Rule(rule) if rule.terms().into_iter().flat_map(Term::subterms).any(is_aggregate) => {
                 let mut rewrite = Rewrite {
                     names: &mut names,
                     out: &mut out.statements,
@@ -192,18 +192,6 @@ fn aggregate_atoms<'a>(terms: impl IntoIterator<Item = &'a Term>) -> Vec<&'a Ato
 
 fn is_aggregate(term: &Term) -> bool {
     matches!(term.kind, TermKind::Aggregate { .. })
-}
-
-/// The top-level terms of a rule: head arguments, then each literal's.
-fn rule_terms(rule: &ast::Rule) -> Vec<&Term> {
-    let mut terms: Vec<&Term> = rule.head.args.iter().collect();
-    for literal in &rule.body {
-        match literal {
-            Literal::Atom(atom) | Literal::Negated { atom, .. } => terms.extend(&atom.args),
-            Literal::Compare(c) => terms.extend([&c.left, &c.right]),
-        }
-    }
-    terms
 }
 
 /// The variables of terms, in order of first occurrence, aggregates not entered.
@@ -331,9 +319,9 @@ fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) 
     // Variables used outside the aggregates: an aggregate's variable among them is a
     // group key (the checks have made sure that it is bound there).
     let mut outside = Vec::new();
-    term_vars(rule_terms(source), &mut outside);
+    term_vars(source.terms(), &mut outside);
     let mut used: BTreeSet<String> = outside.iter().cloned().collect();
-    for term in rule_terms(source).into_iter().flat_map(Term::subterms) {
+    for term in source.terms().into_iter().flat_map(Term::subterms) {
         if let TermKind::Aggregate { value, body, .. } = &term.kind {
             let mut inner = Vec::new();
             term_vars(value.iter().map(|v| &**v), &mut inner);
