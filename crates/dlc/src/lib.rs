@@ -331,7 +331,7 @@ pub(crate) fn value_name(value: impl clap::ValueEnum) -> String {
     value.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string())
 }
 
-pub(crate) fn to_json_text(value: &Value) -> String {
+pub(crate) fn to_json_text(value: &impl serde::Serialize) -> String {
     serde_json::to_string_pretty(value).expect("JSON values always serialise") + "\n"
 }
 

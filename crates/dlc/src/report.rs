@@ -635,7 +635,7 @@ pub fn program_json(program: &Program) -> Value {
             })
         })
         .collect();
-    let rules: Vec<Value> = program.rules.iter().map(|r| json!(program.display_rule(r).to_string())).collect();
+    let rules: Vec<Value> = program.rules.iter().map(|r| json!(program.display_typed_rule(r).to_string())).collect();
     let facts: Vec<Value> = program.facts.iter().map(|f| json!(crate::session::fact_text(program, f))).collect();
     json!({
         "predicates": preds,

@@ -14,6 +14,10 @@ pub struct DisplayTerm<'a>(pub &'a Program, pub &'a Term);
 pub struct DisplayAtom<'a>(pub &'a Program, pub &'a Atom);
 /// Prints `Head <- A, B` (an empty body prints as `Head <-`).
 pub struct DisplayRule<'a>(pub &'a Program, pub &'a Rule);
+/// Prints a rule as [`DisplayRule`] does, with the type each comparison computes and
+/// compares in, and the type a `min`/`max`/`sum` reduces, after it: `X < Y [symbol]`.
+/// The `--emit ir` listing prints rules so, since that type decides how values order.
+pub struct DisplayTypedRule<'a>(pub &'a Program, pub &'a Rule);
 /// Prints a tuple of predicate `.1` (values as tuples hold them) as `(a,b)`.
 pub struct DisplayTuple<'a>(pub &'a Program, pub PredId, pub &'a [u32]);
 
@@ -94,32 +98,50 @@ impl fmt::Display for DisplayAtom<'_> {
 
 impl fmt::Display for DisplayRule<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} <-", DisplayAtom(self.0, &self.1.head))?;
-        if let (Some(aggregation), [rows]) = (&self.1.aggregate, self.1.body.as_slice()) {
-            // `r(K,N) <- N = sum V : b(K,L,V)`: the one-atom form both dialects read.
-            let result = self.0.symbols.text(aggregation.result);
-            write!(f, " {result} = {}", aggregation.op.text())?;
-            if let Some(value) = rows.args.last().filter(|_| aggregation.op.reads_value()) {
-                write!(f, " {}", DisplayTerm(self.0, value))?;
-            }
-            return write!(f, " : {}", DisplayAtom(self.0, rows));
-        }
-        let mut separator = " ";
-        for a in &self.1.body {
-            write!(f, "{separator}{}", DisplayAtom(self.0, a))?;
-            separator = ", ";
-        }
-        for a in &self.1.negated {
-            write!(f, "{separator}!{}", DisplayAtom(self.0, a))?;
-            separator = ", ";
-        }
-        for c in &self.1.comparisons {
-            let (left, right) = (crate::DisplayExpr(self.0, &c.left), crate::DisplayExpr(self.0, &c.right));
-            write!(f, "{separator}{left} {} {right}", c.op.text())?;
-            separator = ", ";
-        }
-        Ok(())
+        write_rule(f, self.0, self.1, false)
     }
+}
+
+impl fmt::Display for DisplayTypedRule<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_rule(f, self.0, self.1, true)
+    }
+}
+
+fn write_rule(f: &mut fmt::Formatter<'_>, program: &Program, rule: &Rule, typed: bool) -> fmt::Result {
+    write!(f, "{} <-", DisplayAtom(program, &rule.head))?;
+    if let (Some(aggregation), [rows]) = (&rule.aggregate, rule.body.as_slice()) {
+        // `r(K,N) <- N = sum V : b(K,L,V)`: the one-atom form both dialects read.
+        let result = program.symbols.text(aggregation.result);
+        write!(f, " {result} = {}", aggregation.op.text())?;
+        let value = rows.args.last().filter(|_| aggregation.op.reads_value());
+        if let Some(value) = value {
+            write!(f, " {}", DisplayTerm(program, value))?;
+        }
+        write!(f, " : {}", DisplayAtom(program, rows))?;
+        if typed && value.is_some() {
+            write!(f, " [{}]", aggregation.domain.name())?;
+        }
+        return Ok(());
+    }
+    let mut separator = " ";
+    for a in &rule.body {
+        write!(f, "{separator}{}", DisplayAtom(program, a))?;
+        separator = ", ";
+    }
+    for a in &rule.negated {
+        write!(f, "{separator}!{}", DisplayAtom(program, a))?;
+        separator = ", ";
+    }
+    for c in &rule.comparisons {
+        let (left, right) = (crate::DisplayExpr(program, &c.left), crate::DisplayExpr(program, &c.right));
+        write!(f, "{separator}{left} {} {right}", c.op.text())?;
+        if typed {
+            write!(f, " [{}]", c.domain.name())?;
+        }
+        separator = ", ";
+    }
+    Ok(())
 }
 
 impl fmt::Display for DisplayTuple<'_> {
@@ -146,6 +168,11 @@ impl Program {
 
     pub fn display_rule<'a>(&'a self, rule: &'a Rule) -> DisplayRule<'a> {
         DisplayRule(self, rule)
+    }
+
+    /// The rule as the `--emit ir` listing prints it, with its comparisons' types.
+    pub fn display_typed_rule<'a>(&'a self, rule: &'a Rule) -> DisplayTypedRule<'a> {
+        DisplayTypedRule(self, rule)
     }
 
     pub fn display_tuple<'a>(&'a self, pred: PredId, tuple: &'a [u32]) -> DisplayTuple<'a> {
@@ -186,7 +213,7 @@ impl fmt::Display for Program {
         }
         writeln!(f, "% rules")?;
         for id in self.rule_ids() {
-            writeln!(f, "r{}: {}", id.0, DisplayRule(self, self.rule(id)))?;
+            writeln!(f, "r{}: {}", id.0, DisplayTypedRule(self, self.rule(id)))?;
         }
         if !self.facts.is_empty() {
             writeln!(f, "% facts")?;

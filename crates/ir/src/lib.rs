@@ -18,7 +18,8 @@ mod validate;
 pub use adornment::{Adornment, Bf};
 pub use diag::{FileId, Span};
 pub use display::{
-    is_bare_constant, write_constant, DisplayAtom, DisplayPred, DisplayRule, DisplayTerm, DisplayTuple, DisplayValue,
+    is_bare_constant, write_constant, DisplayAtom, DisplayPred, DisplayRule, DisplayTerm, DisplayTuple,
+    DisplayTypedRule, DisplayValue,
 };
 pub use expr::{BinOp, DisplayExpr, Expr, ExprNode, UnOp, PREFIX_PRECEDENCE};
 pub use graph::strongly_connected;

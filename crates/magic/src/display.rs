@@ -1,9 +1,8 @@
 //! Stable text and JSON forms of a [`MagicProgram`]: the rule listing, the per-call
 //! trace table, the call graph, and the JSON the binary emits.
 
-use crate::{CallTrace, MagicProgram, RuleTrace};
+use crate::MagicProgram;
 use ir::{Atom, Origin, Program, Rule, Symbol};
-use serde_json::{json, Value};
 use std::fmt::Write;
 
 impl MagicProgram {
@@ -11,7 +10,7 @@ impl MagicProgram {
     pub fn display_rules(&self) -> String {
         let mut out = String::new();
         for rule in &self.program.rules {
-            let _ = writeln!(out, "{}", self.program.display_rule(rule));
+            let _ = writeln!(out, "{}", self.program.display_typed_rule(rule));
         }
         out
     }
@@ -23,7 +22,7 @@ impl MagicProgram {
         let p = &self.program;
         let mut out = String::from("rules:\n");
         for (index, rule) in p.rules.iter().enumerate() {
-            let _ = writeln!(out, "  {index:>3}  {:<14}  {}", origin_text(rule), p.display_rule(rule));
+            let _ = writeln!(out, "  {index:>3}  {:<14}  {}", origin_text(rule), p.display_typed_rule(rule));
         }
         out.push_str("calls:\n");
         for (index, trace) in self.rules.iter().enumerate().filter(|(_, t)| t.kind == crate::RuleKind::Main) {
@@ -46,7 +45,7 @@ impl MagicProgram {
         }
         out.push_str(if self.dropped.is_empty() { "dropped: (none)\n" } else { "dropped:\n" });
         for rule in &self.dropped {
-            let _ = writeln!(out, "  {:<14}  {}", origin_text(rule), p.display_rule(rule));
+            let _ = writeln!(out, "  {:<14}  {}", origin_text(rule), p.display_typed_rule(rule));
         }
         out
     }
@@ -60,74 +59,12 @@ impl MagicProgram {
     pub fn display_dot(&self) -> String {
         self.graph.to_dot(&self.program)
     }
-
-    /// The call graph as JSON (`nodes`, `edges`).
-    pub fn graph_json(&self) -> Value {
-        self.graph.to_json(&self.program)
-    }
-
-    /// The whole rewrite as JSON: the query, the answer and demand predicates, the
-    /// adornments in discovery order, every rule with its calls, and the dropped rules.
-    pub fn to_json(&self) -> Value {
-        let p = &self.program;
-        let constants: Vec<String> = self
-            .program
-            .query
-            .as_ref()
-            .map(|q| q.constants().into_iter().map(|c| p.value_text(c).into_owned()).collect())
-            .unwrap_or_default();
-        let rules: Vec<Value> =
-            p.rules.iter().zip(&self.rules).map(|(rule, trace)| self.rule_json(rule, trace)).collect();
-        json!({
-            "query": {
-                "predicate": p.pred_name(self.query_pred),
-                "adornment": self.query_adornment.to_string(),
-                "constants": constants,
-                "atom": p.query.as_ref().map(|q| p.display_atom(&q.atom).to_string()),
-            },
-            "answer_predicate": p.pred_name(self.answer_pred),
-            "demand_predicate": p.pred_name(self.demand_pred),
-            "adornments": self
-                .adorned
-                .iter()
-                .map(|(pred, adornment)| crate::names::adorned_label(p, *pred, adornment))
-                .collect::<Vec<_>>(),
-            "rules": rules,
-            "dropped": self.dropped.iter().map(|r| p.display_rule(r).to_string()).collect::<Vec<_>>(),
-        })
-    }
-
-    fn rule_json(&self, rule: &Rule, trace: &RuleTrace) -> Value {
-        let p = &self.program;
-        let position = match rule.origin {
-            Origin::Demand { position, .. } => Some(position),
-            _ => None,
-        };
-        json!({
-            "kind": trace.kind.as_str(),
-            "text": p.display_rule(rule).to_string(),
-            "source_rule": trace.source_rule.map(|r| r.0),
-            "position": position,
-            "calls": trace.calls.iter().map(|call| call_json(p, call)).collect::<Vec<_>>(),
-        })
-    }
 }
 
 impl std::fmt::Display for MagicProgram {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.display_rules())
     }
-}
-
-fn call_json(p: &Program, call: &CallTrace) -> Value {
-    json!({
-        "position": call.position,
-        "atom": p.display_atom(&call.atom).to_string(),
-        "adornment": call.adornment.to_string(),
-        "bound_before": call.bound_before.iter().map(|v| p.symbols.text(*v)).collect::<Vec<_>>(),
-        "prefix": call.prefix.iter().map(|a| p.display_atom(a).to_string()).collect::<Vec<_>>(),
-        "demand_rule": call.demand_rule.map(|r| r.0),
-    })
 }
 
 /// `seed`, `main r1` or `demand r1 #0`.
@@ -196,7 +133,7 @@ mod tests {
              }\n"
         );
         assert_eq!(
-            m.graph_json(),
+            serde_json::to_value(m.graph_json()).unwrap(),
             json!({
                 "nodes": [{"id": 0, "predicate": "R", "adornment": "bf", "label": "R^bf", "query": true}],
                 "edges": [
@@ -209,7 +146,7 @@ mod tests {
 
     #[test]
     fn json_carries_query_rules_calls_and_dropped_rules() {
-        let json = example_1().to_json();
+        let json = serde_json::to_value(example_1().to_json()).unwrap();
         assert_eq!(
             json["query"],
             json!({"predicate": "R", "adornment": "bf", "constants": ["a"], "atom": "@a:R^bf(a,Y)"})

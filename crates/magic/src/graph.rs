@@ -5,7 +5,6 @@ use crate::names::adorned_label;
 use ir::{Adornment, PredId, Program, RuleId};
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
-use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -39,7 +38,7 @@ impl CallGraph {
         node
     }
 
-    fn label(&self, program: &Program, node: NodeIndex) -> String {
+    pub(crate) fn label(&self, program: &Program, node: NodeIndex) -> String {
         let (pred, adornment) = &self.graph[node];
         adorned_label(program, *pred, adornment)
     }
@@ -98,38 +97,6 @@ impl CallGraph {
         }
         out.push_str("}\n");
         out
-    }
-
-    /// `{"nodes": [{"id", "predicate", "adornment", "label", "query"}], "edges": [{"from",
-    /// "to", "source_rule", "position"}]}` with node ids as in the text form's order.
-    pub fn to_json(&self, program: &Program) -> Value {
-        let nodes: Vec<Value> = self
-            .graph
-            .node_indices()
-            .map(|node| {
-                let (pred, adornment) = &self.graph[node];
-                json!({
-                    "id": node.index(),
-                    "predicate": program.pred_name(*pred),
-                    "adornment": adornment.to_string(),
-                    "label": self.label(program, node),
-                    "query": Some(node) == self.query,
-                })
-            })
-            .collect();
-        let edges: Vec<Value> = self
-            .graph
-            .edge_references()
-            .map(|edge| {
-                json!({
-                    "from": edge.source().index(),
-                    "to": edge.target().index(),
-                    "source_rule": edge.weight().source_rule.0,
-                    "position": edge.weight().position,
-                })
-            })
-            .collect();
-        json!({ "nodes": nodes, "edges": edges })
     }
 }
 

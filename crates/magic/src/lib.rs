@@ -13,6 +13,7 @@
 
 mod display;
 mod graph;
+pub mod json;
 mod names;
 mod rewrite;
 mod subsume;

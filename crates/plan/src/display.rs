@@ -3,7 +3,6 @@
 
 use crate::{AtomSource, Filter, Operand, Output, ProgramPlan, RulePlan, Step};
 use ir::{Atom, DisplayAtom, DisplayPred, DisplayRule, DisplayValue, Program, ValueType};
-use serde_json::{json, Value};
 use std::fmt::{self, Write};
 
 /// Prints a [`ProgramPlan`]; made by [`ProgramPlan::display`].
@@ -15,7 +14,7 @@ pub struct DisplayPlan<'a> {
 /// How a rule is named: `r1` for rule 1 of a source program (as `--emit ir` lists it), the
 /// bare position `3` for a rule of the magic rewrite (as `--emit magic-ir` lists it), whose
 /// origin names the source rule (`main r1`): `r1` always means a source rule.
-fn rule_name(program: &Program, id: ir::RuleId) -> String {
+pub(crate) fn rule_name(program: &Program, id: ir::RuleId) -> String {
     match program.rule(id).origin {
         ir::Origin::Source => format!("r{}", id.0),
         _ => id.0.to_string(),
@@ -23,7 +22,7 @@ fn rule_name(program: &Program, id: ir::RuleId) -> String {
 }
 
 /// `r1`, or for a rewritten rule `3 (main r1)`.
-fn rule_title(program: &Program, id: ir::RuleId) -> String {
+pub(crate) fn rule_title(program: &Program, id: ir::RuleId) -> String {
     match program.rule(id).origin {
         ir::Origin::Source => format!("r{}", id.0),
         ir::Origin::Seed => format!("{} (seed)", id.0),
@@ -50,7 +49,7 @@ impl fmt::Display for DisplayPlan<'_> {
     }
 }
 
-fn step_atom<'a>(program: &'a Program, plan: &RulePlan, step: &Step) -> &'a Atom {
+pub(crate) fn step_atom<'a>(program: &'a Program, plan: &RulePlan, step: &Step) -> &'a Atom {
     let rule = program.rule(plan.rule);
     match step.source {
         AtomSource::Body(i) => &rule.body[i],
@@ -75,20 +74,27 @@ fn computed_text(program: &Program, plan: &RulePlan, value: &crate::Computed, ty
     text
 }
 
-/// `filter X < 3`, `let Y = X + 1`, `anti-join !q(X,_) on [#0 = X]`.
-fn filter_text(program: &Program, plan: &RulePlan, filter: &Filter) -> String {
+/// `filter X < 3 [number]`, `let Y = X + 1 [number]`, `anti-join !q(X,_) on [#0 = X]`:
+/// a comparison and an assignment with the type they compute and compare in.
+pub(crate) fn filter_text(program: &Program, plan: &RulePlan, filter: &Filter) -> String {
     let rule = program.rule(plan.rule);
     match filter {
         Filter::Compare { op, domain, left, right, .. } => {
             format!(
-                "filter {} {} {}",
+                "filter {} {} {} [{}]",
                 computed_text(program, plan, left, *domain),
                 op.text(),
-                computed_text(program, plan, right, *domain)
+                computed_text(program, plan, right, *domain),
+                domain.name()
             )
         }
         Filter::Assign { slot, domain, value, .. } => {
-            format!("let {} = {}", program.symbols.text(plan.vars[*slot]), computed_text(program, plan, value, *domain))
+            format!(
+                "let {} = {} [{}]",
+                program.symbols.text(plan.vars[*slot]),
+                computed_text(program, plan, value, *domain),
+                domain.name()
+            )
         }
         Filter::Absent { negated, pred, key } => {
             let types = &program.pred(*pred).types;
@@ -167,109 +173,19 @@ fn write_steps(f: &mut impl Write, program: &Program, plan: &RulePlan) -> fmt::R
     writeln!(f, "  {n}. project [{}] -> {}", output_names(program, plan), DisplayPred(program, plan.head))
 }
 
-/// `reduce sum #2 group by [#0] -> N`: a reduction over the rows its step scanned.
-fn reduce_text(program: &Program, plan: &RulePlan, reduce: &crate::Reduce) -> String {
-    let value = match reduce.op {
-        ir::AggregateOp::Count => String::new(),
-        _ => format!(" #{}", plan.steps.first().map_or(0, |s| program.pred(s.pred).arity.saturating_sub(1))),
+/// `reduce sum #2 group by [#0] -> N [number]`: a reduction over the rows its step
+/// scanned, with the type it reduces in (a `count` reads no value, so has none).
+pub(crate) fn reduce_text(program: &Program, plan: &RulePlan, reduce: &crate::Reduce) -> String {
+    let (value, domain) = match reduce.op {
+        ir::AggregateOp::Count => (String::new(), String::new()),
+        _ => (
+            format!(" #{}", plan.steps.first().map_or(0, |s| program.pred(s.pred).arity.saturating_sub(1))),
+            format!(" [{}]", reduce.domain.name()),
+        ),
     };
     let keys: Vec<String> = (0..reduce.keys).map(|k| format!("#{k}")).collect();
     let result = program.symbols.text(plan.vars[reduce.result]);
-    format!("reduce {}{value} group by [{}] -> {result}", reduce.op.text(), keys.join(", "))
-}
-
-pub(crate) fn to_json(plan: &ProgramPlan, program: &Program) -> Value {
-    let rules: Vec<Value> = plan
-        .rules
-        .iter()
-        .map(|rp| {
-            let mut node = json!({
-                "id": rule_name(program, rp.rule),
-                "title": rule_title(program, rp.rule),
-                "rule": DisplayRule(program, program.rule(rp.rule)).to_string(),
-                "steps": rp.steps.iter().enumerate().map(|(k, step)| step_json(program, rp, k, step)).collect::<Vec<_>>(),
-                "project": {
-                    "columns": rp.project.iter().enumerate().map(|(col, o)| match *o {
-                        Output::Var(s) => json!({"var": program.symbols.text(rp.vars[s])}),
-                        Output::Const(c) => json!({"const": program.const_text(program.value(rp.head, col, c))}),
-                    }).collect::<Vec<_>>(),
-                    "head": program.pred_name(rp.head),
-                },
-            });
-            if !rp.initial.is_empty() {
-                node["initial"] = filters_json(program, rp, &rp.initial);
-            }
-            if let Some(reduce) = &rp.reduce {
-                node["reduce"] = json!({
-                    "op": reduce.op.text(),
-                    "keys": reduce.keys,
-                    "result": program.symbols.text(rp.vars[reduce.result]),
-                    "text": reduce_text(program, rp, reduce),
-                });
-            }
-            node
-        })
-        .collect();
-    let strata: Vec<Value> = plan
-        .strata
-        .iter()
-        .map(|s| {
-            json!({
-                "preds": s.preds.iter().map(|&id| program.pred_name(id)).collect::<Vec<_>>(),
-                "recursive": s.recursive,
-                "rules": s.rules.iter().map(|&id| rule_name(program, id)).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    json!({ "rules": rules, "strata": strata })
-}
-
-/// One step of the flat JSON pipeline: `scan` for the first atom, `join` (with `on`, empty
-/// for a product) for each later one, the atom scanned and its selections. A flat list
-/// rather than nested join nodes, so that serialising and dropping it never recurses once
-/// per body atom.
-fn step_json(program: &Program, plan: &RulePlan, k: usize, step: &Step) -> Value {
-    let atom = step_atom(program, plan, step);
-    let mut select: Vec<Value> = Vec::with_capacity(step.consts.len() + step.repeats.len());
-    for &(col, value) in &step.consts {
-        select.push(json!({ "column": col, "equals": program.const_text(program.value(atom.pred, col, value)) }));
-    }
-    for &(first, col) in &step.repeats {
-        select.push(json!({ "column": first, "equals_column": col }));
-    }
-    let mut node = json!({
-        "op": if k == 0 { "scan" } else { "join" },
-        "pred": program.pred_name(step.pred),
-        "atom": DisplayAtom(program, atom).to_string(),
-        "select": select,
-    });
-    if step.source == AtomSource::Head {
-        node["guard"] = json!(true);
-    }
-    if !step.filters.is_empty() {
-        node["filters"] = filters_json(program, plan, &step.filters);
-    }
-    if k > 0 {
-        let on: Vec<&str> = step.key.iter().map(|&(_, s)| program.symbols.text(plan.vars[s])).collect();
-        node["on"] = json!(on);
-    }
-    node
-}
-
-/// The filters of a step as JSON: each with its `op` and its text.
-fn filters_json(program: &Program, plan: &RulePlan, filters: &[Filter]) -> Value {
-    let items: Vec<Value> = filters
-        .iter()
-        .map(|filter| {
-            let op = match filter {
-                Filter::Compare { .. } => "filter",
-                Filter::Assign { .. } => "let",
-                Filter::Absent { .. } => "anti-join",
-            };
-            json!({ "op": op, "text": filter_text(program, plan, filter) })
-        })
-        .collect();
-    Value::Array(items)
+    format!("reduce {}{value} group by [{}] -> {result}{domain}", reduce.op.text(), keys.join(", "))
 }
 
 #[cfg(test)]
@@ -322,7 +238,7 @@ strata:
   0 (non-recursive): P; rules r0
 ";
         assert_eq!(text, expected);
-        let json = plan_program(&p).to_json(&p);
+        let json = serde_json::to_value(plan_program(&p).to_json(&p)).unwrap();
         let steps = &json["rules"][0]["steps"];
         assert_eq!(steps[0]["op"], "scan");
         assert_eq!(steps[1]["op"], "join");

@@ -11,6 +11,7 @@
 //! Invariant: plans know nothing of magic sets; `@a:`/`@m:` predicates are plain relations.
 
 mod display;
+pub mod json;
 mod strata;
 
 pub use display::DisplayPlan;
@@ -453,9 +454,9 @@ impl ProgramPlan {
         DisplayPlan { plan: self, program }
     }
 
-    /// The plan as JSON (`--emit plan --format json`).
-    pub fn to_json(&self, program: &Program) -> serde_json::Value {
-        display::to_json(self, program)
+    /// The plan's JSON view (`--emit plan --format json`).
+    pub fn to_json(&self, program: &Program) -> json::PlanJson {
+        json::to_json(self, program)
     }
 }
 
