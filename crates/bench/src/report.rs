@@ -1633,8 +1633,16 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     for (row, a, b, c, d) in SOUFFLE {
         r.line(&format!("| {row} | {a} | {b} | {c} | {d} |"));
     }
+    r.line("");
+    for line in HAND_MEASUREMENTS.lines() {
+        r.line(line);
+    }
     r.out
 }
+
+/// The last section of BENCHMARKS.md: figures measured by hand when a feature was built,
+/// which no job of the suite reruns, copied into every report as they are.
+const HAND_MEASUREMENTS: &str = include_str!("hand_measurements.md");
 
 #[cfg(test)]
 mod tests {
