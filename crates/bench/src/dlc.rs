@@ -1,7 +1,7 @@
 //! dlc driven in-process through its library crates, the way the `dlc` binary drives
 //! them: parse the rules with `syntax`, intern the generated values into the program's
 //! constants, build the EDB `Database`, rewrite with `magic`, plan with `plan`, evaluate
-//! with `exec` — and, for updates, maintain the result with DRed (SPEC §5's or ranked).
+//! with `exec` — and, for updates, maintain the result with DRed (plain or ranked).
 
 use crate::workload::{Edb, Query, Workload};
 use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Threads, Update, UpdateCounts};
@@ -440,9 +440,10 @@ pub fn maintained(
 
 impl Incremental {
     /// Applies the change by the state's maintenance strategy; the returned duration covers
-    /// `Maintained::apply_counting` only. The harness needs the counts, not the facts: `apply` would also list every
-    /// over-deleted fact, which on a deletion that empties the closure of the random graph
-    /// costs hundreds of MiB and seconds that are not DRed's own work.
+    /// `Maintained::apply_counting` only. The harness needs the counts, not the facts:
+    /// `apply` would also list every over-deleted fact, which on a deletion that empties
+    /// the closure of the random graph costs hundreds of MiB and seconds that are not
+    /// DRed's own work.
     pub fn apply(&mut self, change: Change, edb: &Edb) -> (UpdateCounts, Duration) {
         let update = change.update(&self.program, &self.source, edb);
         let start = Instant::now();

@@ -1,4 +1,4 @@
-//! The benchmark harness of issue 6: workload generators, dlc run in-process through its
+//! The benchmark harness: workload generators, dlc run in-process through its
 //! library crates, the Rust peers, child-process measurement and the BENCHMARKS.md report.
 
 pub mod binary;

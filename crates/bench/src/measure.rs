@@ -34,8 +34,8 @@ pub enum System {
     Datafrog,
     Ascent,
     Crepe,
-    /// DRed as SPEC §5 defines it (`Maintenance::Dred`): `Maintained::apply_counting` of one
-    /// change to the materialised magic program.
+    /// DRed (`Maintenance::Dred`; docs/semantics.md, Incremental maintenance: DRed):
+    /// `Maintained::apply_counting` of one change to the materialised magic program.
     Dred,
     /// DRed with ranked over-deletion (`Maintenance::Ranked`), measured like `Dred`.
     DredRanked,
@@ -360,7 +360,7 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             extra.insert("rederived".into(), counts.rederived as f64);
             extra.insert("inserted".into(), counts.inserted as f64);
             extra.insert("waves".into(), counts.waves as f64);
-            // 0 SPEC's DRed, 1 ranked, 2 recomputed: what `auto` chose, for the report.
+            // 0 DRed, 1 ranked, 2 recomputed: what `auto` chose, for the report.
             let strategy = match counts.strategy {
                 exec::Method::Dred => 0.0,
                 exec::Method::Ranked => 1.0,

@@ -1,5 +1,5 @@
-//! Renders BENCHMARKS.md from one run's medians: method, tables, the targets of issue 6
-//! with met/missed, and PEERS.md's Soufflé figures for reference.
+//! Renders BENCHMARKS.md from one run's medians: method, tables, the targets each table
+//! is held to with met/missed, and PEERS.md's Soufflé figures for reference.
 
 use crate::dlc::Change;
 use crate::measure::{Job, System};
@@ -128,13 +128,13 @@ fn growth_exponent(size: u64, secs: f64, next_size: u64, next_secs: f64) -> f64 
 }
 
 /// The two maintenance strategies the DRed section compares, with the names its tables use.
-const STRATEGIES: [(System, &str); 2] = [(System::Dred, "SPEC DRed"), (System::DredRanked, "ranked")];
+const STRATEGIES: [(System, &str); 2] = [(System::Dred, "DRed"), (System::DredRanked, "ranked")];
 
 /// `2.17 s, 171 MiB` or the failure.
 /// What `auto` chose for a batch (the `strategy` its run recorded), for its cell.
 fn chosen(summary: &Summary) -> &'static str {
     match summary.get("strategy").map(|s| s.round() as u32) {
-        Some(0) => "SPEC DRed",
+        Some(0) => "DRed",
         Some(1) => "ranked",
         Some(2) => "recomputed",
         _ => "?",
@@ -244,7 +244,7 @@ impl Report<'_> {
     }
 
     /// The differential table: the `dlc` binary natively and with `--engine differential`
-    /// on one and two workers and as two processes, with issue 22's targets.
+    /// on one and two workers and as two processes, with the differential engine's targets.
     fn differential_table(&mut self) {
         self.line("| workload | output | rows | native | 1 worker | 2 workers | 2 processes × 1 | 1 worker ÷ native | 1 → 2 workers | 2 processes ÷ 2 workers | peak memory per process (native, 1w, 2w, 2p) |");
         self.line("|---|---|---:|---|---|---|---|---:|---:|---:|---|");
@@ -280,7 +280,7 @@ impl Report<'_> {
         }
         self.line("");
         self.line(
-            "Targets of issue 22: one worker within 5× the native time on the closure, two workers at least 1.7×",
+            "Targets for the differential engine: one worker within 5× the native time on the closure, two workers at least 1.7×",
         );
         self.line("faster than one, two processes no slower than two workers, a batch no slower than the native");
         self.line("engine's maintenance of it (DRed, in the same binary run). This machine has two cores shared with");
@@ -292,7 +292,7 @@ impl Report<'_> {
     }
 
     /// The binary table: the `dlc` binary end to end against the in-process evaluation
-    /// (and Soufflé when measured), with issue 11's targets per row.
+    /// (and Soufflé when measured), with the binary's targets per row.
     fn binary_table(&mut self) {
         let souffle = self.suite.souffle;
         let mut head =
@@ -343,7 +343,7 @@ impl Report<'_> {
         if measured > 0 {
             let met = |worst: f64, target: f64| status(Some(worst <= target));
             self.line(&format!(
-                "Targets of issue 11 (the binary within 1.15× the time of the in-process evaluation plus a plain read \
+                "Targets for the binary (within 1.15× the time of the in-process evaluation plus a plain read \
                  of the input, and within 1.3× its peak memory): time {} (worst row {}), memory {} (worst row {}).",
                 met(worst_time, 1.15),
                 ratio(worst_time),
@@ -380,7 +380,7 @@ impl Report<'_> {
     }
 
     /// The thread table: each binary row on one thread and on every core, dlc's and
-    /// Soufflé's compiled program's, and issue 21's "threads that never cost" read off it.
+    /// Soufflé's compiled program's, and the target "threads that never cost" read off it.
     fn threads_table(&mut self) {
         let souffle = self.suite.souffle;
         let cores = crate::binary::cores();
@@ -419,9 +419,9 @@ impl Report<'_> {
         self.line("");
     }
 
-    /// Issue 21's targets, read off the binary, closure and thread tables: each with what
-    /// was measured, met or missed, and by how much.
-    fn issue21_targets(&mut self) {
+    /// The targets against Soufflé's compiled program, read off the binary, closure and
+    /// thread tables: each with what was measured, met or missed, and by how much.
+    fn souffle_targets(&mut self) {
         if !self.suite.souffle {
             self.line(
                 "Not measured in this run: the targets compare dlc with Soufflé's compiled program (`SOUFFLE=...`).",
@@ -552,7 +552,7 @@ impl Report<'_> {
         }
     }
 
-    /// Issue 11's target for `--magic auto`: on every full-closure and selection row,
+    /// The target for `--magic auto`: on every full-closure and selection row,
     /// its time within 1.05× of the better of magic and `--no-magic`.
     fn auto_table(&mut self) {
         self.line("| workload | query | dlc magic | dlc `--no-magic` | dlc `--magic auto` | auto evaluated | auto ÷ better of the two | target ≤ 1.05× |");
@@ -642,7 +642,7 @@ impl Report<'_> {
         }
     }
 
-    /// Issue 20's batches: per batch, each strategy's time and peak memory and how many
+    /// The batches of random changes: per batch, each strategy's time and peak memory and how many
     /// times cheaper than recomputation it was.
     fn batch_table(&mut self) {
         let mut header = "| workload | batch |".to_string();
@@ -675,9 +675,9 @@ impl Report<'_> {
         }
     }
 
-    /// Issue 20's batches through the `dlc` binary: the run that evaluates and writes the
-    /// closure, and per strategy the run that evaluates, applies the batch and writes the
-    /// closure after it (its batch's own time in parentheses).
+    /// The batches of random changes through the `dlc` binary: the run that evaluates and
+    /// writes the closure, and per strategy the run that evaluates, applies the batch and
+    /// writes the closure after it (its batch's own time in parentheses).
     fn binary_batch_table(&mut self) {
         let mut header = "| workload | batch | evaluation only | rerun on the changed input |".to_string();
         let mut rule = "|---|---|---|---|".to_string();
@@ -714,9 +714,9 @@ impl Report<'_> {
         }
     }
 
-    /// Issue 20's targets read off the batch tables: `auto` within 1.1× a recomputation
-    /// (in-process, and through the binary against a new run's evaluation), a one-edge
-    /// batch at least 20× cheaper, the maintained state's set-up within 0.2× the
+    /// The targets of batch maintenance read off the batch tables: `auto` within 1.1× a
+    /// recomputation (in-process, and through the binary against a new run's evaluation), a
+    /// one-edge batch at least 20× cheaper, the maintained state's set-up within 0.2× the
     /// evaluation's time and 1.5× its memory, and no batch's peak above 2× the state's.
     fn batch_targets(&mut self) {
         let mut over = Vec::new();
@@ -772,7 +772,7 @@ impl Report<'_> {
             None => "not measured".into(),
         };
         self.line(&format!(
-            "Targets of issue 20, from the tables above. A batch under `auto` within 1.1× a recomputation \
+            "Targets for batch maintenance, from the tables above. A batch under `auto` within 1.1× a recomputation \
              (in-process): {} — over it: {}. Through the binary, `auto`'s batch within 1.1× a rerun on the changed \
              input: {} — over it: {}. A one-edge batch on the forest (a change local to one tree) at least \
              20× cheaper than recomputing (in-process, `auto`): {} — short of it: {}. The maintained state's set-up (a run's time beyond evaluating \
@@ -951,7 +951,7 @@ impl Report<'_> {
         (!values.is_empty()).then(|| crate::measure::median(&values))
     }
 
-    /// Why the random-graph rows of the DRed target are the worst case for SPEC §5's DRed and
+    /// Why the random-graph rows of the DRed target are the worst case for DRed and
     /// what ranked over-deletion changes there, with this run's counts.
     fn random_dred_note(&mut self) {
         let random_graph = match self.suite.closure.first().map(|r| r.workload) {
@@ -970,7 +970,7 @@ impl Report<'_> {
             let held = self.get(&point.magic()).ok().and_then(|s| s.get("derived"));
             let of = held.map_or(String::new(), |h| format!(" of the {} derived facts", count(h)));
             counts.push(format!(
-                "{}: SPEC DRed over-deletes {}{of}, ranked {}",
+                "{}: DRed over-deletes {}{of}, ranked {}",
                 workload.label(),
                 count(spec),
                 count(ranked)
@@ -981,9 +981,7 @@ impl Report<'_> {
         if counts.is_empty() {
             return;
         }
-        self.line(
-            "The random-graph DRed rows are the worst case for SPEC §5's DRed: it over-deletes every fact with a",
-        );
+        self.line("The random-graph DRed rows are the worst case for DRed: it over-deletes every fact with a");
         self.line("derivation through the deleted edge, and on the random graph's giant component that is all of it,");
         self.line("which it then rederives or re-inserts — more work than a recomputation (medians over the deleted");
         self.line(&format!("edges: {}).", counts.join("; ")));
@@ -1055,7 +1053,7 @@ impl Report<'_> {
             }
             rows.push((
                 format!(
-                    "DRed one-edge change, {} `R(0,Y)`, local change: ≥ 10× cheaper than recomputation (SPEC DRed / ranked)",
+                    "DRed one-edge change, {} `R(0,Y)`, local change: ≥ 10× cheaper than recomputation (DRed / ranked)",
                     workload.label()
                 ),
                 measured.join("; "),
@@ -1232,7 +1230,7 @@ impl Report<'_> {
         ));
 
         // 4. DRed one-edge delete on the random graph at least 10x cheaper than recomputation:
-        // the worst case for SPEC §5's DRed, since the deleted edge lies on derivations of
+        // the worst case for DRed, since the deleted edge lies on derivations of
         // the whole giant component and DRed over-deletes all of it before rederiving; the
         // ranked over-deletion is the strategy meant to meet it.
         for rules in [Rules::Llin, Rules::Rlin] {
@@ -1258,7 +1256,7 @@ impl Report<'_> {
             };
             rows.push((
                 format!(
-                    "DRed one-edge delete, {} `R(0,Y)` (worst case for SPEC DRed: it over-deletes the giant component): ≥ 10× cheaper than recomputation",
+                    "DRed one-edge delete, {} `R(0,Y)` (worst case for DRed: it over-deletes the giant component): ≥ 10× cheaper than recomputation",
                     workload.label()
                 ),
                 texts.join("; "),
@@ -1304,7 +1302,9 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("<!-- Generated by `cargo xtask bench` from crates/bench; edit the harness, not this file. -->");
     r.line("");
     if suite.quick {
-        r.line("**This is a `--quick` smoke-test run on small workloads, one run each: not the figures of issue 6.**");
+        r.line(
+            "**This is a `--quick` smoke-test run on small workloads, one run each: not the figures of a full run.**",
+        );
         r.line("");
     }
     r.line("dlc measured in-process through its library crates against the Rust peers of PEERS.md —");
@@ -1398,7 +1398,7 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("- The larger random graph (10⁴ nodes / 5·10⁴ edges) is not in the suite: its closure has on the order");
     r.line("  of 10⁸ tuples, minutes per system and several GiB, which does not fit the 10-minute budget.");
     r.line("");
-    r.line("## Targets of issue 6");
+    r.line("## Targets: evaluation, magic sets and DRed");
     r.line("");
     r.targets();
     r.line("");
@@ -1406,13 +1406,13 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("");
     r.forest_note();
     r.line("");
-    r.line("## Targets of issue 11: `--magic auto`");
+    r.line("## Targets for `--magic auto`");
     r.line("");
     r.line("`dlc`'s default, `--magic auto`, evaluates the magic rewrite with adornment subsumption (a call `p^β`");
     r.line("is answered from an adornment `p^γ` with fewer bound positions where the rewrite has one), unless");
     r.line("every adornment is all-free (then the original program) or a demand relation passes its cap, 1/16");
     r.line("of the `|adom|^k` tuples its `k` columns can take: then that evaluation is abandoned and the original");
-    r.line("program evaluated, and the auto time includes both. Magic is SPEC's exact rewrite (`--magic on`);");
+    r.line("program evaluated, and the auto time includes both. Magic is the plain rewrite (`--magic on`);");
     r.line("the full-closure rows query `R(X,Y)` (their `--no-magic` runs are the closure table's).");
     r.line("");
     r.auto_table();
@@ -1459,9 +1459,9 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("rows of the second output are checked equal to the first's. Speed-up = one thread ÷ every core.");
     r.line("");
     r.threads_table();
-    r.line("## Targets of issue 21: ahead of Soufflé compiled");
+    r.line("## Targets: ahead of Soufflé compiled");
     r.line("");
-    r.issue21_targets();
+    r.souffle_targets();
     r.line("Why the misses, where they are:");
     r.line("");
     r.line("- Memory. A run's peak includes the pages of its own code and libraries, and dlc's floor is above");
@@ -1506,7 +1506,7 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("");
     r.line("## Semi-naive against the reference engine");
     r.line("");
-    r.line("The reference engine is the naive nested-loop evaluator that reproduces SPEC §4's rounds and");
+    r.line("The reference engine is the naive nested-loop evaluator that defines the rounds and");
     r.line("`row_tests`; small sizes only. Both evaluate the source program (no magic), full closure.");
     r.line("");
     r.reference_table();
@@ -1516,7 +1516,7 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("The magic program of `R(0,Y)` is materialised first (not timed); then one edge is deleted or inserted.");
     r.line("\"DRed apply\" times `Maintained::apply_counting` (the same work as `apply`, returning counts instead of");
     r.line("the per-fact lists, which on huge deletions cost much memory) of a state kept with `Maintenance::Dred`,");
-    r.line("SPEC §5's delete-and-rederive: it over-deletes every fact with a derivation that used a deleted fact.");
+    r.line("plain delete-and-rederive: it over-deletes every fact with a derivation that used a deleted fact.");
     r.line(
         "\"ranked apply\" is the same call on a state kept with `Maintenance::Ranked`: every fact keeps the rank of",
     );
@@ -1527,7 +1527,7 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("because a recomputation from the input relations has to index them before it can join them. Memory is");
     r.line("the peak of the whole child, so for both DRed strategies it includes the initial materialisation.");
     r.line("After every update the answers of both maintained states are checked against the recomputation and");
-    r.line("against a breadth-first search of the changed graph. Count cells read `SPEC DRed / ranked`.");
+    r.line("against a breadth-first search of the changed graph. Count cells read `DRed / ranked`.");
     r.line("");
     r.line("On forest and paths graphs node 0 lies in the first component (nodes `0..S`). The local changes are:");
     r.line("delete the edge into node S−1 (a leaf of the queried tree, the end of the queried path); delete the");
@@ -1537,12 +1537,12 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("");
     r.update_table();
     r.line("");
-    r.line("### Batches of random deletions and insertions (issue 20)");
+    r.line("### Batches of random deletions and insertions");
     r.line("");
     r.line("The whole left-linear closure `R(X,Y)` is materialised first (not timed); then one batch of 1 to 1,000");
-    r.line("random edges is deleted or inserted, timed as above, by `--maintenance auto` (dlc's default: SPEC's");
+    r.line("random edges is deleted or inserted, timed as above, by `--maintenance auto` (dlc's default: DRed's");
     r.line("over-deletion within a budget of a tenth of the recomputation estimated from the input left, then ranked");
-    r.line("with the rest, its row locators paid first, else recomputation), SPEC's DRed and");
+    r.line("with the rest, its row locators paid first, else recomputation), DRed and");
     r.line("ranked DRed, against a recomputation. The first batch of a state builds the indexes and row locators");
     r.line("maintenance reads, so these times include them; an index a batch would probe only a few times is not");
     r.line("built for it (the join scans the relation instead, until such scans have read what building the index");
@@ -1571,7 +1571,7 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("recomputing what the chain's 1,000 deletions leave (0.3 ms, from an input built and cached before");
     r.line("the clock starts), and a tenth of the forest's recomputation. Through the binary, where the rerun loads its input");
     r.line("too, every such batch stays within 1.1× of the rerun. On the forest a twentieth of the edges is no");
-    r.line("wide change (an edge of a tree carries its subtree only), and SPEC's DRed is cheaper than");
+    r.line("wide change (an edge of a tree carries its subtree only), and DRed is cheaper than");
     r.line("recomputing there: auto's rule of a twentieth is too coarse for it. A state's first batch reads what");
     r.line("the evaluation did not: a deleted or inserted edge looks for the paths that end at its source, by");
     r.line("the closure's second column, which no join of the evaluation indexed. A batch of a few edges scans");
@@ -1579,11 +1579,11 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("index is built once such scans have read sixteen times the closure's rows (ski rental: the batches");
     r.line("together pay at most twice the cheaper of the two); a larger batch builds it. A maintaining run");
     r.line("holds, beside what an evaluation holds, the indexes and row locators maintenance probes. A deletion");
-    r.line("holds the facts it removes until it is done; SPEC's over-deletion gives back the index only its");
+    r.line("holds the facts it removes until it is done; DRed's over-deletion gives back the index only its");
     r.line("first wave reads (the closure by its second column) once it has over-deleted a quarter as many");
     r.line("facts as the index holds, checked after every slice of a wave from the first wave's end on, so at");
     r.line("most the index and the first wave's facts are held beside the state: on the chain, whose first");
-    r.line("wave holds half the closure, that is the worst peak of SPEC's DRed. Ranked over-deletion keeps a");
+    r.line("wave holds half the closure, that is the worst peak of DRed. Ranked over-deletion keeps a");
     r.line("row locator of the closure besides, and holds more.");
     r.line("");
     r.slow_small_updates();
@@ -1633,8 +1633,16 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     for (row, a, b, c, d) in SOUFFLE {
         r.line(&format!("| {row} | {a} | {b} | {c} | {d} |"));
     }
+    r.line("");
+    for line in HAND_MEASUREMENTS.lines() {
+        r.line(line);
+    }
     r.out
 }
+
+/// The last section of BENCHMARKS.md: figures measured by hand when a feature was built,
+/// which no job of the suite reruns, copied into every report as they are.
+const HAND_MEASUREMENTS: &str = include_str!("hand_measurements.md");
 
 #[cfg(test)]
 mod tests {

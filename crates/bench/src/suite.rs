@@ -96,7 +96,7 @@ impl ReferenceRow {
     }
 }
 
-/// One EDB change: DRed (SPEC §5's and ranked) on the materialised magic program against
+/// One EDB change: DRed (DRed's and ranked) on the materialised magic program against
 /// recomputation.
 #[derive(Clone, Debug)]
 pub struct UpdateRow {
@@ -138,7 +138,7 @@ pub struct BatchRow {
 impl BatchRow {
     /// The maintenance strategies the batch tables compare, with their column names.
     pub const STRATEGIES: [(System, &'static str); 3] =
-        [(System::DredAuto, "auto"), (System::Dred, "SPEC DRed"), (System::DredRanked, "ranked")];
+        [(System::DredAuto, "auto"), (System::Dred, "DRed"), (System::DredRanked, "ranked")];
 
     pub fn maintenance(&self, system: System) -> Job {
         Job::new(self.workload, Query::Full, system).with_change(self.change)
@@ -151,7 +151,7 @@ impl BatchRow {
     /// The `dlc` binaries that apply the batch, with their column names: each evaluates,
     /// then applies the batch with one strategy and writes the closure after it.
     pub const BINARIES: [(System, &'static str); 3] =
-        [(System::DlcBinary, "auto"), (System::DlcBinaryDred, "SPEC DRed"), (System::DlcBinaryRanked, "ranked")];
+        [(System::DlcBinary, "auto"), (System::DlcBinaryDred, "DRed"), (System::DlcBinaryRanked, "ranked")];
 
     /// The batch applied through the `dlc` binary by `system` (one of [`Self::BINARIES`]).
     pub fn binary(&self, system: System) -> Job {
@@ -324,7 +324,7 @@ pub struct Suite {
     pub explain: Vec<ExplainRow>,
     pub binary: Vec<BinaryRow>,
     /// Programs run by the `dlc` binary natively and with `--engine differential` on one
-    /// and two workers and as two processes of one worker (issue 22).
+    /// and two workers and as two processes of one worker.
     pub differential: Vec<DifferentialRow>,
     /// Whether Soufflé runs too (`SOUFFLE` names its binary).
     pub souffle: bool,
@@ -513,7 +513,7 @@ impl Suite {
             }
         }
 
-        // Issue 20's batches: 1 to 1,000 random deletions and insertions on the whole
+        // Batches of 1 to 1,000 random deletions and insertions on the whole
         // left-linear closure of the random graph, the forest and the chain.
         let sizes: &[u32] = if quick { &[1, 10] } else { &[1, 10, 100, 1000] };
         let mut batches = Vec::new();

@@ -13,7 +13,7 @@ fn scratch(name: &str) -> PathBuf {
 
 use common::write_file as write;
 
-/// Reach (SPEC Example 1) without facts: they come from the test's files.
+/// Reach (Example 1 of docs/semantics.md) without facts: they come from the test's files.
 const REACH_RULES: &str = "R(X,Y) <- E(X,Y).\nR(X,Z) <- R(X,Y), R(Y,Z).\n?- R(a,Y).\n";
 
 #[test]

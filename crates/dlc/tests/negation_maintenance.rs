@@ -116,7 +116,7 @@ fn negation_of_an_atom_without_variables() {
     assert_eq!((text(&reports[1].removed), text(&reports[1].added)), ("Dark() Off()".into(), "Lit(a) Lit(b)".into()));
 }
 
-/// `Maintenance::Auto` under a negation: SPEC's over-deletion while it stays within its
+/// `Maintenance::Auto` under a negation: DRed's over-deletion while it stays within its
 /// budget, ranked over-deletion past it, and the negation above follows either way.
 #[test]
 fn auto_maintenance_under_negation_turns_to_ranked_past_its_budget() {
@@ -134,7 +134,7 @@ fn auto_maintenance_under_negation_turns_to_ranked_past_its_budget() {
     let leaf = fact(&mut p, "E", &["d1", "leaf"]);
     let fan = fact(&mut p, "E", &["a", "b1"]);
     // Budgets as on a large state, where the evaluation does more work per fact than this
-    // one: enough for ranked over-deletion's row locators, not for SPEC's over-deletion of
+    // one: enough for ranked over-deletion's row locators, not for DRed's over-deletion of
     // everything the sources reach through `a`.
     let reports = maintain_with_budget(
         &p,
@@ -149,8 +149,8 @@ fn auto_maintenance_under_negation_turns_to_ranked_past_its_budget() {
         (r.strategy, list.iter().filter(|(q, _)| *q == pred(&p, "Far")).map(|(_, ts)| ts.len()).sum::<usize>())
     };
     assert_eq!(far(&reports[0], &reports[0].added), (Method::Dred, 1), "{}", reports[0].reason);
-    // SPEC's over-deletion would take all of `a`'s closure; ranked keeps it.
+    // DRed's over-deletion would take all of `a`'s closure; ranked keeps it.
     assert_eq!(far(&reports[1], &reports[1].added), (Method::Ranked, 0), "{}", reports[1].reason);
-    assert!(reports[1].reason.contains("SPEC's over-deletion passed"), "{}", reports[1].reason);
+    assert!(reports[1].reason.contains("DRed's over-deletion passed"), "{}", reports[1].reason);
     assert_eq!(far(&reports[2], &reports[2].removed), (Method::Dred, 1), "{}", reports[2].reason);
 }

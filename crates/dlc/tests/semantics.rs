@@ -154,7 +154,7 @@ fn update_reports_say_what_changed() {
         &dir.join("p.dl"),
         "R(X,Y) <- E(X,Y).\nR(X,Z) <- R(X,Y), E(Y,Z).\nE(a,b). E(b,c). E(a,c). E(c,d). E(d,e).\n?- R(X,Y).\n",
     );
-    // SPEC's DRed over-deletes and puts back; ranked over-deletion (what the default
+    // DRed over-deletes and puts back; ranked over-deletion (what the default
     // chooses here) would keep these facts.
     let out = dlc(&[&program, "--delete", "E(a,b)", "--no-timing", "--maintenance", "dred"]);
     assert_eq!(out.code, 0, "{}", out.stderr);

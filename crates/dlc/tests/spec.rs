@@ -1,5 +1,6 @@
-//! The worked examples of SPEC §4–§5, run end to end through the command line with
-//! their exact numbers.
+//! The worked examples of docs/semantics.md (Magic sets: examples 1 to 3; Incremental
+//! maintenance: example 1 under a deletion), run end to end through the command line
+//! with their exact numbers.
 
 mod common;
 
@@ -149,15 +150,15 @@ fn dred_delete_of_e_a_b() {
     assert_eq!(original["updates"][0]["relations"]["R"], 18);
 }
 
-/// `--maintenance auto`, the default, maintains Example 1's deletion with SPEC's DRed (its
+/// `--maintenance auto`, the default, maintains Example 1's deletion with DRed (its
 /// over-deletion stays far within its budget, and the state is far too small to be worth a
-/// recomputation), reaches SPEC's state, and says so.
+/// recomputation), reaches DRed's state, and says so.
 #[test]
 fn auto_maintenance_reports_its_choice() {
     let trace = json(&["--emit", "trace", "--format", "json", "--delete", "E(a,b)", "--check", REACH]);
     let update = &trace["updates"][0];
     assert_eq!(update["maintenance"], "dred");
-    assert!(update["reason"].as_str().unwrap().starts_with("deletes 1 of 9 input facts: SPEC's"), "{update}");
+    assert!(update["reason"].as_str().unwrap().starts_with("deletes 1 of 9 input facts: DRed's"), "{update}");
     assert_eq!(update["overdeleted_waves"].as_array().map(Vec::len), Some(4));
     assert_eq!(strings(&trace["answers"]), ["a,d", "a,e"]);
     let out = dlc(&["--insert", "E(d,a)", REACH]);
@@ -166,7 +167,7 @@ fn auto_maintenance_reports_its_choice() {
     assert!(text.contains("maintained by: dred (no deletions"), "{text}");
 }
 
-/// `--maintenance ranked` reaches SPEC §5's final state of Example 1, over-deleting only
+/// `--maintenance ranked` reaches DRed's final state of Example 1, over-deleting only
 /// the 10 facts that are really gone: Q(a,d) and M(d), which DRed over-deletes and
 /// rederives, keep their first derivation through `a -> e -> d`.
 #[test]

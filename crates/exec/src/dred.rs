@@ -1,5 +1,6 @@
-//! Incremental maintenance with delete-and-rederive (SPEC §5): over-delete, rederive,
-//! insert. Demand relations of a magic program are ordinary derived relations here.
+//! Incremental maintenance with delete-and-rederive (docs/semantics.md, Incremental
+//! maintenance): over-delete, rederive, insert. Demand relations of a magic program are
+//! ordinary derived relations here.
 
 use crate::database::Database;
 use crate::dred_strata::{NegationPlans, StrataBatch};
@@ -112,7 +113,7 @@ impl Detail {
 /// How one batch was maintained.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Method {
-    /// SPEC §5's delete-and-rederive.
+    /// Delete-and-rederive (docs/semantics.md, Incremental maintenance: DRed).
     #[default]
     Dred,
     /// DRed with ranked over-deletion.
@@ -230,7 +231,7 @@ pub(crate) fn sync_indexes_through<'p>(
 }
 
 /// Readies an evaluated database for maintenance: the plans DRed runs (with the support
-/// checks of ranked over-deletion unless only SPEC's DRed runs), and their indexes.
+/// checks of ranked over-deletion unless only DRed runs), and their indexes.
 fn prepare(
     compiled: &mut Compiled,
     program: &Program,
@@ -458,8 +459,8 @@ pub struct UpdateCounts {
 /// How [`Maintained`] handles deletions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Maintenance {
-    /// Delete-and-rederive exactly as SPEC §5 defines it: over-delete every fact with a
-    /// derivation that used a deleted fact, then rederive and insert.
+    /// Delete-and-rederive (docs/semantics.md, Incremental maintenance: DRed): over-delete
+    /// every fact with a derivation that used a deleted fact, then rederive and insert.
     #[default]
     Dred,
     /// DRed whose over-deletion is ranked: every fact keeps the rank of the evaluation step
@@ -469,7 +470,7 @@ pub enum Maintenance {
     Ranked,
     /// Decided per batch ([`Method`]): a batch without deletions only propagates its
     /// insertions (DRed's third phase, the same for every strategy); one that deletes much
-    /// of the input is recomputed; otherwise SPEC's over-deletion runs within a work
+    /// of the input is recomputed; otherwise DRed's over-deletion runs within a work
     /// budget (a share of the last evaluation's work), past it ranked over-deletion within
     /// a larger one, and past that the batch is recomputed instead.
     Auto,
@@ -507,7 +508,7 @@ pub struct Maintained {
 }
 
 /// The share of a recomputation's estimated work that [`Maintenance::Auto`] lets
-/// over-deletion spend (SPEC's and ranked together) before it recomputes the batch
+/// over-deletion spend (DRed's and ranked together) before it recomputes the batch
 /// instead: a batch it gives up on then costs at most a tenth more than recomputing.
 const AUTO_BUDGET_SHARE: u64 = 10;
 
@@ -533,12 +534,12 @@ const RANKED_WORK: u64 = 8;
 /// small is maintained in no measurable time either way, and its reports are clearer.
 pub const AUTO_MIN_BUDGET: u64 = 10_000;
 
-/// [`Maintenance::Auto`] gives SPEC's over-deletion, which it tries first, at least this
+/// [`Maintenance::Auto`] gives DRed's over-deletion, which it tries first, at least this
 /// share of its budget (more when it is expected to remove more, see
 /// [`AUTO_ESTIMATE_SHARE`]); ranked over-deletion, if it comes to it, the rest.
 const AUTO_DRED_SHARE: u64 = 16;
 
-/// [`Maintenance::Auto`] does not try SPEC's over-deletion when it is expected to remove
+/// [`Maintenance::Auto`] does not try DRed's over-deletion when it is expected to remove
 /// more facts than this share of the budget, and lets it spend at most this share.
 const AUTO_ESTIMATE_SHARE: u64 = 4;
 
@@ -551,7 +552,7 @@ const AUTO_SETUP_SHARE: u64 = 4;
 /// and stops after the slice that passes the budget.
 const WAVE_SLICE: u32 = 512;
 
-/// Over-deletion without a budget (SPEC's DRed) reads a wave this many rows at a time:
+/// Over-deletion without a budget (DRed) reads a wave this many rows at a time:
 /// few enough that what one slice derives is a small staging buffer, many enough that
 /// the joins' set-up is paid rarely.
 const UNBUDGETED_WAVE_SLICE: u32 = 1 << 16;
@@ -723,7 +724,7 @@ impl Maintained {
         fact_count(&self.compiled, &self.db, true)
     }
 
-    /// The rule firings [`Maintenance::Auto`] lets SPEC's over-deletion of `deleted` input
+    /// The rule firings [`Maintenance::Auto`] lets DRed's over-deletion of `deleted` input
     /// facts spend: two firings for each fact it is expected to remove
     /// ([`Maintained::dred_estimate`], which counts only the facts of an average batch),
     /// within 1/[`AUTO_DRED_SHARE`] to 1/[`AUTO_ESTIMATE_SHARE`] of the budget.
@@ -732,7 +733,7 @@ impl Maintained {
         self.dred_estimate(deleted).saturating_mul(2).clamp(budget / AUTO_DRED_SHARE, budget / AUTO_ESTIMATE_SHARE)
     }
 
-    /// How many facts SPEC's over-deletion of `deleted` input facts is expected to remove:
+    /// How many facts DRed's over-deletion of `deleted` input facts is expected to remove:
     /// a derived fact resting on `support` input facts ([`depth_profile`]) goes when any
     /// of them is deleted, so with a chance of `deleted` times that, out of all the input
     /// facts. On a chain cut in its middle that is about half the closure, on a tree's
@@ -896,19 +897,19 @@ impl Maintained {
             }
             false => 0,
         };
-        // What SPEC's over-deletion is expected to remove, from the depth of the derived
+        // What DRed's over-deletion is expected to remove, from the depth of the derived
         // facts: a chain cut in its middle takes half its closure, a leaf of a tree a few.
         let expected = match auto && strategy == Method::Dred {
             true => self.dred_estimate(deleted),
             false => 0,
         };
-        // SPEC's over-deletion whose indexes are built is tried within its budget, which
+        // DRed's over-deletion whose indexes are built is tried within its budget, which
         // tells a local change from a wide one better than any estimate; one that needs an
         // index first is tried only when it is expected to stay within a quarter of the
         // budget, since the index is paid before the over-deletion shows how far it goes.
         let try_dred = setup == 0 || expected <= budget / AUTO_ESTIMATE_SHARE;
         // The indexes are built once per state, and pay for every later batch too: auto
-        // builds them for a batch SPEC's over-deletion is expected to keep local as long as
+        // builds them for a batch DRed's over-deletion is expected to keep local as long as
         // they cost at most a quarter of a recomputation.
         if try_dred && setup > budget * AUTO_BUDGET_SHARE / AUTO_SETUP_SHARE {
             report.strategy = Method::Recompute;
@@ -923,7 +924,7 @@ impl Maintained {
             return self.recompute(update, gone, report, work_before, detail);
         }
         if strategy == Method::Dred {
-            // Auto tries SPEC's over-deletion first, within a share of its budget: a local
+            // Auto tries DRed's over-deletion first, within a share of its budget: a local
             // change over-deletes little and needs no row locators.
             let probe = self.dred_probe(deleted);
             waves = match (auto, try_dred) {
@@ -940,11 +941,11 @@ impl Maintained {
                 report.strategy = Method::Ranked;
                 report.reason = match try_dred {
                     true => format!(
-                        "deletes {deleted} of {inputs} input facts, and SPEC's over-deletion passed its budget of \
+                        "deletes {deleted} of {inputs} input facts, and DRed's over-deletion passed its budget of \
                          {probe} rule firings: ranked, within {budget}"
                     ),
                     false => format!(
-                        "deletes {deleted} of {inputs} input facts, and SPEC's over-deletion, which would first build \
+                        "deletes {deleted} of {inputs} input facts, and DRed's over-deletion, which would first build \
                          indexes worth {setup} rule firings, is expected to remove {expected} facts (by the depth of \
                          the derived facts), past 1/{AUTO_ESTIMATE_SHARE} of the budget of {budget} rule firings: \
                          ranked, within it"
@@ -966,7 +967,7 @@ impl Maintained {
                 if spent > limit {
                     report.strategy = Method::Recompute;
                     report.reason = format!(
-                        "deletes {deleted} of {inputs} input facts, SPEC's over-deletion {}, and ranked \
+                        "deletes {deleted} of {inputs} input facts, DRed's over-deletion {}, and ranked \
                          over-deletion would first locate facts worth {locate} firings, past the budget of {budget} \
                          rule firings (1/{AUTO_BUDGET_SHARE} of a recomputation's {})",
                         match try_dred {
@@ -1136,7 +1137,7 @@ impl Maintained {
                     (Method::Recompute, why)
                 } else {
                     let why = format!(
-                        "deletes {deleted} of {inputs} input facts: SPEC's over-deletion stayed within its budget \
+                        "deletes {deleted} of {inputs} input facts: DRed's over-deletion stayed within its budget \
                          of {} rule firings",
                         self.dred_probe(deleted)
                     );
@@ -1348,7 +1349,7 @@ impl Maintained {
     }
 
     /// The indexes that only the plans of an input relation's delta probe, such as the
-    /// closure by its second column for a deleted edge: SPEC's over-deletion reads them in
+    /// closure by its second column for a deleted edge: DRed's over-deletion reads them in
     /// its first wave only, since no later wave has an input delta.
     fn input_delta_indexes(&self) -> Vec<(PredId, usize)> {
         let c = &self.compiled;
@@ -1387,7 +1388,7 @@ impl Maintained {
         });
     }
 
-    /// SPEC §5's over-deletion: wave `k + 1` holds the derived facts with a derivation
+    /// DRed's over-deletion: wave `k + 1` holds the derived facts with a derivation
     /// using a fact of wave `k`, the deleted input facts being wave 0. The delta atom
     /// reads the previous wave, every other atom the whole pre-update database: since that
     /// database is a fixpoint, whatever the rules derive from it is in it, so staging into

@@ -9,7 +9,7 @@
 //! (its `_` renamed to fresh variables, so that the negated atom itself still means "any
 //! value" there).
 //!
-//! Why the result is the new fixpoint. Before the strata run, SPEC's (or ranked)
+//! Why the result is the new fixpoint. Before the strata run, DRed's (or ranked)
 //! over-deletion has removed everything with a derivation in the old state through a
 //! deleted input fact; negated atoms were read in that old state. When stratum `S`
 //! starts, the strata below it are final. Its step 1 over-deletes every fact of `S` and

@@ -1,5 +1,5 @@
-//! Evaluation of relational-algebra plans: a reference naive engine that reproduces the
-//! SPEC's round and `row_tests` figures exactly, a fast semi-naive engine, and DRed
+//! Evaluation of relational-algebra plans: a reference naive engine whose rounds and
+//! `row_tests` are the counts docs/semantics.md quotes, a fast semi-naive engine, and DRed
 //! incremental maintenance ([`Maintained`]).
 //!
 //! Invariant: `exec` knows nothing of adornments or magic sets; demand and answer
@@ -40,7 +40,8 @@ use plan::ProgramPlan;
 /// Which evaluation algorithm to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Engine {
-    /// Naive synchronous fixpoint with nested-loop matching (SPEC §4); counts `row_tests`.
+    /// Naive synchronous fixpoint with nested-loop matching; counts `row_tests`
+    /// (docs/semantics.md, Evaluation: the reference engine).
     Reference,
     /// Stratified semi-naive evaluation with hash indexes.
     #[default]
@@ -198,7 +199,8 @@ pub struct Evaluation {
     pub db: Database,
     /// The rounds, when [`EvalOptions::record_rounds`] was set; otherwise empty.
     pub rounds: Vec<Round>,
-    /// Rows tried while matching (reference engine only, SPEC §4).
+    /// Rows tried while matching (reference engine only; docs/semantics.md, Evaluation:
+    /// the reference engine).
     pub row_tests: Option<u64>,
     /// Rounds run, the final one that derives nothing included.
     pub iterations: usize,

@@ -6,7 +6,7 @@
 //! database has a derivation from facts left in it and of lower rank. Induction on the
 //! rank then shows every such fact is still derivable from the remaining input.
 //!
-//! SPEC §5's over-deletion removes every fact with *some* derivation through a deleted
+//! DRed's over-deletion removes every fact with *some* derivation through a deleted
 //! fact. Here a fact that lost a derivation is only a candidate; candidates are checked in
 //! increasing rank, and one that still has a derivation from lower-ranked facts stays, and
 //! its consequences are not even visited. Candidates of one rank are checked together: a
@@ -15,7 +15,7 @@
 //! a fact of equal or lower rank cannot have had it in its support.
 //!
 //! Removed facts that are still derivable (through facts of higher rank) come back in
-//! DRed's rederive and insert phases, which follow unchanged: as with SPEC's DRed, what
+//! DRed's rederive and insert phases, which follow unchanged: as with DRed, what
 //! remains is closed under the rules except for the removed facts with a one-step
 //! derivation from it.
 
@@ -36,10 +36,10 @@ const CHECK_WORK: u64 = 4;
 type Queue = BTreeMap<Rank, Vec<(u32, u32)>>;
 
 /// Removes the input facts staged in `gone` (and committed) from `db`, then every derived
-/// fact that loses its support, appending those to `gone` one batch per rank. Returns
-/// where each batch begins in `gone` (the input facts come before the first), or `None`
-/// when the work done passes `budget` (the rule firings counted in `run`, plus
-/// [`CHECK_WORK`] per candidate checked, since a failing check fires nothing): the facts removed until then
+/// fact that loses its support, appending those to `gone` one batch per rank. Returns where
+/// each batch begins in `gone` (the input facts come before the first), or `None` when the
+/// work done passes `budget` (the rule firings counted in `run`, plus [`CHECK_WORK`] per
+/// candidate checked, since a failing check fires nothing): the facts removed until then
 /// are in `gone` and no longer in `db`, which is then no consistent state.
 pub(crate) fn overdelete(
     c: &Compiled,

@@ -1,5 +1,6 @@
 //! The reference engine: a naive synchronous fixpoint with nested-loop matching, kept
-//! deliberately simple because its rounds and `row_tests` are the SPEC's exact figures.
+//! deliberately simple because its rounds and `row_tests` are the counts
+//! docs/semantics.md (Evaluation: the reference engine) defines and its examples quote.
 
 use crate::database::Database;
 use crate::join::{run_staged, PhysPlan, View};
@@ -14,9 +15,10 @@ use plan::ProgramPlan;
 /// during the round stay invisible until the next one. Stops when a relation stops
 /// growing (see [`crate::seminaive::propagate`]).
 ///
-/// A positive program runs all its rules together, as SPEC §4 counts rounds. A program
-/// with negated atoms runs one such fixpoint per stratum, in order: a negation may only
-/// be tested once its relation is complete.
+/// A positive program runs all its rules together in each round (docs/semantics.md,
+/// Evaluation: the reference engine). A program with negated atoms runs one such
+/// fixpoint per stratum, in order: a negation may only be tested once its relation is
+/// complete.
 pub(crate) fn evaluate(
     plan: &ProgramPlan,
     values: &Interner<Const>,

@@ -1,4 +1,4 @@
-//! Tests of the engines against the SPEC's worked examples and against each other.
+//! Tests of the engines against the worked examples of docs/semantics.md and against each other.
 
 use crate::relation::Rank;
 use crate::{
@@ -250,7 +250,7 @@ fn dred_example_1_delete_and_reinsert_an_edge() {
     assert_eq!(back.inserted.iter().map(|(_, t)| t.len()).sum::<usize>(), 16 - 6);
 }
 
-/// The right-linear closure of `edges`, maintained by SPEC's DRed and by ranked DRed, after
+/// The right-linear closure of `edges`, maintained by DRed and by ranked DRed, after
 /// each deleted the edge `E(b,d)`: the program, the ranked state, and both reports (the two
 /// states are checked equal).
 fn delete_b_d_both_ways(edges: &str) -> (Program, Maintained, UpdateReport, UpdateReport) {
@@ -269,7 +269,7 @@ fn delete_b_d_both_ways(edges: &str) -> (Program, Maintained, UpdateReport, Upda
 fn ranked_overdeletion_stops_at_an_alternative_derivation() {
     let (p, ranked, by_dred, by_rank) = delete_b_d_both_ways("E(a,b). E(a,c). E(b,d). E(c,d). E(d,e).");
     assert_eq!(sorted_text(&p, ranked.db(), "R"), ["(a,b)", "(a,c)", "(a,d)", "(a,e)", "(c,d)", "(c,e)", "(d,e)"]);
-    // SPEC's DRed over-deletes everything derived through E(b,d) and puts `a`'s back.
+    // DRed over-deletes everything derived through E(b,d) and puts `a`'s back.
     assert_eq!(round_text(&p, &by_dred.overdeleted), "R(a,d) R(a,e) R(b,d) R(b,e)");
     assert_eq!(round_text(&p, &by_dred.rederived), "R(a,d) R(a,e)");
     // R(a,d) was first derived through c as well, from lower-ranked facts: it stays, and
@@ -322,7 +322,7 @@ fn ranked_example_1_reaches_the_same_state_as_dred() {
     let report = ranked.apply(&Update { inserts: vec![], deletes: vec![ab.clone()] });
     assert_eq!(sorted_text(&p, ranked.db(), "M"), vec!["(a)", "(d)", "(e)"]);
     assert_eq!(sorted_text(&p, ranked.db(), "Q"), vec!["(a,d)", "(a,e)", "(e,d)"]);
-    // Exactly the facts that are gone: Q(a,d) and M(d), which SPEC's DRed over-deletes
+    // Exactly the facts that are gone: Q(a,d) and M(d), which DRed over-deletes
     // and rederives, keep their support through `a -> e -> d`.
     assert_eq!(
         round_text(&p, &report.overdeleted),
@@ -335,14 +335,14 @@ fn ranked_example_1_reaches_the_same_state_as_dred() {
 }
 
 /// `Maintenance::Auto` propagates insertions alone, recomputes a batch deleting much of
-/// the input, keeps SPEC's over-deletion when it stays small, turns to ranked
+/// the input, keeps DRed's over-deletion when it stays small, turns to ranked
 /// over-deletion when it does not, and recomputes once that passes its budget: each
-/// reaching the state and the net change SPEC's DRed reaches, and saying which it chose.
+/// reaching the state and the net change DRed reaches, and saying which it chose.
 #[test]
 fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
     // `a` reaches `c` through five middle nodes, then a chain of 100 nodes; `d1` has a leaf;
     // 200 sources lead into `a`; 1,000 edges stand apart, so that an average edge, which
-    // is what auto's estimate of SPEC's over-deletion knows, reaches little.
+    // is what auto's estimate of DRed's over-deletion knows, reaches little.
     let mut edges: Vec<String> = (1..=5).flat_map(|i| [format!("E(a,b{i})."), format!("E(b{i},c).")]).collect();
     edges.extend((1..=200).map(|i| format!("E(x{i},a).")));
     edges.push("E(c,d1).".into());
@@ -357,7 +357,7 @@ fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
     let many: Vec<_> = (0..70).map(|i| fact(&mut p, "E", &[&format!("u{i}"), &format!("v{i}")])).collect();
     let (mut auto, mut dred) = (new(&p, Maintenance::Auto), new(&p, Maintenance::Dred));
     // Budgets as on a large state, where the evaluation does more work per fact than this
-    // one: enough for ranked over-deletion's row locators, not for SPEC's over-deletion of
+    // one: enough for ranked over-deletion's row locators, not for DRed's over-deletion of
     // everything `a` reaches.
     auto.set_auto_min_budget(200_000);
     let mut apply = |auto: &mut Maintained, update: Update, method: Method, why: &str| {
@@ -367,16 +367,16 @@ fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
         assert_eq!((&by_auto.removed, &by_auto.added), (&by_dred.removed, &by_dred.added));
         assert!(auto.db().same_tuples(dred.db()));
     };
-    // A leaf: SPEC's over-deletion removes the 28 facts reaching it and stops.
+    // A leaf: DRed's over-deletion removes the 28 facts reaching it and stops.
     apply(&mut auto, Update { inserts: vec![], deletes: vec![leaf.clone()] }, Method::Dred, "stayed within its budget");
     apply(&mut auto, Update { inserts: vec![leaf], deletes: vec![] }, Method::Dred, "no deletions");
-    // One of five ways from `a` to `c`: SPEC's over-deletion would take all of `a`'s
+    // One of five ways from `a` to `c`: DRed's over-deletion would take all of `a`'s
     // closure; ranked over-deletion keeps R(a,c), first derived through the others too.
     apply(
         &mut auto,
         Update { inserts: vec![], deletes: vec![fan.clone()] },
         Method::Ranked,
-        "SPEC's over-deletion passed",
+        "DRed's over-deletion passed",
     );
     apply(&mut auto, Update { inserts: vec![fan], deletes: vec![] }, Method::Dred, "no deletions");
     // 70 of 1,311 edges: at least a twentieth of the input, recomputed outright once the
@@ -401,7 +401,7 @@ fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
     apply(&mut auto, Update { inserts: vec![], deletes: vec![leaf] }, Method::Dred, "stayed within its budget");
 }
 
-/// Auto's estimate of SPEC's over-deletion reads the depths of the derived facts once
+/// Auto's estimate of DRed's over-deletion reads the depths of the derived facts once
 /// per evaluation: the rank runs it reads them from grow with every batch, and reading
 /// them for each batch made a long session's batches slower and slower.
 #[test]
@@ -423,12 +423,12 @@ fn auto_reads_the_depths_of_the_derived_facts_once_per_evaluation() {
     assert_eq!(state.depth_levels(), levels);
 }
 
-/// On the first batch of a state, `Maintenance::Auto` pays for the index SPEC's
+/// On the first batch of a state, `Maintenance::Auto` pays for the index DRed's
 /// over-deletion probes first only when the deletion is expected to stay local: a cut in
 /// the middle of a chain (half the closure goes, and the index of the whole closure would
 /// cost more than recomputing) is recomputed, and so is its last edge, which the estimate
 /// cannot tell from the middle one; the leaf of a shallow tree is maintained. Each
-/// reaches SPEC's state.
+/// reaches DRed's state.
 #[test]
 fn auto_pays_for_an_index_only_when_the_deletion_is_expected_local() {
     let chain: Vec<String> = (0..300).map(|i| format!("E(n{i},n{}).", i + 1)).collect();
@@ -520,7 +520,7 @@ fn a_few_probes_scan_a_relation_until_indexing_it_pays() {
 }
 
 /// The left-linear closure of a chain of `nodes` nodes `n0 -> n1 -> …`, maintained by
-/// SPEC's DRed.
+/// DRed.
 fn dred_chain(nodes: usize) -> (Program, Maintained) {
     let edges: Vec<String> = (1..nodes).map(|i| format!("E(n{},n{i}).", i - 1)).collect();
     let p = with_facts("R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)", &edges.join(" "));
@@ -535,7 +535,7 @@ fn rows_by_target(state: &Maintained, pred: PredId) -> u32 {
     rows.end() - rows.unindexed_by(&[1])
 }
 
-/// SPEC's over-deletion gives back an index only the deleted edges' plans probe (the
+/// DRed's over-deletion gives back an index only the deleted edges' plans probe (the
 /// closure by its second column) once it has over-deleted a quarter as many facts as
 /// the index holds, and keeps it for a deletion that stays local.
 #[test]
@@ -600,7 +600,7 @@ fn a_listing_report_counts_a_large_batch() {
     assert!(!by_few.listed && by_few.overdeleted.is_empty() && by_few.overdeleted_waves.is_empty());
     let (q, m) = (pred(&p, "Q"), pred(&p, "M"));
     let tally = |overdeleted, rederived| Tally { overdeleted, rederived, ..Tally::default() };
-    // SPEC's 12 over-deleted in 4 waves and 2 rederived, as counts: 14 facts touched.
+    // DRed's 12 over-deleted in 4 waves and 2 rederived, as counts: 14 facts touched.
     let mut want = vec![(m, tally(3, 1)), (q, tally(9, 1))];
     want.sort_by_key(|(p, _)| *p);
     assert_eq!(by_few.tallies, want);
@@ -965,7 +965,7 @@ mod random {
                         prop_assert_eq!(net(&report.added), came, "{} added", p.pred_name(id));
                     }
                 }
-                // Ranked over-deletion lies between what is really gone and SPEC's.
+                // Ranked over-deletion lies between what is really gone and DRed's.
                 for (pred, tuples) in &by_rank.overdeleted {
                     prop_assert!(tuples.iter().all(|t| listed(&by_dred.overdeleted, *pred, t)));
                 }
@@ -1284,7 +1284,7 @@ fn database_of(p: &Program, facts: &Facts) -> Database {
 /// mentioned in the rules, node constants `n0`, `n1`, …) started on `initial`, and after
 /// each one compares both with a from-scratch evaluation (the reference engine when
 /// `reference`), checks the ranked invariant, and checks that ranked over-deletion lies
-/// between what is really gone and what SPEC's DRed over-deletes. Returns how many
+/// between what is really gone and what DRed over-deletes. Returns how many
 /// times a relation of the ranked state was compacted.
 fn ranked_session(p: &Program, initial: &Facts, updates: &[Update], reference: bool, label: &str) -> usize {
     let engine = if reference { Engine::Reference } else { Engine::Seminaive };

@@ -1,5 +1,6 @@
-//! End-to-end checks of SPEC §4 and §5 through the real parser and magic rewrite: the plan
-//! text, the reference engine's rounds and `row_tests`, and DRed on the generated names.
+//! End-to-end checks of the worked examples of docs/semantics.md (Magic sets, Incremental
+//! maintenance) through the real parser and magic rewrite: the plan text, the reference
+//! engine's rounds and `row_tests`, and DRed on the generated names.
 
 use exec::{evaluate, Database, Engine, EvalOptions, Maintained, Update};
 use ir::{FileId, PredId, Program};

@@ -1,5 +1,5 @@
-//! The magic-sets rewrite (SPEC §2–§3): IR → IR with full left-prefix SIPS, plus the
-//! adorned call graph and a trace of every call.
+//! The magic-sets rewrite (docs/semantics.md, Magic sets): IR → IR with full left-prefix
+//! SIPS, plus the adorned call graph and a trace of every call.
 //!
 //! [`rewrite()`] turns a source [`ir::Program`] and a selection [`ir::Query`] into a
 //! [`MagicProgram`]: a new program over answer predicates `@a:p^α` and demand predicates
@@ -43,7 +43,8 @@ pub struct RewriteOptions {
     pub max_adornments: usize,
     /// Serve a call `p^β` by an adornment `p^γ` of the plain rewrite whose bound positions
     /// are all bound in `β` (adornment subsumption), so a predicate is not derived twice
-    /// where one copy answers both calls. Off, the output is SPEC's exact rewrite.
+    /// where one copy answers both calls. Off, the output is the plain rewrite
+    /// (docs/semantics.md, Magic sets: generated rules).
     pub subsume: bool,
 }
 
@@ -144,9 +145,9 @@ pub struct MagicProgram {
 /// magic sets win, the demand is a handful of values (a tree, the ancestors of a node).
 pub const AUTO_DEMAND_SHARE: f64 = 0.0625;
 
-/// Of [`MagicProgram::demand_caps`]: no cap is below this many tuples, so that small
-/// inputs (SPEC's worked examples among them) are evaluated through the rewrite, whose
-/// cost there is nothing.
+/// Of [`MagicProgram::demand_caps`]: no cap is below this many tuples, so that small inputs
+/// (the worked examples of docs/semantics.md among them) are evaluated through the rewrite,
+/// whose cost there is nothing.
 pub const AUTO_MIN_CAP: u32 = 64;
 
 impl MagicProgram {

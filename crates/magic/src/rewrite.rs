@@ -302,7 +302,7 @@ impl Rewriter<'_> {
                 };
                 // Subsumption makes demand rules whose head is their guard (a call served
                 // by its caller's own adornment): such a rule derives nothing new either.
-                // SPEC's exact rewrite keeps them.
+                // The plain rewrite (what `--emit magic-ir` shows) keeps them.
                 if is_self_copy(&demand_rule)
                     || (self.serving.is_some()
                         && demand_rule.body.first().is_some_and(|guard| same_atom(guard, &demand_rule.head)))

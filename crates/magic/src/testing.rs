@@ -1,6 +1,6 @@
 //! Test support: a small reader for program text (so tests can state programs the way
-//! the SPEC writes them) and a naive bottom-up evaluator (so tests can compare the
-//! answers of a program and of its rewrite).
+//! docs/semantics.md writes them) and a naive bottom-up evaluator (so tests can compare
+//! the answers of a program and of its rewrite).
 
 use ir::{Atom, Fact, Origin, PredKind, PredName, Program, Query, Rule, Span, Term, TermKind};
 use std::collections::{HashMap, HashSet};

@@ -1,5 +1,6 @@
-//! The SPEC's worked examples read through the real front end (`syntax`) and rewritten:
-//! checks that the rewrite agrees with the parser's IR, not only with hand-built IR.
+//! The worked examples of docs/semantics.md read through the real front end (`syntax`)
+//! and rewritten: checks that the rewrite agrees with the parser's IR, not only with
+//! hand-built IR.
 
 use ir::FileId;
 use magic::{rewrite, MagicProgram};

@@ -1,5 +1,6 @@
-//! Tests of explanations: SPEC Example 1, a long chain, and random programs whose every
-//! proof is checked, independently of the search, to be a derivation.
+//! Tests of explanations: the reachability example of docs/semantics.md, a long chain,
+//! and random programs whose every proof is checked, independently of the search, to be
+//! a derivation.
 
 use super::*;
 use crate::relation::Rank;
