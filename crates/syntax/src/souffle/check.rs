@@ -1,7 +1,7 @@
 //! The checks of declarations and types, over the syntax tree and the expanded clauses:
 //!
 //! 1. [`declarations`] (on the tree): reports each unsupported construct (E0018), the
-//!    pragmas dlc ignores (W0006), cycles of `.type` definitions (E0025), types defined
+//!    pragmas dlc ignores (W0004), cycles of `.type` definitions (E0025), types defined
 //!    twice or as unions of more than one primitive type (E0034); gathers the relations,
 //!    the I/O directives and the types.
 //! 2. [`subtype_mismatches`] (on the expanded clauses, when nothing failed before): the

@@ -119,7 +119,7 @@ pub(super) fn clauses(program: &tree::Program) -> Vec<Clause> {
 
 /// A disjunction expanded: its alternatives' conjunctions, in order.
 pub(super) fn disjunction(disjunction: &tree::Disjunction) -> Dnf {
-    disjunction.0.iter().flat_map(|c| conjunction(c)).collect()
+    disjunction.0.iter().flat_map(conjunction).collect()
 }
 
 /// A conjunction expanded: the product of its literals' alternatives.

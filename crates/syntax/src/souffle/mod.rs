@@ -8,24 +8,27 @@
 //!
 //! The passes, in the order they run (each in its own module):
 //!
-//! 1. [`preprocess`]: each file lexed ([`lexer`]), includes spliced in, macros expanded,
+//! 1. `preprocess`: each file lexed (`lexer`), includes spliced in, macros expanded,
 //!    conditional sections read: one stream of tokens.
-//! 2. [`parser`]: the tokens into Soufflé's own syntax tree ([`tree`]), with the syntax
+//! 2. `parser`: the tokens into Soufflé's own syntax tree (`tree`), with the syntax
 //!    errors; each unsupported construct is a node of the tree.
-//! 3. [`check::declarations`]: unsupported constructs reported once each, `.type`
+//! 3. `check::declarations`: each unsupported construct reported (E0018), `.type`
 //!    definitions checked; relations, I/O directives and types gathered.
-//! 4. [`lower::clauses`]: each clause's body expanded into disjunctive normal form.
-//! 5. [`check::subtype_mismatches`]: the types of each rule's variables (only when nothing
+//! 4. `lower::clauses`: each clause's body expanded into disjunctive normal form.
+//! 5. `check::subtype_mismatches`: the types of each rule's variables (only when nothing
 //!    failed before).
-//! 6. [`inline`]: `inline` relations unfolded into the clauses that use them.
-//! 7. [`check::uses`]: relations declared twice, atoms of undeclared relations or of the
+//! 6. `inline`: `inline` relations unfolded into the clauses that use them.
+//! 7. `check::uses`: relations declared twice, atoms of undeclared relations or of the
 //!    wrong arity, I/O directives of undeclared relations.
-//! 8. [`typing`]: ordering comparisons of symbols and of unsigned values marked.
-//! 9. [`lower::native`]: the native AST, one rule per head and conjunction, with symbol
-//!    `min`/`max` rewritten ([`extrema`]).
+//! 8. `typing`: ordering comparisons of symbols and of unsigned values marked.
+//! 9. `lower::native`: the native AST, one rule per head and conjunction, with symbol
+//!    `min`/`max` rewritten (`extrema`).
 //!
-//! The reports of all passes are then collapsed: one per distinct unsupported construct
-//! or undeclared relation.
+//! The passes from 5 on see each clause as the rules it stands for (one per head and
+//! disjunct), as Soufflé checks them: a variable's type, and so a comparison's, comes from
+//! the atoms of its own disjunct, and an inlined atom is unfolded per disjunct. The
+//! reports of all passes are then collapsed: one per distinct unsupported construct or
+//! undeclared relation.
 
 mod check;
 mod extrema;

@@ -1,8 +1,8 @@
 //! Soufflé's own syntax tree: a program as the parser read it, item by item, before any
 //! check or desugaring. Constructs the dlc dialect has no equivalent for (disjunctions,
 //! negated groups, several heads, `.type` definitions, I/O parameters) are kept as
-//! written; constructs dlc does not support yet are one [`Unsupported`] node each, so that
-//! they are reported once, at their span, by the checks.
+//! written; each construct dlc does not support yet is one [`Unsupported`] node, which
+//! the checks report at its span (one report per distinct construct, counting its uses).
 //!
 //! Expressions are the native AST's terms ([`ast::Term`]), read by the one expression
 //! grammar both dialects share (`crate::expr`); atoms, comparisons and queries are the
