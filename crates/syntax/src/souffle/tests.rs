@@ -817,3 +817,40 @@ fn declarations_and_io_directives_keep_what_is_written() {
     assert_eq!((settings.filename.as_deref(), settings.delimiter, settings.names_delimiter), (Some("a.csv"), ',', ','));
     assert_eq!((pragma.key.as_deref(), pragma.value.as_deref()), (Some("inline-exclude"), Some("b")));
 }
+
+#[test]
+fn the_parser_bounds_each_expansion_that_the_lowering_then_makes() {
+    let decls = ".decl e(x:number)\n.decl f(x:number)\n.decl r(x:number)\n.decl s(x:number)\n";
+    let expanded = |src: &str| {
+        let (program, diagnostics) = tree_of(src);
+        let found: Vec<(String, &str)> =
+            diagnostics.iter().map(|d| (d.message.clone(), &src[d.primary_span().expect("spanned").range()])).collect();
+        let unsupported: Vec<(String, String)> = program
+            .items
+            .iter()
+            .filter_map(|item| match item {
+                tree::Item::Unsupported(u) => Some((u.construct.describe(), src[u.span.range()].to_string())),
+                _ => None,
+            })
+            .collect();
+        assert!(found.is_empty(), "{found:?}");
+        let sizes: Vec<usize> =
+            lower::clauses(&program).iter().map(|c| c.heads.len() * c.body.as_ref().map_or(1, Vec::len)).collect();
+        (sizes, unsupported)
+    };
+    // Ten groups of two alternatives are 2^10 = 1,024 rules; a second head doubles them.
+    let groups = ["(e(x) ; f(x))"; 10].join(", ");
+    assert_eq!(expanded(&format!("{decls}r(x) :- {groups}.\n")), (vec![1024], vec![]));
+    let (sizes, unsupported) = expanded(&format!("{decls}r(x), s(x) :- {groups}.\n"));
+    assert!(sizes.is_empty());
+    assert_eq!(unsupported.len(), 1);
+    assert_eq!(unsupported[0].0, "a clause expanding to more than 1024 rules");
+    // Five negated conjunctions of four literals are 4^5 = 1,024 rules; a sixth is too many,
+    // reported from the `!` to what it negates.
+    let conjunction = "(e(x), f(x), e(x), f(x))";
+    let negated = |n: usize| format!("{decls}r(x) :- e(x), !({}).\n", vec![conjunction; n].join(" ; "));
+    assert_eq!(expanded(&negated(5)), (vec![1024], vec![]));
+    let (sizes, unsupported) = expanded(&negated(6));
+    assert!(sizes.is_empty());
+    assert_eq!(unsupported, [("a negation expanding to more than 1024 rules".to_string(), "!(".to_string())]);
+}
