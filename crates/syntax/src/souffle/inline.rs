@@ -10,7 +10,8 @@
 //! relations, appear in an aggregate, or appear negated when one of its clauses has a
 //! variable outside its head or the negated atom has a `_`.
 
-use super::{Clause, Dnf, MAX_EXPANSION};
+use super::lower::{negate_literals, Clause, Dnf};
+use super::MAX_EXPANSION;
 use crate::ast::{Atom, Comparison, Literal, Term, TermKind};
 use diag::{Code, Diagnostic, Span};
 use std::collections::{HashMap, HashSet};
@@ -291,7 +292,7 @@ fn unfold_literal(
     // `!(b1 ; b2 ; ...)`: the negation of the clauses' bodies as one disjunction, as a
     // negated group in a body is read. An empty body (a fact) negated is false, so that
     // relation's negation never holds.
-    Some(super::negate(bodies, None)?.into_iter().map(with).collect())
+    Some(negate_literals(bodies, None)?.into_iter().map(with).collect())
 }
 
 /// The body of an inlined clause `head :- body` as the literals that replace `atom`:

@@ -1,6 +1,7 @@
 //! Tests of the Soufflé front end: what it reads, and what it reports as unsupported.
 
 use super::*;
+use ir::ValueType;
 
 const FILE: FileId = FileId(0);
 
@@ -671,4 +672,185 @@ fn min_and_max_of_symbols_compare_by_text() {
 
 fn rules_of(src: &str) -> usize {
     ok(src).program.rules.len()
+}
+
+/// The syntax tree of `src`, with the preprocessor's and the parser's reports.
+fn tree_of(src: &str) -> (tree::Program, Vec<Diagnostic>) {
+    let mut texts = Texts { files: vec![(FILE, src.to_string())] };
+    let mut diagnostics = Vec::new();
+    let tokens = preprocess(FILE, &mut texts, &mut NoIncludes, &mut diagnostics, &mut HashSet::new());
+    let (program, syntax) = parser::program(&tokens, &texts, Span::new(FILE, src.len()..src.len()));
+    diagnostics.extend(syntax);
+    (program, diagnostics)
+}
+
+#[test]
+fn a_clause_with_two_heads_and_a_disjunction_is_one_tree_node() {
+    use tree::{Conjunction, Disjunction, Item, Literal};
+    let src = ".decl a(x:number)\n.decl b(x:number)\n.decl c(x:number)\n.decl d(x:number)\n\
+               a(x), b(x) :- c(x) ; !(d(x), x < 3).\n";
+    let (program, diagnostics) = tree_of(src);
+    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+    let clauses: Vec<&tree::Clause> = program
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Clause(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    let [clause] = clauses.as_slice() else { panic!("one clause, found {clauses:#?}") };
+    let text = |span: Span| &src[span.range()];
+    assert_eq!(clause.heads.iter().map(|h| h.pred.text.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+    assert_eq!(text(clause.span), "a(x), b(x) :- c(x) ; !(d(x), x < 3).");
+    let Some(Disjunction(alternatives)) = &clause.body else { panic!("a body") };
+    let [Conjunction(first), Conjunction(second)] = alternatives.as_slice() else { panic!("two alternatives") };
+    assert!(matches!(first.as_slice(), [Literal::Atom(c)] if c.pred.text == "c"));
+    let [Literal::Not { bang, inner }] = second.as_slice() else { panic!("a negated group: {second:#?}") };
+    assert_eq!(text(*bang), "!");
+    let Literal::Group(Disjunction(group)) = inner.as_ref() else { panic!("a group: {inner:#?}") };
+    let [Conjunction(grouped)] = group.as_slice() else { panic!("one conjunction in the group") };
+    assert!(matches!(grouped.as_slice(), [Literal::Atom(d), Literal::Compare(_)] if d.pred.text == "d"));
+    // Expanded, the negated group is two alternatives: three conjunctions for each head.
+    let expanded = lower::clauses(&program);
+    let body = expanded[0].body.as_ref().expect("a body");
+    let shown: Vec<String> = body
+        .iter()
+        .map(|conj| {
+            conj.iter()
+                .map(|l| match l {
+                    ast::Literal::Atom(a) => a.pred.text.clone(),
+                    ast::Literal::Negated { atom, .. } => format!("!{}", atom.pred.text),
+                    ast::Literal::Compare(c) => c.op.text().to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    assert_eq!(shown, ["c", "!d", ">="]);
+}
+
+#[test]
+fn an_unsupported_construct_is_one_node_with_its_span() {
+    use tree::{Construct, Item, TypeDefinition};
+    let src = ".comp C {\n .decl r(x:number)\n r(1).\n}\n.decl e(x:float)\n\
+               .type R = [a: number]\n.decl s(x:symbol)\ns(y) :- e(x), y = cat(x, \"a\").\n";
+    let (program, diagnostics) = tree_of(src);
+    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+    let text = |span: Span| &src[span.range()];
+    let unsupported: Vec<(Construct, &str)> = program
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Unsupported(u) => Some((u.construct.clone(), text(u.span))),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        unsupported,
+        [
+            (Construct::Component, ".comp"),
+            (Construct::FloatType, "float"),
+            (Construct::Other("the functor `cat(...)`".to_string()), "cat"),
+        ]
+    );
+    // The component's body is skipped; the `float` relation is still declared; the clause
+    // with the functor is dropped.
+    let decls: Vec<&str> = program
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Decl(d) => Some(d.names[0].text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(decls, ["e", "s"]);
+    assert!(!program.items.iter().any(|item| matches!(item, Item::Clause(_))));
+    // A record type is the type's definition, at its `[`.
+    let record = program.items.iter().find_map(|item| match item {
+        Item::Type(t) => Some(t),
+        _ => None,
+    });
+    let record = record.expect("the type is defined");
+    assert_eq!(record.name.text, "R");
+    assert!(matches!(record.definition, TypeDefinition::Record(at) if text(at) == "["));
+    // Each is reported once, by the checks.
+    let (_, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    let unsupported: Vec<&str> = diagnostics
+        .iter()
+        .filter(|d| d.code == Code::UNSUPPORTED_SOUFFLE)
+        .map(|d| text(d.primary_span().expect("spanned")))
+        .collect();
+    assert_eq!(unsupported, [".comp", "float", "[", "cat"]);
+}
+
+#[test]
+fn declarations_and_io_directives_keep_what_is_written() {
+    use tree::{IoKind, Item, TypeDefinition};
+    let src = ".type T <: symbol\n.type U = T | symbol\n.decl a, b(x:T, y:number) btree inline output\n\
+               .input a(IO=file, filename=\"a.csv\", delimiter=\",\")\n.pragma \"inline-exclude\" \"b\"\n";
+    let (program, diagnostics) = tree_of(src);
+    let text = |span: Span| &src[span.range()];
+    // Only the warning about the `output` qualifier.
+    assert_eq!(diagnostics.iter().map(|d| d.code).collect::<Vec<_>>(), [Code::DEPRECATED_SOUFFLE]);
+    let [Item::Type(t), Item::Type(u), Item::Decl(decl), Item::Io(io), Item::Pragma(pragma)] = program.items.as_slice()
+    else {
+        panic!("five items: {:#?}", program.items)
+    };
+    assert!(matches!(&t.definition, TypeDefinition::Subtype(from) if from[0].text == "symbol"));
+    let TypeDefinition::Equal(members) = &u.definition else { panic!("a union") };
+    assert_eq!(members.iter().map(|m| m.text.as_str()).collect::<Vec<_>>(), ["T", "symbol"]);
+    assert_eq!(decl.names.iter().map(|n| n.text.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+    let attributes: Vec<(&str, &str)> =
+        decl.attributes.iter().map(|a| (a.name.text.as_str(), a.ty.text.as_str())).collect();
+    assert_eq!(attributes, [("x", "T"), ("y", "number")]);
+    assert!(decl.inline && !decl.no_inline);
+    assert_eq!(decl.io.iter().map(|(k, at)| (*k, text(*at))).collect::<Vec<_>>(), [(IoKind::Output, "output")]);
+    assert_eq!(io.kind, IoKind::Input);
+    let parameters: Vec<(&str, &str, &str)> =
+        io.parameters.iter().map(|p| (p.key.text.as_str(), p.value.as_str(), text(p.span))).collect();
+    assert_eq!(
+        parameters,
+        [("IO", "file", "IO=file"), ("filename", "a.csv", "filename=\"a.csv\""), ("delimiter", ",", "delimiter=\",\"")]
+    );
+    let settings = io.settings();
+    assert_eq!((settings.filename.as_deref(), settings.delimiter, settings.names_delimiter), (Some("a.csv"), ',', ','));
+    assert_eq!((pragma.key.as_deref(), pragma.value.as_deref()), (Some("inline-exclude"), Some("b")));
+}
+
+#[test]
+fn the_parser_bounds_each_expansion_that_the_lowering_then_makes() {
+    let decls = ".decl e(x:number)\n.decl f(x:number)\n.decl r(x:number)\n.decl s(x:number)\n";
+    let expanded = |src: &str| {
+        let (program, diagnostics) = tree_of(src);
+        let found: Vec<(String, &str)> =
+            diagnostics.iter().map(|d| (d.message.clone(), &src[d.primary_span().expect("spanned").range()])).collect();
+        let unsupported: Vec<(String, String)> = program
+            .items
+            .iter()
+            .filter_map(|item| match item {
+                tree::Item::Unsupported(u) => Some((u.construct.describe(), src[u.span.range()].to_string())),
+                _ => None,
+            })
+            .collect();
+        assert!(found.is_empty(), "{found:?}");
+        let sizes: Vec<usize> =
+            lower::clauses(&program).iter().map(|c| c.heads.len() * c.body.as_ref().map_or(1, Vec::len)).collect();
+        (sizes, unsupported)
+    };
+    // Ten groups of two alternatives are 2^10 = 1,024 rules; a second head doubles them.
+    let groups = ["(e(x) ; f(x))"; 10].join(", ");
+    assert_eq!(expanded(&format!("{decls}r(x) :- {groups}.\n")), (vec![1024], vec![]));
+    let (sizes, unsupported) = expanded(&format!("{decls}r(x), s(x) :- {groups}.\n"));
+    assert!(sizes.is_empty());
+    assert_eq!(unsupported.len(), 1);
+    assert_eq!(unsupported[0].0, "a clause expanding to more than 1024 rules");
+    // Five negated conjunctions of four literals are 4^5 = 1,024 rules; a sixth is too many,
+    // reported from the `!` to what it negates.
+    let conjunction = "(e(x), f(x), e(x), f(x))";
+    let negated = |n: usize| format!("{decls}r(x) :- e(x), !({}).\n", vec![conjunction; n].join(" ; "));
+    assert_eq!(expanded(&negated(5)), (vec![1024], vec![]));
+    let (sizes, unsupported) = expanded(&negated(6));
+    assert!(sizes.is_empty());
+    assert_eq!(unsupported, [("a negation expanding to more than 1024 rules".to_string(), "!(".to_string())]);
 }

@@ -1,0 +1,473 @@
+//! The checks of declarations and types, over the syntax tree and the expanded clauses:
+//!
+//! 1. [`declarations`] (on the tree): reports each unsupported construct (E0018), the
+//!    pragmas dlc ignores (W0004), cycles of `.type` definitions (E0025), types defined
+//!    twice or as unions of more than one primitive type (E0034); gathers the relations,
+//!    the I/O directives and the types.
+//! 2. [`subtype_mismatches`] (on the expanded clauses, when nothing failed before): the
+//!    variables whose columns' types share no value or are written to a column of an
+//!    unrelated type (E0035).
+//! 3. [`uses`] (on the expanded clauses, after inlining): relations declared twice
+//!    (E0020), atoms of undeclared relations (E0019) or with the wrong number of
+//!    arguments (E0004), and I/O directives of undeclared relations or a `.printsize`
+//!    given twice.
+
+use super::lower::Clause;
+use super::tree::{self, IoKind, Item, TypeDefinition};
+use super::typing::column_kind;
+use super::{unsupported, RawIo, Relation};
+use crate::ast::{self, TermKind};
+use diag::{Code, Diagnostic, Span};
+use ir::ValueType;
+use std::collections::{HashMap, HashSet};
+
+/// What a program declares, as [`declarations`] gathers it.
+pub(super) struct Declarations {
+    /// Every relation a `.decl` declares, in order (one declared twice is here twice).
+    pub relations: Vec<Relation>,
+    /// The I/O directives, and the I/O qualifiers of `.decl`s, one per relation, in order.
+    pub ios: Vec<(IoKind, RawIo)>,
+    /// Each `.type` name with the types it is defined from.
+    pub types: HashMap<String, Vec<String>>,
+    /// The types defined with `=`: unions of their members, or (of one) another name of it.
+    pub unions: HashSet<String>,
+    /// The queries in the file.
+    pub queries: Vec<ast::Query>,
+}
+
+/// Reports the unsupported constructs, ignored pragmas and bad type definitions of
+/// `program`, and gathers its declarations.
+pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagnostic>) -> Declarations {
+    let mut relations = Vec::new();
+    let mut ios = Vec::new();
+    let mut types: HashMap<String, Vec<String>> = HashMap::new();
+    // Each `.type` name where it is defined, in the order of the program.
+    let mut type_spans: Vec<(String, Span)> = Vec::new();
+    let mut unions = HashSet::new();
+    let mut queries = Vec::new();
+    // The relations `.pragma "inline-exclude"` names: not inlined, whatever their `.decl`
+    // says.
+    let mut inline_excluded: Vec<String> = Vec::new();
+    let names = |names: &[ast::Name]| names.iter().map(|n| n.text.clone()).collect::<Vec<_>>();
+    for item in &program.items {
+        match item {
+            Item::Unsupported(u) => diagnostics.push(unsupported(u.span, &u.construct.describe())),
+            Item::Pragma(pragma) => {
+                // The pragmas that name directories or switch semantics get a warning.
+                if let Some(key) = pragma.key.as_deref().filter(|k| matches!(*k, "fact-dir" | "output-dir" | "legacy"))
+                {
+                    diagnostics.push(
+                        Diagnostic::warning(Code::PRAGMA_IGNORED, format!("`.pragma \"{key}\"` is ignored"))
+                            .with_primary(pragma.span, "ignored here")
+                            .with_note("in Soufflé this pragma changes where facts are read or written, or how the program is read"),
+                    );
+                }
+                // `inline-exclude` names relations whose `inline` qualifier is dropped.
+                if let (Some("inline-exclude"), Some(value)) = (pragma.key.as_deref(), &pragma.value) {
+                    inline_excluded.extend(value.split(',').map(|n| n.trim().to_string()));
+                }
+            }
+            Item::Decl(decl) => {
+                let types: Vec<String> = decl.attributes.iter().map(|a| a.ty.text.clone()).collect();
+                let attributes: Vec<String> = decl.attributes.iter().map(|a| a.name.text.clone()).collect();
+                for name in &decl.names {
+                    for (kind, _) in &decl.io {
+                        let settings = tree::IoSettings::default_for(*kind);
+                        ios.push((*kind, RawIo { name: name.text.clone(), span: name.span, settings }));
+                    }
+                    relations.push(Relation {
+                        name: name.text.clone(),
+                        arity: types.len(),
+                        span: name.span,
+                        types: types.clone(),
+                        attributes: attributes.clone(),
+                        inline: decl.inline && !decl.no_inline,
+                    });
+                }
+            }
+            Item::Type(def) => {
+                let name = def.name.text.clone();
+                type_spans.push((name.clone(), def.name.span));
+                match &def.definition {
+                    TypeDefinition::Subtype(from) => {
+                        types.insert(name, names(from));
+                    }
+                    TypeDefinition::Equal(from) => {
+                        unions.insert(name.clone());
+                        types.insert(name, names(from));
+                    }
+                    TypeDefinition::Primitive(base) => {
+                        types.insert(name, vec![base.to_string()]);
+                    }
+                    TypeDefinition::Bare => {
+                        types.insert(name, vec!["symbol".to_string()]);
+                    }
+                    TypeDefinition::Record(span) => {
+                        diagnostics.push(unsupported(*span, &tree::Construct::RecordType.describe()));
+                    }
+                    TypeDefinition::Adt(span) => {
+                        diagnostics.push(unsupported(*span, &tree::Construct::AdtType.describe()));
+                    }
+                    TypeDefinition::Unreadable => {}
+                }
+            }
+            Item::Io(io) => {
+                let settings = io.settings();
+                for name in &io.relations {
+                    let raw = RawIo { name: name.text.clone(), span: name.span, settings: settings.clone() };
+                    ios.push((io.kind, raw));
+                }
+            }
+            Item::Query(query) => queries.push(query.clone()),
+            Item::Clause(_) => {}
+        }
+    }
+    for relation in relations.iter_mut().filter(|r| inline_excluded.contains(&r.name)) {
+        relation.inline = false;
+    }
+    diagnostics.extend(type_cycles(&types, &type_spans));
+    diagnostics.extend(type_definitions(&types, &type_spans));
+    Declarations { relations, ios, types, unions, queries }
+}
+
+/// E0025 for each cycle of `.type` definitions (`.type A = B`, `.type B = A`), once per
+/// cycle, at its first definition: such a type never reaches `symbol` or `number`.
+fn type_cycles(types: &HashMap<String, Vec<String>>, spans: &[(String, Span)]) -> Vec<Diagnostic> {
+    // The types reachable through the definitions of `ty`.
+    let reached = |ty: &str| -> HashSet<String> {
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut worklist: Vec<&str> = types.get(ty).map_or(Vec::new(), |f| f.iter().map(String::as_str).collect());
+        while let Some(t) = worklist.pop() {
+            if seen.insert(t.to_string()) {
+                worklist.extend(types.get(t).into_iter().flatten().map(String::as_str));
+            }
+        }
+        seen
+    };
+    let mut reported: HashSet<&str> = HashSet::new();
+    let mut diagnostics = Vec::new();
+    for (name, span) in spans {
+        if reported.contains(name.as_str()) {
+            continue;
+        }
+        let from_name = reached(name);
+        if !from_name.contains(name) {
+            continue;
+        }
+        let members: Vec<&(String, Span)> =
+            spans.iter().filter(|(m, _)| from_name.contains(m) && reached(m).contains(name)).collect();
+        let names: Vec<String> = members.iter().map(|(m, _)| format!("`{m}`")).collect();
+        let message = match names.as_slice() {
+            [one] => format!("the type {one} is defined from itself, never from `symbol` or `number`"),
+            _ => format!("the types {} are defined from each other, never from `symbol` or `number`", names.join(", ")),
+        };
+        let mut d =
+            Diagnostic::error(Code::TYPE_CYCLE, message).with_primary(*span, format!("`{name}` is defined here"));
+        for (member, at) in members.iter().filter(|(m, _)| m != name) {
+            d = d.with_secondary(*at, format!("`{member}` here"));
+        }
+        reported.extend(members.iter().map(|(m, _)| m.as_str()));
+        diagnostics.push(d);
+    }
+    diagnostics
+}
+
+/// The order of Soufflé's types: `.type A <: B` makes `A` a subtype of `B`, `.type U = A
+/// | B` makes `A` and `B` subtypes of `U`, and `.type N = M` makes `N` another name of `M`.
+pub(super) struct Subtypes<'t> {
+    /// Each known type (defined or primitive) with the types it is a subtype of, itself
+    /// included.
+    ancestors: HashMap<&'t str, HashSet<&'t str>>,
+    /// The kind of each known type, so that a mix of kinds is left to E0028.
+    kinds: HashMap<&'t str, ValueType>,
+}
+
+impl<'t> Subtypes<'t> {
+    pub fn new(types: &'t HashMap<String, Vec<String>>, unions: &HashSet<String>) -> Self {
+        let mut up: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (name, members) in types {
+            for member in members {
+                if unions.contains(name) {
+                    up.entry(member).or_default().push(name);
+                }
+                if !unions.contains(name) || members.len() == 1 {
+                    up.entry(name).or_default().push(member);
+                }
+            }
+        }
+        let known = types.keys().map(String::as_str).chain(["symbol", "number", "unsigned", "float"]);
+        let mut ancestors = HashMap::new();
+        let mut kinds = HashMap::new();
+        for ty in known {
+            let mut seen: HashSet<&str> = HashSet::new();
+            let mut worklist = vec![ty];
+            while let Some(t) = worklist.pop() {
+                if seen.insert(t) {
+                    worklist.extend(up.get(t).into_iter().flatten().copied());
+                }
+            }
+            ancestors.insert(ty, seen);
+            kinds.insert(ty, column_kind(ty, types));
+        }
+        Subtypes { ancestors, kinds }
+    }
+
+    /// Whether `a` is a subtype of `b` (or `b` itself).
+    fn within(&self, a: &str, b: &str) -> bool {
+        self.ancestors.get(a).is_some_and(|up| up.contains(b))
+    }
+}
+
+/// E0035 where a variable's types contradict each other, as Soufflé 2.5 checks them: the
+/// columns of the positive body atoms a variable appears in must have a common subtype
+/// (`a(x), b(x)` with `a`'s column of type `A <: symbol` and `b`'s of `B <: symbol` has
+/// none: "Unable to deduce type"), and every such common subtype must be one of a head
+/// column it is written to ("not a subtype of its declared type"). Variables in columns of
+/// unknown types, or of types of more than one kind (E0028), are left out.
+pub(super) fn subtype_mismatches(clauses: &[Clause], relations: &[Relation], subtypes: &Subtypes) -> Vec<Diagnostic> {
+    let declared: HashMap<&str, &Relation> = relations.iter().map(|d| (d.name.as_str(), d)).collect();
+    let columns = |atom: &'_ ast::Atom| -> Vec<(String, String, Span)> {
+        let Some(decl) = declared.get(atom.pred.text.as_str()).filter(|d| d.arity == atom.args.len()) else {
+            return Vec::new();
+        };
+        atom.args
+            .iter()
+            .zip(&decl.types)
+            .filter_map(|(term, ty)| match &term.kind {
+                TermKind::Var(v) if subtypes.kinds.contains_key(ty.as_str()) => {
+                    Some((v.clone(), ty.clone(), term.span))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let mut diagnostics = Vec::new();
+    for clause in clauses {
+        for conjunction in clause.body.iter().flatten() {
+            let mut bound: HashMap<String, Vec<(String, Span)>> = HashMap::new();
+            for atom in conjunction.iter().filter_map(|l| match l {
+                ast::Literal::Atom(a) => Some(a),
+                _ => None,
+            }) {
+                for (var, ty, span) in columns(atom) {
+                    bound.entry(var).or_default().push((ty, span));
+                }
+            }
+            // The common subtypes of each variable's columns.
+            let mut common: HashMap<&str, Vec<&str>> = HashMap::new();
+            for (var, uses) in &bound {
+                let kind = subtypes.kinds[uses[0].0.as_str()];
+                if uses.iter().any(|(ty, _)| subtypes.kinds[ty.as_str()] != kind) {
+                    continue;
+                }
+                let below: Vec<&str> = subtypes
+                    .ancestors
+                    .keys()
+                    .copied()
+                    .filter(|s| uses.iter().all(|(ty, _)| subtypes.within(s, ty)))
+                    .collect();
+                if below.is_empty() {
+                    let (first, second) = (&uses[0], uses.iter().find(|(t, _)| !subtypes.within(&uses[0].0, t)));
+                    let (other, at) = second.map_or((first.0.as_str(), first.1), |(t, s)| (t.as_str(), *s));
+                    diagnostics.push(
+                        Diagnostic::error(
+                            Code::SUBTYPE_MISMATCH,
+                            format!("`{var}` would be of type `{}` and of type `{other}`, which share no value", first.0),
+                        )
+                        .with_primary(at, format!("`{var}` of type `{other}` here"))
+                        .with_secondary(first.1, format!("of type `{}` here", first.0))
+                        .with_help("bind the variable in columns of one type, or of types one of which is a subtype of the other"),
+                    );
+                    continue;
+                }
+                common.insert(var, below);
+            }
+            for head in &clause.heads {
+                for (var, ty, span) in columns(head) {
+                    let Some(below) = common.get(var.as_str()) else { continue };
+                    if subtypes.kinds[ty.as_str()] != subtypes.kinds[below[0]] {
+                        continue;
+                    }
+                    if let Some(outside) = below.iter().find(|s| !subtypes.within(s, &ty)) {
+                        let from = &bound[&var][0];
+                        diagnostics.push(
+                            Diagnostic::error(
+                                Code::SUBTYPE_MISMATCH,
+                                format!("`{var}` of type `{}` is written to a column of type `{ty}`", from.0),
+                            )
+                            .with_primary(span, format!("a column of type `{ty}`, of which `{outside}` is no subtype"))
+                            .with_secondary(from.1, format!("`{var}` is a `{}` here", from.0))
+                            .with_help(format!(
+                                "declare the column with a type `{}` is a subtype of, or bind `{var}` in a column of type `{ty}`",
+                                from.0
+                            )),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    diagnostics
+}
+
+/// E0034 for a type defined twice (at the second definition) and for a union of types of
+/// more than one primitive type (`.type U = number | symbol`; Soufflé: "multiple primitive
+/// types in union"), once per union, at its definition.
+fn type_definitions(types: &HashMap<String, Vec<String>>, spans: &[(String, Span)]) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    let mut first: HashMap<&str, Span> = HashMap::new();
+    for (name, span) in spans {
+        if let Some(&at) = first.get(name.as_str()) {
+            diagnostics.push(
+                Diagnostic::error(Code::INVALID_DECLARATION, format!("the type `{name}` is defined twice"))
+                    .with_primary(*span, "defined again here")
+                    .with_secondary(at, "first defined here")
+                    .with_help("define each type once"),
+            );
+            continue;
+        }
+        first.insert(name, *span);
+        let Some(members) = types.get(name).filter(|m| m.len() > 1) else { continue };
+        // The primitive types each member reaches through the definitions, followed with
+        // a worklist and a visited set so that a cycle (reported apart) ends.
+        let mut primitives: Vec<&str> = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut worklist: Vec<&str> = members.iter().map(String::as_str).collect();
+        while let Some(t) = worklist.pop() {
+            match t {
+                "number" | "unsigned" | "symbol" | "float" if !primitives.contains(&t) => primitives.push(t),
+                "number" | "unsigned" | "symbol" | "float" => {}
+                _ if seen.insert(t) => worklist.extend(types.get(t).into_iter().flatten().map(String::as_str)),
+                _ => {}
+            }
+        }
+        if primitives.len() > 1 {
+            primitives.sort_unstable();
+            let list = primitives.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::INVALID_DECLARATION,
+                    format!("the union type `{name}` mixes the primitive types {list}"),
+                )
+                .with_primary(*span, "defined here")
+                .with_help("a union joins types of one primitive type: all symbols, all numbers or all unsigneds"),
+            );
+        }
+    }
+    diagnostics
+}
+
+/// What [`uses`] keeps.
+pub(super) struct Checked {
+    /// The clauses whose atoms name declared relations with their arities.
+    pub clauses: Vec<Clause>,
+    /// The queries whose atoms do.
+    pub queries: Vec<ast::Query>,
+    /// The relations, each declared once (a second declaration is reported and dropped).
+    pub relations: Vec<Relation>,
+    /// The I/O directives of declared relations, a second `.printsize` of one dropped.
+    pub ios: Vec<(IoKind, RawIo)>,
+}
+
+/// Checks declarations (E0019 undeclared, E0020 declared twice, E0004 arity against the
+/// declaration) and I/O directives; keeps what passed. `skipped_macros` are the names of
+/// function-like macros, whose uses read as atoms and are not reported again.
+pub(super) fn uses(
+    clauses: Vec<Clause>,
+    queries: Vec<ast::Query>,
+    relations: Vec<Relation>,
+    ios: Vec<(IoKind, RawIo)>,
+    skipped_macros: &HashSet<String>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Checked {
+    let mut declared: HashMap<&str, &Relation> = HashMap::new();
+    let mut unique = Vec::new();
+    for (i, relation) in relations.iter().enumerate() {
+        match declared.get(relation.name.as_str()) {
+            Some(first) => diagnostics.push(
+                Diagnostic::error(Code::DECLARED_TWICE, format!("relation `{}` is declared twice", relation.name))
+                    .with_primary(relation.span, "declared again here")
+                    .with_secondary(first.span, "first declared here"),
+            ),
+            None => {
+                declared.insert(&relation.name, relation);
+                unique.push(i);
+            }
+        }
+    }
+    let check_atom = |atom: &ast::Atom, diagnostics: &mut Vec<Diagnostic>| -> bool {
+        match declared.get(atom.pred.text.as_str()) {
+            None if skipped_macros.contains(&atom.pred.text) => false,
+            None => {
+                diagnostics.push(undeclared(&atom.pred.text, atom.pred.span, Some(atom.args.len())));
+                false
+            }
+            Some(relation) if relation.arity != atom.args.len() => {
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::ARITY_MISMATCH,
+                        format!(
+                            "`{}` is used with {} argument(s) but is declared with {}",
+                            relation.name,
+                            atom.args.len(),
+                            relation.arity
+                        ),
+                    )
+                    .with_primary(atom.span, format!("{} argument(s) here", atom.args.len()))
+                    .with_secondary(relation.span, format!("declared with {} attribute(s) here", relation.arity)),
+                );
+                false
+            }
+            Some(_) => true,
+        }
+    };
+    let mut kept = Vec::new();
+    for clause in clauses {
+        let mut ok = true;
+        let body_atoms = clause.body.iter().flatten().flatten().filter_map(ast::Literal::atom);
+        for atom in clause.heads.iter().chain(body_atoms) {
+            ok &= check_atom(atom, diagnostics);
+        }
+        if ok {
+            kept.push(clause);
+        }
+    }
+    let mut kept_ios: Vec<(IoKind, RawIo)> = Vec::new();
+    for (kind, io) in ios {
+        if !declared.contains_key(io.name.as_str()) {
+            diagnostics.push(undeclared(&io.name, io.span, None));
+            continue;
+        }
+        // A second `.printsize` is an error in Soufflé.
+        if kind == IoKind::Printsize {
+            let first = kept_ios.iter().find(|(k, p)| *k == IoKind::Printsize && p.name == io.name);
+            if let Some((_, first)) = first {
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::INVALID_DECLARATION,
+                        format!("the size of `{}` is printed twice (`.printsize` given twice)", io.name),
+                    )
+                    .with_primary(io.span, "given again here")
+                    .with_secondary(first.span, "first given here")
+                    .with_help("keep one `.printsize` of the relation"),
+                );
+                continue;
+            }
+        }
+        kept_ios.push((kind, io));
+    }
+    let queries = queries.into_iter().filter(|q| check_atom(&q.atom, diagnostics)).collect();
+    let relations = relations.into_iter().enumerate().filter(|(i, _)| unique.contains(i)).map(|(_, r)| r).collect();
+    Checked { clauses: kept, queries, relations, ios: kept_ios }
+}
+
+/// E0019; `arity` (when used in an atom) gives the declaration to suggest.
+fn undeclared(name: &str, span: Span, arity: Option<usize>) -> Diagnostic {
+    let attributes = match arity {
+        Some(n) => (0..n).map(|i| format!("x{i}:symbol")).collect::<Vec<_>>().join(", "),
+        None => "x:symbol, ...".to_string(),
+    };
+    Diagnostic::error(Code::UNDECLARED_RELATION, format!("relation `{name}` is not declared"))
+        .with_primary(span, "used here")
+        .with_help(format!("declare it, with a type for each attribute: `.decl {name}({attributes})`"))
+}

@@ -1,0 +1,295 @@
+//! Lowering Soufflé's syntax tree to the native AST, in two steps the checks run between.
+//!
+//! [`clauses`] expands each clause's body as written into disjunctive normal form: a
+//! disjunction and a parenthesised group are their alternatives, a negated group is pushed
+//! inward (De Morgan: an atom's negation, a comparison with the opposite operator), and a
+//! conjunction is the product of its literals' alternatives. The checks of variables'
+//! types, the inlining of `inline` relations and the typing of comparisons then work on
+//! each conjunction, as Soufflé checks each rule a clause stands for.
+//!
+//! [`native`] then makes the native AST of what passed: one rule per head and conjunction
+//! (a fact of a derived relation becomes a rule with an empty body), symbol `min`/`max`
+//! rewritten ([`super::extrema`]), and a copy rule from a hidden relation for each input
+//! relation that rules also derive. The native lowering makes the IR from it.
+//!
+//! The parser bounds each expansion as it reads the body (with the same functions, over
+//! `()`), so the expansions here stay within [`MAX_EXPANSION`] rules.
+
+use super::tree::{self, IoKind};
+use super::{extrema, typing, RawIo, Relation, MAX_EXPANSION};
+use crate::ast::{self, Statement, TermKind};
+use diag::{Diagnostic, FileId, Span};
+use std::collections::{HashMap, HashSet};
+
+/// A body in disjunctive normal form: each conjunction becomes one rule. Over `()` it is
+/// the shape of an expansion, which the parser bounds without building the rules.
+pub(super) type Dnf<L = ast::Literal> = Vec<Vec<L>>;
+
+/// A clause with its body expanded: its heads, its conjunctions (none for facts), its span.
+pub(super) struct Clause {
+    pub heads: Vec<ast::Atom>,
+    pub body: Option<Dnf>,
+    pub span: Span,
+}
+
+/// Joins `more` to `dnf`: each conjunction of `dnf` with each alternative of `more`.
+pub(super) fn and<L: Clone>(dnf: &mut Dnf<L>, more: Dnf<L>) {
+    match <[Vec<L>; 1]>::try_from(more) {
+        // One alternative, the literal of almost every body: appended in place. Copying
+        // each conjunction for it made a body of n atoms cost n² (18 s for 10,000 atoms).
+        Ok([only]) => {
+            for conj in dnf.iter_mut() {
+                conj.extend(only.iter().cloned());
+            }
+        }
+        Err(more) => {
+            *dnf = dnf
+                .iter()
+                .flat_map(|conj| {
+                    more.iter().map(move |alternative| {
+                        let mut c = conj.clone();
+                        c.extend(alternative.iter().cloned());
+                        c
+                    })
+                })
+                .collect();
+        }
+    }
+}
+
+/// The negation of `dnf` in disjunctive normal form: each conjunction becomes the
+/// disjunction of its literals negated (by `not`, which is told whether the literal is
+/// `dnf`'s only one), and the conjunctions' negations are multiplied out. `None` when the
+/// result exceeds [`MAX_EXPANSION`] rules.
+pub(super) fn negate<L: Clone>(dnf: Dnf<L>, not: impl Fn(L, bool) -> L) -> Option<Dnf<L>> {
+    let lone = dnf.len() == 1 && dnf[0].len() == 1;
+    let mut negated: Dnf<L> = vec![Vec::new()];
+    for conjunction in dnf {
+        let alternatives: Vec<L> = conjunction.into_iter().map(|literal| not(literal, lone)).collect();
+        if negated.len() * alternatives.len() > MAX_EXPANSION {
+            return None;
+        }
+        negated = negated
+            .iter()
+            .flat_map(|conj| {
+                alternatives.iter().map(move |more| {
+                    let mut c = conj.clone();
+                    c.push(more.clone());
+                    c
+                })
+            })
+            .collect();
+    }
+    Some(negated)
+}
+
+/// [`negate`] of native literals: an atom's negation, a negated atom's atom, a comparison
+/// with the opposite operator. `bang` is the `!` that a lone negated atom's span starts
+/// from (none when the group was not written, as for an inlined relation's bodies: each
+/// atom keeps its span).
+pub(super) fn negate_literals(dnf: Dnf, bang: Option<Span>) -> Option<Dnf> {
+    negate(dnf, |literal, lone| match literal {
+        ast::Literal::Atom(atom) => {
+            let span = bang.filter(|_| lone).map_or(atom.span, |bang| bang.to(atom.span));
+            ast::Literal::Negated { atom, span }
+        }
+        ast::Literal::Negated { atom, .. } => ast::Literal::Atom(atom),
+        ast::Literal::Compare(mut c) => {
+            c.op = c.op.negated();
+            ast::Literal::Compare(c)
+        }
+    })
+}
+
+/// The clauses of `program` with their bodies expanded.
+pub(super) fn clauses(program: &tree::Program) -> Vec<Clause> {
+    program
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            tree::Item::Clause(clause) => Some(Clause {
+                heads: clause.heads.clone(),
+                body: clause.body.as_ref().map(disjunction),
+                span: clause.span,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A disjunction expanded: its alternatives' conjunctions, in order.
+pub(super) fn disjunction(disjunction: &tree::Disjunction) -> Dnf {
+    disjunction.0.iter().flat_map(conjunction).collect()
+}
+
+/// A conjunction expanded: the product of its literals' alternatives.
+fn conjunction(conjunction: &tree::Conjunction) -> Dnf {
+    let mut dnf: Dnf = vec![Vec::new()];
+    for literal in &conjunction.0 {
+        and(&mut dnf, self::literal(literal));
+    }
+    dnf
+}
+
+/// A literal expanded (its nesting is bounded by the parser, so the recursion is too).
+fn literal(literal: &tree::Literal) -> Dnf {
+    match literal {
+        tree::Literal::Atom(atom) => vec![vec![ast::Literal::Atom(atom.clone())]],
+        tree::Literal::Compare(c) => vec![vec![ast::Literal::Compare(c.clone())]],
+        tree::Literal::Constant(true) => vec![Vec::new()],
+        tree::Literal::Constant(false) => Vec::new(),
+        tree::Literal::Group(group) => disjunction(group),
+        tree::Literal::Not { bang, inner } => {
+            negate_literals(self::literal(inner), Some(*bang)).expect("the parser bounds every negation's expansion")
+        }
+    }
+}
+
+/// The native AST of the checked clauses and queries: one rule per head and conjunction,
+/// symbol `min`/`max` rewritten, facts of derived relations made rules; `.input`s of
+/// derived relations read into hidden relations. Returns the file, the relations it
+/// declares (the hidden ones last) and the resolved I/O directives.
+pub(super) fn native(
+    clauses: &[Clause],
+    queries: Vec<ast::Query>,
+    relations: Vec<Relation>,
+    ios: Vec<(IoKind, RawIo)>,
+    types: &HashMap<String, Vec<String>>,
+    queried: Option<&str>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Lowered {
+    let declared: HashMap<&str, &Relation> = relations.iter().map(|r| (r.name.as_str(), r)).collect();
+    // A fact with an aggregate (`n(count : { e(_, _) }).`) is computed, so its relation
+    // is derived as a rule's is.
+    let mut derived: HashSet<&str> = clauses
+        .iter()
+        .flat_map(|c| c.heads.iter().filter(move |h| c.body.is_some() || h.has_aggregate()))
+        .map(|h| h.pred.text.as_str())
+        .collect();
+    // A query reads a derived relation: one it names (on the command line or in the
+    // file) is made one even when only facts or an `.input` define it.
+    derived.extend(
+        queried
+            .into_iter()
+            .chain(queries.iter().map(|q| q.atom.pred.text.as_str()))
+            .filter(|q| declared.contains_key(q)),
+    );
+    let (mut inputs, mut outputs, mut printsize) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut copies, mut hidden_relations) = (Vec::new(), Vec::new());
+    for (kind, io) in ios {
+        // The same directive twice (`.output r` and the qualifier `output` on its
+        // `.decl`) writes one file, as in Soufflé.
+        let same = |other: &RawIo| {
+            other.name == io.name
+                && other.settings.filename == io.settings.filename
+                && other.settings.delimiter == io.settings.delimiter
+                && other.settings.stdout == io.settings.stdout
+        };
+        match kind {
+            IoKind::Input if inputs.iter().any(same) => continue,
+            IoKind::Output if outputs.iter().any(same) => continue,
+            _ => {}
+        }
+        match kind {
+            IoKind::Input if derived.contains(io.name.as_str()) => {
+                // dlc keeps input and derived relations apart: the facts go to a relation
+                // of their own, `r_input` (or `r_input2`, ... when the program declares
+                // that name), which one rule copies into `r`, as if the rules added to
+                // the loaded input.
+                let relation = declared[io.name.as_str()];
+                let hidden = (1..)
+                    .map(|k| if k == 1 { format!("{}_input", io.name) } else { format!("{}_input{k}", io.name) })
+                    .find(|n| {
+                        !declared.contains_key(n.as_str()) && !hidden_relations.iter().any(|r: &Relation| &r.name == n)
+                    })
+                    .expect("some name is free");
+                let vars: Vec<ast::Term> = (0..relation.arity)
+                    .map(|i| ast::Term { kind: TermKind::Var(format!("x{i}")), span: io.span })
+                    .collect();
+                let atom = |name: &str| ast::Atom {
+                    pred: ast::Name { text: name.to_string(), span: io.span },
+                    args: vars.clone(),
+                    span: io.span,
+                };
+                copies.push(ast::Rule {
+                    head: atom(&io.name),
+                    body: vec![ast::Literal::Atom(atom(&hidden))],
+                    span: io.span,
+                });
+                hidden_relations.push(Relation {
+                    name: hidden.clone(),
+                    arity: relation.arity,
+                    span: io.span,
+                    types: relation.types.clone(),
+                    attributes: relation.attributes.clone(),
+                    inline: false,
+                });
+                let mut settings = io.settings;
+                settings.filename = Some(settings.filename.unwrap_or_else(|| format!("{}.facts", io.name)));
+                inputs.push(RawIo { name: hidden, span: io.span, settings });
+            }
+            IoKind::Input => inputs.push(io),
+            IoKind::Output => outputs.push(io),
+            IoKind::Printsize => printsize.push(io),
+        }
+    }
+    let mut statements = Vec::new();
+    // The fresh variables of rewritten symbol `min`/`max` terms, numbered per program.
+    let mut extrema_vars = 0;
+    for clause in clauses {
+        match &clause.body {
+            None => {
+                for head in &clause.heads {
+                    // A fact's symbol `min`/`max` of constants is computed.
+                    let rule = ast::Rule { head: head.clone(), body: Vec::new(), span: clause.span };
+                    let rules = match extrema::expand(rule, &|_| None, &mut extrema_vars) {
+                        Ok(rules) => rules,
+                        Err(report) => {
+                            diagnostics.push(report);
+                            continue;
+                        }
+                    };
+                    for rule in rules {
+                        statements.push(if derived.contains(head.pred.text.as_str()) || !rule.body.is_empty() {
+                            Statement::Rule(rule)
+                        } else {
+                            Statement::Fact(rule.head)
+                        });
+                    }
+                }
+            }
+            Some(dnf) => {
+                for head in &clause.heads {
+                    for conj in dnf {
+                        let rule = ast::Rule { head: head.clone(), body: conj.clone(), span: clause.span };
+                        let typed = typing::variable_kinds(conj, &declared, types);
+                        match extrema::expand(rule, &|v| typed.get(v).copied(), &mut extrema_vars) {
+                            Ok(rules) => statements.extend(rules.into_iter().map(Statement::Rule)),
+                            Err(report) => diagnostics.push(report),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    statements.extend(queries.into_iter().map(Statement::Query));
+    statements.extend(copies.into_iter().map(Statement::Rule));
+    let mut relations = relations;
+    relations.extend(hidden_relations);
+    let declared = relations
+        .iter()
+        .map(|r| (r.name.clone(), r.types.iter().map(|t| typing::column_kind(t, types)).collect(), r.span))
+        .collect();
+    // The caller sets the span of the whole file.
+    let file = ast::File { statements, span: Span::new(FileId(0), 0..0), declared };
+    Lowered { file, relations, inputs, outputs, printsize }
+}
+
+/// What [`native`] makes.
+pub(super) struct Lowered {
+    pub file: ast::File,
+    pub relations: Vec<Relation>,
+    pub inputs: Vec<RawIo>,
+    pub outputs: Vec<RawIo>,
+    pub printsize: Vec<RawIo>,
+}

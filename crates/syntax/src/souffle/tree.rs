@@ -1,0 +1,312 @@
+//! Soufflé's own syntax tree: a program as the parser read it, item by item, before any
+//! check or desugaring. Constructs the dlc dialect has no equivalent for (disjunctions,
+//! negated groups, several heads, `.type` definitions, I/O parameters) are kept as
+//! written; each construct dlc does not support yet is one [`Unsupported`] node, which
+//! the checks report at its span (one report per distinct construct, counting its uses).
+//!
+//! Expressions are the native AST's terms ([`ast::Term`]), read by the one expression
+//! grammar both dialects share (`crate::expr`); atoms, comparisons and queries are the
+//! native AST's too, since Soufflé writes them as dlc does.
+
+use super::IoFormat;
+use crate::ast;
+use diag::Span;
+
+/// A Soufflé program: its items in the order of the (preprocessed) text.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Program {
+    pub items: Vec<Item>,
+}
+
+/// One item of a program.
+#[derive(Clone, Debug)]
+pub(super) enum Item {
+    Decl(Decl),
+    Type(TypeDef),
+    Io(IoDirective),
+    Pragma(Pragma),
+    Clause(Clause),
+    /// `?- r(1, y).`: a query in the file.
+    Query(ast::Query),
+    Unsupported(Unsupported),
+}
+
+/// Which I/O directive: `.input`, `.output` or `.printsize`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum IoKind {
+    Input,
+    Output,
+    Printsize,
+}
+
+/// `.decl a, b(x: T, y: U) qualifiers`: one or more relations with the same attributes.
+#[derive(Clone, Debug)]
+pub(super) struct Decl {
+    /// The relations declared, each with its span in the directive.
+    pub names: Vec<ast::Name>,
+    pub attributes: Vec<Attribute>,
+    /// `input`, `output`, `printsize`: Soufflé's older form of the I/O directives, with
+    /// the span of the qualifier (each kind once; a repeated one is reported by the parser).
+    pub io: Vec<(IoKind, Span)>,
+    /// The `inline` qualifier.
+    pub inline: bool,
+    /// The `no_inline` qualifier, which wins over `inline`.
+    pub no_inline: bool,
+}
+
+/// An attribute of a `.decl`: its name and the name of its type.
+#[derive(Clone, Debug)]
+pub(super) struct Attribute {
+    pub name: ast::Name,
+    pub ty: ast::Name,
+}
+
+/// A `.type` (or `.number_type`, `.symbol_type`) definition.
+#[derive(Clone, Debug)]
+pub(super) struct TypeDef {
+    pub name: ast::Name,
+    pub definition: TypeDefinition,
+}
+
+/// What a type is defined as.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum TypeDefinition {
+    /// `.type T <: A` (or `<: A | B`): a subtype.
+    Subtype(Vec<ast::Name>),
+    /// `.type T = A` (another name of `A`) or `.type T = A | B` (a union).
+    Equal(Vec<ast::Name>),
+    /// `.number_type T`, `.symbol_type T`: a subtype of that primitive type.
+    Primitive(&'static str),
+    /// `.type T` alone, which Soufflé reads as `.type T <: symbol`.
+    Bare,
+    /// `.type T = [...]`: a record type, at its `[`.
+    Record(Span),
+    /// `.type T = Branch {...} | ...`: an algebraic data type, at the first `{`.
+    Adt(Span),
+    /// A definition the parser could not read (reported as a syntax error): the name is
+    /// defined, from nothing.
+    Unreadable,
+}
+
+/// `.input`, `.output` or `.printsize` of one or more relations, with its parameters.
+#[derive(Clone, Debug)]
+pub(super) struct IoDirective {
+    pub kind: IoKind,
+    pub relations: Vec<ast::Name>,
+    /// `key=value` as written, in order (a quoted value unescaped).
+    pub parameters: Vec<IoParameter>,
+    /// The directive's word (`.input`, ...).
+    pub span: Span,
+}
+
+impl IoDirective {
+    /// What the parameters say, each read as Soufflé reads it, Soufflé's defaults where
+    /// they say nothing. (The parser keeps no directive with a parameter dlc refuses.)
+    pub fn settings(&self) -> IoSettings {
+        let mut settings = IoSettings::default_for(self.kind);
+        let mut delimiter = None;
+        for parameter in &self.parameters {
+            let value = &parameter.value;
+            match parameter.key.text.as_str() {
+                "IO" | "io" if value == "stdout" && self.kind != IoKind::Input => settings.stdout = true,
+                "filename" => settings.filename = Some(value.clone()),
+                "delimiter" => delimiter = value.chars().next(),
+                // Soufflé's readers and writers test for the text `true`; any other value
+                // is `false`.
+                "rfc4180" => settings.format.rfc4180 = value == "true",
+                "headers" => settings.format.headers = value == "true",
+                "compress" => settings.compress = self.kind == IoKind::Output,
+                "attributeNames" => settings.attribute_names = Some(value.clone()),
+                _ => {}
+            }
+        }
+        // A header line joins the attribute names with the delimiter given, otherwise a
+        // tab (also under `rfc4180=true`), as Soufflé joins them.
+        settings.names_delimiter = delimiter.unwrap_or('\t');
+        settings.delimiter = delimiter.unwrap_or(if settings.format.rfc4180 { ',' } else { '\t' });
+        settings
+    }
+}
+
+/// The IO parameters of Soufflé 2.5 that dlc knows: those it reads or writes by, and
+/// `dbname`, which only `IO=sqlite` reads (itself refused). Any other parameter is
+/// ignored with a warning naming the nearest of these, as Soufflé ignores it silently.
+pub(super) const IO_PARAMETERS: &[&str] =
+    &["IO", "filename", "delimiter", "rfc4180", "headers", "compress", "attributeNames", "dbname", "columns"];
+
+/// One `key=value` parameter of an I/O directive.
+#[derive(Clone, Debug)]
+pub(super) struct IoParameter {
+    pub key: ast::Name,
+    pub value: String,
+    /// From the key to the value.
+    pub span: Span,
+}
+
+impl IoParameter {
+    /// Why dlc refuses this parameter in a directive of `kind`, if it does: as the
+    /// description of the construct it does not support.
+    pub fn refused(&self, kind: IoKind) -> Option<String> {
+        match self.key.text.as_str() {
+            "IO" | "io" => match self.value.as_str() {
+                "file" => None,
+                "stdout" if kind != IoKind::Input => None,
+                other => Some(format!("`IO={other}`")),
+            },
+            "delimiter" if self.value.chars().count() != 1 => Some("a delimiter other than one character".to_string()),
+            // It picks and orders the columns of an input file; writers ignore it.
+            "columns" if kind == IoKind::Input => Some("the `.input` parameter `columns`".to_string()),
+            _ => None,
+        }
+    }
+
+    /// Whether Soufflé 2.5 knows the parameter (`dbname`, read by `IO=sqlite` alone, and
+    /// `columns` of an output are known and ignored).
+    pub fn known(&self) -> bool {
+        self.key.text == "io" || IO_PARAMETERS.contains(&self.key.text.as_str())
+    }
+}
+
+/// What the parameters of an I/O directive say (Soufflé's defaults where they say
+/// nothing).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct IoSettings {
+    pub filename: Option<String>,
+    pub delimiter: char,
+    pub stdout: bool,
+    pub format: IoFormat,
+    pub compress: bool,
+    pub attribute_names: Option<String>,
+    pub names_delimiter: char,
+}
+
+impl IoSettings {
+    /// The settings of a directive without parameters (and of an I/O qualifier of a
+    /// `.decl`): a tab-separated file, or standard output for `.printsize`.
+    pub fn default_for(kind: IoKind) -> Self {
+        IoSettings {
+            filename: None,
+            delimiter: '\t',
+            stdout: kind == IoKind::Printsize,
+            format: IoFormat::default(),
+            compress: false,
+            attribute_names: None,
+            names_delimiter: '\t',
+        }
+    }
+}
+
+/// `.pragma "key" "value"`: an option of Soufflé's own run.
+#[derive(Clone, Debug)]
+pub(super) struct Pragma {
+    /// The quoted key, unescaped, when the pragma starts with one.
+    pub key: Option<String>,
+    /// The quoted value after the key, unescaped, if any.
+    pub value: Option<String>,
+    /// The `.pragma` directive.
+    pub span: Span,
+}
+
+/// `h1(..), h2(..) :- body.`, or the facts `f(..), g(..).` (no body).
+#[derive(Clone, Debug)]
+pub(super) struct Clause {
+    pub heads: Vec<ast::Atom>,
+    pub body: Option<Disjunction>,
+    pub span: Span,
+}
+
+/// `conj ; conj ; ...`: one or more alternatives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Disjunction(pub Vec<Conjunction>);
+
+/// `lit, lit, ...`
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Conjunction(pub Vec<Literal>);
+
+/// A literal of a body as Soufflé writes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Literal {
+    Atom(ast::Atom),
+    /// `!lit`: a negated atom, comparison or group; `bang` is the first `!` (an even run
+    /// of `!` cancels out and is no node).
+    Not {
+        bang: Span,
+        inner: Box<Literal>,
+    },
+    /// `( disjunction )`.
+    Group(Disjunction),
+    /// A constraint `x < y`, `x = y + 1`, `c = count : { e(_) }` (aggregates are terms).
+    Compare(ast::Comparison),
+    /// `true` or `false`.
+    Constant(bool),
+}
+
+/// A construct dlc does not support yet, where it is: reported as E0018, once per
+/// distinct construct, by the checks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Unsupported {
+    pub construct: Construct,
+    pub span: Span,
+}
+
+/// The kinds of construct dlc does not support.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Construct {
+    /// `.comp` or `.init`.
+    Component,
+    /// `.plan`.
+    Plan,
+    /// `.functor`.
+    FunctorDecl,
+    /// Any other directive dlc does not read (`.limitsize`, `.lattice`, ...).
+    Directive(String),
+    /// `arch.jump`: a relation of a component instance.
+    QualifiedName,
+    /// The attribute type `float`.
+    FloatType,
+    /// The qualifier `eqrel`.
+    Eqrel,
+    /// `choice-domain`.
+    ChoiceDomain,
+    /// `h(x) <= h(y) :- ...`.
+    Subsumption,
+    /// `.type T = [...]`.
+    RecordType,
+    /// `.type T = Branch {...}`.
+    AdtType,
+    /// Any other construct inside a clause or a directive, by its description (a functor,
+    /// a record, a float constant, an I/O parameter value, an expansion past a bound, ...).
+    Other(String),
+}
+
+impl Construct {
+    /// How a report names the construct: "`{it}` is not supported".
+    pub fn describe(&self) -> String {
+        match self {
+            Construct::Component => "a component (`.comp`, `.init`)".to_string(),
+            Construct::Plan => "a query plan (`.plan`)".to_string(),
+            Construct::FunctorDecl => "a user-defined functor (`.functor`)".to_string(),
+            Construct::Directive(directive) => format!("the directive `{directive}`"),
+            Construct::QualifiedName => "a qualified relation name (components)".to_string(),
+            Construct::FloatType => "the type `float`".to_string(),
+            Construct::Eqrel => "an equivalence relation (`eqrel`)".to_string(),
+            Construct::ChoiceDomain => "`choice-domain`".to_string(),
+            Construct::Subsumption => "a subsumptive clause (`<=`)".to_string(),
+            Construct::RecordType => "a record type (`[...]`)".to_string(),
+            Construct::AdtType => "an algebraic data type (`Branch {...}`)".to_string(),
+            Construct::Other(description) => description.clone(),
+        }
+    }
+}
+
+impl From<&str> for Construct {
+    fn from(description: &str) -> Self {
+        Construct::Other(description.to_string())
+    }
+}
+
+impl From<String> for Construct {
+    fn from(description: String) -> Self {
+        Construct::Other(description)
+    }
+}
