@@ -1,5 +1,6 @@
 //! Fixture-driven snapshots: every fixture under `fixtures/ok` through every `--emit`
-//! form, and every fixture under `fixtures/err` through its diagnostics. A snapshot holds
+//! form, every Soufflé program under `fixtures/souffle` through the forms a program
+//! without a query has, and every fixture under `fixtures/err` through its diagnostics. A snapshot holds
 //! the source and the output together. Review changes with `cargo insta review`;
 //! `cargo xtask regen` rewrites them all.
 
@@ -25,6 +26,15 @@ pub const EMITS: &[(&str, &[&str])] = &[
     ("answers", &["--compare"]),
 ];
 
+/// The `--emit` forms of a Soufflé program run for its `.output` relations (the others
+/// need a query), by snapshot name; their answers are checked against Soufflé's files by
+/// the `souffle` tests.
+pub const SOUFFLE_EMITS: &[(&str, &[&str])] = &[
+    ("souffle_ast", &["--emit", "ast"]),
+    ("souffle_ir", &["--emit", "ir"]),
+    ("souffle_plan", &["--emit", "plan"]),
+];
+
 fn run_fixture(path: &Path, extra: &[&str]) -> (String, common::Output) {
     let source = std::fs::read_to_string(path).unwrap();
     let relative = path.strip_prefix(root()).unwrap().to_str().unwrap().to_string();
@@ -45,6 +55,24 @@ fn ok_fixtures() {
     insta::with_settings!({ snapshot_path => "../../../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
         insta::glob!("../../../fixtures", "ok/*.dl", |path| {
             for (name, flags) in EMITS {
+                let (source, output) = run_fixture(path, flags);
+                assert_eq!(output.code, 0, "{name} of {} failed:\n{}", path.display(), output.stderr);
+                let mut text = section("SOURCE", &source);
+                text += &section(&name.to_uppercase(), &output.stdout);
+                if !output.stderr.is_empty() {
+                    text += &section("DIAGNOSTICS", &output.stderr);
+                }
+                insta::assert_snapshot!(*name, text);
+            }
+        });
+    });
+}
+
+#[test]
+fn souffle_fixtures() {
+    insta::with_settings!({ snapshot_path => "../../../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
+        insta::glob!("../../../fixtures", "souffle/*/prog.dl", |path| {
+            for (name, flags) in SOUFFLE_EMITS {
                 let (source, output) = run_fixture(path, flags);
                 assert_eq!(output.code, 0, "{name} of {} failed:\n{}", path.display(), output.stderr);
                 let mut text = section("SOURCE", &source);
@@ -122,6 +150,16 @@ fn no_orphaned_snapshots() {
     let mut expected: Vec<String> = Vec::new();
     for f in names("ok") {
         expected.extend(EMITS.iter().map(|(e, _)| format!("{e}@{f}.snap")));
+    }
+    let mut souffle: Vec<String> = std::fs::read_dir(root.join("fixtures/souffle"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("prog.dl").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    souffle.sort();
+    for f in souffle {
+        expected.extend(SOUFFLE_EMITS.iter().map(|(e, _)| format!("{e}@{f}__prog.dl.snap")));
     }
     expected.extend(names("err").into_iter().map(|f| format!("diagnostics@{f}.snap")));
     expected.extend(names("explain").into_iter().map(|f| format!("explain@{f}.snap")));
