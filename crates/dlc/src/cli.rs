@@ -334,3 +334,44 @@ pub enum ColorArg {
     Always,
     Never,
 }
+
+impl RunArgs {
+    /// The pipeline's configuration these flags make: checked once here, read by every
+    /// stage. A cluster's connection is added when the run joins it.
+    pub fn options(&self) -> pipeline::Options {
+        pipeline::Options {
+            dialect: match self.dialect {
+                DialectArg::Auto => None,
+                DialectArg::Dlc => Some(pipeline::Dialect::Dlc),
+                DialectArg::Souffle => Some(pipeline::Dialect::Souffle),
+            },
+            query: self.query.clone(),
+            magic: match self.magic_mode() {
+                MagicArg::On => pipeline::MagicMode::On,
+                MagicArg::Off => pipeline::MagicMode::Off,
+                MagicArg::Auto => pipeline::MagicMode::Auto,
+            },
+            max_adornments: self.max_adornments,
+            max_tuples: self.max_tuples,
+            engine: match self.engine {
+                EngineArg::Seminaive => pipeline::Engine::Native(exec::Engine::Seminaive),
+                EngineArg::Reference => pipeline::Engine::Native(exec::Engine::Reference),
+                EngineArg::Differential => {
+                    pipeline::Engine::Differential { workers: self.dataflow.workers.unwrap_or(1), cluster: None }
+                }
+            },
+            threads: self.threads.map_or_else(exec::Threads::available, exec::Threads::new),
+            maintenance: match self.maintenance {
+                MaintenanceArg::Dred => exec::Maintenance::Dred,
+                MaintenanceArg::Ranked => exec::Maintenance::Ranked,
+                MaintenanceArg::Auto => exec::Maintenance::Auto,
+            },
+            all: self.all,
+            evaluates: matches!(self.emit, Emit::Answers | Emit::Trace),
+            shows_magic: matches!(self.emit, Emit::Adorned | Emit::MagicIr),
+            compare: self.compare,
+            insert: self.insert.clone(),
+            delete: self.delete.clone(),
+        }
+    }
+}

@@ -8,10 +8,10 @@
 //! a step; every generated rule is shown as the source rule (or query) it came from.
 
 use crate::cli::{Emit, Format, RunArgs};
-use crate::session::{self, Maintainer};
 use diag::SourceMap;
 use exec::{Attempt, Blocked, Database, Explainer, Leaf, Proof, Step, WhyNot};
 use ir::{Fact, Origin, PredId, PredKind, PredName, Program, RuleId, Span, Symbol, TermKind};
+use pipeline::{Evaluator, Maintainer, Maintaining};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::io::Write;
@@ -184,7 +184,7 @@ fn own_demand(ctx: &Context<'_>, fact: &Fact) -> Result<OwnDemand, String> {
         .collect();
     let query = ir::Query { atom: ir::Atom { pred: fact.pred, args, span: fact.span } };
     source.query = Some(query.clone());
-    let mut facts = crate::facts::InputFacts::default();
+    let mut facts = pipeline::InputFacts::default();
     // The repl's source program may know predicates its maintained database does not
     // (named by updates only); no rule reads them.
     let known = |p: PredId| p.index() < ctx.db.relation_count();
@@ -198,18 +198,9 @@ fn own_demand(ctx: &Context<'_>, fact: &Fact) -> Result<OwnDemand, String> {
         Err(_) => (source.clone(), false),
     };
     let threads = exec::Threads::available();
-    match session::evaluate(
-        &program,
-        false,
-        &facts,
-        crate::engines::Engine::SEMINAIVE,
-        threads,
-        false,
-        None,
-        ctx.max_tuples,
-    ) {
+    match Evaluator::recompute(threads, ctx.max_tuples).evaluate(&program, &facts, None) {
         Ok(run) => Ok(OwnDemand { source, program, magic, db: run.eval.db }),
-        Err(e) => Err(e.message(&program)),
+        Err(e) => Err(e.to_diagnostic(&program).message),
     }
 }
 
@@ -787,7 +778,8 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         Format::Dot if !missing => Shape::Dot,
         Format::Dot => return crate::usage_error(err, "--explain-missing does not support --format dot"),
     };
-    let session = match session::compile(args) {
+    let options = args.options();
+    let session = match crate::compile(args, &options) {
         Ok(s) => s,
         Err(failed) => return crate::fail(err, failed, color),
     };
@@ -795,7 +787,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
     let mut sources = session.sources.clone();
     // The rewrite's predicate table extends the source's, so the fact is read against it
     // before `--magic` has chosen the program.
-    let widest = session.magic.as_ref().map_or(&session.program, |m| &m.program);
+    let widest = session.widest();
     let mut shown = widest.clone();
     let file = sources.add(flag, text.clone());
     let (fact, diagnostics) = syntax::parse_ground_atom(text, file, &mut shown);
@@ -805,20 +797,10 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         let _ = writeln!(err, "dlc: {errors} error(s); nothing was explained");
         return crate::EXIT_INPUT_ERROR;
     };
-    let engine = session::engine(args);
     // Every relation: a fact of any of them may be asked about.
-    let chosen = session::evaluate_chosen(
-        &session.program,
-        session.magic.as_ref(),
-        args.magic_mode(),
-        true,
-        &session.facts,
-        engine,
-        session::threads(args.threads),
-        false,
-        &|| None,
-        args.max_tuples,
-    );
+    let evaluator = Evaluator::new(&options).whole(true);
+    let chosen =
+        evaluator.evaluate_chosen(&session.program, session.magic.as_ref(), options.magic, &session.facts, &|| None);
     let (run, choice) = match chosen {
         Ok(chosen) => chosen,
         Err(e) => return crate::stopped(err, &session.sources, widest, &e, args.color),
@@ -834,16 +816,13 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
     let (evaluated, maintained) = if session.batches.is_empty() {
         (Some(run.eval), None)
     } else {
-        let maintenance = session::maintenance(args.maintenance);
-        let maintained = Maintainer::from_evaluation(
-            primary.clone(),
-            true,
-            run,
-            &session.facts,
-            maintenance,
-            false,
-            args.max_tuples,
-        );
+        let how = Maintaining {
+            whole: true,
+            maintenance: options.maintenance,
+            keep_record: false,
+            max_tuples: options.max_tuples,
+        };
+        let maintained = Maintainer::from_evaluation(primary.clone(), run, &session.facts, how);
         let mut maintainer = match maintained {
             Ok(maintainer) => maintainer,
             Err(e) => return crate::stopped(err, &session.sources, primary, &e, args.color),
@@ -857,8 +836,12 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
     };
     let db = match (&evaluated, &maintained) {
         (Some(eval), _) => &eval.db,
-        (None, Some(maintainer)) => maintainer.state.db(),
-        (None, None) => unreachable!("one of the two is made"),
+        // Explanations run on the native engine, whose database proofs read.
+        (None, Some(maintainer)) => match maintainer.state.proofs() {
+            Some(db) => db,
+            None => return crate::EXIT_INPUT_ERROR,
+        },
+        (None, None) => return crate::EXIT_INPUT_ERROR,
     };
     let ctx = Context {
         source: &session.program,
