@@ -11,6 +11,7 @@ use crate::cli::{Emit, Format, RunArgs};
 use diag::SourceMap;
 use exec::{Attempt, Blocked, Database, Explainer, Leaf, Proof, Step, WhyNot};
 use ir::{Fact, Origin, PredId, PredKind, PredName, Program, RuleId, Span, Symbol, TermKind};
+use pipeline::explain::OwnDemand;
 use pipeline::{Evaluator, Maintainer, Maintaining};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -75,21 +76,9 @@ impl Context<'_> {
             && !self.source.query.as_ref().is_some_and(|q| q.atom.pred == fact.pred && q.matches(tuple))
     }
 
-    /// The relations of `program` that hold the source fact's predicate: itself, or
-    /// through magic sets its answer relations, the query's adornment first.
+    /// The relations of `program` that hold the source fact's predicate.
     fn relations(&self, pred: PredId) -> Vec<PredId> {
-        if !self.magic || self.source.pred(pred).kind == PredKind::Edb {
-            return vec![pred];
-        }
-        let base = self.source.pred(pred).name.base();
-        let queried = self.program.query.as_ref().map(|q| q.atom.pred);
-        let mut found: Vec<PredId> = self
-            .program
-            .pred_ids()
-            .filter(|&p| matches!(&self.program.pred(p).name, PredName::Answer(s, _) if *s == base))
-            .collect();
-        found.sort_by_key(|&p| (Some(p) != queried, p));
-        found
+        pipeline::explain::fact_relations(self.source, self.program, self.magic, pred)
     }
 
     /// `R(a,d)` for a fact of an answer relation, `@m:R^bf(a)` for a demand, `E(a,b)`.
@@ -159,49 +148,12 @@ struct RuleShown {
     text: String,
 }
 
-/// A fact's own demand, evaluated: the program that derives what the fact needs, and
-/// its database.
-struct OwnDemand {
-    /// The source program with the fact as its query.
-    source: Program,
-    /// The magic rewrite of `source` (or `source` itself when the rewrite is too large).
-    program: Program,
-    magic: bool,
-    db: Database,
-}
-
 /// Evaluates the own demand of `fact`, which the magic program of the user's query did
-/// not derive: the magic rewrite of the source program for the query that is the fact
-/// itself (every position bound), over the input facts `ctx.db` holds now. Only what the
-/// fact needs is derived, so the fact holds there exactly when it holds in the original
-/// program. When even that rewrite is too large, the original program is evaluated.
+/// not derive, over the input facts `ctx.db` holds now
+/// ([`pipeline::explain::own_demand`]); the explained program's interner holds the
+/// fact's constants and those of updates.
 fn own_demand(ctx: &Context<'_>, fact: &Fact) -> Result<OwnDemand, String> {
-    let mut source = ctx.source.clone();
-    // The explained program's interner holds the fact's constants and those of updates.
-    source.consts = ctx.program.consts.clone();
-    let args = (fact.values.iter().enumerate())
-        .map(|(i, &c)| ir::Term { kind: TermKind::Const(source.value(fact.pred, i, c)), span: fact.span })
-        .collect();
-    let query = ir::Query { atom: ir::Atom { pred: fact.pred, args, span: fact.span } };
-    source.query = Some(query.clone());
-    let mut facts = pipeline::InputFacts::default();
-    // The repl's source program may know predicates its maintained database does not
-    // (named by updates only); no rule reads them.
-    let known = |p: PredId| p.index() < ctx.db.relation_count();
-    for pred in source.pred_ids().filter(|&p| source.pred(p).kind == PredKind::Edb && known(p)) {
-        for tuple in ctx.db.tuples(pred) {
-            facts.push(pred, tuple.iter().copied());
-        }
-    }
-    let (program, magic) = match magic::rewrite_with(&source, &query, magic::RewriteOptions::default()) {
-        Ok(rewrite) => (rewrite.program, true),
-        Err(_) => (source.clone(), false),
-    };
-    let threads = exec::Threads::available();
-    match Evaluator::recompute(threads, ctx.max_tuples).evaluate(&program, &facts, None) {
-        Ok(run) => Ok(OwnDemand { source, program, magic, db: run.eval.db }),
-        Err(e) => Err(e.to_diagnostic(&program).message),
-    }
+    pipeline::explain::own_demand(ctx.source, &ctx.program.consts, ctx.db, fact, ctx.max_tuples)
 }
 
 /// `--explain`: a proof of the fact, or a message that it does not hold.
@@ -813,8 +765,8 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         shown.consts = consts;
     }
     // After update batches, the maintained state: explanations then use present facts only.
-    let (evaluated, maintained) = if session.batches.is_empty() {
-        (Some(run.eval), None)
+    let maintained = if session.batches.is_empty() {
+        Err(run.eval)
     } else {
         let how = Maintaining {
             whole: true,
@@ -832,16 +784,18 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
                 return crate::stopped(err, &session.sources, primary, &e, args.color);
             }
         }
-        (None, Some(maintainer))
+        Ok(maintainer)
     };
-    let db = match (&evaluated, &maintained) {
-        (Some(eval), _) => &eval.db,
-        // Explanations run on the native engine, whose database proofs read.
-        (None, Some(maintainer)) => match maintainer.state.proofs() {
-            Some(db) => db,
-            None => return crate::EXIT_INPUT_ERROR,
-        },
-        (None, None) => return crate::EXIT_INPUT_ERROR,
+    // The evaluation, or the state the batches left, on the native engine (the only one
+    // `--explain` goes with), whose database proofs read.
+    let db = match &maintained {
+        Err(eval) => Some(&eval.db),
+        Ok(maintainer) => maintainer.state.proofs(),
+    };
+    let Some(db) = db else {
+        let _ =
+            writeln!(err, "dlc: {flag} reads the native engine's derivation order, which this engine does not keep");
+        return crate::EXIT_INPUT_ERROR;
     };
     let ctx = Context {
         source: &session.program,

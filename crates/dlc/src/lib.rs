@@ -466,10 +466,8 @@ fn evaluate_and_report(
     // Incremental maintenance of the primary program over the batches.
     let mut exit = 0;
     let elapsed = main_run.elapsed;
-    let mut maintained = None;
-    let mut main_eval = None;
-    if session.batches.is_empty() {
-        main_eval = Some(main_run);
+    let last = if session.batches.is_empty() {
+        Final::Evaluated(main_run)
     } else {
         // The evaluation just made is the maintained state's starting point.
         let how = Maintaining {
@@ -505,20 +503,18 @@ fn evaluate_and_report(
         if json {
             doc["updates"] = Value::Array(updates);
         }
-        maintained = Some(maintainer);
-    }
-    // The final state: the evaluation, or where the batches left it. Its answers are read
-    // straight from the relation by the writers below.
-    let (final_program, final_answers, final_len): (_, _, Box<dyn Fn(ir::PredId) -> usize>) =
-        match (&maintained, &main_eval) {
-            (Some(m), _) => (&m.program, m.state.answers(&m.query), Box::new(|p| m.state.len(p))),
-            (None, Some(run)) => (primary, run.selected(), Box::new(|p| run.eval.db.len(p))),
-            (None, None) => return EXIT_INPUT_ERROR,
-        };
+        Final::Maintained(maintainer)
+    };
+    // Its answers are read straight from the relation by the writers below.
+    let final_program = match &last {
+        Final::Evaluated(_) => primary,
+        Final::Maintained(m) => &m.program,
+    };
+    let final_answers = last.answers();
     // The caps as they are after the batches: an insertion can push a demand relation past
     // its cap, and the program chosen before is kept (maintained), which the summary says.
-    let choice = match (&maintained, session.magic.as_ref()) {
-        (Some(m), Some(magic)) if choice.magic && mode == MagicMode::Auto && !args.compare => {
+    let choice = match (&last, session.magic.as_ref()) {
+        (Final::Maintained(m), Some(magic)) if choice.magic && mode == MagicMode::Auto && !args.compare => {
             let now = pipeline::auto_choice(source, magic, Some(&|p| m.state.len(p)));
             if now.magic {
                 choice
@@ -549,14 +545,7 @@ fn evaluate_and_report(
                     let relations = match args.all {
                         true => derived_source_preds(final_program)
                             .into_iter()
-                            .map(|p| {
-                                let rows = match (&maintained, &main_eval) {
-                                    (Some(m), _) => m.state.rows(p),
-                                    (None, Some(run)) => pipeline::Selected::relation(&run.eval.db, p),
-                                    (None, None) => final_answers,
-                                };
-                                (p, rows, "row(s)")
-                            })
+                            .map(|p| (p, last.rows(p), "row(s)"))
                             .collect(),
                         false => vec![(queried, final_answers, "answer(s)")],
                     };
@@ -591,7 +580,7 @@ fn evaluate_and_report(
                     format!("{} answer(s)", count.unwrap_or_else(|_| final_answers.count()))
                 }
             };
-            let sizes = pipeline::relation_sizes(final_program, final_len);
+            let sizes = pipeline::relation_sizes(final_program, |p| last.len(p));
             let program = if args.compare { "magic program".to_string() } else { choice.text() };
             summary += &format!("; {program}: {}", report::sizes_text(primary, &sizes));
             if timing {
@@ -601,6 +590,38 @@ fn evaluate_and_report(
         }
     }
     exit
+}
+
+/// Where a run's relations ended: its evaluation, or where the update batches left it.
+enum Final {
+    Evaluated(pipeline::Evaluated),
+    Maintained(Maintainer),
+}
+
+impl Final {
+    /// The query's answers.
+    fn answers(&self) -> pipeline::Selected<'_> {
+        match self {
+            Final::Evaluated(run) => run.selected(),
+            Final::Maintained(m) => m.state.answers(&m.query),
+        }
+    }
+
+    /// Every row of `pred`.
+    fn rows(&self, pred: ir::PredId) -> pipeline::Selected<'_> {
+        match self {
+            Final::Evaluated(run) => pipeline::Selected::relation(&run.eval.db, pred),
+            Final::Maintained(m) => m.state.rows(pred),
+        }
+    }
+
+    /// The number of rows of `pred`.
+    fn len(&self, pred: ir::PredId) -> usize {
+        match self {
+            Final::Evaluated(run) => run.eval.db.len(pred),
+            Final::Maintained(m) => m.state.len(pred),
+        }
+    }
 }
 
 /// The line naming the program `--magic` chose, and why; with `--compare` (which

@@ -226,6 +226,8 @@ pub(crate) fn run(
                         max_tuples: repl.settings.options.max_tuples,
                     };
                     crate::explain::repl_command(text, &state, &mut repl.sources, repl.color, out, err);
+                } else {
+                    let _ = writeln!(err, "this engine keeps no derivation order to explain facts with");
                 }
             }
             // `+E(a,b);` stages the update and ends the batch, as the two lines would.

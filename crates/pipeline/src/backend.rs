@@ -25,7 +25,9 @@ pub type FactsByPred = Vec<(PredId, Tuples)>;
 /// ([`crate::net_update`] makes one from changes in order). Deletions apply first.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Changes {
+    /// Facts to insert.
     pub inserts: Vec<Tuple>,
+    /// Facts to delete.
     pub deletes: Vec<Tuple>,
 }
 
@@ -94,7 +96,12 @@ pub enum Engine {
     Native(exec::Engine),
     /// The program as one differential dataflow (`flow`) on this many worker threads,
     /// alone or with the processes of `cluster`.
-    Differential { workers: usize, cluster: Option<ClusterLink> },
+    Differential {
+        /// Worker threads in this process.
+        workers: usize,
+        /// The connection to the other processes, for a run that spans several.
+        cluster: Option<ClusterLink>,
+    },
 }
 
 impl Engine {
@@ -191,7 +198,9 @@ pub struct Live(flow::Flow);
 /// empty, and [`Change::net_count`] still counts them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Listing {
+    /// The most facts a listed report holds; `None` lists every fact.
     pub up_to: Option<usize>,
+    /// Whether the net change is listed too.
     pub net: bool,
 }
 
@@ -263,10 +272,12 @@ pub struct Change {
     pub added: FactsByPred,
     /// Input facts the batch inserted and deleted.
     pub inputs_inserted: Vec<Tuple>,
+    /// Input facts the batch deleted.
     pub inputs_deleted: Vec<Tuple>,
     /// Requested changes that changed nothing: inserts of present facts, deletes of
     /// absent ones, changes of derived relations.
     pub noop_inserts: Vec<Tuple>,
+    /// Requested deletes that changed nothing.
     pub noop_deletes: Vec<Tuple>,
     /// Whether the fact lists were made (see [`Listing`]).
     pub listed: bool,

@@ -11,6 +11,7 @@ use magic::MagicProgram;
 /// A program compiled for its query: everything evaluation and maintenance start from.
 #[derive(Debug)]
 pub struct Session {
+    /// The program's text and every other text read, for reports.
     pub sources: SourceMap,
     /// The source program (with its query, and every input predicate any input mentions).
     pub program: Program,
@@ -23,6 +24,7 @@ pub struct Session {
     pub magic: Option<MagicProgram>,
     /// All input facts: inline in the program and loaded.
     pub facts: InputFacts,
+    /// The update batches, in order.
     pub batches: Vec<Batch>,
     /// Warnings to show even when compilation succeeds.
     pub warnings: Vec<Diagnostic>,

@@ -249,12 +249,14 @@ pub fn edb_database(program: &Program, facts: &InputFacts, max_tuples: u32) -> D
 
 /// One evaluated program: the original or the magic rewrite.
 pub struct Evaluated {
+    /// The engine's evaluation: its database, rounds and counts.
     pub eval: Evaluation,
     /// The evaluated program's query, which names the relation holding the answers.
     query: ir::Query,
     /// The answers copied out of the relation, when first asked for: printing them
     /// reads the relation itself ([`Evaluated::selected`]).
     answers: std::cell::OnceCell<Answers>,
+    /// How long the evaluation took.
     pub elapsed: Duration,
     /// The running dataflow, when the differential engine evaluated it.
     pub(crate) live: Option<Live>,

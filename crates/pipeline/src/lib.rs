@@ -4,10 +4,18 @@
 //! (read answers or a relation's rows). Every engine is reached through one seam,
 //! [`Backend`]. Nothing here touches the file system or the process: files come in
 //! through [`Inputs`], and every failure is a value.
+//!
+//! [`Datalog`] wraps the stages for a Rust program that embeds Datalog: facts in as Rust
+//! values, answers out as rows of [`Value`]s, batches of changes, proofs.
+
+// Every public item says what it is: this crate is what an embedding program reads.
+#![deny(missing_docs)]
 
 mod backend;
 mod compile;
+mod embed;
 mod evaluate;
+pub mod explain;
 mod facts;
 mod maintain;
 mod options;
@@ -19,6 +27,7 @@ pub use backend::{
     Phases, Tuple, Tuples,
 };
 pub use compile::{compile, Session};
+pub use embed::{Datalog, DatalogError, Row, Updated, Value};
 pub use evaluate::{
     auto_choice, demand_caps, derived_preds, edb_database, evaluation_plan, relation_sizes, resource_diagnostic,
     rewrite_for_mode, rewrite_options, Choice, Evaluated, Evaluator, Progress,

@@ -26,8 +26,11 @@ pub struct BatchOutcome {
     pub change: Change,
     /// The strategy asked for.
     pub maintenance: Maintenance,
+    /// Answers the batch added, sorted.
     pub answers_added: Answers,
+    /// Answers the batch removed, sorted.
     pub answers_removed: Answers,
+    /// How long the batch took.
     pub elapsed: Duration,
     /// The work a from-scratch evaluation of the new input does (when it was measured).
     pub recompute_work: Option<u64>,

@@ -96,7 +96,9 @@ pub struct Batch {
 /// The outcome of a failed stage: every diagnostic, errors and warnings.
 #[derive(Debug)]
 pub struct Failed {
+    /// The texts the diagnostics point into.
     pub sources: SourceMap,
+    /// The reports.
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -108,8 +110,11 @@ pub fn tuple_of(fact: &Fact) -> Tuple {
 /// The I/O directives of a Soufflé program.
 #[derive(Clone, Debug)]
 pub struct SouffleIo {
+    /// The `.input` relations.
     pub inputs: Vec<syntax::souffle::Io>,
+    /// The `.output` relations.
     pub outputs: Vec<syntax::souffle::Io>,
+    /// The `.printsize` relations.
     pub printsize: Vec<syntax::souffle::Io>,
     /// The attribute names of every declared relation.
     pub attributes: Vec<(PredId, Vec<String>)>,
@@ -123,7 +128,9 @@ pub fn attributes_of(attributes: &[(PredId, Vec<String>)], pred: PredId) -> Opti
 /// A program's text: the source map holding it, and its file.
 #[derive(Debug)]
 pub struct ProgramText {
+    /// The source map holding the text.
     pub sources: SourceMap,
+    /// The program's file in it.
     pub file: FileId,
 }
 
@@ -142,19 +149,26 @@ impl ProgramText {
 /// depend on (the repl and explanations may ask about any relation).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Wanted {
+    /// A Soufflé program's `.output` relations, without a query.
     pub outputs: bool,
+    /// Every `.input` relation of a Soufflé program.
     pub every_input: bool,
 }
 
 /// A program read and lowered, with its inputs loaded, before any rewrite.
 #[derive(Debug)]
 pub struct Prepared {
+    /// The program's text and every other text read, for reports.
     pub sources: SourceMap,
     /// The program file.
     pub file: FileId,
+    /// The lowered program, with every predicate the input named.
     pub program: Program,
+    /// The input facts: the program's own and those loaded.
     pub facts: InputFacts,
+    /// The update batches, in order.
     pub batches: Vec<Batch>,
+    /// Warnings to show even when the later stages succeed.
     pub warnings: Vec<Diagnostic>,
     /// For a Soufflé program, its `.input`/`.output`/`.printsize` directives.
     pub souffle: Option<SouffleIo>,

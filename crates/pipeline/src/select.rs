@@ -13,8 +13,11 @@ pub type Answers = exec::Tuples;
 /// column's), or by a rank of their own (symbols: Soufflé's numeric order of the `-D`
 /// files, numbers first, then text).
 pub enum ValueOrder {
+    /// By the values' ids.
     Ids,
+    /// As signed numbers.
     Signed,
+    /// By a rank of each value.
     Ranks {
         /// The rank of each value (indexed by id; values never ranked have none).
         rank: Vec<u32>,
