@@ -1,7 +1,7 @@
 //! Text and JSON renderings of evaluation results and update reports.
 
 use ir::{PredId, Program, Query};
-use pipeline::{relation_sizes, Batch, BatchOutcome, Change, Evaluated, How, Phases, FULL_REPORT_MAX_FACTS};
+use pipeline::{relation_sizes, Batch, BatchOutcome, Change, Evaluated, How, Phases, Tally, FULL_REPORT_MAX_FACTS};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -360,12 +360,12 @@ fn phases(change: &Change) -> Cow<'_, Phases> {
     if let Some(phases) = change.how.phases() {
         return Cow::Borrowed(phases);
     }
-    let mut tallies: Vec<(PredId, exec::Tally)> = Vec::new();
+    let mut tallies: Vec<(PredId, Tally)> = Vec::new();
     let removed = change.removed.iter().map(|(p, ts)| (*p, ts.len(), 0));
     for (p, overdeleted, inserted) in removed.chain(change.added.iter().map(|(p, ts)| (*p, 0, ts.len()))) {
         match tallies.iter_mut().find(|(q, _)| *q == p) {
             Some((_, tally)) => tally.inserted += inserted,
-            None => tallies.push((p, exec::Tally { overdeleted, inserted, ..exec::Tally::default() })),
+            None => tallies.push((p, Tally { overdeleted, inserted, ..Tally::default() })),
         }
     }
     tallies.sort_by_key(|(p, _)| *p);
@@ -388,7 +388,7 @@ fn phases(change: &Change) -> Cow<'_, Phases> {
 type Grouped = Vec<(PredId, Vec<Vec<u32>>)>;
 
 /// One phase's count in a relation's tally.
-type Phase = fn(&exec::Tally) -> usize;
+type Phase = fn(&Tally) -> usize;
 
 /// The facts of DRed's insertion phase split by whether they held before the batch:
 /// (those over-deleted earlier in the batch and derived again, those that are new). A

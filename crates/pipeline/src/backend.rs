@@ -204,6 +204,19 @@ pub struct Listing {
     pub net: bool,
 }
 
+/// How many facts of one relation each phase of a batch touched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Facts over-deleted.
+    pub overdeleted: usize,
+    /// Over-deleted facts rederived.
+    pub rederived: usize,
+    /// Facts the insertion phase derived that were over-deleted earlier in the batch.
+    pub reinserted: usize,
+    /// Facts the insertion phase derived that did not hold before the batch.
+    pub inserted: usize,
+}
+
 /// What a DRed-style maintenance did, phase by phase. Fact lists are sorted by
 /// predicate, then tuple, and made only when [`Change::listed`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -218,7 +231,7 @@ pub struct Phases {
     /// Facts of the insertion phase.
     pub inserted: Vec<(PredId, Vec<Vec<u32>>)>,
     /// Per relation any phase touched, the sizes of its lists (always set).
-    pub tallies: Vec<(PredId, exec::Tally)>,
+    pub tallies: Vec<(PredId, Tally)>,
     /// Per aggregate whose rows changed, the number of its groups recomputed.
     pub groups: Vec<(PredId, usize)>,
     /// The number of over-deletion waves that removed a fact.
@@ -306,7 +319,14 @@ impl Change {
             overdeleted: report.overdeleted,
             rederived: report.rederived,
             inserted: report.inserted,
-            tallies: report.tallies,
+            tallies: report
+                .tallies
+                .into_iter()
+                .map(|(p, t)| {
+                    let exec::Tally { overdeleted, rederived, reinserted, inserted } = t;
+                    (p, Tally { overdeleted, rederived, reinserted, inserted })
+                })
+                .collect(),
             groups: report.groups,
             waves: report.waves,
             reason: report.reason,

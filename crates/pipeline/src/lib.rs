@@ -24,7 +24,7 @@ mod select;
 
 pub use backend::{
     cluster_stopped, maintain, Backend, Change, Changes, ClusterLink, Engine, Error, FactsByPred, How, Listing, Live,
-    Phases, Tuple, Tuples,
+    Phases, Tally, Tuple, Tuples,
 };
 pub use compile::{compile, Session};
 pub use embed::{Datalog, DatalogError, Row, Updated, Value};

@@ -76,7 +76,7 @@ pub fn recompute(
 /// The facts of `changed` (a net change per relation) that are answers of `query`, in
 /// order: a batch's change of the answers, found without a copy of the answers before
 /// and after it.
-fn selected_answers(query: &Query, changed: &[(PredId, exec::Tuples)]) -> Answers {
+fn selected_answers(query: &Query, changed: &[(PredId, Answers)]) -> Answers {
     let arity = query.atom.args.len();
     let (mut values, mut len) = (Vec::new(), 0);
     for (_, tuples) in changed.iter().filter(|(p, _)| *p == query.atom.pred) {
