@@ -147,9 +147,8 @@ pub fn run(
     let wanted = wanted(io);
     // Update batches maintain the original program's evaluation of every wanted relation.
     let maintaining = !prepared.batches.is_empty() || args.check;
-    let mut state = None;
-    // The evaluated program and its database; the wanted relations are read from it.
-    let (name, evaluated, db, magic) = if !maintaining && uses_magic(options, &prepared.program, &wanted) {
+    // The evaluated program and its relations; the wanted relations are read from them.
+    let (name, evaluated, mut relations, magic) = if !maintaining && uses_magic(options, &prepared.program, &wanted) {
         let mut program = prepared.program.clone();
         let query = all_free_query(&mut program, wanted[0]);
         program.query = Some(query.clone());
@@ -172,8 +171,10 @@ pub fn run(
         let chosen =
             Evaluator::new(options).whole(false).evaluate_chosen(&program, rewritten.as_ref(), mode, &facts, &|| None);
         match chosen {
-            Ok((run, choice)) if choice.magic => (choice.text(), widest.clone(), run.eval.db, true),
-            Ok((run, choice)) => (choice.text(), prepared.program.clone(), run.eval.db, false),
+            Ok((run, choice)) if choice.magic => {
+                (choice.text(), widest.clone(), Relations::Evaluated(run.eval.db), true)
+            }
+            Ok((run, choice)) => (choice.text(), prepared.program.clone(), Relations::Evaluated(run.eval.db), false),
             Err(e) => return crate::stopped(err, &prepared.sources, widest, &e, args.color),
         }
     } else {
@@ -191,20 +192,19 @@ pub fn run(
             Ok(evaluated) => evaluated,
             Err(e) => return crate::stopped(err, &prepared.sources, program, &e, args.color),
         };
-        if maintaining {
-            let kept = match pipeline::maintain(plan.clone(), program, eval, live, options.maintenance) {
-                Ok(kept) => kept,
+        let relations = if maintaining {
+            match pipeline::maintain(plan.clone(), program, eval, live, options.maintenance) {
+                Ok(kept) => Relations::Maintained(kept),
                 Err(e) => return crate::stopped(err, &prepared.sources, program, &e, args.color),
-            };
-            state = Some(kept);
-            ("original program".to_string(), program.clone(), exec::Database::new(program), false)
+            }
         } else {
-            ("original program".to_string(), program.clone(), eval.db, false)
-        }
+            Relations::Evaluated(eval.db)
+        };
+        ("original program".to_string(), program.clone(), relations, false)
     };
     let elapsed = start.elapsed();
     let mut exit = 0;
-    if let Some(state) = &mut state {
+    if let Relations::Maintained(state) = &mut relations {
         match maintain(args, options, prepared, &wanted, &mut **state, out, err) {
             Ok(status) => exit = status,
             Err(status) => return status,
@@ -213,18 +213,20 @@ pub fn run(
     // The relations computed: those the outputs read (an empty one that no output
     // reads was not evaluated).
     let needed = plan::needed_preds(&evaluated, &wanted);
-    // Where the batches left the relations, or the evaluation.
-    let len = |p: PredId| state.as_ref().map_or_else(|| db.len(p), |state| state.len(p));
+    let len = |p: PredId| match &relations {
+        Relations::Evaluated(db) => db.len(p),
+        Relations::Maintained(state) => state.len(p),
+    };
     let mut sizes = pipeline::relation_sizes(&evaluated, len);
     sizes.retain(|&(p, len)| len > 0 || needed.get(p.index()).copied().unwrap_or(false));
     let program = &prepared.program;
     // The rows of a wanted relation: the magic program's answers to the all-free query
     // on it, or the relation itself.
     let rows_of = |pred: PredId| -> Selected<'_> {
-        match (&state, evaluated.query.as_ref().filter(|_| magic)) {
-            (Some(state), _) => state.rows(pred),
-            (None, Some(query)) => Selected::of_query(&db, query),
-            (None, None) => Selected::relation(&db, pred),
+        match (&relations, evaluated.query.as_ref().filter(|_| magic)) {
+            (Relations::Maintained(state), _) => state.rows(pred),
+            (Relations::Evaluated(db), Some(query)) => Selected::of_query(db, query),
+            (Relations::Evaluated(db), None) => Selected::relation(db, pred),
         }
     };
 
@@ -276,6 +278,13 @@ pub fn run(
     }
     let _ = writeln!(err, "{summary}");
     exit
+}
+
+/// Where the wanted relations are read: the evaluation, or the state the update batches
+/// maintain.
+enum Relations {
+    Evaluated(exec::Database),
+    Maintained(Box<dyn Backend>),
 }
 
 /// The header line of a Soufflé `.output`: its `attributeNames` parameter, or its
