@@ -320,7 +320,7 @@ pub enum MaintenanceArg {
     /// small, then ranked, then recomputation, each past a work budget (a share of the
     /// evaluation's).
     Auto,
-    /// Delete-and-rederive as SPEC §5 defines it: over-delete every fact with a derivation
+    /// Delete-and-rederive (docs/semantics.md, DRed): over-delete every fact with a derivation
     /// through a deleted fact, then rederive what is still derivable.
     Dred,
     /// DRed that over-deletes a fact only when no derivation from facts derived before it
@@ -333,4 +333,45 @@ pub enum ColorArg {
     Auto,
     Always,
     Never,
+}
+
+impl RunArgs {
+    /// The pipeline's configuration these flags make: checked once here, read by every
+    /// stage. A cluster's connection is added when the run joins it.
+    pub fn options(&self) -> pipeline::Options {
+        pipeline::Options {
+            dialect: match self.dialect {
+                DialectArg::Auto => None,
+                DialectArg::Dlc => Some(pipeline::Dialect::Dlc),
+                DialectArg::Souffle => Some(pipeline::Dialect::Souffle),
+            },
+            query: self.query.clone(),
+            magic: match self.magic_mode() {
+                MagicArg::On => pipeline::MagicMode::On,
+                MagicArg::Off => pipeline::MagicMode::Off,
+                MagicArg::Auto => pipeline::MagicMode::Auto,
+            },
+            max_adornments: self.max_adornments,
+            max_tuples: self.max_tuples,
+            engine: match self.engine {
+                EngineArg::Seminaive => pipeline::Engine::Native(exec::Engine::Seminaive),
+                EngineArg::Reference => pipeline::Engine::Native(exec::Engine::Reference),
+                EngineArg::Differential => {
+                    pipeline::Engine::Differential { workers: self.dataflow.workers.unwrap_or(1), cluster: None }
+                }
+            },
+            threads: self.threads.map_or_else(exec::Threads::available, exec::Threads::new),
+            maintenance: match self.maintenance {
+                MaintenanceArg::Dred => exec::Maintenance::Dred,
+                MaintenanceArg::Ranked => exec::Maintenance::Ranked,
+                MaintenanceArg::Auto => exec::Maintenance::Auto,
+            },
+            all: self.all,
+            evaluates: matches!(self.emit, Emit::Answers | Emit::Trace),
+            shows_magic: matches!(self.emit, Emit::Adorned | Emit::MagicIr),
+            compare: self.compare,
+            insert: self.insert.clone(),
+            delete: self.delete.clone(),
+        }
+    }
 }

@@ -8,10 +8,11 @@
 //! a step; every generated rule is shown as the source rule (or query) it came from.
 
 use crate::cli::{Emit, Format, RunArgs};
-use crate::session::{self, Maintainer};
 use diag::SourceMap;
 use exec::{Attempt, Blocked, Database, Explainer, Leaf, Proof, Step, WhyNot};
 use ir::{Fact, Origin, PredId, PredKind, PredName, Program, RuleId, Span, Symbol, TermKind};
+use pipeline::explain::OwnDemand;
+use pipeline::{Evaluator, Maintainer, Maintaining};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::io::Write;
@@ -75,21 +76,9 @@ impl Context<'_> {
             && !self.source.query.as_ref().is_some_and(|q| q.atom.pred == fact.pred && q.matches(tuple))
     }
 
-    /// The relations of `program` that hold the source fact's predicate: itself, or
-    /// through magic sets its answer relations, the query's adornment first.
+    /// The relations of `program` that hold the source fact's predicate.
     fn relations(&self, pred: PredId) -> Vec<PredId> {
-        if !self.magic || self.source.pred(pred).kind == PredKind::Edb {
-            return vec![pred];
-        }
-        let base = self.source.pred(pred).name.base();
-        let queried = self.program.query.as_ref().map(|q| q.atom.pred);
-        let mut found: Vec<PredId> = self
-            .program
-            .pred_ids()
-            .filter(|&p| matches!(&self.program.pred(p).name, PredName::Answer(s, _) if *s == base))
-            .collect();
-        found.sort_by_key(|&p| (Some(p) != queried, p));
-        found
+        pipeline::explain::fact_relations(self.source, self.program, self.magic, pred)
     }
 
     /// `R(a,d)` for a fact of an answer relation, `@m:R^bf(a)` for a demand, `E(a,b)`.
@@ -159,58 +148,12 @@ struct RuleShown {
     text: String,
 }
 
-/// A fact's own demand, evaluated: the program that derives what the fact needs, and
-/// its database.
-struct OwnDemand {
-    /// The source program with the fact as its query.
-    source: Program,
-    /// The magic rewrite of `source` (or `source` itself when the rewrite is too large).
-    program: Program,
-    magic: bool,
-    db: Database,
-}
-
 /// Evaluates the own demand of `fact`, which the magic program of the user's query did
-/// not derive: the magic rewrite of the source program for the query that is the fact
-/// itself (every position bound), over the input facts `ctx.db` holds now. Only what the
-/// fact needs is derived, so the fact holds there exactly when it holds in the original
-/// program. When even that rewrite is too large, the original program is evaluated.
+/// not derive, over the input facts `ctx.db` holds now
+/// ([`pipeline::explain::own_demand`]); the explained program's interner holds the
+/// fact's constants and those of updates.
 fn own_demand(ctx: &Context<'_>, fact: &Fact) -> Result<OwnDemand, String> {
-    let mut source = ctx.source.clone();
-    // The explained program's interner holds the fact's constants and those of updates.
-    source.consts = ctx.program.consts.clone();
-    let args = (fact.values.iter().enumerate())
-        .map(|(i, &c)| ir::Term { kind: TermKind::Const(source.value(fact.pred, i, c)), span: fact.span })
-        .collect();
-    let query = ir::Query { atom: ir::Atom { pred: fact.pred, args, span: fact.span } };
-    source.query = Some(query.clone());
-    let mut facts = crate::facts::InputFacts::default();
-    // The repl's source program may know predicates its maintained database does not
-    // (named by updates only); no rule reads them.
-    let known = |p: PredId| p.index() < ctx.db.relation_count();
-    for pred in source.pred_ids().filter(|&p| source.pred(p).kind == PredKind::Edb && known(p)) {
-        for tuple in ctx.db.tuples(pred) {
-            facts.push(pred, tuple.iter().copied());
-        }
-    }
-    let (program, magic) = match magic::rewrite_with(&source, &query, magic::RewriteOptions::default()) {
-        Ok(rewrite) => (rewrite.program, true),
-        Err(_) => (source.clone(), false),
-    };
-    let threads = exec::Threads::available();
-    match session::evaluate(
-        &program,
-        false,
-        &facts,
-        crate::engines::Engine::SEMINAIVE,
-        threads,
-        false,
-        None,
-        ctx.max_tuples,
-    ) {
-        Ok(run) => Ok(OwnDemand { source, program, magic, db: run.eval.db }),
-        Err(e) => Err(e.message(&program)),
-    }
+    pipeline::explain::own_demand(ctx.source, &ctx.program.consts, ctx.db, fact, ctx.max_tuples)
 }
 
 /// `--explain`: a proof of the fact, or a message that it does not hold.
@@ -787,7 +730,8 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         Format::Dot if !missing => Shape::Dot,
         Format::Dot => return crate::usage_error(err, "--explain-missing does not support --format dot"),
     };
-    let session = match session::compile(args) {
+    let options = args.options();
+    let session = match crate::compile(args, &options) {
         Ok(s) => s,
         Err(failed) => return crate::fail(err, failed, color),
     };
@@ -795,7 +739,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
     let mut sources = session.sources.clone();
     // The rewrite's predicate table extends the source's, so the fact is read against it
     // before `--magic` has chosen the program.
-    let widest = session.magic.as_ref().map_or(&session.program, |m| &m.program);
+    let widest = session.widest();
     let mut shown = widest.clone();
     let file = sources.add(flag, text.clone());
     let (fact, diagnostics) = syntax::parse_ground_atom(text, file, &mut shown);
@@ -805,20 +749,10 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         let _ = writeln!(err, "dlc: {errors} error(s); nothing was explained");
         return crate::EXIT_INPUT_ERROR;
     };
-    let engine = session::engine(args);
     // Every relation: a fact of any of them may be asked about.
-    let chosen = session::evaluate_chosen(
-        &session.program,
-        session.magic.as_ref(),
-        args.magic_mode(),
-        true,
-        &session.facts,
-        engine,
-        session::threads(args.threads),
-        false,
-        &|| None,
-        args.max_tuples,
-    );
+    let evaluator = Evaluator::new(&options).whole(true);
+    let chosen =
+        evaluator.evaluate_chosen(&session.program, session.magic.as_ref(), options.magic, &session.facts, &|| None);
     let (run, choice) = match chosen {
         Ok(chosen) => chosen,
         Err(e) => return crate::stopped(err, &session.sources, widest, &e, args.color),
@@ -831,19 +765,16 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         shown.consts = consts;
     }
     // After update batches, the maintained state: explanations then use present facts only.
-    let (evaluated, maintained) = if session.batches.is_empty() {
-        (Some(run.eval), None)
+    let maintained = if session.batches.is_empty() {
+        Err(run.eval)
     } else {
-        let maintenance = session::maintenance(args.maintenance);
-        let maintained = Maintainer::from_evaluation(
-            primary.clone(),
-            true,
-            run,
-            &session.facts,
-            maintenance,
-            false,
-            args.max_tuples,
-        );
+        let how = Maintaining {
+            whole: true,
+            maintenance: options.maintenance,
+            keep_record: false,
+            max_tuples: options.max_tuples,
+        };
+        let maintained = Maintainer::from_evaluation(primary.clone(), run, &session.facts, how);
         let mut maintainer = match maintained {
             Ok(maintainer) => maintainer,
             Err(e) => return crate::stopped(err, &session.sources, primary, &e, args.color),
@@ -853,12 +784,18 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
                 return crate::stopped(err, &session.sources, primary, &e, args.color);
             }
         }
-        (None, Some(maintainer))
+        Ok(maintainer)
     };
-    let db = match (&evaluated, &maintained) {
-        (Some(eval), _) => &eval.db,
-        (None, Some(maintainer)) => maintainer.state.db(),
-        (None, None) => unreachable!("one of the two is made"),
+    // The evaluation, or the state the batches left, on the native engine (the only one
+    // `--explain` goes with), whose database proofs read.
+    let db = match &maintained {
+        Err(eval) => Some(&eval.db),
+        Ok(maintainer) => maintainer.state.proofs(),
+    };
+    let Some(db) = db else {
+        let _ =
+            writeln!(err, "dlc: {flag} reads the native engine's derivation order, which this engine does not keep");
+        return crate::EXIT_INPUT_ERROR;
     };
     let ctx = Context {
         source: &session.program,

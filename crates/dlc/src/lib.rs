@@ -2,22 +2,21 @@
 //! the compiler crates. `main.rs` only hands it the process's streams, so the end-to-end
 //! and snapshot tests run the very same code in-process.
 
+mod answers;
 pub mod cli;
-mod engines;
+mod cluster;
 mod explain;
-mod facts;
 mod load;
 mod outputs;
 mod progress;
 mod repl;
 mod report;
-mod session;
 
 use clap::Parser;
 use cli::{Cli, ColorArg, Command, Emit, Format, MagicArg, RunArgs};
 use diag::{Diagnostic, SourceMap};
-use serde_json::{json, Value};
-use session::{Failed, Maintainer, Session};
+use pipeline::{Error, Failed, MagicMode, Options, Prepared, Session, Wanted};
+use serde_json::Value;
 use std::ffi::OsString;
 use std::io::{BufRead, IsTerminal, Write};
 
@@ -144,7 +143,7 @@ fn run_command(
     if args.program.is_none() {
         return usage_error(err, "no program file given: pass it as the last argument, e.g. `dlc prog.dl`");
     }
-    if let Some(message) = engines::usage_error(args, cli.command.is_some()) {
+    if let Some(message) = cluster::usage_error(args, cli.command.is_some()) {
         return usage_error(err, &message);
     }
     let reads_stdin = args.program.as_deref() == Some(std::path::Path::new("-"));
@@ -227,12 +226,16 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
     if args.emit == Emit::Ast {
         return emit_ast(args, out, err, color);
     }
-    let mut prepared = match session::prepare(args, true, false) {
+    let mut options = args.options();
+    let (mut prepared, shares) = match prepare(args, &options, Wanted { outputs: true, every_input: false }) {
         Ok(p) => p,
         Err(failed) => return fail(err, failed, color),
     };
-    match engines::join_cluster(args, &mut prepared) {
-        Ok(Some(read)) => {
+    match cluster::join_cluster(args, &mut prepared, &shares) {
+        Ok(Some((link, read))) => {
+            if let pipeline::Engine::Differential { cluster, .. } = &mut options.engine {
+                *cluster = Some(link);
+            }
             let _ = writeln!(err, "{read}");
         }
         Ok(None) => {}
@@ -242,14 +245,15 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             return EXIT_INPUT_ERROR;
         }
     }
-    if let Some(io) = prepared.souffle.as_ref().filter(|_| prepared.program.query.is_none()) {
+    let outputs = prepared.program.query.is_none().then(|| prepared.souffle.take()).flatten();
+    if let Some(io) = outputs {
         // A Soufflé program without a query computes its `.output` relations.
         if let Some(message) = outputs::unsupported_flags(args) {
             return usage_error(err, &message);
         }
         print_diagnostics(err, &prepared.warnings, &prepared.sources, color);
         if args.emit != Emit::Answers {
-            return match outputs::emit(args, &prepared, io) {
+            return match outputs::emit(args, &options, &prepared, &io) {
                 Ok(text) => {
                     let _ = write!(out, "{text}");
                     0
@@ -263,7 +267,7 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
         // The input facts go to the evaluation, which frees them once they are in its
         // database: `prepared` would hold them until the end of the run.
         let facts = std::mem::take(&mut prepared.facts);
-        return outputs::run(args, &prepared, facts, io, out, err);
+        return outputs::run(args, &options, &prepared, facts, &io, out, err);
     }
     if args.output_dir.is_some() && (args.emit != Emit::Answers || args.format == Format::Json) {
         return usage_error(
@@ -271,14 +275,14 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
             "-D/--output-dir writes the query's answers as text files: it goes with the default `--emit answers` and `--format text` only",
         );
     }
-    let session = match session::finish(prepared, args) {
+    let session = match pipeline::compile(prepared, &options) {
         Ok(s) => s,
         Err(failed) => return fail(err, failed, color),
     };
     print_diagnostics(err, &session.warnings, &session.sources, color);
     let json = args.format == Format::Json;
     let text = match args.emit {
-        Emit::Ast => unreachable!("handled above"),
+        Emit::Ast | Emit::Trace | Emit::Answers => return answers::run(args, &options, &session, out, err),
         Emit::Ir => {
             if json {
                 to_json_text(&report::program_json(&session.program))
@@ -286,30 +290,29 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
                 session.program.to_string()
             }
         }
-        Emit::Adorned => match args.format {
-            Format::Json => to_json_text(&session.magic().graph_json()),
-            Format::Dot => session.magic().display_dot(),
-            Format::Text => session.magic().display_graph(),
-        },
-        Emit::MagicIr => {
-            if json {
-                to_json_text(&session.magic().to_json())
-            } else {
+        Emit::Adorned | Emit::MagicIr => {
+            // The compile stage makes the rewrite whenever the output shows it.
+            let Some(magic) = session.magic.as_ref() else { return EXIT_INPUT_ERROR };
+            match (args.emit, args.format) {
+                (Emit::Adorned, Format::Json) => to_json_text(&magic.graph_json()),
+                (Emit::Adorned, Format::Dot) => magic.display_dot(),
+                (Emit::Adorned, _) => magic.display_graph(),
+                _ if json => to_json_text(&magic.to_json()),
                 // The program alone first (easy to copy), then the numbered trace it refers to.
-                format!("{}\n{}", session.magic().display_rules(), session.magic().display_trace())
+                _ => format!("{}\n{}", magic.display_rules(), magic.display_trace()),
             }
         }
         Emit::Plan => {
             // The program evaluation starts with: `auto` evaluates the original program
             // when the rewrite narrows nothing (and may switch to it while evaluating).
-            let magic = match args.magic_mode() {
-                MagicArg::Off => false,
-                MagicArg::On => true,
-                MagicArg::Auto => {
-                    session.magic.as_ref().is_some_and(|m| session::auto_choice(&session.program, m, None).magic)
+            let magic = match options.magic {
+                MagicMode::Off => None,
+                MagicMode::On => session.magic.as_ref(),
+                MagicMode::Auto => {
+                    session.magic.as_ref().filter(|m| pipeline::auto_choice(&session.program, m, None).magic)
                 }
             };
-            let program = if magic { &session.magic().program } else { &session.program };
+            let program = magic.map_or(&session.program, |m| &m.program);
             let plan = plan::plan_program(program);
             if json {
                 to_json_text(&plan.to_json(program))
@@ -317,13 +320,27 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
                 plan.display(program).to_string()
             }
         }
-        Emit::Trace | Emit::Answers => return evaluate_and_report(args, &session, out, err),
     };
     let _ = write!(out, "{text}");
     if !text.ends_with('\n') {
         let _ = writeln!(out);
     }
     0
+}
+
+/// The load stage over the files `args` name: the program, its facts and updates (in a
+/// cluster, this process's share of each facts file), and what was read of each file.
+fn prepare(args: &RunArgs, options: &Options, wanted: Wanted) -> Result<(Prepared, load::Shares), Failed> {
+    let text = load::read_program(args)?;
+    let mut files = load::Files::new(args, cluster::cluster_split(args));
+    let prepared = pipeline::prepare(text, options, &mut files, wanted)?;
+    Ok((prepared, files.shares))
+}
+
+/// The load and compile stages over the files `args` name, reading every input.
+fn compile(args: &RunArgs, options: &Options) -> Result<Session, Failed> {
+    let (prepared, _) = prepare(args, options, Wanted { outputs: false, every_input: true })?;
+    pipeline::compile(prepared, options)
 }
 
 /// The name a user types for a value of a `--flag` (`magic-ir`, `dot`).
@@ -336,14 +353,14 @@ pub(crate) fn to_json_text(value: &impl serde::Serialize) -> String {
 }
 
 fn emit_ast(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool) -> i32 {
-    let (mut sources, file) = match session::read_program(args) {
+    let pipeline::ProgramText { mut sources, file } = match load::read_program(args) {
         Ok(x) => x,
         Err(failed) => return fail(err, failed, color),
     };
     let text = sources.text(file).to_string();
-    let (ast, diagnostics) = match session::dialect(args, &text) {
-        session::Dialect::Dlc => syntax::parse(&text, file),
-        session::Dialect::Souffle => {
+    let (ast, diagnostics) = match args.options().dialect_of(&text) {
+        pipeline::Dialect::Dlc => syntax::parse(&text, file),
+        pipeline::Dialect::Souffle => {
             // The tree after expansion: one rule per head and disjunct.
             syntax::souffle::parse(&text, file, &mut load::IncludeFiles::new(&mut sources))
         }
@@ -357,280 +374,23 @@ fn emit_ast(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: boo
     }
 }
 
-/// `--emit answers` and `--emit trace`: evaluate (magic, original or both), then apply
-/// the update batches incrementally.
-fn evaluate_and_report(args: &RunArgs, session: &Session, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
-    let timing = !args.no_timing;
-    let engine = session::engine(args);
-    let threads = session::threads(args.threads);
-    let trace = args.emit == Emit::Trace;
-    let json = args.format == Format::Json;
-    let source = &session.program;
-    // Rewritten unless `--magic off`, which `--compare` conflicts with.
-    let magic_program = session.magic.as_ref().map_or(source, |m| &m.program);
-    let queried = source.query.as_ref().expect("compiled sessions have a query").atom.pred;
-    let mode = args.magic_mode();
-    let progress = || progress::reporter(err_is_terminal());
-    let max_tuples = args.max_tuples;
-
-    // `--compare` evaluates the rewrite (and the original below) and maintains the
-    // rewrite; `--magic auto` chooses the program to evaluate and maintain.
-    let evaluated = if args.compare {
-        session::evaluate(magic_program, args.all, &session.facts, engine, threads, trace, progress(), max_tuples).map(
-            |run| {
-                let choice = match session.magic.as_ref().filter(|_| mode == MagicArg::Auto) {
-                    Some(magic) => session::auto_choice(source, magic, Some(&run.eval.db)),
-                    None => session::Choice { magic: true, reason: "--magic on".into() },
-                };
-                (run, choice)
-            },
-        )
-    } else {
-        session::evaluate_chosen(
-            source,
-            session.magic.as_ref(),
-            mode,
-            args.all,
-            &session.facts,
-            engine,
-            threads,
-            trace,
-            &progress,
-            max_tuples,
-        )
-    };
-    // The magic program's predicate table extends the source's: it names either's relations.
-    let (main_run, choice) = match evaluated {
-        Ok(evaluated) => evaluated,
-        Err(e) => {
-            // The original program's rules derive a source relation; the rewrite's the others.
-            let derived_by_source = source.rules.iter().any(|r| r.head.pred == e.pred);
-            let program = if derived_by_source { source } else { magic_program };
-            return stopped(err, &session.sources, program, &e, args.color);
-        }
-    };
-    // The program whose answers are reported (and maintained under updates).
-    let (primary_name, primary) =
-        if args.compare || choice.magic { ("magic", magic_program) } else { ("original", source) };
-    let original_run = match args
-        .compare
-        .then(|| session::evaluate(source, args.all, &session.facts, engine, threads, trace, None, max_tuples))
-    {
-        None => None,
-        Some(Ok(run)) => Some(run),
-        Some(Err(e)) => return stopped(err, &session.sources, source, &e, args.color),
-    };
-
-    let mut text = String::new();
-    let mut doc = json!({});
-    if trace {
-        if json {
-            doc = report::evaluation_json(primary, &main_run, timing);
-            doc["program"] = json!(primary_name);
-            doc["choice"] = choice_json(&choice);
-            doc["engine"] = json!(format!("{:?}", args.engine).to_lowercase());
-            if let Some(orig) = &original_run {
-                doc["original"] = report::evaluation_json(source, orig, timing);
-                doc["agree"] = json!(orig.answers() == main_run.answers());
-            }
-        } else {
-            use std::fmt::Write as _;
-            let _ = writeln!(text, "== {}", choice_line(&choice, args.compare));
-            report::evaluation_text(&mut text, &format!("{primary_name} program"), primary, &main_run, timing);
-            if let Some(orig) = &original_run {
-                report::evaluation_text(&mut text, "original program", source, orig, timing);
-                let agree = if orig.answers() == main_run.answers() { "yes" } else { "NO" };
-                use std::fmt::Write as _;
-                let _ = writeln!(text, "== answers agree: {agree}");
-            }
-        }
-    } else if let Some(orig) = &original_run {
-        if json {
-            doc["magic"] = report::evaluation_json(magic_program, &main_run, timing);
-            doc["original"] = report::evaluation_json(source, orig, timing);
-            doc["agree"] = json!(orig.answers() == main_run.answers());
-            doc["choice"] = choice_json(&choice);
-        } else {
-            report::compare_text(&mut text, magic_program, &main_run, source, orig, timing);
-            use std::fmt::Write as _;
-            let _ = writeln!(text, "{}", choice_line(&choice, true));
-        }
+/// Reports an evaluation or update that stopped: a relation of `program` outgrew
+/// `--max-tuples` or the memory, or a cluster lost a peer. Nothing of it is printed,
+/// since it is incomplete.
+fn stopped(err: &mut dyn Write, sources: &SourceMap, program: &ir::Program, error: &Error, color: ColorArg) -> i32 {
+    if let Error::Cluster(reason) = error {
+        let _ = write!(err, "{}", cluster_stopped_text(reason));
+        return EXIT_INPUT_ERROR;
     }
-
-    // Incremental maintenance of the primary program over the batches.
-    let mut exit = 0;
-    let elapsed = main_run.elapsed;
-    let mut maintained = None;
-    let mut main_eval = None;
-    if session.batches.is_empty() {
-        main_eval = Some(main_run.eval);
-    } else {
-        let maintenance = session::maintenance(args.maintenance);
-        // The evaluation just made is the maintained state's starting point.
-        let record = trace || args.check;
-        let mut maintainer = match Maintainer::from_evaluation(
-            primary.clone(),
-            args.all,
-            main_run,
-            &session.facts,
-            maintenance,
-            record,
-            max_tuples,
-        ) {
-            Ok(maintainer) => maintainer,
-            Err(e) => return stopped(err, &session.sources, primary, &e, args.color),
-        };
-        if args.full_report {
-            maintainer.list_up_to = None;
-        }
-        let mut updates = Vec::new();
-        for (i, batch) in session.batches.iter().enumerate() {
-            let outcome = match maintainer.apply(&batch.update, trace || args.check, args.check) {
-                Ok(outcome) => outcome,
-                Err(e) => return stopped(err, &session.sources, primary, &e, args.color),
-            };
-            if json {
-                updates.push(report::batch_json(primary, i, batch, &outcome, timing, args.full_report));
-            } else {
-                report::batch_text(&mut text, primary, queried, i, batch, &outcome, timing, args.full_report);
-            }
-            if !outcome.mismatches.is_empty() {
-                let names: Vec<String> = outcome.mismatches.iter().map(|p| primary.pred_name(*p)).collect();
-                report::check_failed(err, i + 1, &names);
-                exit = EXIT_CHECK_FAILED;
-            }
-        }
-        if json {
-            doc["updates"] = Value::Array(updates);
-        }
-        maintained = Some(maintainer);
-    }
-    // The final state: the evaluation, or where the batches left it. Its answers are read
-    // straight from the relation by the writers below.
-    let (final_program, final_db) = match (&maintained, &main_eval) {
-        (Some(m), _) => (&m.program, m.state.db()),
-        (None, Some(eval)) => (primary, &eval.db),
-        (None, None) => unreachable!("one of the two is set above"),
-    };
-    let final_answers = session::Selected::answers(final_program, final_db);
-    // The caps as they are after the batches: an insertion can push a demand relation past
-    // its cap, and the program chosen before is kept (maintained), which the summary says.
-    let choice = match (&maintained, session.magic.as_ref()) {
-        (Some(_), Some(magic)) if choice.magic && mode == MagicArg::Auto && !args.compare => {
-            let now = session::auto_choice(source, magic, Some(final_db));
-            if now.magic {
-                choice
-            } else {
-                let reason = now.reason.replace("--magic auto: ", "");
-                session::Choice {
-                    magic: true,
-                    reason: format!("{}; after the updates {reason}, and the magic program is kept", choice.reason),
-                }
-            }
-        }
-        _ => choice,
-    };
-
-    if json {
-        if !trace && original_run.is_none() {
-            doc["program"] = json!(primary_name);
-            doc["choice"] = choice_json(&choice);
-        }
-        doc["answers"] = report::tuples_json(final_program, final_answers.pred, final_answers.collect().iter());
-        let _ = write!(out, "{}", to_json_text(&doc));
-    } else {
-        let _ = write!(out, "{text}");
-        if !trace {
-            let mut summary = match &args.output_dir {
-                // As in Soufflé's outputs: `<Pred>.csv`, tab-separated, `-` for standard output.
-                Some(dir) => {
-                    let relations = match args.all {
-                        true => derived_source_preds(final_program)
-                            .into_iter()
-                            .map(|p| (p, session::Selected::relation(final_db, p), "row(s)"))
-                            .collect(),
-                        false => vec![(queried, final_answers, "answer(s)")],
-                    };
-                    let mut written = Vec::new();
-                    for (pred, rows, unit) in relations {
-                        let target = if dir.as_path() == std::path::Path::new("-") {
-                            outputs::Target::Stdout
-                        } else {
-                            outputs::Target::File(dir.join(format!("{}.csv", source.pred_name(pred))))
-                        };
-                        let header = session::attributes_of(&session.attributes, pred)
-                            .filter(|_| matches!(target, outputs::Target::Stdout))
-                            .map(|names| names.join("\t"));
-                        let style = outputs::Style::dlc(header);
-                        match outputs::write_relation(&target, final_program, pred, rows, &style, out) {
-                            Ok((_, count)) => written.push(format!("{} ({count} {unit})", target.describe())),
-                            Err(e) => {
-                                let report = outputs::unwritable(&target, &e, None);
-                                print_diagnostics(err, &[report], &session.sources, use_color(args.color));
-                                return EXIT_INPUT_ERROR;
-                            }
-                        }
-                    }
-                    format!("wrote {}", written.join(", "))
-                }
-                None => {
-                    // One buffered writer for millions of lines: standard output flushes every line.
-                    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
-                    let count = report::write_answers(&mut buffered, final_program, queried, final_answers);
-                    let _ = buffered.flush();
-                    // A failed write is reported by `Output` when the run ends.
-                    format!("{} answer(s)", count.unwrap_or_else(|_| final_answers.count()))
-                }
-            };
-            let sizes = session::relation_sizes(final_program, final_db);
-            let program = if args.compare { "magic program".to_string() } else { choice.text() };
-            summary += &format!("; {program}: {}", report::sizes_text(primary, &sizes));
-            if timing {
-                summary += &format!("; evaluated in {}", report::duration_text(elapsed));
-            }
-            let _ = writeln!(err, "{summary}");
-        }
-    }
-    exit
-}
-
-/// The line naming the program `--magic` chose, and why; with `--compare` (which
-/// evaluates both), the one `--magic auto` would evaluate.
-fn choice_line(choice: &session::Choice, compare: bool) -> String {
-    match compare {
-        true => format!("--magic chooses: {}", choice.text()),
-        false => format!("evaluated: {}", choice.text()),
-    }
-}
-
-/// `{"program": "magic"|"original", "reason": "..."}`.
-fn choice_json(choice: &session::Choice) -> Value {
-    json!({ "program": choice.name(), "reason": choice.reason })
-}
-
-/// Every derived relation of `program` named in the source (not `@a:`/`@m:` ones).
-fn derived_source_preds(program: &ir::Program) -> Vec<ir::PredId> {
-    session::derived_preds(program)
-        .into_iter()
-        .filter(|&p| matches!(program.pred(p).name, ir::PredName::Source(_)))
-        .collect()
-}
-
-/// Reports an evaluation or update that stopped because a relation of `program` outgrew
-/// `--max-tuples` or the memory: nothing of it is printed, since it is incomplete.
-fn stopped(
-    err: &mut dyn Write,
-    sources: &SourceMap,
-    program: &ir::Program,
-    error: &exec::ResourceError,
-    color: ColorArg,
-) -> i32 {
-    let diagnostic = session::resource_diagnostic(program, error);
-    print_diagnostics(err, &[diagnostic], sources, use_color(color));
+    print_diagnostics(err, &[error.to_diagnostic(program)], sources, use_color(color));
     let _ = writeln!(err, "dlc: evaluation stopped; no answers were printed");
     EXIT_INPUT_ERROR
 }
 
-fn err_is_terminal() -> bool {
-    std::io::stderr().is_terminal()
+/// What a process of a cluster that lost a peer prints before it ends.
+pub fn cluster_stopped_text(reason: &str) -> String {
+    let mut sources = SourceMap::new();
+    sources.add("", "");
+    let diagnostic = pipeline::cluster_stopped(reason);
+    format!("{}dlc: the cluster stopped; no answers were printed\n", diag::render(&[diagnostic], &sources, false))
 }

@@ -1,8 +1,10 @@
 //! Reading files: the program, facts files and directories, update files. The only
 //! module of the workspace that touches the file system.
 
+use crate::cli::RunArgs;
 use diag::{Code, Diagnostic, SourceMap};
 use ir::Program;
+use pipeline::{Dialect, Failed, ProgramText};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -12,6 +14,86 @@ use syntax::{FactSink, MAX_LINE_BYTES};
 /// [`MAX_LINE_BYTES`]) becomes an E0012 diagnostic.
 pub fn read_source(path: &Path, sources: &mut SourceMap) -> Result<ir::FileId, Diagnostic> {
     read_text(path, sources, Code::UNREADABLE_FILE)
+}
+
+/// Reads the program given on the command line into a fresh source map.
+pub fn read_program(args: &RunArgs) -> Result<ProgramText, Failed> {
+    let mut sources = SourceMap::new();
+    let Some(path) = &args.program else {
+        let d = Diagnostic::error(Code::UNREADABLE_FILE, "no program file given")
+            .with_help("pass the program as the last argument: `dlc prog.dl`; see `dlc --help`");
+        return Err(Failed { sources, diagnostics: vec![d] });
+    };
+    if let Some(text) = &args.program_text {
+        let file = sources.add(STDIN_NAME, text.as_str());
+        return Ok(ProgramText { sources, file });
+    }
+    match read_source(path, &mut sources) {
+        Ok(file) => Ok(ProgramText { sources, file }),
+        Err(d) => Err(Failed { sources, diagnostics: vec![d] }),
+    }
+}
+
+/// The files the command line names, read for the pipeline's load stage: `--facts`,
+/// `-F`, a Soufflé program's includes and `.input` files, `--updates`. Records what it
+/// read ([`Shares`]) for a cluster's digest.
+pub struct Files<'a> {
+    args: &'a RunArgs,
+    pub shares: Shares,
+}
+
+impl<'a> Files<'a> {
+    /// The files of `args`; in a cluster (`split`), each process reads its share.
+    pub fn new(args: &'a RunArgs, split: Option<(usize, usize)>) -> Self {
+        Files { args, shares: Shares { split, ..Shares::default() } }
+    }
+}
+
+impl pipeline::Inputs for Files<'_> {
+    fn includes<'s>(&'s mut self, sources: &'s mut SourceMap) -> Box<dyn syntax::souffle::Includes + 's> {
+        Box::new(IncludeFiles::new(sources))
+    }
+
+    fn read_whole(&mut self, preds: &[ir::PredId]) {
+        self.shares.whole.extend_from_slice(preds);
+    }
+
+    fn load_facts(
+        &mut self,
+        dialect: Dialect,
+        program: &mut Program,
+        sources: &mut SourceMap,
+        diagnostics: &mut Vec<Diagnostic>,
+        sink: &mut dyn FactSink,
+    ) {
+        // `-F` of a Soufflé program names the directory of its `.input` files.
+        if let Some(dir) = self.args.fact_dir.as_ref().filter(|_| dialect == Dialect::Dlc) {
+            load_facts(dir, program, sources, diagnostics, sink, &mut self.shares);
+        }
+        for path in &self.args.facts {
+            load_facts(path, program, sources, diagnostics, sink, &mut self.shares);
+        }
+    }
+
+    fn load_souffle_input(
+        &mut self,
+        input: &syntax::souffle::Io,
+        program: &mut Program,
+        sources: &mut SourceMap,
+        diagnostics: &mut Vec<Diagnostic>,
+        sink: &mut dyn FactSink,
+    ) {
+        let fact_dir = self.args.fact_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+        load_souffle_input(input, &fact_dir, program, sources, diagnostics, sink, &mut self.shares);
+    }
+
+    fn read_updates(&mut self, sources: &mut SourceMap) -> Option<Result<ir::FileId, Diagnostic>> {
+        self.args.updates.as_ref().map(|path| read_source(path, sources))
+    }
+
+    fn gives_facts(&self) -> bool {
+        !self.args.facts.is_empty() || self.args.fact_dir.is_some()
+    }
 }
 
 /// Reads a program from standard input (`dlc -`), bounded as a file is, into the source

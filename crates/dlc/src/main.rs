@@ -5,6 +5,7 @@ use std::io::{IsTerminal, Write};
 
 fn main() {
     keep_large_blocks_mapped();
+    flow::on_lost_peer(lost_peer);
     let stdin = std::io::stdin();
     let interactive = match stdin.is_terminal() && std::io::stdout().is_terminal() {
         true => dlc::Interactive::Yes,
@@ -17,6 +18,19 @@ fn main() {
     let _ = out.flush();
     let _ = err.flush();
     std::process::exit(code);
+}
+
+/// Ends this process of a cluster that lost a peer, with the error and a non-zero
+/// status. The dataflow calls it on the network thread that noticed, the moment the
+/// peer goes: timely's workers then stop by panicking, and a second panic while they
+/// unwind would abort the process. It writes to a handle of its own on standard error:
+/// the pipeline's thread holds the usual one.
+fn lost_peer(reason: &str) {
+    use std::os::fd::AsFd;
+    if let Ok(fd) = std::io::stderr().as_fd().try_clone_to_owned() {
+        let _ = std::fs::File::from(fd).write_all(dlc::cluster_stopped_text(reason).as_bytes());
+    }
+    std::process::exit(dlc::EXIT_INPUT_ERROR);
 }
 
 /// Keeps glibc's threshold for serving a block by its own mapping at its initial

@@ -9,10 +9,9 @@
 //! program as it does for a query); otherwise (several wanted relations, or no such
 //! selection) one evaluation of the whole program serves them all.
 
-use crate::cli::{Emit, Format, MagicArg, RunArgs};
-use crate::facts::InputFacts;
-use crate::session::{self, Prepared, Selected, SouffleIo, ValueOrder};
+use crate::cli::{Emit, Format, RunArgs};
 use ir::{Atom, PredId, PredKind, Program, Query, Term, TermKind, ValueType};
+use pipeline::{Backend, Evaluator, InputFacts, MagicMode, Options, Prepared, Selected, SouffleIo, ValueOrder};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -61,8 +60,8 @@ pub(crate) fn all_free_query(program: &mut Program, pred: PredId) -> Query {
 /// selection the rewrite narrows nothing and only adds work: on a non-linear closure its
 /// all-free query makes the second call `path^bf`, which then holds the closure a second
 /// time (twice the time of the plain evaluation).
-fn uses_magic(args: &RunArgs, program: &Program, wanted: &[PredId]) -> bool {
-    args.magic_mode() != crate::cli::MagicArg::Off
+fn uses_magic(options: &Options, program: &Program, wanted: &[PredId]) -> bool {
+    options.magic != MagicMode::Off
         && wanted.len() == 1
         && program.pred(wanted[0]).kind == PredKind::Idb
         && selects_a_constant(program, wanted[0])
@@ -89,22 +88,27 @@ fn selects_a_constant(program: &Program, pred: PredId) -> bool {
 }
 
 /// `--emit ir` / `--emit plan` of the program outputs mode evaluates.
-pub fn emit(args: &RunArgs, prepared: &Prepared, io: &SouffleIo) -> Result<String, diag::Diagnostic> {
+pub fn emit(
+    args: &RunArgs,
+    options: &Options,
+    prepared: &Prepared,
+    io: &SouffleIo,
+) -> Result<String, diag::Diagnostic> {
     let wanted = wanted(io);
     let mut program = prepared.program.clone();
-    let program = if uses_magic(args, &program, &wanted) {
+    let program = if uses_magic(options, &program, &wanted) {
         let query = all_free_query(&mut program, wanted[0]);
         program.query = Some(query.clone());
         if args.emit == Emit::Ir {
             return Ok(program.to_string());
         }
-        let mode = args.magic_mode();
-        let magic = session::rewrite_for_mode(&program, &query, mode, args.max_adornments)
+        let mode = options.magic;
+        let magic = pipeline::rewrite_for_mode(&program, &query, mode, options.max_adornments)
             .map_err(|e| e.to_diagnostic(&program))?;
         // What `--magic auto` starts from, as `--emit plan` of a query shows it: the
         // original program when the rewrite narrows nothing or is too large.
         match magic {
-            Some(magic) if mode != MagicArg::Auto || session::auto_choice(&program, &magic, None).magic => {
+            Some(magic) if mode != MagicMode::Auto || pipeline::auto_choice(&program, &magic, None).magic => {
                 magic.program
             }
             _ => program,
@@ -131,6 +135,7 @@ pub fn emit(args: &RunArgs, prepared: &Prepared, io: &SouffleIo) -> Result<Strin
 /// facts taken out of `prepared`, freed as soon as the evaluation no longer needs them.
 pub fn run(
     args: &RunArgs,
+    options: &Options,
     prepared: &Prepared,
     facts: InputFacts,
     io: &SouffleIo,
@@ -138,21 +143,19 @@ pub fn run(
     err: &mut dyn Write,
 ) -> i32 {
     let start = Instant::now();
-    let engine = session::engine(args);
-    let threads = session::threads(args.threads);
+    let engine = &options.engine;
     let wanted = wanted(io);
     // Update batches maintain the original program's evaluation of every wanted relation.
     let maintaining = !prepared.batches.is_empty() || args.check;
-    let mut state = None;
-    // The evaluated program and its database; the wanted relations are read from it.
-    let (name, evaluated, db, magic) = if !maintaining && uses_magic(args, &prepared.program, &wanted) {
+    // The evaluated program and its relations; the wanted relations are read from them.
+    let (name, evaluated, mut relations, magic) = if !maintaining && uses_magic(options, &prepared.program, &wanted) {
         let mut program = prepared.program.clone();
         let query = all_free_query(&mut program, wanted[0]);
         program.query = Some(query.clone());
-        let mode = args.magic_mode();
+        let mode = options.magic;
         // As for a query: `auto` evaluates the rewrite with subsumption, or the original
         // program when its demand passes the caps; `on` the exact rewrite.
-        let rewritten = match session::rewrite_for_mode(&program, &query, mode, args.max_adornments) {
+        let rewritten = match pipeline::rewrite_for_mode(&program, &query, mode, options.max_adornments) {
             Ok(magic) => magic,
             Err(limit) => {
                 let color = crate::use_color(args.color);
@@ -165,21 +168,13 @@ pub fn run(
             crate::print_diagnostics(err, &[d], &prepared.sources, crate::use_color(args.color));
             return crate::EXIT_INPUT_ERROR;
         }
-        let chosen = session::evaluate_chosen(
-            &program,
-            rewritten.as_ref(),
-            mode,
-            false,
-            &facts,
-            engine,
-            threads,
-            false,
-            &|| None,
-            args.max_tuples,
-        );
+        let chosen =
+            Evaluator::new(options).whole(false).evaluate_chosen(&program, rewritten.as_ref(), mode, &facts, &|| None);
         match chosen {
-            Ok((run, choice)) if choice.magic => (choice.text(), widest.clone(), run.eval.db, true),
-            Ok((run, choice)) => (choice.text(), prepared.program.clone(), run.eval.db, false),
+            Ok((run, choice)) if choice.magic => {
+                (choice.text(), widest.clone(), Relations::Evaluated(run.eval.db), true)
+            }
+            Ok((run, choice)) => (choice.text(), prepared.program.clone(), Relations::Evaluated(run.eval.db), false),
             Err(e) => return crate::stopped(err, &prepared.sources, widest, &e, args.color),
         }
     } else {
@@ -187,50 +182,51 @@ pub fn run(
         // Only what the outputs and `.printsize` read is computed, as Soufflé does.
         let mut plan = plan::plan_program(program);
         plan.restrict_to(program, &wanted);
-        let mut edb = session::edb_database(program, &facts, args.max_tuples);
+        let mut edb = pipeline::edb_database(program, &facts, options.max_tuples);
         drop(facts);
         if !maintaining {
             // Read through rows and indexes only, and written out at most.
             edb.release_unprobed_input_sets(&plan, program);
         }
-        let (eval, live) = match engine.evaluate(&plan, program, edb, false, None, threads) {
+        let (eval, live) = match engine.evaluate(&plan, program, edb, false, None, options.threads) {
             Ok(evaluated) => evaluated,
             Err(e) => return crate::stopped(err, &prepared.sources, program, &e, args.color),
         };
-        if maintaining {
-            let maintenance = session::maintenance(args.maintenance);
-            let kept = match crate::engines::maintain(plan.clone(), program, eval, live, maintenance) {
-                Ok(kept) => kept,
+        let relations = if maintaining {
+            match pipeline::maintain(plan.clone(), program, eval, live, options.maintenance) {
+                Ok(kept) => Relations::Maintained(kept),
                 Err(e) => return crate::stopped(err, &prepared.sources, program, &e, args.color),
-            };
-            state = Some(kept);
-            ("original program".to_string(), program.clone(), exec::Database::new(program), false)
+            }
         } else {
-            ("original program".to_string(), program.clone(), eval.db, false)
-        }
+            Relations::Evaluated(eval.db)
+        };
+        ("original program".to_string(), program.clone(), relations, false)
     };
     let elapsed = start.elapsed();
     let mut exit = 0;
-    if let Some(state) = &mut state {
-        match maintain(args, prepared, &wanted, &mut **state, out, err) {
+    if let Relations::Maintained(state) = &mut relations {
+        match maintain(args, options, prepared, &wanted, &mut **state, out, err) {
             Ok(status) => exit = status,
             Err(status) => return status,
         }
     }
-    // Where the batches left the relations, or the evaluation.
-    let db = state.as_ref().map_or(&db, |state| state.db());
     // The relations computed: those the outputs read (an empty one that no output
     // reads was not evaluated).
     let needed = plan::needed_preds(&evaluated, &wanted);
-    let mut sizes = session::relation_sizes(&evaluated, db);
+    let len = |p: PredId| match &relations {
+        Relations::Evaluated(db) => db.len(p),
+        Relations::Maintained(state) => state.len(p),
+    };
+    let mut sizes = pipeline::relation_sizes(&evaluated, len);
     sizes.retain(|&(p, len)| len > 0 || needed.get(p.index()).copied().unwrap_or(false));
     let program = &prepared.program;
     // The rows of a wanted relation: the magic program's answers to the all-free query
     // on it, or the relation itself.
     let rows_of = |pred: PredId| -> Selected<'_> {
-        match magic {
-            true => Selected::answers(&evaluated, db),
-            false => Selected::relation(db, pred),
+        match (&relations, evaluated.query.as_ref().filter(|_| magic)) {
+            (Relations::Maintained(state), _) => state.rows(pred),
+            (Relations::Evaluated(db), Some(query)) => Selected::of_query(db, query),
+            (Relations::Evaluated(db), None) => Selected::relation(db, pred),
         }
     };
 
@@ -284,11 +280,18 @@ pub fn run(
     exit
 }
 
+/// Where the wanted relations are read: the evaluation, or the state the update batches
+/// maintain.
+enum Relations {
+    Evaluated(exec::Database),
+    Maintained(Box<dyn Backend>),
+}
+
 /// The header line of a Soufflé `.output`: its `attributeNames` parameter, or its
 /// relation's declared attribute names joined as Soufflé joins them.
 fn header_line(io: &SouffleIo, output: &syntax::souffle::Io) -> String {
     output.attribute_names.clone().unwrap_or_else(|| {
-        let names = session::attributes_of(&io.attributes, output.pred).unwrap_or_default();
+        let names = pipeline::attributes_of(&io.attributes, output.pred).unwrap_or_default();
         names.join(output.names_delimiter.encode_utf8(&mut [0; 4]))
     })
 }
@@ -300,9 +303,10 @@ fn header_line(io: &SouffleIo, output: &syntax::souffle::Io) -> String {
 /// to stop with.
 fn maintain(
     args: &RunArgs,
+    options: &Options,
     prepared: &Prepared,
     wanted: &[PredId],
-    state: &mut dyn crate::engines::Materialized,
+    state: &mut dyn Backend,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<i32, i32> {
@@ -315,30 +319,24 @@ fn maintain(
         let start = Instant::now();
         // The outputs' report prints counts alone: no fact is listed, and the net change
         // is its size (a recomputed batch then need not keep the old state beside the new).
-        let report = match state.try_apply(&batch.update, Some(0), false) {
-            Ok(report) => report,
+        let change = match state.apply(&batch.update, pipeline::Listing { up_to: Some(0), net: false }) {
+            Ok(change) => change,
             Err(e) => return Err(crate::stopped(err, &prepared.sources, program, &e, args.color)),
         };
         let elapsed = start.elapsed();
-        let strategy = state.strategy_name(&report);
-        let _ = write!(out, "{}", crate::report::outputs_batch_text(program, i, batch, &report, strategy, wanted));
+        let _ = write!(out, "{}", crate::report::outputs_batch_text(program, i, batch, &change, wanted));
         if !args.no_timing {
             let _ = writeln!(out, "  time: {}", crate::report::duration_text(elapsed));
         }
         if args.check {
-            let edb = session::edb_database(program, &session::maintained_inputs(program, state.db()), args.max_tuples);
-            let engine = crate::engines::Engine::SEMINAIVE;
-            let fresh = match engine.evaluate(&plan, program, edb, false, None, state.threads()) {
-                Ok((fresh, _)) => fresh,
+            let facts = pipeline::maintained_inputs(program, state);
+            let compared = |p: PredId| needed.get(p.index()).copied().unwrap_or(false);
+            let fresh = match pipeline::recompute(program, &plan, &facts, state, options.max_tuples, Some(&compared)) {
+                Ok(fresh) => fresh,
                 Err(e) => return Err(crate::stopped(err, &prepared.sources, program, &e, args.color)),
             };
-            let differ: Vec<String> = program
-                .pred_ids()
-                .filter(|&p| needed.get(p.index()).copied().unwrap_or(false))
-                .filter(|&p| fresh.db.sorted_tuples(p) != state.db().sorted_tuples(p))
-                .map(|p| program.pred_name(p))
-                .collect();
-            if !differ.is_empty() {
+            if !fresh.differing.is_empty() {
+                let differ: Vec<String> = fresh.differing.iter().map(|&p| program.pred_name(p)).collect();
                 crate::report::check_failed(err, i + 1, &differ);
                 exit = crate::EXIT_CHECK_FAILED;
             }
@@ -510,8 +508,8 @@ fn partial_name(path: &Path) -> PathBuf {
 /// Soufflé orders a number column) before other values by their text; and the symbols it
 /// ranks, ascending by id.
 pub fn value_order(program: &Program, rows: Selected<'_>) -> (Vec<ValueOrder>, Vec<u32>) {
-    let arity = rows.db.arity(rows.pred);
-    let types: Vec<ValueType> = (0..arity).map(|i| program.column_type(rows.pred, i)).collect();
+    let arity = rows.arity();
+    let types: Vec<ValueType> = (0..arity).map(|i| program.column_type(rows.pred(), i)).collect();
     let symbol_columns: Vec<usize> = (0..arity).filter(|&i| types[i] == ValueType::Symbol).collect();
     let text = |v: u32| program.consts.text(ir::Const(v));
     // The symbols to rank: every constant of the program when there are no more of them
@@ -521,7 +519,7 @@ pub fn value_order(program: &Program, rows: Selected<'_>) -> (Vec<ValueOrder>, V
     let all = program.consts.len();
     let mut values: Vec<u32> = Vec::new();
     let mut numbers: Vec<Option<i64>> = Vec::new();
-    if !symbol_columns.is_empty() && all <= rows.db.len(rows.pred) {
+    if !symbol_columns.is_empty() && all <= rows.relation_len() {
         values = (0..all as u32).collect();
         numbers = values.iter().map(|&v| text(v).parse().ok()).collect();
         let numeric = numbers.iter().filter(|n| n.is_some()).count();
@@ -598,8 +596,8 @@ pub fn write_csv(
     let (order, values) = value_order(program, rows);
     // The fields of the symbols by id, made once each: quoted as `quoting` says. Numbers
     // are written as they come.
-    let arity = rows.db.arity(rows.pred);
-    let types: Vec<ValueType> = (0..arity).map(|i| program.column_type(rows.pred, i)).collect();
+    let arity = rows.arity();
+    let types: Vec<ValueType> = (0..arity).map(|i| program.column_type(rows.pred(), i)).collect();
     let only_field = arity == 1;
     let mut texts: Vec<std::borrow::Cow<'_, str>> = vec!["".into(); values.last().map_or(0, |&v| v as usize + 1)];
     for &v in &values {

@@ -1,16 +1,13 @@
 //! `dlc repl`: a live materialised query. Update lines are staged and applied as one
 //! DRed batch at `;` or an empty line; `?- ...` lines show (or recompile for) a query.
 
-use crate::cli::{Emit, Format, MagicArg, RunArgs};
-use crate::engines::Engine;
-use crate::facts::InputFacts;
+use crate::cli::{Emit, Format, RunArgs};
 use crate::report;
-use crate::session::{self, Maintainer, Tuple};
 use crate::Output;
 use diag::SourceMap;
-use exec::{Maintenance, Update};
-use ir::{PredId, Program};
+use ir::{PredId, Program, Query};
 use magic::MagicProgram;
+use pipeline::{Changes, Evaluator, InputFacts, MagicMode, Maintainer, Maintaining, Options, Tuple, Wanted};
 use std::collections::BTreeSet;
 use std::io::{BufRead, Write};
 
@@ -49,6 +46,8 @@ struct Repl {
     /// Its constants are not kept up to date: they live in the maintained program's
     /// interner, which parsing borrows (see [`Repl::stage`]).
     source: Program,
+    /// The current query, of `source`.
+    query: Query,
     maintainer: Maintainer,
     /// Whether `maintainer` keeps the magic rewrite (else the source program).
     magic: bool,
@@ -78,20 +77,12 @@ struct Repl {
 
 /// What the command line chose for every evaluation and batch of the session.
 struct Settings {
-    engine: Engine,
-    /// `--threads`, for every evaluation and batch.
-    threads: exec::Threads,
-    maintenance: Maintenance,
-    /// `--magic`: which program the first evaluation and each new query evaluate.
-    magic: MagicArg,
+    /// The engine, `--magic` and the limits of every evaluation and batch.
+    options: Options,
     check: bool,
     timing: bool,
     /// `--full-report`: list every fact of a large batch's report.
     full_report: bool,
-    /// `--max-adornments`, for the rewrite a new query recompiles.
-    max_adornments: usize,
-    /// `--max-tuples`, for every evaluation and batch.
-    max_tuples: u32,
     /// The program is Soufflé's: `?-` queries are read in its syntax (lower-case variables).
     souffle: bool,
 }
@@ -116,8 +107,9 @@ pub(crate) fn run(
     // A Soufflé program without a query starts with the all-free query of its first
     // `.output` relation (by name, the order its files are written in); the repl keeps
     // every relation up to date, so `?- ...` on another one reads it at once.
-    let mut prepared = match session::prepare(args, true, true) {
-        Ok(prepared) => prepared,
+    let options = args.options();
+    let mut prepared = match crate::prepare(args, &options, Wanted { outputs: true, every_input: true }) {
+        Ok((prepared, _)) => prepared,
         Err(failed) => return crate::fail(err, failed, color),
     };
     if prepared.program.query.is_none() {
@@ -129,33 +121,26 @@ pub(crate) fn run(
             prepared.program.query = Some(crate::outputs::all_free_query(&mut prepared.program, pred));
         }
     }
-    let session = match session::finish(prepared, args) {
+    let session = match pipeline::compile(prepared, &options) {
         Ok(s) => s,
         Err(failed) => return crate::fail(err, failed, color),
     };
     crate::print_diagnostics(err, &session.warnings, &session.sources, color);
     let settings = Settings {
-        engine: session::engine(args),
-        threads: session::threads(args.threads),
-        maintenance: session::maintenance(args.maintenance),
-        magic: args.magic_mode(),
+        options,
         check: args.check,
         timing: !args.no_timing,
         full_report: args.full_report,
-        max_adornments: args.max_adornments,
-        max_tuples: args.max_tuples,
         souffle: session.souffle,
     };
     let (maintainer, magic) = match settings.maintainer(&session.program, session.magic.as_ref(), &session.facts) {
         Ok(chosen) => chosen,
-        Err(e) => {
-            let widest = session.magic.as_ref().map_or(&session.program, |m| &m.program);
-            return crate::stopped(err, &session.sources, widest, &e, args.color);
-        }
+        Err(e) => return crate::stopped(err, &session.sources, session.widest(), &e, args.color),
     };
     let mut repl = Repl {
         maintainer,
         magic,
+        query: session.query,
         known_preds: session.program.preds.len(),
         source: session.program,
         extra: BTreeSet::new(),
@@ -172,8 +157,8 @@ pub(crate) fn run(
     let _ = writeln!(
         out,
         "dlc repl: {} answer(s) to ?- {}. — `:help` lists the commands",
-        session::answers(&repl.maintainer.program, repl.maintainer.state.db()).len(),
-        repl.source.display_atom(&repl.source.query.as_ref().expect("compiled").atom)
+        repl.maintainer.answers().len(),
+        repl.source.display_atom(&repl.query.atom)
     );
     for batch in session.batches {
         repl.apply_batch(batch.update, batch.changes, out, err);
@@ -220,7 +205,8 @@ pub(crate) fn run(
             }
             ":stats" => {
                 let program = &repl.maintainer.program;
-                let sizes = session::relation_sizes(program, repl.maintainer.state.db());
+                let state = &repl.maintainer.state;
+                let sizes = pipeline::relation_sizes(program, |p| state.len(p));
                 let _ = writeln!(out, "{}", report::sizes_text(program, &sizes));
             }
             ":facts" => repl.list_facts(out),
@@ -230,14 +216,19 @@ pub(crate) fn run(
             }
             _ if text.starts_with(":why") => {
                 repl.apply(out, err);
-                let state = crate::explain::ReplState {
-                    source: &repl.source,
-                    program: &repl.maintainer.program,
-                    db: repl.maintainer.state.db(),
-                    magic: repl.magic,
-                    max_tuples: repl.settings.max_tuples,
-                };
-                crate::explain::repl_command(text, &state, &mut repl.sources, repl.color, out, err);
+                // The repl runs on the native engine, whose database proofs read.
+                if let Some(db) = repl.maintainer.state.proofs() {
+                    let state = crate::explain::ReplState {
+                        source: &repl.source,
+                        program: &repl.maintainer.program,
+                        db,
+                        magic: repl.magic,
+                        max_tuples: repl.settings.options.max_tuples,
+                    };
+                    crate::explain::repl_command(text, &state, &mut repl.sources, repl.color, out, err);
+                } else {
+                    let _ = writeln!(err, "this engine keeps no derivation order to explain facts with");
+                }
             }
             // `+E(a,b);` stages the update and ends the batch, as the two lines would.
             _ if text.starts_with('+') || text.starts_with('-') => match text.strip_suffix(';') {
@@ -352,26 +343,22 @@ impl Settings {
         source: &Program,
         magic: Option<&MagicProgram>,
         facts: &InputFacts,
-    ) -> Result<(Maintainer, bool), exec::ResourceError> {
+    ) -> Result<(Maintainer, bool), pipeline::Error> {
+        let options = &self.options;
         // Every relation: `:why` and `:stats` may ask about any of them.
-        let (run, choice) = session::evaluate_chosen(
-            source,
-            magic,
-            self.magic,
-            true,
-            facts,
-            self.engine,
-            self.threads,
-            false,
-            &|| None,
-            self.max_tuples,
-        )?;
+        let evaluator = Evaluator::new(options).whole(true);
+        let (run, choice) = evaluator.evaluate_chosen(source, magic, options.magic, facts, &|| None)?;
         let program = match magic {
             Some(magic) if choice.magic => magic.program.clone(),
             _ => source.clone(),
         };
-        let mut maintainer =
-            Maintainer::from_evaluation(program, true, run, facts, self.maintenance, self.check, self.max_tuples)?;
+        let how = Maintaining {
+            whole: true,
+            maintenance: options.maintenance,
+            keep_record: self.check,
+            max_tuples: options.max_tuples,
+        };
+        let mut maintainer = Maintainer::from_evaluation(program, run, facts, how)?;
         if self.full_report {
             maintainer.list_up_to = None;
         }
@@ -397,11 +384,11 @@ impl Repl {
         let (batches, mut diags) = syntax::parse_updates(text, file, &mut self.source);
         // A predicate first named here is none of the program's (a typo, usually): its
         // updates change no answer, which `--insert` warns about too.
-        diags.extend(session::unused_input_warnings(&self.source, known));
+        diags.extend(pipeline::unused_input_warnings(&self.source, known));
         let mut changes = Vec::new();
         for batch in &batches {
             for (sign, fact) in &batch.changes {
-                changes.push((*sign, session::tuple_of(fact), session::change_text(&self.source, *sign, fact)));
+                changes.push((*sign, pipeline::tuple_of(fact), pipeline::change_text(&self.source, *sign, fact)));
             }
         }
         std::mem::swap(&mut self.source.consts, &mut self.maintainer.program.consts);
@@ -420,7 +407,7 @@ impl Repl {
     /// when a line of the batch had errors.
     fn apply(&mut self, out: &mut dyn Write, err: &mut dyn Write) {
         // The staged lines apply in order: the last change of a fact wins.
-        let update = session::net_update(std::mem::take(&mut self.staged));
+        let update = pipeline::net_update(std::mem::take(&mut self.staged));
         let changes = std::mem::take(&mut self.staged_text);
         let bad_lines = std::mem::take(&mut self.bad_lines);
         if !bad_lines.is_empty() {
@@ -437,7 +424,7 @@ impl Repl {
     }
 
     /// Applies one net update (`changes` are its lines as written) and prints its report.
-    fn apply_batch(&mut self, update: Update, changes: Vec<String>, out: &mut dyn Write, err: &mut dyn Write) {
+    fn apply_batch(&mut self, update: Changes, changes: Vec<String>, out: &mut dyn Write, err: &mut dyn Write) {
         if changes.is_empty() {
             return;
         }
@@ -450,12 +437,12 @@ impl Repl {
             self.extra.remove(tuple);
         }
         self.extra.extend(extra_inserts);
-        let batch = session::Batch { changes, update: Update { inserts, deletes } };
+        let batch = pipeline::Batch { changes, update: Changes { inserts, deletes } };
         let check = self.settings.check;
         let outcome = match self.maintainer.apply(&batch.update, check, check) {
             Ok(outcome) => outcome,
             Err(e) => {
-                let diagnostic = session::resource_diagnostic(&self.maintainer.program, &e);
+                let diagnostic = e.to_diagnostic(&self.maintainer.program);
                 return self.stop(diagnostic, err);
             }
         };
@@ -501,7 +488,7 @@ impl Repl {
     }
 
     fn queried(&self) -> PredId {
-        self.source.query.as_ref().expect("the repl always has a query").atom.pred
+        self.query.atom.pred
     }
 
     /// Shows the answers of `?- ...`, recompiling when it is not the current query.
@@ -516,18 +503,18 @@ impl Repl {
         if diag::has_errors(&diags) {
             return;
         }
-        let query = candidate.query.clone().expect("parse_query sets the query");
-        let current = self.source.query.as_ref().expect("the repl always has a query");
+        let Some(query) = candidate.query.clone() else { return };
+        let current = &self.query;
         let same = query.atom.pred == current.atom.pred
             && query.atom.args.iter().map(|t| t.kind).eq(current.atom.args.iter().map(|t| t.kind));
         if !same {
             // A new query means new demand: recompile and evaluate every input fact from scratch.
             let facts = self.input_facts();
-            let rewritten = if self.settings.magic == MagicArg::Off {
+            let rewritten = if self.settings.options.magic == MagicMode::Off {
                 None
             } else {
-                let (mode, limit) = (self.settings.magic, self.settings.max_adornments);
-                match session::rewrite_for_mode(&candidate, &query, mode, limit) {
+                let (mode, limit) = (self.settings.options.magic, self.settings.options.max_adornments);
+                match pipeline::rewrite_for_mode(&candidate, &query, mode, limit) {
                     Ok(magic) => magic,
                     Err(limit) => {
                         crate::print_diagnostics(err, &[limit.to_diagnostic(&candidate)], &self.sources, self.color);
@@ -539,16 +526,17 @@ impl Repl {
                 Ok((maintainer, magic)) => (self.maintainer, self.magic) = (maintainer, magic),
                 Err(e) => {
                     let widest = rewritten.as_ref().map_or(&candidate, |m| &m.program);
-                    return self.stop(session::resource_diagnostic(widest, &e), err);
+                    return self.stop(e.to_diagnostic(widest), err);
                 }
             }
             self.known_preds = candidate.preds.len();
             self.extra.clear();
             let _ = writeln!(out, "recompiled for ?- {}.", candidate.display_atom(&query.atom));
             self.source = candidate;
+            self.query = query;
         }
         let queried = self.queried();
-        let answers = session::answers(&self.maintainer.program, self.maintainer.state.db());
+        let answers = self.maintainer.answers();
         for t in answers.iter() {
             let _ = writeln!(out, "{}", report::answer_text(&self.maintainer.program, queried, t));
         }

@@ -1,8 +1,9 @@
 //! Text and JSON renderings of evaluation results and update reports.
 
-use crate::session::{relation_sizes, Batch, BatchOutcome, Evaluated};
-use ir::{PredId, Program};
+use ir::{PredId, Program, Query};
+use pipeline::{relation_sizes, Batch, BatchOutcome, Change, Evaluated, How, Phases, Tally, FULL_REPORT_MAX_FACTS};
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -14,11 +15,6 @@ pub fn tuple_json(program: &Program, pred: PredId, tuple: &[u32]) -> Value {
 
 pub fn tuples_json<T: AsRef<[u32]>>(program: &Program, pred: PredId, tuples: impl IntoIterator<Item = T>) -> Value {
     Value::Array(tuples.into_iter().map(|t| tuple_json(program, pred, t.as_ref())).collect())
-}
-
-/// The relation of the program's query (its answers' column types); none without one.
-fn queried(program: &Program) -> PredId {
-    program.query.as_ref().map_or(PredId(u32::MAX), |q| q.atom.pred)
 }
 
 /// `{relation: [tuples]}` for grouped facts.
@@ -70,7 +66,7 @@ pub fn write_answers(
     out: &mut dyn std::io::Write,
     program: &Program,
     queried: PredId,
-    answers: crate::session::Selected<'_>,
+    answers: pipeline::Selected<'_>,
 ) -> std::io::Result<usize> {
     let mut open = program.display_pred(queried).to_string();
     open.push('(');
@@ -217,7 +213,7 @@ pub fn duration_text(d: Duration) -> String {
 pub fn evaluation_json(program: &Program, run: &Evaluated, timing: bool) -> Value {
     let rounds: Vec<Value> =
         run.eval.rounds.iter().map(|r| json!({ "round": r.round, "new": grouped_json(program, &r.new) })).collect();
-    let sizes = relation_sizes(program, &run.eval.db);
+    let sizes = relation_sizes(program, |p| run.eval.db.len(p));
     let mut obj = json!({
         "rounds": rounds,
         "iterations": run.eval.iterations,
@@ -226,7 +222,7 @@ pub fn evaluation_json(program: &Program, run: &Evaluated, timing: bool) -> Valu
         "relations": sizes_json(program, &sizes),
         "derived_facts": sizes.iter().map(|(_, n)| n).sum::<usize>(),
         "memory": memory_json(program, &run.eval.db),
-        "answers": tuples_json(program, run.selected().pred, run.answers().iter()),
+        "answers": tuples_json(program, run.selected().pred(), run.answers().iter()),
     });
     if timing {
         obj["seconds"] = json!(run.elapsed.as_secs_f64());
@@ -300,9 +296,9 @@ pub fn evaluation_text(out: &mut String, title: &str, program: &Program, run: &E
             let _ = writeln!(out, "row_tests: (counted by --engine reference)");
         }
     }
-    let _ = writeln!(out, "relations: {}", sizes_text(program, &relation_sizes(program, &run.eval.db)));
+    let _ = writeln!(out, "relations: {}", sizes_text(program, &relation_sizes(program, |p| run.eval.db.len(p))));
     memory_text(out, program, &run.eval.db);
-    let queried = run.selected().pred;
+    let queried = run.selected().pred();
     let answers: Vec<String> = run.answers().iter().map(|t| program.display_tuple(queried, t).to_string()).collect();
     let _ = writeln!(out, "answers ({}): {}", answers.len(), answers.join(" "));
     if timing {
@@ -326,8 +322,8 @@ pub fn compare_text(
     row(out, "", "magic".into(), "original".into());
     row(out, "answers", magic.answers().len().to_string(), original.answers().len().to_string());
     row(out, "answers agree", if agree { "yes" } else { "NO" }.into(), String::new());
-    let msizes = relation_sizes(magic_program, &magic.eval.db);
-    let osizes = relation_sizes(source, &original.eval.db);
+    let msizes = relation_sizes(magic_program, |p| magic.eval.db.len(p));
+    let osizes = relation_sizes(source, |p| original.eval.db.len(p));
     let total = |s: &[(PredId, usize)]| s.iter().map(|(_, n)| n).sum::<usize>().to_string();
     row(out, "derived facts", total(&msizes), total(&osizes));
     for (p, n) in &msizes {
@@ -348,25 +344,56 @@ pub fn compare_text(
 /// Why the batch was maintained as it was, when it was not simply asked for: what
 /// `--maintenance auto` chose, or a recomputation.
 fn strategy_reason(outcome: &BatchOutcome) -> Option<&str> {
-    let chosen = outcome.maintenance == exec::Maintenance::Auto || outcome.report.strategy == exec::Method::Recompute;
-    (chosen && outcome.strategy != "differential").then_some(outcome.report.reason.as_str())
+    match &outcome.change.how {
+        How::Recomputed(phases) => Some(&phases.reason),
+        How::Dred(phases) | How::Ranked(phases) if outcome.maintenance == exec::Maintenance::Auto => {
+            Some(&phases.reason)
+        }
+        _ => None,
+    }
 }
 
-/// A batch report lists its facts one by one up to this many (over-deleted, rederived,
-/// inserted facts and answers added or removed together); a larger one gives counts per
-/// relation instead, unless `--full-report` asks for the lists. Deleting one edge of a
-/// large graph can otherwise print hundreds of megabytes.
-pub const FULL_REPORT_MAX_FACTS: usize = 1000;
+/// The phases a batch report shows. The dataflow knows only the net change of a batch:
+/// its report shows it in the phases' shape, the facts that went as over-deleted (in
+/// one wave) and those that came as inserted, with nothing rederived.
+fn phases(change: &Change) -> Cow<'_, Phases> {
+    if let Some(phases) = change.how.phases() {
+        return Cow::Borrowed(phases);
+    }
+    let mut tallies: Vec<(PredId, Tally)> = Vec::new();
+    let removed = change.removed.iter().map(|(p, ts)| (*p, ts.len(), 0));
+    for (p, overdeleted, inserted) in removed.chain(change.added.iter().map(|(p, ts)| (*p, 0, ts.len()))) {
+        match tallies.iter_mut().find(|(q, _)| *q == p) {
+            Some((_, tally)) => tally.inserted += inserted,
+            None => tallies.push((p, Tally { overdeleted, inserted, ..Tally::default() })),
+        }
+    }
+    tallies.sort_by_key(|(p, _)| *p);
+    let listed = |facts: &pipeline::FactsByPred| match change.listed {
+        true => exec::one_per_fact(facts),
+        false => Vec::new(),
+    };
+    Cow::Owned(Phases {
+        overdeleted_waves: Vec::new(),
+        overdeleted: listed(&change.removed),
+        rederived: Vec::new(),
+        inserted: listed(&change.added),
+        tallies,
+        groups: Vec::new(),
+        waves: usize::from(!change.removed.is_empty()),
+        reason: "the dataflow applies the batch as one epoch of changes".into(),
+    })
+}
 
 type Grouped = Vec<(PredId, Vec<Vec<u32>>)>;
 
 /// One phase's count in a relation's tally.
-type Phase = fn(&exec::Tally) -> usize;
+type Phase = fn(&Tally) -> usize;
 
 /// The facts of DRed's insertion phase split by whether they held before the batch:
 /// (those over-deleted earlier in the batch and derived again, those that are new). A
 /// delete-only batch can re-insert facts but never make new ones.
-fn split_inserted(r: &exec::UpdateReport) -> (Grouped, Grouped) {
+fn split_inserted(r: &Phases) -> (Grouped, Grouped) {
     let over: std::collections::HashSet<(PredId, &[u32])> =
         r.overdeleted.iter().flat_map(|(p, ts)| ts.iter().map(move |t| (*p, t.as_slice()))).collect();
     let (mut restored, mut new): (Grouped, Grouped) = (Vec::new(), Vec::new());
@@ -384,15 +411,14 @@ fn split_inserted(r: &exec::UpdateReport) -> (Grouped, Grouped) {
 
 /// Whether the batch's report lists every fact (see [`FULL_REPORT_MAX_FACTS`]): the
 /// maintenance made the lists, and they are few or asked for.
-fn lists_facts(outcome: &BatchOutcome, full: bool) -> bool {
-    let r = &outcome.report;
+fn lists_facts(outcome: &BatchOutcome, r: &Phases, full: bool) -> bool {
     let touched: usize = r.tallies.iter().map(|(_, t)| t.overdeleted + t.rederived + t.reinserted + t.inserted).sum();
     let facts = touched + outcome.answers_added.len() + outcome.answers_removed.len();
-    r.listed && (full || facts <= FULL_REPORT_MAX_FACTS)
+    outcome.change.listed && (full || facts <= FULL_REPORT_MAX_FACTS)
 }
 
 /// One phase's count per relation, from the report's tallies; only relations with any.
-fn tallied(r: &exec::UpdateReport, phase: Phase) -> Vec<(PredId, usize)> {
+fn tallied(r: &Phases, phase: Phase) -> Vec<(PredId, usize)> {
     r.tallies.iter().map(|(p, t)| (*p, phase(t))).filter(|&(_, n)| n > 0).collect()
 }
 
@@ -400,17 +426,19 @@ fn tallied(r: &exec::UpdateReport, phase: Phase) -> Vec<(PredId, usize)> {
 /// `full`, counts per relation instead of the lists (and `"summary": true`).
 pub fn batch_json(
     program: &Program,
+    query: &Query,
     index: usize,
     batch: &Batch,
     outcome: &BatchOutcome,
     timing: bool,
     full: bool,
 ) -> Value {
-    let r = &outcome.report;
-    if !lists_facts(outcome, full) {
+    let change = &outcome.change;
+    let r = &*phases(change);
+    if !lists_facts(outcome, r, full) {
         let mut obj = json!({
             "batch": index + 1,
-            "maintenance": outcome.strategy,
+            "maintenance": change.how.name(),
             "summary": true,
             "changes": batch.changes.len(),
             "overdeleted": sizes_json(program, &tallied(r, |t| t.overdeleted)),
@@ -421,7 +449,7 @@ pub fn batch_json(
             "answers_added": outcome.answers_added.len(),
             "answers_removed": outcome.answers_removed.len(),
             "relations": sizes_json(program, &outcome.sizes),
-            "work": r.work,
+            "work": change.work,
             "recompute_work": outcome.recompute_work,
         });
         if let Some(reason) = strategy_reason(outcome) {
@@ -437,15 +465,15 @@ pub fn batch_json(
     }
     let (restored, new) = split_inserted(r);
     let waves: Vec<Value> = r.overdeleted_waves.iter().map(|w| grouped_json(program, &group(w))).collect();
-    let noop: Vec<Value> = r
+    let noop: Vec<Value> = change
         .noop_deletes
         .iter()
         .map(|(p, t)| json!(format!("-{}", fact_text(program, *p, t))))
-        .chain(r.noop_inserts.iter().map(|(p, t)| json!(format!("+{}", fact_text(program, *p, t)))))
+        .chain(change.noop_inserts.iter().map(|(p, t)| json!(format!("+{}", fact_text(program, *p, t)))))
         .collect();
     let mut obj = json!({
         "batch": index + 1,
-        "maintenance": outcome.strategy,
+        "maintenance": change.how.name(),
         "changes": batch.changes,
         "noop": noop,
         "overdeleted": grouped_json(program, &r.overdeleted),
@@ -453,10 +481,10 @@ pub fn batch_json(
         "rederived": grouped_json(program, &r.rederived),
         "reinserted": grouped_json(program, &restored),
         "inserted": grouped_json(program, &new),
-        "answers_added": tuples_json(program, queried(program), outcome.answers_added.iter()),
-        "answers_removed": tuples_json(program, queried(program), outcome.answers_removed.iter()),
+        "answers_added": tuples_json(program, query.atom.pred, outcome.answers_added.iter()),
+        "answers_removed": tuples_json(program, query.atom.pred, outcome.answers_removed.iter()),
         "relations": sizes_json(program, &outcome.sizes),
-        "work": r.work,
+        "work": change.work,
         "recompute_work": outcome.recompute_work,
     });
     if let Some(reason) = strategy_reason(outcome) {
@@ -466,7 +494,7 @@ pub fn batch_json(
         obj["groups_recomputed"] = sizes_json(program, &r.groups);
     }
     if let Some(w) = outcome.recompute_work {
-        obj["work_ratio"] = json!(if r.work == 0 { Value::Null } else { json!(w as f64 / r.work as f64) });
+        obj["work_ratio"] = json!(if change.work == 0 { Value::Null } else { json!(w as f64 / change.work as f64) });
     }
     if timing {
         obj["seconds"] = json!(outcome.elapsed.as_secs_f64());
@@ -487,8 +515,9 @@ pub fn batch_text(
     timing: bool,
     full: bool,
 ) {
-    let r = &outcome.report;
-    let lists = lists_facts(outcome, full);
+    let change = &outcome.change;
+    let r = &*phases(change);
+    let lists = lists_facts(outcome, r, full);
     if lists || batch.changes.len() <= FULL_REPORT_MAX_FACTS {
         let _ = writeln!(out, "batch {}: {}", index + 1, batch.changes.join(" "));
     } else {
@@ -498,10 +527,10 @@ pub fn batch_text(
         let _ =
             writeln!(out, "  (a summary: more than {FULL_REPORT_MAX_FACTS} facts changed; --full-report lists them)");
     }
-    for (p, t) in &r.noop_deletes {
+    for (p, t) in &change.noop_deletes {
         let _ = writeln!(out, "  no-op: -{} is not present", fact_text(program, *p, t));
     }
-    for (p, t) in &r.noop_inserts {
+    for (p, t) in &change.noop_inserts {
         let _ = writeln!(out, "  no-op: +{} is already present", fact_text(program, *p, t));
     }
     let facts = |g: &[(PredId, Vec<Vec<u32>>)]| {
@@ -509,13 +538,13 @@ pub fn batch_text(
         v.join(" ")
     };
     if let Some(reason) = strategy_reason(outcome) {
-        let _ = writeln!(out, "  maintained by: {} ({reason})", outcome.strategy);
+        let _ = writeln!(out, "  maintained by: {} ({reason})", change.how.name());
     }
     if let Some(groups) = groups_text(program, &r.groups) {
         let _ = writeln!(out, "  {groups}");
     }
-    let waves = match outcome.report.strategy {
-        exec::Method::Ranked => "ranked wave(s)",
+    let waves = match change.how {
+        How::Ranked(_) => "ranked wave(s)",
         _ => "wave(s)",
     };
     // Per relation, the number of facts: what a summary shows instead of the facts.
@@ -548,7 +577,7 @@ pub fn batch_text(
         }
         .ok();
     }
-    let answers = |ts: &crate::session::Answers| {
+    let answers = |ts: &pipeline::Answers| {
         if ts.is_empty() {
             "(none)".to_string()
         } else if !lists {
@@ -562,10 +591,10 @@ pub fn batch_text(
     let _ = writeln!(out, "  relations: {}", sizes_text(program, &outcome.sizes));
     match outcome.recompute_work {
         Some(w) => {
-            let _ = writeln!(out, "  work: {} (recomputation from scratch: {w})", r.work);
+            let _ = writeln!(out, "  work: {} (recomputation from scratch: {w})", change.work);
         }
         None => {
-            let _ = writeln!(out, "  work: {}", r.work);
+            let _ = writeln!(out, "  work: {}", change.work);
         }
     }
     if timing {
@@ -586,21 +615,21 @@ pub fn outputs_batch_text(
     program: &Program,
     index: usize,
     batch: &Batch,
-    report: &exec::UpdateReport,
-    strategy: &str,
+    change: &Change,
     wanted: &[PredId],
 ) -> String {
+    let report = &*phases(change);
     let mut out = String::new();
     if batch.changes.len() <= FULL_REPORT_MAX_FACTS {
         let _ = writeln!(out, "batch {}: {}", index + 1, batch.changes.join(" "));
     } else {
         let _ = writeln!(out, "batch {}: {} change(s)", index + 1, batch.changes.len());
     }
-    let noops = report.noop_deletes.len() + report.noop_inserts.len();
+    let noops = change.noop_deletes.len() + change.noop_inserts.len();
     if noops > 0 {
         let _ = writeln!(out, "  no-op: {noops} change(s) (deletes of absent facts, inserts of present ones)");
     }
-    let _ = writeln!(out, "  maintained by: {strategy} ({})", report.reason);
+    let _ = writeln!(out, "  maintained by: {} ({})", change.how.name(), report.reason);
     if let Some(groups) = groups_text(program, &report.groups) {
         let _ = writeln!(out, "  {groups}");
     }
@@ -615,10 +644,10 @@ pub fn outputs_batch_text(
         total(|t| t.inserted)
     );
     for &pred in wanted {
-        let (removed, added) = report.net_count(pred);
+        let (removed, added) = change.net_count(pred);
         let _ = writeln!(out, "  {}: {removed} removed, {added} added", program.pred_name(pred));
     }
-    let _ = writeln!(out, "  work: {}", report.work);
+    let _ = writeln!(out, "  work: {}", change.work);
     out
 }
 
@@ -636,7 +665,7 @@ pub fn program_json(program: &Program) -> Value {
         })
         .collect();
     let rules: Vec<Value> = program.rules.iter().map(|r| json!(program.display_typed_rule(r).to_string())).collect();
-    let facts: Vec<Value> = program.facts.iter().map(|f| json!(crate::session::fact_text(program, f))).collect();
+    let facts: Vec<Value> = program.facts.iter().map(|f| json!(pipeline::fact_text(program, f))).collect();
     json!({
         "predicates": preds,
         "rules": rules,

@@ -18,7 +18,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("plan", &["diag", "ir"]),
     ("exec", &["ir", "plan"]),
     ("flow", &["ir", "plan"]),
-    ("dlc", &["diag", "ir", "syntax", "magic", "plan", "exec", "flow"]),
+    ("pipeline", &["diag", "ir", "syntax", "magic", "plan", "exec", "flow"]),
+    ("dlc", &["diag", "ir", "syntax", "magic", "plan", "exec", "flow", "pipeline"]),
     ("bench", &["diag", "ir", "syntax", "magic", "plan", "exec"]),
     ("xtask", &[]),
 ];

@@ -2,7 +2,7 @@
 //! tuples one after another. A facts file of millions of lines then costs a handful of
 //! allocations to hold (and to free at exit) instead of one per fact.
 
-use crate::session::Tuple;
+use crate::backend::Tuple;
 use diag::Span;
 use ir::PredId;
 

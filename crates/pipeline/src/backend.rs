@@ -1,0 +1,549 @@
+//! The seam between the pipeline and the engines. An [`Engine`] evaluates a plan over a
+//! database of input facts and keeps what it evaluated as a [`Backend`]: the one trait
+//! the stages after evaluation go through to apply a batch ([`Changes`]), to read a
+//! relation's rows ([`Selected`]) and to learn what the batch changed ([`Change`],
+//! with [`How`] it was maintained). Its types are the pipeline's own; the native engine
+//! (`exec`, DRed) and the differential dataflow (`flow`) each translate to them.
+
+use crate::select::Selected;
+use diag::{Code, Diagnostic};
+use exec::{Database, EvalOptions, Evaluation, Maintained, Maintenance, ResourceError, Threads, UpdateReport};
+use ir::{PredId, Program, Query};
+use plan::ProgramPlan;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// An input tuple of one predicate.
+pub type Tuple = (PredId, Vec<u32>);
+
+/// Tuples of one arity, sorted, stored flat: a query's answers, a relation's change.
+pub type Tuples = exec::Tuples;
+
+/// Sorted tuples grouped by predicate, in predicate order.
+pub type FactsByPred = Vec<(PredId, Tuples)>;
+
+/// A batch of input changes, net: no fact is both inserted and deleted
+/// ([`crate::net_update`] makes one from changes in order). Deletions apply first.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Facts to insert.
+    pub inserts: Vec<Tuple>,
+    /// Facts to delete.
+    pub deletes: Vec<Tuple>,
+}
+
+/// Why an evaluation or a batch stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// A relation outgrew its limit (`max_tuples`, a demand cap) or the memory.
+    Resource(ResourceError),
+    /// The cluster could not be used, or a peer process went away.
+    Cluster(String),
+    /// The dataflow refused the program or one of its workers stopped.
+    Dataflow(String),
+    /// The program evaluated for its answers has no query.
+    NoQuery,
+}
+
+impl From<ResourceError> for Error {
+    fn from(e: ResourceError) -> Self {
+        Error::Resource(e)
+    }
+}
+
+impl Error {
+    /// The error as a diagnostic, with `program`'s names ([`crate::resource_diagnostic`]
+    /// for a resource limit).
+    pub fn to_diagnostic(&self, program: &Program) -> Diagnostic {
+        match self {
+            Error::Resource(e) => crate::resource_diagnostic(program, e),
+            Error::Cluster(reason) => cluster_stopped(reason),
+            Error::Dataflow(reason) => Diagnostic::error(
+                Code::DIFFERENTIAL_UNSUPPORTED,
+                format!("internal error: the differential dataflow stopped: {reason}"),
+            ),
+            Error::NoQuery => Diagnostic::error(Code::NO_QUERY, "the program has no query"),
+        }
+    }
+}
+
+/// The report of a cluster that stopped because a peer went away.
+pub fn cluster_stopped(reason: &str) -> Diagnostic {
+    Diagnostic::error(Code::CLUSTER, format!("the cluster stopped: {reason}"))
+        .with_help("every process of the cluster ends with this error; the lost one's own output says why it went away")
+}
+
+/// This process's connection to a cluster of processes running one dataflow, opened by
+/// the caller before anything is evaluated and taken by the one differential evaluation
+/// a cluster makes.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterLink(Arc<Mutex<Option<flow::Connection>>>);
+
+impl ClusterLink {
+    /// A link holding an open connection.
+    pub fn new(connection: flow::Connection) -> Self {
+        ClusterLink(Arc::new(Mutex::new(Some(connection))))
+    }
+
+    fn take(&self) -> Option<flow::Connection> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+}
+
+/// Which engine evaluates and maintains programs.
+#[derive(Clone, Debug)]
+pub enum Engine {
+    /// dlc's own engines (`exec`): semi-naive or the reference engine, DRed updates.
+    Native(exec::Engine),
+    /// The program as one differential dataflow (`flow`) on this many worker threads,
+    /// alone or with the processes of `cluster`.
+    Differential {
+        /// Worker threads in this process.
+        workers: usize,
+        /// The connection to the other processes, for a run that spans several.
+        cluster: Option<ClusterLink>,
+    },
+}
+
+impl Engine {
+    /// The semi-naive engine, which checks recompute with.
+    pub const SEMINAIVE: Engine = Engine::Native(exec::Engine::Seminaive);
+
+    /// Evaluates `plan` (of `program`) over the input facts in `edb`; the differential
+    /// engine also hands back its running dataflow, which [`maintain`] goes on with.
+    pub fn evaluate(
+        &self,
+        plan: &ProgramPlan,
+        program: &Program,
+        edb: Database,
+        record_rounds: bool,
+        progress: Option<Box<dyn FnMut(exec::Progress)>>,
+        threads: Threads,
+    ) -> Result<(Evaluation, Option<Live>), Error> {
+        let (workers, cluster) = match self {
+            Engine::Native(engine) => {
+                let options = EvalOptions { engine: *engine, record_rounds, progress, threads };
+                return Ok((exec::try_evaluate(plan, program, edb, options)?, None));
+            }
+            Engine::Differential { workers, cluster } => (*workers, cluster.as_ref()),
+        };
+        let connection = match cluster {
+            Some(link) => Some(
+                link.take().ok_or_else(|| Error::Cluster("the run evaluated twice; a cluster connects once".into()))?,
+            ),
+            None => None,
+        };
+        let placed = connection.is_some();
+        // In a cluster each process gives the dataflow what it read (its share, or the
+        // whole input), and set semantics are kept at each row's owner.
+        let options = flow::Options { workers, cluster: connection };
+        let started = match placed {
+            true => flow::Flow::start_placed(plan, program, options),
+            false => flow::Flow::start(plan, program, options),
+        };
+        let mut flow = started.map_err(|e| flow_error(e, program))?;
+        let mut db = edb;
+        let inputs = (0..db.relation_count() as u32).map(PredId);
+        let rows = inputs.flat_map(|p| db.tuples(p).map(move |t| (p, t)));
+        let applied = match placed {
+            true => flow.request([], rows, true),
+            false => flow.apply([], rows),
+        }
+        .map_err(|e| flow_error(e, program))?;
+        for (pred, row) in &applied.derived_added {
+            db.insert(*pred, row.values());
+        }
+        if let Some(e) = db.failure() {
+            return Err(e.into());
+        }
+        let eval = Evaluation::computed_elsewhere(db, 1, 0, Threads::new(workers));
+        Ok((eval, Some(Live(flow))))
+    }
+
+    /// Whether the run spans several processes: choices made from local data (the caps
+    /// of `--magic auto`) must then be made from the program alone.
+    pub fn is_cluster(&self) -> bool {
+        matches!(self, Engine::Differential { cluster: Some(_), .. })
+    }
+
+    /// Why this engine cannot evaluate `program`, if it cannot: the pipeline reports it
+    /// before evaluating anything.
+    pub fn unsupported(&self, program: &Program) -> Option<Diagnostic> {
+        if !matches!(self, Engine::Differential { .. }) {
+            return None;
+        }
+        let error = flow::check(&plan::plan_program(program), program).err()?;
+        let d = Diagnostic::error(Code::DIFFERENTIAL_UNSUPPORTED, error.message(program));
+        Some(match error {
+            flow::Error::TooWide { pred: Some(p), .. } => d.with_primary(program.pred(p).span, "first used here"),
+            flow::Error::TooWide { rule: Some(r), .. } => d.with_primary(program.rule(r).span, "in this rule"),
+            _ => d,
+        })
+    }
+}
+
+/// The dataflow's error as the pipeline's.
+fn flow_error(e: flow::Error, program: &Program) -> Error {
+    match e {
+        flow::Error::Cluster(reason) => Error::Cluster(reason),
+        other => Error::Dataflow(other.message(program)),
+    }
+}
+
+/// The running dataflow of a differential evaluation.
+pub struct Live(flow::Flow);
+
+/// How a batch's report lists facts: each phase's facts when they are at most `up_to`
+/// (always, with `None`), else counts; the net change's facts are left out when `net`
+/// is false and a limit is given ([`Change::removed`] and [`Change::added`] are then
+/// empty, and [`Change::net_count`] still counts them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Listing {
+    /// The most facts a listed report holds; `None` lists every fact.
+    pub up_to: Option<usize>,
+    /// Whether the net change is listed too.
+    pub net: bool,
+}
+
+/// How many facts of one relation each phase of a batch touched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Facts over-deleted.
+    pub overdeleted: usize,
+    /// Over-deleted facts rederived.
+    pub rederived: usize,
+    /// Facts the insertion phase derived that were over-deleted earlier in the batch.
+    pub reinserted: usize,
+    /// Facts the insertion phase derived that did not hold before the batch.
+    pub inserted: usize,
+}
+
+/// What a DRed-style maintenance did, phase by phase. Fact lists are sorted by
+/// predicate, then tuple, and made only when [`Change::listed`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Phases {
+    /// Over-deleted facts by wave: wave 1 those with a derivation through a deleted
+    /// input fact, wave `k + 1` those with one through a fact of wave `k`.
+    pub overdeleted_waves: Vec<Vec<Tuple>>,
+    /// Every over-deleted fact, per predicate.
+    pub overdeleted: Vec<(PredId, Vec<Vec<u32>>)>,
+    /// Over-deleted facts that still had a derivation and were put back.
+    pub rederived: Vec<(PredId, Vec<Vec<u32>>)>,
+    /// Facts of the insertion phase.
+    pub inserted: Vec<(PredId, Vec<Vec<u32>>)>,
+    /// Per relation any phase touched, the sizes of its lists (always set).
+    pub tallies: Vec<(PredId, Tally)>,
+    /// Per aggregate whose rows changed, the number of its groups recomputed.
+    pub groups: Vec<(PredId, usize)>,
+    /// The number of over-deletion waves that removed a fact.
+    pub waves: usize,
+    /// Why the maintenance chose this strategy (what `Maintenance::Auto` saw).
+    pub reason: String,
+}
+
+/// How a backend maintained one batch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum How {
+    /// Delete and rederive.
+    Dred(Phases),
+    /// DRed over-deleting only facts whose every derivation from earlier facts went.
+    Ranked(Phases),
+    /// Evaluated from scratch over the new input (the phases are its difference).
+    Recomputed(Phases),
+    /// The dataflow applied the batch as one epoch of changes: only the net change is
+    /// known.
+    Dataflow,
+}
+
+impl How {
+    /// The strategy's name, as reports give it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            How::Dred(_) => "dred",
+            How::Ranked(_) => "ranked",
+            How::Recomputed(_) => "recompute",
+            How::Dataflow => "differential",
+        }
+    }
+
+    /// The phases of a DRed-style maintenance; none for the dataflow.
+    pub fn phases(&self) -> Option<&Phases> {
+        match self {
+            How::Dred(p) | How::Ranked(p) | How::Recomputed(p) => Some(p),
+            How::Dataflow => None,
+        }
+    }
+}
+
+/// What one batch changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Change {
+    /// How the batch was maintained.
+    pub how: How,
+    /// The net change of the derived relations: facts they held before and not after.
+    pub removed: FactsByPred,
+    /// Facts the derived relations hold after and not before.
+    pub added: FactsByPred,
+    /// Input facts the batch inserted and deleted.
+    pub inputs_inserted: Vec<Tuple>,
+    /// Input facts the batch deleted.
+    pub inputs_deleted: Vec<Tuple>,
+    /// Requested changes that changed nothing: inserts of present facts, deletes of
+    /// absent ones, changes of derived relations.
+    pub noop_inserts: Vec<Tuple>,
+    /// Requested deletes that changed nothing.
+    pub noop_deletes: Vec<Tuple>,
+    /// Whether the fact lists were made (see [`Listing`]).
+    pub listed: bool,
+    /// Rule firings, comparable to an evaluation's work (0 for the dataflow).
+    pub work: u64,
+}
+
+impl Change {
+    /// The sizes of the net change of `pred`: (facts removed, facts added).
+    pub fn net_count(&self, pred: PredId) -> (usize, usize) {
+        if let Some(phases) = self.how.phases() {
+            return phases
+                .tallies
+                .iter()
+                .find(|(p, _)| *p == pred)
+                .map_or((0, 0), |(_, t)| (t.overdeleted.saturating_sub(t.rederived + t.reinserted), t.inserted));
+        }
+        let len = |facts: &FactsByPred| facts.iter().filter(|(p, _)| *p == pred).map(|(_, ts)| ts.len()).sum();
+        (len(&self.removed), len(&self.added))
+    }
+
+    /// The native engine's report as the pipeline's.
+    fn of_report(report: UpdateReport) -> Change {
+        let phases = Phases {
+            overdeleted_waves: report.overdeleted_waves,
+            overdeleted: report.overdeleted,
+            rederived: report.rederived,
+            inserted: report.inserted,
+            tallies: report
+                .tallies
+                .into_iter()
+                .map(|(p, t)| {
+                    let exec::Tally { overdeleted, rederived, reinserted, inserted } = t;
+                    (p, Tally { overdeleted, rederived, reinserted, inserted })
+                })
+                .collect(),
+            groups: report.groups,
+            waves: report.waves,
+            reason: report.reason,
+        };
+        Change {
+            how: match report.strategy {
+                exec::Method::Dred => How::Dred(phases),
+                exec::Method::Ranked => How::Ranked(phases),
+                exec::Method::Recompute => How::Recomputed(phases),
+            },
+            removed: report.removed,
+            added: report.added,
+            inputs_inserted: report.edb_inserted,
+            inputs_deleted: report.edb_deleted,
+            noop_inserts: report.noop_inserts,
+            noop_deletes: report.noop_deletes,
+            listed: report.listed,
+            work: report.work,
+        }
+    }
+}
+
+/// A program's evaluated relations, kept up to date batch by batch: the seam every
+/// stage after evaluation goes through.
+pub trait Backend {
+    /// Applies one batch of input changes and says what it changed.
+    fn apply(&mut self, batch: &Changes, listing: Listing) -> Result<Change, Error>;
+    /// Every row of relation `pred`, as the batches so far left it.
+    fn rows(&self, pred: PredId) -> Selected<'_>;
+    /// The rows of `query`'s relation that are its answers.
+    fn answers<'a>(&'a self, query: &'a Query) -> Selected<'a>;
+    /// The number of rows of `pred`.
+    fn len(&self, pred: PredId) -> usize;
+    /// Whether relation `pred` has no rows.
+    fn is_empty(&self, pred: PredId) -> bool {
+        self.len(pred) == 0
+    }
+    /// The threads a recomputation (a check) may use.
+    fn threads(&self) -> Threads;
+    /// Gives later batches the current texts of values (a batch may bring new ones, and
+    /// ordering comparisons of symbols read them).
+    fn set_values(&mut self, values: &ir::Interner<ir::Const>);
+    /// The native engine's database, which proofs read (the order in which facts were
+    /// derived); `None` for an engine that keeps no such order.
+    fn proofs(&self) -> Option<&Database>;
+}
+
+impl Backend for Maintained {
+    fn apply(&mut self, batch: &Changes, listing: Listing) -> Result<Change, Error> {
+        let update = exec::Update { inserts: batch.inserts.clone(), deletes: batch.deletes.clone() };
+        let report = match (listing.up_to, listing.net) {
+            (Some(most), true) => self.try_apply_listing(&update, most),
+            (Some(most), false) => self.try_apply_summarizing(&update, most),
+            (None, _) => self.try_apply(&update),
+        }?;
+        Ok(Change::of_report(report))
+    }
+
+    fn rows(&self, pred: PredId) -> Selected<'_> {
+        Selected::relation(self.db(), pred)
+    }
+
+    fn answers<'a>(&'a self, query: &'a Query) -> Selected<'a> {
+        Selected::of_query(self.db(), query)
+    }
+
+    fn len(&self, pred: PredId) -> usize {
+        self.db().len(pred)
+    }
+
+    fn threads(&self) -> Threads {
+        Maintained::threads(self)
+    }
+
+    fn set_values(&mut self, values: &ir::Interner<ir::Const>) {
+        Maintained::set_values(self, values);
+    }
+
+    fn proofs(&self) -> Option<&Database> {
+        Some(self.db())
+    }
+}
+
+/// Keeps an evaluation for updates: the differential dataflow that made it, or DRed
+/// (`maintenance`) over the native engine's database.
+pub fn maintain(
+    plan: ProgramPlan,
+    program: &Program,
+    eval: Evaluation,
+    live: Option<Live>,
+    maintenance: Maintenance,
+) -> Result<Box<dyn Backend>, Error> {
+    Ok(match live {
+        Some(Live(flow)) => Box::new(Differential { threads: Threads::new(flow.workers()), flow, rows: eval.db }),
+        None => Box::new(Maintained::try_from_evaluation(plan, program, eval, maintenance)?),
+    })
+}
+
+/// The differential engine's state: the dataflow, and the rows it reported, kept in a
+/// database for the stages to read (the dataflow's own arrangements are not readable
+/// from outside its workers).
+struct Differential {
+    flow: flow::Flow,
+    rows: Database,
+    threads: Threads,
+}
+
+impl Backend for Differential {
+    fn apply(&mut self, batch: &Changes, listing: Listing) -> Result<Change, Error> {
+        let deletes = batch.deletes.iter().map(|(p, t)| (*p, t.as_slice()));
+        let inserts = batch.inserts.iter().map(|(p, t)| (*p, t.as_slice()));
+        let stopped = |e: flow::Error| match e {
+            flow::Error::Cluster(reason) => Error::Cluster(reason),
+            other => Error::Dataflow(format!("{other:?}")),
+        };
+        if !self.flow.placed() {
+            let applied = self.flow.apply(deletes, inserts).map_err(stopped)?;
+            for (pred, row) in applied.deleted.iter().chain(&applied.derived_removed) {
+                self.rows.remove(*pred, row.values());
+            }
+            for (pred, row) in applied.inserted.iter().chain(&applied.derived_added) {
+                self.rows.insert(*pred, row.values());
+            }
+            return self.change(applied, listing);
+        }
+        // In a cluster every process reads the whole batch and injects the requests it
+        // owns; the owners report the input changes they made. This process's input
+        // relations (its share, or whole) take the batch as it is, deletes first.
+        let applied = self.flow.request(deletes, inserts, false).map_err(stopped)?;
+        // Changes the dataflow refused (of derived relations, of another arity) are not
+        // input changes here either.
+        let refused = |noops: &[Tuple], pred: PredId, tuple: &[u32]| {
+            noops.iter().any(|(p, t)| *p == pred && t.as_slice() == tuple)
+        };
+        for (pred, tuple) in &batch.deletes {
+            if !refused(&applied.noop_deletes, *pred, tuple) {
+                self.rows.remove(*pred, tuple);
+            }
+        }
+        for (pred, tuple) in &batch.inserts {
+            if !refused(&applied.noop_inserts, *pred, tuple) {
+                self.rows.insert(*pred, tuple);
+            }
+        }
+        for (pred, row) in &applied.derived_removed {
+            self.rows.remove(*pred, row.values());
+        }
+        for (pred, row) in &applied.derived_added {
+            self.rows.insert(*pred, row.values());
+        }
+        self.change(applied, listing)
+    }
+
+    fn rows(&self, pred: PredId) -> Selected<'_> {
+        Selected::relation(&self.rows, pred)
+    }
+
+    fn answers<'a>(&'a self, query: &'a Query) -> Selected<'a> {
+        Selected::of_query(&self.rows, query)
+    }
+
+    fn len(&self, pred: PredId) -> usize {
+        self.rows.len(pred)
+    }
+
+    fn threads(&self) -> Threads {
+        self.threads
+    }
+
+    fn set_values(&mut self, values: &ir::Interner<ir::Const>) {
+        self.flow.set_values(values);
+    }
+
+    fn proofs(&self) -> Option<&Database> {
+        None
+    }
+}
+
+impl Differential {
+    /// What a batch the dataflow applied changed: its net change, listed when it holds
+    /// at most `listing.up_to` facts.
+    fn change(&self, applied: flow::Applied, listing: Listing) -> Result<Change, Error> {
+        if let Some(e) = self.rows.failure() {
+            return Err(e.into());
+        }
+        let input_rows = |rows: &[(PredId, flow::Row)]| rows.iter().map(|(p, r)| (*p, r.values().to_vec())).collect();
+        let touched = applied.derived_removed.len() + applied.derived_added.len();
+        Ok(Change {
+            how: How::Dataflow,
+            removed: grouped(&applied.derived_removed),
+            added: grouped(&applied.derived_added),
+            inputs_inserted: input_rows(&applied.inserted),
+            inputs_deleted: input_rows(&applied.deleted),
+            noop_inserts: applied.noop_inserts,
+            noop_deletes: applied.noop_deletes,
+            listed: listing.up_to.is_none_or(|most| touched <= most),
+            work: 0,
+        })
+    }
+}
+
+/// Sorted rows grouped by predicate.
+fn grouped(rows: &[(PredId, flow::Row)]) -> FactsByPred {
+    // Per relation: its arity, row count and values, flat.
+    let mut groups: Vec<(PredId, usize, usize, Vec<u32>)> = Vec::new();
+    for (pred, row) in rows {
+        let at = match groups.iter().rposition(|(p, ..)| p == pred) {
+            Some(at) => at,
+            None => {
+                groups.push((*pred, row.values().len(), 0, Vec::new()));
+                groups.len() - 1
+            }
+        };
+        let (_, _, len, values) = &mut groups[at];
+        values.extend_from_slice(row.values());
+        *len += 1;
+    }
+    groups.sort_by_key(|(p, ..)| *p);
+    groups.into_iter().map(|(p, arity, len, values)| (p, Tuples::sorted(arity, len, values))).collect()
+}
