@@ -16,7 +16,6 @@ use clap::Parser;
 use cli::{Cli, ColorArg, Command, Emit, Format, MagicArg, RunArgs};
 use diag::{Diagnostic, SourceMap};
 use pipeline::{Error, Failed, MagicMode, Options, Prepared, Session, Wanted};
-use serde_json::Value;
 use std::ffi::OsString;
 use std::io::{BufRead, IsTerminal, Write};
 

@@ -29,11 +29,8 @@ pub const EMITS: &[(&str, &[&str])] = &[
 /// The `--emit` forms of a Soufflé program run for its `.output` relations (the others
 /// need a query), by snapshot name; their answers are checked against Soufflé's files by
 /// the `souffle` tests.
-pub const SOUFFLE_EMITS: &[(&str, &[&str])] = &[
-    ("souffle_ast", &["--emit", "ast"]),
-    ("souffle_ir", &["--emit", "ir"]),
-    ("souffle_plan", &["--emit", "plan"]),
-];
+pub const SOUFFLE_EMITS: &[(&str, &[&str])] =
+    &[("souffle_ast", &["--emit", "ast"]), ("souffle_ir", &["--emit", "ir"]), ("souffle_plan", &["--emit", "plan"])];
 
 fn run_fixture(path: &Path, extra: &[&str]) -> (String, common::Output) {
     let source = std::fs::read_to_string(path).unwrap();
