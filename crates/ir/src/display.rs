@@ -14,9 +14,10 @@ pub struct DisplayTerm<'a>(pub &'a Program, pub &'a Term);
 pub struct DisplayAtom<'a>(pub &'a Program, pub &'a Atom);
 /// Prints `Head <- A, B` (an empty body prints as `Head <-`).
 pub struct DisplayRule<'a>(pub &'a Program, pub &'a Rule);
-/// Prints a rule as [`DisplayRule`] does, with the type each comparison computes and
-/// compares in, and the type a `min`/`max`/`sum` reduces, after it: `X < Y [symbol]`.
-/// The `--emit ir` listing prints rules so, since that type decides how values order.
+/// Prints a rule as [`DisplayRule`] does, followed by the types its comparisons compute
+/// and compare in and a `min`/`max`/`sum` reduces in, in body order, as a comment both
+/// dialects skip: `P(X) <- E(X,Y), X < Y  // types: symbol`. The IR listings print rules
+/// so, since that type decides how values order, and the rule still reads back.
 pub struct DisplayTypedRule<'a>(pub &'a Program, pub &'a Rule);
 /// Prints a tuple of predicate `.1` (values as tuples hold them) as `(a,b)`.
 pub struct DisplayTuple<'a>(pub &'a Program, pub PredId, pub &'a [u32]);
@@ -120,7 +121,7 @@ fn write_rule(f: &mut fmt::Formatter<'_>, program: &Program, rule: &Rule, typed:
         }
         write!(f, " : {}", DisplayAtom(program, rows))?;
         if typed && value.is_some() {
-            write!(f, " [{}]", aggregation.domain.name())?;
+            write!(f, "  // types: {}", aggregation.domain.name())?;
         }
         return Ok(());
     }
@@ -136,10 +137,11 @@ fn write_rule(f: &mut fmt::Formatter<'_>, program: &Program, rule: &Rule, typed:
     for c in &rule.comparisons {
         let (left, right) = (crate::DisplayExpr(program, &c.left), crate::DisplayExpr(program, &c.right));
         write!(f, "{separator}{left} {} {right}", c.op.text())?;
-        if typed {
-            write!(f, " [{}]", c.domain.name())?;
-        }
         separator = ", ";
+    }
+    if typed && !rule.comparisons.is_empty() {
+        let types: Vec<&str> = rule.comparisons.iter().map(|c| c.domain.name()).collect();
+        write!(f, "  // types: {}", types.join(", "))?;
     }
     Ok(())
 }

@@ -403,6 +403,20 @@ mod tests {
     }
 
     #[test]
+    fn typed_rules_of_the_ir_listing_read_back_as_the_same_rules() {
+        // The listing follows each rule with its comparisons' types as a `//` comment, so
+        // a rule copied from `--emit ir` still parses to the rule it shows.
+        let src = "P(X,Z) <- E(X,Y), X < Y, Z = X * 2\nQ(S) <- F(S), S != \"a\"\n";
+        let program = ok(src);
+        let typed: Vec<String> = program.rules.iter().map(|r| program.display_typed_rule(r).to_string()).collect();
+        assert_eq!(typed[0], "P(X,Z) <- E(X,Y), X < Y, Z = X * 2  // types: number, number");
+        assert_eq!(typed[1], "Q(S) <- F(S), S != a  // types: symbol");
+        let again = ok(&typed.join("\n"));
+        let plain = |p: &Program| -> Vec<String> { p.rules.iter().map(|r| p.display_rule(r).to_string()).collect() };
+        assert_eq!(plain(&again), plain(&program));
+    }
+
+    #[test]
     fn non_ground_inline_fact_is_reported() {
         let src = "E(a, X).\nF(_)\n";
         assert_eq!(codes_and_texts(src, &errors(src)), [("E0011", "X"), ("E0011", "_")]);
