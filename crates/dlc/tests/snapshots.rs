@@ -47,39 +47,32 @@ fn section(title: &str, text: &str) -> String {
     format!("----- {title}\n{}{}", text, if text.is_empty() || text.ends_with('\n') { "" } else { "\n" })
 }
 
+/// Snapshots the fixture at `path` through each of `emits`: its source, then what the form
+/// printed, then any diagnostics.
+fn snapshot_emits(path: &Path, emits: &[(&str, &[&str])]) {
+    for (name, flags) in emits {
+        let (source, output) = run_fixture(path, flags);
+        assert_eq!(output.code, 0, "{name} of {} failed:\n{}", path.display(), output.stderr);
+        let mut text = section("SOURCE", &source);
+        text += &section(&name.to_uppercase(), &output.stdout);
+        if !output.stderr.is_empty() {
+            text += &section("DIAGNOSTICS", &output.stderr);
+        }
+        insta::assert_snapshot!(*name, text);
+    }
+}
+
 #[test]
 fn ok_fixtures() {
     insta::with_settings!({ snapshot_path => "../../../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
-        insta::glob!("../../../fixtures", "ok/*.dl", |path| {
-            for (name, flags) in EMITS {
-                let (source, output) = run_fixture(path, flags);
-                assert_eq!(output.code, 0, "{name} of {} failed:\n{}", path.display(), output.stderr);
-                let mut text = section("SOURCE", &source);
-                text += &section(&name.to_uppercase(), &output.stdout);
-                if !output.stderr.is_empty() {
-                    text += &section("DIAGNOSTICS", &output.stderr);
-                }
-                insta::assert_snapshot!(*name, text);
-            }
-        });
+        insta::glob!("../../../fixtures", "ok/*.dl", |path| snapshot_emits(path, EMITS));
     });
 }
 
 #[test]
 fn souffle_fixtures() {
     insta::with_settings!({ snapshot_path => "../../../snapshots", prepend_module_to_snapshot => false, omit_expression => true }, {
-        insta::glob!("../../../fixtures", "souffle/*/prog.dl", |path| {
-            for (name, flags) in SOUFFLE_EMITS {
-                let (source, output) = run_fixture(path, flags);
-                assert_eq!(output.code, 0, "{name} of {} failed:\n{}", path.display(), output.stderr);
-                let mut text = section("SOURCE", &source);
-                text += &section(&name.to_uppercase(), &output.stdout);
-                if !output.stderr.is_empty() {
-                    text += &section("DIAGNOSTICS", &output.stderr);
-                }
-                insta::assert_snapshot!(*name, text);
-            }
-        });
+        insta::glob!("../../../fixtures", "souffle/*/prog.dl", |path| snapshot_emits(path, SOUFFLE_EMITS));
     });
 }
 
