@@ -282,7 +282,7 @@ pub fn evaluation_json(program: &Program, run: &Evaluated, timing: bool) -> Eval
         derived_facts: sizes.iter().map(|(_, n)| n).sum::<usize>(),
         memory: memory_json(program, &run.eval.db),
         answers: tuples_json(program, run.selected().pred(), run.answers().iter()),
-        seconds: timing.then(|| run.elapsed.as_secs_f64()),
+        seconds: timing.then_some(run.elapsed.as_secs_f64()),
     }
 }
 
@@ -555,7 +555,7 @@ pub fn batch_json(
     let r = &*phases(change);
     let reason = strategy_reason(outcome).map(str::to_string);
     let groups_recomputed = (!r.groups.is_empty()).then(|| sizes_json(program, &r.groups));
-    let seconds = timing.then(|| outcome.elapsed.as_secs_f64());
+    let seconds = timing.then_some(outcome.elapsed.as_secs_f64());
     if !lists_facts(outcome, r, full) {
         return BatchJson::Summary(BatchSummaryJson {
             batch: index + 1,
