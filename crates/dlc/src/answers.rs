@@ -6,7 +6,8 @@ use crate::cli::{Emit, Format, RunArgs};
 use crate::{outputs, print_diagnostics, progress, report, stopped, to_json_text, use_color};
 use crate::{EXIT_CHECK_FAILED, EXIT_INPUT_ERROR};
 use pipeline::{Error, Evaluator, MagicMode, Maintainer, Maintaining, Options, Session};
-use serde_json::{json, Value};
+use report::{BatchJson, EvaluationJson, TupleJson};
+use serde::Serialize;
 use std::io::{IsTerminal, Write};
 
 /// `--emit answers` and `--emit trace`: evaluate (magic, original or both), then apply
@@ -59,17 +60,20 @@ pub fn run(args: &RunArgs, options: &Options, session: &Session, out: &mut dyn W
     };
 
     let mut text = String::new();
-    let mut doc = json!({});
+    // The JSON document as far as the evaluations make it; the batches and the final
+    // answers complete it.
+    let mut doc = None;
     if trace {
         if json {
-            doc = report::evaluation_json(primary, &main_run, timing);
-            doc["program"] = json!(primary_name);
-            doc["choice"] = choice_json(&choice);
-            doc["engine"] = json!(format!("{:?}", args.engine).to_lowercase());
-            if let Some(orig) = &original_run {
-                doc["original"] = report::evaluation_json(source, orig, timing);
-                doc["agree"] = json!(orig.answers() == main_run.answers());
-            }
+            doc = Some(RunJson::Trace(TraceJson {
+                evaluation: report::evaluation_json(primary, &main_run, timing),
+                program: primary_name,
+                choice: choice_json(&choice),
+                engine: format!("{:?}", args.engine).to_lowercase(),
+                original: original_run.as_ref().map(|orig| report::evaluation_json(source, orig, timing)),
+                agree: original_run.as_ref().map(|orig| orig.answers() == main_run.answers()),
+                updates: None,
+            }));
         } else {
             use std::fmt::Write as _;
             let _ = writeln!(text, "== {}", choice_line(&choice, args.compare));
@@ -82,10 +86,14 @@ pub fn run(args: &RunArgs, options: &Options, session: &Session, out: &mut dyn W
         }
     } else if let Some(orig) = &original_run {
         if json {
-            doc["magic"] = report::evaluation_json(magic_program, &main_run, timing);
-            doc["original"] = report::evaluation_json(source, orig, timing);
-            doc["agree"] = json!(orig.answers() == main_run.answers());
-            doc["choice"] = choice_json(&choice);
+            doc = Some(RunJson::Compare(CompareJson {
+                magic: report::evaluation_json(magic_program, &main_run, timing),
+                original: report::evaluation_json(source, orig, timing),
+                agree: orig.answers() == main_run.answers(),
+                choice: choice_json(&choice),
+                updates: None,
+                answers: Vec::new(),
+            }));
         } else {
             report::compare_text(&mut text, magic_program, &main_run, source, orig, timing);
             use std::fmt::Write as _;
@@ -95,6 +103,7 @@ pub fn run(args: &RunArgs, options: &Options, session: &Session, out: &mut dyn W
 
     // Incremental maintenance of the primary program over the batches.
     let mut exit = 0;
+    let mut updates_json = None;
     let elapsed = main_run.elapsed;
     let last = if session.batches.is_empty() {
         Final::Evaluated(main_run)
@@ -131,7 +140,7 @@ pub fn run(args: &RunArgs, options: &Options, session: &Session, out: &mut dyn W
             }
         }
         if json {
-            doc["updates"] = Value::Array(updates);
+            updates_json = Some(updates);
         }
         Final::Maintained(maintainer)
     };
@@ -160,11 +169,25 @@ pub fn run(args: &RunArgs, options: &Options, session: &Session, out: &mut dyn W
     };
 
     if json {
-        if !trace && original_run.is_none() {
-            doc["program"] = json!(primary_name);
-            doc["choice"] = choice_json(&choice);
-        }
-        doc["answers"] = report::tuples_json(final_program, final_answers.pred(), final_answers.collect().iter());
+        let answers = report::tuples_json(final_program, final_answers.pred(), final_answers.collect().iter());
+        let doc = match doc {
+            // The final answers replace the evaluation's.
+            Some(RunJson::Trace(trace)) => RunJson::Trace(TraceJson {
+                evaluation: EvaluationJson { answers, ..trace.evaluation },
+                updates: updates_json,
+                ..trace
+            }),
+            Some(RunJson::Compare(compare)) => {
+                RunJson::Compare(CompareJson { updates: updates_json, answers, ..compare })
+            }
+            // The choice as it is after the batches.
+            Some(RunJson::Answers(_)) | None => RunJson::Answers(AnswersJson {
+                updates: updates_json,
+                program: primary_name,
+                choice: choice_json(&choice),
+                answers,
+            }),
+        };
         let _ = write!(out, "{}", to_json_text(&doc));
     } else {
         let _ = write!(out, "{text}");
@@ -263,9 +286,65 @@ fn choice_line(choice: &pipeline::Choice, compare: bool) -> String {
     }
 }
 
-/// `{"program": "magic"|"original", "reason": "..."}`.
-fn choice_json(choice: &pipeline::Choice) -> Value {
-    json!({ "program": choice.name(), "reason": choice.reason })
+/// The JSON document of `--emit answers` and `--emit trace`, one shape per kind of run.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum RunJson {
+    Trace(TraceJson),
+    Compare(CompareJson),
+    Answers(AnswersJson),
+}
+
+/// `--emit trace`: the evaluation of the reported program (with the final answers), which
+/// program it is and why, the engine; with `--compare` the original program's evaluation
+/// and whether the answers agree; with update batches their reports.
+#[derive(Debug, Serialize)]
+struct TraceJson {
+    #[serde(flatten)]
+    evaluation: EvaluationJson,
+    program: &'static str,
+    choice: ChoiceJson,
+    engine: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    original: Option<EvaluationJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agree: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updates: Option<Vec<BatchJson>>,
+}
+
+/// `--compare`: both evaluations, whether their answers agree, what `--magic` chose,
+/// the batches' reports and the final answers.
+#[derive(Debug, Serialize)]
+struct CompareJson {
+    magic: EvaluationJson,
+    original: EvaluationJson,
+    agree: bool,
+    choice: ChoiceJson,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updates: Option<Vec<BatchJson>>,
+    answers: Vec<TupleJson>,
+}
+
+/// `--emit answers`: the batches' reports, the program evaluated and why, the answers.
+#[derive(Debug, Serialize)]
+struct AnswersJson {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updates: Option<Vec<BatchJson>>,
+    program: &'static str,
+    choice: ChoiceJson,
+    answers: Vec<TupleJson>,
+}
+
+/// The program `--magic` chose (`"magic"` or `"original"`), and why.
+#[derive(Debug, Serialize)]
+struct ChoiceJson {
+    program: &'static str,
+    reason: String,
+}
+
+fn choice_json(choice: &pipeline::Choice) -> ChoiceJson {
+    ChoiceJson { program: choice.name(), reason: choice.reason.clone() }
 }
 
 /// Every derived relation of `program` named in the source (not `@a:`/`@m:` ones).

@@ -13,7 +13,7 @@ use exec::{Attempt, Blocked, Database, Explainer, Leaf, Proof, Step, WhyNot};
 use ir::{Fact, Origin, PredId, PredKind, PredName, Program, RuleId, Span, Symbol, TermKind};
 use pipeline::explain::OwnDemand;
 use pipeline::{Evaluator, Maintainer, Maintaining};
-use serde_json::{json, Value};
+use serde::Serialize;
 use std::fmt::Write as _;
 use std::io::Write;
 
@@ -175,9 +175,10 @@ pub fn explain(ctx: &Context<'_>, fact: &Fact, shape: Shape) -> Explained {
             format!("{asked} is not derived ({}); --explain-missing (:whynot in the repl) says why", ctx.program_name())
         };
         let text = match shape {
-            Shape::Json => crate::to_json_text(
-                &json!({ "fact": asked, "program": program_key(ctx), "holds": false, "message": why }),
-            ),
+            Shape::Json => crate::to_json_text(&NotDerivedJson {
+                asked: AskedJson { fact: &asked, program: program_key(ctx), holds: false },
+                message: why,
+            }),
             Shape::Text | Shape::Dot => why + "\n",
         };
         return Explained { text, holds: false };
@@ -201,9 +202,10 @@ fn explain_outside(ctx: &Context<'_>, fact: &Fact, asked: &str, shape: Shape, mi
             let why =
                 format!("{asked} is not an answer of {query}, and evaluating the fact's own demand stopped: {message}");
             let text = match shape {
-                Shape::Json => crate::to_json_text(
-                    &json!({ "fact": asked, "program": "own-demand", "holds": false, "message": why }),
-                ),
+                Shape::Json => crate::to_json_text(&NotDerivedJson {
+                    asked: AskedJson { fact: asked, program: "own-demand", holds: false },
+                    message: why,
+                }),
                 Shape::Text | Shape::Dot => why + "\n",
             };
             return Explained { text, holds: false };
@@ -364,58 +366,140 @@ fn proof_text(ctx: &Context<'_>, asked: &str, proof: &Proof) -> String {
     out
 }
 
+/// The first keys of every `--explain` and `--explain-missing` JSON document: the fact
+/// asked about, the program it is explained in (`"magic"`, `"original"`, or
+/// `"own-demand"` for the magic program of the fact's own demand), and whether it holds.
+#[derive(Debug, Serialize)]
+struct AskedJson<'a> {
+    fact: &'a str,
+    program: &'static str,
+    holds: bool,
+}
+
+/// `--explain` of a fact that does not hold: why not, in a sentence.
+#[derive(Debug, Serialize)]
+struct NotDerivedJson<'a> {
+    #[serde(flatten)]
+    asked: AskedJson<'a>,
+    message: String,
+}
+
+/// `--explain` of a fact that holds: the height of its proof and the proof's nodes, the
+/// first of them the fact.
+#[derive(Debug, Serialize)]
+struct ProofJson<'a> {
+    #[serde(flatten)]
+    asked: AskedJson<'a>,
+    height: usize,
+    nodes: Vec<ProofNodeJson>,
+}
+
+/// One fact of a proof: its text, relation and values, whether it is a demand, the
+/// height of the proof under it, and how it holds.
+#[derive(Debug, Serialize)]
+struct ProofNodeJson {
+    id: usize,
+    fact: String,
+    relation: String,
+    tuple: crate::report::TupleJson,
+    demand: bool,
+    height: usize,
+    #[serde(flatten)]
+    step: StepJson,
+}
+
+/// How a fact of a proof holds: each shape names its `kind`.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum StepJson {
+    /// `"input"` or `"given"`: nothing below it.
+    Leaf { kind: &'static str },
+    /// `"aggregate"`: the rows of its group, the rule, the rows shown (node ids) and how
+    /// many more there are.
+    Aggregate { kind: &'static str, rows: usize, rule: RuleJson, children: Vec<usize>, more_rows: usize },
+    /// `"derived"`: the instance's negations and comparisons (when it has any), the rule,
+    /// and the facts of its body atoms (node ids).
+    Derived {
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        leaves: Vec<String>,
+        kind: &'static str,
+        rule: RuleJson,
+        children: Vec<usize>,
+    },
+}
+
+/// A rule as an explanation shows it: what it is, where, and its source text; in a
+/// proof's derived node also the source rule's name and the rule's position in the
+/// rewrite.
+#[derive(Debug, Serialize)]
+struct RuleJson {
+    by: String,
+    at: String,
+    text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rewritten: Option<u32>,
+}
+
+impl From<RuleShown> for RuleJson {
+    fn from(shown: RuleShown) -> Self {
+        RuleJson { by: shown.what, at: shown.at, text: shown.text, source: None, rewritten: None }
+    }
+}
+
 /// The proof as JSON: a flat list of nodes (the first is the fact) with their children's
 /// indices, since a proof is a DAG and can be far too deep to nest. A derived node's
 /// `rule.source` names the source rule (`r1`, as `--emit ir` lists it; absent for the
 /// query's seed), and through magic sets `rule.rewritten` is the position of the rule in
 /// the evaluated rewrite (as `--emit plan` lists it); its children are the facts of that
 /// rule's body atoms.
-fn proof_json(ctx: &Context<'_>, asked: &str, proof: &Proof) -> Value {
-    let nodes: Vec<Value> = proof
+fn proof_json<'a>(ctx: &Context<'_>, asked: &'a str, proof: &Proof) -> ProofJson<'a> {
+    let nodes = proof
         .nodes
         .iter()
         .enumerate()
         .map(|(i, node)| {
-            let mut v = json!({
-                "id": i,
-                "fact": ctx.fact_text(node.pred, &node.tuple),
-                "relation": ctx.program.pred_name(node.pred),
-                "tuple": crate::report::tuple_json(ctx.program, node.pred, &node.tuple),
-                "demand": ctx.is_demand(node.pred),
-                "height": node.height,
-            });
-            match &node.step {
-                Step::Input => v["kind"] = json!("input"),
-                Step::Given => v["kind"] = json!("given"),
-                Step::Aggregate { rule, rows, shown: children } => {
-                    let shown = ctx.rule_text(*rule);
-                    v["kind"] = json!("aggregate");
-                    v["rows"] = json!(rows);
-                    v["rule"] = json!({ "by": shown.what, "at": shown.at, "text": shown.text });
-                    v["children"] = json!(children);
-                    v["more_rows"] = json!(rows.saturating_sub(children.len()));
-                }
+            let step = match &node.step {
+                Step::Input => StepJson::Leaf { kind: "input" },
+                Step::Given => StepJson::Leaf { kind: "given" },
+                Step::Aggregate { rule, rows, shown: children } => StepJson::Aggregate {
+                    kind: "aggregate",
+                    rows: *rows,
+                    rule: ctx.rule_text(*rule).into(),
+                    children: children.clone(),
+                    more_rows: rows.saturating_sub(children.len()),
+                },
                 Step::Rule { rule, body, leaves } => {
-                    let shown = ctx.rule_text(*rule);
-                    if !leaves.is_empty() {
-                        let rule = ctx.program.rule(*rule);
-                        v["leaves"] = json!(leaves.iter().map(|l| leaf_text(ctx, rule, l)).collect::<Vec<_>>());
+                    let program_rule = ctx.program.rule(*rule);
+                    StepJson::Derived {
+                        leaves: leaves.iter().map(|l| leaf_text(ctx, program_rule, l)).collect(),
+                        kind: "derived",
+                        rule: RuleJson {
+                            source: source_rule(ctx, *rule).map(|source| format!("r{}", source.0)),
+                            rewritten: ctx.magic.then_some(rule.0),
+                            ..ctx.rule_text(*rule).into()
+                        },
+                        children: body.clone(),
                     }
-                    v["kind"] = json!("derived");
-                    v["rule"] = json!({ "by": shown.what, "at": shown.at, "text": shown.text });
-                    if let Some(source) = source_rule(ctx, *rule) {
-                        v["rule"]["source"] = json!(format!("r{}", source.0));
-                    }
-                    if ctx.magic {
-                        v["rule"]["rewritten"] = json!(rule.0);
-                    }
-                    v["children"] = json!(body);
                 }
+            };
+            ProofNodeJson {
+                id: i,
+                fact: ctx.fact_text(node.pred, &node.tuple),
+                relation: ctx.program.pred_name(node.pred),
+                tuple: crate::report::tuple_json(ctx.program, node.pred, &node.tuple),
+                demand: ctx.is_demand(node.pred),
+                height: node.height,
+                step,
             }
-            v
         })
         .collect();
-    json!({ "fact": asked, "program": program_key(ctx), "holds": true, "height": proof.height(), "nodes": nodes })
+    ProofJson {
+        asked: AskedJson { fact: asked, program: program_key(ctx), holds: true },
+        height: proof.height(),
+        nodes,
+    }
 }
 
 /// The source rule a rule of the evaluated program is, or was made from.
@@ -488,11 +572,16 @@ pub fn explain_missing(ctx: &Context<'_>, fact: &Fact, shape: Shape) -> Explaine
         return explain_outside(ctx, fact, &asked, shape, true);
     }
     let mut text = String::new();
-    let mut doc = json!({ "fact": asked, "program": program_key(ctx), "holds": holds });
+    let mut doc = WhyNotJson {
+        asked: AskedJson { fact: &asked, program: program_key(ctx), holds },
+        input: None,
+        called: None,
+        relations: None,
+    };
     if input {
         let what = if holds { "is an input fact" } else { "is not an input fact (its predicate has no rules)" };
         let _ = writeln!(text, "{asked} {what}");
-        doc["input"] = json!(true);
+        doc.input = Some(true);
     } else if holds {
         let _ = writeln!(text, "{asked} is derived ({}); --explain '{asked}' shows a proof", ctx.program_name());
     } else if relations.is_empty() {
@@ -502,7 +591,7 @@ pub fn explain_missing(ctx: &Context<'_>, fact: &Fact, shape: Shape) -> Explaine
             "{asked} is not derived: the query never calls {name}, so the magic program has no rules for it; \
              --magic off explains it in the original program"
         );
-        doc["called"] = json!(false);
+        doc.called = Some(false);
     } else {
         let _ = writeln!(text, "{asked} is not derived ({})", ctx.program_name());
         let mut through = Vec::new();
@@ -511,7 +600,7 @@ pub fn explain_missing(ctx: &Context<'_>, fact: &Fact, shape: Shape) -> Explaine
             through.push(why_not_json(ctx, relation, &tuple, &why));
             why_not_text(ctx, relation, &tuple, &why, &mut text);
         }
-        doc["relations"] = json!(through);
+        doc.relations = Some(through);
     }
     let text = match shape {
         Shape::Json => crate::to_json_text(&doc),
@@ -658,59 +747,121 @@ fn aggregate_text(ctx: &Context<'_>, rule: &ir::Rule, attempt: &Attempt) -> Stri
     text
 }
 
-fn why_not_json(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot) -> Value {
-    let rules: Vec<Value> = why
+/// `--explain-missing`: for an input fact `"input": true`; for a fact of a predicate the
+/// query never calls `"called": false`; for any other fact that does not hold, why not in
+/// each relation that could hold it.
+#[derive(Debug, Serialize)]
+struct WhyNotJson<'a> {
+    #[serde(flatten)]
+    asked: AskedJson<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    called: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    relations: Option<Vec<RelationWhyNotJson>>,
+}
+
+/// Why a relation lacks the fact: each of its rules tried, and through magic sets the
+/// demand that guards it and whether it was raised.
+#[derive(Debug, Serialize)]
+struct RelationWhyNotJson {
+    relation: String,
+    rules: Vec<AttemptJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    demand: Option<DemandJson>,
+}
+
+/// The demand fact guarding an answer relation for the fact, and whether it was raised.
+#[derive(Debug, Serialize)]
+struct DemandJson {
+    fact: String,
+    raised: bool,
+}
+
+/// One rule tried for the fact, and how it failed.
+#[derive(Debug, Serialize)]
+struct AttemptJson {
+    #[serde(flatten)]
+    rule: RuleJson,
+    #[serde(flatten)]
+    outcome: OutcomeJson,
+}
+
+/// How a rule failed to derive the fact ([`Attempt`]), named by its `outcome`. `atom` is
+/// the source rule's body position (from 0), `null` for a demand guard.
+#[derive(Debug, Serialize)]
+#[serde(tag = "outcome")]
+enum OutcomeJson {
+    #[serde(rename = "head does not fit")]
+    HeadMismatch,
+    #[serde(rename = "no match")]
+    Failed { atom: Option<usize>, atom_text: String, demand: bool, partial_matches: usize, examples: Vec<String> },
+    #[serde(rename = "matched")]
+    Matched,
+    #[serde(rename = "excluded")]
+    Excluded { matches: usize, blocked: String },
+    #[serde(rename = "gave up")]
+    GaveUp { matched_atoms: usize },
+    #[serde(rename = "aggregate")]
+    Aggregate {
+        atom: Option<usize>,
+        atom_text: String,
+        group: String,
+        rows: usize,
+        value: Option<String>,
+        wanted: Option<String>,
+        why: String,
+    },
+}
+
+fn why_not_json(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot) -> RelationWhyNotJson {
+    let rules = why
         .rules
         .iter()
         .map(|attempt| {
-            let shown = ctx.rule_text(attempt.rule);
             let rule = ctx.program.rule(attempt.rule);
-            let mut v = json!({ "by": shown.what, "at": shown.at, "text": shown.text });
-            match &attempt.outcome {
-                Attempt::HeadMismatch => v["outcome"] = json!("head does not fit"),
+            let outcome = match &attempt.outcome {
+                Attempt::HeadMismatch => OutcomeJson::HeadMismatch,
                 Attempt::Failed { atom, examples, partial } => {
                     let body = &rule.body[*atom];
-                    v["outcome"] = json!("no match");
-                    // The source rule's body position (from 0); null for a demand guard.
-                    v["atom"] = json!(source_position(ctx, rule, *atom));
-                    v["atom_text"] = json!(instantiate(ctx, body, &[]));
-                    v["demand"] = json!(ctx.is_demand(body.pred));
-                    v["partial_matches"] = json!(partial);
-                    v["examples"] = json!(examples.iter().map(|e| instantiate(ctx, body, e)).collect::<Vec<_>>());
+                    OutcomeJson::Failed {
+                        atom: source_position(ctx, rule, *atom),
+                        atom_text: instantiate(ctx, body, &[]),
+                        demand: ctx.is_demand(body.pred),
+                        partial_matches: *partial,
+                        examples: examples.iter().map(|e| instantiate(ctx, body, e)).collect(),
+                    }
                 }
-                Attempt::Matched => v["outcome"] = json!("matched"),
+                Attempt::Matched => OutcomeJson::Matched,
                 Attempt::Excluded { blocked, matches } => {
-                    v["outcome"] = json!("excluded");
-                    v["matches"] = json!(matches);
-                    v["blocked"] = json!(blocked_text(ctx, rule, blocked));
+                    OutcomeJson::Excluded { matches: *matches, blocked: blocked_text(ctx, rule, blocked) }
                 }
-                Attempt::GaveUp { reached } => {
-                    v["outcome"] = json!("gave up");
-                    v["matched_atoms"] = json!(reached);
-                }
+                Attempt::GaveUp { reached } => OutcomeJson::GaveUp { matched_atoms: *reached },
                 Attempt::Aggregate { atom, reduction, group, rows, value, wanted, .. } => {
                     let head = ctx.program.rule(*reduction).head.pred;
-                    v["outcome"] = json!("aggregate");
-                    v["atom"] = json!(source_position(ctx, rule, *atom));
-                    v["atom_text"] = json!(instantiate(ctx, &rule.body[*atom], &[]));
-                    v["group"] = json!(group_text(ctx, head, group));
-                    v["rows"] = json!(rows);
-                    v["value"] = json!(value.map(|x| column_text(ctx, head, group.len(), x)));
-                    v["wanted"] = json!(wanted.map(|x| column_text(ctx, head, group.len(), x)));
-                    v["why"] = json!(aggregate_text(ctx, rule, &attempt.outcome));
+                    OutcomeJson::Aggregate {
+                        atom: source_position(ctx, rule, *atom),
+                        atom_text: instantiate(ctx, &rule.body[*atom], &[]),
+                        group: group_text(ctx, head, group),
+                        rows: *rows,
+                        value: value.map(|x| column_text(ctx, head, group.len(), x)),
+                        wanted: wanted.map(|x| column_text(ctx, head, group.len(), x)),
+                        why: aggregate_text(ctx, rule, &attempt.outcome),
+                    }
                 }
-            }
-            v
+            };
+            AttemptJson { rule: ctx.rule_text(attempt.rule).into(), outcome }
         })
         .collect();
-    let mut v = json!({ "relation": ctx.program.pred_name(relation), "rules": rules });
-    if let Some((demand, bound)) = demand_of(ctx, relation, tuple) {
-        v["demand"] = json!({
-            "fact": crate::report::fact_text(ctx.program, demand, &bound),
-            "raised": ctx.db.contains(demand, &bound),
-        });
+    RelationWhyNotJson {
+        relation: ctx.program.pred_name(relation),
+        rules,
+        demand: demand_of(ctx, relation, tuple).map(|(demand, bound)| DemandJson {
+            fact: crate::report::fact_text(ctx.program, demand, &bound),
+            raised: ctx.db.contains(demand, &bound),
+        }),
     }
-    v
 }
 
 /// `dlc PROGRAM --explain FACT` / `--explain-missing FACT`: evaluates (and applies any

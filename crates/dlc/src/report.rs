@@ -2,28 +2,49 @@
 
 use ir::{PredId, Program, Query};
 use pipeline::{relation_sizes, Batch, BatchOutcome, Change, Evaluated, How, Phases, Tally, FULL_REPORT_MAX_FACTS};
-use serde_json::{json, Map, Value};
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
 use std::borrow::Cow;
 use std::fmt::Write;
 use std::time::Duration;
 
-/// A tuple of `pred` as JSON: the values' texts.
-pub fn tuple_json(program: &Program, pred: PredId, tuple: &[u32]) -> Value {
-    let text = |(i, &v): (usize, &u32)| Value::String(program.value_text(program.value(pred, i, v)).into_owned());
-    Value::Array(tuple.iter().enumerate().map(text).collect())
+/// A JSON object keyed by relation name, `{"E": …, "R": …}`, in the order of the list:
+/// what a relation maps to (its tuples, a count, its memory). Each relation is listed
+/// once, as every list it is made from holds a predicate once.
+#[derive(Debug)]
+pub struct ByRelation<T>(pub Vec<(String, T)>);
+
+impl<T: Serialize> Serialize for ByRelation<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, value) in &self.0 {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
+    }
 }
 
-pub fn tuples_json<T: AsRef<[u32]>>(program: &Program, pred: PredId, tuples: impl IntoIterator<Item = T>) -> Value {
-    Value::Array(tuples.into_iter().map(|t| tuple_json(program, pred, t.as_ref())).collect())
+/// A tuple as JSON: the texts of its values.
+pub type TupleJson = Vec<String>;
+
+/// A tuple of `pred` as JSON: the values' texts.
+pub fn tuple_json(program: &Program, pred: PredId, tuple: &[u32]) -> TupleJson {
+    tuple.iter().enumerate().map(|(i, &v)| program.value_text(program.value(pred, i, v)).into_owned()).collect()
+}
+
+pub fn tuples_json<T: AsRef<[u32]>>(
+    program: &Program,
+    pred: PredId,
+    tuples: impl IntoIterator<Item = T>,
+) -> Vec<TupleJson> {
+    tuples.into_iter().map(|t| tuple_json(program, pred, t.as_ref())).collect()
 }
 
 /// `{relation: [tuples]}` for grouped facts.
-pub fn grouped_json(program: &Program, groups: &[(PredId, Vec<Vec<u32>>)]) -> Value {
-    let mut map = Map::new();
-    for (pred, tuples) in groups {
-        map.insert(program.pred_name(*pred), tuples_json(program, *pred, tuples));
-    }
-    Value::Object(map)
+pub fn grouped_json(program: &Program, groups: &[(PredId, Vec<Vec<u32>>)]) -> ByRelation<Vec<TupleJson>> {
+    ByRelation(
+        groups.iter().map(|(pred, tuples)| (program.pred_name(*pred), tuples_json(program, *pred, tuples))).collect(),
+    )
 }
 
 /// Groups loose facts by relation, in relation then tuple order.
@@ -40,12 +61,8 @@ pub fn group(facts: &[(PredId, Vec<u32>)]) -> Vec<(PredId, Vec<Vec<u32>>)> {
     out
 }
 
-pub fn sizes_json(program: &Program, sizes: &[(PredId, usize)]) -> Value {
-    let mut map = Map::new();
-    for (p, n) in sizes {
-        map.insert(program.pred_name(*p), json!(n));
-    }
-    Value::Object(map)
+pub fn sizes_json(program: &Program, sizes: &[(PredId, usize)]) -> ByRelation<usize> {
+    ByRelation(sizes.iter().map(|(p, n)| (program.pred_name(*p), *n)).collect())
 }
 
 pub fn sizes_text(program: &Program, sizes: &[(PredId, usize)]) -> String {
@@ -208,26 +225,65 @@ pub fn duration_text(d: Duration) -> String {
     }
 }
 
+/// One evaluated program (`--emit trace`, `--compare`): its rounds, counters, relation
+/// sizes, memory and answers, and with timing the seconds it took.
+#[derive(Debug, Serialize)]
+pub struct EvaluationJson {
+    pub rounds: Vec<RoundJson>,
+    pub iterations: usize,
+    /// `null` unless the reference engine counted them.
+    pub row_tests: Option<u64>,
+    pub work: u64,
+    pub relations: ByRelation<usize>,
+    pub derived_facts: usize,
+    pub memory: ByRelation<MemoryJson>,
+    pub answers: Vec<TupleJson>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+}
+
+/// One round of an evaluation: its number and the facts it derived first, by relation.
+#[derive(Debug, Serialize)]
+pub struct RoundJson {
+    pub round: usize,
+    pub new: ByRelation<Vec<TupleJson>>,
+}
+
+/// The heap bytes of one relation, part by part ([`exec::RelationBytes`]).
+#[derive(Debug, Serialize)]
+pub struct MemoryJson {
+    pub rows: usize,
+    pub set: usize,
+    pub staged: usize,
+    pub indexes: Vec<IndexMemoryJson>,
+    pub locator: usize,
+    pub total: usize,
+}
+
+/// One index of a relation: its key columns and bytes.
+#[derive(Debug, Serialize)]
+pub struct IndexMemoryJson {
+    pub columns: Vec<usize>,
+    pub bytes: usize,
+}
+
 /// The JSON object of one evaluated program: `rounds`, `row_tests`, `relations`, `memory`,
 /// `answers`.
-pub fn evaluation_json(program: &Program, run: &Evaluated, timing: bool) -> Value {
-    let rounds: Vec<Value> =
-        run.eval.rounds.iter().map(|r| json!({ "round": r.round, "new": grouped_json(program, &r.new) })).collect();
+pub fn evaluation_json(program: &Program, run: &Evaluated, timing: bool) -> EvaluationJson {
+    let rounds =
+        run.eval.rounds.iter().map(|r| RoundJson { round: r.round, new: grouped_json(program, &r.new) }).collect();
     let sizes = relation_sizes(program, |p| run.eval.db.len(p));
-    let mut obj = json!({
-        "rounds": rounds,
-        "iterations": run.eval.iterations,
-        "row_tests": run.eval.row_tests,
-        "work": run.eval.work,
-        "relations": sizes_json(program, &sizes),
-        "derived_facts": sizes.iter().map(|(_, n)| n).sum::<usize>(),
-        "memory": memory_json(program, &run.eval.db),
-        "answers": tuples_json(program, run.selected().pred(), run.answers().iter()),
-    });
-    if timing {
-        obj["seconds"] = json!(run.elapsed.as_secs_f64());
+    EvaluationJson {
+        rounds,
+        iterations: run.eval.iterations,
+        row_tests: run.eval.row_tests,
+        work: run.eval.work,
+        relations: sizes_json(program, &sizes),
+        derived_facts: sizes.iter().map(|(_, n)| n).sum::<usize>(),
+        memory: memory_json(program, &run.eval.db),
+        answers: tuples_json(program, run.selected().pred(), run.answers().iter()),
+        seconds: timing.then_some(run.elapsed.as_secs_f64()),
     }
-    obj
 }
 
 /// The heap bytes of every relation that holds any, in predicate order.
@@ -240,24 +296,16 @@ fn relation_memory(db: &exec::Database) -> Vec<(PredId, exec::RelationBytes)> {
 
 /// `{"E": {"rows": …, "set": …, "staged": …, "indexes": [{"columns": [0], "bytes": …}],
 /// "locator": …, "total": …}, …}`.
-fn memory_json(program: &Program, db: &exec::Database) -> Value {
-    let mut map = Map::new();
-    for (p, bytes) in relation_memory(db) {
-        let indexes: Vec<Value> =
-            bytes.indexes.iter().map(|(cols, b)| json!({ "columns": cols, "bytes": b })).collect();
-        map.insert(
-            program.pred_name(p),
-            json!({
-                "rows": bytes.rows,
-                "set": bytes.set,
-                "staged": bytes.staged,
-                "indexes": indexes,
-                "locator": bytes.locator,
-                "total": bytes.total(),
-            }),
-        );
-    }
-    Value::Object(map)
+fn memory_json(program: &Program, db: &exec::Database) -> ByRelation<MemoryJson> {
+    let memory = |bytes: exec::RelationBytes| MemoryJson {
+        rows: bytes.rows,
+        set: bytes.set,
+        staged: bytes.staged,
+        indexes: bytes.indexes.iter().map(|(cols, b)| IndexMemoryJson { columns: cols.clone(), bytes: *b }).collect(),
+        locator: bytes.locator,
+        total: bytes.total(),
+    };
+    ByRelation(relation_memory(db).into_iter().map(|(p, bytes)| (program.pred_name(p), memory(bytes))).collect())
 }
 
 /// One `memory:` line per relation: `E rows 64 B, set 120 B, staged 0 B, index(0) 88 B,
@@ -422,6 +470,76 @@ fn tallied(r: &Phases, phase: Phase) -> Vec<(PredId, usize)> {
     r.tallies.iter().map(|(p, t)| (*p, phase(t))).filter(|&(_, n)| n > 0).collect()
 }
 
+/// One update batch as JSON: its facts listed, or with too many of them a summary.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum BatchJson {
+    Summary(BatchSummaryJson),
+    Listed(BatchListJson),
+}
+
+/// A batch with more facts than [`FULL_REPORT_MAX_FACTS`]: counts per relation instead of
+/// the facts, and `"summary": true`.
+#[derive(Debug, Serialize)]
+pub struct BatchSummaryJson {
+    /// The batch's number, from 1.
+    pub batch: usize,
+    pub maintenance: &'static str,
+    pub summary: bool,
+    /// How many changes the batch asked for.
+    pub changes: usize,
+    pub overdeleted: ByRelation<usize>,
+    pub overdeleted_waves: usize,
+    pub rederived: ByRelation<usize>,
+    pub reinserted: ByRelation<usize>,
+    pub inserted: ByRelation<usize>,
+    pub answers_added: usize,
+    pub answers_removed: usize,
+    pub relations: ByRelation<usize>,
+    pub work: u64,
+    pub recompute_work: Option<u64>,
+    /// Why the batch was maintained as it was, when it was not simply asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups_recomputed: Option<ByRelation<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+}
+
+/// A batch with its facts listed: the changes, the no-ops, each phase's facts by relation
+/// (the over-deleted ones also by wave), and the answers added and removed.
+#[derive(Debug, Serialize)]
+pub struct BatchListJson {
+    /// The batch's number, from 1.
+    pub batch: usize,
+    pub maintenance: &'static str,
+    /// `+E(a,b)` or `-E(a,b)` per change, as written.
+    pub changes: Vec<String>,
+    /// The changes that changed nothing, `-R(a)` or `+R(a)`.
+    pub noop: Vec<String>,
+    pub overdeleted: ByRelation<Vec<TupleJson>>,
+    pub overdeleted_waves: Vec<ByRelation<Vec<TupleJson>>>,
+    pub rederived: ByRelation<Vec<TupleJson>>,
+    pub reinserted: ByRelation<Vec<TupleJson>>,
+    pub inserted: ByRelation<Vec<TupleJson>>,
+    pub answers_added: Vec<TupleJson>,
+    pub answers_removed: Vec<TupleJson>,
+    pub relations: ByRelation<usize>,
+    pub work: u64,
+    pub recompute_work: Option<u64>,
+    /// Why the batch was maintained as it was, when it was not simply asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups_recomputed: Option<ByRelation<usize>>,
+    /// With `recompute_work`, its ratio to `work` (`null` when the batch did no work).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub work_ratio: Option<Option<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+}
+
 /// One update batch as JSON; with more facts than [`FULL_REPORT_MAX_FACTS`] and not
 /// `full`, counts per relation instead of the lists (and `"summary": true`).
 pub fn batch_json(
@@ -432,74 +550,60 @@ pub fn batch_json(
     outcome: &BatchOutcome,
     timing: bool,
     full: bool,
-) -> Value {
+) -> BatchJson {
     let change = &outcome.change;
     let r = &*phases(change);
+    let reason = strategy_reason(outcome).map(str::to_string);
+    let groups_recomputed = (!r.groups.is_empty()).then(|| sizes_json(program, &r.groups));
+    let seconds = timing.then_some(outcome.elapsed.as_secs_f64());
     if !lists_facts(outcome, r, full) {
-        let mut obj = json!({
-            "batch": index + 1,
-            "maintenance": change.how.name(),
-            "summary": true,
-            "changes": batch.changes.len(),
-            "overdeleted": sizes_json(program, &tallied(r, |t| t.overdeleted)),
-            "overdeleted_waves": r.waves,
-            "rederived": sizes_json(program, &tallied(r, |t| t.rederived)),
-            "reinserted": sizes_json(program, &tallied(r, |t| t.reinserted)),
-            "inserted": sizes_json(program, &tallied(r, |t| t.inserted)),
-            "answers_added": outcome.answers_added.len(),
-            "answers_removed": outcome.answers_removed.len(),
-            "relations": sizes_json(program, &outcome.sizes),
-            "work": change.work,
-            "recompute_work": outcome.recompute_work,
+        return BatchJson::Summary(BatchSummaryJson {
+            batch: index + 1,
+            maintenance: change.how.name(),
+            summary: true,
+            changes: batch.changes.len(),
+            overdeleted: sizes_json(program, &tallied(r, |t| t.overdeleted)),
+            overdeleted_waves: r.waves,
+            rederived: sizes_json(program, &tallied(r, |t| t.rederived)),
+            reinserted: sizes_json(program, &tallied(r, |t| t.reinserted)),
+            inserted: sizes_json(program, &tallied(r, |t| t.inserted)),
+            answers_added: outcome.answers_added.len(),
+            answers_removed: outcome.answers_removed.len(),
+            relations: sizes_json(program, &outcome.sizes),
+            work: change.work,
+            recompute_work: outcome.recompute_work,
+            reason,
+            groups_recomputed,
+            seconds,
         });
-        if let Some(reason) = strategy_reason(outcome) {
-            obj["reason"] = json!(reason);
-        }
-        if !r.groups.is_empty() {
-            obj["groups_recomputed"] = sizes_json(program, &r.groups);
-        }
-        if timing {
-            obj["seconds"] = json!(outcome.elapsed.as_secs_f64());
-        }
-        return obj;
     }
     let (restored, new) = split_inserted(r);
-    let waves: Vec<Value> = r.overdeleted_waves.iter().map(|w| grouped_json(program, &group(w))).collect();
-    let noop: Vec<Value> = change
+    let noop = change
         .noop_deletes
         .iter()
-        .map(|(p, t)| json!(format!("-{}", fact_text(program, *p, t))))
-        .chain(change.noop_inserts.iter().map(|(p, t)| json!(format!("+{}", fact_text(program, *p, t)))))
+        .map(|(p, t)| format!("-{}", fact_text(program, *p, t)))
+        .chain(change.noop_inserts.iter().map(|(p, t)| format!("+{}", fact_text(program, *p, t))))
         .collect();
-    let mut obj = json!({
-        "batch": index + 1,
-        "maintenance": change.how.name(),
-        "changes": batch.changes,
-        "noop": noop,
-        "overdeleted": grouped_json(program, &r.overdeleted),
-        "overdeleted_waves": waves,
-        "rederived": grouped_json(program, &r.rederived),
-        "reinserted": grouped_json(program, &restored),
-        "inserted": grouped_json(program, &new),
-        "answers_added": tuples_json(program, query.atom.pred, outcome.answers_added.iter()),
-        "answers_removed": tuples_json(program, query.atom.pred, outcome.answers_removed.iter()),
-        "relations": sizes_json(program, &outcome.sizes),
-        "work": change.work,
-        "recompute_work": outcome.recompute_work,
-    });
-    if let Some(reason) = strategy_reason(outcome) {
-        obj["reason"] = json!(reason);
-    }
-    if !r.groups.is_empty() {
-        obj["groups_recomputed"] = sizes_json(program, &r.groups);
-    }
-    if let Some(w) = outcome.recompute_work {
-        obj["work_ratio"] = json!(if change.work == 0 { Value::Null } else { json!(w as f64 / change.work as f64) });
-    }
-    if timing {
-        obj["seconds"] = json!(outcome.elapsed.as_secs_f64());
-    }
-    obj
+    BatchJson::Listed(BatchListJson {
+        batch: index + 1,
+        maintenance: change.how.name(),
+        changes: batch.changes.clone(),
+        noop,
+        overdeleted: grouped_json(program, &r.overdeleted),
+        overdeleted_waves: r.overdeleted_waves.iter().map(|w| grouped_json(program, &group(w))).collect(),
+        rederived: grouped_json(program, &r.rederived),
+        reinserted: grouped_json(program, &restored),
+        inserted: grouped_json(program, &new),
+        answers_added: tuples_json(program, query.atom.pred, outcome.answers_added.iter()),
+        answers_removed: tuples_json(program, query.atom.pred, outcome.answers_removed.iter()),
+        relations: sizes_json(program, &outcome.sizes),
+        work: change.work,
+        recompute_work: outcome.recompute_work,
+        reason,
+        groups_recomputed,
+        work_ratio: outcome.recompute_work.map(|w| (change.work != 0).then(|| w as f64 / change.work as f64)),
+        seconds,
+    })
 }
 
 /// One update batch as text; with more facts than [`FULL_REPORT_MAX_FACTS`] and not
@@ -651,27 +755,54 @@ pub fn outputs_batch_text(
     out
 }
 
+/// The program listing of `--emit ir --format json`: its predicates, rules (as
+/// `--emit ir` prints them), facts and query.
+#[derive(Debug, Serialize)]
+pub struct ProgramJson {
+    pub predicates: Vec<PredicateJson>,
+    pub rules: Vec<String>,
+    pub facts: Vec<String>,
+    pub query: Option<String>,
+}
+
+/// A predicate of the program: its name, arity, and whether it is input or derived.
+#[derive(Debug, Serialize)]
+pub struct PredicateJson {
+    pub name: String,
+    pub arity: usize,
+    pub kind: PredicateKind,
+}
+
+/// `"edb"` for an input predicate, `"idb"` for a derived one.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PredicateKind {
+    Edb,
+    Idb,
+}
+
 /// The program listing of `--emit ir --format json`.
-pub fn program_json(program: &Program) -> Value {
-    let preds: Vec<Value> = program
+pub fn program_json(program: &Program) -> ProgramJson {
+    let predicates = program
         .pred_ids()
         .map(|p| {
             let pred = program.pred(p);
-            json!({
-                "name": program.pred_name(p),
-                "arity": pred.arity,
-                "kind": match pred.kind { ir::PredKind::Edb => "edb", ir::PredKind::Idb => "idb" },
-            })
+            PredicateJson {
+                name: program.pred_name(p),
+                arity: pred.arity,
+                kind: match pred.kind {
+                    ir::PredKind::Edb => PredicateKind::Edb,
+                    ir::PredKind::Idb => PredicateKind::Idb,
+                },
+            }
         })
         .collect();
-    let rules: Vec<Value> = program.rules.iter().map(|r| json!(program.display_typed_rule(r).to_string())).collect();
-    let facts: Vec<Value> = program.facts.iter().map(|f| json!(pipeline::fact_text(program, f))).collect();
-    json!({
-        "predicates": preds,
-        "rules": rules,
-        "facts": facts,
-        "query": program.query.as_ref().map(|q| program.display_atom(&q.atom).to_string()),
-    })
+    ProgramJson {
+        predicates,
+        rules: program.rules.iter().map(|r| program.display_typed_rule(r).to_string()).collect(),
+        facts: program.facts.iter().map(|f| pipeline::fact_text(program, f)).collect(),
+        query: program.query.as_ref().map(|q| program.display_atom(&q.atom).to_string()),
+    }
 }
 
 /// Tells on `err` that `--check` found the incremental state after batch `batch` (from
