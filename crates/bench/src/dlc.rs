@@ -4,8 +4,8 @@
 //! with `exec` — and, for updates, maintain the result with DRed (plain or ranked).
 
 use crate::workload::{Edb, Query, Workload};
-use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Threads, Update, UpdateCounts};
-use ir::{PredId, Program, TermKind};
+use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Threads, UpdateCounts};
+use ir::{PredId, Program, TermKind, Update};
 use std::fmt;
 use std::time::{Duration, Instant};
 

@@ -369,8 +369,8 @@ fn phases(change: &Change) -> Cow<'_, Phases> {
         }
     }
     tallies.sort_by_key(|(p, _)| *p);
-    let listed = |facts: &pipeline::FactsByPred| match change.listed {
-        true => exec::one_per_fact(facts),
+    let listed = |facts: &ir::FactsByPred| match change.listed {
+        true => ir::one_per_fact(facts),
         false => Vec::new(),
     };
     Cow::Owned(Phases {
@@ -577,7 +577,7 @@ pub fn batch_text(
         }
         .ok();
     }
-    let answers = |ts: &pipeline::Answers| {
+    let answers = |ts: &ir::Tuples| {
         if ts.is_empty() {
             "(none)".to_string()
         } else if !lists {

@@ -6,8 +6,8 @@ mod common;
 
 use common::dlc;
 use diag::FileId;
-use exec::{Database, Maintained, Maintenance, Method, Update};
-use ir::{PredId, Program};
+use exec::{Database, Maintained, Maintenance, Method};
+use ir::{PredId, Program, Update};
 use plan::plan_program;
 
 /// A degree count over five nodes: node 1 has three edges, 2 one, 3, 4 and 5 none.

@@ -21,9 +21,9 @@
 
 mod generate;
 
-use exec::{Database, Engine, EvalOptions, Explainer, Leaf, Maintained, Maintenance, Step, Threads, Update};
+use exec::{Database, Engine, EvalOptions, Explainer, Leaf, Maintained, Maintenance, Step, Threads};
 use generate::Arg;
-use ir::{CmpOp, Comparison, FileId, PredId, Program, Rule, Symbol, Term, TermKind};
+use ir::{CmpOp, Comparison, FileId, PredId, Program, Rule, Symbol, Term, TermKind, Update};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -4,9 +4,9 @@
 
 mod generate;
 
-use exec::{Database, Engine, EvalOptions, Maintained, Maintenance, Update};
+use exec::{Database, Engine, EvalOptions, Maintained, Maintenance};
 use generate::Arg;
-use ir::{FileId, PredId, Program};
+use ir::{FileId, PredId, Program, Update};
 use proptest::prelude::*;
 
 /// Predicates of the random programs: (name, arity). `e*` are EDB, `p*` IDB.

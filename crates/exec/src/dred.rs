@@ -9,18 +9,9 @@ use crate::limits::ResourceError;
 use crate::relation::Rows;
 use crate::seminaive::{propagate, propagate_with, Compiled, CompiledRule, Run};
 use crate::split::run_staged_split;
-use crate::tuples::{one_per_fact, FactsByPred, Tuples};
 use crate::{Evaluation, Threads};
-use ir::{PredId, Program};
+use ir::{one_per_fact, FactsByPred, PredId, Program, Tuples, Update};
 use plan::{AtomSource, ProgramPlan};
-
-/// One batch of input changes. Deletions are applied before insertions, so a tuple that
-/// is both deleted and inserted ends up present.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Update {
-    pub inserts: Vec<(PredId, Vec<u32>)>,
-    pub deletes: Vec<(PredId, Vec<u32>)>,
-}
 
 /// What one [`Maintained::apply`] did. Fact lists are sorted by predicate id, then tuple.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

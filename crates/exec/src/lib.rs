@@ -23,16 +23,14 @@ mod reference;
 mod relation;
 mod seminaive;
 mod split;
-mod tuples;
 
 pub use database::Database;
-pub use dred::{Maintained, Maintenance, Method, Tally, Update, UpdateCounts, UpdateReport, AUTO_MIN_BUDGET};
+pub use dred::{Maintained, Maintenance, Method, Tally, UpdateCounts, UpdateReport, AUTO_MIN_BUDGET};
 pub use explain::{
     Attempt, Blocked, Explainer, Leaf, Proof, ProofNode, RuleAttempt, Step, WhyNot, AGGREGATE_ROWS_SHOWN,
 };
 pub use limits::{ResourceError, ResourceKind, DEFAULT_MAX_TUPLES};
 pub use relation::{Groups, RelationBytes};
-pub use tuples::{one_per_fact, FactsByPred, Tuples};
 
 use ir::{PredId, Program};
 use plan::ProgramPlan;

@@ -65,7 +65,8 @@ impl std::error::Error for ResourceError {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{try_evaluate, Database, Engine, EvalOptions, Maintained, Maintenance, Update};
+    use crate::{try_evaluate, Database, Engine, EvalOptions, Maintained, Maintenance};
+    use ir::Update;
     use plan::plan_program;
     use plan::testing::program;
 

@@ -2,10 +2,9 @@
 
 use crate::relation::Rank;
 use crate::{
-    evaluate, Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Method, Tally, Threads, Update,
-    UpdateReport,
+    evaluate, Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Method, Tally, Threads, UpdateReport,
 };
-use ir::{PredId, Program};
+use ir::{PredId, Program, Update};
 use plan::plan_program;
 use plan::testing::program;
 
@@ -506,11 +505,11 @@ fn a_few_probes_scan_a_relation_until_indexing_it_pays() {
         let gone: Vec<String> = (0..nodes - 1).map(|i| format!("R(t{t}n{i},{to})")).collect();
         let mut gone_sorted = gone.clone();
         gone_sorted.sort();
-        assert_eq!(round_text(&p, &crate::tuples::one_per_fact(&deleted.removed)), gone_sorted.join(" "));
+        assert_eq!(round_text(&p, &ir::one_per_fact(&deleted.removed)), gone_sorted.join(" "));
         assert_eq!(state.db().len(r), closure - (nodes - 1));
         scanned_batches += usize::from(rows_by_target(&state, r) == 0);
         let inserted = state.apply(&Update { inserts: vec![last], deletes: vec![] });
-        assert_eq!(round_text(&p, &crate::tuples::one_per_fact(&inserted.added)), gone_sorted.join(" "));
+        assert_eq!(round_text(&p, &ir::one_per_fact(&inserted.added)), gone_sorted.join(" "));
         assert_eq!(state.db().len(r), closure);
         scanned_batches += usize::from(rows_by_target(&state, r) == 0);
     }
@@ -958,7 +957,7 @@ mod random {
                         let (old, new) = (before.db.sorted_tuples(id), expected.db.sorted_tuples(id));
                         let gone: Vec<Vec<u32>> = old.iter().filter(|t| !new.contains(t)).cloned().collect();
                         let came: Vec<Vec<u32>> = new.iter().filter(|t| !old.contains(t)).cloned().collect();
-                        let net = |lists: &[(PredId, crate::Tuples)]| {
+                        let net = |lists: &[(PredId, ir::Tuples)]| {
                             lists.iter().find(|(q, _)| *q == id).map(|(_, ts)| ts.to_vecs()).unwrap_or_default()
                         };
                         prop_assert_eq!(net(&report.removed), gone, "{} removed", p.pred_name(id));
@@ -1677,7 +1676,7 @@ fn recomputed_batches_count_as_they_list() {
             assert!(summary.removed.is_empty() && summary.added.is_empty(), "{what}");
             for pred in p.pred_ids() {
                 let size =
-                    |lists: &crate::FactsByPred| lists.iter().find(|(q, _)| *q == pred).map_or(0, |(_, ts)| ts.len());
+                    |lists: &ir::FactsByPred| lists.iter().find(|(q, _)| *q == pred).map_or(0, |(_, ts)| ts.len());
                 assert_eq!(summary.net_count(pred), (size(&full.removed), size(&full.added)), "{what}");
             }
             let total = |phase: fn(&Tally) -> usize| full.tallies.iter().map(|(_, t)| phase(t)).sum::<usize>();

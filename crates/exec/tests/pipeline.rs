@@ -2,8 +2,8 @@
 //! maintenance) through the real parser and magic rewrite: the plan text, the reference
 //! engine's rounds and `row_tests`, and DRed on the generated names.
 
-use exec::{evaluate, Database, Engine, EvalOptions, Maintained, Update};
-use ir::{FileId, PredId, Program};
+use exec::{evaluate, Database, Engine, EvalOptions, Maintained};
+use ir::{FileId, PredId, Program, Update};
 
 const EXAMPLE_1: &str = "R(X,Y) <- E(X,Y)
 R(X,Z) <- R(X,Y), R(Y,Z)

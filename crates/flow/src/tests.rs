@@ -2,7 +2,8 @@
 //! with one and with several workers.
 
 use super::*;
-use exec::{Database, Maintained, Update};
+use exec::{Database, Maintained};
+use ir::Update;
 use plan::testing::program;
 use std::collections::BTreeSet;
 

@@ -1,35 +1,17 @@
 //! The seam between the pipeline and the engines. An [`Engine`] evaluates a plan over a
 //! database of input facts and keeps what it evaluated as a [`Backend`]: the one trait
-//! the stages after evaluation go through to apply a batch ([`Changes`]), to read a
+//! the stages after evaluation go through to apply a batch ([`Update`], a net one: [`crate::net_update`] makes it), to read a
 //! relation's rows ([`Selected`]) and to learn what the batch changed ([`Change`],
-//! with [`How`] it was maintained). Its types are the pipeline's own; the native engine
-//! (`exec`, DRed) and the differential dataflow (`flow`) each translate to them.
+//! with [`How`] it was maintained). Its facts and batches are `ir`'s, which belong to neither engine; the native engine
+//! (`exec`, DRed) and the differential dataflow (`flow`) each translate their reports to
+//! the pipeline's [`Change`].
 
 use crate::select::Selected;
 use diag::{Code, Diagnostic};
 use exec::{Database, EvalOptions, Evaluation, Maintained, Maintenance, ResourceError, Threads, UpdateReport};
-use ir::{PredId, Program, Query};
+use ir::{FactsByPred, PredId, Program, Query, Tuple, Tuples, Update};
 use plan::ProgramPlan;
 use std::sync::{Arc, Mutex, PoisonError};
-
-/// An input tuple of one predicate.
-pub type Tuple = (PredId, Vec<u32>);
-
-/// Tuples of one arity, sorted, stored flat: a query's answers, a relation's change.
-pub type Tuples = exec::Tuples;
-
-/// Sorted tuples grouped by predicate, in predicate order.
-pub type FactsByPred = Vec<(PredId, Tuples)>;
-
-/// A batch of input changes, net: no fact is both inserted and deleted
-/// ([`crate::net_update`] makes one from changes in order). Deletions apply first.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Changes {
-    /// Facts to insert.
-    pub inserts: Vec<Tuple>,
-    /// Facts to delete.
-    pub deletes: Vec<Tuple>,
-}
 
 /// Why an evaluation or a batch stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -353,7 +335,7 @@ impl Change {
 /// stage after evaluation goes through.
 pub trait Backend {
     /// Applies one batch of input changes and says what it changed.
-    fn apply(&mut self, batch: &Changes, listing: Listing) -> Result<Change, Error>;
+    fn apply(&mut self, batch: &Update, listing: Listing) -> Result<Change, Error>;
     /// Every row of relation `pred`, as the batches so far left it.
     fn rows(&self, pred: PredId) -> Selected<'_>;
     /// The rows of `query`'s relation that are its answers.
@@ -375,12 +357,11 @@ pub trait Backend {
 }
 
 impl Backend for Maintained {
-    fn apply(&mut self, batch: &Changes, listing: Listing) -> Result<Change, Error> {
-        let update = exec::Update { inserts: batch.inserts.clone(), deletes: batch.deletes.clone() };
+    fn apply(&mut self, batch: &Update, listing: Listing) -> Result<Change, Error> {
         let report = match (listing.up_to, listing.net) {
-            (Some(most), true) => self.try_apply_listing(&update, most),
-            (Some(most), false) => self.try_apply_summarizing(&update, most),
-            (None, _) => self.try_apply(&update),
+            (Some(most), true) => self.try_apply_listing(batch, most),
+            (Some(most), false) => self.try_apply_summarizing(batch, most),
+            (None, _) => self.try_apply(batch),
         }?;
         Ok(Change::of_report(report))
     }
@@ -435,7 +416,7 @@ struct Differential {
 }
 
 impl Backend for Differential {
-    fn apply(&mut self, batch: &Changes, listing: Listing) -> Result<Change, Error> {
+    fn apply(&mut self, batch: &Update, listing: Listing) -> Result<Change, Error> {
         let deletes = batch.deletes.iter().map(|(p, t)| (*p, t.as_slice()));
         let inserts = batch.inserts.iter().map(|(p, t)| (*p, t.as_slice()));
         let stopped = |e: flow::Error| match e {

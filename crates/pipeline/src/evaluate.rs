@@ -4,7 +4,7 @@
 use crate::backend::{Engine, Error, Live};
 use crate::facts::InputFacts;
 use crate::options::{MagicMode, Options};
-use crate::select::{Answers, Selected};
+use crate::select::Selected;
 use diag::{Code, Diagnostic};
 use exec::{Database, Evaluation, ResourceError, Threads};
 use ir::{PredId, Program};
@@ -255,7 +255,7 @@ pub struct Evaluated {
     query: ir::Query,
     /// The answers copied out of the relation, when first asked for: printing them
     /// reads the relation itself ([`Evaluated::selected`]).
-    answers: std::cell::OnceCell<Answers>,
+    answers: std::cell::OnceCell<ir::Tuples>,
     /// How long the evaluation took.
     pub elapsed: Duration,
     /// The running dataflow, when the differential engine evaluated it.
@@ -269,7 +269,7 @@ impl Evaluated {
     }
 
     /// The query's answers, sorted (copied out of the relation on first use).
-    pub fn answers(&self) -> &Answers {
+    pub fn answers(&self) -> &ir::Tuples {
         self.answers.get_or_init(|| self.selected().collect())
     }
 

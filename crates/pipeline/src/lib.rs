@@ -23,8 +23,7 @@ mod prepare;
 mod select;
 
 pub use backend::{
-    cluster_stopped, maintain, Backend, Change, Changes, ClusterLink, Engine, Error, FactsByPred, How, Listing, Live,
-    Phases, Tally, Tuple, Tuples,
+    cluster_stopped, maintain, Backend, Change, ClusterLink, Engine, Error, How, Listing, Live, Phases, Tally,
 };
 pub use compile::{compile, Session};
 pub use embed::{Datalog, DatalogError, Row, Updated, Value};
@@ -38,7 +37,7 @@ pub use maintain::{
 };
 pub use options::{Dialect, MagicMode, Options};
 pub use prepare::{
-    attributes_of, batch_of, change_text, fact_text, net_update, prepare, tuple_of, unused_input_warnings, Batch,
-    Failed, Inputs, NoInputs, Prepared, ProgramText, SouffleIo, Wanted,
+    attributes_of, batch_of, change_text, fact_text, net_update, prepare, unused_input_warnings, Batch, Failed, Inputs,
+    NoInputs, Prepared, ProgramText, SouffleIo, Wanted,
 };
-pub use select::{Answers, Selected, ValueOrder};
+pub use select::{Selected, ValueOrder};

@@ -5,9 +5,6 @@
 use exec::Database;
 use ir::PredId;
 
-/// A query's answers: tuples of its arity, sorted, stored flat.
-pub type Answers = exec::Tuples;
-
 /// How writers order the values of a column: by the `u32`s tuples hold (an `unsigned`
 /// column's order; any fixed order for internal use), as signed numbers (a `number`
 /// column's), or by a rank of their own (symbols: Soufflé's numeric order of the `-D`
@@ -270,7 +267,7 @@ impl<'a> Selected<'a> {
     }
 
     /// The selected tuples copied out, sorted.
-    pub fn collect(&self) -> Answers {
+    pub fn collect(&self) -> ir::Tuples {
         let arity = self.db.arity(self.pred);
         let (mut values, mut len) = (Vec::new(), 0);
         let _ = self.for_each_sorted(&[ValueOrder::Ids], |t| {
@@ -278,7 +275,7 @@ impl<'a> Selected<'a> {
             len += 1;
             Ok::<(), std::convert::Infallible>(())
         });
-        Answers::from_sorted(arity, len, values)
+        ir::Tuples::from_sorted(arity, len, values)
     }
 
     /// The number of selected tuples.

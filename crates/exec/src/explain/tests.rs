@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::relation::Rank;
-use crate::{evaluate, EvalOptions, Maintained, Maintenance, Update};
-use ir::{Symbol, Term};
+use crate::{evaluate, EvalOptions, Maintained, Maintenance};
+use ir::{Symbol, Term, Update};
 use plan::plan_program;
 use plan::testing::program;
 use proptest::prelude::*;
