@@ -1,7 +1,9 @@
 //! Text and JSON renderings of evaluation results and update reports.
 
 use ir::{PredId, Program, Query};
-use pipeline::{relation_sizes, Batch, BatchOutcome, Change, Evaluated, How, Phases, Tally, FULL_REPORT_MAX_FACTS};
+use pipeline::{
+    relation_sizes, Batch, BatchOutcome, Change, Evaluated, MaintainedBy, Phases, Tally, FULL_REPORT_MAX_FACTS,
+};
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -345,8 +347,8 @@ pub fn compare_text(
 /// `--maintenance auto` chose, or a recomputation.
 fn strategy_reason(outcome: &BatchOutcome) -> Option<&str> {
     match &outcome.change.how {
-        How::Recomputed(phases) => Some(&phases.reason),
-        How::Dred(phases) | How::Ranked(phases) if outcome.maintenance == exec::Maintenance::Auto => {
+        MaintainedBy::Recomputed(phases) => Some(&phases.reason),
+        MaintainedBy::Dred(phases) | MaintainedBy::Ranked(phases) if outcome.maintenance == exec::Maintenance::Auto => {
             Some(&phases.reason)
         }
         _ => None,
@@ -544,7 +546,7 @@ pub fn batch_text(
         let _ = writeln!(out, "  {groups}");
     }
     let waves = match change.how {
-        How::Ranked(_) => "ranked wave(s)",
+        MaintainedBy::Ranked(_) => "ranked wave(s)",
         _ => "wave(s)",
     };
     // Per relation, the number of facts: what a summary shows instead of the facts.

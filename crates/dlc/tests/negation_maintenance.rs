@@ -3,7 +3,7 @@
 //! is what the negations make of the batch.
 
 use diag::FileId;
-use exec::{evaluate, Database, EvalOptions, Maintained, Maintenance, Method, UpdateReport};
+use exec::{evaluate, Database, EvalOptions, Maintained, MaintainedBy, Maintenance, UpdateReport};
 use ir::{PredId, Program, Update};
 use plan::plan_program;
 
@@ -60,7 +60,7 @@ fn maintain_with_budget(p: &Program, updates: &[Update], min_budget: u64) -> Vec
         for update in updates {
             let report = state.apply(update);
             if maintenance != Maintenance::Auto {
-                assert_ne!(report.strategy, Method::Recompute, "{maintenance:?}");
+                assert_ne!(report.strategy, MaintainedBy::Recompute, "{maintenance:?}");
             }
             if min_budget.is_some() {
                 reports.push(report);
@@ -148,9 +148,9 @@ fn auto_maintenance_under_negation_turns_to_ranked_past_its_budget() {
     let far = |r: &UpdateReport, list: &[(PredId, ir::Tuples)]| {
         (r.strategy, list.iter().filter(|(q, _)| *q == pred(&p, "Far")).map(|(_, ts)| ts.len()).sum::<usize>())
     };
-    assert_eq!(far(&reports[0], &reports[0].added), (Method::Dred, 1), "{}", reports[0].reason);
+    assert_eq!(far(&reports[0], &reports[0].added), (MaintainedBy::Dred, 1), "{}", reports[0].reason);
     // DRed's over-deletion would take all of `a`'s closure; ranked keeps it.
-    assert_eq!(far(&reports[1], &reports[1].added), (Method::Ranked, 0), "{}", reports[1].reason);
+    assert_eq!(far(&reports[1], &reports[1].added), (MaintainedBy::Ranked, 0), "{}", reports[1].reason);
     assert!(reports[1].reason.contains("DRed's over-deletion passed"), "{}", reports[1].reason);
-    assert_eq!(far(&reports[2], &reports[2].removed), (Method::Dred, 1), "{}", reports[2].reason);
+    assert_eq!(far(&reports[2], &reports[2].removed), (MaintainedBy::Dred, 1), "{}", reports[2].reason);
 }

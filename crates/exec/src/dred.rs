@@ -41,7 +41,7 @@ pub struct UpdateReport {
     pub added: FactsByPred,
     /// How the batch was maintained: the strategy asked for, or the one
     /// [`Maintenance::Auto`] chose, with the reason.
-    pub strategy: Method,
+    pub strategy: MaintainedBy,
     pub reason: String,
     /// Per derived relation that any phase touched, the sizes of its lists: always set,
     /// also when the lists are not made ([`UpdateReport::listed`]).
@@ -101,9 +101,10 @@ impl Detail {
     }
 }
 
-/// How one batch was maintained.
+/// What maintained one batch: the strategy asked for ([`Maintenance`]), or the one
+/// [`Maintenance::Auto`] chose for it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Method {
+pub enum MaintainedBy {
     /// Delete-and-rederive (docs/semantics.md, Incremental maintenance: DRed).
     #[default]
     Dred,
@@ -444,7 +445,7 @@ pub struct UpdateCounts {
     pub edb_deleted: usize,
     pub work: u64,
     /// How the batch was maintained ([`UpdateReport::strategy`]).
-    pub strategy: Method,
+    pub strategy: MaintainedBy,
 }
 
 /// How [`Maintained`] handles deletions.
@@ -459,7 +460,7 @@ pub enum Maintenance {
     /// lower-ranked facts survives. Over-deletion then stops at the first alternative
     /// derivation instead of spreading through everything downstream of the deleted fact.
     Ranked,
-    /// Decided per batch ([`Method`]): a batch without deletions only propagates its
+    /// Decided per batch ([`MaintainedBy`]): a batch without deletions only propagates its
     /// insertions (DRed's third phase, the same for every strategy); one that deletes much
     /// of the input is recomputed; otherwise DRed's over-deletion runs within a work
     /// budget (a share of the last evaluation's work), past it ranked over-deletion within
@@ -866,7 +867,7 @@ impl Maintained {
         let (strategy, reason) = self.choose(report.edb_deleted.len());
         report.strategy = strategy;
         report.reason = reason;
-        if strategy == Method::Recompute {
+        if strategy == MaintainedBy::Recompute {
             return self.recompute(update, gone, report, work_before, detail);
         }
 
@@ -881,7 +882,7 @@ impl Maintained {
         // The first wave of over-deletion (the same delta plans for both strategies) may
         // probe an index nothing built yet, such as the closure by its second column for a
         // deleted edge: a pass over a relation, which auto counts before it starts.
-        let setup = match auto && strategy == Method::Dred {
+        let setup = match auto && strategy == MaintainedBy::Dred {
             true => {
                 let zero = vec![0; gone.relation_count()];
                 delta_index_rows(&self.compiled, &self.db, (&zero, &gone.ends())) / INDEX_SHARE
@@ -890,7 +891,7 @@ impl Maintained {
         };
         // What DRed's over-deletion is expected to remove, from the depth of the derived
         // facts: a chain cut in its middle takes half its closure, a leaf of a tree a few.
-        let expected = match auto && strategy == Method::Dred {
+        let expected = match auto && strategy == MaintainedBy::Dred {
             true => self.dred_estimate(deleted),
             false => 0,
         };
@@ -903,7 +904,7 @@ impl Maintained {
         // builds them for a batch DRed's over-deletion is expected to keep local as long as
         // they cost at most a quarter of a recomputation.
         if try_dred && setup > budget * AUTO_BUDGET_SHARE / AUTO_SETUP_SHARE {
-            report.strategy = Method::Recompute;
+            report.strategy = MaintainedBy::Recompute;
             report.reason = format!(
                 "deletes {deleted} of {inputs} input facts, and the indexes over-deletion would build first are \
                  worth {setup} rule firings, past 1/{AUTO_SETUP_SHARE} of a recomputation's {} (the evaluation's {} \
@@ -914,7 +915,7 @@ impl Maintained {
             );
             return self.recompute(update, gone, report, work_before, detail);
         }
-        if strategy == Method::Dred {
+        if strategy == MaintainedBy::Dred {
             // Auto tries DRed's over-deletion first, within a share of its budget: a local
             // change over-deletes little and needs no row locators.
             let probe = self.dred_probe(deleted);
@@ -929,7 +930,7 @@ impl Maintained {
                     gone.insert(*pred, tuple);
                 }
                 gone.check()?;
-                report.strategy = Method::Ranked;
+                report.strategy = MaintainedBy::Ranked;
                 report.reason = match try_dred {
                     true => format!(
                         "deletes {deleted} of {inputs} input facts, and DRed's over-deletion passed its budget of \
@@ -956,7 +957,7 @@ impl Maintained {
                     if auto { crate::ranked::locator_rows(&self.compiled, &self.db, &gone) * LOCATE_WORK } else { 0 };
                 let spent = self.run.stats.firings.saturating_add(locate + setup);
                 if spent > limit {
-                    report.strategy = Method::Recompute;
+                    report.strategy = MaintainedBy::Recompute;
                     report.reason = format!(
                         "deletes {deleted} of {inputs} input facts, DRed's over-deletion {}, and ranked \
                          over-deletion would first locate facts worth {locate} firings, past the budget of {budget} \
@@ -980,7 +981,7 @@ impl Maintained {
                 match ranked {
                     Some(waves) => waves,
                     None => {
-                        report.strategy = Method::Recompute;
+                        report.strategy = MaintainedBy::Recompute;
                         report.reason = format!(
                             "deletes {deleted} of {inputs} input facts, and over-deletion passed its budget of \
                              {budget} rule firings (1/{AUTO_BUDGET_SHARE} of a recomputation's {})",
@@ -1106,17 +1107,17 @@ impl Maintained {
     }
 
     /// How to maintain a batch that deletes `deleted` input facts, and why.
-    fn choose(&self, deleted: usize) -> (Method, String) {
+    fn choose(&self, deleted: usize) -> (MaintainedBy, String) {
         if self.correlated_recursion() {
             let why = "a recursive stratum holds a reduction (an aggregate reading a variable of its recursive \
                        rule), whose groups over-deletion and rederivation do not maintain: the batch is recomputed";
-            return (Method::Recompute, why.into());
+            return (MaintainedBy::Recompute, why.into());
         }
         match self.maintenance {
-            Maintenance::Dred => (Method::Dred, "asked for".into()),
-            Maintenance::Ranked => (Method::Ranked, "asked for".into()),
+            Maintenance::Dred => (MaintainedBy::Dred, "asked for".into()),
+            Maintenance::Ranked => (MaintainedBy::Ranked, "asked for".into()),
             Maintenance::Auto if deleted == 0 => {
-                (Method::Dred, "no deletions: the insertions are propagated, nothing is over-deleted".into())
+                (MaintainedBy::Dred, "no deletions: the insertions are propagated, nothing is over-deleted".into())
             }
             Maintenance::Auto => {
                 let inputs = self.input_count();
@@ -1125,14 +1126,14 @@ impl Maintained {
                         "deletes {deleted} of {inputs} input facts (at least 1/{AUTO_RECOMPUTE_SHARE}): most of \
                          what they derive would be over-deleted"
                     );
-                    (Method::Recompute, why)
+                    (MaintainedBy::Recompute, why)
                 } else {
                     let why = format!(
                         "deletes {deleted} of {inputs} input facts: DRed's over-deletion stayed within its budget \
                          of {} rule firings",
                         self.dred_probe(deleted)
                     );
-                    (Method::Dred, why)
+                    (MaintainedBy::Dred, why)
                 }
             }
         }

@@ -1,10 +1,10 @@
 //! The seam between the pipeline and the engines. An [`Engine`] evaluates a plan over a
 //! database of input facts and keeps what it evaluated as a [`Backend`]: the one trait
-//! the stages after evaluation go through to apply a batch ([`Update`], a net one: [`crate::net_update`] makes it), to read a
-//! relation's rows ([`Selected`]) and to learn what the batch changed ([`Change`],
-//! with [`How`] it was maintained). Its facts and batches are `ir`'s, which belong to neither engine; the native engine
-//! (`exec`, DRed) and the differential dataflow (`flow`) each translate their reports to
-//! the pipeline's [`Change`].
+//! the stages after evaluation go through to apply a batch (an [`Update`], made net by
+//! [`crate::net_update`]), to read a relation's rows ([`Selected`]) and to learn what the
+//! batch changed ([`Change`], with what it was [`MaintainedBy`]). Its facts and batches
+//! are `ir`'s, which belong to neither engine; the native engine (`exec`, DRed) and the
+//! differential dataflow (`flow`) each translate their reports to a [`Change`].
 
 use crate::select::Selected;
 use diag::{Code, Diagnostic};
@@ -75,7 +75,7 @@ impl ClusterLink {
 #[derive(Clone, Debug)]
 pub enum Engine {
     /// dlc's own engines (`exec`): semi-naive or the reference engine, DRed updates.
-    Native(exec::Engine),
+    Native(exec::NativeEngine),
     /// The program as one differential dataflow (`flow`) on this many worker threads,
     /// alone or with the processes of `cluster`.
     Differential {
@@ -88,7 +88,7 @@ pub enum Engine {
 
 impl Engine {
     /// The semi-naive engine, which checks recompute with.
-    pub const SEMINAIVE: Engine = Engine::Native(exec::Engine::Seminaive);
+    pub const SEMINAIVE: Engine = Engine::Native(exec::NativeEngine::Seminaive);
 
     /// Evaluates `plan` (of `program`) over the input facts in `edb`; the differential
     /// engine also hands back its running dataflow, which [`maintain`] goes on with.
@@ -222,9 +222,11 @@ pub struct Phases {
     pub reason: String,
 }
 
-/// How a backend maintained one batch.
+/// What maintained one batch, as any backend reports it: the native engine's
+/// [`exec::MaintainedBy`] with the phases it went through, or the dataflow, which
+/// knows only the net change. (The strategy a user asks for is [`exec::Maintenance`].)
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum How {
+pub enum MaintainedBy {
     /// Delete and rederive.
     Dred(Phases),
     /// DRed over-deleting only facts whose every derivation from earlier facts went.
@@ -236,22 +238,22 @@ pub enum How {
     Dataflow,
 }
 
-impl How {
+impl MaintainedBy {
     /// The strategy's name, as reports give it.
     pub fn name(&self) -> &'static str {
         match self {
-            How::Dred(_) => "dred",
-            How::Ranked(_) => "ranked",
-            How::Recomputed(_) => "recompute",
-            How::Dataflow => "differential",
+            MaintainedBy::Dred(_) => "dred",
+            MaintainedBy::Ranked(_) => "ranked",
+            MaintainedBy::Recomputed(_) => "recompute",
+            MaintainedBy::Dataflow => "differential",
         }
     }
 
     /// The phases of a DRed-style maintenance; none for the dataflow.
     pub fn phases(&self) -> Option<&Phases> {
         match self {
-            How::Dred(p) | How::Ranked(p) | How::Recomputed(p) => Some(p),
-            How::Dataflow => None,
+            MaintainedBy::Dred(p) | MaintainedBy::Ranked(p) | MaintainedBy::Recomputed(p) => Some(p),
+            MaintainedBy::Dataflow => None,
         }
     }
 }
@@ -260,7 +262,7 @@ impl How {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Change {
     /// How the batch was maintained.
-    pub how: How,
+    pub how: MaintainedBy,
     /// The net change of the derived relations: facts they held before and not after.
     pub removed: FactsByPred,
     /// Facts the derived relations hold after and not before.
@@ -315,9 +317,9 @@ impl Change {
         };
         Change {
             how: match report.strategy {
-                exec::Method::Dred => How::Dred(phases),
-                exec::Method::Ranked => How::Ranked(phases),
-                exec::Method::Recompute => How::Recomputed(phases),
+                exec::MaintainedBy::Dred => MaintainedBy::Dred(phases),
+                exec::MaintainedBy::Ranked => MaintainedBy::Ranked(phases),
+                exec::MaintainedBy::Recompute => MaintainedBy::Recomputed(phases),
             },
             removed: report.removed,
             added: report.added,
@@ -496,7 +498,7 @@ impl Differential {
         let input_rows = |rows: &[(PredId, flow::Row)]| rows.iter().map(|(p, r)| (*p, r.values().to_vec())).collect();
         let touched = applied.derived_removed.len() + applied.derived_added.len();
         Ok(Change {
-            how: How::Dataflow,
+            how: MaintainedBy::Dataflow,
             removed: grouped(&applied.derived_removed),
             added: grouped(&applied.derived_added),
             inputs_inserted: input_rows(&applied.inserted),

@@ -2,7 +2,7 @@
 //! values, evaluates, and keeps the answers up to date under batches of changes, each
 //! answer a row of [`Value`]s; it proves an answer on request.
 
-use crate::backend::{Error, How};
+use crate::backend::{Error, MaintainedBy};
 use crate::compile::compile;
 use crate::evaluate::Evaluator;
 use crate::maintain::{Maintainer, Maintaining};
@@ -109,7 +109,7 @@ pub struct Updated {
     /// Answers that held before and do not now, sorted.
     pub removed: Vec<Row>,
     /// How the engine maintained the batch.
-    pub how: How,
+    pub how: MaintainedBy,
 }
 
 /// A program evaluated for its query, and kept up to date.

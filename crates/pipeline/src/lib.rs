@@ -23,7 +23,7 @@ mod prepare;
 mod select;
 
 pub use backend::{
-    cluster_stopped, maintain, Backend, Change, ClusterLink, Engine, Error, How, Listing, Live, Phases, Tally,
+    cluster_stopped, maintain, Backend, Change, ClusterLink, Engine, Error, Listing, Live, MaintainedBy, Phases, Tally,
 };
 pub use compile::{compile, Session};
 pub use embed::{Datalog, DatalogError, Row, Updated, Value};
