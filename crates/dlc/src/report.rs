@@ -68,7 +68,7 @@ pub fn write_answers(
     out: &mut dyn std::io::Write,
     program: &Program,
     queried: PredId,
-    answers: pipeline::Selected<'_>,
+    answers: pipeline::SelectedRows<'_>,
 ) -> std::io::Result<usize> {
     let mut open = program.display_pred(queried).to_string();
     open.push('(');

@@ -1,12 +1,12 @@
 //! The seam between the pipeline and the engines. An [`Engine`] evaluates a plan over a
 //! database of input facts and keeps what it evaluated as a [`Backend`]: the one trait
 //! the stages after evaluation go through to apply a batch (an [`Update`], made net by
-//! [`crate::net_update`]), to read a relation's rows ([`Selected`]) and to learn what the
+//! [`crate::net_update`]), to read a relation's rows ([`SelectedRows`]) and to learn what the
 //! batch changed ([`Change`], with what it was [`MaintainedBy`]). Its facts and batches
 //! are `ir`'s, which belong to neither engine; the native engine (`exec`, DRed) and the
 //! differential dataflow (`flow`) each translate their reports to a [`Change`].
 
-use crate::select::Selected;
+use crate::select::SelectedRows;
 use diag::{Code, Diagnostic};
 use exec::{Database, EvalOptions, Evaluation, Maintained, Maintenance, ResourceError, Threads, UpdateReport};
 use ir::{FactsByPred, PredId, Program, Query, Tuple, Tuples, Update};
@@ -100,7 +100,7 @@ impl Engine {
         record_rounds: bool,
         progress: Option<Box<dyn FnMut(exec::Progress)>>,
         threads: Threads,
-    ) -> Result<(Evaluation, Option<Live>), Error> {
+    ) -> Result<(Evaluation, Option<RunningDataflow>), Error> {
         let (workers, cluster) = match self {
             Engine::Native(engine) => {
                 let options = EvalOptions { engine: *engine, record_rounds, progress, threads };
@@ -138,7 +138,7 @@ impl Engine {
             return Err(e.into());
         }
         let eval = Evaluation::computed_elsewhere(db, 1, 0, Threads::new(workers));
-        Ok((eval, Some(Live(flow))))
+        Ok((eval, Some(RunningDataflow(flow))))
     }
 
     /// Whether the run spans several processes: choices made from local data (the caps
@@ -172,7 +172,7 @@ fn flow_error(e: flow::Error, program: &Program) -> Error {
 }
 
 /// The running dataflow of a differential evaluation.
-pub struct Live(flow::Flow);
+pub struct RunningDataflow(flow::Flow);
 
 /// How a batch's report lists facts: each phase's facts when they are at most `up_to`
 /// (always, with `None`), else counts; the net change's facts are left out when `net`
@@ -339,9 +339,9 @@ pub trait Backend {
     /// Applies one batch of input changes and says what it changed.
     fn apply(&mut self, batch: &Update, listing: Listing) -> Result<Change, Error>;
     /// Every row of relation `pred`, as the batches so far left it.
-    fn rows(&self, pred: PredId) -> Selected<'_>;
+    fn rows(&self, pred: PredId) -> SelectedRows<'_>;
     /// The rows of `query`'s relation that are its answers.
-    fn answers<'a>(&'a self, query: &'a Query) -> Selected<'a>;
+    fn answers<'a>(&'a self, query: &'a Query) -> SelectedRows<'a>;
     /// The number of rows of `pred`.
     fn len(&self, pred: PredId) -> usize;
     /// Whether relation `pred` has no rows.
@@ -368,12 +368,12 @@ impl Backend for Maintained {
         Ok(Change::of_report(report))
     }
 
-    fn rows(&self, pred: PredId) -> Selected<'_> {
-        Selected::relation(self.db(), pred)
+    fn rows(&self, pred: PredId) -> SelectedRows<'_> {
+        SelectedRows::relation(self.db(), pred)
     }
 
-    fn answers<'a>(&'a self, query: &'a Query) -> Selected<'a> {
-        Selected::of_query(self.db(), query)
+    fn answers<'a>(&'a self, query: &'a Query) -> SelectedRows<'a> {
+        SelectedRows::of_query(self.db(), query)
     }
 
     fn len(&self, pred: PredId) -> usize {
@@ -399,11 +399,13 @@ pub fn maintain(
     plan: ProgramPlan,
     program: &Program,
     eval: Evaluation,
-    live: Option<Live>,
+    live: Option<RunningDataflow>,
     maintenance: Maintenance,
 ) -> Result<Box<dyn Backend>, Error> {
     Ok(match live {
-        Some(Live(flow)) => Box::new(Differential { threads: Threads::new(flow.workers()), flow, rows: eval.db }),
+        Some(RunningDataflow(flow)) => {
+            Box::new(Differential { threads: Threads::new(flow.workers()), flow, rows: eval.db })
+        }
         None => Box::new(Maintained::try_from_evaluation(plan, program, eval, maintenance)?),
     })
 }
@@ -463,12 +465,12 @@ impl Backend for Differential {
         self.change(applied, listing)
     }
 
-    fn rows(&self, pred: PredId) -> Selected<'_> {
-        Selected::relation(&self.rows, pred)
+    fn rows(&self, pred: PredId) -> SelectedRows<'_> {
+        SelectedRows::relation(&self.rows, pred)
     }
 
-    fn answers<'a>(&'a self, query: &'a Query) -> Selected<'a> {
-        Selected::of_query(&self.rows, query)
+    fn answers<'a>(&'a self, query: &'a Query) -> SelectedRows<'a> {
+        SelectedRows::of_query(&self.rows, query)
     }
 
     fn len(&self, pred: PredId) -> usize {

@@ -7,7 +7,7 @@ use crate::compile::compile;
 use crate::evaluate::Evaluator;
 use crate::maintain::{Maintainer, Maintaining};
 use crate::options::Options;
-use crate::prepare::{prepare, Failed, NoInputs, Prepared, ProgramText, Wanted};
+use crate::prepare::{prepare, Failed, LoadedProgram, NoInputs, ProgramText, Wanted};
 use diag::SourceMap;
 use exec::{Explainer, Leaf, Proof, Step};
 use ir::{Origin, PredId, PredKind, PredName, Program, ValueType};
@@ -125,7 +125,7 @@ struct Evaluated {
 /// Where a [`Datalog`] is: loaded (facts may be added), evaluated (batches apply), or
 /// spent by an evaluation that failed.
 enum Stage {
-    Loaded(Box<Prepared>),
+    Loaded(Box<LoadedProgram>),
     Evaluated(Box<Evaluated>),
     Failed,
 }

@@ -4,7 +4,7 @@
 
 use crate::backend::{maintain, Backend, Change, Error, Listing};
 use crate::evaluate::{edb_database, evaluation_plan, relation_sizes, Evaluated};
-use crate::facts::InputFacts;
+use crate::input_facts::InputFacts;
 use crate::Engine;
 use exec::{Maintenance, Threads};
 use ir::{PredId, Program, Query, Tuple, Tuples, Update};
@@ -65,7 +65,7 @@ pub fn recompute(
         Some(compared) => program
             .pred_ids()
             .filter(|&p| compared(p))
-            .filter(|&p| crate::Selected::relation(&fresh.db, p).collect() != state.rows(p).collect())
+            .filter(|&p| crate::SelectedRows::relation(&fresh.db, p).collect() != state.rows(p).collect())
             .collect(),
         None => Vec::new(),
     };

@@ -3,7 +3,7 @@
 //! [`Inputs`], which the caller implements (the command line reads files; an embedding
 //! program may give none).
 
-use crate::facts::InputFacts;
+use crate::input_facts::InputFacts;
 use crate::options::{Dialect, Options};
 use diag::{Code, Diagnostic, SourceMap};
 use ir::{Fact, FileId, PredId, Program, Tuple, Update};
@@ -151,7 +151,7 @@ pub struct Wanted {
 
 /// A program read and lowered, with its inputs loaded, before any rewrite.
 #[derive(Debug)]
-pub struct Prepared {
+pub struct LoadedProgram {
     /// The program's text and every other text read, for reports.
     pub sources: SourceMap,
     /// The program file.
@@ -180,7 +180,7 @@ pub fn prepare(
     options: &Options,
     inputs: &mut dyn Inputs,
     wanted: Wanted,
-) -> Result<Prepared, Failed> {
+) -> Result<LoadedProgram, Failed> {
     let ProgramText { mut sources, file } = text;
     let text = sources.text(file).to_string();
     let dialect = options.dialect_of(&text);
@@ -267,7 +267,7 @@ pub fn prepare(
     if diag::has_errors(&diagnostics) {
         return Err(Failed { sources, diagnostics });
     }
-    Ok(Prepared { sources, file, program, facts, batches, warnings: diagnostics, souffle, program_values })
+    Ok(LoadedProgram { sources, file, program, facts, batches, warnings: diagnostics, souffle, program_values })
 }
 
 /// Which relations the run computes from a Soufflé program's inputs, by relation id:
