@@ -10,7 +10,7 @@ use crate::relation::Rows;
 use crate::seminaive::{propagate, propagate_with, Compiled, CompiledRule, Run};
 use crate::split::run_staged_split;
 use crate::{Evaluation, Threads};
-use ir::{one_per_fact, FactsByPred, PredId, Program, Tuples, Update};
+use ir::{one_per_fact, FactsByPred, PredId, Program, Tuple, Tuples, Update};
 use plan::{AtomSource, ProgramPlan};
 
 /// What one [`Maintained::apply`] did. Fact lists are sorted by predicate id, then tuple.
@@ -18,7 +18,7 @@ use plan::{AtomSource, ProgramPlan};
 pub struct UpdateReport {
     /// Wave 1 holds the derived facts with a derivation using a deleted input fact, wave
     /// `k + 1` those with a derivation using a fact of wave `k` (and not in earlier waves).
-    pub overdeleted_waves: Vec<Vec<(PredId, Vec<u32>)>>,
+    pub overdeleted_waves: Vec<Vec<Tuple>>,
     /// All over-deleted derived facts, per predicate.
     pub overdeleted: Vec<(PredId, Vec<Vec<u32>>)>,
     /// Over-deleted facts that still had a one-step derivation and were put back.
@@ -26,13 +26,13 @@ pub struct UpdateReport {
     /// Derived facts added by the insertion phase.
     pub inserted: Vec<(PredId, Vec<Vec<u32>>)>,
     /// Input facts actually inserted / deleted.
-    pub edb_inserted: Vec<(PredId, Vec<u32>)>,
-    pub edb_deleted: Vec<(PredId, Vec<u32>)>,
+    pub edb_inserted: Vec<Tuple>,
+    pub edb_deleted: Vec<Tuple>,
     /// Requested changes that changed nothing: inserts of present facts and deletes of
     /// absent ones (including repeats within the batch, tuples of the wrong arity, and
     /// changes to derived predicates, which only follow from the input).
-    pub noop_inserts: Vec<(PredId, Vec<u32>)>,
-    pub noop_deletes: Vec<(PredId, Vec<u32>)>,
+    pub noop_inserts: Vec<Tuple>,
+    pub noop_deletes: Vec<Tuple>,
     /// Rule firings over all three phases, comparable to `Evaluation::work`.
     pub work: u64,
     /// The net change of the derived relations: the facts they held before the batch and
@@ -1093,7 +1093,7 @@ impl Maintained {
         drop(gone);
         self.db.compact();
         report.work = self.run.stats.firings - work_before;
-        Ok(self.finish(report, counts))
+        Ok(self.sort_and_count_inputs(report, counts))
     }
 
     /// Whether some recursive stratum holds a reduction (a correlated aggregate of a
@@ -1166,7 +1166,11 @@ impl Maintained {
     }
 
     /// Sorts the report's lists of input facts and counts them.
-    fn finish(&self, mut report: UpdateReport, mut counts: UpdateCounts) -> (UpdateReport, UpdateCounts) {
+    fn sort_and_count_inputs(
+        &self,
+        mut report: UpdateReport,
+        mut counts: UpdateCounts,
+    ) -> (UpdateReport, UpdateCounts) {
         for list in
             [&mut report.edb_inserted, &mut report.edb_deleted, &mut report.noop_inserts, &mut report.noop_deletes]
         {
@@ -1306,7 +1310,7 @@ impl Maintained {
         drop_aside(std::mem::replace(&mut self.db, fresh));
         self.evaluation_work = evaluation_work;
         report.work = self.run.stats.firings - work_before;
-        Ok(self.finish(report, counts))
+        Ok(self.sort_and_count_inputs(report, counts))
     }
 
     /// The number of tuples of derived predicates in rows `from[p]..` of `db`.

@@ -24,7 +24,7 @@ mod row;
 pub use cluster::{on_lost_peer, text_owner, Cluster, Connection, Dictionary};
 pub use row::{Row, MAX_WIDTH};
 
-use ir::{Const, Interner, PredId, Program, RuleId};
+use ir::{Const, Interner, PredId, Program, RuleId, Tuple};
 use plan::ProgramPlan;
 use render::Epoch;
 use rustc_hash::{FxHashSet, FxHasher};
@@ -78,8 +78,8 @@ pub struct Applied {
     pub deleted: Vec<(PredId, Row)>,
     /// Requested changes that changed nothing: inserts of present facts, deletes of
     /// absent ones, repeats within the batch, wrong arities, changes to derived relations.
-    pub noop_inserts: Vec<(PredId, Vec<u32>)>,
-    pub noop_deletes: Vec<(PredId, Vec<u32>)>,
+    pub noop_inserts: Vec<Tuple>,
+    pub noop_deletes: Vec<Tuple>,
     /// Derived facts that appeared and disappeared, sorted.
     pub derived_added: Vec<(PredId, Row)>,
     pub derived_removed: Vec<(PredId, Row)>,
@@ -91,13 +91,13 @@ pub fn check(plan: &ProgramPlan, program: &Program) -> Result<(), Error> {
     blueprint::blueprint(plan, program).map(|_| ())
 }
 
-/// A batch of input changes for one worker: relation, row and diff.
-type Changes = Vec<(usize, Row, isize)>;
+/// One worker's share of a batch of input changes: relation, row and diff.
+type WorkerShare = Vec<(usize, Row, isize)>;
 
 /// What a worker is sent per epoch: its share of the batch, and the texts of values as
 /// they are when the batch is applied (which ordering comparisons of symbols read).
 struct Command {
-    changes: Changes,
+    changes: WorkerShare,
     /// With placement at the owner: requests for input rows (relation, row, insert?).
     requests: Vec<(usize, Row, bool)>,
     values: Interner<Const>,
@@ -106,7 +106,7 @@ struct Command {
 /// A running dataflow: the workers, and the input as the batches left it.
 pub struct Flow {
     commands: Vec<Sender<Command>>,
-    /// Each worker's changes of an epoch, flat ([`render::Changes`]).
+    /// Each worker's changes of an epoch, flat ([`render::SeenChanges`]).
     reports: Receiver<Vec<u32>>,
     guards: Option<timely::communication::WorkerGuards<()>>,
     /// This process's index and the number of processes: a row of input is given to the
@@ -215,7 +215,7 @@ impl Flow {
         inserts: impl IntoIterator<Item = (PredId, &'a [u32])>,
     ) -> Result<Applied, Error> {
         let workers = self.commands.len();
-        let mut shares: Vec<Changes> = vec![Vec::new(); workers];
+        let mut shares: Vec<WorkerShare> = vec![Vec::new(); workers];
         let mut applied = Applied::default();
         let mut next = 0;
         for (sign, changes) in [(-1isize, deletes.into_iter().collect::<Vec<_>>()), (1, inserts.into_iter().collect())]
@@ -344,7 +344,7 @@ fn serve<const N: usize>(
     report: &Sender<Vec<u32>>,
     gather: render::Gather,
 ) {
-    let changes = render::Changes::default();
+    let changes = render::SeenChanges::default();
     let values = render::Values::default();
     let mut handles = render::build_dataflow::<N>(worker, blueprint, changes.clone(), gather, &values);
     if worker.index() == 0 {
@@ -410,7 +410,7 @@ impl Offset for usize {
     }
 }
 
-/// Nets the flat changes `seen` ([`render::Changes`]) into `applied`: the changes are
+/// Nets the flat changes `seen` ([`render::SeenChanges`]) into `applied`: the changes are
 /// sorted by relation and row through their offsets `O` (every offset fits an `O`), and
 /// a row whose diffs add up to zero did not change.
 fn net<O: Offset>(seen: &[u32], arity: &[usize], derived: &[bool], applied: &mut Applied) {

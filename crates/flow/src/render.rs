@@ -52,12 +52,12 @@ pub(crate) type Values = Rc<RefCell<ir::Interner<ir::Const>>>;
 /// change its relation's index, its diff (as an `i32`'s bits) and the row's values, as
 /// many as the relation's arity ([`record`]). A closure records millions of changes, and
 /// a `(usize, Row, isize)` per change took 56 bytes where a pair of values takes 16.
-pub(crate) type Changes = Rc<RefCell<Vec<u32>>>;
+pub(crate) type SeenChanges = Rc<RefCell<Vec<u32>>>;
 
 /// Appends the change of `diff` copies of `row` of relation `pred` to `changes`; a diff
 /// past an `i32` (which the `distinct` every recorded relation leaves through never
 /// makes) is recorded in parts, which the reader adds up.
-fn record<const N: usize>(changes: &Changes, pred: usize, row: &Row<N>, mut diff: isize) {
+fn record<const N: usize>(changes: &SeenChanges, pred: usize, row: &Row<N>, mut diff: isize) {
     let mut changes = changes.borrow_mut();
     while diff != 0 {
         let part = diff.clamp(i32::MIN as isize, i32::MAX as isize);
@@ -316,7 +316,7 @@ pub(crate) struct Gather {
 pub(crate) fn build_dataflow<const N: usize>(
     worker: &mut timely::worker::Worker,
     blueprint: &Blueprint,
-    changes: Changes,
+    changes: SeenChanges,
     gather: Gather,
     values: &Values,
 ) -> Handles<N> {

@@ -83,7 +83,8 @@ impl Inputs for NoInputs {
     }
 }
 
-/// One batch of input changes, with the text the user wrote for each change.
+/// One batch of input changes as written: the text of each change, and their net
+/// [`Update`] (what the engines apply; the texts are for reports).
 #[derive(Clone, Debug)]
 pub struct Batch {
     /// `+E(a,b)` or `-E(a,b)` per change, in order.
