@@ -923,11 +923,11 @@ impl Dataflow {
             false => self.flow.apply(deletes, inserts),
         }
         .expect("the workers run");
-        for (pred, row) in applied.derived_removed {
-            assert!(self.derived.remove(&(pred, row.values().to_vec())), "a removed row was there");
+        for (pred, rows) in applied.derived_removed {
+            rows.iter().for_each(|row| assert!(self.derived.remove(&(pred, row.to_vec())), "a removed row was there"));
         }
-        for (pred, row) in applied.derived_added {
-            assert!(self.derived.insert((pred, row.values().to_vec())), "an added row was new");
+        for (pred, rows) in applied.derived_added {
+            rows.iter().for_each(|row| assert!(self.derived.insert((pred, row.to_vec())), "an added row was new"));
         }
     }
 

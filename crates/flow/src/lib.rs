@@ -24,7 +24,7 @@ mod row;
 pub use cluster::{on_lost_peer, text_owner, Cluster, Connection, Dictionary};
 pub use row::{Row, MAX_WIDTH};
 
-use ir::{Const, Interner, PredId, Program, RuleId, Tuple};
+use ir::{Const, FactsByPred, Interner, PredId, Program, RuleId, Tuple, Tuples};
 use plan::ProgramPlan;
 use render::Epoch;
 use rustc_hash::{FxHashSet, FxHasher};
@@ -80,9 +80,9 @@ pub struct Applied {
     /// absent ones, repeats within the batch, wrong arities, changes to derived relations.
     pub noop_inserts: Vec<Tuple>,
     pub noop_deletes: Vec<Tuple>,
-    /// Derived facts that appeared and disappeared, sorted.
-    pub derived_added: Vec<(PredId, Row)>,
-    pub derived_removed: Vec<(PredId, Row)>,
+    /// Derived facts that appeared and disappeared, by relation in id order, sorted.
+    pub derived_added: FactsByPred,
+    pub derived_removed: FactsByPred,
 }
 
 /// Whether this backend can run `plan` (of `program`): [`Flow::start`] refuses exactly
@@ -425,6 +425,17 @@ fn net<O: Offset>(seen: &[u32], arity: &[usize], derived: &[bool], applied: &mut
         (pred, &seen[start + 2..start + 2 + arity[pred]])
     };
     starts.sort_unstable_by(|&a, &b| change(a).cmp(&change(b)));
+    // The derived changes, in order: per relation its arity, row count and values, flat.
+    type Flat = (PredId, usize, usize, Vec<u32>);
+    let (mut added, mut removed): (Vec<Flat>, Vec<Flat>) = (Vec::new(), Vec::new());
+    let push = |groups: &mut Vec<Flat>, id: PredId, values: &[u32]| {
+        if groups.last().is_none_or(|(p, ..)| *p != id) {
+            groups.push((id, values.len(), 0, Vec::new()));
+        }
+        let (_, _, len, flat) = groups.last_mut().expect("a group was just pushed");
+        flat.extend_from_slice(values);
+        *len += 1;
+    };
     let mut i = 0;
     while i < starts.len() {
         let (pred, values) = change(starts[i]);
@@ -433,15 +444,20 @@ fn net<O: Offset>(seen: &[u32], arity: &[usize], derived: &[bool], applied: &mut
             diff += seen[starts[i].get() + 1] as i32 as isize;
             i += 1;
         }
-        let (id, row) = (PredId(pred as u32), Row::new(values));
+        let id = PredId(pred as u32);
         match diff {
             0 => {}
-            d if d > 0 && derived[pred] => applied.derived_added.push((id, row)),
-            d if d > 0 => applied.inserted.push((id, row)),
-            _ if derived[pred] => applied.derived_removed.push((id, row)),
-            _ => applied.deleted.push((id, row)),
+            d if d > 0 && derived[pred] => push(&mut added, id, values),
+            d if d > 0 => applied.inserted.push((id, Row::new(values))),
+            _ if derived[pred] => push(&mut removed, id, values),
+            _ => applied.deleted.push((id, Row::new(values))),
         }
     }
+    let tuples = |groups: Vec<Flat>| {
+        groups.into_iter().map(|(p, arity, len, values)| (p, Tuples::from_sorted(arity, len, values))).collect()
+    };
+    applied.derived_added = tuples(added);
+    applied.derived_removed = tuples(removed);
 }
 
 /// The process that gives `row` of relation `pred` to the dataflow.

@@ -9,7 +9,7 @@
 use crate::select::SelectedRows;
 use diag::{Code, Diagnostic};
 use exec::{Database, EvalOptions, Evaluation, Maintained, Maintenance, ResourceError, Threads, UpdateReport};
-use ir::{FactsByPred, PredId, Program, Query, Tuple, Tuples, Update};
+use ir::{FactsByPred, PredId, Program, Query, Tuple, Update};
 use plan::ProgramPlan;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -131,8 +131,10 @@ impl Engine {
             false => flow.apply([], rows),
         }
         .map_err(|e| flow_error(e, program))?;
-        for (pred, row) in &applied.derived_added {
-            db.insert(*pred, row.values());
+        for (pred, tuples) in &applied.derived_added {
+            for t in tuples.iter() {
+                db.insert(*pred, t);
+            }
         }
         if let Some(e) = db.failure() {
             return Err(e.into());
@@ -429,11 +431,21 @@ impl Backend for Differential {
         };
         if !self.flow.placed() {
             let applied = self.flow.apply(deletes, inserts).map_err(stopped)?;
-            for (pred, row) in applied.deleted.iter().chain(&applied.derived_removed) {
+            for (pred, row) in &applied.deleted {
                 self.rows.remove(*pred, row.values());
             }
-            for (pred, row) in applied.inserted.iter().chain(&applied.derived_added) {
+            for (pred, tuples) in &applied.derived_removed {
+                for t in tuples.iter() {
+                    self.rows.remove(*pred, t);
+                }
+            }
+            for (pred, row) in &applied.inserted {
                 self.rows.insert(*pred, row.values());
+            }
+            for (pred, tuples) in &applied.derived_added {
+                for t in tuples.iter() {
+                    self.rows.insert(*pred, t);
+                }
             }
             return self.change(applied, listing);
         }
@@ -456,11 +468,15 @@ impl Backend for Differential {
                 self.rows.insert(*pred, tuple);
             }
         }
-        for (pred, row) in &applied.derived_removed {
-            self.rows.remove(*pred, row.values());
+        for (pred, tuples) in &applied.derived_removed {
+            for t in tuples.iter() {
+                self.rows.remove(*pred, t);
+            }
         }
-        for (pred, row) in &applied.derived_added {
-            self.rows.insert(*pred, row.values());
+        for (pred, tuples) in &applied.derived_added {
+            for t in tuples.iter() {
+                self.rows.insert(*pred, t);
+            }
         }
         self.change(applied, listing)
     }
@@ -498,11 +514,12 @@ impl Differential {
             return Err(e.into());
         }
         let input_rows = |rows: &[(PredId, flow::Row)]| rows.iter().map(|(p, r)| (*p, r.values().to_vec())).collect();
-        let touched = applied.derived_removed.len() + applied.derived_added.len();
+        let count = |facts: &FactsByPred| facts.iter().map(|(_, t)| t.len()).sum::<usize>();
+        let touched = count(&applied.derived_removed) + count(&applied.derived_added);
         Ok(Change {
             how: MaintainedBy::Dataflow,
-            removed: grouped(&applied.derived_removed),
-            added: grouped(&applied.derived_added),
+            removed: applied.derived_removed,
+            added: applied.derived_added,
             inputs_inserted: input_rows(&applied.inserted),
             inputs_deleted: input_rows(&applied.deleted),
             noop_inserts: applied.noop_inserts,
@@ -511,24 +528,4 @@ impl Differential {
             work: 0,
         })
     }
-}
-
-/// Sorted rows grouped by predicate.
-fn grouped(rows: &[(PredId, flow::Row)]) -> FactsByPred {
-    // Per relation: its arity, row count and values, flat.
-    let mut groups: Vec<(PredId, usize, usize, Vec<u32>)> = Vec::new();
-    for (pred, row) in rows {
-        let at = match groups.iter().rposition(|(p, ..)| p == pred) {
-            Some(at) => at,
-            None => {
-                groups.push((*pred, row.values().len(), 0, Vec::new()));
-                groups.len() - 1
-            }
-        };
-        let (_, _, len, values) = &mut groups[at];
-        values.extend_from_slice(row.values());
-        *len += 1;
-    }
-    groups.sort_by_key(|(p, ..)| *p);
-    groups.into_iter().map(|(p, arity, len, values)| (p, Tuples::sorted(arity, len, values))).collect()
 }
