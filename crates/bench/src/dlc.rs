@@ -4,8 +4,8 @@
 //! with `exec` — and, for updates, maintain the result with DRed (plain or ranked).
 
 use crate::workload::{Edb, Query, Workload};
-use exec::{Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Threads, Update, UpdateCounts};
-use ir::{PredId, Program, TermKind};
+use exec::{Database, EvalOptions, Evaluation, Maintained, Maintenance, NativeEngine, Threads, UpdateCounts};
+use ir::{PredId, Program, TermKind, Update};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -120,7 +120,7 @@ pub struct Run {
 /// parse and intern (load), rewrite and plan (compile), fill the database (load), index
 /// the inputs (index), evaluate (eval). Answers are counted afterwards ([`count_answers`])
 /// so that the clock stops when the relation is complete, as it does for the peers.
-pub fn run(workload: &Workload, query: Query, edb: &Edb, mode: Mode, engine: Engine) -> Result<Run, String> {
+pub fn run(workload: &Workload, query: Query, edb: &Edb, mode: Mode, engine: NativeEngine) -> Result<Run, String> {
     run_with_threads(workload, query, edb, mode, engine, Threads::ONE)
 }
 
@@ -130,7 +130,7 @@ pub fn run_with_threads(
     query: Query,
     edb: &Edb,
     mode: Mode,
-    engine: Engine,
+    engine: NativeEngine,
     threads: Threads,
 ) -> Result<Run, String> {
     if mode == Mode::Auto {
@@ -146,7 +146,7 @@ pub fn run_with_threads(
     let filled = Instant::now();
     // The reference engine scans every relation and probes no index: building them would
     // charge it for work it never uses.
-    if engine == Engine::Seminaive {
+    if engine == NativeEngine::Seminaive {
         exec::index_inputs(&plan, &program, &mut db);
     }
     let indexed = Instant::now();
@@ -166,7 +166,7 @@ pub fn run_with_threads(
 /// ([`magic::MagicProgram::demand_caps`]), and when a cap is passed the source program
 /// after all, its planning, loading, indexing and evaluation counted in `eval` with the
 /// abandoned evaluation. Also returns whether the rewrite was kept.
-pub fn run_auto(workload: &Workload, query: Query, edb: &Edb, engine: Engine) -> Result<(Run, bool), String> {
+pub fn run_auto(workload: &Workload, query: Query, edb: &Edb, engine: NativeEngine) -> Result<(Run, bool), String> {
     let start = Instant::now();
     let source = source(workload, query, edb)?;
     let parsed = Instant::now();
@@ -182,7 +182,7 @@ pub fn run_auto(workload: &Workload, query: Query, edb: &Edb, engine: Engine) ->
         for &(pred, cap) in caps {
             db.set_relation_cap(pred, cap);
         }
-        if engine == Engine::Seminaive {
+        if engine == NativeEngine::Seminaive {
             exec::index_inputs(&plan, program, &mut db);
         }
         let t1 = Instant::now();

@@ -9,7 +9,7 @@ use crate::dlc::{self, Change, Mode};
 use crate::oracle;
 use crate::peers::{self, Peer};
 use crate::workload::{Query, Workload};
-use exec::{Engine, Maintenance, Threads};
+use exec::{Maintenance, NativeEngine, Threads};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Read;
@@ -280,10 +280,10 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
     let (secs, rss_mib, answers) = match job.system {
         System::Dlc | System::DlcNoMagic | System::DlcNoMagic2 | System::DlcReference | System::DlcAuto => {
             let (mode, engine) = match job.system {
-                System::Dlc => (Mode::Magic, Engine::Seminaive),
-                System::DlcNoMagic | System::DlcNoMagic2 => (Mode::NoMagic, Engine::Seminaive),
-                System::DlcAuto => (Mode::Auto, Engine::Seminaive),
-                _ => (Mode::NoMagic, Engine::Reference),
+                System::Dlc => (Mode::Magic, NativeEngine::Seminaive),
+                System::DlcNoMagic | System::DlcNoMagic2 => (Mode::NoMagic, NativeEngine::Seminaive),
+                System::DlcAuto => (Mode::Auto, NativeEngine::Seminaive),
+                _ => (Mode::NoMagic, NativeEngine::Reference),
             };
             let threads = Threads::new(if job.system == System::DlcNoMagic2 { 2 } else { 1 });
             let run = match mode {
@@ -313,7 +313,7 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
                 return Err(format!("{} runs closure workloads only", job.system));
             };
             let mode = if job.system == System::Explain { Mode::Magic } else { Mode::NoMagic };
-            let run = dlc::run(&job.workload, job.query, &edb, mode, Engine::Seminaive)?;
+            let run = dlc::run(&job.workload, job.query, &edb, mode, NativeEngine::Seminaive)?;
             extra.insert("eval".into(), run.phases.eval.as_secs_f64());
             let edges = graph.edges();
             for distance in 1..=3 {
@@ -362,9 +362,9 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
             extra.insert("waves".into(), counts.waves as f64);
             // 0 DRed, 1 ranked, 2 recomputed: what `auto` chose, for the report.
             let strategy = match counts.strategy {
-                exec::Method::Dred => 0.0,
-                exec::Method::Ranked => 1.0,
-                exec::Method::Recompute => 2.0,
+                exec::MaintainedBy::Dred => 0.0,
+                exec::MaintainedBy::Ranked => 1.0,
+                exec::MaintainedBy::Recompute => 2.0,
             };
             extra.insert("strategy".into(), strategy);
             extra.insert("work".into(), counts.work as f64);

@@ -6,7 +6,7 @@ use bench::dlc::{self, Change, Mode};
 use bench::measure::{Job, Sample, System};
 use bench::peers::{self, Peer};
 use bench::workload::{Edb, Graph, Query, Rules, Workload};
-use exec::{Engine, Maintenance};
+use exec::{Maintenance, NativeEngine};
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
@@ -43,7 +43,7 @@ fn graphs() -> Vec<Graph> {
 }
 
 fn dlc_answers(workload: &Workload, query: Query, edb: &Edb, mode: Mode) -> (usize, usize) {
-    let run = dlc::run(workload, query, edb, mode, Engine::Seminaive).expect("the benchmark program compiles");
+    let run = dlc::run(workload, query, edb, mode, NativeEngine::Seminaive).expect("the benchmark program compiles");
     (dlc::count_answers(&run.program, &run.eval.db), dlc::relation_len(&run.program, workload, &run.eval.db))
 }
 

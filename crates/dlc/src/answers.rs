@@ -30,7 +30,7 @@ pub fn run(args: &RunArgs, options: &Options, session: &Session, out: &mut dyn W
         evaluator.evaluate(magic_program, &session.facts, progress()).map(|run| {
             let choice = match session.magic.as_ref().filter(|_| mode == MagicMode::Auto) {
                 Some(magic) => pipeline::auto_choice(source, magic, Some(&|p| run.eval.db.len(p))),
-                None => pipeline::Choice { magic: true, reason: "--magic on".into() },
+                None => pipeline::MagicChoice { magic: true, reason: "--magic on".into() },
             };
             (run, choice)
         })
@@ -159,7 +159,7 @@ pub fn run(args: &RunArgs, options: &Options, session: &Session, out: &mut dyn W
                 choice
             } else {
                 let reason = now.reason.replace("--magic auto: ", "");
-                pipeline::Choice {
+                pipeline::MagicChoice {
                     magic: true,
                     reason: format!("{}; after the updates {reason}, and the magic program is kept", choice.reason),
                 }
@@ -253,7 +253,7 @@ enum Final {
 
 impl Final {
     /// The query's answers.
-    fn answers(&self) -> pipeline::Selected<'_> {
+    fn answers(&self) -> pipeline::SelectedRows<'_> {
         match self {
             Final::Evaluated(run) => run.selected(),
             Final::Maintained(m) => m.state.answers(&m.query),
@@ -261,9 +261,9 @@ impl Final {
     }
 
     /// Every row of `pred`.
-    fn rows(&self, pred: ir::PredId) -> pipeline::Selected<'_> {
+    fn rows(&self, pred: ir::PredId) -> pipeline::SelectedRows<'_> {
         match self {
-            Final::Evaluated(run) => pipeline::Selected::relation(&run.eval.db, pred),
+            Final::Evaluated(run) => pipeline::SelectedRows::relation(&run.eval.db, pred),
             Final::Maintained(m) => m.state.rows(pred),
         }
     }
@@ -279,7 +279,7 @@ impl Final {
 
 /// The line naming the program `--magic` chose, and why; with `--compare` (which
 /// evaluates both), the one `--magic auto` would evaluate.
-fn choice_line(choice: &pipeline::Choice, compare: bool) -> String {
+fn choice_line(choice: &pipeline::MagicChoice, compare: bool) -> String {
     match compare {
         true => format!("--magic chooses: {}", choice.text()),
         false => format!("evaluated: {}", choice.text()),
@@ -343,7 +343,7 @@ struct ChoiceJson {
     reason: String,
 }
 
-fn choice_json(choice: &pipeline::Choice) -> ChoiceJson {
+fn choice_json(choice: &pipeline::MagicChoice) -> ChoiceJson {
     ChoiceJson { program: choice.name(), reason: choice.reason.clone() }
 }
 

@@ -354,8 +354,8 @@ impl RunArgs {
             max_adornments: self.max_adornments,
             max_tuples: self.max_tuples,
             engine: match self.engine {
-                EngineArg::Seminaive => pipeline::Engine::Native(exec::Engine::Seminaive),
-                EngineArg::Reference => pipeline::Engine::Native(exec::Engine::Reference),
+                EngineArg::Seminaive => pipeline::Engine::Native(exec::NativeEngine::Seminaive),
+                EngineArg::Reference => pipeline::Engine::Native(exec::NativeEngine::Reference),
                 EngineArg::Differential => {
                     pipeline::Engine::Differential { workers: self.dataflow.workers.unwrap_or(1), cluster: None }
                 }

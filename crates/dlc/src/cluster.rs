@@ -5,7 +5,7 @@
 use crate::cli::{Emit, EngineArg, RunArgs};
 use diag::{Code, Diagnostic, SourceMap, Span};
 use ir::PredId;
-use pipeline::Prepared;
+use pipeline::LoadedProgram;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::time::Duration;
 
@@ -79,7 +79,7 @@ pub fn cluster_split(args: &RunArgs) -> Option<(usize, usize)> {
 /// share.
 pub fn join_cluster(
     args: &RunArgs,
-    prepared: &mut Prepared,
+    prepared: &mut LoadedProgram,
     shares: &crate::load::Shares,
 ) -> Result<Option<(pipeline::ClusterLink, String)>, Diagnostic> {
     let flags = &args.dataflow;
@@ -126,7 +126,7 @@ pub fn join_cluster(
 /// `dictionary`: the program's own values keep theirs, the dictionary's texts follow in
 /// its order, and every symbol column of the facts and updates is rewritten. Numbers
 /// keep their own encoding.
-fn renumber(prepared: &mut Prepared, dictionary: &flow::Dictionary) {
+fn renumber(prepared: &mut LoadedProgram, dictionary: &flow::Dictionary) {
     let program = &mut prepared.program;
     let local = program.consts.clone();
     let mut shared = ir::Interner::<ir::Const>::default();
@@ -159,7 +159,7 @@ fn renumber(prepared: &mut Prepared, dictionary: &flow::Dictionary) {
 }
 
 /// One line saying what this process of a cluster read.
-fn what_was_read(prepared: &Prepared, shares: &crate::load::Shares, process: usize, processes: usize) -> String {
+fn what_was_read(prepared: &LoadedProgram, shares: &crate::load::Shares, process: usize, processes: usize) -> String {
     let read = &shares.read;
     let bytes: u64 = read.iter().map(|(_, _, bytes)| bytes).sum();
     let total: u64 = read.iter().map(|(_, len, _)| len).sum();

@@ -15,7 +15,7 @@ mod report;
 use clap::Parser;
 use cli::{Cli, ColorArg, Command, Emit, Format, MagicArg, RunArgs};
 use diag::{Diagnostic, SourceMap};
-use pipeline::{Error, Failed, MagicMode, Options, Prepared, Session, Wanted};
+use pipeline::{Error, Failed, LoadedProgram, MagicMode, Options, Session, Wanted};
 use std::ffi::OsString;
 use std::io::{BufRead, IsTerminal, Write};
 
@@ -329,7 +329,7 @@ fn run_batch(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
 
 /// The load stage over the files `args` name: the program, its facts and updates (in a
 /// cluster, this process's share of each facts file), and what was read of each file.
-fn prepare(args: &RunArgs, options: &Options, wanted: Wanted) -> Result<(Prepared, load::Shares), Failed> {
+fn prepare(args: &RunArgs, options: &Options, wanted: Wanted) -> Result<(LoadedProgram, load::Shares), Failed> {
     let text = load::read_program(args)?;
     let mut files = load::Files::new(args, cluster::cluster_split(args));
     let prepared = pipeline::prepare(text, options, &mut files, wanted)?;

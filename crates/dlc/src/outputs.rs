@@ -11,7 +11,9 @@
 
 use crate::cli::{Emit, Format, RunArgs};
 use ir::{Atom, PredId, PredKind, Program, Query, Term, TermKind, ValueType};
-use pipeline::{Backend, Evaluator, InputFacts, MagicMode, Options, Prepared, Selected, SouffleIo, ValueOrder};
+use pipeline::{
+    Backend, Evaluator, InputFacts, LoadedProgram, MagicMode, Options, SelectedRows, SouffleIo, ValueOrder,
+};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -91,7 +93,7 @@ fn selects_a_constant(program: &Program, pred: PredId) -> bool {
 pub fn emit(
     args: &RunArgs,
     options: &Options,
-    prepared: &Prepared,
+    prepared: &LoadedProgram,
     io: &SouffleIo,
 ) -> Result<String, diag::Diagnostic> {
     let wanted = wanted(io);
@@ -136,7 +138,7 @@ pub fn emit(
 pub fn run(
     args: &RunArgs,
     options: &Options,
-    prepared: &Prepared,
+    prepared: &LoadedProgram,
     facts: InputFacts,
     io: &SouffleIo,
     out: &mut dyn Write,
@@ -222,11 +224,11 @@ pub fn run(
     let program = &prepared.program;
     // The rows of a wanted relation: the magic program's answers to the all-free query
     // on it, or the relation itself.
-    let rows_of = |pred: PredId| -> Selected<'_> {
+    let rows_of = |pred: PredId| -> SelectedRows<'_> {
         match (&relations, evaluated.query.as_ref().filter(|_| magic)) {
             (Relations::Maintained(state), _) => state.rows(pred),
-            (Relations::Evaluated(db), Some(query)) => Selected::of_query(db, query),
-            (Relations::Evaluated(db), None) => Selected::relation(db, pred),
+            (Relations::Evaluated(db), Some(query)) => SelectedRows::of_query(db, query),
+            (Relations::Evaluated(db), None) => SelectedRows::relation(db, pred),
         }
     };
 
@@ -304,7 +306,7 @@ fn header_line(io: &SouffleIo, output: &syntax::souffle::Io) -> String {
 fn maintain(
     args: &RunArgs,
     options: &Options,
-    prepared: &Prepared,
+    prepared: &LoadedProgram,
     wanted: &[PredId],
     state: &mut dyn Backend,
     out: &mut dyn Write,
@@ -438,7 +440,7 @@ pub fn write_relation(
     target: &Target,
     program: &Program,
     pred: PredId,
-    rows: Selected<'_>,
+    rows: SelectedRows<'_>,
     style: &Style,
     out: &mut dyn Write,
 ) -> std::io::Result<(Option<PathBuf>, usize)> {
@@ -486,7 +488,12 @@ pub fn write_relation(
 }
 
 /// The header and rows of a file, through a buffer flushed at the end.
-fn write_file_rows(file: impl Write, program: &Program, rows: Selected<'_>, style: &Style) -> std::io::Result<usize> {
+fn write_file_rows(
+    file: impl Write,
+    program: &Program,
+    rows: SelectedRows<'_>,
+    style: &Style,
+) -> std::io::Result<usize> {
     let mut buffered = std::io::BufWriter::with_capacity(1 << 16, file);
     if let Some(header) = &style.header {
         writeln!(buffered, "{header}")?;
@@ -507,7 +514,7 @@ fn partial_name(path: &Path) -> PathBuf {
 /// a number column's values numerically, a symbol column's numbers numerically (as
 /// Soufflé orders a number column) before other values by their text; and the symbols it
 /// ranks, ascending by id.
-pub fn value_order(program: &Program, rows: Selected<'_>) -> (Vec<ValueOrder>, Vec<u32>) {
+pub fn value_order(program: &Program, rows: SelectedRows<'_>) -> (Vec<ValueOrder>, Vec<u32>) {
     let arity = rows.arity();
     let types: Vec<ValueType> = (0..arity).map(|i| program.column_type(rows.pred(), i)).collect();
     let symbol_columns: Vec<usize> = (0..arity).filter(|&i| types[i] == ValueType::Symbol).collect();
@@ -588,7 +595,7 @@ pub fn push_field(out: &mut Vec<u8>, ty: ValueType, v: u32, symbols: &[std::borr
 pub fn write_csv(
     out: &mut dyn Write,
     program: &Program,
-    rows: Selected<'_>,
+    rows: SelectedRows<'_>,
     delimiter: char,
     quoting: Quoting,
 ) -> std::io::Result<usize> {

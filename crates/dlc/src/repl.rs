@@ -5,9 +5,9 @@ use crate::cli::{Emit, Format, RunArgs};
 use crate::report;
 use crate::Output;
 use diag::SourceMap;
-use ir::{PredId, Program, Query};
+use ir::{PredId, Program, Query, Tuple, Update};
 use magic::MagicProgram;
-use pipeline::{Changes, Evaluator, InputFacts, MagicMode, Maintainer, Maintaining, Options, Tuple, Wanted};
+use pipeline::{Evaluator, InputFacts, MagicMode, Maintainer, Maintaining, Options, Wanted};
 use std::collections::BTreeSet;
 use std::io::{BufRead, Write};
 
@@ -388,7 +388,7 @@ impl Repl {
         let mut changes = Vec::new();
         for batch in &batches {
             for (sign, fact) in &batch.changes {
-                changes.push((*sign, pipeline::tuple_of(fact), pipeline::change_text(&self.source, *sign, fact)));
+                changes.push((*sign, fact.tuple(), pipeline::change_text(&self.source, *sign, fact)));
             }
         }
         std::mem::swap(&mut self.source.consts, &mut self.maintainer.program.consts);
@@ -424,7 +424,7 @@ impl Repl {
     }
 
     /// Applies one net update (`changes` are its lines as written) and prints its report.
-    fn apply_batch(&mut self, update: Changes, changes: Vec<String>, out: &mut dyn Write, err: &mut dyn Write) {
+    fn apply_batch(&mut self, update: Update, changes: Vec<String>, out: &mut dyn Write, err: &mut dyn Write) {
         if changes.is_empty() {
             return;
         }
@@ -437,7 +437,7 @@ impl Repl {
             self.extra.remove(tuple);
         }
         self.extra.extend(extra_inserts);
-        let batch = pipeline::Batch { changes, update: Changes { inserts, deletes } };
+        let batch = pipeline::Batch { changes, update: Update { inserts, deletes } };
         let check = self.settings.check;
         let outcome = match self.maintainer.apply(&batch.update, check, check) {
             Ok(outcome) => outcome,

@@ -1,7 +1,9 @@
 //! Text and JSON renderings of evaluation results and update reports.
 
 use ir::{PredId, Program, Query};
-use pipeline::{relation_sizes, Batch, BatchOutcome, Change, Evaluated, How, Phases, Tally, FULL_REPORT_MAX_FACTS};
+use pipeline::{
+    relation_sizes, Batch, BatchOutcome, Change, Evaluated, MaintainedBy, Phases, Tally, FULL_REPORT_MAX_FACTS,
+};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use std::borrow::Cow;
@@ -83,7 +85,7 @@ pub fn write_answers(
     out: &mut dyn std::io::Write,
     program: &Program,
     queried: PredId,
-    answers: pipeline::Selected<'_>,
+    answers: pipeline::SelectedRows<'_>,
 ) -> std::io::Result<usize> {
     let mut open = program.display_pred(queried).to_string();
     open.push('(');
@@ -393,8 +395,8 @@ pub fn compare_text(
 /// `--maintenance auto` chose, or a recomputation.
 fn strategy_reason(outcome: &BatchOutcome) -> Option<&str> {
     match &outcome.change.how {
-        How::Recomputed(phases) => Some(&phases.reason),
-        How::Dred(phases) | How::Ranked(phases) if outcome.maintenance == exec::Maintenance::Auto => {
+        MaintainedBy::Recomputed(phases) => Some(&phases.reason),
+        MaintainedBy::Dred(phases) | MaintainedBy::Ranked(phases) if outcome.maintenance == exec::Maintenance::Auto => {
             Some(&phases.reason)
         }
         _ => None,
@@ -417,8 +419,8 @@ fn phases(change: &Change) -> Cow<'_, Phases> {
         }
     }
     tallies.sort_by_key(|(p, _)| *p);
-    let listed = |facts: &pipeline::FactsByPred| match change.listed {
-        true => exec::one_per_fact(facts),
+    let listed = |facts: &ir::FactsByPred| match change.listed {
+        true => ir::one_per_fact(facts),
         false => Vec::new(),
     };
     Cow::Owned(Phases {
@@ -648,7 +650,7 @@ pub fn batch_text(
         let _ = writeln!(out, "  {groups}");
     }
     let waves = match change.how {
-        How::Ranked(_) => "ranked wave(s)",
+        MaintainedBy::Ranked(_) => "ranked wave(s)",
         _ => "wave(s)",
     };
     // Per relation, the number of facts: what a summary shows instead of the facts.
@@ -681,7 +683,7 @@ pub fn batch_text(
         }
         .ok();
     }
-    let answers = |ts: &pipeline::Answers| {
+    let answers = |ts: &ir::Tuples| {
         if ts.is_empty() {
             "(none)".to_string()
         } else if !lists {

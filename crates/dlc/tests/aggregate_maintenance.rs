@@ -6,8 +6,8 @@ mod common;
 
 use common::dlc;
 use diag::FileId;
-use exec::{Database, Maintained, Maintenance, Method, Update};
-use ir::{PredId, Program};
+use exec::{Database, Maintained, MaintainedBy, Maintenance};
+use ir::{PredId, Program, Update};
 use plan::plan_program;
 
 /// A degree count over five nodes: node 1 has three edges, 2 one, 3, 4 and 5 none.
@@ -87,7 +87,7 @@ fn a_min_distance_follows_one_edge_through_every_strategy() {
         let mut input = Database::from_facts(&p, &p.facts);
         for (k, update) in updates.iter().enumerate() {
             let report = state.apply(update);
-            assert_ne!(report.strategy, Method::Recompute, "{maintenance:?}, batch {k}: {}", report.reason);
+            assert_ne!(report.strategy, MaintainedBy::Recompute, "{maintenance:?}, batch {k}: {}", report.reason);
             for (pred, tuple) in &update.deletes {
                 input.remove(*pred, tuple);
             }

@@ -3,8 +3,8 @@
 //! is what the negations make of the batch.
 
 use diag::FileId;
-use exec::{evaluate, Database, EvalOptions, Maintained, Maintenance, Method, Update, UpdateReport};
-use ir::{PredId, Program};
+use exec::{evaluate, Database, EvalOptions, Maintained, MaintainedBy, Maintenance, UpdateReport};
+use ir::{PredId, Program, Update};
 use plan::plan_program;
 
 fn with_facts(rules: &str, facts: &str) -> Program {
@@ -60,7 +60,7 @@ fn maintain_with_budget(p: &Program, updates: &[Update], min_budget: u64) -> Vec
         for update in updates {
             let report = state.apply(update);
             if maintenance != Maintenance::Auto {
-                assert_ne!(report.strategy, Method::Recompute, "{maintenance:?}");
+                assert_ne!(report.strategy, MaintainedBy::Recompute, "{maintenance:?}");
             }
             if min_budget.is_some() {
                 reports.push(report);
@@ -93,7 +93,7 @@ fn negation_deletions_add_and_insertions_remove_through_a_chain_of_two() {
             Update { inserts: vec![ca], deletes: vec![cb] },
         ],
     );
-    let text = |list: &[(PredId, exec::Tuples)]| round_text(&p, &exec::one_per_fact(list));
+    let text = |list: &[(PredId, ir::Tuples)]| round_text(&p, &ir::one_per_fact(list));
     // Deleting C(a) makes B(a) appear, which takes A(a) away.
     assert_eq!((text(&reports[0].removed), text(&reports[0].added)), ("A(a)".into(), "B(a)".into()));
     // Inserting C(b) takes B(b) away, which makes A(b) appear.
@@ -111,7 +111,7 @@ fn negation_of_an_atom_without_variables() {
         &p,
         &[Update { inserts: vec![off.clone()], deletes: vec![] }, Update { inserts: vec![], deletes: vec![off] }],
     );
-    let text = |list: &[(PredId, exec::Tuples)]| round_text(&p, &exec::one_per_fact(list));
+    let text = |list: &[(PredId, ir::Tuples)]| round_text(&p, &ir::one_per_fact(list));
     assert_eq!((text(&reports[0].removed), text(&reports[0].added)), ("Lit(a) Lit(b)".into(), "Dark() Off()".into()));
     assert_eq!((text(&reports[1].removed), text(&reports[1].added)), ("Dark() Off()".into(), "Lit(a) Lit(b)".into()));
 }
@@ -145,12 +145,12 @@ fn auto_maintenance_under_negation_turns_to_ranked_past_its_budget() {
         ],
         200_000,
     );
-    let far = |r: &UpdateReport, list: &[(PredId, exec::Tuples)]| {
+    let far = |r: &UpdateReport, list: &[(PredId, ir::Tuples)]| {
         (r.strategy, list.iter().filter(|(q, _)| *q == pred(&p, "Far")).map(|(_, ts)| ts.len()).sum::<usize>())
     };
-    assert_eq!(far(&reports[0], &reports[0].added), (Method::Dred, 1), "{}", reports[0].reason);
+    assert_eq!(far(&reports[0], &reports[0].added), (MaintainedBy::Dred, 1), "{}", reports[0].reason);
     // DRed's over-deletion would take all of `a`'s closure; ranked keeps it.
-    assert_eq!(far(&reports[1], &reports[1].added), (Method::Ranked, 0), "{}", reports[1].reason);
+    assert_eq!(far(&reports[1], &reports[1].added), (MaintainedBy::Ranked, 0), "{}", reports[1].reason);
     assert!(reports[1].reason.contains("DRed's over-deletion passed"), "{}", reports[1].reason);
-    assert_eq!(far(&reports[2], &reports[2].removed), (Method::Dred, 1), "{}", reports[2].reason);
+    assert_eq!(far(&reports[2], &reports[2].removed), (MaintainedBy::Dred, 1), "{}", reports[2].reason);
 }

@@ -21,9 +21,9 @@
 
 mod generate;
 
-use exec::{Database, Engine, EvalOptions, Explainer, Leaf, Maintained, Maintenance, Step, Threads, Update};
+use exec::{Database, EvalOptions, Explainer, Leaf, Maintained, Maintenance, NativeEngine, Step, Threads};
 use generate::Arg;
-use ir::{CmpOp, Comparison, FileId, PredId, Program, Rule, Symbol, Term, TermKind};
+use ir::{CmpOp, Comparison, FileId, PredId, Program, Rule, Symbol, Term, TermKind, Update};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -304,7 +304,7 @@ fn database(program: &Program, edb: &BTreeSet<(PredId, Vec<u32>)>) -> Database {
     db
 }
 
-fn evaluate(program: &Program, edb: &BTreeSet<(PredId, Vec<u32>)>, engine: Engine) -> Relations {
+fn evaluate(program: &Program, edb: &BTreeSet<(PredId, Vec<u32>)>, engine: NativeEngine) -> Relations {
     evaluate_with(program, edb, engine, Threads::ONE)
 }
 
@@ -314,7 +314,12 @@ fn split_threads() -> Threads {
     Threads::new(3).splitting_from(2)
 }
 
-fn evaluate_with(program: &Program, edb: &BTreeSet<(PredId, Vec<u32>)>, engine: Engine, threads: Threads) -> Relations {
+fn evaluate_with(
+    program: &Program,
+    edb: &BTreeSet<(PredId, Vec<u32>)>,
+    engine: NativeEngine,
+    threads: Threads,
+) -> Relations {
     let options = EvalOptions { engine, threads, ..EvalOptions::default() };
     let plan = plan::plan_program(program);
     let eval = exec::evaluate(&plan, program, evaluated_database(program, &plan, edb), options);
@@ -669,10 +674,15 @@ fn cases() -> u32 {
 fn engines_agree(text: &str, picks: &[(prop::sample::Index, [usize; 3])]) -> Result<(), TestCaseError> {
     let (program, edb) = compile(text, picks);
     let expected = oracle(&program, &edb);
-    for engine in [Engine::Reference, Engine::Seminaive] {
+    for engine in [NativeEngine::Reference, NativeEngine::Seminaive] {
         prop_assert_eq!(&evaluate(&program, &edb, engine), &expected, "{:?}\n{}", engine, text);
     }
-    prop_assert_eq!(&evaluate_with(&program, &edb, Engine::Seminaive, split_threads()), &expected, "threads\n{}", text);
+    prop_assert_eq!(
+        &evaluate_with(&program, &edb, NativeEngine::Seminaive, split_threads()),
+        &expected,
+        "threads\n{}",
+        text
+    );
     let magic = magic::rewrite(&program, program.query.as_ref().unwrap()).program;
     // The rewrite with adornment subsumption, which `--magic auto` evaluates.
     let subsumed = subsumed(&program);
@@ -684,11 +694,11 @@ fn engines_agree(text: &str, picks: &[(prop::sample::Index, [usize; 3])]) -> Res
             "oracle on magic\n{}",
             text
         );
-        for engine in [Engine::Reference, Engine::Seminaive] {
+        for engine in [NativeEngine::Reference, NativeEngine::Seminaive] {
             prop_assert_eq!(&evaluate(magic, &edb, engine), &magic_expected, "magic, {:?}\n{}", engine, text);
         }
         prop_assert_eq!(
-            &evaluate_with(magic, &edb, Engine::Seminaive, split_threads()),
+            &evaluate_with(magic, &edb, NativeEngine::Seminaive, split_threads()),
             &magic_expected,
             "magic, threads\n{}",
             text
@@ -758,7 +768,7 @@ fn maintenance_agrees(
                 let report = state.apply(update);
                 // Negated atoms are maintained too: only `Auto` may recompute a batch.
                 if maintenance != Maintenance::Auto {
-                    prop_assert_ne!(report.strategy, exec::Method::Recompute, "{}", text);
+                    prop_assert_ne!(report.strategy, exec::MaintainedBy::Recompute, "{}", text);
                 }
                 prop_assert_eq!(
                     &relations_of(maintained_program, state.db()),
@@ -785,7 +795,7 @@ fn batches() -> impl Strategy<Value = Vec<Batch>> {
 fn proofs_hold(text: &str, picks: &[(prop::sample::Index, [usize; 3])]) -> Result<(), TestCaseError> {
     let (program, edb) = compile(text, picks);
     let expected = oracle(&program, &edb);
-    let options = EvalOptions { engine: Engine::Seminaive, ..EvalOptions::default() };
+    let options = EvalOptions { engine: NativeEngine::Seminaive, ..EvalOptions::default() };
     let plan = plan::plan_program(&program);
     let eval = exec::evaluate(&plan, &program, evaluated_database(&program, &plan, &edb), options);
     let mut explainer = Explainer::new(&program, &eval.db);
@@ -913,11 +923,11 @@ impl Dataflow {
             false => self.flow.apply(deletes, inserts),
         }
         .expect("the workers run");
-        for (pred, row) in applied.derived_removed {
-            assert!(self.derived.remove(&(pred, row.values().to_vec())), "a removed row was there");
+        for (pred, rows) in applied.derived_removed {
+            rows.iter().for_each(|row| assert!(self.derived.remove(&(pred, row.to_vec())), "a removed row was there"));
         }
-        for (pred, row) in applied.derived_added {
-            assert!(self.derived.insert((pred, row.values().to_vec())), "an added row was new");
+        for (pred, rows) in applied.derived_added {
+            rows.iter().for_each(|row| assert!(self.derived.insert((pred, row.to_vec())), "an added row was new"));
         }
     }
 
@@ -1471,7 +1481,7 @@ fn aggregates_agree(
     let program = program.unwrap_or_else(|| panic!("generated program must compile: {diagnostics:?}\n{text}"));
     let expected = case.expected(e, n);
     let input = aggregate_input(&program, e, n);
-    for engine in [Engine::Reference, Engine::Seminaive] {
+    for engine in [NativeEngine::Reference, NativeEngine::Seminaive] {
         prop_assert_eq!(
             &aggregate_relation(&program, &evaluate(&program, &input, engine)),
             &expected,
@@ -1480,11 +1490,11 @@ fn aggregates_agree(
             text
         );
     }
-    let split = evaluate_with(&program, &input, Engine::Seminaive, split_threads());
+    let split = evaluate_with(&program, &input, NativeEngine::Seminaive, split_threads());
     prop_assert_eq!(&aggregate_relation(&program, &split), &expected, "threads\n{}", text);
     let magic = magic::rewrite(&program, program.query.as_ref().unwrap()).program;
     for magic in [&magic, &subsumed(&program)] {
-        for engine in [Engine::Reference, Engine::Seminaive] {
+        for engine in [NativeEngine::Reference, NativeEngine::Seminaive] {
             let answers = aggregate_answers(magic, &evaluate(magic, &input, engine));
             prop_assert_eq!(&answers, &expected, "magic, {:?}\n{}", engine, text);
         }
@@ -1515,13 +1525,13 @@ fn aggregates_agree(
                 // correlated case's reduction lies in a recursive stratum, whose groups
                 // DRed does not maintain: every strategy recomputes it, as it says.
                 if case.correlated {
-                    prop_assert_eq!(report.strategy, exec::Method::Recompute, "{}", text);
+                    prop_assert_eq!(report.strategy, exec::MaintainedBy::Recompute, "{}", text);
                 } else if maintenance != Maintenance::Auto {
-                    prop_assert_ne!(report.strategy, exec::Method::Recompute, "{}", text);
+                    prop_assert_ne!(report.strategy, exec::MaintainedBy::Recompute, "{}", text);
                 }
                 let relations = relations_of(maintained, state.db());
                 let expected = case.expected(&e, &n);
-                let fresh = evaluate(maintained, &aggregate_input(maintained, &e, &n), Engine::Seminaive);
+                let fresh = evaluate(maintained, &aggregate_input(maintained, &e, &n), NativeEngine::Seminaive);
                 prop_assert_eq!(&relations, &fresh, "{:?} ({}) after {:?}\n{}", maintenance, k, update, text);
                 prop_assert_eq!(
                     &aggregate_answers(maintained, &relations),

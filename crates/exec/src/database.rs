@@ -409,7 +409,7 @@ impl Database {
                         u64::from(t[0]) << 32 | u64::from(t[1])
                     })
                     .collect();
-                crate::tuples::radix_sort(&mut keys);
+                ir::radix_sort(&mut keys);
                 keys.into_iter().map(|k| vec![(k >> 32) as u32, k as u32]).collect()
             }
             _ => {

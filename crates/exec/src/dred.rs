@@ -9,25 +9,16 @@ use crate::limits::ResourceError;
 use crate::relation::Rows;
 use crate::seminaive::{propagate, propagate_with, Compiled, CompiledRule, Run};
 use crate::split::run_staged_split;
-use crate::tuples::{one_per_fact, FactsByPred, Tuples};
 use crate::{Evaluation, Threads};
-use ir::{PredId, Program};
+use ir::{one_per_fact, FactsByPred, PredId, Program, Tuple, Tuples, Update};
 use plan::{AtomSource, ProgramPlan};
-
-/// One batch of input changes. Deletions are applied before insertions, so a tuple that
-/// is both deleted and inserted ends up present.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Update {
-    pub inserts: Vec<(PredId, Vec<u32>)>,
-    pub deletes: Vec<(PredId, Vec<u32>)>,
-}
 
 /// What one [`Maintained::apply`] did. Fact lists are sorted by predicate id, then tuple.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct UpdateReport {
     /// Wave 1 holds the derived facts with a derivation using a deleted input fact, wave
     /// `k + 1` those with a derivation using a fact of wave `k` (and not in earlier waves).
-    pub overdeleted_waves: Vec<Vec<(PredId, Vec<u32>)>>,
+    pub overdeleted_waves: Vec<Vec<Tuple>>,
     /// All over-deleted derived facts, per predicate.
     pub overdeleted: Vec<(PredId, Vec<Vec<u32>>)>,
     /// Over-deleted facts that still had a one-step derivation and were put back.
@@ -35,13 +26,13 @@ pub struct UpdateReport {
     /// Derived facts added by the insertion phase.
     pub inserted: Vec<(PredId, Vec<Vec<u32>>)>,
     /// Input facts actually inserted / deleted.
-    pub edb_inserted: Vec<(PredId, Vec<u32>)>,
-    pub edb_deleted: Vec<(PredId, Vec<u32>)>,
+    pub edb_inserted: Vec<Tuple>,
+    pub edb_deleted: Vec<Tuple>,
     /// Requested changes that changed nothing: inserts of present facts and deletes of
     /// absent ones (including repeats within the batch, tuples of the wrong arity, and
     /// changes to derived predicates, which only follow from the input).
-    pub noop_inserts: Vec<(PredId, Vec<u32>)>,
-    pub noop_deletes: Vec<(PredId, Vec<u32>)>,
+    pub noop_inserts: Vec<Tuple>,
+    pub noop_deletes: Vec<Tuple>,
     /// Rule firings over all three phases, comparable to `Evaluation::work`.
     pub work: u64,
     /// The net change of the derived relations: the facts they held before the batch and
@@ -50,7 +41,7 @@ pub struct UpdateReport {
     pub added: FactsByPred,
     /// How the batch was maintained: the strategy asked for, or the one
     /// [`Maintenance::Auto`] chose, with the reason.
-    pub strategy: Method,
+    pub strategy: MaintainedBy,
     pub reason: String,
     /// Per derived relation that any phase touched, the sizes of its lists: always set,
     /// also when the lists are not made ([`UpdateReport::listed`]).
@@ -110,9 +101,10 @@ impl Detail {
     }
 }
 
-/// How one batch was maintained.
+/// What maintained one batch: the strategy asked for ([`Maintenance`]), or the one
+/// [`Maintenance::Auto`] chose for it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Method {
+pub enum MaintainedBy {
     /// Delete-and-rederive (docs/semantics.md, Incremental maintenance: DRed).
     #[default]
     Dred,
@@ -453,7 +445,7 @@ pub struct UpdateCounts {
     pub edb_deleted: usize,
     pub work: u64,
     /// How the batch was maintained ([`UpdateReport::strategy`]).
-    pub strategy: Method,
+    pub strategy: MaintainedBy,
 }
 
 /// How [`Maintained`] handles deletions.
@@ -468,7 +460,7 @@ pub enum Maintenance {
     /// lower-ranked facts survives. Over-deletion then stops at the first alternative
     /// derivation instead of spreading through everything downstream of the deleted fact.
     Ranked,
-    /// Decided per batch ([`Method`]): a batch without deletions only propagates its
+    /// Decided per batch ([`MaintainedBy`]): a batch without deletions only propagates its
     /// insertions (DRed's third phase, the same for every strategy); one that deletes much
     /// of the input is recomputed; otherwise DRed's over-deletion runs within a work
     /// budget (a share of the last evaluation's work), past it ranked over-deletion within
@@ -875,7 +867,7 @@ impl Maintained {
         let (strategy, reason) = self.choose(report.edb_deleted.len());
         report.strategy = strategy;
         report.reason = reason;
-        if strategy == Method::Recompute {
+        if strategy == MaintainedBy::Recompute {
             return self.recompute(update, gone, report, work_before, detail);
         }
 
@@ -890,7 +882,7 @@ impl Maintained {
         // The first wave of over-deletion (the same delta plans for both strategies) may
         // probe an index nothing built yet, such as the closure by its second column for a
         // deleted edge: a pass over a relation, which auto counts before it starts.
-        let setup = match auto && strategy == Method::Dred {
+        let setup = match auto && strategy == MaintainedBy::Dred {
             true => {
                 let zero = vec![0; gone.relation_count()];
                 delta_index_rows(&self.compiled, &self.db, (&zero, &gone.ends())) / INDEX_SHARE
@@ -899,7 +891,7 @@ impl Maintained {
         };
         // What DRed's over-deletion is expected to remove, from the depth of the derived
         // facts: a chain cut in its middle takes half its closure, a leaf of a tree a few.
-        let expected = match auto && strategy == Method::Dred {
+        let expected = match auto && strategy == MaintainedBy::Dred {
             true => self.dred_estimate(deleted),
             false => 0,
         };
@@ -912,7 +904,7 @@ impl Maintained {
         // builds them for a batch DRed's over-deletion is expected to keep local as long as
         // they cost at most a quarter of a recomputation.
         if try_dred && setup > budget * AUTO_BUDGET_SHARE / AUTO_SETUP_SHARE {
-            report.strategy = Method::Recompute;
+            report.strategy = MaintainedBy::Recompute;
             report.reason = format!(
                 "deletes {deleted} of {inputs} input facts, and the indexes over-deletion would build first are \
                  worth {setup} rule firings, past 1/{AUTO_SETUP_SHARE} of a recomputation's {} (the evaluation's {} \
@@ -923,7 +915,7 @@ impl Maintained {
             );
             return self.recompute(update, gone, report, work_before, detail);
         }
-        if strategy == Method::Dred {
+        if strategy == MaintainedBy::Dred {
             // Auto tries DRed's over-deletion first, within a share of its budget: a local
             // change over-deletes little and needs no row locators.
             let probe = self.dred_probe(deleted);
@@ -938,7 +930,7 @@ impl Maintained {
                     gone.insert(*pred, tuple);
                 }
                 gone.check()?;
-                report.strategy = Method::Ranked;
+                report.strategy = MaintainedBy::Ranked;
                 report.reason = match try_dred {
                     true => format!(
                         "deletes {deleted} of {inputs} input facts, and DRed's over-deletion passed its budget of \
@@ -965,7 +957,7 @@ impl Maintained {
                     if auto { crate::ranked::locator_rows(&self.compiled, &self.db, &gone) * LOCATE_WORK } else { 0 };
                 let spent = self.run.stats.firings.saturating_add(locate + setup);
                 if spent > limit {
-                    report.strategy = Method::Recompute;
+                    report.strategy = MaintainedBy::Recompute;
                     report.reason = format!(
                         "deletes {deleted} of {inputs} input facts, DRed's over-deletion {}, and ranked \
                          over-deletion would first locate facts worth {locate} firings, past the budget of {budget} \
@@ -989,7 +981,7 @@ impl Maintained {
                 match ranked {
                     Some(waves) => waves,
                     None => {
-                        report.strategy = Method::Recompute;
+                        report.strategy = MaintainedBy::Recompute;
                         report.reason = format!(
                             "deletes {deleted} of {inputs} input facts, and over-deletion passed its budget of \
                              {budget} rule firings (1/{AUTO_BUDGET_SHARE} of a recomputation's {})",
@@ -1101,7 +1093,7 @@ impl Maintained {
         drop(gone);
         self.db.compact();
         report.work = self.run.stats.firings - work_before;
-        Ok(self.finish(report, counts))
+        Ok(self.sort_and_count_inputs(report, counts))
     }
 
     /// Whether some recursive stratum holds a reduction (a correlated aggregate of a
@@ -1115,17 +1107,17 @@ impl Maintained {
     }
 
     /// How to maintain a batch that deletes `deleted` input facts, and why.
-    fn choose(&self, deleted: usize) -> (Method, String) {
+    fn choose(&self, deleted: usize) -> (MaintainedBy, String) {
         if self.correlated_recursion() {
             let why = "a recursive stratum holds a reduction (an aggregate reading a variable of its recursive \
                        rule), whose groups over-deletion and rederivation do not maintain: the batch is recomputed";
-            return (Method::Recompute, why.into());
+            return (MaintainedBy::Recompute, why.into());
         }
         match self.maintenance {
-            Maintenance::Dred => (Method::Dred, "asked for".into()),
-            Maintenance::Ranked => (Method::Ranked, "asked for".into()),
+            Maintenance::Dred => (MaintainedBy::Dred, "asked for".into()),
+            Maintenance::Ranked => (MaintainedBy::Ranked, "asked for".into()),
             Maintenance::Auto if deleted == 0 => {
-                (Method::Dred, "no deletions: the insertions are propagated, nothing is over-deleted".into())
+                (MaintainedBy::Dred, "no deletions: the insertions are propagated, nothing is over-deleted".into())
             }
             Maintenance::Auto => {
                 let inputs = self.input_count();
@@ -1134,14 +1126,14 @@ impl Maintained {
                         "deletes {deleted} of {inputs} input facts (at least 1/{AUTO_RECOMPUTE_SHARE}): most of \
                          what they derive would be over-deleted"
                     );
-                    (Method::Recompute, why)
+                    (MaintainedBy::Recompute, why)
                 } else {
                     let why = format!(
                         "deletes {deleted} of {inputs} input facts: DRed's over-deletion stayed within its budget \
                          of {} rule firings",
                         self.dred_probe(deleted)
                     );
-                    (Method::Dred, why)
+                    (MaintainedBy::Dred, why)
                 }
             }
         }
@@ -1174,7 +1166,11 @@ impl Maintained {
     }
 
     /// Sorts the report's lists of input facts and counts them.
-    fn finish(&self, mut report: UpdateReport, mut counts: UpdateCounts) -> (UpdateReport, UpdateCounts) {
+    fn sort_and_count_inputs(
+        &self,
+        mut report: UpdateReport,
+        mut counts: UpdateCounts,
+    ) -> (UpdateReport, UpdateCounts) {
         for list in
             [&mut report.edb_inserted, &mut report.edb_deleted, &mut report.noop_inserts, &mut report.noop_deletes]
         {
@@ -1314,7 +1310,7 @@ impl Maintained {
         drop_aside(std::mem::replace(&mut self.db, fresh));
         self.evaluation_work = evaluation_work;
         report.work = self.run.stats.firings - work_before;
-        Ok(self.finish(report, counts))
+        Ok(self.sort_and_count_inputs(report, counts))
     }
 
     /// The number of tuples of derived predicates in rows `from[p]..` of `db`.

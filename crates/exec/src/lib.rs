@@ -23,23 +23,22 @@ mod reference;
 mod relation;
 mod seminaive;
 mod split;
-mod tuples;
 
 pub use database::Database;
-pub use dred::{Maintained, Maintenance, Method, Tally, Update, UpdateCounts, UpdateReport, AUTO_MIN_BUDGET};
+pub use dred::{Maintained, MaintainedBy, Maintenance, Tally, UpdateCounts, UpdateReport, AUTO_MIN_BUDGET};
 pub use explain::{
     Attempt, Blocked, Explainer, Leaf, Proof, ProofNode, RuleAttempt, Step, WhyNot, AGGREGATE_ROWS_SHOWN,
 };
 pub use limits::{ResourceError, ResourceKind, DEFAULT_MAX_TUPLES};
 pub use relation::{Groups, RelationBytes};
-pub use tuples::{one_per_fact, FactsByPred, Tuples};
 
 use ir::{PredId, Program};
 use plan::ProgramPlan;
 
-/// Which evaluation algorithm to run.
+/// Which of dlc's own evaluation algorithms runs (the pipeline's `Engine` also offers the
+/// differential dataflow).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Engine {
+pub enum NativeEngine {
     /// Naive synchronous fixpoint with nested-loop matching; counts `row_tests`
     /// (docs/semantics.md, Evaluation: the reference engine).
     Reference,
@@ -51,7 +50,7 @@ pub enum Engine {
 /// How to evaluate.
 #[derive(Default)]
 pub struct EvalOptions {
-    pub engine: Engine,
+    pub engine: NativeEngine,
     /// Keep the new facts of every round in [`Evaluation::rounds`].
     pub record_rounds: bool,
     /// Called once per round (iteration) with the round number and the total fact count.
@@ -268,11 +267,11 @@ pub fn try_evaluate(
     run.threads = options.threads;
     let from_inputs_only = plan.rules.iter().all(|r| !r.fires() || edb.len(r.head) == 0);
     let row_tests = match options.engine {
-        Engine::Reference => {
+        NativeEngine::Reference => {
             reference::evaluate(plan, &program.consts, &mut edb, &mut run)?;
             Some(run.stats.row_tests)
         }
-        Engine::Seminaive => {
+        NativeEngine::Seminaive => {
             let compiled = seminaive::Compiled::new(plan, program, &mut edb);
             let start = vec![0; edb.relation_count()];
             seminaive::propagate(&compiled, &mut edb, &start, true, &mut run)?;
@@ -286,7 +285,7 @@ pub fn try_evaluate(
         work: run.stats.firings,
         db: edb,
         from_inputs_only,
-        seminaive: options.engine == Engine::Seminaive,
+        seminaive: options.engine == NativeEngine::Seminaive,
         threads: options.threads,
     })
 }

@@ -65,7 +65,8 @@ impl std::error::Error for ResourceError {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{try_evaluate, Database, Engine, EvalOptions, Maintained, Maintenance, Update};
+    use crate::{try_evaluate, Database, EvalOptions, Maintained, Maintenance, NativeEngine};
+    use ir::Update;
     use plan::plan_program;
     use plan::testing::program;
 
@@ -79,7 +80,7 @@ mod tests {
         program(&src)
     }
 
-    fn evaluate_with(p: &ir::Program, engine: Engine, limit: u32) -> Result<usize, ResourceError> {
+    fn evaluate_with(p: &ir::Program, engine: NativeEngine, limit: u32) -> Result<usize, ResourceError> {
         let mut db = Database::new(p);
         db.set_tuple_limit(limit);
         for fact in &p.facts {
@@ -94,7 +95,7 @@ mod tests {
     fn a_relation_stops_at_its_limit_and_a_full_one_is_no_error() {
         let p = chain(20);
         let r = p.lookup_source("R").unwrap();
-        for engine in [Engine::Seminaive, Engine::Reference] {
+        for engine in [NativeEngine::Seminaive, NativeEngine::Reference] {
             assert_eq!(evaluate_with(&p, engine, NIL_LIMIT), Ok(210));
             // Exactly full: every later derivation is a duplicate, which is no growth.
             assert_eq!(evaluate_with(&p, engine, 210), Ok(210));
@@ -113,7 +114,7 @@ mod tests {
     fn a_relation_cap_stops_with_its_own_kind_and_the_tuple_limit_lifts_it() {
         let p = chain(20);
         let r = p.lookup_source("R").unwrap();
-        for engine in [Engine::Seminaive, Engine::Reference] {
+        for engine in [NativeEngine::Seminaive, NativeEngine::Reference] {
             let run = |cap: u32, limit: Option<u32>| {
                 let mut db = Database::from_facts(&p, &p.facts);
                 db.set_tuple_limit(1000);

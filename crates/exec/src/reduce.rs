@@ -143,10 +143,10 @@ impl<'a> Reduction<'a> {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Database, Engine, EvalOptions};
+    use crate::{Database, EvalOptions, NativeEngine};
 
     /// The sorted tuples of `pred` after evaluating `src` with `engine`.
-    fn evaluated(src: &str, pred: &str, engine: Engine) -> Vec<Vec<u32>> {
+    fn evaluated(src: &str, pred: &str, engine: NativeEngine) -> Vec<Vec<u32>> {
         let (program, diagnostics) = syntax::parse_program(src, ir::FileId(0));
         let program = program.unwrap_or_else(|| panic!("{diagnostics:#?}"));
         let plan = plan::plan_program(&program);
@@ -162,7 +162,7 @@ mod tests {
                    S(X, K) <- N(X), K = sum Y : E(X, Y)\n\
                    M(X, K) <- N(X), K = min Y : E(X, Y)\n\
                    ?- C(X, K).\n";
-        for engine in [Engine::Reference, Engine::Seminaive] {
+        for engine in [NativeEngine::Reference, NativeEngine::Seminaive] {
             assert_eq!(evaluated(src, "C", engine), [[1, 2], [2, 1], [3, 0]], "count over none is 0");
             assert_eq!(evaluated(src, "S", engine), [[1, 5], [2, 5], [3, 0]]);
             assert_eq!(evaluated(src, "M", engine), [[1, 2], [2, 5]], "min over none does not fire");

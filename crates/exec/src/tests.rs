@@ -2,10 +2,10 @@
 
 use crate::relation::Rank;
 use crate::{
-    evaluate, Database, Engine, EvalOptions, Evaluation, Maintained, Maintenance, Method, Tally, Threads, Update,
+    evaluate, Database, EvalOptions, Evaluation, Maintained, MaintainedBy, Maintenance, NativeEngine, Tally, Threads,
     UpdateReport,
 };
-use ir::{PredId, Program};
+use ir::{PredId, Program, Update};
 use plan::plan_program;
 use plan::testing::program;
 
@@ -21,7 +21,7 @@ fn with_facts(rules: &str, facts: &str) -> Program {
     program(&format!("{rules}\n{}", facts.replace(". ", ".\n")))
 }
 
-fn run(p: &Program, engine: Engine) -> Evaluation {
+fn run(p: &Program, engine: NativeEngine) -> Evaluation {
     let plan = plan_program(p);
     let options = EvalOptions { engine, record_rounds: true, ..EvalOptions::default() };
     evaluate(&plan, p, Database::from_facts(p, &p.facts), options)
@@ -55,7 +55,7 @@ fn round_text(p: &Program, new: &[(PredId, Vec<Vec<u32>>)]) -> String {
 #[test]
 fn example_1_original_program_reference() {
     let p = with_facts(ORIGINAL, EXAMPLE_1_EDGES);
-    let eval = run(&p, Engine::Reference);
+    let eval = run(&p, NativeEngine::Reference);
     assert_eq!(eval.db.len(pred(&p, "R")), 20);
     assert_eq!(eval.row_tests, Some(852));
     assert_eq!(eval.iterations, 4);
@@ -66,7 +66,7 @@ fn example_1_original_program_reference() {
 #[test]
 fn example_1_magic_program_reference_rounds_and_row_tests() {
     let p = with_facts(MAGIC, EXAMPLE_1_EDGES);
-    let eval = run(&p, Engine::Reference);
+    let eval = run(&p, NativeEngine::Reference);
     assert_eq!(eval.row_tests, Some(811));
     assert_eq!(eval.db.len(pred(&p, "Q")), 11);
     assert_eq!(eval.db.len(pred(&p, "M")), 5);
@@ -93,8 +93,8 @@ fn example_1_magic_program_reference_rounds_and_row_tests() {
 fn example_1_seminaive_agrees_with_reference() {
     for rules in [ORIGINAL, MAGIC] {
         let p = with_facts(rules, EXAMPLE_1_EDGES);
-        let reference = run(&p, Engine::Reference);
-        let fast = run(&p, Engine::Seminaive);
+        let reference = run(&p, NativeEngine::Reference);
+        let fast = run(&p, NativeEngine::Seminaive);
         assert!(fast.db.same_tuples(&reference.db));
         assert_eq!(fast.row_tests, None);
         assert!(fast.work > 0);
@@ -102,7 +102,7 @@ fn example_1_seminaive_agrees_with_reference() {
         assert_eq!(recorded, if rules == ORIGINAL { 20 } else { 16 });
     }
     let p = with_facts(ORIGINAL, EXAMPLE_1_EDGES);
-    let r = tuples(&p, &run(&p, Engine::Seminaive).db, "R");
+    let r = tuples(&p, &run(&p, NativeEngine::Seminaive).db, "R");
     assert_eq!(r.iter().filter(|t| t.starts_with("(a,")).count(), 4);
     assert_eq!(r.iter().filter(|t| t.starts_with("(u,")).count(), 3);
 }
@@ -110,15 +110,15 @@ fn example_1_seminaive_agrees_with_reference() {
 #[test]
 fn example_2_argument_swap() {
     let p = with_facts("P(X,Z) <- E(X,Y), Q(Z,Y)\nQ(U,V) <- F(U,V)", "E(a,b). F(c,b). F(d,z).");
-    for engine in [Engine::Reference, Engine::Seminaive] {
+    for engine in [NativeEngine::Reference, NativeEngine::Seminaive] {
         assert_eq!(tuples(&p, &run(&p, engine).db, "P"), vec!["(a,c)"]);
     }
 }
 
 /// Checks both engines on a program and returns the semi-naive result.
 fn both(p: &Program) -> Database {
-    let reference = run(p, Engine::Reference);
-    let fast = run(p, Engine::Seminaive);
+    let reference = run(p, NativeEngine::Reference);
+    let fast = run(p, NativeEngine::Seminaive);
     assert!(fast.db.same_tuples(&reference.db), "engines disagree");
     fast.db
 }
@@ -178,7 +178,7 @@ fn progress_is_reported_every_round() {
     let seen = Rc::new(RefCell::new(Vec::new()));
     let sink = Rc::clone(&seen);
     let options = EvalOptions {
-        engine: Engine::Seminaive,
+        engine: NativeEngine::Seminaive,
         record_rounds: false,
         progress: Some(Box::new(move |progress| sink.borrow_mut().push(progress.facts))),
         ..EvalOptions::default()
@@ -235,9 +235,9 @@ fn dred_example_1_delete_and_reinsert_an_edge() {
     // The same state as evaluating the 8 remaining edges from scratch.
     let remaining = EXAMPLE_1_EDGES.replace("E(a,b). ", "");
     let scratch = with_facts(MAGIC, &remaining);
-    assert_eq!(sorted_text(&scratch, &run(&scratch, Engine::Seminaive).db, "Q"), vec!["(a,d)", "(a,e)", "(e,d)"]);
+    assert_eq!(sorted_text(&scratch, &run(&scratch, NativeEngine::Seminaive).db, "Q"), vec!["(a,d)", "(a,e)", "(e,d)"]);
     let original = with_facts(ORIGINAL, &remaining);
-    assert_eq!(run(&original, Engine::Reference).db.len(pred(&original, "R")), 18);
+    assert_eq!(run(&original, NativeEngine::Reference).db.len(pred(&original, "R")), 18);
 
     // Deleting again is a no-op; re-inserting restores 11 + 5.
     let again = maintained.apply(&Update { inserts: vec![], deletes: vec![ab.clone()] });
@@ -360,7 +360,7 @@ fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
     // one: enough for ranked over-deletion's row locators, not for DRed's over-deletion of
     // everything `a` reaches.
     auto.set_auto_min_budget(200_000);
-    let mut apply = |auto: &mut Maintained, update: Update, method: Method, why: &str| {
+    let mut apply = |auto: &mut Maintained, update: Update, method: MaintainedBy, why: &str| {
         let (by_auto, by_dred) = (auto.apply(&update), dred.apply(&update));
         assert_eq!(by_auto.strategy, method, "{}", by_auto.reason);
         assert!(by_auto.reason.contains(why), "{}", by_auto.reason);
@@ -368,37 +368,42 @@ fn auto_maintenance_chooses_by_the_batch_and_its_cost() {
         assert!(auto.db().same_tuples(dred.db()));
     };
     // A leaf: DRed's over-deletion removes the 28 facts reaching it and stops.
-    apply(&mut auto, Update { inserts: vec![], deletes: vec![leaf.clone()] }, Method::Dred, "stayed within its budget");
-    apply(&mut auto, Update { inserts: vec![leaf], deletes: vec![] }, Method::Dred, "no deletions");
+    apply(
+        &mut auto,
+        Update { inserts: vec![], deletes: vec![leaf.clone()] },
+        MaintainedBy::Dred,
+        "stayed within its budget",
+    );
+    apply(&mut auto, Update { inserts: vec![leaf], deletes: vec![] }, MaintainedBy::Dred, "no deletions");
     // One of five ways from `a` to `c`: DRed's over-deletion would take all of `a`'s
     // closure; ranked over-deletion keeps R(a,c), first derived through the others too.
     apply(
         &mut auto,
         Update { inserts: vec![], deletes: vec![fan.clone()] },
-        Method::Ranked,
+        MaintainedBy::Ranked,
         "DRed's over-deletion passed",
     );
-    apply(&mut auto, Update { inserts: vec![fan], deletes: vec![] }, Method::Dred, "no deletions");
+    apply(&mut auto, Update { inserts: vec![fan], deletes: vec![] }, MaintainedBy::Dred, "no deletions");
     // 70 of 1,311 edges: at least a twentieth of the input, recomputed outright once the
     // evaluation is not below the least budget.
     auto.set_auto_min_budget(0);
-    apply(&mut auto, Update { inserts: vec![], deletes: many.clone() }, Method::Recompute, "at least 1/20");
+    apply(&mut auto, Update { inserts: vec![], deletes: many.clone() }, MaintainedBy::Recompute, "at least 1/20");
     auto.set_auto_min_budget(200_000);
-    apply(&mut auto, Update { inserts: many, deletes: vec![] }, Method::Dred, "no deletions");
+    apply(&mut auto, Update { inserts: many, deletes: vec![] }, MaintainedBy::Dred, "no deletions");
     // A smaller budget, as on a state whose evaluation did less work per fact.
     auto.set_auto_min_budget(16_000);
     // The way into the chain: everything `a`, the `b`s and `c` reach through it goes.
     apply(
         &mut auto,
         Update { inserts: vec![], deletes: vec![into_chain.clone()] },
-        Method::Recompute,
+        MaintainedBy::Recompute,
         "passed its budget",
     );
-    apply(&mut auto, Update { inserts: vec![into_chain], deletes: vec![] }, Method::Dred, "no deletions");
+    apply(&mut auto, Update { inserts: vec![into_chain], deletes: vec![] }, MaintainedBy::Dred, "no deletions");
     // After a recomputation, changes are maintained incrementally again.
     auto.set_auto_min_budget(200_000);
     let leaf = fact(&mut p, "E", &["d1", "leaf"]);
-    apply(&mut auto, Update { inserts: vec![], deletes: vec![leaf] }, Method::Dred, "stayed within its budget");
+    apply(&mut auto, Update { inserts: vec![], deletes: vec![leaf] }, MaintainedBy::Dred, "stayed within its budget");
 }
 
 /// Auto's estimate of DRed's over-deletion reads the depths of the derived facts once
@@ -416,7 +421,7 @@ fn auto_reads_the_depths_of_the_derived_facts_once_per_evaluation() {
     assert!((1..=30).contains(&levels), "{levels} levels for 30 rounds");
     for _ in 0..20 {
         let report = state.apply(&Update { inserts: vec![], deletes: vec![last.clone()] });
-        assert_eq!(report.strategy, Method::Dred, "{}", report.reason);
+        assert_eq!(report.strategy, MaintainedBy::Dred, "{}", report.reason);
         state.apply(&Update { inserts: vec![last.clone()], deletes: vec![] });
     }
     assert!(state.db().rel(r).runs() > runs + 5, "the batches added rank runs: {runs} -> {}", state.db().rel(r).runs());
@@ -440,7 +445,7 @@ fn auto_pays_for_an_index_only_when_the_deletion_is_expected_local() {
         state.set_auto_min_budget(0);
         state
     };
-    let check = |p: &Program, deleted: (PredId, Vec<u32>), method: Method, why: &str| {
+    let check = |p: &Program, deleted: (PredId, Vec<u32>), method: MaintainedBy, why: &str| {
         let (mut auto, mut dred) = (new(p, Maintenance::Auto), new(p, Maintenance::Dred));
         let update = Update { inserts: vec![], deletes: vec![deleted] };
         let (by_auto, by_dred) = (auto.apply(&update), dred.apply(&update));
@@ -452,13 +457,13 @@ fn auto_pays_for_an_index_only_when_the_deletion_is_expected_local() {
     let mut p = with_facts(rules, &chain.join(" "));
     let middle = fact(&mut p, "E", &["n150", "n151"]);
     let last = fact(&mut p, "E", &["n299", "n300"]);
-    check(&p, middle, Method::Recompute, "expected to pass its budget");
+    check(&p, middle, MaintainedBy::Recompute, "expected to pass its budget");
     // The chain's last edge on a fresh state: as wide as the middle for all the estimate
     // knows, so the index is not built for it.
-    check(&p, last, Method::Recompute, "expected to pass its budget");
+    check(&p, last, MaintainedBy::Recompute, "expected to pass its budget");
     let mut p = with_facts(rules, &stars.join(" "));
     let leaf = fact(&mut p, "E", &["s3", "l3x7"]);
-    check(&p, leaf, Method::Dred, "stayed within its budget");
+    check(&p, leaf, MaintainedBy::Dred, "stayed within its budget");
 }
 
 /// A deletion that over-deletes one fact rederives it along the indexes the evaluation
@@ -506,11 +511,11 @@ fn a_few_probes_scan_a_relation_until_indexing_it_pays() {
         let gone: Vec<String> = (0..nodes - 1).map(|i| format!("R(t{t}n{i},{to})")).collect();
         let mut gone_sorted = gone.clone();
         gone_sorted.sort();
-        assert_eq!(round_text(&p, &crate::tuples::one_per_fact(&deleted.removed)), gone_sorted.join(" "));
+        assert_eq!(round_text(&p, &ir::one_per_fact(&deleted.removed)), gone_sorted.join(" "));
         assert_eq!(state.db().len(r), closure - (nodes - 1));
         scanned_batches += usize::from(rows_by_target(&state, r) == 0);
         let inserted = state.apply(&Update { inserts: vec![last], deletes: vec![] });
-        assert_eq!(round_text(&p, &crate::tuples::one_per_fact(&inserted.added)), gone_sorted.join(" "));
+        assert_eq!(round_text(&p, &ir::one_per_fact(&inserted.added)), gone_sorted.join(" "));
         assert_eq!(state.db().len(r), closure);
         scanned_batches += usize::from(rows_by_target(&state, r) == 0);
     }
@@ -547,7 +552,7 @@ fn a_wide_over_deletion_gives_back_the_index_only_its_first_wave_reads() {
     // 8,700 of the closure's 19,900 facts, through the index its 50 probes build.
     let last: Vec<_> = (nodes - 50..nodes).map(|i| edge(&mut p, i)).collect();
     let report = state.apply(&Update { inserts: vec![], deletes: last.clone() });
-    assert_eq!(report.strategy, Method::Dred);
+    assert_eq!(report.strategy, MaintainedBy::Dred);
     let mut edb = Database::from_facts(&p, &p.facts);
     for (pred, tuple) in &last {
         edb.remove(*pred, tuple);
@@ -681,7 +686,7 @@ fn magic_programs_on_random_graphs_agree_with_reference_and_recomputation() {
             maintained.apply(&update);
             let text: String = current.iter().map(|&(x, y)| format!("E({},{}). ", names[x], names[y])).collect();
             let scratch = with_facts(rules[round % rules.len()], text.trim_end());
-            let expected = run(&scratch, Engine::Reference).db;
+            let expected = run(&scratch, NativeEngine::Reference).db;
             for name in ["M", "Q"] {
                 let got = sorted_text(&p, maintained.db(), name);
                 assert_eq!(got, sorted_text(&scratch, &expected, name), "{round} {maintenance:?}");
@@ -740,7 +745,7 @@ HPT(B,O) <- Store(P,W), PT(P,B), PT(W,O)";
             }
             maintained.apply(&update);
             let scratch = with_facts(RULES, text(&facts).trim_end());
-            let expected = run(&scratch, Engine::Reference).db;
+            let expected = run(&scratch, NativeEngine::Reference).db;
             for name in ["PT", "HPT"] {
                 assert_eq!(sorted_text(&p, maintained.db(), name), sorted_text(&scratch, &expected, name), "{round}");
             }
@@ -860,7 +865,7 @@ mod random {
         }
     }
 
-    fn scratch(p: &Program, facts: &BTreeSet<(PredId, Vec<u32>)>, engine: Engine) -> Evaluation {
+    fn scratch(p: &Program, facts: &BTreeSet<(PredId, Vec<u32>)>, engine: NativeEngine) -> Evaluation {
         let options = EvalOptions { engine, ..EvalOptions::default() };
         evaluate(&plan_program(p), p, database(p, facts), options)
     }
@@ -872,8 +877,8 @@ mod random {
         fn seminaive_matches_reference(rules in rules(), facts in vec(input_fact(), 0..24)) {
             let p = build(&rules);
             let facts: BTreeSet<_> = facts.iter().map(|f| tuple_of(&p, f)).collect();
-            let reference = scratch(&p, &facts, Engine::Reference);
-            let fast = scratch(&p, &facts, Engine::Seminaive);
+            let reference = scratch(&p, &facts, NativeEngine::Reference);
+            let fast = scratch(&p, &facts, NativeEngine::Seminaive);
             for id in p.pred_ids() {
                 prop_assert_eq!(fast.db.sorted_tuples(id), reference.db.sorted_tuples(id), "{}", p.pred_name(id));
             }
@@ -894,7 +899,7 @@ mod random {
             let current: BTreeSet<_> = facts.iter().map(|f| tuple_of(&p, f)).collect();
             let m = if ranked { Maintenance::Ranked } else { Maintenance::Dred };
             let mut fresh = Maintained::with_maintenance(plan_program(&p), &p, database(&p, &current), m);
-            let engine = if reference { Engine::Reference } else { Engine::Seminaive };
+            let engine = if reference { NativeEngine::Reference } else { NativeEngine::Seminaive };
             let mut kept = Maintained::from_evaluation(plan_program(&p), &p, scratch(&p, &current, engine), m);
             prop_assert!(kept.db().same_tuples(fresh.db()));
             for (inserts, deletes) in &batches {
@@ -923,12 +928,12 @@ mod random {
             auto_as_if_large.set_auto_min_budget(0);
             for (inserts, deletes) in &batches {
                 let update = update_of(&p, inserts, deletes);
-                let before = scratch(&p, &current, Engine::Reference);
+                let before = scratch(&p, &current, NativeEngine::Reference);
                 for d in &update.deletes {
                     current.remove(d);
                 }
                 current.extend(update.inserts.iter().cloned());
-                let expected = scratch(&p, &current, Engine::Reference);
+                let expected = scratch(&p, &current, NativeEngine::Reference);
                 let (by_dred, by_rank) = (dred.apply(&update), ranked.apply(&update));
                 let (by_auto, by_auto_as_if_large) = (auto.apply(&update), auto_as_if_large.apply(&update));
                 let checked =
@@ -958,7 +963,7 @@ mod random {
                         let (old, new) = (before.db.sorted_tuples(id), expected.db.sorted_tuples(id));
                         let gone: Vec<Vec<u32>> = old.iter().filter(|t| !new.contains(t)).cloned().collect();
                         let came: Vec<Vec<u32>> = new.iter().filter(|t| !old.contains(t)).cloned().collect();
-                        let net = |lists: &[(PredId, crate::Tuples)]| {
+                        let net = |lists: &[(PredId, ir::Tuples)]| {
                             lists.iter().find(|(q, _)| *q == id).map(|(_, ts)| ts.to_vecs()).unwrap_or_default()
                         };
                         prop_assert_eq!(net(&report.removed), gone, "{} removed", p.pred_name(id));
@@ -1014,7 +1019,7 @@ mod random {
                 }
                 current.extend(update.inserts.iter().cloned());
                 ranked.apply(&update);
-                let expected = scratch(&p, &current, Engine::Reference);
+                let expected = scratch(&p, &current, NativeEngine::Reference);
                 for id in p.pred_ids() {
                     prop_assert_eq!(
                         ranked.db().sorted_tuples(id), expected.db.sorted_tuples(id), "{} after {}", p.pred_name(id), k
@@ -1080,7 +1085,7 @@ mod random {
                     prop_assert_eq!(&many.apply(&update), &by_one);
                     prop_assert_eq!(layout(many.db()), layout(one.db()));
                 }
-                let expected = scratch(&p, &current, Engine::Reference);
+                let expected = scratch(&p, &current, NativeEngine::Reference);
                 prop_assert!(one.db().same_tuples(&expected.db));
             }
         }
@@ -1287,7 +1292,7 @@ fn database_of(p: &Program, facts: &Facts) -> Database {
 /// between what is really gone and what DRed over-deletes. Returns how many
 /// times a relation of the ranked state was compacted.
 fn ranked_session(p: &Program, initial: &Facts, updates: &[Update], reference: bool, label: &str) -> usize {
-    let engine = if reference { Engine::Reference } else { Engine::Seminaive };
+    let engine = if reference { NativeEngine::Reference } else { NativeEngine::Seminaive };
     let scratch = |facts: &Facts| {
         let options = EvalOptions { engine, ..EvalOptions::default() };
         evaluate(&plan_program(p), p, database_of(p, facts), options).db
@@ -1671,13 +1676,13 @@ fn recomputed_batches_count_as_they_list() {
             let counts = counting.apply_counting(update);
             let what = format!("{rules:?}, batch {k}");
             if k != 1 {
-                assert_eq!(full.strategy, Method::Recompute, "{what}: {}", full.reason);
+                assert_eq!(full.strategy, MaintainedBy::Recompute, "{what}: {}", full.reason);
             }
             assert_eq!(summary.tallies, full.tallies, "{what}");
             assert!(summary.removed.is_empty() && summary.added.is_empty(), "{what}");
             for pred in p.pred_ids() {
                 let size =
-                    |lists: &crate::FactsByPred| lists.iter().find(|(q, _)| *q == pred).map_or(0, |(_, ts)| ts.len());
+                    |lists: &ir::FactsByPred| lists.iter().find(|(q, _)| *q == pred).map_or(0, |(_, ts)| ts.len());
                 assert_eq!(summary.net_count(pred), (size(&full.removed), size(&full.added)), "{what}");
             }
             let total = |phase: fn(&Tally) -> usize| full.tallies.iter().map(|(_, t)| phase(t)).sum::<usize>();
@@ -1721,7 +1726,7 @@ fn an_input_set_no_rule_probes_is_given_back_and_built_again() {
     let released: Vec<bool> = [e, f, g].iter().map(|p| db.sets[p.index()].is_released()).collect();
     assert_eq!(released, [true, false, false]);
     let eval = evaluate(&plan, &p, db, EvalOptions::default());
-    assert!(eval.db.same_tuples(&run(&p, Engine::Seminaive).db));
+    assert!(eval.db.same_tuples(&run(&p, NativeEngine::Seminaive).db));
     assert_eq!(tuples(&p, &eval.db, "T"), ["(a)", "(b)", "(c)"]);
     let mut db = eval.db;
     assert!(db.sets[e.index()].is_released(), "the evaluation read the rows only");
@@ -1773,8 +1778,8 @@ fn joins_split_only_where_firings_are_many_per_new_tuple() {
 fn an_existential_atom_stops_at_its_first_match() {
     let rows: String = (0..200).map(|i| format!("B({i},{i}). C({i}). ")).collect();
     let p = with_facts("Q(X) <- A(X), B(_, _), C(Y), B(Y, _)", &format!("A(1). A(2). A(3). {rows}"));
-    let fast = run(&p, Engine::Seminaive);
-    let slow = run(&p, Engine::Reference);
+    let fast = run(&p, NativeEngine::Seminaive);
+    let slow = run(&p, NativeEngine::Reference);
     assert_eq!(tuples(&p, &fast.db, "Q"), tuples(&p, &slow.db, "Q"));
     assert_eq!(sorted_text(&p, &fast.db, "Q"), ["(1)", "(2)", "(3)"]);
     // One firing per `A` fact: `B(_, _)`, `C(Y)` and `B(Y, _)` each stop at a first match.

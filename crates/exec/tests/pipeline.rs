@@ -2,8 +2,8 @@
 //! maintenance) through the real parser and magic rewrite: the plan text, the reference
 //! engine's rounds and `row_tests`, and DRed on the generated names.
 
-use exec::{evaluate, Database, Engine, EvalOptions, Maintained, Update};
-use ir::{FileId, PredId, Program};
+use exec::{evaluate, Database, EvalOptions, Maintained, NativeEngine};
+use ir::{FileId, PredId, Program, Update};
 
 const EXAMPLE_1: &str = "R(X,Y) <- E(X,Y)
 R(X,Z) <- R(X,Y), R(Y,Z)
@@ -50,7 +50,7 @@ fn plan_text_shows_demand_rules_as_joins() {
 fn example_1_magic_rounds_row_tests_and_sizes() {
     let p = magic_program(EXAMPLE_1);
     let plan = plan::plan_program(&p);
-    let options = EvalOptions { engine: Engine::Reference, record_rounds: true, ..EvalOptions::default() };
+    let options = EvalOptions { engine: NativeEngine::Reference, record_rounds: true, ..EvalOptions::default() };
     let eval = evaluate(&plan, &p, Database::from_facts(&p, &p.facts), options);
     assert_eq!(eval.row_tests, Some(811));
     let rounds: Vec<String> = eval.rounds.iter().map(|r| facts_text(&p, &r.new)).collect();
@@ -72,7 +72,7 @@ fn example_1_magic_rounds_row_tests_and_sizes() {
 
     let source = parse(EXAMPLE_1);
     let plan = plan::plan_program(&source);
-    let options = EvalOptions { engine: Engine::Reference, ..EvalOptions::default() };
+    let options = EvalOptions { engine: NativeEngine::Reference, ..EvalOptions::default() };
     let original = evaluate(&plan, &source, Database::from_facts(&source, &source.facts), options);
     assert_eq!(original.row_tests, Some(852));
     assert_eq!(original.db.len(source.lookup_source("R").unwrap()), 20);

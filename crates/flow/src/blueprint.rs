@@ -18,7 +18,7 @@ pub(crate) struct Blueprint {
     /// Whether each predicate heads a rule (its relation is derived, never given).
     pub derived: Vec<bool>,
     /// Strata in evaluation order.
-    pub strata: Vec<StratumRecipe>,
+    pub strata: Vec<StratumDataflow>,
 }
 
 impl Blueprint {
@@ -42,10 +42,10 @@ impl Blueprint {
 }
 
 #[derive(Debug)]
-pub(crate) struct StratumRecipe {
+pub(crate) struct StratumDataflow {
     /// Predicate indexes of the stratum.
     pub preds: Vec<usize>,
-    pub rules: Vec<RuleRecipe>,
+    pub rules: Vec<RuleDataflow>,
     pub recursive: bool,
 }
 
@@ -53,7 +53,7 @@ pub(crate) struct StratumRecipe {
 /// comparisons and negated atoms checked on the binding of the step that binds the last
 /// variable they read.
 #[derive(Debug)]
-pub(crate) struct RuleRecipe {
+pub(crate) struct RuleDataflow {
     pub head: usize,
     /// The first body atom; `None` for a rule without body atoms, which starts from the
     /// one empty binding (it fires once, if its checks pass).
@@ -62,7 +62,7 @@ pub(crate) struct RuleRecipe {
     pub checks: Checks,
     pub joins: Vec<Join>,
     /// The head's arguments: positions in the final binding, or constants.
-    pub project: Vec<Part>,
+    pub project: Vec<ValueSource>,
     /// Set for a reduction, which reads its rows relation whole and derives one head row
     /// per group instead (`scan`, `checks`, `joins` and `project` are then empty).
     pub reduce: Option<Reduction>,
@@ -80,7 +80,7 @@ pub(crate) struct Reduction {
     pub domain: ValueType,
 }
 
-impl RuleRecipe {
+impl RuleDataflow {
     /// The relations the rule reads positively (its negated atoms aside).
     pub fn reads(&self) -> impl Iterator<Item = usize> + '_ {
         let scanned = self.scan.iter().map(|s| s.pred).chain(self.reduce.iter().map(|r| r.pred));
@@ -90,7 +90,7 @@ impl RuleRecipe {
 
 /// A value of a built row: a position in a binding, or a constant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Part {
+pub(crate) enum ValueSource {
     Pos(usize),
     Const(u32),
 }
@@ -112,7 +112,7 @@ pub(crate) struct Scan {
 pub(crate) struct Join {
     pub pred: usize,
     pub key_cols: Vec<usize>,
-    pub left_key: Vec<Part>,
+    pub left_key: Vec<ValueSource>,
     /// `select #a = #b` on the joined row for a variable repeated in this atom.
     pub repeats: Vec<(usize, usize)>,
     /// Positions of the binding that stay live, then columns of the joined row that bind
@@ -136,7 +136,7 @@ pub(crate) struct Checks {
 
 /// A value a check reads: a binding position or a constant, or an arithmetic
 /// expression over them, evaluated with `ir`'s evaluation, as the native engine does.
-pub(crate) type Value = ir::Expr<Part>;
+pub(crate) type Value = ir::Expr<ValueSource>;
 
 /// One test or computed column of a binding.
 #[derive(Clone, Debug)]
@@ -157,7 +157,7 @@ pub(crate) enum RowCheck {
 pub(crate) struct Absent {
     pub pred: usize,
     pub cols: Vec<usize>,
-    pub key: Vec<Part>,
+    pub key: Vec<ValueSource>,
     /// Whether `cols` are all of the relation's columns: then the relation itself is the
     /// set of blocked keys, with no projection to make distinct.
     pub whole: bool,
@@ -186,9 +186,9 @@ impl RowCheck {
 /// The value of `value` over `binding`; a lone operand (most comparisons) is read
 /// without evaluating an expression.
 fn evaluate<const N: usize>(value: &Value, domain: ValueType, binding: &Row<N>) -> Option<u32> {
-    let read = |part: &Part| match *part {
-        Part::Pos(p) => binding.values()[p],
-        Part::Const(c) => c,
+    let read = |part: &ValueSource| match *part {
+        ValueSource::Pos(p) => binding.values()[p],
+        ValueSource::Const(c) => c,
     };
     match value.as_leaf() {
         Some(part) => Some(read(part)),
@@ -222,10 +222,10 @@ pub(crate) fn blueprint(plan: &ProgramPlan, program: &Program) -> Result<Bluepri
             // A rule failing validation, or one nothing the run wants reads, is never
             // fired, as in the native engines.
             if rule_plan.fires() {
-                rules.extend(recipe(rule_plan, &arity)?);
+                rules.extend(rule_dataflow(rule_plan, &arity)?);
             }
         }
-        strata.push(StratumRecipe {
+        strata.push(StratumDataflow {
             preds: stratum.preds.iter().map(|p| p.index()).collect(),
             rules,
             recursive: stratum.recursive,
@@ -250,13 +250,13 @@ fn reads(filter: &Filter) -> Vec<usize> {
 /// What one rule becomes; `None` when it can derive nothing: an assignment whose
 /// inputs are all constants has no value (`Z = 5, Y = Z / 0`; lowering reports only a
 /// constant written out, E0031).
-fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleRecipe>, Error> {
+fn rule_dataflow(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleDataflow>, Error> {
     let too_wide = |width: usize| Error::TooWide { pred: None, rule: Some(rule.rule), width };
     // A reduction reads the one relation its step scans, whole, as the native engine
     // does: lowering gives that atom a distinct variable per column.
     if let Some(reduce) = &rule.reduce {
         let Some(step) = rule.steps.first() else { return Ok(None) };
-        return Ok(Some(RuleRecipe {
+        return Ok(Some(RuleDataflow {
             head: rule.head.index(),
             scan: None,
             checks: Checks::default(),
@@ -330,12 +330,12 @@ fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleRecipe>, Error>
     // The slots the binding holds, in order, and the part a slot's value is read from.
     let mut live: Vec<usize> = Vec::new();
     let part = |live: &[usize], slot: usize| match source[slot] {
-        Source::Const(c) => Part::Const(c),
-        Source::Slot(s) => Part::Pos(live.iter().position(|&l| l == s).expect("a slot read is live")),
+        Source::Const(c) => ValueSource::Const(c),
+        Source::Slot(s) => ValueSource::Pos(live.iter().position(|&l| l == s).expect("a slot read is live")),
     };
     let operand = |live: &[usize], o: Operand| match o {
         Operand::Var(slot) => part(live, slot),
-        Operand::Const(c) => Part::Const(c),
+        Operand::Const(c) => ValueSource::Const(c),
     };
     let value = |live: &[usize], computed: &Computed| {
         computed.map(|&o| Some(operand(live, o))).expect("every operand has a part")
@@ -371,11 +371,11 @@ fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleRecipe>, Error>
         }
         Ok(checks)
     };
-    let project = |live: &[usize]| -> Vec<Part> {
+    let project = |live: &[usize]| -> Vec<ValueSource> {
         rule.project
             .iter()
             .map(|out| match *out {
-                Output::Const(c) => Part::Const(c),
+                Output::Const(c) => ValueSource::Const(c),
                 Output::Var(slot) => part(live, slot),
             })
             .collect()
@@ -383,7 +383,7 @@ fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleRecipe>, Error>
     let Some((first, rest)) = rule.steps.split_first() else {
         let checks = checks(&mut live, &start_filters)?;
         let project = project(&live);
-        return Ok(Some(RuleRecipe {
+        return Ok(Some(RuleDataflow {
             head: rule.head.index(),
             scan: None,
             checks,
@@ -416,11 +416,11 @@ fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleRecipe>, Error>
     let mut joins = Vec::with_capacity(rest.len());
     for (i, step) in rest.iter().enumerate() {
         let needed = &needed_after[i + 1];
-        let mut keyed: Vec<(usize, Part)> = step
+        let mut keyed: Vec<(usize, ValueSource)> = step
             .key
             .iter()
             .map(|&(col, slot)| (col, part(&live, slot)))
-            .chain(step.consts.iter().map(|&(col, value)| (col, Part::Const(value))))
+            .chain(step.consts.iter().map(|&(col, value)| (col, ValueSource::Const(value))))
             .collect();
         keyed.sort_by_key(|&(col, _)| col);
         if keyed.len() > MAX_WIDTH {
@@ -451,7 +451,7 @@ fn recipe(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleRecipe>, Error>
         live = next;
     }
     let project = project(&live);
-    Ok(Some(RuleRecipe {
+    Ok(Some(RuleDataflow {
         head: rule.head.index(),
         scan: Some(scan),
         checks: first_checks,

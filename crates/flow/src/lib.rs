@@ -24,7 +24,7 @@ mod row;
 pub use cluster::{on_lost_peer, text_owner, Cluster, Connection, Dictionary};
 pub use row::{Row, MAX_WIDTH};
 
-use ir::{Const, Interner, PredId, Program, RuleId};
+use ir::{Const, FactsByPred, Interner, PredId, Program, RuleId, Tuple, Tuples};
 use plan::ProgramPlan;
 use render::Epoch;
 use rustc_hash::{FxHashSet, FxHasher};
@@ -78,11 +78,11 @@ pub struct Applied {
     pub deleted: Vec<(PredId, Row)>,
     /// Requested changes that changed nothing: inserts of present facts, deletes of
     /// absent ones, repeats within the batch, wrong arities, changes to derived relations.
-    pub noop_inserts: Vec<(PredId, Vec<u32>)>,
-    pub noop_deletes: Vec<(PredId, Vec<u32>)>,
-    /// Derived facts that appeared and disappeared, sorted.
-    pub derived_added: Vec<(PredId, Row)>,
-    pub derived_removed: Vec<(PredId, Row)>,
+    pub noop_inserts: Vec<Tuple>,
+    pub noop_deletes: Vec<Tuple>,
+    /// Derived facts that appeared and disappeared, by relation in id order, sorted.
+    pub derived_added: FactsByPred,
+    pub derived_removed: FactsByPred,
 }
 
 /// Whether this backend can run `plan` (of `program`): [`Flow::start`] refuses exactly
@@ -91,13 +91,13 @@ pub fn check(plan: &ProgramPlan, program: &Program) -> Result<(), Error> {
     blueprint::blueprint(plan, program).map(|_| ())
 }
 
-/// A batch of input changes for one worker: relation, row and diff.
-type Changes = Vec<(usize, Row, isize)>;
+/// One worker's share of a batch of input changes: relation, row and diff.
+type WorkerShare = Vec<(usize, Row, isize)>;
 
 /// What a worker is sent per epoch: its share of the batch, and the texts of values as
 /// they are when the batch is applied (which ordering comparisons of symbols read).
 struct Command {
-    changes: Changes,
+    changes: WorkerShare,
     /// With placement at the owner: requests for input rows (relation, row, insert?).
     requests: Vec<(usize, Row, bool)>,
     values: Interner<Const>,
@@ -106,7 +106,7 @@ struct Command {
 /// A running dataflow: the workers, and the input as the batches left it.
 pub struct Flow {
     commands: Vec<Sender<Command>>,
-    /// Each worker's changes of an epoch, flat ([`render::Changes`]).
+    /// Each worker's changes of an epoch, flat ([`render::SeenChanges`]).
     reports: Receiver<Vec<u32>>,
     guards: Option<timely::communication::WorkerGuards<()>>,
     /// This process's index and the number of processes: a row of input is given to the
@@ -215,7 +215,7 @@ impl Flow {
         inserts: impl IntoIterator<Item = (PredId, &'a [u32])>,
     ) -> Result<Applied, Error> {
         let workers = self.commands.len();
-        let mut shares: Vec<Changes> = vec![Vec::new(); workers];
+        let mut shares: Vec<WorkerShare> = vec![Vec::new(); workers];
         let mut applied = Applied::default();
         let mut next = 0;
         for (sign, changes) in [(-1isize, deletes.into_iter().collect::<Vec<_>>()), (1, inserts.into_iter().collect())]
@@ -344,7 +344,7 @@ fn serve<const N: usize>(
     report: &Sender<Vec<u32>>,
     gather: render::Gather,
 ) {
-    let changes = render::Changes::default();
+    let changes = render::SeenChanges::default();
     let values = render::Values::default();
     let mut handles = render::build_dataflow::<N>(worker, blueprint, changes.clone(), gather, &values);
     if worker.index() == 0 {
@@ -410,7 +410,7 @@ impl Offset for usize {
     }
 }
 
-/// Nets the flat changes `seen` ([`render::Changes`]) into `applied`: the changes are
+/// Nets the flat changes `seen` ([`render::SeenChanges`]) into `applied`: the changes are
 /// sorted by relation and row through their offsets `O` (every offset fits an `O`), and
 /// a row whose diffs add up to zero did not change.
 fn net<O: Offset>(seen: &[u32], arity: &[usize], derived: &[bool], applied: &mut Applied) {
@@ -425,6 +425,17 @@ fn net<O: Offset>(seen: &[u32], arity: &[usize], derived: &[bool], applied: &mut
         (pred, &seen[start + 2..start + 2 + arity[pred]])
     };
     starts.sort_unstable_by(|&a, &b| change(a).cmp(&change(b)));
+    // The derived changes, in order: per relation its arity, row count and values, flat.
+    type Flat = (PredId, usize, usize, Vec<u32>);
+    let (mut added, mut removed): (Vec<Flat>, Vec<Flat>) = (Vec::new(), Vec::new());
+    let push = |groups: &mut Vec<Flat>, id: PredId, values: &[u32]| {
+        if groups.last().is_none_or(|(p, ..)| *p != id) {
+            groups.push((id, values.len(), 0, Vec::new()));
+        }
+        let (_, _, len, flat) = groups.last_mut().expect("a group was just pushed");
+        flat.extend_from_slice(values);
+        *len += 1;
+    };
     let mut i = 0;
     while i < starts.len() {
         let (pred, values) = change(starts[i]);
@@ -433,15 +444,20 @@ fn net<O: Offset>(seen: &[u32], arity: &[usize], derived: &[bool], applied: &mut
             diff += seen[starts[i].get() + 1] as i32 as isize;
             i += 1;
         }
-        let (id, row) = (PredId(pred as u32), Row::new(values));
+        let id = PredId(pred as u32);
         match diff {
             0 => {}
-            d if d > 0 && derived[pred] => applied.derived_added.push((id, row)),
-            d if d > 0 => applied.inserted.push((id, row)),
-            _ if derived[pred] => applied.derived_removed.push((id, row)),
-            _ => applied.deleted.push((id, row)),
+            d if d > 0 && derived[pred] => push(&mut added, id, values),
+            d if d > 0 => applied.inserted.push((id, Row::new(values))),
+            _ if derived[pred] => push(&mut removed, id, values),
+            _ => applied.deleted.push((id, Row::new(values))),
         }
     }
+    let tuples = |groups: Vec<Flat>| {
+        groups.into_iter().map(|(p, arity, len, values)| (p, Tuples::from_sorted(arity, len, values))).collect()
+    };
+    applied.derived_added = tuples(added);
+    applied.derived_removed = tuples(removed);
 }
 
 /// The process that gives `row` of relation `pred` to the dataflow.

@@ -4,7 +4,7 @@
 //! of its relation on its key columns, shared by every step of that scope asking for the
 //! same relation and key.
 
-use crate::blueprint::{Absent, Blueprint, Checks, Part, Reduction, RowCheck, RuleRecipe};
+use crate::blueprint::{Absent, Blueprint, Checks, Reduction, RowCheck, RuleDataflow, ValueSource};
 use crate::row::Row;
 use differential_dataflow::input::{Input, InputSession};
 use differential_dataflow::lattice::Lattice;
@@ -52,12 +52,12 @@ pub(crate) type Values = Rc<RefCell<ir::Interner<ir::Const>>>;
 /// change its relation's index, its diff (as an `i32`'s bits) and the row's values, as
 /// many as the relation's arity ([`record`]). A closure records millions of changes, and
 /// a `(usize, Row, isize)` per change took 56 bytes where a pair of values takes 16.
-pub(crate) type Changes = Rc<RefCell<Vec<u32>>>;
+pub(crate) type SeenChanges = Rc<RefCell<Vec<u32>>>;
 
 /// Appends the change of `diff` copies of `row` of relation `pred` to `changes`; a diff
 /// past an `i32` (which the `distinct` every recorded relation leaves through never
 /// makes) is recorded in parts, which the reader adds up.
-fn record<const N: usize>(changes: &Changes, pred: usize, row: &Row<N>, mut diff: isize) {
+fn record<const N: usize>(changes: &SeenChanges, pred: usize, row: &Row<N>, mut diff: isize) {
     let mut changes = changes.borrow_mut();
     while diff != 0 {
         let part = diff.clamp(i32::MIN as isize, i32::MAX as isize);
@@ -149,12 +149,12 @@ impl<'s, T: Timestamp + Lattice + Ord, const N: usize> Relations<'s, T, N> {
 }
 
 /// A row made of binding positions and constants.
-fn build<const N: usize>(parts: &[Part], binding: &Row<N>) -> Row<N> {
+fn build<const N: usize>(parts: &[ValueSource], binding: &Row<N>) -> Row<N> {
     let mut row = Row::EMPTY;
     for part in parts {
         row.push(match *part {
-            Part::Pos(p) => binding.values()[p],
-            Part::Const(c) => c,
+            ValueSource::Pos(p) => binding.values()[p],
+            ValueSource::Const(c) => c,
         });
     }
     row
@@ -195,7 +195,7 @@ fn anti_joins<'s, T: Timestamp + Lattice + Ord, const N: usize>(
 
 /// The head rows one rule derives from the relations of its scope.
 fn render_rule<'s, T: Timestamp + Lattice + Ord, const N: usize>(
-    rule: &RuleRecipe,
+    rule: &RuleDataflow,
     relations: &mut Relations<'s, T, N>,
     unit: &Relation<'s, T, N>,
     values: &Values,
@@ -264,7 +264,7 @@ fn reduce<'s, T: Timestamp + Lattice + Ord, const N: usize>(
 
 /// The distinct union of what `rules` derive for `pred` and the rows given for it.
 fn union<'s, T: Timestamp + Lattice + Ord, const N: usize>(
-    blueprint_rules: &[RuleRecipe],
+    blueprint_rules: &[RuleDataflow],
     pred: usize,
     given: Relation<'s, T, N>,
     relations: &mut Relations<'s, T, N>,
@@ -316,7 +316,7 @@ pub(crate) struct Gather {
 pub(crate) fn build_dataflow<const N: usize>(
     worker: &mut timely::worker::Worker,
     blueprint: &Blueprint,
-    changes: Changes,
+    changes: SeenChanges,
     gather: Gather,
     values: &Values,
 ) -> Handles<N> {

@@ -1,6 +1,8 @@
 //! Fixed-width rows: the values of one tuple (or one join key, or one partial binding)
 //! inline in a small array, so that the dataflow moves and compares plain bytes rather
-//! than allocating a vector per tuple.
+//! than allocating a vector per tuple. A row is the dataflow's record, not a fact: it
+//! has no predicate, and it leaves this crate only in an [`crate::Applied`] report, which
+//! the pipeline turns into `ir`'s facts.
 
 use serde::de::{Error as _, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -2,7 +2,8 @@
 //! with one and with several workers.
 
 use super::*;
-use exec::{Database, Maintained, Update};
+use exec::{Database, Maintained};
+use ir::Update;
 use plan::testing::program;
 use std::collections::BTreeSet;
 
@@ -20,11 +21,11 @@ struct Mirror(BTreeSet<(PredId, Vec<u32>)>);
 
 impl Mirror {
     fn absorb(&mut self, applied: &Applied) {
-        for (pred, row) in &applied.derived_removed {
-            assert!(self.0.remove(&(*pred, row.values().to_vec())), "removed a row it did not hold");
+        for (pred, row) in applied.derived_removed.iter().flat_map(|(p, ts)| ts.iter().map(move |t| (p, t))) {
+            assert!(self.0.remove(&(*pred, row.to_vec())), "removed a row it did not hold");
         }
-        for (pred, row) in &applied.derived_added {
-            assert!(self.0.insert((*pred, row.values().to_vec())), "added a row it held");
+        for (pred, row) in applied.derived_added.iter().flat_map(|(p, ts)| ts.iter().map(move |t| (p, t))) {
+            assert!(self.0.insert((*pred, row.to_vec())), "added a row it held");
         }
     }
 }
@@ -197,11 +198,11 @@ fn set_semantics_hold_before_the_dataflow() {
     assert_eq!(applied.noop_deletes, vec![(e, vec![7, 8])]);
     assert_eq!(applied.noop_inserts, vec![(e, vec![1, 2]), (t, vec![1, 1])]);
     assert_eq!(applied.inserted, vec![(e, Row::new(&[1, 2]))]);
-    assert_eq!(applied.derived_added, vec![(t, Row::new(&[1, 2]))]);
+    assert_eq!(ir::one_per_fact(&applied.derived_added), vec![(t, vec![vec![1, 2]])]);
     let applied = flow.apply([(e, &[1u32, 2][..]), (e, &[1, 2])], []).unwrap();
     assert_eq!(applied.deleted.len(), 1);
     assert_eq!(applied.noop_deletes.len(), 1);
-    assert_eq!(applied.derived_removed, vec![(t, Row::new(&[1, 2]))]);
+    assert_eq!(ir::one_per_fact(&applied.derived_removed), vec![(t, vec![vec![1, 2]])]);
 }
 
 #[test]
@@ -292,7 +293,8 @@ fn rows_of(text: &str, name: &str, workers: usize) -> BTreeSet<Vec<i64>> {
         .derived_added
         .iter()
         .filter(|(q, _)| *q == pred)
-        .map(|(_, row)| row.values().iter().zip(&types).map(number).collect())
+        .flat_map(|(_, rows)| rows.iter())
+        .map(|row| row.iter().zip(&types).map(number).collect())
         .collect()
 }
 

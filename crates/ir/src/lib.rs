@@ -13,6 +13,7 @@ mod expr;
 mod graph;
 mod intern;
 mod program;
+mod tuples;
 mod validate;
 
 pub use adornment::{Adornment, Bf};
@@ -28,4 +29,5 @@ pub use program::{
     integer_value, parse_integer, unsigned_value, AggregateOp, Aggregation, Atom, CmpOp, Comparison, Fact, Origin,
     Pred, PredId, PredKind, PredName, Program, Query, Rule, RuleId, Term, TermKind, Value, ValueType,
 };
+pub use tuples::{one_per_fact, radix_sort, FactsByPred, Tuple, Tuples, Update};
 pub use validate::{validate, IrError};

@@ -479,13 +479,21 @@ impl Rule {
     }
 }
 
-/// A ground EDB fact written inline in the program or read from a facts file.
+/// A ground EDB fact written inline in the program or read from a facts file, with
+/// where it was written; engines and batches hold the fact alone, a [`crate::Tuple`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Fact {
     pub pred: PredId,
     /// As tuples hold them: the predicate's column types say how to read them.
     pub values: Vec<u32>,
     pub span: Span,
+}
+
+impl Fact {
+    /// The fact as a relation holds it, without where it was written.
+    pub fn tuple(&self) -> crate::Tuple {
+        (self.pred, self.values.clone())
+    }
 }
 
 /// The selection query `?- p(t)`: constants are the bound positions; a variable repeated

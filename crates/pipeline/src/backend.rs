@@ -1,35 +1,17 @@
 //! The seam between the pipeline and the engines. An [`Engine`] evaluates a plan over a
 //! database of input facts and keeps what it evaluated as a [`Backend`]: the one trait
-//! the stages after evaluation go through to apply a batch ([`Changes`]), to read a
-//! relation's rows ([`Selected`]) and to learn what the batch changed ([`Change`],
-//! with [`How`] it was maintained). Its types are the pipeline's own; the native engine
-//! (`exec`, DRed) and the differential dataflow (`flow`) each translate to them.
+//! the stages after evaluation go through to apply a batch (an [`Update`], made net by
+//! [`crate::net_update`]), to read a relation's rows ([`SelectedRows`]) and to learn what the
+//! batch changed ([`Change`], with what it was [`MaintainedBy`]). Its facts and batches
+//! are `ir`'s, which belong to neither engine; the native engine (`exec`, DRed) and the
+//! differential dataflow (`flow`) each translate their reports to a [`Change`].
 
-use crate::select::Selected;
+use crate::select::SelectedRows;
 use diag::{Code, Diagnostic};
 use exec::{Database, EvalOptions, Evaluation, Maintained, Maintenance, ResourceError, Threads, UpdateReport};
-use ir::{PredId, Program, Query};
+use ir::{FactsByPred, PredId, Program, Query, Tuple, Update};
 use plan::ProgramPlan;
 use std::sync::{Arc, Mutex, PoisonError};
-
-/// An input tuple of one predicate.
-pub type Tuple = (PredId, Vec<u32>);
-
-/// Tuples of one arity, sorted, stored flat: a query's answers, a relation's change.
-pub type Tuples = exec::Tuples;
-
-/// Sorted tuples grouped by predicate, in predicate order.
-pub type FactsByPred = Vec<(PredId, Tuples)>;
-
-/// A batch of input changes, net: no fact is both inserted and deleted
-/// ([`crate::net_update`] makes one from changes in order). Deletions apply first.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Changes {
-    /// Facts to insert.
-    pub inserts: Vec<Tuple>,
-    /// Facts to delete.
-    pub deletes: Vec<Tuple>,
-}
 
 /// Why an evaluation or a batch stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,7 +75,7 @@ impl ClusterLink {
 #[derive(Clone, Debug)]
 pub enum Engine {
     /// dlc's own engines (`exec`): semi-naive or the reference engine, DRed updates.
-    Native(exec::Engine),
+    Native(exec::NativeEngine),
     /// The program as one differential dataflow (`flow`) on this many worker threads,
     /// alone or with the processes of `cluster`.
     Differential {
@@ -106,7 +88,7 @@ pub enum Engine {
 
 impl Engine {
     /// The semi-naive engine, which checks recompute with.
-    pub const SEMINAIVE: Engine = Engine::Native(exec::Engine::Seminaive);
+    pub const SEMINAIVE: Engine = Engine::Native(exec::NativeEngine::Seminaive);
 
     /// Evaluates `plan` (of `program`) over the input facts in `edb`; the differential
     /// engine also hands back its running dataflow, which [`maintain`] goes on with.
@@ -118,7 +100,7 @@ impl Engine {
         record_rounds: bool,
         progress: Option<Box<dyn FnMut(exec::Progress)>>,
         threads: Threads,
-    ) -> Result<(Evaluation, Option<Live>), Error> {
+    ) -> Result<(Evaluation, Option<RunningDataflow>), Error> {
         let (workers, cluster) = match self {
             Engine::Native(engine) => {
                 let options = EvalOptions { engine: *engine, record_rounds, progress, threads };
@@ -149,14 +131,16 @@ impl Engine {
             false => flow.apply([], rows),
         }
         .map_err(|e| flow_error(e, program))?;
-        for (pred, row) in &applied.derived_added {
-            db.insert(*pred, row.values());
+        for (pred, tuples) in &applied.derived_added {
+            for t in tuples.iter() {
+                db.insert(*pred, t);
+            }
         }
         if let Some(e) = db.failure() {
             return Err(e.into());
         }
         let eval = Evaluation::computed_elsewhere(db, 1, 0, Threads::new(workers));
-        Ok((eval, Some(Live(flow))))
+        Ok((eval, Some(RunningDataflow(flow))))
     }
 
     /// Whether the run spans several processes: choices made from local data (the caps
@@ -190,7 +174,7 @@ fn flow_error(e: flow::Error, program: &Program) -> Error {
 }
 
 /// The running dataflow of a differential evaluation.
-pub struct Live(flow::Flow);
+pub struct RunningDataflow(flow::Flow);
 
 /// How a batch's report lists facts: each phase's facts when they are at most `up_to`
 /// (always, with `None`), else counts; the net change's facts are left out when `net`
@@ -240,9 +224,11 @@ pub struct Phases {
     pub reason: String,
 }
 
-/// How a backend maintained one batch.
+/// What maintained one batch, as any backend reports it: the native engine's
+/// [`exec::MaintainedBy`] with the phases it went through, or the dataflow, which
+/// knows only the net change. (The strategy a user asks for is [`exec::Maintenance`].)
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum How {
+pub enum MaintainedBy {
     /// Delete and rederive.
     Dred(Phases),
     /// DRed over-deleting only facts whose every derivation from earlier facts went.
@@ -254,22 +240,22 @@ pub enum How {
     Dataflow,
 }
 
-impl How {
+impl MaintainedBy {
     /// The strategy's name, as reports give it.
     pub fn name(&self) -> &'static str {
         match self {
-            How::Dred(_) => "dred",
-            How::Ranked(_) => "ranked",
-            How::Recomputed(_) => "recompute",
-            How::Dataflow => "differential",
+            MaintainedBy::Dred(_) => "dred",
+            MaintainedBy::Ranked(_) => "ranked",
+            MaintainedBy::Recomputed(_) => "recompute",
+            MaintainedBy::Dataflow => "differential",
         }
     }
 
     /// The phases of a DRed-style maintenance; none for the dataflow.
     pub fn phases(&self) -> Option<&Phases> {
         match self {
-            How::Dred(p) | How::Ranked(p) | How::Recomputed(p) => Some(p),
-            How::Dataflow => None,
+            MaintainedBy::Dred(p) | MaintainedBy::Ranked(p) | MaintainedBy::Recomputed(p) => Some(p),
+            MaintainedBy::Dataflow => None,
         }
     }
 }
@@ -278,7 +264,7 @@ impl How {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Change {
     /// How the batch was maintained.
-    pub how: How,
+    pub how: MaintainedBy,
     /// The net change of the derived relations: facts they held before and not after.
     pub removed: FactsByPred,
     /// Facts the derived relations hold after and not before.
@@ -333,9 +319,9 @@ impl Change {
         };
         Change {
             how: match report.strategy {
-                exec::Method::Dred => How::Dred(phases),
-                exec::Method::Ranked => How::Ranked(phases),
-                exec::Method::Recompute => How::Recomputed(phases),
+                exec::MaintainedBy::Dred => MaintainedBy::Dred(phases),
+                exec::MaintainedBy::Ranked => MaintainedBy::Ranked(phases),
+                exec::MaintainedBy::Recompute => MaintainedBy::Recomputed(phases),
             },
             removed: report.removed,
             added: report.added,
@@ -353,11 +339,11 @@ impl Change {
 /// stage after evaluation goes through.
 pub trait Backend {
     /// Applies one batch of input changes and says what it changed.
-    fn apply(&mut self, batch: &Changes, listing: Listing) -> Result<Change, Error>;
+    fn apply(&mut self, batch: &Update, listing: Listing) -> Result<Change, Error>;
     /// Every row of relation `pred`, as the batches so far left it.
-    fn rows(&self, pred: PredId) -> Selected<'_>;
+    fn rows(&self, pred: PredId) -> SelectedRows<'_>;
     /// The rows of `query`'s relation that are its answers.
-    fn answers<'a>(&'a self, query: &'a Query) -> Selected<'a>;
+    fn answers<'a>(&'a self, query: &'a Query) -> SelectedRows<'a>;
     /// The number of rows of `pred`.
     fn len(&self, pred: PredId) -> usize;
     /// Whether relation `pred` has no rows.
@@ -375,22 +361,21 @@ pub trait Backend {
 }
 
 impl Backend for Maintained {
-    fn apply(&mut self, batch: &Changes, listing: Listing) -> Result<Change, Error> {
-        let update = exec::Update { inserts: batch.inserts.clone(), deletes: batch.deletes.clone() };
+    fn apply(&mut self, batch: &Update, listing: Listing) -> Result<Change, Error> {
         let report = match (listing.up_to, listing.net) {
-            (Some(most), true) => self.try_apply_listing(&update, most),
-            (Some(most), false) => self.try_apply_summarizing(&update, most),
-            (None, _) => self.try_apply(&update),
+            (Some(most), true) => self.try_apply_listing(batch, most),
+            (Some(most), false) => self.try_apply_summarizing(batch, most),
+            (None, _) => self.try_apply(batch),
         }?;
         Ok(Change::of_report(report))
     }
 
-    fn rows(&self, pred: PredId) -> Selected<'_> {
-        Selected::relation(self.db(), pred)
+    fn rows(&self, pred: PredId) -> SelectedRows<'_> {
+        SelectedRows::relation(self.db(), pred)
     }
 
-    fn answers<'a>(&'a self, query: &'a Query) -> Selected<'a> {
-        Selected::of_query(self.db(), query)
+    fn answers<'a>(&'a self, query: &'a Query) -> SelectedRows<'a> {
+        SelectedRows::of_query(self.db(), query)
     }
 
     fn len(&self, pred: PredId) -> usize {
@@ -416,11 +401,13 @@ pub fn maintain(
     plan: ProgramPlan,
     program: &Program,
     eval: Evaluation,
-    live: Option<Live>,
+    live: Option<RunningDataflow>,
     maintenance: Maintenance,
 ) -> Result<Box<dyn Backend>, Error> {
     Ok(match live {
-        Some(Live(flow)) => Box::new(Differential { threads: Threads::new(flow.workers()), flow, rows: eval.db }),
+        Some(RunningDataflow(flow)) => {
+            Box::new(Differential { threads: Threads::new(flow.workers()), flow, rows: eval.db })
+        }
         None => Box::new(Maintained::try_from_evaluation(plan, program, eval, maintenance)?),
     })
 }
@@ -435,7 +422,7 @@ struct Differential {
 }
 
 impl Backend for Differential {
-    fn apply(&mut self, batch: &Changes, listing: Listing) -> Result<Change, Error> {
+    fn apply(&mut self, batch: &Update, listing: Listing) -> Result<Change, Error> {
         let deletes = batch.deletes.iter().map(|(p, t)| (*p, t.as_slice()));
         let inserts = batch.inserts.iter().map(|(p, t)| (*p, t.as_slice()));
         let stopped = |e: flow::Error| match e {
@@ -444,11 +431,21 @@ impl Backend for Differential {
         };
         if !self.flow.placed() {
             let applied = self.flow.apply(deletes, inserts).map_err(stopped)?;
-            for (pred, row) in applied.deleted.iter().chain(&applied.derived_removed) {
+            for (pred, row) in &applied.deleted {
                 self.rows.remove(*pred, row.values());
             }
-            for (pred, row) in applied.inserted.iter().chain(&applied.derived_added) {
+            for (pred, tuples) in &applied.derived_removed {
+                for t in tuples.iter() {
+                    self.rows.remove(*pred, t);
+                }
+            }
+            for (pred, row) in &applied.inserted {
                 self.rows.insert(*pred, row.values());
+            }
+            for (pred, tuples) in &applied.derived_added {
+                for t in tuples.iter() {
+                    self.rows.insert(*pred, t);
+                }
             }
             return self.change(applied, listing);
         }
@@ -471,21 +468,25 @@ impl Backend for Differential {
                 self.rows.insert(*pred, tuple);
             }
         }
-        for (pred, row) in &applied.derived_removed {
-            self.rows.remove(*pred, row.values());
+        for (pred, tuples) in &applied.derived_removed {
+            for t in tuples.iter() {
+                self.rows.remove(*pred, t);
+            }
         }
-        for (pred, row) in &applied.derived_added {
-            self.rows.insert(*pred, row.values());
+        for (pred, tuples) in &applied.derived_added {
+            for t in tuples.iter() {
+                self.rows.insert(*pred, t);
+            }
         }
         self.change(applied, listing)
     }
 
-    fn rows(&self, pred: PredId) -> Selected<'_> {
-        Selected::relation(&self.rows, pred)
+    fn rows(&self, pred: PredId) -> SelectedRows<'_> {
+        SelectedRows::relation(&self.rows, pred)
     }
 
-    fn answers<'a>(&'a self, query: &'a Query) -> Selected<'a> {
-        Selected::of_query(&self.rows, query)
+    fn answers<'a>(&'a self, query: &'a Query) -> SelectedRows<'a> {
+        SelectedRows::of_query(&self.rows, query)
     }
 
     fn len(&self, pred: PredId) -> usize {
@@ -513,11 +514,12 @@ impl Differential {
             return Err(e.into());
         }
         let input_rows = |rows: &[(PredId, flow::Row)]| rows.iter().map(|(p, r)| (*p, r.values().to_vec())).collect();
-        let touched = applied.derived_removed.len() + applied.derived_added.len();
+        let count = |facts: &FactsByPred| facts.iter().map(|(_, t)| t.len()).sum::<usize>();
+        let touched = count(&applied.derived_removed) + count(&applied.derived_added);
         Ok(Change {
-            how: How::Dataflow,
-            removed: grouped(&applied.derived_removed),
-            added: grouped(&applied.derived_added),
+            how: MaintainedBy::Dataflow,
+            removed: applied.derived_removed,
+            added: applied.derived_added,
             inputs_inserted: input_rows(&applied.inserted),
             inputs_deleted: input_rows(&applied.deleted),
             noop_inserts: applied.noop_inserts,
@@ -526,24 +528,4 @@ impl Differential {
             work: 0,
         })
     }
-}
-
-/// Sorted rows grouped by predicate.
-fn grouped(rows: &[(PredId, flow::Row)]) -> FactsByPred {
-    // Per relation: its arity, row count and values, flat.
-    let mut groups: Vec<(PredId, usize, usize, Vec<u32>)> = Vec::new();
-    for (pred, row) in rows {
-        let at = match groups.iter().rposition(|(p, ..)| p == pred) {
-            Some(at) => at,
-            None => {
-                groups.push((*pred, row.values().len(), 0, Vec::new()));
-                groups.len() - 1
-            }
-        };
-        let (_, _, len, values) = &mut groups[at];
-        values.extend_from_slice(row.values());
-        *len += 1;
-    }
-    groups.sort_by_key(|(p, ..)| *p);
-    groups.into_iter().map(|(p, arity, len, values)| (p, Tuples::sorted(arity, len, values))).collect()
 }

@@ -2,7 +2,7 @@
 //! the mode the options ask for.
 
 use crate::options::{Dialect, MagicMode, Options};
-use crate::prepare::{no_query, Batch, Failed, Prepared};
+use crate::prepare::{no_query, Batch, Failed, LoadedProgram};
 use crate::{rewrite_options, InputFacts};
 use diag::{Diagnostic, SourceMap};
 use ir::{PredId, Program, Query};
@@ -43,8 +43,8 @@ impl Session {
 }
 
 /// Rewrites a prepared program for its query.
-pub fn compile(prepared: Prepared, options: &Options) -> Result<Session, Failed> {
-    let Prepared { sources, file, program, facts, batches, warnings: diagnostics, souffle, .. } = prepared;
+pub fn compile(prepared: LoadedProgram, options: &Options) -> Result<Session, Failed> {
+    let LoadedProgram { sources, file, program, facts, batches, warnings: diagnostics, souffle, .. } = prepared;
     let Some(query) = program.query.clone() else {
         let dialect = if souffle.is_some() { Dialect::Souffle } else { Dialect::Dlc };
         let diagnostics = vec![no_query(&sources, file, dialect)];

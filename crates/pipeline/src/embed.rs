@@ -2,12 +2,12 @@
 //! values, evaluates, and keeps the answers up to date under batches of changes, each
 //! answer a row of [`Value`]s; it proves an answer on request.
 
-use crate::backend::{Changes, Error, How};
+use crate::backend::{Error, MaintainedBy};
 use crate::compile::compile;
 use crate::evaluate::Evaluator;
 use crate::maintain::{Maintainer, Maintaining};
 use crate::options::Options;
-use crate::prepare::{prepare, Failed, NoInputs, Prepared, ProgramText, Wanted};
+use crate::prepare::{prepare, Failed, LoadedProgram, NoInputs, ProgramText, Wanted};
 use diag::SourceMap;
 use exec::{Explainer, Leaf, Proof, Step};
 use ir::{Origin, PredId, PredKind, PredName, Program, ValueType};
@@ -109,7 +109,7 @@ pub struct Updated {
     /// Answers that held before and do not now, sorted.
     pub removed: Vec<Row>,
     /// How the engine maintained the batch.
-    pub how: How,
+    pub how: MaintainedBy,
 }
 
 /// A program evaluated for its query, and kept up to date.
@@ -125,7 +125,7 @@ struct Evaluated {
 /// Where a [`Datalog`] is: loaded (facts may be added), evaluated (batches apply), or
 /// spent by an evaluation that failed.
 enum Stage {
-    Loaded(Box<Prepared>),
+    Loaded(Box<LoadedProgram>),
     Evaluated(Box<Evaluated>),
     Failed,
 }
@@ -253,7 +253,7 @@ impl Datalog {
             Stage::Failed => return Err(failed_before()),
         };
         let maintainer = &mut live.maintainer;
-        let mut changes = Changes::default();
+        let mut changes = ir::Update::default();
         for (relation, values) in delete {
             changes.deletes.push(encode(&mut maintainer.program, relation, values)?);
         }
@@ -265,7 +265,7 @@ impl Datalog {
             .apply(&changes, false, false)
             .map_err(|e| DatalogError::stopped(&e, &maintainer.program, &live.sources))?;
         let pred = maintainer.query.atom.pred;
-        let rows = |answers: &crate::Answers| answers.iter().map(|t| decode(&maintainer.program, pred, t)).collect();
+        let rows = |answers: &ir::Tuples| answers.iter().map(|t| decode(&maintainer.program, pred, t)).collect();
         Ok(Updated {
             added: rows(&outcome.answers_added),
             removed: rows(&outcome.answers_removed),
@@ -334,7 +334,7 @@ fn relation_of(program: &Program, relation: &str, values: &[Value]) -> Result<Pr
 
 /// A fact of input relation `relation` as a tuple of `program`, whose interner takes
 /// new symbols.
-fn encode(program: &mut Program, relation: &str, values: &[Value]) -> Result<crate::Tuple, DatalogError> {
+fn encode(program: &mut Program, relation: &str, values: &[Value]) -> Result<ir::Tuple, DatalogError> {
     let pred = input_relation(program, relation, values)?;
     let mut tuple = Vec::with_capacity(values.len());
     for (i, value) in values.iter().enumerate() {

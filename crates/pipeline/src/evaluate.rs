@@ -1,10 +1,10 @@
 //! Evaluation: the plan a program runs, the database of its input, and the program
 //! `--magic` chooses ([`Evaluator::evaluate_chosen`]).
 
-use crate::backend::{Engine, Error, Live};
-use crate::facts::InputFacts;
+use crate::backend::{Engine, Error, RunningDataflow};
+use crate::input_facts::InputFacts;
 use crate::options::{MagicMode, Options};
-use crate::select::{Answers, Selected};
+use crate::select::SelectedRows;
 use diag::{Code, Diagnostic};
 use exec::{Database, Evaluation, ResourceError, Threads};
 use ir::{PredId, Program};
@@ -91,7 +91,7 @@ impl Evaluator {
         mode: MagicMode,
         facts: &InputFacts,
         progress: &dyn Fn() -> Progress,
-    ) -> Result<(Evaluated, Choice), Error> {
+    ) -> Result<(Evaluated, MagicChoice), Error> {
         let magic = match (mode, magic) {
             (MagicMode::Off, _) | (_, None) => {
                 // `auto` has no rewrite when it would pass the adornment limit.
@@ -99,11 +99,11 @@ impl Evaluator {
                     MagicMode::Auto => "--magic auto: the rewrite needs more adorned predicates than --max-adornments",
                     _ => "--magic off",
                 };
-                let choice = Choice { magic: false, reason: reason.into() };
+                let choice = MagicChoice { magic: false, reason: reason.into() };
                 return Ok((self.evaluate(source, facts, progress())?, choice));
             }
             (MagicMode::On, Some(magic)) => {
-                let choice = Choice { magic: true, reason: "--magic on".into() };
+                let choice = MagicChoice { magic: true, reason: "--magic on".into() };
                 return Ok((self.evaluate(&magic.program, facts, progress())?, choice));
             }
             (MagicMode::Auto, Some(magic)) => magic,
@@ -255,11 +255,11 @@ pub struct Evaluated {
     query: ir::Query,
     /// The answers copied out of the relation, when first asked for: printing them
     /// reads the relation itself ([`Evaluated::selected`]).
-    answers: std::cell::OnceCell<Answers>,
+    answers: std::cell::OnceCell<ir::Tuples>,
     /// How long the evaluation took.
     pub elapsed: Duration,
     /// The running dataflow, when the differential engine evaluated it.
-    pub(crate) live: Option<Live>,
+    pub(crate) live: Option<RunningDataflow>,
 }
 
 impl Evaluated {
@@ -269,13 +269,13 @@ impl Evaluated {
     }
 
     /// The query's answers, sorted (copied out of the relation on first use).
-    pub fn answers(&self) -> &Answers {
+    pub fn answers(&self) -> &ir::Tuples {
         self.answers.get_or_init(|| self.selected().collect())
     }
 
     /// The query's answers as they lie in the relation.
-    pub fn selected(&self) -> Selected<'_> {
-        Selected::of_query(&self.eval.db, &self.query)
+    pub fn selected(&self) -> SelectedRows<'_> {
+        SelectedRows::of_query(&self.eval.db, &self.query)
     }
 }
 
@@ -292,14 +292,14 @@ pub fn evaluation_plan(program: &Program, whole: bool) -> plan::ProgramPlan {
 
 /// Which program an evaluation used, and why: what `--magic` chose.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Choice {
+pub struct MagicChoice {
     /// The magic rewrite (else the original program).
     pub magic: bool,
     /// Why, in a phrase: the flag, or what `--magic auto` saw.
     pub reason: String,
 }
 
-impl Choice {
+impl MagicChoice {
     /// `magic` or `original`, as the outputs name the programs.
     pub fn name(&self) -> &'static str {
         if self.magic {
@@ -326,9 +326,9 @@ pub fn demand_caps(source: &Program, magic: &MagicProgram) -> Vec<(PredId, u32)>
 /// a full evaluation of it reached (`len` of each relation) or before any (`None`): the
 /// original program when every adornment is all-free, or when a demand relation is past
 /// its cap.
-pub fn auto_choice(source: &Program, magic: &MagicProgram, len: Option<&dyn Fn(PredId) -> usize>) -> Choice {
+pub fn auto_choice(source: &Program, magic: &MagicProgram, len: Option<&dyn Fn(PredId) -> usize>) -> MagicChoice {
     if magic.narrows_nothing() {
-        return Choice { magic: false, reason: "--magic auto: the rewrite narrows no demand".into() };
+        return MagicChoice { magic: false, reason: "--magic auto: the rewrite narrows no demand".into() };
     }
     let caps = demand_caps(source, magic);
     if let Some(len) = len {
@@ -336,12 +336,12 @@ pub fn auto_choice(source: &Program, magic: &MagicProgram, len: Option<&dyn Fn(P
             return over_cap(&magic.program, pred, cap);
         }
     }
-    Choice { magic: true, reason: "--magic auto: the demand stayed within its caps".into() }
+    MagicChoice { magic: true, reason: "--magic auto: the demand stayed within its caps".into() }
 }
 
-pub(crate) fn over_cap(program: &Program, pred: PredId, cap: u32) -> Choice {
+pub(crate) fn over_cap(program: &Program, pred: PredId, cap: u32) -> MagicChoice {
     let name = program.pred_name(pred);
-    Choice { magic: false, reason: format!("--magic auto: demand `{name}` passed its cap of {cap} tuples") }
+    MagicChoice { magic: false, reason: format!("--magic auto: demand `{name}` passed its cap of {cap} tuples") }
 }
 
 /// The predicates that head a rule of `program`: the relations evaluation derives.

@@ -3,7 +3,7 @@
 //! demand it. Proofs themselves are the native engine's (`exec::Explainer`).
 
 use crate::evaluate::Evaluator;
-use crate::facts::InputFacts;
+use crate::input_facts::InputFacts;
 use exec::{Database, Threads};
 use ir::{Fact, PredId, PredKind, PredName, Program, TermKind};
 

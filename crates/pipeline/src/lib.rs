@@ -1,6 +1,6 @@
 //! The dlc pipeline as a library, in typed stages: [`prepare()`] (read a program and its
 //! inputs), [`compile()`] (its query, the magic-sets rewrite), [`Evaluator`] (evaluate the
-//! program `--magic` chooses), [`Maintainer`] (apply update batches), [`Selected`]
+//! program `--magic` chooses), [`Maintainer`] (apply update batches), [`SelectedRows`]
 //! (read answers or a relation's rows). Every engine is reached through one seam,
 //! [`Backend`]. Nothing here touches the file system or the process: files come in
 //! through [`Inputs`], and every failure is a value.
@@ -16,29 +16,29 @@ mod compile;
 mod embed;
 mod evaluate;
 pub mod explain;
-mod facts;
+mod input_facts;
 mod maintain;
 mod options;
 mod prepare;
 mod select;
 
 pub use backend::{
-    cluster_stopped, maintain, Backend, Change, Changes, ClusterLink, Engine, Error, FactsByPred, How, Listing, Live,
-    Phases, Tally, Tuple, Tuples,
+    cluster_stopped, maintain, Backend, Change, ClusterLink, Engine, Error, Listing, MaintainedBy, Phases,
+    RunningDataflow, Tally,
 };
 pub use compile::{compile, Session};
 pub use embed::{Datalog, DatalogError, Row, Updated, Value};
 pub use evaluate::{
     auto_choice, demand_caps, derived_preds, edb_database, evaluation_plan, relation_sizes, resource_diagnostic,
-    rewrite_for_mode, rewrite_options, Choice, Evaluated, Evaluator, Progress,
+    rewrite_for_mode, rewrite_options, Evaluated, Evaluator, MagicChoice, Progress,
 };
-pub use facts::InputFacts;
+pub use input_facts::InputFacts;
 pub use maintain::{
     maintained_inputs, recompute, BatchOutcome, Maintainer, Maintaining, Recomputed, FULL_REPORT_MAX_FACTS,
 };
 pub use options::{Dialect, MagicMode, Options};
 pub use prepare::{
-    attributes_of, batch_of, change_text, fact_text, net_update, prepare, tuple_of, unused_input_warnings, Batch,
-    Failed, Inputs, NoInputs, Prepared, ProgramText, SouffleIo, Wanted,
+    attributes_of, batch_of, change_text, fact_text, net_update, prepare, unused_input_warnings, Batch, Failed, Inputs,
+    LoadedProgram, NoInputs, ProgramText, SouffleIo, Wanted,
 };
-pub use select::{Answers, Selected, ValueOrder};
+pub use select::{SelectedRows, ValueOrder};

@@ -2,13 +2,12 @@
 //! batches through its [`Backend`], with what each batch changed and, when asked, a
 //! check against an evaluation from scratch ([`recompute`]).
 
-use crate::backend::{maintain, Backend, Change, Changes, Error, Listing, Tuple};
+use crate::backend::{maintain, Backend, Change, Error, Listing};
 use crate::evaluate::{edb_database, evaluation_plan, relation_sizes, Evaluated};
-use crate::facts::InputFacts;
-use crate::select::Answers;
+use crate::input_facts::InputFacts;
 use crate::Engine;
 use exec::{Maintenance, Threads};
-use ir::{PredId, Program, Query};
+use ir::{PredId, Program, Query, Tuple, Tuples, Update};
 use plan::ProgramPlan;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -26,10 +25,10 @@ pub struct BatchOutcome {
     pub change: Change,
     /// The strategy asked for.
     pub maintenance: Maintenance,
-    /// Answers the batch added, sorted.
-    pub answers_added: Answers,
-    /// Answers the batch removed, sorted.
-    pub answers_removed: Answers,
+    /// Tuples the batch added, sorted.
+    pub answers_added: Tuples,
+    /// Tuples the batch removed, sorted.
+    pub answers_removed: Tuples,
     /// How long the batch took.
     pub elapsed: Duration,
     /// The work a from-scratch evaluation of the new input does (when it was measured).
@@ -66,7 +65,7 @@ pub fn recompute(
         Some(compared) => program
             .pred_ids()
             .filter(|&p| compared(p))
-            .filter(|&p| crate::Selected::relation(&fresh.db, p).collect() != state.rows(p).collect())
+            .filter(|&p| crate::SelectedRows::relation(&fresh.db, p).collect() != state.rows(p).collect())
             .collect(),
         None => Vec::new(),
     };
@@ -76,7 +75,7 @@ pub fn recompute(
 /// The facts of `changed` (a net change per relation) that are answers of `query`, in
 /// order: a batch's change of the answers, found without a copy of the answers before
 /// and after it.
-fn selected_answers(query: &Query, changed: &[(PredId, Answers)]) -> Answers {
+fn selected_answers(query: &Query, changed: &[(PredId, Tuples)]) -> Tuples {
     let arity = query.atom.args.len();
     let (mut values, mut len) = (Vec::new(), 0);
     for (_, tuples) in changed.iter().filter(|(p, _)| *p == query.atom.pred) {
@@ -86,7 +85,7 @@ fn selected_answers(query: &Query, changed: &[(PredId, Answers)]) -> Answers {
         }
     }
     // A subset of one relation's sorted change.
-    Answers::from_sorted(arity, len, values)
+    Tuples::from_sorted(arity, len, values)
 }
 
 /// The input relations of `program` in `state`, as facts: the input as the batches so
@@ -187,7 +186,7 @@ impl Maintainer {
     /// Applies one batch; with `recompute`, also evaluates the new input from scratch to
     /// measure its work and (with `check`) to compare every relation. Both need the record
     /// (`keep_record`); without it they are skipped.
-    pub fn apply(&mut self, update: &Changes, recompute: bool, check: bool) -> Result<BatchOutcome, Error> {
+    pub fn apply(&mut self, update: &Update, recompute: bool, check: bool) -> Result<BatchOutcome, Error> {
         let start = Instant::now();
         self.state.set_values(&self.program.consts);
         let change = self.state.apply(update, Listing { up_to: self.list_up_to, net: true })?;
@@ -225,7 +224,7 @@ impl Maintainer {
     }
 
     /// The current answers of the maintained query, sorted.
-    pub fn answers(&self) -> Answers {
+    pub fn answers(&self) -> Tuples {
         self.state.answers(&self.query).collect()
     }
 }

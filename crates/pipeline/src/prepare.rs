@@ -3,11 +3,10 @@
 //! [`Inputs`], which the caller implements (the command line reads files; an embedding
 //! program may give none).
 
-use crate::backend::{Changes, Tuple};
-use crate::facts::InputFacts;
+use crate::input_facts::InputFacts;
 use crate::options::{Dialect, Options};
 use diag::{Code, Diagnostic, SourceMap};
-use ir::{Fact, FileId, PredId, Program};
+use ir::{Fact, FileId, PredId, Program, Tuple, Update};
 use std::collections::BTreeSet;
 use syntax::souffle::Includes;
 use syntax::{FactSink, Sign};
@@ -84,13 +83,14 @@ impl Inputs for NoInputs {
     }
 }
 
-/// One batch of input changes, with the text the user wrote for each change.
+/// One batch of input changes as written: the text of each change, and their net
+/// [`Update`] (what the engines apply; the texts are for reports).
 #[derive(Clone, Debug)]
 pub struct Batch {
     /// `+E(a,b)` or `-E(a,b)` per change, in order.
     pub changes: Vec<String>,
     /// The net effect of the changes.
-    pub update: Changes,
+    pub update: Update,
 }
 
 /// The outcome of a failed stage: every diagnostic, errors and warnings.
@@ -100,11 +100,6 @@ pub struct Failed {
     pub sources: SourceMap,
     /// The reports.
     pub diagnostics: Vec<Diagnostic>,
-}
-
-/// A fact as a tuple.
-pub fn tuple_of(fact: &Fact) -> Tuple {
-    (fact.pred, fact.values.clone())
 }
 
 /// The I/O directives of a Soufflé program.
@@ -157,7 +152,7 @@ pub struct Wanted {
 
 /// A program read and lowered, with its inputs loaded, before any rewrite.
 #[derive(Debug)]
-pub struct Prepared {
+pub struct LoadedProgram {
     /// The program's text and every other text read, for reports.
     pub sources: SourceMap,
     /// The program file.
@@ -186,7 +181,7 @@ pub fn prepare(
     options: &Options,
     inputs: &mut dyn Inputs,
     wanted: Wanted,
-) -> Result<Prepared, Failed> {
+) -> Result<LoadedProgram, Failed> {
     let ProgramText { mut sources, file } = text;
     let text = sources.text(file).to_string();
     let dialect = options.dialect_of(&text);
@@ -273,7 +268,7 @@ pub fn prepare(
     if diag::has_errors(&diagnostics) {
         return Err(Failed { sources, diagnostics });
     }
-    Ok(Prepared { sources, file, program, facts, batches, warnings: diagnostics, souffle, program_values })
+    Ok(LoadedProgram { sources, file, program, facts, batches, warnings: diagnostics, souffle, program_values })
 }
 
 /// Which relations the run computes from a Soufflé program's inputs, by relation id:
@@ -392,7 +387,7 @@ pub fn change_text(program: &Program, sign: Sign, fact: &Fact) -> String {
 pub fn batch_of(program: &Program, changes: &[(Sign, Fact)]) -> Batch {
     Batch {
         changes: changes.iter().map(|(sign, fact)| change_text(program, *sign, fact)).collect(),
-        update: net_update(changes.iter().map(|(sign, fact)| (*sign, tuple_of(fact)))),
+        update: net_update(changes.iter().map(|(sign, fact)| (*sign, fact.tuple()))),
     }
 }
 
@@ -400,14 +395,14 @@ pub fn batch_of(program: &Program, changes: &[(Sign, Fact)]) -> Batch {
 /// last change of each fact wins (`+E(z,z)` then `-E(z,z)` deletes it), and each fact is
 /// then inserted or deleted once. Backends apply a batch's deletions before its
 /// insertions, so a fact in both lists would otherwise always end up present.
-pub fn net_update(changes: impl IntoIterator<Item = (Sign, Tuple)>) -> Changes {
+pub fn net_update(changes: impl IntoIterator<Item = (Sign, Tuple)>) -> Update {
     let changes: Vec<(Sign, Tuple)> = changes.into_iter().collect();
     let mut seen: std::collections::HashSet<&Tuple> = std::collections::HashSet::new();
     // Walking backwards, the first sighting of a fact is its last change.
     let mut last: Vec<bool> = changes.iter().rev().map(|(_, tuple)| seen.insert(tuple)).collect();
     last.reverse();
     drop(seen);
-    let mut update = Changes::default();
+    let mut update = Update::default();
     for ((sign, tuple), last) in changes.into_iter().zip(last) {
         if last {
             let list = if sign == Sign::Insert { &mut update.inserts } else { &mut update.deletes };

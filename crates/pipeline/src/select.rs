@@ -5,9 +5,6 @@
 use exec::Database;
 use ir::PredId;
 
-/// A query's answers: tuples of its arity, sorted, stored flat.
-pub type Answers = exec::Tuples;
-
 /// How writers order the values of a column: by the `u32`s tuples hold (an `unsigned`
 /// column's order; any fixed order for internal use), as signed numbers (a `number`
 /// column's), or by a rank of their own (symbols: Soufflé's numeric order of the `-D`
@@ -100,25 +97,25 @@ fn column(orders: &[ValueOrder], i: usize) -> &ValueOrder {
 }
 
 /// Some tuples of one relation of a database: those a query admits, or all of them.
-/// Writers read them in order straight from the relation ([`Selected::for_each_sorted`]),
+/// Writers read them in order straight from the relation ([`SelectedRows::for_each_sorted`]),
 /// so printing a whole relation copies none of it.
 #[derive(Clone, Copy)]
-pub struct Selected<'a> {
+pub struct SelectedRows<'a> {
     db: &'a Database,
     pred: PredId,
     /// The query whose answers these are; `None` for the whole relation.
     query: Option<&'a ir::Query>,
 }
 
-impl<'a> Selected<'a> {
+impl<'a> SelectedRows<'a> {
     /// The answers of `query` (which names the relation to read) in `db`.
     pub fn of_query(db: &'a Database, query: &'a ir::Query) -> Self {
-        Selected { db, pred: query.atom.pred, query: Some(query) }
+        SelectedRows { db, pred: query.atom.pred, query: Some(query) }
     }
 
     /// Every tuple of `pred`.
     pub fn relation(db: &'a Database, pred: PredId) -> Self {
-        Selected { db, pred, query: None }
+        SelectedRows { db, pred, query: None }
     }
 
     /// The relation the tuples are selected from.
@@ -132,7 +129,7 @@ impl<'a> Selected<'a> {
     }
 
     /// The number of tuples of the whole relation (selected or not): a bound on
-    /// [`Selected::count`] found without reading them.
+    /// [`SelectedRows::count`] found without reading them.
     pub fn relation_len(&self) -> usize {
         self.db.len(self.pred)
     }
@@ -270,7 +267,7 @@ impl<'a> Selected<'a> {
     }
 
     /// The selected tuples copied out, sorted.
-    pub fn collect(&self) -> Answers {
+    pub fn collect(&self) -> ir::Tuples {
         let arity = self.db.arity(self.pred);
         let (mut values, mut len) = (Vec::new(), 0);
         let _ = self.for_each_sorted(&[ValueOrder::Ids], |t| {
@@ -278,7 +275,7 @@ impl<'a> Selected<'a> {
             len += 1;
             Ok::<(), std::convert::Infallible>(())
         });
-        Answers::from_sorted(arity, len, values)
+        ir::Tuples::from_sorted(arity, len, values)
     }
 
     /// The number of selected tuples.
@@ -299,7 +296,7 @@ impl<'a> Selected<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Selected, ValueOrder};
+    use super::{SelectedRows, ValueOrder};
     use exec::Database;
 
     /// A program with derived relations of arity 1, 2 and 3 (`P`, `Q`, `T`), the constants
@@ -360,7 +357,7 @@ mod tests {
                 let mut scanned: Vec<Vec<u32>> =
                     db.tuples(q.atom.pred).filter(|t| q.matches(t)).map(<[u32]>::to_vec).collect();
                 scanned.sort();
-                let selected = Selected::of_query(&db, q);
+                let selected = SelectedRows::of_query(&db, q);
                 assert_eq!(selected.collect().to_vecs(), scanned, "{query}");
                 assert_eq!(selected.count(), scanned.len(), "{query}");
                 // Ranking only the selected tuples' values (as the `-D` writer does) is
@@ -381,7 +378,7 @@ mod tests {
             }
             let pred = base.lookup_source(name).unwrap();
             let mut all = db.sorted_tuples(pred);
-            assert_eq!(Selected::relation(&db, pred).collect().to_vecs(), all);
+            assert_eq!(SelectedRows::relation(&db, pred).collect().to_vecs(), all);
             // In another order of the values: reversed ids, ranking every id or only those
             // of the relation (few ranks per group, which places groups by rank directly).
             let mut present: Vec<u32> = all.iter().flatten().copied().collect();
@@ -390,7 +387,7 @@ mod tests {
             all.sort_by(|a, b| b.cmp(a));
             for reversed in [ValueOrder::ranked((0..3000).rev().collect()), ValueOrder::ranked(present)] {
                 let mut read = Vec::new();
-                let _ = Selected::relation(&db, pred).for_each_sorted(std::slice::from_ref(&reversed), |t| {
+                let _ = SelectedRows::relation(&db, pred).for_each_sorted(std::slice::from_ref(&reversed), |t| {
                     read.push(t.to_vec());
                     Ok::<(), ()>(())
                 });

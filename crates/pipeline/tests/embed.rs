@@ -1,7 +1,7 @@
 //! The embedding API end to end: load, add facts, evaluate, update, explain, with the
 //! exact answers and changes.
 
-use pipeline::{Datalog, How, Options, Row, Value};
+use pipeline::{Datalog, MaintainedBy, Options, Row, Value};
 
 const PROGRAM: &str = "\
 Reach(X) <- Edge(a,X)
@@ -34,7 +34,11 @@ fn answers_changes_and_a_proof() {
     assert_eq!(updated.added, [row(&["c"])]);
     assert_eq!(updated.removed, [row(&["d"]), row(&["e"])]);
     // A negation: the native engine recomputes the batch.
-    assert!(matches!(updated.how, How::Recomputed(_) | How::Dred(_) | How::Ranked(_)), "{:?}", updated.how);
+    assert!(
+        matches!(updated.how, MaintainedBy::Recomputed(_) | MaintainedBy::Dred(_) | MaintainedBy::Ranked(_)),
+        "{:?}",
+        updated.how
+    );
     assert_eq!(datalog.answers().unwrap(), [row(&["c"])]);
 
     let proof = datalog.explain("Unreached", &["c".into()]).unwrap().expect("Unreached(c) holds");

@@ -172,7 +172,9 @@ pub enum TermKind {
     Aggregate { op: AggregateOp, op_span: Span, value: Option<Box<Term>>, body: Vec<Literal> },
 }
 
-/// An aggregate's reduction, as both dialects write it.
+/// An aggregate's reduction, as both dialects write it. Not [`ir::AggregateOp`], the
+/// reductions engines evaluate: the source may also write `mean`, which the checks
+/// report (it yields a float) and lowering never sees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AggregateOp {
     Count,

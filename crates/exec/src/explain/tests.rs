@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::relation::Rank;
-use crate::{evaluate, EvalOptions, Maintained, Maintenance, Update};
-use ir::{Symbol, Term};
+use crate::{evaluate, EvalOptions, Maintained, Maintenance};
+use ir::{Symbol, Term, Update};
 use plan::plan_program;
 use plan::testing::program;
 use proptest::prelude::*;
@@ -424,7 +424,7 @@ mod random {
             // The reference engine gives a fact the rank of the round that first derives
             // it, so the proof of smallest height descends in rank: its height is exactly
             // that round, the fact's height over all proofs.
-            let options = EvalOptions { engine: crate::Engine::Reference, record_rounds: true, ..EvalOptions::default() };
+            let options = EvalOptions { engine: crate::NativeEngine::Reference, record_rounds: true, ..EvalOptions::default() };
             let reference = evaluate(&plan_program(&p), &p, db.clone(), options);
             let mut ex = Explainer::new(&p, &reference.db);
             for round in &reference.rounds {
@@ -583,7 +583,7 @@ proptest! {
             }
         }
 
-        let options = EvalOptions { engine: crate::Engine::Reference, record_rounds: true, ..EvalOptions::default() };
+        let options = EvalOptions { engine: crate::NativeEngine::Reference, record_rounds: true, ..EvalOptions::default() };
         let eval = evaluate(&plan_program(&p), &p, db, options);
         let mut ex = Explainer::new(&p, &eval.db);
         for round in &eval.rounds {

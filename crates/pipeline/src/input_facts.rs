@@ -2,9 +2,8 @@
 //! tuples one after another. A facts file of millions of lines then costs a handful of
 //! allocations to hold (and to free at exit) instead of one per fact.
 
-use crate::backend::Tuple;
 use diag::Span;
-use ir::PredId;
+use ir::{PredId, Tuple};
 
 /// Input tuples by predicate, each predicate's in the order they were added (duplicates
 /// included: the database applies set semantics).

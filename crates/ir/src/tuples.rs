@@ -1,9 +1,25 @@
-//! Sorted tuples of one arity stored flat: `arity` values per row in one vector, so that
-//! millions of facts (a batch's net change, a query's answers) cost one allocation, not
-//! one per fact.
+//! The facts that pass between the pipeline and its engines: one fact ([`Tuple`]), a
+//! batch of changes ([`Update`]), and sorted tuples of one arity stored flat
+//! ([`Tuples`]): `arity` values per row in one vector, so that millions of facts (a
+//! batch's net change, a query's answers) cost one allocation, not one per fact.
 
-use ir::PredId;
+use crate::PredId;
 use std::cmp::Ordering;
+
+/// A fact of a relation: its predicate and its values, as the relation stores them (the
+/// predicate's column types say how to read them). A fact written in a program is a
+/// [`crate::Fact`], which adds where it was written.
+pub type Tuple = (PredId, Vec<u32>);
+
+/// One batch of input changes. Deletions are applied before insertions, so a tuple that
+/// is both deleted and inserted ends up present.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Update {
+    /// Facts to insert.
+    pub inserts: Vec<Tuple>,
+    /// Facts to delete.
+    pub deletes: Vec<Tuple>,
+}
 
 /// Tuples of one arity in lexicographic order, without duplicates, stored flat.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -53,14 +69,17 @@ impl Tuples {
         tuples
     }
 
+    /// The number of values in each row.
     pub fn arity(&self) -> usize {
         self.arity
     }
 
+    /// The number of rows.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether there are no rows.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -110,7 +129,7 @@ pub fn one_per_fact(lists: &[(PredId, Tuples)]) -> Vec<(PredId, Vec<Vec<u32>>)> 
 /// the bytes all keys share. Interned values are small, so the packed pairs of a
 /// relation's tuples differ in four of their eight bytes or fewer: four linear passes
 /// where a comparison sort of millions of keys takes about twenty.
-pub(crate) fn radix_sort(keys: &mut Vec<u64>) {
+pub fn radix_sort(keys: &mut Vec<u64>) {
     const SMALL: usize = 1 << 10;
     if keys.len() <= SMALL {
         keys.sort_unstable();
