@@ -10,7 +10,7 @@ use crate::relation::Rows;
 use crate::seminaive::{propagate, propagate_with, Compiled, CompiledRule, Run};
 use crate::split::run_staged_split;
 use crate::{Evaluation, Threads};
-use ir::{one_per_fact, FactsByPred, PredId, Program, Tuple, Tuples, Update};
+use ir::{one_per_fact, FactsByPred, PredId, Program, Tally, Tuple, Tuples, Update};
 use plan::{AtomSource, ProgramPlan};
 
 /// What one [`Maintained::apply`] did. Fact lists are sorted by predicate id, then tuple.
@@ -69,17 +69,6 @@ impl UpdateReport {
             .find(|(p, _)| *p == pred)
             .map_or((0, 0), |(_, t)| (t.overdeleted.saturating_sub(t.rederived + t.reinserted), t.inserted))
     }
-}
-
-/// How many facts of one relation each phase of a batch touched.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Tally {
-    pub overdeleted: usize,
-    pub rederived: usize,
-    /// Facts the insertion phase derived that were over-deleted earlier in the batch.
-    pub reinserted: usize,
-    /// Facts the insertion phase derived that did not hold before the batch.
-    pub inserted: usize,
 }
 
 /// What one batch's report holds beyond its counts.

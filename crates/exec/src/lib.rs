@@ -25,7 +25,7 @@ mod seminaive;
 mod split;
 
 pub use database::Database;
-pub use dred::{Maintained, MaintainedBy, Maintenance, Tally, UpdateCounts, UpdateReport, AUTO_MIN_BUDGET};
+pub use dred::{Maintained, MaintainedBy, Maintenance, UpdateCounts, UpdateReport, AUTO_MIN_BUDGET};
 pub use explain::{
     Attempt, Blocked, Explainer, Leaf, Proof, ProofNode, RuleAttempt, Step, WhyNot, AGGREGATE_ROWS_SHOWN,
 };

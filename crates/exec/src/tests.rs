@@ -2,10 +2,10 @@
 
 use crate::relation::Rank;
 use crate::{
-    evaluate, Database, EvalOptions, Evaluation, Maintained, MaintainedBy, Maintenance, NativeEngine, Tally, Threads,
+    evaluate, Database, EvalOptions, Evaluation, Maintained, MaintainedBy, Maintenance, NativeEngine, Threads,
     UpdateReport,
 };
-use ir::{PredId, Program, Update};
+use ir::{PredId, Program, Tally, Update};
 use plan::plan_program;
 use plan::testing::program;
 

@@ -29,5 +29,5 @@ pub use program::{
     integer_value, parse_integer, unsigned_value, AggregateOp, Aggregation, Atom, CmpOp, Comparison, Fact, Origin,
     Pred, PredId, PredKind, PredName, Program, Query, Rule, RuleId, Term, TermKind, Value, ValueType,
 };
-pub use tuples::{one_per_fact, radix_sort, FactsByPred, Tuple, Tuples, Update};
+pub use tuples::{one_per_fact, radix_sort, FactsByPred, Tally, Tuple, Tuples, Update};
 pub use validate::{validate, IrError};

@@ -1,5 +1,5 @@
 //! The facts that pass between the pipeline and its engines: one fact ([`Tuple`]), a
-//! batch of changes ([`Update`]), and sorted tuples of one arity stored flat
+//! batch of changes ([`Update`]), what a batch did to one relation ([`Tally`]), and sorted tuples of one arity stored flat
 //! ([`Tuples`]): `arity` values per row in one vector, so that millions of facts (a
 //! batch's net change, a query's answers) cost one allocation, not one per fact.
 
@@ -10,6 +10,19 @@ use std::cmp::Ordering;
 /// predicate's column types say how to read them). A fact written in a program is a
 /// [`crate::Fact`], which adds where it was written.
 pub type Tuple = (PredId, Vec<u32>);
+
+/// How many facts of one relation each phase of a batch touched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Facts over-deleted.
+    pub overdeleted: usize,
+    /// Over-deleted facts rederived.
+    pub rederived: usize,
+    /// Facts the insertion phase derived that were over-deleted earlier in the batch.
+    pub reinserted: usize,
+    /// Facts the insertion phase derived that did not hold before the batch.
+    pub inserted: usize,
+}
 
 /// One batch of input changes. Deletions are applied before insertions, so a tuple that
 /// is both deleted and inserted ends up present.

@@ -9,7 +9,7 @@
 use crate::select::SelectedRows;
 use diag::{Code, Diagnostic};
 use exec::{Database, EvalOptions, Evaluation, Maintained, Maintenance, ResourceError, Threads, UpdateReport};
-use ir::{FactsByPred, PredId, Program, Query, Tuple, Update};
+use ir::{FactsByPred, PredId, Program, Query, Tally, Tuple, Update};
 use plan::ProgramPlan;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -188,19 +188,6 @@ pub struct Listing {
     pub net: bool,
 }
 
-/// How many facts of one relation each phase of a batch touched.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Tally {
-    /// Facts over-deleted.
-    pub overdeleted: usize,
-    /// Over-deleted facts rederived.
-    pub rederived: usize,
-    /// Facts the insertion phase derived that were over-deleted earlier in the batch.
-    pub reinserted: usize,
-    /// Facts the insertion phase derived that did not hold before the batch.
-    pub inserted: usize,
-}
-
 /// What a DRed-style maintenance did, phase by phase. Fact lists are sorted by
 /// predicate, then tuple, and made only when [`Change::listed`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -305,14 +292,7 @@ impl Change {
             overdeleted: report.overdeleted,
             rederived: report.rederived,
             inserted: report.inserted,
-            tallies: report
-                .tallies
-                .into_iter()
-                .map(|(p, t)| {
-                    let exec::Tally { overdeleted, rederived, reinserted, inserted } = t;
-                    (p, Tally { overdeleted, rederived, reinserted, inserted })
-                })
-                .collect(),
+            tallies: report.tallies,
             groups: report.groups,
             waves: report.waves,
             reason: report.reason,

@@ -24,7 +24,7 @@ mod select;
 
 pub use backend::{
     cluster_stopped, maintain, Backend, Change, ClusterLink, Engine, Error, Listing, MaintainedBy, Phases,
-    RunningDataflow, Tally,
+    RunningDataflow,
 };
 pub use compile::{compile, Session};
 pub use embed::{Datalog, DatalogError, Row, Updated, Value};
@@ -33,6 +33,8 @@ pub use evaluate::{
     rewrite_for_mode, rewrite_options, Evaluated, Evaluator, MagicChoice, Progress,
 };
 pub use input_facts::InputFacts;
+/// How many facts of one relation each phase of a batch touched, as both engines count it.
+pub use ir::Tally;
 pub use maintain::{
     maintained_inputs, recompute, BatchOutcome, Maintainer, Maintaining, Recomputed, FULL_REPORT_MAX_FACTS,
 };
