@@ -1,4 +1,4 @@
-//! The Rust peers of PEERS.md computing the same closure relation `R` as dlc: datafrog
+//! The Rust peers of the published comparison computing the same closure relation `R` as dlc: datafrog
 //! with hand-written joins, ascent and crepe with macro-compiled rules, one program per
 //! rule form so that each peer evaluates the rules exactly as written.
 

@@ -1,5 +1,5 @@
 //! Renders BENCHMARKS.md from one run's medians: method, tables, the targets each table
-//! is held to with met/missed, and PEERS.md's Soufflé figures for reference.
+//! is held to with met/missed, and the published Soufflé figures for reference.
 
 use crate::dlc::Change;
 use crate::measure::{Job, System};
@@ -46,7 +46,7 @@ pub fn load_average() -> String {
     text.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }
 
-/// PEERS.md's Soufflé columns (2-core machine, `-j1`, medians of 3): interpreted full,
+/// The published Soufflé columns (2-core machine, `-j1`, medians of 3): interpreted full,
 /// compiled full (seconds / MiB), interpreted + magic query, compiled + magic query.
 const SOUFFLE: [(&str, &str, &str, &str, &str); 6] = [
     ("random, rlin", "3.48 / 89", "2.22 / 83", "3.39", "2.24"),
@@ -57,7 +57,7 @@ const SOUFFLE: [(&str, &str, &str, &str, &str); 6] = [
     ("chain500, non-linear", "3.11 / 13", "1.58 / 7", "3.95", "2.12"),
 ];
 
-/// PEERS.md's closure sizes of the random graphs, for comparison with the graphs
+/// The published closure sizes of the random graphs, for comparison with the graphs
 /// generated here.
 const PEERS_SIZES: [(Graph, u64, u64); 2] = [(RANDOM, 3_954_133, 1_989), (RANDOM500, 246_512, 0)];
 
@@ -374,7 +374,7 @@ impl Report<'_> {
             );
             self.line("and Soufflé 2.5 is in none of the package registries reachable where this file was generated.");
             self.line(
-                "Its columns appear when `SOUFFLE` names a binary; PEERS.md's figures are at the end of this file.",
+                "Its columns appear when `SOUFFLE` names a binary; the published figures are at the end of this file.",
             );
         }
     }
@@ -1307,7 +1307,7 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
         );
         r.line("");
     }
-    r.line("dlc measured in-process through its library crates against the Rust peers of PEERS.md —");
+    r.line("dlc measured in-process through its library crates against the Rust peers of the published comparison —");
     r.line("datafrog 2.0.1 (hand-written joins), ascent 0.8.1 and crepe 0.2.0 (macro-compiled Datalog) — in");
     r.line("the same run, on the same generated inputs.");
     r.line("");
@@ -1365,7 +1365,9 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("");
     r.line("- **random**: 2,000 nodes, 10,000 distinct directed edges, no self-loops, drawn with SplitMix64");
     r.line("  seed 42 (endpoints uniform, duplicates and self-loops redrawn); **random500**: 500 nodes / 2,500 edges,");
-    r.line("  same method. PEERS.md's generator is not published, so these are graphs of the same shape, not the");
+    r.line(
+        "  same method. The comparison's graph generator is not public, so these are graphs of the same shape, not the",
+    );
     r.line("  same graphs:");
     for (graph, peers_closure, peers_reach) in PEERS_SIZES {
         let row = r.suite.closure.iter().find(|c| matches!(c.workload, Workload::Tc { graph: g, .. } if g == graph));
@@ -1373,12 +1375,16 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
         let ours = r.get(&row.no_magic());
         if let Ok(s) = ours {
             let reach = if peers_reach > 0 {
-                format!("; {} reachable from node 0 (PEERS.md: {})", count(s.answers as f64), count(peers_reach as f64))
+                format!(
+                    "; {} reachable from node 0 (published: {})",
+                    count(s.answers as f64),
+                    count(peers_reach as f64)
+                )
             } else {
                 String::new()
             };
             r.line(&format!(
-                "  {}: closure {} (PEERS.md: {}){reach}.",
+                "  {}: closure {} (published: {}){reach}.",
                 graph.label(),
                 count(s.get("relation").unwrap_or(0.0)),
                 count(peers_closure as f64)
@@ -1621,11 +1627,11 @@ pub fn render(suite: &Suite, results: &Results, machine: &Machine) -> String {
     r.line("");
     r.phase_table();
     r.line("");
-    r.line("## Soufflé, from PEERS.md");
+    r.line("## Soufflé, as published");
     r.line("");
     r.line("Soufflé 2.5 is not in the package registries reachable here (see the binary table for measuring it");
-    r.line("with `SOUFFLE=...`). These are PEERS.md's figures from a");
-    r.line("2-core machine of the same kind (`-j1`, seconds / MiB) on PEERS.md's own graphs; they are not from");
+    r.line("with `SOUFFLE=...`). These are the published figures from a");
+    r.line("2-core machine of the same kind (`-j1`, seconds / MiB) on the comparison's own graphs; they are not from");
     r.line("this run, so compare them with dlc only through the peers measured in both places.");
     r.line("");
     r.line("| graph, rule | interpreted full | compiled full | interpreted + magic query | compiled + magic query |");

@@ -9,9 +9,9 @@ use crate::workload::{Graph, Query, Rules, Shape, Workload};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-/// The random graph of PEERS.md: 2,000 nodes, 10,000 distinct edges, seed 42.
+/// The random graph of the published comparison: 2,000 nodes, 10,000 distinct edges, seed 42.
 pub const RANDOM: Graph = Graph::Random { nodes: 2000, edges: 10000, seed: 42 };
-/// random500 of PEERS.md: 500 nodes, 2,500 distinct edges, seed 42.
+/// random500 of the published comparison: 500 nodes, 2,500 distinct edges, seed 42.
 pub const RANDOM500: Graph = Graph::Random { nodes: 500, edges: 2500, seed: 42 };
 
 /// The graph of the negation workload ([`Workload::Unreach`]): sparse enough that many
@@ -335,7 +335,7 @@ fn tc(rules: Rules, graph: Graph) -> Workload {
 }
 
 impl Suite {
-    /// The default suite (PEERS.md's graphs) or the `--quick` smoke-test version.
+    /// The default suite (the published comparison's graphs) or the `--quick` smoke-test version.
     pub fn new(quick: bool) -> Self {
         let (random, random_nl, chain, chain_nl, grid, forest, paths, big_forest) = if quick {
             (

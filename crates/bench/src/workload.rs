@@ -1,4 +1,4 @@
-//! Workload generators: the graphs of PEERS.md plus a grid, a forest, same-generation on a
+//! Workload generators: the graphs of the published comparison plus a grid, a forest, same-generation on a
 //! tree and Andersen-style points-to, each with its rules as Datalog text and its EDB as
 //! plain `u32` rows.
 //!
@@ -10,7 +10,7 @@ use crate::rng::SplitMix64;
 use std::collections::HashSet;
 use std::fmt::{self, Write as _};
 
-/// The three ways of writing transitive closure that PEERS.md measures.
+/// The three ways of writing transitive closure that the published comparison measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rules {
     /// `R(X,Z) <- E(X,Y), R(Y,Z)`
