@@ -60,14 +60,10 @@ pub struct UpdateReport {
 
 impl UpdateReport {
     /// The sizes of the net change of `pred` (facts removed, facts added), read off its
-    /// tally: over-deleted facts that were neither rederived nor re-inserted went, and
-    /// the inserted ones are new. Also there when the report does not hold the facts of
-    /// the net change ([`Maintained::try_apply_summarizing`]).
+    /// tally ([`Tally::net`]). Also there when the report does not hold the facts of the
+    /// net change ([`Maintained::try_apply_summarizing`]).
     pub fn net_count(&self, pred: PredId) -> (usize, usize) {
-        self.tallies
-            .iter()
-            .find(|(p, _)| *p == pred)
-            .map_or((0, 0), |(_, t)| (t.overdeleted.saturating_sub(t.rederived + t.reinserted), t.inserted))
+        Tally::net_of(&self.tallies, pred)
     }
 }
 

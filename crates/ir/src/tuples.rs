@@ -24,6 +24,20 @@ pub struct Tally {
     pub inserted: usize,
 }
 
+impl Tally {
+    /// The size of the relation's net change (facts removed, facts added): over-deleted
+    /// facts that were neither rederived nor re-inserted went, and the inserted ones are
+    /// new.
+    pub fn net(&self) -> (usize, usize) {
+        (self.overdeleted.saturating_sub(self.rederived + self.reinserted), self.inserted)
+    }
+
+    /// The net change of `pred` read off a report's tallies; none when no phase touched it.
+    pub fn net_of(tallies: &[(PredId, Tally)], pred: PredId) -> (usize, usize) {
+        tallies.iter().find(|(p, _)| *p == pred).map_or((0, 0), |(_, t)| t.net())
+    }
+}
+
 /// One batch of input changes. Deletions are applied before insertions, so a tuple that
 /// is both deleted and inserted ends up present.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -275,11 +275,7 @@ impl Change {
     /// The sizes of the net change of `pred`: (facts removed, facts added).
     pub fn net_count(&self, pred: PredId) -> (usize, usize) {
         if let Some(phases) = self.how.phases() {
-            return phases
-                .tallies
-                .iter()
-                .find(|(p, _)| *p == pred)
-                .map_or((0, 0), |(_, t)| (t.overdeleted.saturating_sub(t.rederived + t.reinserted), t.inserted));
+            return Tally::net_of(&phases.tallies, pred);
         }
         let len = |facts: &FactsByPred| facts.iter().filter(|(p, _)| *p == pred).map(|(_, ts)| ts.len()).sum();
         (len(&self.removed), len(&self.added))
