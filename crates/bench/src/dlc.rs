@@ -32,7 +32,7 @@ pub struct Source {
 pub fn source(workload: &Workload, query: Query, edb: &Edb) -> Result<Source, String> {
     let text = format!("{}{}\n", workload.rules_text(), query.text(workload.query_pred()));
     let (program, diagnostics) = syntax::parse_program(&text, ir::FileId(0));
-    let Some(mut program) = program else {
+    let Some(program) = program else {
         let messages: Vec<&str> = diagnostics.iter().map(|d| d.message.as_str()).collect();
         return Err(format!("dlc rejected the benchmark program: {}\n{text}", messages.join("; ")));
     };

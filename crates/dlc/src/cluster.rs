@@ -114,7 +114,7 @@ pub fn join_cluster(
     let workers = flags.workers.unwrap_or(1);
     let program = &prepared.program;
     let read: Vec<String> = (prepared.program_values..program.consts.len())
-        .map(|id| program.consts.text(ir::Const(id as u32)).into())
+        .map(|id| program.consts.text(ir::Const(id as u32)).to_string())
         .collect();
     let (connection, dictionary) =
         flow::Connection::open_with_texts(&cluster, workers, read).map_err(|e| cluster_diagnostic(&e))?;
@@ -129,7 +129,8 @@ pub fn join_cluster(
 fn renumber(prepared: &mut LoadedProgram, dictionary: &flow::Dictionary) {
     let program = &mut prepared.program;
     let local = program.consts.clone();
-    let mut shared = ir::Interner::<ir::Const>::default();
+    let local = local.texts();
+    let shared = ir::ValueStore::default();
     for id in 0..prepared.program_values {
         shared.intern(local.text(ir::Const(id as u32)));
     }
@@ -137,8 +138,9 @@ fn renumber(prepared: &mut LoadedProgram, dictionary: &flow::Dictionary) {
         shared.intern(text);
     }
     let first = prepared.program_values as u32;
-    let ids: Vec<u32> =
-        (first..local.len() as u32).map(|id| shared.get(local.text(ir::Const(id))).map_or(id, |c| c.0)).collect();
+    let ids: Vec<u32> = (first..program.consts.len() as u32)
+        .map(|id| shared.get(local.text(ir::Const(id))).map_or(id, |c| c.0))
+        .collect();
     let types: Vec<Vec<ir::ValueType>> = program.preds.iter().map(|p| p.types.clone()).collect();
     let new_id = |pred: PredId, col: usize, value: u32| {
         let symbol = types.get(pred.index()).and_then(|t| t.get(col)) == Some(&ir::ValueType::Symbol);

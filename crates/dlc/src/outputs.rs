@@ -518,7 +518,8 @@ pub fn value_order(program: &Program, rows: SelectedRows<'_>) -> (Vec<ValueOrder
     let arity = rows.arity();
     let types: Vec<ValueType> = (0..arity).map(|i| program.column_type(rows.pred(), i)).collect();
     let symbol_columns: Vec<usize> = (0..arity).filter(|&i| types[i] == ValueType::Symbol).collect();
-    let text = |v: u32| program.consts.text(ir::Const(v));
+    let texts = program.consts.texts();
+    let text = |v: u32| texts.text(ir::Const(v));
     // The symbols to rank: every constant of the program when there are no more of them
     // than tuples in the relation and they are all numbers or all not (the order is then
     // total, so ranking more values orders the rows' values the same); otherwise the
@@ -599,7 +600,8 @@ pub fn write_csv(
     delimiter: char,
     quoting: Quoting,
 ) -> std::io::Result<usize> {
-    let text = |v: u32| program.consts.text(ir::Const(v));
+    let texts = program.consts.texts();
+    let text = |v: u32| texts.text(ir::Const(v));
     let (order, values) = value_order(program, rows);
     // The fields of the symbols by id, made once each: quoted as `quoting` says. Numbers
     // are written as they come.

@@ -31,7 +31,7 @@ pub type TupleJson = Vec<String>;
 
 /// A tuple of `pred` as JSON: the values' texts.
 pub fn tuple_json(program: &Program, pred: PredId, tuple: &[u32]) -> TupleJson {
-    tuple.iter().enumerate().map(|(i, &v)| program.value_text(program.value(pred, i, v)).into_owned()).collect()
+    tuple.iter().enumerate().map(|(i, &v)| program.value_text(program.value(pred, i, v))).collect()
 }
 
 pub fn tuples_json<T: AsRef<[u32]>>(
@@ -145,7 +145,7 @@ impl<'p> ConstTexts<'p> {
         let text = self.program.consts.text(ir::Const(v));
         let form = match self.form.get_mut(v as usize) {
             Some(0) | None => {
-                let form = if ir::is_bare_constant(text) { 1 } else { 2 };
+                let form = if ir::is_bare_constant(&text) { 1 } else { 2 };
                 if let Some(slot) = self.form.get_mut(v as usize) {
                     *slot = form;
                 }
@@ -157,7 +157,7 @@ impl<'p> ConstTexts<'p> {
             return out.push(text.as_bytes());
         }
         self.quoted.clear();
-        let _ = ir::write_constant(&mut self.quoted, text);
+        let _ = ir::write_constant(&mut self.quoted, &text);
         out.push(self.quoted.as_bytes())
     }
 }

@@ -264,7 +264,8 @@ fn arithmetic(expr: &ir::Expr, domain: ir::ValueType, subst: &Substitution) -> O
 /// `a op b` on values: identity for `=` and `!=`; for the others integer order (a value
 /// that is not an integer satisfies none), or text order for a Soufflé symbol comparison.
 fn compare(program: &Program, c: &Comparison, a: u32, b: u32) -> bool {
-    let text = |v: u32| program.consts.text(ir::Const(v));
+    let texts = program.consts.texts();
+    let text = |v: u32| texts.text(ir::Const(v));
     match (c.op, c.domain) {
         (CmpOp::Eq, _) => a == b,
         (CmpOp::Ne, _) => a != b,
@@ -640,7 +641,7 @@ fn input_fact() -> impl Strategy<Value = (prop::sample::Index, [usize; 3])> {
 /// fact can be stated, and the input facts of `picks` over it.
 fn compile(text: &str, picks: &[(prop::sample::Index, [usize; 3])]) -> (Program, BTreeSet<(PredId, Vec<u32>)>) {
     let (program, diagnostics) = syntax::parse_program(text, FileId(0));
-    let mut program = program.unwrap_or_else(|| panic!("generated program must compile: {diagnostics:?}\n{text}"));
+    let program = program.unwrap_or_else(|| panic!("generated program must compile: {diagnostics:?}\n{text}"));
     assert!(ir::validate(&program).is_empty(), "generated program must validate:\n{text}");
     for c in CONSTS {
         program.consts.intern(c);
@@ -1077,7 +1078,7 @@ proptest! {
         let queried = program.query.as_ref().unwrap().atom.pred;
         let mut expected: Vec<Vec<String>> = query_answers(&program, &oracle(&program, &edb))
             .iter()
-            .map(|t| t.iter().enumerate().map(|(i, &v)| program.value_text(program.value(queried, i, v)).into_owned()).collect())
+            .map(|t| t.iter().enumerate().map(|(i, &v)| program.value_text(program.value(queried, i, v))).collect())
             .collect();
         expected.sort_by(|a, b| a.iter().zip(b).map(|(x, y)| output_order(x, y)).find(|o| o.is_ne()).unwrap_or(std::cmp::Ordering::Equal));
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("oracle-output");

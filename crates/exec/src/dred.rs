@@ -652,17 +652,6 @@ impl Maintained {
         })
     }
 
-    /// Gives updates the current texts of values: a batch may bring values the program
-    /// had not interned when this state was made, and comparisons that order values as
-    /// integers read their texts.
-    pub fn set_values(&mut self, values: &ir::Interner<ir::Const>) {
-        self.compiled.set_values(values);
-        if let Some(plans) = &mut self.negation {
-            plans.set_values(values);
-        }
-        self.source.1.consts = values.clone();
-    }
-
     /// Splits the joins of later updates over `threads` (those of a kept evaluation by
     /// default): the propagation of insertions and the rederivation. Over-deletion, and
     /// ranked maintenance's support checks, run on one thread.

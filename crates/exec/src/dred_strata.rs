@@ -107,18 +107,6 @@ impl NegationPlans {
         NegationPlans { rules }
     }
 
-    /// Gives every plan the current texts of values (see [`Compiled::set_values`]).
-    pub(crate) fn set_values(&mut self, values: &ir::Interner<ir::Const>) {
-        for rule in &mut self.rules {
-            let copies = rule.gained.iter_mut().chain(&mut rule.lost).map(|(_, plan)| plan);
-            for plan in rule.loose.iter_mut().flatten().chain(copies) {
-                if plan.values.is_some() {
-                    plan.values = Some(values.clone());
-                }
-            }
-        }
-    }
-
     /// The delta plans over-deletion waves after a gain run for compiled rule `r`.
     pub(crate) fn loose<'a>(&'a self, c: &'a Compiled, r: usize) -> &'a [PhysPlan] {
         self.rules[r].loose.as_deref().unwrap_or(&c.rules[r].delta)

@@ -18,7 +18,7 @@
 use crate::database::Database;
 use crate::relation::{hash_values, Rank, Rows, NIL};
 use hashbrown::HashTable;
-use ir::{CmpOp, Const, Interner, PredId, Program, RuleId, Symbol, TermKind};
+use ir::{CmpOp, PredId, Program, RuleId, Symbol, TermKind, ValueStore};
 use rustc_hash::FxHashMap;
 
 /// How far [`Explainer::why_not`] looks for partial matches of one rule before it gives up.
@@ -233,7 +233,7 @@ impl CompiledRule {
     /// The leaves of the instance the bindings `vals` of a full body match make, or what
     /// blocks it: assignments bind their variables first (as often as one feeds another),
     /// then every comparison must hold and no negated atom find a fact.
-    fn leaves(&self, vals: &[Binding], db: &Database, values: &Interner<Const>) -> Result<Vec<Leaf>, Blocked> {
+    fn leaves(&self, vals: &[Binding], db: &Database, values: &ValueStore) -> Result<Vec<Leaf>, Blocked> {
         if self.comparisons.is_empty() && self.negated.is_empty() {
             return Ok(Vec::new());
         }
@@ -630,7 +630,7 @@ pub struct Explainer<'a> {
     derived: Vec<bool>,
     scratch: MatchScratch,
     /// The texts of values, for comparisons that order them as integers.
-    values: Interner<Const>,
+    values: ValueStore,
     /// Per predicate, the reduction deriving it, its rows' relation and its key count.
     reductions: Vec<Option<(RuleId, PredId, usize)>>,
 }

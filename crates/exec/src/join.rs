@@ -4,7 +4,7 @@
 
 use crate::database::Database;
 use crate::relation::{Chain, Index, RowFilter, RowSet, Rows, ValueSet};
-use ir::{CmpOp, Const, Interner, PredId, ValueType};
+use ir::{CmpOp, PredId, ValueStore, ValueType};
 use plan::{AtomSource, Computed, Filter, Operand, Output, RulePlan};
 use std::cell::Cell;
 use std::ops::ControlFlow;
@@ -203,7 +203,7 @@ pub(crate) struct PhysPlan {
     /// The relation each negated atom reads: the views after the steps' views, in order.
     pub(crate) negations: Vec<PredId>,
     /// The texts of symbols, for comparisons that order them.
-    pub(crate) values: Option<Interner<Const>>,
+    pub(crate) values: Option<ValueStore>,
     /// The first step from which on no step binds a value the head reads: once the steps
     /// from here on have matched once, every other match of theirs gives the same head
     /// tuple, so the search goes back to the step before (the number of steps when the
@@ -256,7 +256,7 @@ pub(crate) struct JoinStats {
 impl PhysPlan {
     /// Every step scans its whole range: the nested-loop matching of the reference engine.
     /// Anti-joins scan the negated relation too, counting each row as a row test.
-    pub(crate) fn scanning(plan: &RulePlan, head_arity: usize, values: &Interner<Const>) -> Self {
+    pub(crate) fn scanning(plan: &RulePlan, head_arity: usize, values: &ValueStore) -> Self {
         let mut negations = Vec::new();
         let mut compile = |filters: &[Filter]| -> Vec<PhysFilter> {
             filters
@@ -307,7 +307,7 @@ impl PhysPlan {
         head_arity: usize,
         db: &mut Database,
         membership: Membership,
-        values: &Interner<Const>,
+        values: &ValueStore,
     ) -> Self {
         let mut phys = Self::scanning(plan, head_arity, values);
         // Anti-joins probe an index of the negated relation on the bound columns.

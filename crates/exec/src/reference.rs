@@ -7,7 +7,7 @@ use crate::join::{run_staged, PhysPlan, View};
 use crate::limits::ResourceError;
 use crate::reduce::is_reduction;
 use crate::seminaive::Run;
-use ir::{Const, Interner, PredId};
+use ir::{PredId, ValueStore};
 use plan::ProgramPlan;
 
 /// Runs rounds until one adds nothing. Every rule reads the database as it was at the
@@ -21,7 +21,7 @@ use plan::ProgramPlan;
 /// complete.
 pub(crate) fn evaluate(
     plan: &ProgramPlan,
-    values: &Interner<Const>,
+    values: &ValueStore,
     db: &mut Database,
     run: &mut Run,
 ) -> Result<(), ResourceError> {

@@ -51,7 +51,7 @@ pub(crate) struct CompiledRule {
     /// that they are made when first needed.
     pub(crate) text: Option<ir::Rule>,
     /// The program's values, for comparisons that order them as integers.
-    pub(crate) values: ir::Interner<ir::Const>,
+    pub(crate) values: ir::ValueStore,
     /// The plan of a reduction (`reduce.rs`), which runs once when its stratum starts
     /// (and, in a recursive stratum, over each round's new rows), in place of joins: such
     /// a rule has no delta or fixpoint plans.
@@ -214,26 +214,6 @@ impl Compiled {
             })
             .collect();
         Compiled { rules, strata, derived, replanned: RefCell::default() }
-    }
-
-    /// Gives every plan the current texts of values ([`crate::Maintained::set_values`]).
-    pub(crate) fn set_values(&mut self, values: &ir::Interner<ir::Const>) {
-        for rule in &mut self.rules {
-            rule.values = values.clone();
-            let plans = rule.delta.iter_mut().chain(rule.fixpoint.iter_mut().filter_map(|(_, plan)| plan.get_mut()));
-            let more = rule.guarded.as_mut().into_iter().chain(rule.guarded_on_built.as_mut().map(|(plan, _)| plan));
-            let more = more.chain(rule.rank_check.as_mut()).chain(rule.fact_plan.as_mut());
-            for plan in plans.chain(more) {
-                if plan.values.is_some() {
-                    plan.values = Some(values.clone());
-                }
-            }
-        }
-        for variant in self.replanned.get_mut().values_mut() {
-            if variant.plan.values.is_some() {
-                variant.plan.values = Some(values.clone());
-            }
-        }
     }
 
     /// Makes the rederivation plans of DRed. Their join order depends on the data (a

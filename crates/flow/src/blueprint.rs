@@ -7,7 +7,7 @@
 
 use crate::row::{Row, MAX_WIDTH};
 use crate::Error;
-use ir::{CmpOp, Const, Interner, PredId, Program, RuleId, ValueType};
+use ir::{CmpOp, PredId, Program, RuleId, ValueStore, ValueType};
 use plan::{Computed, Filter, Operand, Output, ProgramPlan, RulePlan};
 
 /// The whole program.
@@ -167,7 +167,7 @@ impl RowCheck {
     /// `binding` after `checks`: extended by the computed columns, or `None` when a
     /// comparison fails or a value is undefined. Symbols are ordered by their texts in
     /// `values`.
-    pub fn apply<const N: usize>(checks: &[RowCheck], mut binding: Row<N>, values: &Interner<Const>) -> Option<Row<N>> {
+    pub fn apply<const N: usize>(checks: &[RowCheck], mut binding: Row<N>, values: &ValueStore) -> Option<Row<N>> {
         for check in checks {
             match check {
                 RowCheck::Compare { op, domain, left, right } => {

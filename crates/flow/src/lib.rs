@@ -24,7 +24,7 @@ mod row;
 pub use cluster::{on_lost_peer, text_owner, Cluster, Connection, Dictionary};
 pub use row::{Row, MAX_WIDTH};
 
-use ir::{Const, FactsByPred, Interner, PredId, Program, RuleId, Tuple, Tuples};
+use ir::{FactsByPred, PredId, Program, RuleId, Tuple, Tuples, ValueStore};
 use plan::ProgramPlan;
 use render::Epoch;
 use rustc_hash::{FxHashSet, FxHasher};
@@ -94,13 +94,11 @@ pub fn check(plan: &ProgramPlan, program: &Program) -> Result<(), Error> {
 /// One worker's share of a batch of input changes: relation, row and diff.
 type WorkerShare = Vec<(usize, Row, isize)>;
 
-/// What a worker is sent per epoch: its share of the batch, and the texts of values as
-/// they are when the batch is applied (which ordering comparisons of symbols read).
+/// What a worker is sent per epoch: its share of the batch.
 struct Command {
     changes: WorkerShare,
     /// With placement at the owner: requests for input rows (relation, row, insert?).
     requests: Vec<(usize, Row, bool)>,
-    values: Interner<Const>,
 }
 
 /// A running dataflow: the workers, and the input as the batches left it.
@@ -117,8 +115,6 @@ pub struct Flow {
     derived: Vec<bool>,
     /// The input facts now in the dataflow.
     present: FxHashSet<(usize, Row)>,
-    /// The texts of values, sent with every batch ([`Flow::set_values`]).
-    values: Interner<Const>,
     /// Whether input rows are placed at their owner ([`Flow::start_placed`]).
     placed: bool,
 }
@@ -156,6 +152,7 @@ impl Flow {
         let receivers = Arc::new(Mutex::new(receivers.into_iter().map(Some).collect::<Vec<_>>()));
         let (report, reports) = channel();
         let shared = Arc::clone(&blueprint);
+        let values = program.consts.clone();
         let config = timely::WorkerConfig::default();
         let started = timely::execute::execute_from(allocators, network, config, move |worker| {
             let commands = receivers.lock().ok().and_then(|mut r| r[worker.index() % workers].take());
@@ -163,9 +160,9 @@ impl Flow {
             let gather = render::Gather { processes, workers, placed };
             // Rows are as wide as the program needs: chosen once, for the whole dataflow.
             match shared.width() {
-                0..=2 => serve::<2>(worker, &shared, &commands, &report, gather),
-                3..=4 => serve::<4>(worker, &shared, &commands, &report, gather),
-                _ => serve::<MAX_WIDTH>(worker, &shared, &commands, &report, gather),
+                0..=2 => serve::<2>(worker, &shared, &commands, &report, gather, &values),
+                3..=4 => serve::<4>(worker, &shared, &commands, &report, gather, &values),
+                _ => serve::<MAX_WIDTH>(worker, &shared, &commands, &report, gather, &values),
             }
         });
         let guards = match started {
@@ -181,18 +178,8 @@ impl Flow {
             arity: blueprint.arity.clone(),
             derived: blueprint.derived.clone(),
             present: FxHashSet::default(),
-            values: program.consts.clone(),
             placed,
         })
-    }
-
-    /// Gives later batches the current texts of values: a batch may bring values the
-    /// program had not interned when the flow started, and an ordering comparison of
-    /// symbols reads their texts. In a cluster every process must intern the same
-    /// values in the same order before the batch that uses them (dlc reads all batches
-    /// before the cluster starts, and its digest covers every value).
-    pub fn set_values(&mut self, values: &Interner<Const>) {
-        self.values = values.clone();
     }
 
     /// Whether input rows are placed at their owner ([`Flow::start_placed`]): batches
@@ -244,9 +231,11 @@ impl Flow {
                 }
             }
         }
-        let sent = self.commands.iter().zip(shares).all(|(command, changes)| {
-            command.send(Command { changes, requests: Vec::new(), values: self.values.clone() }).is_ok()
-        });
+        let sent = self
+            .commands
+            .iter()
+            .zip(shares)
+            .all(|(command, changes)| command.send(Command { changes, requests: Vec::new() }).is_ok());
         if !sent {
             return Err(self.failure());
         }
@@ -290,9 +279,11 @@ impl Flow {
                 }
             }
         }
-        let sent = self.commands.iter().zip(shares).all(|(command, requests)| {
-            command.send(Command { changes: Vec::new(), requests, values: self.values.clone() }).is_ok()
-        });
+        let sent = self
+            .commands
+            .iter()
+            .zip(shares)
+            .all(|(command, requests)| command.send(Command { changes: Vec::new(), requests }).is_ok());
         if !sent {
             return Err(self.failure());
         }
@@ -343,21 +334,17 @@ fn serve<const N: usize>(
     commands: &Receiver<Command>,
     report: &Sender<Vec<u32>>,
     gather: render::Gather,
+    values: &ValueStore,
 ) {
     let changes = render::SeenChanges::default();
-    let values = render::Values::default();
-    let mut handles = render::build_dataflow::<N>(worker, blueprint, changes.clone(), gather, &values);
+    let mut handles = render::build_dataflow::<N>(worker, blueprint, changes.clone(), gather, values);
     if worker.index() == 0 {
         handles.unit.insert(Row::EMPTY);
     }
     let mut epoch: Epoch = 0;
     // Each batch is one epoch: apply this worker's share of the changes, close the
     // epoch on every input, and run until the outputs have caught up with it.
-    while let Ok(Command { changes: batch, requests, values: texts }) = commands.recv() {
-        // Replaced while the dataflow is idle: every worker of this process has
-        // passed the last epoch, and no row of this one reaches a comparison
-        // before its worker steps again.
-        *values.borrow_mut() = texts;
+    while let Ok(Command { changes: batch, requests }) = commands.recv() {
         for (pred, row, diff) in batch {
             handles.inputs[pred].update(Row::new(row.values()), diff);
         }

@@ -12,6 +12,7 @@ use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
 use differential_dataflow::operators::iterate::VecVariable;
 use differential_dataflow::trace::implementations::{KeySpine, ValSpine};
 use differential_dataflow::{AsCollection, VecCollection};
+use ir::ValueStore;
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -43,10 +44,6 @@ type Negated = (usize, Vec<usize>);
 
 /// Keys arranged by themselves: the rows a negated atom blocks, on its bound columns.
 type KeyArrangement<'s, T, const N: usize> = Arranged<'s, TraceAgent<KeySpine<Row<N>, T, isize>>>;
-
-/// The texts of values, which an ordering comparison of symbols reads. Each worker holds
-/// its own copy, replaced between epochs (a batch may bring new values).
-pub(crate) type Values = Rc<RefCell<ir::Interner<ir::Const>>>;
 
 /// Changes to derived relations that a worker saw in its part of the output, flat: per
 /// change its relation's index, its diff (as an `i32`'s bits) and the row's values, as
@@ -162,10 +159,10 @@ fn build<const N: usize>(parts: &[ValueSource], binding: &Row<N>) -> Row<N> {
 
 /// `binding` after the comparisons and computed columns `checks`, or `None` where one
 /// fails; a rule without them (most rules) does not touch the dictionary.
-fn checked<const N: usize>(checks: &[RowCheck], binding: Row<N>, values: &Values) -> Option<Row<N>> {
+fn checked<const N: usize>(checks: &[RowCheck], binding: Row<N>, values: &ValueStore) -> Option<Row<N>> {
     match checks.is_empty() {
         true => Some(binding),
-        false => RowCheck::apply(checks, binding, &values.borrow()),
+        false => RowCheck::apply(checks, binding, values),
     }
 }
 
@@ -198,14 +195,14 @@ fn render_rule<'s, T: Timestamp + Lattice + Ord, const N: usize>(
     rule: &RuleDataflow,
     relations: &mut Relations<'s, T, N>,
     unit: &Relation<'s, T, N>,
-    values: &Values,
+    values: &ValueStore,
 ) -> Relation<'s, T, N> {
     if let Some(reduction) = rule.reduce {
         return reduce(reduction, relations.get(reduction.pred));
     }
     let project = rule.project.clone();
     let row_checks = rule.checks.row.clone();
-    let dictionary = Rc::clone(values);
+    let dictionary = values.clone();
     let Some(scan) = &rule.scan else {
         let start = unit.clone().flat_map(move |b| checked(&row_checks, b, &dictionary));
         return anti_joins(start, &rule.checks, relations).map(move |b| build(&project, &b));
@@ -221,7 +218,7 @@ fn render_rule<'s, T: Timestamp + Lattice + Ord, const N: usize>(
         let left_key = join.left_key.clone();
         let left = binding.map(move |b| (build(&left_key, &b), b)).arrange_by_key();
         let (repeats, keep_left, keep_right) = (join.repeats.clone(), join.keep_left.clone(), join.keep_right.clone());
-        let (row_checks, dictionary) = (join.checks.row.clone(), Rc::clone(values));
+        let (row_checks, dictionary) = (join.checks.row.clone(), values.clone());
         let joined = left.join_core(right, move |_key, b: &Row<N>, row: &Row<N>| {
             if !repeats_hold(row, &repeats) {
                 return None;
@@ -269,7 +266,7 @@ fn union<'s, T: Timestamp + Lattice + Ord, const N: usize>(
     given: Relation<'s, T, N>,
     relations: &mut Relations<'s, T, N>,
     unit: &Relation<'s, T, N>,
-    values: &Values,
+    values: &ValueStore,
 ) -> Relation<'s, T, N> {
     let mut all = given;
     for rule in blueprint_rules.iter().filter(|r| r.head == pred) {
@@ -318,7 +315,7 @@ pub(crate) fn build_dataflow<const N: usize>(
     blueprint: &Blueprint,
     changes: SeenChanges,
     gather: Gather,
-    values: &Values,
+    values: &ValueStore,
 ) -> Handles<N> {
     let count = blueprint.arity.len();
     worker.dataflow::<Epoch, _, _>(|scope| {

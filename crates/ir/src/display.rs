@@ -68,7 +68,7 @@ pub fn write_constant(f: &mut impl fmt::Write, text: &str) -> fmt::Result {
 impl fmt::Display for DisplayValue<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.1 {
-            Value::Symbol(c) => write_constant(f, self.0.consts.text(c)),
+            Value::Symbol(c) => write_constant(f, &self.0.consts.text(c)),
             Value::Number(n) => write!(f, "{n}"),
             Value::Unsigned(n) => write!(f, "{n}"),
         }
@@ -192,11 +192,11 @@ impl Program {
     }
 
     /// A value's plain text, as facts files and `-D` hold it: a symbol's text unquoted.
-    pub fn value_text(&self, value: Value) -> std::borrow::Cow<'_, str> {
+    pub fn value_text(&self, value: Value) -> String {
         match value {
-            Value::Symbol(c) => std::borrow::Cow::Borrowed(self.consts.text(c)),
-            Value::Number(n) => std::borrow::Cow::Owned(n.to_string()),
-            Value::Unsigned(n) => std::borrow::Cow::Owned(n.to_string()),
+            Value::Symbol(c) => self.consts.text(c).to_string(),
+            Value::Number(n) => n.to_string(),
+            Value::Unsigned(n) => n.to_string(),
         }
     }
 }

@@ -11,12 +11,6 @@ use std::sync::Arc;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Symbol(pub u32);
 
-/// An interned constant value. Values are untyped and identified by their text, so the
-/// literal `a`, the string `"a"` and a facts-file field `a` are one `Const`. Evaluation
-/// works on the raw `u32`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Const(pub u32);
-
 /// Maps strings to dense ids of type `T` and back.
 ///
 /// The table is shared copy-on-write: cloning an interner (as every rewritten program
@@ -34,7 +28,7 @@ pub struct Interner<T> {
 /// their hashes: it finds a string's id by hashing the text once and comparing against
 /// the buffer, and it grows without reading a single text.
 #[derive(Clone)]
-struct Table {
+pub(crate) struct Table {
     /// Entries [`Slot`], found by the hash of their text.
     index: HashTable<Slot>,
     /// Every text, one after another, in id order.
@@ -58,7 +52,7 @@ struct Slot {
 
 /// 32 bits of the hash of a text; only the bytes are hashed (`str`'s `Hash` adds a
 /// terminator byte, which a table of strings alone does not need).
-fn hash_text(text: &str) -> u32 {
+pub(crate) fn hash_text(text: &str) -> u32 {
     let mut hasher = FxHasher::default();
     hasher.write(text.as_bytes());
     (hasher.finish() >> 32) as u32
@@ -79,17 +73,21 @@ fn text_of<'a>(buffer: &'a str, bounds: &[usize], id: u32) -> &'a str {
 }
 
 impl Table {
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.bounds.len() - 1
     }
 
-    fn find(&self, hash: u32, text: &str) -> Option<u32> {
+    pub(crate) fn text(&self, id: u32) -> &str {
+        text_of(&self.buffer, &self.bounds, id)
+    }
+
+    pub(crate) fn find(&self, hash: u32, text: &str) -> Option<u32> {
         let eq = |s: &Slot| s.hash == hash && text_of(&self.buffer, &self.bounds, s.id) == text;
         self.index.find(table_hash(hash), eq).map(|s| s.id)
     }
 
     /// The id of `text` (whose hash is `hash`), added if new: one probe of the index.
-    fn intern(&mut self, hash: u32, text: &str) -> u32 {
+    pub(crate) fn intern(&mut self, hash: u32, text: &str) -> u32 {
         let Table { index, buffer, bounds } = self;
         let eq = |s: &Slot| s.hash == hash && text_of(buffer, bounds, s.id) == text;
         match index.entry(table_hash(hash), eq, |s| table_hash(s.hash)) {
@@ -132,15 +130,6 @@ pub trait InternId: Copy {
 impl InternId for Symbol {
     fn from_index(index: u32) -> Self {
         Symbol(index)
-    }
-    fn index(self) -> u32 {
-        self.0
-    }
-}
-
-impl InternId for Const {
-    fn from_index(index: u32) -> Self {
-        Const(index)
     }
     fn index(self) -> u32 {
         self.0
@@ -206,7 +195,7 @@ mod tests {
 
     #[test]
     fn clones_share_until_one_interns_something_new() {
-        let mut a: Interner<Const> = Interner::default();
+        let mut a: Interner<Symbol> = Interner::default();
         let x = a.intern("x");
         let mut b = a.clone();
         assert!(Arc::ptr_eq(&a.table, &b.table));
@@ -218,8 +207,8 @@ mod tests {
         assert_eq!(a.len(), 1);
         let mut c = a.clone();
         let mut many = c.interning();
-        assert_eq!((many.intern("x"), many.intern("z")), (x, Const(1)));
-        assert_eq!((c.text(Const(1)), a.get("z")), ("z", None), "a handle interns into its own copy");
+        assert_eq!((many.intern("x"), many.intern("z")), (x, Symbol(1)));
+        assert_eq!((c.text(Symbol(1)), a.get("z")), ("z", None), "a handle interns into its own copy");
     }
 
     #[test]
@@ -242,7 +231,7 @@ mod tests {
 
     #[test]
     fn debug_lists_the_texts_in_id_order() {
-        let mut interner: Interner<Const> = Interner::default();
+        let mut interner: Interner<Symbol> = Interner::default();
         interner.intern("b");
         interner.intern("a");
         assert_eq!(format!("{interner:?}"), r#"Interner { texts: ["b", "a"] }"#);

@@ -15,6 +15,7 @@ mod intern;
 mod program;
 mod tuples;
 mod validate;
+mod values;
 
 pub use adornment::{Adornment, Bf};
 pub use diag::{FileId, Span};
@@ -24,10 +25,11 @@ pub use display::{
 };
 pub use expr::{BinOp, DisplayExpr, Expr, ExprNode, UnOp, PREFIX_PRECEDENCE};
 pub use graph::strongly_connected;
-pub use intern::{Const, InternId, Interner, Interning, Symbol};
+pub use intern::{InternId, Interner, Symbol};
 pub use program::{
     integer_value, parse_integer, unsigned_value, AggregateOp, Aggregation, Atom, CmpOp, Comparison, Fact, Origin,
     Pred, PredId, PredKind, PredName, Program, Query, Rule, RuleId, Term, TermKind, Value, ValueType,
 };
 pub use tuples::{one_per_fact, radix_sort, FactsByPred, Tally, Tuple, Tuples, Update};
 pub use validate::{validate, IrError};
+pub use values::{Const, Text, Texts, ValueStore};

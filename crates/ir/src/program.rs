@@ -1,6 +1,6 @@
 //! The program: predicate arena, rules, inline facts and the query.
 
-use crate::{Adornment, Const, Expr, Interner, Span, Symbol};
+use crate::{Adornment, Const, Expr, Interner, Span, Symbol, ValueStore};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Index of a predicate in [`Program::preds`].
@@ -299,14 +299,17 @@ impl CmpOp {
     /// operator: identity for `=` and `!=`; for the others the order of the type: signed
     /// or unsigned 32-bit integers, or symbols by their text (`values`, which a caller
     /// without symbols to order may leave out), byte by byte.
-    pub fn holds_for(self, a: u32, b: u32, ty: ValueType, values: Option<&Interner<Const>>) -> bool {
+    pub fn holds_for(self, a: u32, b: u32, ty: ValueType, values: Option<&ValueStore>) -> bool {
         let order = match (self, ty) {
             (CmpOp::Eq, _) => return a == b,
             (CmpOp::Ne, _) => return a != b,
             (_, ValueType::Number) => (a as i32).cmp(&(b as i32)),
             (_, ValueType::Unsigned) => a.cmp(&b),
             (_, ValueType::Symbol) => match values {
-                Some(values) => values.text(Const(a)).cmp(values.text(Const(b))),
+                Some(values) => {
+                    let texts = values.texts();
+                    texts.text(Const(a)).cmp(texts.text(Const(b)))
+                }
                 None => return false,
             },
         };
@@ -540,7 +543,7 @@ impl Query {
 #[derive(Clone, Debug, Default)]
 pub struct Program {
     pub symbols: Interner<Symbol>,
-    pub consts: Interner<Const>,
+    pub consts: ValueStore,
     pub preds: Vec<Pred>,
     pub rules: Vec<Rule>,
     pub facts: Vec<Fact>,

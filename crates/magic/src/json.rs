@@ -109,11 +109,8 @@ impl MagicProgram {
     /// The whole rewrite's JSON view.
     pub fn to_json(&self) -> RewriteJson {
         let p = &self.program;
-        let constants = p
-            .query
-            .as_ref()
-            .map(|q| q.constants().into_iter().map(|c| p.value_text(c).into_owned()).collect())
-            .unwrap_or_default();
+        let constants =
+            p.query.as_ref().map(|q| q.constants().into_iter().map(|c| p.value_text(c)).collect()).unwrap_or_default();
         RewriteJson {
             query: QueryJson {
                 predicate: p.pred_name(self.query_pred),

@@ -328,9 +328,6 @@ pub trait Backend {
     }
     /// The threads a recomputation (a check) may use.
     fn threads(&self) -> Threads;
-    /// Gives later batches the current texts of values (a batch may bring new ones, and
-    /// ordering comparisons of symbols read them).
-    fn set_values(&mut self, values: &ir::Interner<ir::Const>);
     /// The native engine's database, which proofs read (the order in which facts were
     /// derived); `None` for an engine that keeps no such order.
     fn proofs(&self) -> Option<&Database>;
@@ -360,10 +357,6 @@ impl Backend for Maintained {
 
     fn threads(&self) -> Threads {
         Maintained::threads(self)
-    }
-
-    fn set_values(&mut self, values: &ir::Interner<ir::Const>) {
-        Maintained::set_values(self, values);
     }
 
     fn proofs(&self) -> Option<&Database> {
@@ -471,10 +464,6 @@ impl Backend for Differential {
 
     fn threads(&self) -> Threads {
         self.threads
-    }
-
-    fn set_values(&mut self, values: &ir::Interner<ir::Const>) {
-        self.flow.set_values(values);
     }
 
     fn proofs(&self) -> Option<&Database> {

@@ -44,7 +44,7 @@ pub struct OwnDemand {
 /// program is evaluated. An evaluation that stops says why, in a line.
 pub fn own_demand(
     source: &Program,
-    values: &ir::Interner<ir::Const>,
+    values: &ir::ValueStore,
     db: &Database,
     fact: &Fact,
     max_tuples: u32,

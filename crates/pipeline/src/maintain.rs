@@ -188,7 +188,6 @@ impl Maintainer {
     /// (`keep_record`); without it they are skipped.
     pub fn apply(&mut self, update: &Update, recompute: bool, check: bool) -> Result<BatchOutcome, Error> {
         let start = Instant::now();
-        self.state.set_values(&self.program.consts);
         let change = self.state.apply(update, Listing { up_to: self.list_up_to, net: true })?;
         let elapsed = start.elapsed();
         if let Some(record) = &mut self.record {

@@ -305,7 +305,7 @@ mod tests {
     fn random_database() -> (ir::Program, Database) {
         let text = "P(X) <- A(X).\nQ(X,Y) <- B(X,Y).\nT(X,Y,Z) <- C(X,Y,Z).\n";
         let (program, diagnostics) = syntax::parse_program(text, ir::FileId(0));
-        let mut program = program.unwrap_or_else(|| panic!("{diagnostics:?}"));
+        let program = program.unwrap_or_else(|| panic!("{diagnostics:?}"));
         for n in 0..3000 {
             assert_eq!(program.consts.intern(&n.to_string()).0, n);
         }

@@ -838,7 +838,8 @@ mod tests {
                     let mut p = program();
                     let (facts, diagnostics) = parse_delimited_facts(&line, FILE, "New", separator, &mut p);
                     assert!(diagnostics.is_empty(), "{line:?}: {diagnostics:?}");
-                    let read: Vec<&str> = facts[0].values.iter().map(|&c| p.consts.text(ir::Const(c))).collect();
+                    let read: Vec<String> =
+                        facts[0].values.iter().map(|&c| p.consts.text(ir::Const(c)).to_string()).collect();
                     let expected = if only_field { vec![*a] } else { vec![*a, b] };
                     assert_eq!(read, expected, "{line:?}");
                 }
@@ -1101,7 +1102,7 @@ mod tests {
         let texts = facts
             .iter()
             .map(|f| {
-                let text = |(i, &c): (usize, &u32)| p.value_text(p.value(f.pred, i, c)).into_owned();
+                let text = |(i, &c): (usize, &u32)| p.value_text(p.value(f.pred, i, c));
                 (p.pred_name(f.pred), f.values.iter().enumerate().map(text).collect())
             })
             .collect();
@@ -1249,8 +1250,8 @@ mod tests {
             let mut typed_iter = typed_facts.iter();
             let mut refused = 0;
             for fact in &verbatim_facts {
-                let field = verbatim.consts.text(ir::Const(fact.values[0]));
-                let Some(number) = ir::parse_integer(field).and_then(|n| i32::try_from(n).ok()) else {
+                let field = verbatim.consts.text(ir::Const(fact.values[0])).to_string();
+                let Some(number) = ir::parse_integer(&field).and_then(|n| i32::try_from(n).ok()) else {
                     refused += 1;
                     continue;
                 };
@@ -1259,7 +1260,7 @@ mod tests {
                 let read = read.unwrap();
                 proptest::prop_assert_eq!(read.values[0], number as u32);
                 proptest::prop_assert_eq!(read.span, fact.span);
-                let (a, b) = (typed.consts.text(ir::Const(read.values[1])), verbatim.consts.text(ir::Const(fact.values[1])));
+                let (a, b) = (typed.consts.text(ir::Const(read.values[1])).to_string(), verbatim.consts.text(ir::Const(fact.values[1])).to_string());
                 proptest::prop_assert_eq!(a, b);
             }
             proptest::prop_assert!(typed_iter.next().is_none());

@@ -342,9 +342,7 @@ mod tests {
         let diagnostics = read_souffle_facts(src, FILE, pred, delimiter, format, &mut p, &mut facts);
         let tuples = facts
             .iter()
-            .map(|f| {
-                f.values.iter().enumerate().map(|(i, &v)| p.value_text(p.value(pred, i, v)).into_owned()).collect()
-            })
+            .map(|f| f.values.iter().enumerate().map(|(i, &v)| p.value_text(p.value(pred, i, v))).collect())
             .collect();
         let reports = diagnostics
             .iter()

@@ -13,7 +13,7 @@ fn ok(src: &str) -> SouffleProgram {
 
 /// The text of the first field of each fact in the program, in order.
 fn first_fields(s: &SouffleProgram) -> Vec<String> {
-    s.program.facts.iter().map(|f| s.program.value_text(s.program.value(f.pred, 0, f.values[0])).into_owned()).collect()
+    s.program.facts.iter().map(|f| s.program.value_text(s.program.value(f.pred, 0, f.values[0]))).collect()
 }
 
 fn rules(p: &Program) -> Vec<String> {
@@ -68,7 +68,7 @@ fn multiple_heads_disjunction_facts_and_constants() {
         .iter()
         .map(|f| {
             (0..f.values.len())
-                .map(|i| s.program.value_text(s.program.value(f.pred, i, f.values[i])).into_owned())
+                .map(|i| s.program.value_text(s.program.value(f.pred, i, f.values[i])))
                 .collect::<Vec<_>>()
                 .join(",")
         })

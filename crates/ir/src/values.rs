@@ -1,0 +1,164 @@
+//! The value store: the texts behind the symbol values tuples hold by id. A program, the
+//! programs rewritten from it and the engines evaluating them share one store, and
+//! functors that make strings while a rule runs (`cat`, `substr`, `to_string`) add to it,
+//! so a value made on any thread means the same text everywhere.
+
+use crate::intern::{hash_text, Table};
+use parking_lot::{MappedRwLockReadGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::fmt;
+use std::sync::Arc;
+
+/// A symbol value: the id of a text in a [`ValueStore`]. Values are identified by their
+/// text, so the literal `a`, the string `"a"`, a facts-file field `a` and a string a
+/// functor computes as `"a"` are one `Const`. Evaluation works on the raw `u32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Const(pub u32);
+
+/// The texts of a program's symbol values, each with a dense id, in the order they were
+/// first met.
+///
+/// Clones share the store: a text added through one is seen through all, with the same
+/// id. The store only grows: a value stays after the last fact holding it is deleted,
+/// which is safe because an id is never reused for another text (a later fact with the
+/// same text gets the same id back), and it costs only the text's bytes.
+///
+/// Reads share a lock and adding a text takes it alone, so a reader must not hold a
+/// [`Text`] or [`Texts`] across an [`ValueStore::intern`] on the same thread.
+#[derive(Clone, Default)]
+pub struct ValueStore {
+    table: Arc<RwLock<Table>>,
+}
+
+/// The text of one value, borrowed from the store (see [`ValueStore::text`]).
+pub type Text<'a> = MappedRwLockReadGuard<'a, str>;
+
+/// The store held for reading many texts in a row, with one lock (see
+/// [`ValueStore::texts`]).
+pub struct Texts<'a> {
+    table: RwLockReadGuard<'a, Table>,
+}
+
+impl Texts<'_> {
+    pub fn text(&self, id: Const) -> &str {
+        self.table.text(id.0)
+    }
+
+    pub fn get(&self, text: &str) -> Option<Const> {
+        self.table.find(hash_text(text), text).map(Const)
+    }
+}
+
+/// See [`ValueStore::interning`].
+pub struct Interning<'a> {
+    table: RwLockWriteGuard<'a, Table>,
+}
+
+impl Interning<'_> {
+    /// [`ValueStore::intern`].
+    pub fn intern(&mut self, text: &str) -> Const {
+        Const(self.table.intern(hash_text(text), text))
+    }
+}
+
+impl ValueStore {
+    /// The id of `text`, added if new.
+    pub fn intern(&self, text: &str) -> Const {
+        let hash = hash_text(text);
+        // Most texts a running rule makes exist already: look them up without excluding
+        // the other threads' readers.
+        if let Some(id) = self.table.read_recursive().find(hash, text) {
+            return Const(id);
+        }
+        Const(self.table.write().intern(hash, text))
+    }
+
+    /// A handle adding many texts in a row under one lock (loading a facts file).
+    pub fn interning(&self) -> Interning<'_> {
+        Interning { table: self.table.write() }
+    }
+
+    pub fn get(&self, text: &str) -> Option<Const> {
+        self.table.read_recursive().find(hash_text(text), text).map(Const)
+    }
+
+    /// The text of `id`, which must be a value of this store.
+    pub fn text(&self, id: Const) -> Text<'_> {
+        RwLockReadGuard::map(self.table.read_recursive(), |table| table.text(id.0))
+    }
+
+    /// The store held for reading: printers and comparisons that read many texts take
+    /// the lock once.
+    pub fn texts(&self) -> Texts<'_> {
+        Texts { table: self.table.read_recursive() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.table.read_recursive().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether two handles are one store.
+    pub fn same_store(&self, other: &ValueStore) -> bool {
+        Arc::ptr_eq(&self.table, &other.table)
+    }
+}
+
+impl fmt::Debug for ValueStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ValueStore").field("texts", &*self.table.read_recursive()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clones_share_one_store() {
+        let a = ValueStore::default();
+        let x = a.intern("x");
+        let b = a.clone();
+        assert!(a.same_store(&b));
+        assert_eq!(b.intern("x"), x);
+        let y = b.intern("y");
+        assert_eq!((a.get("y"), &*a.text(y)), (Some(y), "y"), "a text added through a clone is seen by all");
+        let mut many = a.interning();
+        assert_eq!((many.intern("x"), many.intern("z")), (x, Const(2)));
+        drop(many);
+        let texts = b.texts();
+        assert_eq!((texts.text(Const(2)), texts.get("z")), ("z", Some(Const(2))));
+        // Reading again while a read is held does not wait.
+        assert_eq!(&*a.text(x), "x");
+    }
+
+    #[test]
+    fn threads_adding_the_same_texts_agree_on_their_ids() {
+        let store = ValueStore::default();
+        let ids: Vec<Vec<Const>> = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..4)
+                .map(|t| {
+                    let store = store.clone();
+                    s.spawn(move || (0..500).map(|i| store.intern(&format!("v{}", (i * (t + 1)) % 500))).collect())
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        assert_eq!(store.len(), 500);
+        for (t, ids) in ids.iter().enumerate() {
+            for (i, id) in ids.iter().enumerate() {
+                assert_eq!(&*store.text(*id), format!("v{}", (i * (t + 1)) % 500));
+            }
+        }
+    }
+
+    #[test]
+    fn debug_lists_the_texts_in_id_order() {
+        let store = ValueStore::default();
+        store.intern("b");
+        store.intern("a");
+        assert_eq!(format!("{store:?}"), r#"ValueStore { texts: ["b", "a"] }"#);
+    }
+}
