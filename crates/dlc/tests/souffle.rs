@@ -44,12 +44,17 @@ fn every_fixture_writes_its_expected_files_in_every_mode() {
         let expected = files(&dir.join("expected"));
         assert!(!expected.is_empty(), "{name} has no expected files");
         let relative = |p: &str| format!("fixtures/souffle/{name}/{p}");
+        // The flags of Soufflé's command line the fixture is run with, one a line
+        // (paths relative to the repository's root), in its `args` file if it has one.
+        let fixture_flags = std::fs::read_to_string(dir.join("args")).unwrap_or_default();
+        let fixture_flags: Vec<&str> = fixture_flags.lines().filter(|l| !l.is_empty()).collect();
         for (mode, flags) in
             [("default", &[][..]), ("no_magic", &["--no-magic"]), ("reference", &["--engine", "reference"])]
         {
             let out = scratch(&format!("{name}-{mode}"));
             let (prog, input) = (relative("prog.dl"), relative("in"));
             let mut args = vec![prog.as_str(), "-F", input.as_str(), "-D", out.to_str().unwrap(), "--no-timing"];
+            args.extend_from_slice(&fixture_flags);
             args.extend_from_slice(flags);
             let run = dlc(&args);
             assert_eq!(run.code, 0, "{name} {mode} failed:\n{}", run.stderr);

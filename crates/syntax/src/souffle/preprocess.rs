@@ -390,7 +390,8 @@ impl Pre<'_> {
         out
     }
 
-    /// Whether the file passes its `.once` (false when it passed it before).
+    /// Whether the file passes its `.once` or `#pragma once` (false when it passed one
+    /// before).
     fn once(&mut self, file: FileId) -> bool {
         self.once.insert(self.includes.identity(file))
     }
@@ -522,6 +523,15 @@ impl Pre<'_> {
                 Diagnostic::warning(Code::PREPROCESSOR_WARNING, format!("`#warning{}`", rest.trim_end()))
                     .with_primary(tok.span, "here"),
             ),
+            // cpp reads a file with `#pragma once` once: included again, nothing of it
+            // is read (the pragma stands first, before what it keeps from being read twice).
+            "pragma" if rest.trim() == "once" || rest.trim().starts_with("once ") => {
+                if !self.once(file) {
+                    if let Some(Frame::File { conditions: base, .. }) = stream.frames.pop() {
+                        conditions.truncate(base);
+                    }
+                }
+            }
             // What cpp passes on and Soufflé passes over: line markers (`# 12 "f.dl"`),
             // `#line` (Soufflé reports positions by them; dlc's reports point into the
             // files themselves), `#pragma`, `#ident`, and `#` alone.
@@ -1323,7 +1333,7 @@ mod tests {
         assert_eq!(diagnostics[0].message, "`#warning look here`");
         // A `#warning` in a section not read says nothing.
         assert_eq!(expanded("#if 0\n#warning no\n#endif\na"), "a");
-        assert_eq!(expanded("#line 40 \"z.dl\"\n# 1 \"a.dl\" 2\n#pragma once\n#\na"), "a");
+        assert_eq!(expanded("#line 40 \"z.dl\"\n# 1 \"a.dl\" 2\n#pragma omp\n#\na"), "a");
         assert_eq!(reported("#frobnicate\n").0, "E0001");
         assert_eq!(reported("#error stop\n"), ("E0001", "`#error stop`".to_string()));
     }
