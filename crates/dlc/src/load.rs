@@ -490,13 +490,13 @@ impl syntax::souffle::Includes for IncludeFiles<'_> {
         // `join` of an absolute path is that path, in whichever directory.
         let found = dirs.iter().map(|dir| dir.join(path)).find(|p| p.is_file());
         let Some(full) = found.or_else(|| Path::new(path).is_absolute().then(|| PathBuf::from(path))) else {
-            let shown: Vec<String> = dirs
-                .iter()
-                .map(|d| match d.as_os_str().is_empty() {
-                    true => "`.`".to_string(),
-                    false => format!("`{}`", d.display()),
-                })
-                .collect();
+            let mut shown: Vec<String> = Vec::new();
+            for dir in &dirs {
+                let dir = if dir.as_os_str().is_empty() { "`.`".to_string() } else { format!("`{}`", dir.display()) };
+                if !shown.contains(&dir) {
+                    shown.push(dir);
+                }
+            }
             return Err(format!("it is in none of {}", shown.join(", ")));
         };
         // A file that includes itself, directly or through others, would be spliced in

@@ -406,9 +406,12 @@ impl Pre<'_> {
         angled: bool,
         span: Span,
     ) {
+        // As in cpp, an include that fails ends the reading: what follows would mostly
+        // report what the file would have declared.
         let files = stream.frames.iter().filter(|f| matches!(f, Frame::File { .. })).count();
         if files > MAX_INCLUDE_DEPTH {
             self.diagnostics.push(too_deep(span));
+            stream.frames.clear();
             return;
         }
         match self.includes.include(from, path, angled) {
@@ -416,7 +419,10 @@ impl Pre<'_> {
                 self.texts.files.push((id, text));
                 stream.frames.push(self.file_frame(id, conditions.len()));
             }
-            Err(e) => self.diagnostics.push(cannot_include(path, &e, span)),
+            Err(e) => {
+                self.diagnostics.push(cannot_include(path, &e, span));
+                stream.frames.clear();
+            }
         }
     }
 

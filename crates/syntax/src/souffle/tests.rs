@@ -547,9 +547,13 @@ fn dot_include_once_and_a_bare_type() {
     assert_eq!(codes, [Code::DEPRECATED_SOUFFLE]);
     let s = program.expect("the second include stops at `.once`: `e` is declared once");
     assert_eq!(s.program.pred(s.outputs[0].pred).types, [ValueType::Symbol]);
+    // A failed include ends the reading, as in cpp.
     let (_, diagnostics) = parse_program(".include \"nope.dl\"\n.include nope\n", FILE, &mut Files);
     let codes: Vec<Code> = diagnostics.iter().map(|d| d.code).collect();
-    assert_eq!(codes, [Code::UNREADABLE_FILE, Code::PARSE]);
+    assert_eq!(codes, [Code::UNREADABLE_FILE]);
+    let (_, diagnostics) = parse_program(".include nope\n", FILE, &mut Files);
+    let codes: Vec<Code> = diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, [Code::PARSE]);
 }
 
 #[test]
