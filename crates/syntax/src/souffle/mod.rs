@@ -308,7 +308,7 @@ fn front_for_query(
     let mut diagnostics = Vec::new();
     let mut texts = Texts::new(vec![(file, src.to_string())]);
     if let Some((id, text)) = prelude {
-        texts.files.push((id, text.to_string()));
+        texts.add(id, text.to_string());
     }
     let preprocessed = preprocess(file, prelude.map(|(id, _)| id), &mut texts, includes, &mut diagnostics);
     let tokens = if diag::has_errors(&diagnostics) { Vec::new() } else { preprocessed.tokens.clone() };

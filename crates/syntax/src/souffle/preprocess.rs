@@ -49,7 +49,9 @@ impl Tok {
 
 /// The texts of the files read, for the text of a token.
 pub(super) struct Texts {
-    pub files: Vec<(FileId, String)>,
+    /// Each file's text, by the file's id (a program of many files looks its texts up
+    /// once a token).
+    files: HashMap<FileId, String>,
     /// The texts the preprocessor made (see [`Tok`]).
     pub made: Vec<String>,
 }
@@ -57,11 +59,16 @@ pub(super) struct Texts {
 impl Texts {
     /// The texts of `files`, nothing made yet.
     pub fn new(files: Vec<(FileId, String)>) -> Texts {
-        Texts { files, made: Vec::new() }
+        Texts { files: files.into_iter().collect(), made: Vec::new() }
+    }
+
+    /// Adds the text of a file.
+    pub fn add(&mut self, file: FileId, text: String) {
+        self.files.insert(file, text);
     }
 
     pub fn text(&self, span: Span) -> &str {
-        self.files.iter().find(|(f, _)| *f == span.file).map_or("", |(_, t)| t.get(span.range()).unwrap_or(""))
+        self.file_text(span.file).get(span.range()).unwrap_or("")
     }
 
     /// The text of a token.
@@ -73,7 +80,7 @@ impl Texts {
     }
 
     pub fn file_text(&self, file: FileId) -> &str {
-        self.files.iter().find(|(f, _)| *f == file).map_or("", |(_, t)| t)
+        self.files.get(&file).map_or("", String::as_str)
     }
 
     fn make(&mut self, text: String) -> u32 {
@@ -416,7 +423,7 @@ impl Pre<'_> {
         }
         match self.includes.include(from, path, angled) {
             Ok((id, text)) => {
-                self.texts.files.push((id, text));
+                self.texts.add(id, text);
                 stream.frames.push(self.file_frame(id, conditions.len()));
             }
             Err(e) => {
