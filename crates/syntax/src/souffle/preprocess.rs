@@ -111,16 +111,27 @@ impl Preprocessed {
     /// from (up to three, each with the uses it came from in turn): the report points at
     /// the `#define`, and says which expansion.
     pub fn mark_expansions(&self, diagnostics: &mut [Diagnostic]) {
-        if self.expansions.is_empty() {
+        // The tokens of macros' bodies by where they are: (file, start, end, expansion).
+        let mut marks: Vec<(FileId, u32, u32, u32)> = self
+            .tokens
+            .iter()
+            .filter(|t| t.expansion != 0)
+            .map(|t| (t.span.file, t.span.start, t.span.end, t.expansion))
+            .collect();
+        if marks.is_empty() {
             return;
         }
+        marks.sort_unstable();
         for d in diagnostics {
             let Some(primary) = d.primary_span() else { continue };
+            let first = marks.partition_point(|m| (m.0, m.1) < (primary.file, primary.start));
             let mut found: Vec<u32> = Vec::new();
-            for t in &self.tokens {
-                let inside = t.span.file == primary.file && t.span.start >= primary.start && t.span.end <= primary.end;
-                if t.expansion != 0 && inside && !found.contains(&t.expansion) {
-                    found.push(t.expansion);
+            for &(file, start, end, expansion) in &marks[first..] {
+                if file != primary.file || start >= primary.end.max(primary.start + 1) {
+                    break;
+                }
+                if end <= primary.end && !found.contains(&expansion) {
+                    found.push(expansion);
                     if found.len() == 3 {
                         break;
                     }
@@ -1373,5 +1384,36 @@ mod tests {
         let uses: Vec<(&str, &str)> =
             d.labels.iter().filter(|l| !l.primary).map(|l| (&src[l.span.range()], l.message.as_str())).collect();
         assert_eq!(uses, [("EDGE(x)", "in this expansion of `EDGE`")]);
+        // Through two macros: both uses are marked.
+        let src = "#define INNER(x) edge(x, y)\n#define OUTER(x) INNER(x)\n.decl r(x:number)\nr(x) :- OUTER(x).\n";
+        let (_, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+        let uses: Vec<&str> =
+            diagnostics[0].labels.iter().filter(|l| !l.primary).map(|l| &src[l.span.range()]).collect();
+        assert_eq!(uses, ["INNER(x)", "OUTER(x)"]);
+    }
+
+    #[test]
+    fn includes_say_how_they_name_their_file_and_a_failed_one_ends_the_reading() {
+        struct Files(Vec<(String, bool)>);
+        impl Includes for Files {
+            fn include(&mut self, _from: FileId, path: &str, angled: bool) -> Result<(FileId, String), String> {
+                self.0.push((path.to_string(), angled));
+                match path {
+                    "a.dl" => Ok((FileId(1), "#ifndef A\n#define A\nfrom_a\n#endif\n".to_string())),
+                    _ => Err("it is in none of `.`".to_string()),
+                }
+            }
+        }
+        let mut files = Files(Vec::new());
+        let src = "#include \"a.dl\"\n#include <a.dl> // again\nA\n#include <nope.dl>\nafter\n#error not reached\n";
+        let mut texts = Texts::new(vec![(FILE, src.to_string())]);
+        let mut diagnostics = Vec::new();
+        let tokens = preprocess(FILE, None, &mut texts, &mut files, &mut diagnostics).tokens;
+        let words: Vec<&str> = tokens.iter().map(|t| texts.tok_text(*t)).collect();
+        assert_eq!(words, ["from_a"]);
+        let asked: Vec<(&str, bool)> = files.0.iter().map(|(p, a)| (p.as_str(), *a)).collect();
+        assert_eq!(asked, [("a.dl", false), ("a.dl", true), ("nope.dl", true)]);
+        assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
+        assert_eq!(diagnostics[0].message, "cannot include `nope.dl`: it is in none of `.`");
     }
 }
