@@ -112,6 +112,8 @@ codes! {
         "a variable holds values of one type: bind it in columns whose types share values (one a subtype of the other), and write it to a column of a type it is a subtype of";
     INLINE_RESTRICTION = "E0036", "relation that cannot be inlined",
         "an `inline` relation is unfolded into the rules that use it: it may not be recursive, read or written, aggregated over, or negated with variables of its own";
+    INVALID_PLAN = "E0037", "invalid query plan",
+        "a `.plan` follows a recursive clause and gives, for a version the clause has (one per body atom recursive with its head, from 0), an order of all its body atoms (numbered from 1); dlc reads it and chooses its own order";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",
@@ -126,6 +128,8 @@ codes! {
         "Soufflé 2.5 still reads this older form and warns about it; dlc reads it the same way";
     UNKNOWN_IO_PARAMETER = "W0007", "unknown IO parameter",
         "Soufflé's IO parameters are `IO`, `filename`, `delimiter`, `rfc4180`, `headers`, `compress`, `attributeNames`, `dbname` and `columns`";
+    PREPROCESSOR_WARNING = "W0008", "preprocessor warning",
+        "a `#warning` in a section that is read prints its text and the program runs on, as the C preprocessor Soufflé runs does";
 }
 
 /// Help lines for Soufflé programs, where the default help would show dlc's syntax.

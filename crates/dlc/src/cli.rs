@@ -107,6 +107,26 @@ pub struct RunArgs {
     #[arg(short = 'D', long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
 
+    /// As Soufflé's -I: a directory a Soufflé program's `#include` looks in, after the
+    /// including file's own directory (for `#include "file"`) and the current directory.
+    /// Repeatable; searched in order.
+    #[arg(short = 'I', long, value_name = "DIR")]
+    pub include_dir: Vec<PathBuf>,
+
+    /// As Soufflé's -M: macros a Soufflé program is read with, e.g. -M "N=5 DEBUG": each
+    /// word `NAME=VALUE` defines NAME as VALUE, `NAME` alone as 1. Repeatable.
+    #[arg(short = 'M', long = "macro", value_name = "MACROS")]
+    pub macros: Vec<String>,
+
+    /// As Soufflé's -w: report no warnings.
+    #[arg(short = 'w', long)]
+    pub no_warn: bool,
+
+    // Soufflé's flags of its own compilation and instrumentation, which dlc has no use
+    // for: each is refused with what dlc does instead ([`RunArgs::souffle_only`]).
+    #[command(flatten)]
+    pub souffle_only: SouffleOnlyArgs,
+
     /// The language of the program: `auto` reads a file with a `.decl` or `#include` line as
     /// Soufflé.
     #[arg(long, value_enum, default_value_t = DialectArg::Auto)]
@@ -156,6 +176,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "N",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS as u64))]
     pub threads: Option<usize>,
+
+    /// As Soufflé's -j: the same as --threads N; `auto` is every core.
+    #[arg(short = 'j', long, value_name = "N", conflicts_with = "threads", value_parser = parse_jobs)]
+    pub jobs: Option<Jobs>,
 
     // A struct of its own: clap's derived code builds every flag of `RunArgs` in one
     // function, whose unoptimised stack frame grows with each flag it holds.
@@ -208,6 +232,52 @@ pub struct RunArgs {
     /// 1,000 facts is summarised as counts per relation.
     #[arg(long)]
     pub full_report: bool,
+}
+
+/// Soufflé's `-j`: a number of threads, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Jobs {
+    Auto,
+    Threads(usize),
+}
+
+fn parse_jobs(text: &str) -> Result<Jobs, String> {
+    if text == "auto" {
+        return Ok(Jobs::Auto);
+    }
+    match text.parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(Jobs::Threads(n)),
+        _ => Err(format!("expected `auto` or a number of threads from 1 to {MAX_THREADS}")),
+    }
+}
+
+/// Soufflé's flags that make or instrument a compiled program: dlc refuses each, saying
+/// what it does instead. Hidden from the help.
+#[derive(Debug, Clone, Args)]
+pub struct SouffleOnlyArgs {
+    #[arg(short = 'o', long, value_name = "FILE", hide = true)]
+    pub dl_program: Option<String>,
+    #[arg(short = 'c', long, hide = true)]
+    pub compile: bool,
+    #[arg(short = 'p', long, value_name = "FILE", hide = true)]
+    pub profile: Option<String>,
+    #[arg(short = 't', long, value_name = "MODE", hide = true)]
+    pub provenance: Option<String>,
+}
+
+impl SouffleOnlyArgs {
+    /// The line refusing the first of these flags given, if one is.
+    pub fn refusal(&self) -> Option<&'static str> {
+        if self.dl_program.is_some() || self.compile {
+            Some("-o/-c (Soufflé's compilation to an executable) is not needed: dlc compiles and evaluates the program in one run, `dlc prog.dl -F IN -D OUT`")
+        } else if self.profile.is_some() {
+            Some("-p/--profile (Soufflé's profile) is not written: `--emit trace` shows each round's work and sizes")
+        } else if self.provenance.is_some() {
+            Some("-t/--provenance (Soufflé's provenance) is not available: `--explain FACT` prints a proof of a fact")
+        } else {
+            None
+        }
+    }
 }
 
 /// The knobs of `--engine differential`.
@@ -360,7 +430,10 @@ impl RunArgs {
                     pipeline::Engine::Differential { workers: self.dataflow.workers.unwrap_or(1), cluster: None }
                 }
             },
-            threads: self.threads.map_or_else(exec::Threads::available, exec::Threads::new),
+            threads: match (self.threads, self.jobs) {
+                (Some(n), _) | (None, Some(Jobs::Threads(n))) => exec::Threads::new(n),
+                _ => exec::Threads::available(),
+            },
             maintenance: match self.maintenance {
                 MaintenanceArg::Dred => exec::Maintenance::Dred,
                 MaintenanceArg::Ranked => exec::Maintenance::Ranked,
@@ -372,6 +445,8 @@ impl RunArgs {
             compare: self.compare,
             insert: self.insert.clone(),
             delete: self.delete.clone(),
+            macros: self.macros.clone(),
+            warnings: !self.no_warn,
         }
     }
 }

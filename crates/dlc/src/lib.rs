@@ -139,6 +139,10 @@ fn run_command(
         Some(Command::Repl(args)) => args,
         None => &cli.run,
     };
+    if let Some(refusal) = args.souffle_only.refusal() {
+        let _ = writeln!(err, "dlc: {refusal}");
+        return EXIT_USAGE;
+    }
     if args.program.is_none() {
         return usage_error(err, "no program file given: pass it as the last argument, e.g. `dlc prog.dl`");
     }
@@ -361,7 +365,15 @@ fn emit_ast(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: boo
         pipeline::Dialect::Dlc => syntax::parse(&text, file),
         pipeline::Dialect::Souffle => {
             // The tree after expansion: one rule per head and disjunct.
-            syntax::souffle::parse(&text, file, &mut load::IncludeFiles::new(&mut sources))
+            let macros = syntax::souffle::command_line_macros(&args.macros);
+            let prelude = macros.map(|text| (sources.add(pipeline::COMMAND_LINE, text.as_str()), text));
+            let prelude = prelude.as_ref().map(|(id, text)| (*id, text.as_str()));
+            syntax::souffle::parse_with(
+                &text,
+                file,
+                &mut load::IncludeFiles::new(&mut sources, &args.include_dir),
+                prelude,
+            )
         }
     };
     let _ = write!(out, "{ast}");

@@ -51,7 +51,7 @@ impl<'a> Files<'a> {
 
 impl pipeline::Inputs for Files<'_> {
     fn includes<'s>(&'s mut self, sources: &'s mut SourceMap) -> Box<dyn syntax::souffle::Includes + 's> {
-        Box::new(IncludeFiles::new(sources))
+        Box::new(IncludeFiles::new(sources, &self.args.include_dir))
     }
 
     fn read_whole(&mut self, preds: &[ir::PredId]) {
@@ -458,13 +458,15 @@ fn load_facts_file(
 /// directory of the including file.
 pub struct IncludeFiles<'a> {
     pub sources: &'a mut SourceMap,
+    /// The directories of `-I`, in order.
+    pub include_dirs: &'a [PathBuf],
     /// The file that included each included file, to find a file that includes itself.
     pub included_from: HashMap<ir::FileId, ir::FileId>,
 }
 
 impl<'a> IncludeFiles<'a> {
-    pub fn new(sources: &'a mut SourceMap) -> Self {
-        IncludeFiles { sources, included_from: HashMap::new() }
+    pub fn new(sources: &'a mut SourceMap, include_dirs: &'a [PathBuf]) -> Self {
+        IncludeFiles { sources, include_dirs, included_from: HashMap::new() }
     }
 
     /// The file as the file system knows it, so that two paths to one file are equal.
@@ -475,9 +477,28 @@ impl<'a> IncludeFiles<'a> {
 }
 
 impl syntax::souffle::Includes for IncludeFiles<'_> {
-    fn include(&mut self, from: ir::FileId, path: &str) -> Result<(ir::FileId, String), String> {
-        let base = Path::new(self.sources.name(from)).parent().unwrap_or(Path::new(""));
-        let full = base.join(path);
+    /// Looks for `path` as Soufflé's preprocessor (`cpp -I . -I DIR...`) does: for
+    /// `#include "path"` beside the including file first, then in the current directory
+    /// and each `-I` directory in order; an absolute path as it is.
+    fn include(&mut self, from: ir::FileId, path: &str, angled: bool) -> Result<(ir::FileId, String), String> {
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        if !angled {
+            dirs.push(Path::new(self.sources.name(from)).parent().unwrap_or(Path::new("")).to_path_buf());
+        }
+        dirs.push(PathBuf::from("."));
+        dirs.extend(self.include_dirs.iter().cloned());
+        // `join` of an absolute path is that path, in whichever directory.
+        let found = dirs.iter().map(|dir| dir.join(path)).find(|p| p.is_file());
+        let Some(full) = found.or_else(|| Path::new(path).is_absolute().then(|| PathBuf::from(path))) else {
+            let mut shown: Vec<String> = Vec::new();
+            for dir in &dirs {
+                let dir = if dir.as_os_str().is_empty() { "`.`".to_string() } else { format!("`{}`", dir.display()) };
+                if !shown.contains(&dir) {
+                    shown.push(dir);
+                }
+            }
+            return Err(format!("it is in none of {}", shown.join(", ")));
+        };
         // A file that includes itself, directly or through others, would be spliced in
         // until the depth limit, each copy declaring its relations again: refuse it once.
         let target = std::fs::canonicalize(&full).unwrap_or_else(|_| full.clone());

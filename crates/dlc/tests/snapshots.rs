@@ -38,6 +38,9 @@ fn run_fixture(path: &Path, extra: &[&str]) -> (String, common::Output) {
     let mut args: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
     args.extend(["--color", "never", "--no-timing"].map(String::from));
     args.extend(fixture_args(&source));
+    // A Soufflé fixture's flags are in the `args` file beside it, one a line.
+    let beside = std::fs::read_to_string(path.with_file_name("args")).unwrap_or_default();
+    args.extend(beside.lines().filter(|l| !l.is_empty()).map(String::from));
     args.push(relative);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     (source, dlc(&args))

@@ -44,12 +44,17 @@ fn every_fixture_writes_its_expected_files_in_every_mode() {
         let expected = files(&dir.join("expected"));
         assert!(!expected.is_empty(), "{name} has no expected files");
         let relative = |p: &str| format!("fixtures/souffle/{name}/{p}");
+        // The flags of Soufflé's command line the fixture is run with, one a line
+        // (paths relative to the repository's root), in its `args` file if it has one.
+        let fixture_flags = std::fs::read_to_string(dir.join("args")).unwrap_or_default();
+        let fixture_flags: Vec<&str> = fixture_flags.lines().filter(|l| !l.is_empty()).collect();
         for (mode, flags) in
             [("default", &[][..]), ("no_magic", &["--no-magic"]), ("reference", &["--engine", "reference"])]
         {
             let out = scratch(&format!("{name}-{mode}"));
             let (prog, input) = (relative("prog.dl"), relative("in"));
             let mut args = vec![prog.as_str(), "-F", input.as_str(), "-D", out.to_str().unwrap(), "--no-timing"];
+            args.extend_from_slice(&fixture_flags);
             args.extend_from_slice(flags);
             let run = dlc(&args);
             assert_eq!(run.code, 0, "{name} {mode} failed:\n{}", run.stderr);
@@ -160,6 +165,56 @@ fn a_missing_input_file_is_an_error_at_its_directive() {
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("[E0012]") && run.stderr.contains("`.input edge` reads it"), "{}", run.stderr);
     assert!(run.stdout.is_empty());
+}
+
+#[test]
+fn souffles_build_flags() {
+    let project = "fixtures/souffle/multi_file_project";
+    let prog = format!("{project}/prog.dl");
+    let include = format!("{project}/include");
+    let base = [prog.as_str(), "-F", "fixtures/souffle/multi_file_project/in", "-D", "-", "--color", "never"];
+    // Without -I the included file is found nowhere: the report names where it looked.
+    let run = dlc(&[&base[..], &["-M", "MAX_HOPS=3 WITH_TAGS"]].concat());
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr
+            .contains("cannot include `macros.dl`: it is in none of `fixtures/souffle/multi_file_project/src`, `.`"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stderr.matches("[E").count(), 1, "one report: {}", run.stderr);
+    // The long forms, -M given twice, and -j.
+    let flags = ["--include-dir", &include, "--macro=MAX_HOPS=2", "--macro", "WITH_TAGS", "-j", "auto"];
+    let run = dlc(&[&base[..], &flags].concat());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("near"), "MAX_HOPS=2 takes the `#elif`: {}", run.stdout);
+    // A bad -M definition is reported where the command line is shown.
+    let run = dlc(&[&base[..], &["-I", &include, "-M", "1X=2"]].concat());
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("<command-line>"), "{}", run.stderr);
+    // -w drops the warnings, not the errors.
+    let warned = dlc(&["fixtures/ok/souffle_preprocessor.dl", "--color", "never"]);
+    assert!(warned.stderr.contains("[W0008]"), "{}", warned.stderr);
+    let quiet = dlc(&["fixtures/ok/souffle_preprocessor.dl", "--color", "never", "-w"]);
+    assert_eq!(quiet.code, 0);
+    assert!(!quiet.stderr.contains("Warning"), "{}", quiet.stderr);
+    // Soufflé's flags of compiled programs, profiles and provenance: one line, status 2.
+    for flag in [
+        &["-o", "prog"][..],
+        &["-c"],
+        &["--compile"],
+        &["-p", "prof.log"],
+        &["-t", "explain"],
+        &["--provenance=explain"],
+    ] {
+        let run = dlc(&[&base[..], flag].concat());
+        assert_eq!(run.code, 2, "{flag:?}");
+        assert_eq!(run.stderr.lines().count(), 1, "{flag:?}: {}", run.stderr);
+        assert!(run.stderr.starts_with("dlc: -"), "{}", run.stderr);
+    }
+    let version = dlc(&["--version"]);
+    assert_eq!(version.code, 0);
+    assert!(version.stdout.starts_with("dlc "), "{}", version.stdout);
 }
 
 #[test]

@@ -69,6 +69,11 @@ pub struct Options {
     pub insert: Vec<String>,
     /// See [`Options::insert`].
     pub delete: Vec<String>,
+    /// The macros a Soufflé program is read with, as Soufflé's `-M` gives them: words
+    /// `NAME=VALUE`, or `NAME` for `NAME=1` ([`syntax::souffle::command_line_macros`]).
+    pub macros: Vec<String>,
+    /// Whether warnings are reported (Soufflé's `-w` turns them off).
+    pub warnings: bool,
 }
 
 impl Default for Options {
@@ -90,6 +95,8 @@ impl Default for Options {
             compare: false,
             insert: Vec::new(),
             delete: Vec::new(),
+            macros: Vec::new(),
+            warnings: true,
         }
     }
 }

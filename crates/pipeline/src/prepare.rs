@@ -191,9 +191,13 @@ pub fn prepare(
             (program, diagnostics, None)
         }
         Dialect::Souffle => {
+            let macros = syntax::souffle::command_line_macros(&options.macros);
+            let prelude = macros.map(|text| (sources.add(COMMAND_LINE, text.as_str()), text));
             let mut includes = inputs.includes(&mut sources);
             let queried = options.query.as_deref().and_then(syntax::souffle::query_relation);
-            let (parsed, diagnostics) = syntax::souffle::parse_program_for_query(&text, file, &mut *includes, queried);
+            let prelude = prelude.as_ref().map(|(id, text)| (*id, text.as_str()));
+            let (parsed, diagnostics) =
+                syntax::souffle::parse_program_for_query(&text, file, &mut *includes, queried, prelude);
             match parsed {
                 Some(s) => {
                     let io = SouffleIo {
@@ -209,7 +213,7 @@ pub fn prepare(
         }
     };
     let Some(mut program) = program.filter(|_| !diag::has_errors(&diagnostics)) else {
-        return Err(Failed { sources, diagnostics: in_dialect(diagnostics, dialect) });
+        return Err(Failed { sources, diagnostics: shown(in_dialect(diagnostics, dialect), options) });
     };
 
     if let Some(query) = &options.query {
@@ -264,7 +268,7 @@ pub fn prepare(
     }
 
     diagnostics.extend(options.engine.unsupported(&program));
-    let diagnostics = in_dialect(diagnostics, dialect);
+    let diagnostics = shown(in_dialect(diagnostics, dialect), options);
     if diag::has_errors(&diagnostics) {
         return Err(Failed { sources, diagnostics });
     }
@@ -287,6 +291,18 @@ fn needed_inputs(options: &Options, program: &Program, io: &SouffleIo) -> Option
 /// `diagnostics` with help lines in the program's dialect: a Soufflé program's reports
 /// do not suggest dlc's syntax ([`Code::souffle_help`]). Only a code's default help is
 /// replaced; a help line written for the case stays.
+/// The name reports give the macros of the command line (Soufflé's `-M`), as the C
+/// preprocessor names them.
+pub const COMMAND_LINE: &str = "<command-line>";
+
+/// The diagnostics a run reports: without warnings when they are turned off.
+fn shown(mut diagnostics: Vec<Diagnostic>, options: &Options) -> Vec<Diagnostic> {
+    if !options.warnings {
+        diagnostics.retain(Diagnostic::is_error);
+    }
+    diagnostics
+}
+
 fn in_dialect(mut diagnostics: Vec<Diagnostic>, dialect: Dialect) -> Vec<Diagnostic> {
     if dialect == Dialect::Souffle {
         for d in &mut diagnostics {

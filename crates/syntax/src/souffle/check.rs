@@ -51,7 +51,16 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
     let names = |names: &[ast::Name]| names.iter().map(|n| n.text.clone()).collect::<Vec<_>>();
     for item in &program.items {
         match item {
-            Item::Unsupported(u) => diagnostics.push(unsupported(u.span, &u.construct.describe())),
+            Item::Unsupported(u) => {
+                let mut d = unsupported(u.span, &u.construct.describe());
+                if u.construct == tree::Construct::Directive(".limitsize".to_string()) {
+                    d = d.with_help(
+                        "Soufflé ends the fixpoint of the relation's stratum after the first iteration that leaves it \
+                         with N tuples or more (it may hold more); dlc's engines always run a fixpoint to its end",
+                    );
+                }
+                diagnostics.push(d);
+            }
             Item::Pragma(pragma) => {
                 // The pragmas that name directories or switch semantics get a warning.
                 if let Some(key) = pragma.key.as_deref().filter(|k| matches!(*k, "fact-dir" | "output-dir" | "legacy"))
@@ -119,9 +128,10 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
                 }
             }
             Item::Query(query) => queries.push(query.clone()),
-            Item::Clause(_) => {}
+            Item::Clause(_) | Item::Plan(_) => {}
         }
     }
+    diagnostics.extend(plans(program));
     for relation in relations.iter_mut().filter(|r| inline_excluded.contains(&r.name)) {
         relation.inline = false;
     }
@@ -369,15 +379,131 @@ pub(super) struct Checked {
     pub ios: Vec<(IoKind, RawIo)>,
 }
 
+/// The reports about `.plan` clauses: one warning that they are ignored (dlc orders each
+/// join by the sizes of the relations it joins), and E0037 for each plan Soufflé
+/// rejects: one of a clause that is not recursive, a version the clause does not have
+/// (version n reads the delta of its n-th body atom recursive with its head), or an
+/// order that does not list each body atom.
+fn plans(program: &tree::Program) -> Vec<Diagnostic> {
+    let plans: Vec<(usize, &tree::Plan)> = program
+        .items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| match item {
+            Item::Plan(plan) => Some((i, plan)),
+            _ => None,
+        })
+        .collect();
+    let Some((_, first)) = plans.first() else { return Vec::new() };
+    let mut ignored = Diagnostic::warning(Code::PRAGMA_IGNORED, "`.plan` is read and ignored")
+        .with_primary(first.span, "ignored here")
+        .with_help("dlc chooses each rule's join order from the sizes of the relations it joins, as it evaluates");
+    if plans.len() > 1 {
+        ignored = ignored.with_note(format!("and {} more `.plan` clause(s), ignored too", plans.len() - 1));
+    }
+    let mut diagnostics = vec![ignored];
+    // Which relations each relation's clauses read.
+    let mut reads: HashMap<&str, Vec<&str>> = HashMap::new();
+    for item in &program.items {
+        if let Item::Clause(clause) = item {
+            let mut atoms = Vec::new();
+            for conjunction in clause.body.iter().flat_map(|d| &d.0) {
+                for literal in &conjunction.0 {
+                    tree_atoms(literal, &mut atoms);
+                }
+            }
+            for head in &clause.heads {
+                reads.entry(head.pred.text.as_str()).or_default().extend(atoms.iter().map(|a| a.pred.text.as_str()));
+            }
+        }
+    }
+    let reaches = |from: &str, to: &str| {
+        let mut seen = HashSet::from([from]);
+        let mut todo = vec![from];
+        while let Some(r) = todo.pop() {
+            if r == to {
+                return true;
+            }
+            for &next in reads.get(r).into_iter().flatten() {
+                if seen.insert(next) {
+                    todo.push(next);
+                }
+            }
+        }
+        false
+    };
+    for (at, plan) in plans {
+        // The clause a plan belongs to is the item before it; a plan of anything else
+        // (or of a clause with several heads or alternatives) is left unchecked.
+        let Some(Item::Clause(clause)) = at.checked_sub(1).and_then(|i| program.items.get(i)) else { continue };
+        let ([head], Some(tree::Disjunction(alternatives))) = (clause.heads.as_slice(), &clause.body) else { continue };
+        let [conjunction] = alternatives.as_slice() else { continue };
+        // Soufflé's atoms of a plan are the positive ones.
+        let atoms: Vec<&ast::Atom> = conjunction
+            .0
+            .iter()
+            .filter_map(|literal| match literal {
+                tree::Literal::Atom(atom) => Some(atom),
+                _ => None,
+            })
+            .collect();
+        let head = head.pred.text.as_str();
+        let recursive = atoms.iter().filter(|a| reaches(a.pred.text.as_str(), head)).count();
+        for order in &plan.orders {
+            let problem = if recursive == 0 {
+                Some((
+                    order.version_span,
+                    "the clause is not recursive: Soufflé plans recursive clauses only".to_string(),
+                ))
+            } else if order.version >= recursive as u64 {
+                let versions = format!("only versions 0..{} permitted", recursive - 1);
+                Some((order.version_span, format!("the clause has no version {}: {versions}", order.version)))
+            } else if order.atoms != atoms.len() {
+                let message = format!("the order lists {} atom(s); the clause has {}", order.atoms, atoms.len());
+                Some((order.order_span, message))
+            } else {
+                None
+            };
+            if let Some((span, message)) = problem {
+                diagnostics.push(
+                    Diagnostic::error(Code::INVALID_PLAN, format!("invalid `.plan`: {message}"))
+                        .with_primary(span, "here")
+                        .with_secondary(clause.span, "of this clause"),
+                );
+            }
+        }
+    }
+    diagnostics
+}
+
+/// The atoms a literal of the tree reads, negated or in an aggregate too.
+fn tree_atoms<'a>(literal: &'a tree::Literal, out: &mut Vec<&'a ast::Atom>) {
+    match literal {
+        tree::Literal::Atom(atom) => out.push(atom),
+        tree::Literal::Not { inner, .. } => tree_atoms(inner, out),
+        tree::Literal::Group(disjunction) => {
+            for literal in disjunction.0.iter().flat_map(|c| &c.0) {
+                tree_atoms(literal, out);
+            }
+        }
+        tree::Literal::Compare(comparison) => {
+            for term in [&comparison.left, &comparison.right].into_iter().flat_map(ast::Term::subterms) {
+                if let TermKind::Aggregate { body, .. } = &term.kind {
+                    out.extend(body.iter().filter_map(ast::Literal::atom));
+                }
+            }
+        }
+        tree::Literal::Constant(_) => {}
+    }
+}
+
 /// Checks declarations (E0019 undeclared, E0020 declared twice, E0004 arity against the
-/// declaration) and I/O directives; keeps what passed. `skipped_macros` are the names of
-/// function-like macros, whose uses read as atoms and are not reported again.
+/// declaration) and I/O directives; keeps what passed.
 pub(super) fn uses(
     clauses: Vec<Clause>,
     queries: Vec<ast::Query>,
     relations: Vec<Relation>,
     ios: Vec<(IoKind, RawIo)>,
-    skipped_macros: &HashSet<String>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Checked {
     let mut declared: HashMap<&str, &Relation> = HashMap::new();
@@ -397,7 +523,6 @@ pub(super) fn uses(
     }
     let check_atom = |atom: &ast::Atom, diagnostics: &mut Vec<Diagnostic>| -> bool {
         match declared.get(atom.pred.text.as_str()) {
-            None if skipped_macros.contains(&atom.pred.text) => false,
             None => {
                 diagnostics.push(undeclared(&atom.pred.text, atom.pred.span, Some(atom.args.len())));
                 false

@@ -7,8 +7,9 @@ use logos::Logos;
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[logos(skip(r"([ \t\r\n\f]+|//[^\n]*|/\*([^*]|\*+[^*/])*\*+/)", allow_greedy = true))]
 pub(crate) enum Kind {
-    /// `#include "f"`, `#define N v`, any other `#...` line: the whole line.
-    #[regex(r"#[^\n]*", allow_greedy = true)]
+    /// `#include "f"`, `#define N v`, any other `#...` line: the whole line, with the
+    /// lines a backslash at a line's end joins to it.
+    #[regex(r"#([^\n\\]|\\\r?\n|\\[^\n])*\\?", allow_greedy = true)]
     Hash,
     /// A directive: `.decl`, `.input`, ... (only the known words, so that `E(1).path(x)`
     /// still reads as `.` and `path`).

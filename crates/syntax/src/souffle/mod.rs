@@ -45,7 +45,7 @@ use diag::{Code, Diagnostic, FileId, Span};
 use ir::{PredId, PredKind, PredName, Program};
 use lexer::{lex, Kind};
 use preprocess::{preprocess, Texts};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use tree::IoSettings;
 
 /// How deeply parenthesised disjunctions may nest in a rule body.
@@ -57,9 +57,11 @@ pub const MAX_INCLUDE_DEPTH: usize = 32;
 
 /// Reads the files that `#include` names; the library does no IO itself.
 pub trait Includes {
-    /// The id and text of the file `path` as included from `from` (a relative path is
-    /// relative to `from`'s directory), or why it cannot be read.
-    fn include(&mut self, from: FileId, path: &str) -> Result<(FileId, String), String>;
+    /// The id and text of the file `path` as included from `from`, or why it cannot be
+    /// read. A relative path of `#include "path"` is looked for beside `from` first,
+    /// then where one of `#include <path>` (`angled`) is looked for; the implementation
+    /// says which directories those are, and names them when the file is in none.
+    fn include(&mut self, from: FileId, path: &str, angled: bool) -> Result<(FileId, String), String>;
 
     /// What makes two reads of one file the same file, for `.once`: by default the id,
     /// which an implementation reading files gives each read anew, so it names the file
@@ -73,7 +75,7 @@ pub trait Includes {
 pub struct NoIncludes;
 
 impl Includes for NoIncludes {
-    fn include(&mut self, _from: FileId, _path: &str) -> Result<(FileId, String), String> {
+    fn include(&mut self, _from: FileId, _path: &str, _angled: bool) -> Result<(FileId, String), String> {
         Err("includes are not read here".to_string())
     }
 }
@@ -143,7 +145,17 @@ pub fn looks_like_souffle(src: &str) -> bool {
 /// Parses a Soufflé program into the native AST (rules expanded: one per head and
 /// disjunct; facts of derived relations become empty-body rules).
 pub fn parse(src: &str, file: FileId, includes: &mut dyn Includes) -> (ast::File, Vec<Diagnostic>) {
-    let (front, mut diagnostics) = front(src, file, includes);
+    parse_with(src, file, includes, None)
+}
+
+/// [`parse`], after the macros of `prelude` ([`parse_program_for_query`]).
+pub fn parse_with(
+    src: &str,
+    file: FileId,
+    includes: &mut dyn Includes,
+    prelude: Option<(FileId, &str)>,
+) -> (ast::File, Vec<Diagnostic>) {
+    let (front, mut diagnostics) = front_for_query(src, file, includes, None, prelude);
     diagnostics.sort_by_key(|d| d.primary_span().map(|s| (s.file, s.start)));
     (front.file, diagnostics)
 }
@@ -154,21 +166,23 @@ pub fn parse_program(
     file: FileId,
     includes: &mut dyn Includes,
 ) -> (Option<SouffleProgram>, Vec<Diagnostic>) {
-    parse_program_for_query(src, file, includes, None)
+    parse_program_for_query(src, file, includes, None, None)
 }
 
 /// Parses and lowers a Soufflé program that a query on the relation `queried` will
 /// select from. Such a relation is made a derived one even when only facts in the
 /// program or an `.input` define it (its facts become rules with an empty body, its
 /// input is read into `r_input`), since a query reads a derived relation; this is how
-/// `--query` answers from a relation Soufflé holds facts in.
+/// `--query` answers from a relation Soufflé holds facts in. `prelude` is the text of
+/// the macros defined before the program is read ([`command_line_macros`]), and its id.
 pub fn parse_program_for_query(
     src: &str,
     file: FileId,
     includes: &mut dyn Includes,
     queried: Option<&str>,
+    prelude: Option<(FileId, &str)>,
 ) -> (Option<SouffleProgram>, Vec<Diagnostic>) {
-    let (front, mut diagnostics) = front_for_query(src, file, includes, queried);
+    let (front, mut diagnostics) = front_for_query(src, file, includes, queried, prelude);
     let failed = diag::has_errors(&diagnostics);
     let (program, lowering) = crate::lower(&front.file);
     diagnostics.extend(lowering);
@@ -265,24 +279,39 @@ pub fn query_relation(src: &str) -> Option<&str> {
     }
 }
 
-/// Preprocesses, parses and checks; builds the native AST.
-fn front(src: &str, file: FileId, includes: &mut dyn Includes) -> (Front, Vec<Diagnostic>) {
-    front_for_query(src, file, includes, None)
+/// The text of the `#define` lines that Soufflé's `-M "NAME=VALUE OTHER"` makes, one
+/// definition a word: `NAME=VALUE` defines `NAME` as `VALUE`, `NAME` alone as `1`, as the
+/// C preprocessor's `-D` does. `None` when there are none.
+pub fn command_line_macros(definitions: &[String]) -> Option<String> {
+    let lines: Vec<String> = definitions
+        .iter()
+        .flat_map(|d| d.split_whitespace())
+        .map(|d| match d.split_once('=') {
+            Some((name, value)) => format!("#define {name} {value}\n"),
+            None => format!("#define {d} 1\n"),
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.concat())
 }
 
-/// [`front`], with the relation a query will select from made a derived one.
+/// Preprocesses, parses and checks; builds the native AST, with the relation a query
+/// will select from made a derived one. When the preprocessor reports an error nothing
+/// is parsed: Soufflé stops when its preprocessor fails, and what follows a bad
+/// include or macro use would only be reported again.
 fn front_for_query(
     src: &str,
     file: FileId,
     includes: &mut dyn Includes,
     queried: Option<&str>,
+    prelude: Option<(FileId, &str)>,
 ) -> (Front, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
-    let mut texts = Texts { files: vec![(file, src.to_string())] };
-    // The names of the function-like macros reported: their uses read as atoms of
-    // undeclared relations, which are not reported again.
-    let mut skipped_macros = HashSet::new();
-    let tokens = preprocess(file, &mut texts, includes, &mut diagnostics, &mut skipped_macros);
+    let mut texts = Texts::new(vec![(file, src.to_string())]);
+    if let Some((id, text)) = prelude {
+        texts.add(id, text.to_string());
+    }
+    let preprocessed = preprocess(file, prelude.map(|(id, _)| id), &mut texts, includes, &mut diagnostics);
+    let tokens = if diag::has_errors(&diagnostics) { Vec::new() } else { preprocessed.tokens.clone() };
     let eof = Span::new(file, src.len()..src.len());
     let (program, syntax) = parser::program(&tokens, &texts, eof);
     diagnostics.extend(syntax);
@@ -305,7 +334,7 @@ fn front_for_query(
     if !diag::has_errors(&diagnostics) {
         relations.retain(|r| !r.inline);
     }
-    let checked = check::uses(clauses, queries, relations, ios, &skipped_macros, &mut diagnostics);
+    let checked = check::uses(clauses, queries, relations, ios, &mut diagnostics);
     let clauses = typing::comparisons(checked.clauses, &checked.relations, &types, &mut diagnostics);
     let lowered =
         lower::native(&clauses, checked.queries, checked.relations, checked.ios, &types, queried, &mut diagnostics);
@@ -319,7 +348,9 @@ fn front_for_query(
         printsize: lowered.printsize,
         types,
     };
-    (front, collapse_unsupported(diagnostics))
+    let mut diagnostics = collapse_unsupported(diagnostics);
+    preprocessed.mark_expansions(&mut diagnostics);
+    (front, diagnostics)
 }
 
 /// One report per distinct unsupported construct and undeclared relation: the reports of

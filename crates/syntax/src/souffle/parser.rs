@@ -68,9 +68,9 @@ pub(super) fn program(tokens: &[Tok], texts: &Texts, eof: Span) -> (tree::Progra
 /// Parses a `--query` in Soufflé syntax: an atom, with or without `?-` and a final `.`.
 /// The atom, if it reads, and the unsupported constructs and syntax errors met.
 pub(super) fn query(src: &str, file: diag::FileId) -> (Option<ast::Atom>, Vec<tree::Unsupported>, Vec<Diagnostic>) {
-    let texts = Texts { files: vec![(file, src.to_string())] };
+    let texts = Texts::new(vec![(file, src.to_string())]);
     let tokens: Vec<Tok> =
-        lex(src, 0).into_iter().map(|(kind, range)| Tok { kind, span: Span::new(file, range) }).collect();
+        lex(src, 0).into_iter().map(|(kind, range)| Tok::new(kind, Span::new(file, range))).collect();
     let mut parser = Parser::new(&tokens, &texts, Span::new(file, src.len()..src.len()));
     parser.eat(Kind::QueryOp);
     let atom = parser.atom();
@@ -167,7 +167,7 @@ impl<'a> Parser<'a> {
     }
 
     fn text(&self, tok: Tok) -> &'a str {
-        self.texts.text(tok.span)
+        self.texts.tok_text(tok)
     }
 
     /// The token as a name, with its span.
@@ -326,9 +326,9 @@ impl<'a> Parser<'a> {
                 }
                 Ok(())
             }
+            ".plan" => self.plan(tok),
             other => {
                 let construct = match other {
-                    ".plan" => Construct::Plan,
                     ".functor" => Construct::FunctorDecl,
                     other => Construct::Directive(other.to_string()),
                 };
@@ -570,6 +570,47 @@ impl<'a> Parser<'a> {
         let atom = self.atom()?;
         let end = self.expect(Kind::Dot, "`.`")?;
         self.items.push(Item::Query(ast::Query { atom, span: start.to(end.span) }));
+        Ok(())
+    }
+
+    /// `.plan 0:(1,2), 1:(2,1)`, after the directive.
+    fn plan(&mut self, directive: Tok) -> Result<(), Reported> {
+        let mut orders = Vec::new();
+        loop {
+            let number = |p: &Self, t: Option<Tok>| {
+                t.filter(|t| t.kind == Kind::Number).and_then(|t| p.text(t).parse::<u64>().ok().map(|n| (n, t.span)))
+            };
+            let Some((version, version_span)) = number(self, self.peek()) else {
+                return Err(self.expected("a version number of the plan (`0:(2,1)`)"));
+            };
+            self.bump();
+            if self.eat(Kind::Colon).is_none() {
+                return Err(self.expected("`:`"));
+            }
+            let Some(open) = self.eat(Kind::LParen) else { return Err(self.expected("`(`")) };
+            let mut atoms = 0;
+            let close = loop {
+                if let Some(close) = self.eat(Kind::RParen).filter(|_| atoms == 0) {
+                    break close;
+                }
+                if number(self, self.peek()).is_none() {
+                    return Err(self.expected("the number of an atom of the clause"));
+                }
+                self.bump();
+                atoms += 1;
+                if let Some(close) = self.eat(Kind::RParen) {
+                    break close;
+                }
+                if self.eat(Kind::Comma).is_none() {
+                    return Err(self.expected("`,` or `)`"));
+                }
+            };
+            orders.push(tree::PlanOrder { version, version_span, atoms, order_span: open.span.to(close.span) });
+            if self.eat(Kind::Comma).is_none() {
+                break;
+            }
+        }
+        self.items.push(Item::Plan(tree::Plan { span: directive.span, orders }));
         Ok(())
     }
 

@@ -26,6 +26,8 @@ pub(super) enum Item {
     Io(IoDirective),
     Pragma(Pragma),
     Clause(Clause),
+    /// `.plan 0:(2,1), 1:(1,2)`: the join orders of the clause before it.
+    Plan(Plan),
     /// `?- r(1, y).`: a query in the file.
     Query(ast::Query),
     Unsupported(Unsupported),
@@ -207,6 +209,25 @@ pub(super) struct Pragma {
     pub span: Span,
 }
 
+/// `.plan version:(atom, ...), ...`: a join order for versions of the clause before it.
+#[derive(Clone, Debug)]
+pub(super) struct Plan {
+    /// The `.plan` directive.
+    pub span: Span,
+    /// Each version's number (and where it is) and how many atoms its order lists.
+    pub orders: Vec<PlanOrder>,
+}
+
+/// `version:(atom, ...)` of a `.plan`.
+#[derive(Clone, Debug)]
+pub(super) struct PlanOrder {
+    pub version: u64,
+    pub version_span: Span,
+    pub atoms: usize,
+    /// The order in parentheses.
+    pub order_span: Span,
+}
+
 /// `h1(..), h2(..) :- body.`, or the facts `f(..), g(..).` (no body).
 #[derive(Clone, Debug)]
 pub(super) struct Clause {
@@ -254,8 +275,6 @@ pub(super) struct Unsupported {
 pub(super) enum Construct {
     /// `.comp` or `.init`.
     Component,
-    /// `.plan`.
-    Plan,
     /// `.functor`.
     FunctorDecl,
     /// Any other directive dlc does not read (`.limitsize`, `.lattice`, ...).
@@ -284,7 +303,6 @@ impl Construct {
     pub fn describe(&self) -> String {
         match self {
             Construct::Component => "a component (`.comp`, `.init`)".to_string(),
-            Construct::Plan => "a query plan (`.plan`)".to_string(),
             Construct::FunctorDecl => "a user-defined functor (`.functor`)".to_string(),
             Construct::Directive(directive) => format!("the directive `{directive}`"),
             Construct::QualifiedName => "a qualified relation name (components)".to_string(),
