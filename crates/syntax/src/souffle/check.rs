@@ -119,7 +119,8 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
                 }
             }
             Item::Query(query) => queries.push(query.clone()),
-            Item::Clause(_) => {}
+            // Expanded before this pass (`components`).
+            Item::Clause(_) | Item::Component(_) | Item::Init(_) => {}
         }
     }
     for relation in relations.iter_mut().filter(|r| inline_excluded.contains(&r.name)) {
@@ -371,15 +372,19 @@ pub(super) struct Checked {
 
 /// Checks declarations (E0019 undeclared, E0020 declared twice, E0004 arity against the
 /// declaration) and I/O directives; keeps what passed. `skipped_macros` are the names of
-/// function-like macros, whose uses read as atoms and are not reported again.
+/// function-like macros, whose uses read as atoms and are not reported again, and
+/// `unexpanded` the instances an error kept from being expanded, whose relations
+/// (`inst.r`) are not reported as undeclared either.
 pub(super) fn uses(
     clauses: Vec<Clause>,
     queries: Vec<ast::Query>,
     relations: Vec<Relation>,
     ios: Vec<(IoKind, RawIo)>,
     skipped_macros: &HashSet<String>,
+    unexpanded: &HashSet<String>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Checked {
+    let of_unexpanded = |name: &str| name.split_once('.').is_some_and(|(instance, _)| unexpanded.contains(instance));
     let mut declared: HashMap<&str, &Relation> = HashMap::new();
     let mut unique = Vec::new();
     for (i, relation) in relations.iter().enumerate() {
@@ -397,7 +402,7 @@ pub(super) fn uses(
     }
     let check_atom = |atom: &ast::Atom, diagnostics: &mut Vec<Diagnostic>| -> bool {
         match declared.get(atom.pred.text.as_str()) {
-            None if skipped_macros.contains(&atom.pred.text) => false,
+            None if skipped_macros.contains(&atom.pred.text) || of_unexpanded(&atom.pred.text) => false,
             None => {
                 diagnostics.push(undeclared(&atom.pred.text, atom.pred.span, Some(atom.args.len())));
                 false
@@ -435,7 +440,9 @@ pub(super) fn uses(
     let mut kept_ios: Vec<(IoKind, RawIo)> = Vec::new();
     for (kind, io) in ios {
         if !declared.contains_key(io.name.as_str()) {
-            diagnostics.push(undeclared(&io.name, io.span, None));
+            if !of_unexpanded(&io.name) {
+                diagnostics.push(undeclared(&io.name, io.span, None));
+            }
             continue;
         }
         // A second `.printsize` is an error in Soufflé.

@@ -128,7 +128,7 @@ fn unsupported_constructs_are_named_at_their_span() {
         ("r(x) :- e(x, @f(x)).", "@", "a user-defined functor (`@f(...)`) is not supported"),
         ("r(x) :- e(x, 1.5).", "1.5", "a float constant is not supported"),
         ("r(x) :- e(x, $).", "$", "`$` (a counter or an ADT branch) is not supported"),
-        (".comp C { .decl q(x:number) }", ".comp", "a component (`.comp`, `.init`) is not supported"),
+        (".limitsize r(n=5)", ".limitsize", "the directive `.limitsize` is not supported"),
         ("r(x) :- e(x, _).\n.plan 0:(1,2)", ".plan", "a query plan (`.plan`) is not supported"),
         ("#line 3", "#line 3", "the preprocessor directive `#line` is not supported"),
         (".decl q(x:number) eqrel", "eqrel", "an equivalence relation (`eqrel`) is not supported"),
@@ -593,7 +593,7 @@ fn an_unsupported_construct_is_reported_once_with_its_uses() {
         [
             "a function-like macro (`#define NAME(...)`) is not supported",
             "the functor `strlen(...)` is not supported (used 3 times)",
-            "a qualified relation name (components) is not supported",
+            "relation `arch.jump` is not declared",
             "relation `nope` is not declared (used 2 times)",
         ]
     );
@@ -733,7 +733,7 @@ fn a_clause_with_two_heads_and_a_disjunction_is_one_tree_node() {
 #[test]
 fn an_unsupported_construct_is_one_node_with_its_span() {
     use tree::{Construct, Item, TypeDefinition};
-    let src = ".comp C {\n .decl r(x:number)\n r(1).\n}\n.decl e(x:float)\n\
+    let src = ".limitsize e(n=5)\n.decl e(x:float)\n\
                .type R = [a: number]\n.decl s(x:symbol)\ns(y) :- e(x), y = cat(x, \"a\").\n";
     let (program, diagnostics) = tree_of(src);
     assert!(diagnostics.is_empty(), "{diagnostics:#?}");
@@ -749,12 +749,12 @@ fn an_unsupported_construct_is_one_node_with_its_span() {
     assert_eq!(
         unsupported,
         [
-            (Construct::Component, ".comp"),
+            (Construct::Directive(".limitsize".to_string()), ".limitsize"),
             (Construct::FloatType, "float"),
             (Construct::Other("the functor `cat(...)`".to_string()), "cat"),
         ]
     );
-    // The component's body is skipped; the `float` relation is still declared; the clause
+    // The directive's line is skipped; the `float` relation is still declared; the clause
     // with the functor is dropped.
     let decls: Vec<&str> = program
         .items
@@ -781,7 +781,7 @@ fn an_unsupported_construct_is_one_node_with_its_span() {
         .filter(|d| d.code == Code::UNSUPPORTED_SOUFFLE)
         .map(|d| text(d.primary_span().expect("spanned")))
         .collect();
-    assert_eq!(unsupported, [".comp", "float", "[", "cat"]);
+    assert_eq!(unsupported, [".limitsize", "float", "[", "cat"]);
 }
 
 #[test]
