@@ -50,7 +50,10 @@ pub(super) fn expand(program: tree::Program, diagnostics: &mut Vec<Diagnostic>) 
     let mut rest = Vec::new();
     for item in program.items {
         match item {
-            Item::Component(component) => components.push(component),
+            Item::Component(component) => {
+                rest.extend(qualifier_directives(&component));
+                components.push(component);
+            }
             other => rest.push(other),
         }
     }
@@ -441,7 +444,7 @@ impl<'c> Expander<'c> {
                 Some(&(first, at)) => clashes.push(
                     Diagnostic::error(
                         Code::INVALID_COMPONENT,
-                        format!("`{}` names {kind} and, before it, {first}", name.text),
+                        format!("the name `{}` is taken twice: by {first} and by {kind}", name.text),
                     )
                     .with_primary(name.span, format!("{kind} here"))
                     .with_secondary(at, format!("{first} here"))
@@ -598,6 +601,8 @@ impl<'c> Expander<'c> {
                     for name in &decl.names {
                         let mut one = decl.clone();
                         one.names = vec![name.clone()];
+                        // They stand for directives of the program's (`qualifier_directives`).
+                        one.io.clear();
                         one.attributes.iter_mut().for_each(|a| substitute(&mut a.ty, binding));
                         content.push(piece(Item::Decl(one), item_span(item)));
                     }
@@ -654,6 +659,39 @@ impl<'c> Expander<'c> {
         content.extend(adopted.into_iter().map(|o| o.piece));
         Some(())
     }
+}
+
+/// The directives that the I/O qualifiers of the `.decl`s in a component (and in those
+/// it defines) stand for. Soufflé 2.5 adds them to the program as it reads the component,
+/// naming the relations as the component does (`.decl r(x: number) output` in a
+/// component is `.output r` of the program), whether the component is instantiated or
+/// not; its instances' relations are not written by them.
+fn qualifier_directives(component: &Component) -> Vec<Item> {
+    let mut directives = Vec::new();
+    let mut worklist = vec![component];
+    while let Some(component) = worklist.pop() {
+        for item in &component.items {
+            match item {
+                Item::Decl(decl) => {
+                    for name in &decl.names {
+                        // At the qualifier, which names the relation.
+                        directives.extend(decl.io.iter().map(|&(kind, span)| {
+                            let relation = ast::Name { text: name.text.clone(), span };
+                            Item::Io(tree::IoDirective {
+                                kind,
+                                relations: vec![relation],
+                                parameters: Vec::new(),
+                                span,
+                            })
+                        }));
+                    }
+                }
+                Item::Component(nested) => worklist.push(nested),
+                _ => {}
+            }
+        }
+    }
+    directives
 }
 
 /// The `.init`s in a component's body.
