@@ -30,6 +30,10 @@ use std::collections::{HashMap, HashSet};
 /// limit of Soufflé 2.5, which reaches it when a component instantiates itself).
 pub(super) const MAX_INSTANTIATION_DEPTH: usize = 100;
 
+/// How many declarations, types, directives and clauses one top-level instance may hold
+/// (instances of instances multiply), so that expanding ends in reasonable time.
+pub(super) const MAX_INSTANCE_ITEMS: usize = 1 << 18;
+
 /// A program without components, and where the items of its instances came from.
 pub(super) struct Expanded {
     pub program: tree::Program,
@@ -184,6 +188,10 @@ struct Expander<'c> {
     serial: usize,
     /// The components of the cycles of inheritance reported.
     reported_cycles: HashSet<usize>,
+    /// The instances being expanded, the outermost first.
+    path: Vec<String>,
+    /// How many items the top-level instance being expanded has made so far.
+    made: usize,
 }
 
 impl<'c> Expander<'c> {
@@ -205,7 +213,15 @@ impl<'c> Expander<'c> {
             });
             worklist.extend(nested);
         }
-        Expander { scopes, global, diagnostics: Vec::new(), serial: 0, reported_cycles: HashSet::new() }
+        Expander {
+            scopes,
+            global,
+            diagnostics: Vec::new(),
+            serial: 0,
+            reported_cycles: HashSet::new(),
+            path: Vec::new(),
+            made: 0,
+        }
     }
 
     fn component(&self, id: usize) -> &'c Component {
@@ -465,6 +481,7 @@ impl<'c> Expander<'c> {
     fn instantiate_program(&mut self, init: &Init) -> Option<(Vec<Piece>, Vec<tree::Unsupported>)> {
         let mut orphans = Vec::new();
         let mut unsupported = Vec::new();
+        self.made = 0;
         let content = self.instantiate(init, None, &Binding::default(), &mut orphans, &mut unsupported, 0)?;
         let mut pieces = content;
         pieces.extend(orphans.into_iter().map(|o| o.piece));
@@ -487,9 +504,29 @@ impl<'c> Expander<'c> {
         }
         let Some(id) = self.lookup(scope, &init.component.name.text, binding) else {
             let bound = binding.find(&init.component.name.text);
-            self.diagnostics.push(unknown_component(&init.component, bound));
+            let mut d = unknown_component(&init.component, bound);
+            if !self.path.is_empty() {
+                d = d.with_note(format!("in instance `{}`", self.path.join(".")));
+            }
+            self.diagnostics.push(d);
             return None;
         };
+        self.path.push(init.instance.text.clone());
+        let content = self.instance_content(init, id, binding, orphans, unsupported, depth);
+        self.path.pop();
+        content
+    }
+
+    /// [`Expander::instantiate`] of the component `id`, found.
+    fn instance_content(
+        &mut self,
+        init: &Init,
+        id: usize,
+        binding: &Binding,
+        orphans: &mut Vec<Orphan>,
+        unsupported: &mut Vec<tree::Unsupported>,
+        depth: usize,
+    ) -> Option<Vec<Piece>> {
         let component = self.component(id);
         let first_serial = self.serial;
         let arguments: Vec<&str> = init.component.arguments.iter().map(|a| a.text.as_str()).collect();
@@ -584,6 +621,7 @@ impl<'c> Expander<'c> {
                 depth + 1,
             )?;
         }
+        let (first_made, first_orphan) = (content.len(), self.serial);
         let piece = |item: Item, origin: Span| Piece { item, path: Vec::new(), origin };
         for item in &component.items {
             match item {
@@ -649,6 +687,19 @@ impl<'c> Expander<'c> {
                 Item::Unsupported(u) if !unsupported.contains(u) => unsupported.push(u.clone()),
                 _ => {}
             }
+        }
+        self.made += content.len() - first_made + self.serial - first_orphan;
+        if self.made > MAX_INSTANCE_ITEMS {
+            let at = self.component(id).name.span;
+            self.diagnostics.push(
+                Diagnostic::error(
+                    Code::INVALID_COMPONENT,
+                    format!("an instance holds more than {MAX_INSTANCE_ITEMS} declarations, types, directives and clauses"),
+                )
+                .with_primary(at, "a component of it")
+                .with_help("each instance of a component copies it: a component making several instances of one making several, and so on, doubles its size at each level"),
+            );
+            return None;
         }
         let (adopted, left): (Vec<Orphan>, Vec<Orphan>) =
             std::mem::take(orphans).into_iter().partition(|o| match &o.piece.item {

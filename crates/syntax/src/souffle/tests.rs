@@ -1073,3 +1073,17 @@ fn an_io_qualifier_in_a_component_names_the_programs_relation_as_in_soufflé() {
     let undeclared = ("E0019", "output".to_string(), "relation `r` is not declared".to_string());
     assert_eq!(found.iter().filter(|d| d.0.starts_with('E')).collect::<Vec<_>>(), [&undeclared]);
 }
+
+#[test]
+fn a_type_parameter_naming_no_component_is_reported_in_its_instance() {
+    // Soufflé's checks cannot know what `T` stands for; expanding `o` finds out.
+    let src =
+        ".comp Outer<T> { .init i = T }\n.comp R { .decl r(x: number) }\n.init p = Outer<R>\n.init o = Outer<Nope>\n";
+    let (_, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    let found: Vec<(&str, &str, Vec<String>)> = diagnostics
+        .iter()
+        .map(|d| (d.message.as_str(), &src[d.primary_span().expect("spanned").range()], d.notes.clone()))
+        .collect();
+    let notes = vec!["`T` is a type parameter, given `Nope` here".to_string(), "in instance `o`".to_string()];
+    assert_eq!(found, [("the component `Nope` is not defined", "T", notes)]);
+}
