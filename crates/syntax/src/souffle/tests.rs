@@ -291,6 +291,11 @@ mod never_panics {
             ".output",
             ".type",
             ".comp",
+            ".init",
+            ".override",
+            "C",
+            "g.e",
+            ">",
             "e",
             "x",
             "_",
@@ -345,6 +350,34 @@ mod never_panics {
         prop::collection::vec(token, 0..40).prop_map(|tokens| tokens.join(" "))
     }
 
+    /// Programs of up to five components that derive from, instantiate and nest each
+    /// other at random (cycles, self-instances, unknown names and wrong argument counts
+    /// included), with instances of them at the top level.
+    fn components() -> impl Strategy<Value = String> {
+        let component = (0usize..7, 0usize..7, 0usize..7, any::<bool>(), any::<bool>(), any::<bool>());
+        (prop::collection::vec(component, 1..6), prop::collection::vec(0usize..7, 0..3)).prop_map(|(components, inits)| {
+            let name = |i: usize| if i < 6 { format!("C{i}") } else { "Nope".to_string() };
+            let mut src = String::new();
+            for (i, (base, nested, inner, generic, overridable, overrides)) in components.iter().enumerate() {
+                let parameters = if *generic { "<T>" } else { "" };
+                let bases = if *base < 6 { format!(" : {}", name(*base)) } else { String::new() };
+                let qualifier = if *overridable { " overridable" } else { "" };
+                let override_r = if *overrides { ".override r" } else { "" };
+                src += &format!(
+                    ".comp C{i}{parameters}{bases} {{\n .decl r(x: number){qualifier}\n {override_r}\n r(1).\n                      s(x) :- r(x), i.r(x).\n .init i = {}\n .comp In : {} {{ .init j = {} }}\n .init k = In\n}}\n",
+                    name(*nested),
+                    name(*inner),
+                    name(*base),
+                );
+            }
+            for (n, init) in inits.iter().enumerate() {
+                src += &format!(".init top{n} = {}<number>\n.init bare{n} = {}\n.output top{n}.r\n", name(*init), name(*init));
+            }
+            src += ".decl s(x: number)\n.output s\n";
+            src
+        })
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
         /// Deep expressions are a syntax error past the nesting limit, never a deep
@@ -381,6 +414,17 @@ mod never_panics {
             }
             let mut p = Program::new();
             let _ = parse_query(&src, FILE, &mut p);
+        }
+
+        #[test]
+        fn random_components_never_panic(src in components()) {
+            let (program, diagnostics) = parse_program(&src, FILE, &mut NoIncludes);
+            prop_assert_eq!(program.is_some(), !diag::has_errors(&diagnostics), "{}", src);
+            for d in &diagnostics {
+                for label in &d.labels {
+                    prop_assert!(label.span.end as usize <= src.len() && label.span.start <= label.span.end);
+                }
+            }
         }
 
         #[test]
