@@ -915,7 +915,7 @@ impl Parser<'_> {
         let enclosing_items = std::mem::take(&mut self.items);
         let enclosing_start = self.statement_start;
         self.component_depth += 1;
-        let body = self.component_body(&head.name);
+        let body = self.component_body(&head.name, open);
         self.component_depth -= 1;
         self.statement_start = enclosing_start;
         let items = std::mem::replace(&mut self.items, enclosing_items);
@@ -928,13 +928,18 @@ impl Parser<'_> {
 
     /// A component's body up to its `}`: the items go to `self.items`; returns the
     /// `.override`s and the `}`. After an error the body goes on with its next item.
-    fn component_body(&mut self, name: &ast::Name) -> Result<(Vec<ast::Name>, Tok), Reported> {
+    fn component_body(&mut self, name: &ast::Name, open: Tok) -> Result<(Vec<ast::Name>, Tok), Reported> {
         let mut overrides = Vec::new();
         loop {
             self.statement_start = self.pos;
             let Some(tok) = self.peek() else {
-                let message = format!("expected `}}` closing the component `{}`, found end of input", name.text);
-                return Err(self.syntax(self.eof, message));
+                let message = format!("the component `{}` has no closing `}}`", name.text);
+                self.diagnostics.push(
+                    Diagnostic::error(Code::PARSE, message)
+                        .with_primary(open.span, "opened here, never closed")
+                        .with_help("end the component's body with `}`"),
+                );
+                return Err(Reported);
             };
             let result = match tok.kind {
                 Kind::RBrace => {

@@ -1075,6 +1075,8 @@ fn components_are_read_past_their_errors() {
     let found = errors(src);
     let found: Vec<(&str, &str)> = found.iter().map(|(c, t, _)| (*c, t.as_str())).collect();
     assert_eq!(found, [("E0001", ":-"), ("E0001", ".pragma"), ("E0001", "?-"), ("E0001", "}"), ("E0001", ".override")]);
+    let found = errors(".comp A {\n .decl r(x: number)\n r(1).\n");
+    assert_eq!(found, [("E0001", "{".to_string(), "the component `A` has no closing `}`".to_string())]);
     // Without them the instance is expanded.
     let s = ok(".comp A {\n .decl r(x: number)\n r(1).\n}\n.init a = A\n.output a.r\n");
     assert_eq!(io_names(&s)[1], ["a.r"]);
