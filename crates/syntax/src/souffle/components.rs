@@ -19,7 +19,8 @@
 //! to two components, instances, relations or types of the program. With any of them no
 //! instance is expanded, and the uses of the instances' relations are not reported
 //! again. A relation or type an instance holds twice is left to the checks of
-//! declarations (E0020, E0034), which see `inst.r` twice.
+//! declarations (E0020, E0034), which see `inst.r` twice; an `.input` or `.printsize` it
+//! holds twice is E0034 here, since Soufflé checks that in an instance only.
 
 use super::tree::{self, Component, ComponentType, Init, Item};
 use crate::ast;
@@ -533,7 +534,8 @@ impl<'c> Expander<'c> {
         let active = binding.extend(&component.parameters, &arguments);
         let mut content = Vec::new();
         for nested in instances(component) {
-            content.extend(self.instantiate(nested, Some(id), &active, orphans, unsupported, depth + 1)?);
+            let nested = self.instantiate(nested, Some(id), &active, orphans, unsupported, depth + 1)?;
+            self.merge(&mut content, nested);
         }
         self.collect(
             id,
@@ -576,6 +578,37 @@ impl<'c> Expander<'c> {
         Some(content)
     }
 
+    /// Adds `pieces` to `content`, but for an `.input` or `.printsize` of a relation that
+    /// `content` already has one of (E0034, as Soufflé rejects it within an instance).
+    fn merge(&mut self, content: &mut Vec<Piece>, pieces: Vec<Piece>) {
+        for piece in pieces {
+            if let Item::Io(io) = &piece.item {
+                let relation = &io.relations[0];
+                let first = content.iter().find_map(|p| match &p.item {
+                    Item::Io(other) if other.kind == io.kind && other.relations[0].text == relation.text => {
+                        Some(other.relations[0].span)
+                    }
+                    _ => None,
+                });
+                if let Some(first) = first.filter(|_| io.kind != tree::IoKind::Output) {
+                    let directive = if io.kind == tree::IoKind::Input { ".input" } else { ".printsize" };
+                    self.diagnostics.push(
+                        Diagnostic::error(
+                            Code::INVALID_DECLARATION,
+                            format!("`{directive}` of `{}` is given twice in one instance", relation.text),
+                        )
+                        .with_primary(relation.span, "given again here")
+                        .with_secondary(first, "first given here")
+                        .with_help(format!("keep one `{directive}` of the relation"))
+                        .with_note(format!("in instance `{}`", self.path.join("."))),
+                    );
+                    continue;
+                }
+            }
+            content.push(piece);
+        }
+    }
+
     /// Adds to `content` what the component `id` holds with `binding`: its bases'
     /// content, then its own types, relations, directives and clauses (none of a relation
     /// `overridden` by a component deriving from it); adopts the orphans whose head it
@@ -607,7 +640,8 @@ impl<'c> Expander<'c> {
             let arguments: Vec<&str> = base.arguments.iter().map(|a| a.text.as_str()).collect();
             let active = binding.extend(&base_component.parameters, &arguments);
             for nested in instances(base_component) {
-                content.extend(self.instantiate(nested, Some(base_id), &active, orphans, unsupported, depth + 1)?);
+                let nested = self.instantiate(nested, Some(base_id), &active, orphans, unsupported, depth + 1)?;
+                self.merge(content, nested);
             }
             let base_enclosing = self.scopes[base_id].enclosing;
             self.collect(
@@ -653,7 +687,7 @@ impl<'c> Expander<'c> {
                 for relation in &io.relations {
                     let mut one = io.clone();
                     one.relations = vec![relation.clone()];
-                    content.push(piece(Item::Io(one), item_span(item)));
+                    self.merge(content, vec![piece(Item::Io(one), item_span(item))]);
                 }
             }
         }

@@ -1133,3 +1133,23 @@ fn a_type_parameter_naming_no_component_is_reported_in_its_instance() {
     let notes = vec!["`T` is a type parameter, given `Nope` here".to_string(), "in instance `o`".to_string()];
     assert_eq!(found, [("the component `Nope` is not defined", "T", notes)]);
 }
+
+#[test]
+fn an_input_or_printsize_given_twice_in_one_instance_is_soufflés_error() {
+    let src = ".comp A { .decl r(x: number) r(1). .printsize r .output r .output r .printsize r }\n.init a = A\n.init b = A\n";
+    let (_, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    let found: Vec<(&str, &str, &str, Vec<String>)> = diagnostics
+        .iter()
+        .map(|d| (d.code.0, &src[d.primary_span().expect("spanned").range()], d.message.as_str(), d.notes.clone()))
+        .collect();
+    let twice = "`.printsize` of `r` is given twice in one instance";
+    assert_eq!(
+        found,
+        [
+            ("E0034", "r", twice, vec!["in instance `a`".to_string()]),
+            ("E0034", "r", twice, vec!["in instance `b`".to_string()]),
+        ]
+    );
+    // At the second `.printsize`, the outputs given twice being one file.
+    assert_eq!(diagnostics[0].primary_span().expect("spanned").start as usize, src.rfind(".printsize r").unwrap() + 11);
+}
