@@ -114,6 +114,8 @@ codes! {
         "an `inline` relation is unfolded into the rules that use it: it may not be recursive, read or written, aggregated over, or negated with variables of its own";
     INVALID_PLAN = "E0037", "invalid query plan",
         "a `.plan` follows a recursive clause and gives, for a version the clause has (one per body atom recursive with its head, from 0), an order of all its body atoms (numbered from 1); dlc reads it and chooses its own order";
+    INVALID_COMPONENT = "E0038", "invalid component",
+        "`.init inst = Name<number>` instantiates a component defined where it is used, with one type argument per parameter; components may not inherit from themselves, and `.override r` names a relation a base declares `overridable`";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

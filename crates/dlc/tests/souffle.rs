@@ -366,6 +366,26 @@ fn an_update_of_an_input_relation_that_rules_derive_names_its_loaded_facts() {
     assert!(updated.stdout.contains("answers added: isolated(50)"), "{}", updated.stdout);
 }
 
+/// A relation of a component's instance is named by its qualified name on the command
+/// line too: in a query, an update and a fact to explain.
+#[test]
+fn a_query_and_an_update_name_a_relation_of_an_instance() {
+    let base =
+        ["fixtures/souffle/component_nested/prog.dl", "-F", "fixtures/souffle/component_nested/in", "--no-timing"];
+    let mut args = base.to_vec();
+    args.extend(["--query", "net.far.dist(10, d)", "--check", "--insert", "net.link.pair(9, 10)"]);
+    let run = dlc(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // 9 becomes a start of `far` too, one step from 10.
+    let added = "answers added: net.far.dist(10,1) net.far.dist(10,2) net.far.dist(10,3)";
+    assert!(run.stdout.contains(added), "{}", run.stdout);
+    let mut args = base.to_vec();
+    args.extend(["--query", "net.near.dist(x, d)", "--explain", "net.near.dist(5, 3)"]);
+    let run = dlc(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("net.link.pair(3,5)"), "{}", run.stdout);
+}
+
 /// A relation both loaded and derived, read under a negation: deleting an edge makes a
 /// node isolated, inserting one makes two nodes stop being isolated, and every strategy
 /// maintains that without recomputing (`--check` compares each batch with a fresh run).

@@ -776,6 +776,34 @@ mod tests {
     }
 
     #[test]
+    fn a_line_may_name_a_relation_of_a_component_instance() {
+        // `net.link.pair` is how a Soufflé program names a relation of an instance; a
+        // nullary `Z.` still ends at its `.`.
+        let mut p = program();
+        let (fact, diagnostics) = parse_update_atom("net.link.pair(9, 10)", FILE, &mut p);
+        assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+        assert_eq!(show(&p, &fact.into_iter().collect::<Vec<_>>()), ["net.link.pair(9,10)"]);
+        let (facts, diagnostics) = parse_fact_atoms(
+            "Z.
+g.r(1).
+",
+            FILE,
+            &mut p,
+        );
+        assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+        assert_eq!(show(&p, &facts), ["Z()", "g.r(1)"]);
+        let (updates, diagnostics) = parse_updates(
+            "+g.r(2).
+-g . r(1)
+",
+            FILE,
+            &mut p,
+        );
+        assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+        assert_eq!(updates[0].changes.len(), 2);
+    }
+
+    #[test]
     fn fact_atom_errors_are_all_reported() {
         let mut p = program();
         let src = "E(a,b)) \nR(a,b).\nE(a).\nE(a,X).\n<- E(a)\nN(a).\nN(a,b).\n@x(a).\n";

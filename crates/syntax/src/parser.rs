@@ -356,6 +356,25 @@ where
     atom_of(file, term(file))
 }
 
+/// The atom of a line read on its own (a fact, an update, a query): like [`atom`], and its
+/// predicate may be a qualified name `inst.r`, as a Soufflé program names the relations
+/// of a component's instance (the line ends after the atom, so a `.` before a name is no
+/// end of a statement there).
+fn line_atom<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Atom, Extra<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    let part = select! { Token::Name(s) => s };
+    let name = select! { Token::Name(s) => s, Token::Reserved(s) => s }
+        .then(just(Token::Dot).ignore_then(part).repeated().collect::<Vec<_>>())
+        .map_with(move |(first, rest), e| {
+            let text = std::iter::once(first).chain(rest).collect::<Vec<_>>().join(".");
+            Name { text, span: to_span(file, e.span()) }
+        })
+        .labelled("a predicate name");
+    atom_named(file, name, term(file))
+}
+
 /// An atom whose arguments `argument` reads.
 fn atom_of<'t, 's: 't, I>(
     file: FileId,
@@ -367,6 +386,18 @@ where
     let name = select! { Token::Name(s) => s, Token::Reserved(s) => s }
         .map_with(move |s, e| Name { text: s.to_string(), span: to_span(file, e.span()) })
         .labelled("a predicate name");
+    atom_named(file, name, argument)
+}
+
+/// An atom of the predicate `name` reads, whose arguments `argument` reads.
+fn atom_named<'t, 's: 't, I>(
+    file: FileId,
+    name: impl Parser<'t, I, Name, Extra<'t, 's>> + Clone,
+    argument: impl Parser<'t, I, Term, Extra<'t, 's>> + Clone,
+) -> impl Parser<'t, I, Atom, Extra<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
     let args = argument
         .separated_by(just(Token::Comma))
         .collect::<Vec<_>>()
@@ -446,7 +477,7 @@ pub(crate) fn fact_line<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Atom,
 where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
-    atom(file).then_ignore(just(Token::Dot).or_not()).then_ignore(end())
+    line_atom(file).then_ignore(just(Token::Dot).or_not()).then_ignore(end())
 }
 
 /// One line of an update file: `+E(a,b).` or `-E(a,b).`.
@@ -455,7 +486,7 @@ where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
     let sign = select! { Token::Plus => Sign::Insert, Token::Minus => Sign::Delete }.labelled("`+` or `-`");
-    sign.then(atom(file)).then_ignore(just(Token::Dot).or_not()).then_ignore(end())
+    sign.then(line_atom(file)).then_ignore(just(Token::Dot).or_not()).then_ignore(end())
 }
 
 /// A query given on its own: `R(a,Y)`, optionally with `?-` before and `.` after.
@@ -463,5 +494,5 @@ pub(crate) fn query_line<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Atom
 where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
-    just(Token::QueryOp).or_not().ignore_then(atom(file)).then_ignore(just(Token::Dot).or_not()).then_ignore(end())
+    just(Token::QueryOp).or_not().ignore_then(line_atom(file)).then_ignore(just(Token::Dot).or_not()).then_ignore(end())
 }

@@ -128,7 +128,8 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
                 }
             }
             Item::Query(query) => queries.push(query.clone()),
-            Item::Clause(_) | Item::Plan(_) => {}
+            // Components are expanded before this pass (`components`).
+            Item::Clause(_) | Item::Plan(_) | Item::Component(_) | Item::Init(_) => {}
         }
     }
     diagnostics.extend(plans(program));
@@ -498,14 +499,18 @@ fn tree_atoms<'a>(literal: &'a tree::Literal, out: &mut Vec<&'a ast::Atom>) {
 }
 
 /// Checks declarations (E0019 undeclared, E0020 declared twice, E0004 arity against the
-/// declaration) and I/O directives; keeps what passed.
+/// declaration) and I/O directives; keeps what passed. `unexpanded` are the instances an
+/// error kept from being expanded, whose relations (`inst.r`) are not reported as
+/// undeclared either.
 pub(super) fn uses(
     clauses: Vec<Clause>,
     queries: Vec<ast::Query>,
     relations: Vec<Relation>,
     ios: Vec<(IoKind, RawIo)>,
+    unexpanded: &HashSet<String>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Checked {
+    let of_unexpanded = |name: &str| name.split_once('.').is_some_and(|(instance, _)| unexpanded.contains(instance));
     let mut declared: HashMap<&str, &Relation> = HashMap::new();
     let mut unique = Vec::new();
     for (i, relation) in relations.iter().enumerate() {
@@ -523,6 +528,7 @@ pub(super) fn uses(
     }
     let check_atom = |atom: &ast::Atom, diagnostics: &mut Vec<Diagnostic>| -> bool {
         match declared.get(atom.pred.text.as_str()) {
+            None if of_unexpanded(&atom.pred.text) => false,
             None => {
                 diagnostics.push(undeclared(&atom.pred.text, atom.pred.span, Some(atom.args.len())));
                 false
@@ -560,7 +566,9 @@ pub(super) fn uses(
     let mut kept_ios: Vec<(IoKind, RawIo)> = Vec::new();
     for (kind, io) in ios {
         if !declared.contains_key(io.name.as_str()) {
-            diagnostics.push(undeclared(&io.name, io.span, None));
+            if !of_unexpanded(&io.name) {
+                diagnostics.push(undeclared(&io.name, io.span, None));
+            }
             continue;
         }
         // A second `.printsize` is an error in Soufflé.

@@ -93,6 +93,16 @@ pub(crate) fn lex(text: &str, offset: usize) -> Vec<(Kind, std::ops::Range<usize
                 tokens.push((Kind::OpenComment, range));
                 break;
             }
+            // `inst.init_state`, `g.output2`: a directive's word with more of a name right
+            // after it is the `.` of a qualified name and that name, as Soufflé reads a
+            // directive only before a blank.
+            Ok(Kind::Ident | Kind::Number | Kind::RadixNumber | Kind::Underscore)
+                if tokens.last().is_some_and(|(k, last)| *k == Kind::Directive && last.end == range.start) =>
+            {
+                let (_, directive) = tokens.pop().expect("just seen");
+                tokens.push((Kind::Dot, directive.start..directive.start + 1));
+                tokens.push((Kind::Ident, directive.start + 1..range.end));
+            }
             Ok(kind) => tokens.push((kind, range)),
             Err(()) => match tokens.last_mut() {
                 Some((Kind::Error, last)) if last.end == range.start => last.end = range.end,
@@ -128,6 +138,12 @@ mod tests {
             [Ident, LParen, Number, RParen, Dot, Ident, LParen, Ident, RParen]
         });
         assert_eq!(kinds("#include \"a.dl\"\nx"), [Kind::Hash, Kind::Ident]);
+        // A directive's word that goes on is a qualified name's part.
+        assert_eq!(kinds("g.init_state(x) .decl2"), {
+            use Kind::*;
+            [Ident, Dot, Ident, LParen, Ident, RParen, Dot, Ident]
+        });
+        assert_eq!(lex("a.output_b", 0)[2], (Kind::Ident, 2..10));
         assert_eq!(kinds("x != 1.5 <: :- !"), {
             use Kind::*;
             [Ident, Compare, Float, Subtype, ColonDash, Bang]

@@ -1,10 +1,10 @@
 //! The Soufflé front end: reads the stratified fragment of Soufflé's language (`.decl`,
 //! `.type`, `.input`, `.output`, `.printsize`, rules with lower-case variables, negated
 //! atoms and negated groups, comparisons, arithmetic, aggregates, multiple heads,
-//! disjunction, `inline` relations, `#include`, `.include`, `.once` and `#define`) into
-//! the native AST, which the native lowering then turns into an `ir::Program`. Everything
-//! outside it (functors, records, components, ...) is reported as E0018 at its span rather
-//! than read approximately.
+//! disjunction, `inline` relations, components (`.comp`, `.init`, qualified names
+//! `inst.r`), `#include`, `.include`, `.once` and `#define`) into the native AST, which
+//! the native lowering then turns into an `ir::Program`. Everything outside it (functors,
+//! records, ...) is reported as E0018 at its span rather than read approximately.
 //!
 //! The passes, in the order they run (each in its own module):
 //!
@@ -12,25 +12,29 @@
 //!    conditional sections read: one stream of tokens.
 //! 2. `parser`: the tokens into Soufflé's own syntax tree (`tree`), with the syntax
 //!    errors; each unsupported construct is a node of the tree.
-//! 3. `check::declarations`: each unsupported construct reported (E0018), `.type`
+//! 3. `components`: Soufflé's checks of components (E0038); each instance expanded into
+//!    the declarations, types, directives and clauses it holds, named `inst.r`.
+//! 4. `check::declarations`: each unsupported construct reported (E0018), `.type`
 //!    definitions checked; relations, I/O directives and types gathered.
-//! 4. `lower::clauses`: each clause's body expanded into disjunctive normal form.
-//! 5. `check::subtype_mismatches`: the types of each rule's variables (only when nothing
+//! 5. `lower::clauses`: each clause's body expanded into disjunctive normal form.
+//! 6. `check::subtype_mismatches`: the types of each rule's variables (only when nothing
 //!    failed before).
-//! 6. `inline`: `inline` relations unfolded into the clauses that use them.
-//! 7. `check::uses`: relations declared twice, atoms of undeclared relations or of the
+//! 7. `inline`: `inline` relations unfolded into the clauses that use them.
+//! 8. `check::uses`: relations declared twice, atoms of undeclared relations or of the
 //!    wrong arity, I/O directives of undeclared relations.
-//! 8. `typing`: ordering comparisons of symbols and of unsigned values marked.
-//! 9. `lower::native`: the native AST, one rule per head and conjunction, with symbol
-//!    `min`/`max` rewritten (`extrema`).
+//! 9. `typing`: ordering comparisons of symbols and of unsigned values marked.
+//! 10. `lower::native`: the native AST, one rule per head and conjunction, with symbol
+//!     `min`/`max` rewritten (`extrema`).
 //!
-//! The passes from 5 on see each clause as the rules it stands for (one per head and
+//! The passes from 6 on see each clause as the rules it stands for (one per head and
 //! disjunct), as Soufflé checks them: a variable's type, and so a comparison's, comes from
 //! the atoms of its own disjunct, and an inlined atom is unfolded per disjunct. The
 //! reports of all passes are then collapsed: one per distinct unsupported construct or
-//! undeclared relation.
+//! undeclared relation; a report inside an instance gets a note naming the instance
+//! (`components::note_instances`).
 
 mod check;
+mod components;
 mod extrema;
 mod inline;
 mod lexer;
@@ -133,13 +137,13 @@ pub struct SouffleProgram {
     pub attributes: Vec<(PredId, Vec<String>)>,
 }
 
-/// Whether `src` is a Soufflé program: some line starts with `.decl`, or with
-/// `#include` (the dlc dialect has no `#` lines; a program may keep every `.decl` in an
-/// included file).
+/// Whether `src` is a Soufflé program: some line starts with `.decl`, `.comp` or `.init`,
+/// or with `#include` (the dlc dialect has no `#` lines; a program may keep every `.decl`
+/// in an included file, or in components).
 pub fn looks_like_souffle(src: &str) -> bool {
     src.lines()
         .map(str::trim_start)
-        .any(|line| line.starts_with(".decl") || line.starts_with("#include") || line.starts_with(".include"))
+        .any(|line| [".decl", ".comp", ".init", "#include", ".include"].iter().any(|start| line.starts_with(start)))
 }
 
 /// Parses a Soufflé program into the native AST (rules expanded: one per head and
@@ -185,7 +189,7 @@ pub fn parse_program_for_query(
     let (front, mut diagnostics) = front_for_query(src, file, includes, queried, prelude);
     let failed = diag::has_errors(&diagnostics);
     let (program, lowering) = crate::lower(&front.file);
-    diagnostics.extend(lowering);
+    diagnostics.extend(components::note_instances(lowering, &front.origins));
     diagnostics.sort_by_key(|d| d.primary_span().map(|s| (s.file, s.start)));
     let Some(mut program) = program.filter(|_| !failed && !diag::has_errors(&diagnostics)) else {
         return (None, diagnostics);
@@ -268,15 +272,26 @@ struct Front {
     outputs: Vec<RawIo>,
     printsize: Vec<RawIo>,
     types: HashMap<String, Vec<String>>,
+    /// The source of each item of an instance, with the instance's name.
+    origins: Vec<(Span, String)>,
 }
 
-/// The relation a query's text names (`path` of `?- path(1, y).`), if it starts with one.
+/// The relation a query's text names (`path` of `?- path(1, y).`, `g.path` of
+/// `g.path(1, y)`), if it starts with one.
 pub fn query_relation(src: &str) -> Option<&str> {
-    let mut tokens = lex(src, 0).into_iter().filter(|(kind, _)| *kind != Kind::QueryOp);
-    match tokens.next() {
-        Some((Kind::Ident, range)) => src.get(range),
-        _ => None,
+    let mut tokens = lex(src, 0).into_iter().filter(|(kind, _)| *kind != Kind::QueryOp).peekable();
+    let Some((Kind::Ident, first)) = tokens.next() else { return None };
+    let mut end = first.end;
+    while let Some((Kind::Dot, _)) = tokens.peek() {
+        tokens.next();
+        match tokens.next() {
+            Some((Kind::Ident, part)) => end = part.end,
+            _ => return None,
+        }
     }
+    // Soufflé reads `g . path` as `g.path`; the relation is named without the blanks.
+    let text = src.get(first.start..end)?;
+    Some(text).filter(|t| !t.contains(char::is_whitespace))
 }
 
 /// The text of the `#define` lines that Soufflé's `-M "NAME=VALUE OTHER"` makes, one
@@ -315,6 +330,7 @@ fn front_for_query(
     let eof = Span::new(file, src.len()..src.len());
     let (program, syntax) = parser::program(&tokens, &texts, eof);
     diagnostics.extend(syntax);
+    let components::Expanded { program, origins, unexpanded } = components::expand(program, &mut diagnostics);
     let check::Declarations { mut relations, ios, types, unions, queries } =
         check::declarations(&program, &mut diagnostics);
     let clauses = lower::clauses(&program);
@@ -334,7 +350,7 @@ fn front_for_query(
     if !diag::has_errors(&diagnostics) {
         relations.retain(|r| !r.inline);
     }
-    let checked = check::uses(clauses, queries, relations, ios, &mut diagnostics);
+    let checked = check::uses(clauses, queries, relations, ios, &unexpanded, &mut diagnostics);
     let clauses = typing::comparisons(checked.clauses, &checked.relations, &types, &mut diagnostics);
     let lowered =
         lower::native(&clauses, checked.queries, checked.relations, checked.ios, &types, queried, &mut diagnostics);
@@ -347,8 +363,9 @@ fn front_for_query(
         outputs: lowered.outputs,
         printsize: lowered.printsize,
         types,
+        origins,
     };
-    let mut diagnostics = collapse_unsupported(diagnostics);
+    let mut diagnostics = collapse_unsupported(components::note_instances(diagnostics, &front.origins));
     preprocessed.mark_expansions(&mut diagnostics);
     (front, diagnostics)
 }

@@ -1,13 +1,14 @@
 //! The parser: the preprocessed tokens into Soufflé's syntax tree ([`tree::Program`]).
 //!
-//! The grammar is small and has no nesting except parenthesised disjunctions, whose depth
-//! is bounded ([`MAX_NESTING`]), so it is parsed by hand: statements are `.`-terminated
-//! clauses or directives whose end their shape decides, and newlines carry no meaning.
-//! After a syntax error the parser skips to the end of the statement and goes on.
+//! The grammar is small and has no nesting except parenthesised disjunctions and
+//! components (`.comp` in a `.comp`), whose depths are bounded ([`MAX_NESTING`]), so it is
+//! parsed by hand: statements are `.`-terminated clauses or directives whose end their
+//! shape decides, and newlines carry no meaning. After a syntax error the parser skips to
+//! the end of the statement (in a component, at most to its `}`) and goes on.
 //!
 //! A construct dlc does not support becomes a [`tree::Unsupported`] item where the parser
 //! meets it (the statement around it is dropped unless the construct can be left out, as
-//! a `float` attribute or a component's body can); the checks report it. How many rules a
+//! a `float` attribute can); the checks report it. How many rules a
 //! clause expands to is bounded here, as each literal is read, by the expansion's shape
 //! ([`Dnf`] of `()`): the lowering then expands it within that bound.
 
@@ -104,11 +105,26 @@ struct Parser<'a> {
     /// Whether an aggregate's body is being read (an aggregate inside one is E0018, so
     /// bodies never nest and no pass recurses on their depth).
     in_aggregate: bool,
+    /// How many component bodies enclose the current token (a `}` at their level ends
+    /// the statement being skipped after an error).
+    component_depth: usize,
+    /// Where the statement being read starts.
+    statement_start: usize,
 }
 
 impl<'a> Parser<'a> {
     fn new(tokens: &'a [Tok], texts: &'a Texts, eof: Span) -> Self {
-        Parser { tokens, pos: 0, texts, eof, diagnostics: Vec::new(), items: Vec::new(), in_aggregate: false }
+        Parser {
+            tokens,
+            pos: 0,
+            texts,
+            eof,
+            diagnostics: Vec::new(),
+            items: Vec::new(),
+            in_aggregate: false,
+            component_depth: 0,
+            statement_start: 0,
+        }
     }
 
     fn peek(&self) -> Option<Tok> {
@@ -213,10 +229,28 @@ impl<'a> Parser<'a> {
     }
 
     /// Skips to the end of a clause after an error: past the next `.`, or up to the next
-    /// directive.
+    /// directive or, in a component, up to the `}` that closes it.
     fn recover(&mut self) {
+        // The braces the statement opened so far (of an aggregate) are its own.
+        let mut braces = self.tokens[self.statement_start.min(self.pos)..self.pos.min(self.tokens.len())].iter().fold(
+            0usize,
+            |open, t| match t.kind {
+                Kind::LBrace => open + 1,
+                Kind::RBrace => open.saturating_sub(1),
+                _ => open,
+            },
+        );
         while let Some(t) = self.peek() {
             match t.kind {
+                Kind::LBrace => {
+                    braces += 1;
+                    self.bump();
+                }
+                Kind::RBrace if braces == 0 && self.component_depth > 0 => return,
+                Kind::RBrace => {
+                    braces = braces.saturating_sub(1);
+                    self.bump();
+                }
                 // The `.` of `arch.jump` ends no clause.
                 Kind::Dot if self.qualified_at(self.pos) => {
                     self.bump();
@@ -265,6 +299,7 @@ impl<'a> Parser<'a> {
 
     fn program(&mut self) {
         while let Some(tok) = self.peek() {
+            self.statement_start = self.pos;
             let result = match tok.kind {
                 Kind::Directive => self.directive(),
                 Kind::Ident => self.clause(),
@@ -308,22 +343,12 @@ impl<'a> Parser<'a> {
                 self.skip_line(tok.span);
                 Ok(())
             }
-            ".comp" | ".init" => {
-                self.unsupported(tok.span, Construct::Component);
-                // Skip the component's body, braces balanced.
-                let mut depth = 0usize;
-                while let Some(t) = self.bump() {
-                    match t.kind {
-                        Kind::LBrace => depth += 1,
-                        Kind::RBrace if depth <= 1 => break,
-                        Kind::RBrace => depth -= 1,
-                        _ if depth == 0 && self.text(tok) == ".init" => {
-                            self.skip_line(tok.span);
-                            break;
-                        }
-                        _ => {}
-                    }
-                }
+            ".comp" => self.component(tok),
+            ".init" => self.init(tok),
+            ".override" => {
+                // Soufflé's grammar has `.override` in a component's body only.
+                self.syntax(tok.span, "`.override` is written inside a component (`.comp`)".to_string());
+                self.eat(Kind::Ident);
                 Ok(())
             }
             ".plan" => self.plan(tok),
@@ -345,9 +370,6 @@ impl<'a> Parser<'a> {
         let mut names = Vec::new();
         let name = loop {
             let name = self.expect(Kind::Ident, "a relation name")?;
-            if self.at(Kind::Dot) && self.peek_at(1).is_some_and(|t| t.kind == Kind::Ident) {
-                return Err(self.unsupported(name.span, Construct::QualifiedName));
-            }
             if self.eat(Kind::Comma).is_none() {
                 break name;
             }
@@ -372,13 +394,13 @@ impl<'a> Parser<'a> {
                     );
                 }
                 self.expect(Kind::Colon, "`:` and the attribute's type")?;
-                let ty = self.expect(Kind::Ident, "a type")?;
-                if self.text(ty) == "float" {
+                let ty = self.qualified_name("a type")?;
+                if ty.text == "float" {
                     // Reported, but the relation is still declared: its uses are not
                     // undeclared too.
                     self.unsupported(ty.span, Construct::FloatType);
                 }
-                attributes.push(tree::Attribute { name: self.name(attribute), ty: self.name(ty) });
+                attributes.push(tree::Attribute { name: self.name(attribute), ty });
                 if self.eat(Kind::Comma).is_none() {
                     self.expect(Kind::RParen, "`,` or `)`")?;
                     break;
@@ -389,7 +411,7 @@ impl<'a> Parser<'a> {
         // `input`, `output` and `printsize`, Soufflé's older form of the directives, act
         // as `.input r` and so on would; `no_inline` wins over `inline`, as in Soufflé.
         let mut io_qualifiers: Vec<(IoKind, Tok)> = Vec::new();
-        let (mut inline, mut no_inline) = (false, false);
+        let (mut inline, mut no_inline, mut overridable) = (false, false, false);
         while let Some(t) = self.peek().filter(|t| t.kind == Kind::Ident) {
             if self.peek_at(1).is_some_and(|n| n.kind == Kind::LParen) {
                 break;
@@ -403,7 +425,11 @@ impl<'a> Parser<'a> {
                     no_inline = true;
                     self.bump();
                 }
-                "brie" | "btree" | "btree_delete" | "magic" | "no_magic" | "overridable" | "override" => {
+                "overridable" => {
+                    overridable = true;
+                    self.bump();
+                }
+                "brie" | "btree" | "btree_delete" | "magic" | "no_magic" | "override" => {
                     self.bump();
                 }
                 qualifier @ ("input" | "output" | "printsize") => {
@@ -466,6 +492,7 @@ impl<'a> Parser<'a> {
             io: io_qualifiers.into_iter().map(|(kind, t)| (kind, t.span)).collect(),
             inline,
             no_inline,
+            overridable,
         }));
         Ok(())
     }
@@ -510,8 +537,8 @@ impl<'a> Parser<'a> {
         }
         let mut from = Vec::new();
         loop {
-            let ty = self.expect(Kind::Ident, "a type").map_err(|r| (TypeDefinition::Unreadable, r))?;
-            from.push(self.name(ty));
+            let ty = self.qualified_name("a type").map_err(|r| (TypeDefinition::Unreadable, r))?;
+            from.push(ty);
             if let Some(open) = self.eat(Kind::LBrace) {
                 return Err((TypeDefinition::Adt(open.span), Reported));
             }
@@ -523,9 +550,9 @@ impl<'a> Parser<'a> {
 
     /// `.input r1, r2(IO=file, filename="r.tsv", delimiter=",")`
     fn io(&mut self, kind: IoKind, directive: Tok) -> Result<(), Reported> {
-        let mut names = vec![self.expect(Kind::Ident, "a relation name")?];
+        let mut relations = vec![self.qualified_name("a relation name")?];
         while self.eat(Kind::Comma).is_some() {
-            names.push(self.expect(Kind::Ident, "a relation name")?);
+            relations.push(self.qualified_name("a relation name")?);
         }
         let mut parameters = Vec::new();
         if self.eat(Kind::LParen).is_some() && self.eat(Kind::RParen).is_none() {
@@ -553,7 +580,6 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        let relations = names.into_iter().map(|n| self.name(n)).collect();
         let io = tree::IoDirective { kind, relations, parameters, span: directive.span };
         // Soufflé stops at such a directive: a quote cannot both delimit and quote fields.
         let settings = io.settings();
@@ -721,10 +747,10 @@ impl<'a> Parser<'a> {
                 self.expect(Kind::RParen, "`,`, `;` or `)`")?;
                 Ok((Literal::Group(group), shape))
             }
-            // `arch.jump(x)`: a relation of a component instance.
-            Kind::Ident if self.qualified_at(self.pos + 1) => {
-                let end = self.peek_at(2).map_or(tok.span, |t| t.span);
-                Err(self.unsupported(tok.span.to(end), Construct::QualifiedName))
+            // `arch.jump(x)`: a relation of a component instance (`true` and `false` are
+            // words of Soufflé's, never a name: `true.` ends a clause).
+            Kind::Ident if self.qualified_length() > 1 && !matches!(self.text(tok), "true" | "false") => {
+                Ok((Literal::Atom(self.atom()?), vec![vec![()]]))
             }
             // `sum (z + 1) : { e(z, _) } > 0` starts with an aggregate, not an atom `sum(...)`.
             Kind::Ident
@@ -780,12 +806,7 @@ impl<'a> Parser<'a> {
 
     /// `name(t, ...)`
     fn atom(&mut self) -> Result<ast::Atom, Reported> {
-        let name = self.expect(Kind::Ident, "a relation name")?;
-        if let (Some(dot), Some(next)) = (self.peek(), self.peek_at(1)) {
-            if dot.kind == Kind::Dot && next.kind == Kind::Ident && dot.span.start == name.span.end {
-                return Err(self.unsupported(name.span.to(next.span), Construct::QualifiedName));
-            }
-        }
+        let name = self.qualified_name("a relation name")?;
         self.expect(Kind::LParen, "`(`")?;
         let mut args = Vec::new();
         let close = match self.eat(Kind::RParen) {
@@ -797,7 +818,8 @@ impl<'a> Parser<'a> {
                 }
             },
         };
-        Ok(ast::Atom { pred: self.name(name), args, span: name.span.to(close.span) })
+        let span = name.span.to(close.span);
+        Ok(ast::Atom { pred: name, args, span })
     }
 
     /// A variable, `_`, a number or a string; anything else is unsupported.
@@ -841,6 +863,164 @@ impl<'a> Parser<'a> {
         };
         self.bump();
         Ok(ast::Term { kind, span: tok.span })
+    }
+}
+
+/// Components and qualified names.
+impl Parser<'_> {
+    /// How many tokens the qualified name at the current token has (`a.b.r` has five;
+    /// none when it is not at a name). Soufflé reads `a . b` as `a.b` too.
+    fn qualified_length(&self) -> usize {
+        if !self.at(Kind::Ident) {
+            return 0;
+        }
+        let mut length = 1;
+        while self.peek_at(length).is_some_and(|t| t.kind == Kind::Dot)
+            && self.peek_at(length + 1).is_some_and(|t| t.kind == Kind::Ident)
+        {
+            length += 2;
+        }
+        length
+    }
+
+    /// A name, qualified or not (`r`, `inst.r`, `a.b.T`): one name whose text holds the
+    /// dots, spanning all its parts.
+    fn qualified_name(&mut self, what: &str) -> Result<ast::Name, Reported> {
+        let length = self.qualified_length();
+        let first = self.expect(Kind::Ident, what)?;
+        let mut name = self.name(first);
+        for _ in 0..length.saturating_sub(1) / 2 {
+            self.bump();
+            let part = self.bump().expect("counted");
+            name.text.push('.');
+            name.text.push_str(self.text(part));
+            name.span = name.span.to(part.span);
+        }
+        Ok(name)
+    }
+
+    /// Whether the current token is the operator `op` (`<` or `>` around type arguments).
+    fn at_operator(&self, op: &str) -> bool {
+        self.peek().is_some_and(|t| t.kind == Kind::Compare && self.text(t) == op)
+    }
+
+    /// `Name` or `Name<A, B>`: a component with its type arguments (or, after `.comp`,
+    /// its type parameters), which Soufflé writes as plain names.
+    fn component_type(&mut self) -> Result<tree::ComponentType, Reported> {
+        let name = self.expect(Kind::Ident, "a component name")?;
+        let mut arguments = Vec::new();
+        let mut end = name.span;
+        if self.at_operator("<") {
+            self.bump();
+            loop {
+                let argument = self.expect(Kind::Ident, "a type name")?;
+                arguments.push(self.name(argument));
+                if self.eat(Kind::Comma).is_some() {
+                    continue;
+                }
+                if !self.at_operator(">") {
+                    return Err(self.expected("`,` or `>`"));
+                }
+                end = self.bump().expect("at `>`").span;
+                break;
+            }
+        }
+        Ok(tree::ComponentType { name: self.name(name), arguments, span: name.span.to(end) })
+    }
+
+    /// `.init inst = Name<number, T>`
+    fn init(&mut self, keyword: Tok) -> Result<(), Reported> {
+        let instance = self.expect(Kind::Ident, "an instance name")?;
+        self.expect(Kind::Eq, "`=` and the component to instantiate")?;
+        let component = self.component_type()?;
+        let span = keyword.span.to(component.span);
+        self.items.push(Item::Init(tree::Init { instance: self.name(instance), component, span }));
+        Ok(())
+    }
+
+    /// `.comp Name<T> : Base<T>, Other { body }`. Components nest at most [`MAX_NESTING`]
+    /// deep, so reading them recurses that deep at most.
+    fn component(&mut self, keyword: Tok) -> Result<(), Reported> {
+        let head = self.component_type()?;
+        let mut bases = Vec::new();
+        if self.eat(Kind::Colon).is_some() {
+            bases.push(self.component_type()?);
+            while self.eat(Kind::Comma).is_some() {
+                bases.push(self.component_type()?);
+            }
+        }
+        let open = self.expect(Kind::LBrace, "`{` and the component's body")?;
+        if self.component_depth >= MAX_NESTING {
+            return Err(self.unsupported(open.span, format!("components nested deeper than {MAX_NESTING}")));
+        }
+        let enclosing_items = std::mem::take(&mut self.items);
+        let enclosing_start = self.statement_start;
+        self.component_depth += 1;
+        let body = self.component_body(&head.name, open);
+        self.component_depth -= 1;
+        self.statement_start = enclosing_start;
+        let items = std::mem::replace(&mut self.items, enclosing_items);
+        let (overrides, close) = body?;
+        let tree::ComponentType { name, arguments: parameters, .. } = head;
+        let span = keyword.span.to(close.span);
+        self.items.push(Item::Component(Box::new(tree::Component { name, parameters, bases, items, overrides, span })));
+        Ok(())
+    }
+
+    /// A component's body up to its `}`: the items go to `self.items`; returns the
+    /// `.override`s and the `}`. After an error the body goes on with its next item.
+    fn component_body(&mut self, name: &ast::Name, open: Tok) -> Result<(Vec<ast::Name>, Tok), Reported> {
+        let mut overrides = Vec::new();
+        loop {
+            self.statement_start = self.pos;
+            let Some(tok) = self.peek() else {
+                let message = format!("the component `{}` has no closing `}}`", name.text);
+                self.diagnostics.push(
+                    Diagnostic::error(Code::PARSE, message)
+                        .with_primary(open.span, "opened here, never closed")
+                        .with_help("end the component's body with `}`"),
+                );
+                return Err(Reported);
+            };
+            let result = match tok.kind {
+                Kind::RBrace => {
+                    self.bump();
+                    return Ok((overrides, tok));
+                }
+                Kind::Directive => match self.text(tok) {
+                    ".override" => {
+                        self.bump();
+                        self.expect(Kind::Ident, "the name of a relation to override").map(|relation| {
+                            overrides.push(self.name(relation));
+                        })
+                    }
+                    // Soufflé's grammar has these at the top level only.
+                    directive @ (".pragma" | ".functor") => {
+                        self.bump();
+                        self.syntax(tok.span, format!("`{directive}` cannot be written inside a component"));
+                        self.skip_line(tok.span);
+                        Ok(())
+                    }
+                    _ => self.directive(),
+                },
+                Kind::Ident => self.clause(),
+                Kind::QueryOp => {
+                    Err(self.syntax(tok.span, "a query (`?-`) cannot be written inside a component".to_string()))
+                }
+                Kind::OpenComment => {
+                    self.bump();
+                    Err(self.syntax(tok.span, "this comment has no closing `*/`".to_string()))
+                }
+                _ => {
+                    let r = self.expected("a declaration, a rule, a fact or `}`");
+                    self.bump();
+                    Err(r)
+                }
+            };
+            if result.is_err() {
+                self.recover();
+            }
+        }
     }
 }
 

@@ -128,7 +128,6 @@ fn unsupported_constructs_are_named_at_their_span() {
         ("r(x) :- e(x, @f(x)).", "@", "a user-defined functor (`@f(...)`) is not supported"),
         ("r(x) :- e(x, 1.5).", "1.5", "a float constant is not supported"),
         ("r(x) :- e(x, $).", "$", "`$` (a counter or an ADT branch) is not supported"),
-        (".comp C { .decl q(x:number) }", ".comp", "a component (`.comp`, `.init`) is not supported"),
         (".limitsize e(n=3)", ".limitsize", "the directive `.limitsize` is not supported"),
         (
             "#include_next \"a.dl\"",
@@ -295,6 +294,11 @@ mod never_panics {
             ".output",
             ".type",
             ".comp",
+            ".init",
+            ".override",
+            "C",
+            "g.e",
+            ">",
             "e",
             "x",
             "_",
@@ -349,6 +353,34 @@ mod never_panics {
         prop::collection::vec(token, 0..40).prop_map(|tokens| tokens.join(" "))
     }
 
+    /// Programs of up to five components that derive from, instantiate and nest each
+    /// other at random (cycles, self-instances, unknown names and wrong argument counts
+    /// included), with instances of them at the top level.
+    fn components() -> impl Strategy<Value = String> {
+        let component = (0usize..7, 0usize..7, 0usize..7, any::<bool>(), any::<bool>(), any::<bool>());
+        (prop::collection::vec(component, 1..6), prop::collection::vec(0usize..7, 0..3)).prop_map(|(components, inits)| {
+            let name = |i: usize| if i < 6 { format!("C{i}") } else { "Nope".to_string() };
+            let mut src = String::new();
+            for (i, (base, nested, inner, generic, overridable, overrides)) in components.iter().enumerate() {
+                let parameters = if *generic { "<T>" } else { "" };
+                let bases = if *base < 6 { format!(" : {}", name(*base)) } else { String::new() };
+                let qualifier = if *overridable { " overridable" } else { "" };
+                let override_r = if *overrides { ".override r" } else { "" };
+                src += &format!(
+                    ".comp C{i}{parameters}{bases} {{\n .decl r(x: number){qualifier}\n {override_r}\n r(1).\n                      s(x) :- r(x), i.r(x).\n .init i = {}\n .comp In : {} {{ .init j = {} }}\n .init k = In\n}}\n",
+                    name(*nested),
+                    name(*inner),
+                    name(*base),
+                );
+            }
+            for (n, init) in inits.iter().enumerate() {
+                src += &format!(".init top{n} = {}<number>\n.init bare{n} = {}\n.output top{n}.r\n", name(*init), name(*init));
+            }
+            src += ".decl s(x: number)\n.output s\n";
+            src
+        })
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
         /// Deep expressions are a syntax error past the nesting limit, never a deep
@@ -385,6 +417,17 @@ mod never_panics {
             }
             let mut p = Program::new();
             let _ = parse_query(&src, FILE, &mut p);
+        }
+
+        #[test]
+        fn random_components_never_panic(src in components()) {
+            let (program, diagnostics) = parse_program(&src, FILE, &mut NoIncludes);
+            prop_assert_eq!(program.is_some(), !diag::has_errors(&diagnostics), "{}", src);
+            for d in &diagnostics {
+                for label in &d.labels {
+                    prop_assert!(label.span.end as usize <= src.len() && label.span.start <= label.span.end);
+                }
+            }
         }
 
         #[test]
@@ -600,7 +643,7 @@ fn an_unsupported_construct_is_reported_once_with_its_uses() {
         messages,
         [
             "the functor `strlen(...)` is not supported (used 3 times)",
-            "a qualified relation name (components) is not supported",
+            "relation `arch.jump` is not declared",
             "relation `nope` is not declared (used 2 times)",
         ]
     );
@@ -674,7 +717,7 @@ fn plans_are_read_and_ignored_with_one_warning() {
     // What Soufflé 2.5 rejects.
     let plan = |clause: &str, plan: &str| {
         let src = format!(".decl e(x:number, y:number)\n.decl p(x:number, y:number)\n{clause}\n.plan {plan}\n");
-        errors(&src).into_iter().filter(|(code, _, _)| *code == "E0037").map(|(_, at, _)| at).collect::<Vec<_>>()
+        errors(&src).into_iter().filter(|(code, _, _)| *code == "E0038").map(|(_, at, _)| at).collect::<Vec<_>>()
     };
     assert_eq!(plan("p(x, y) :- e(x, y).", "0:(1)"), ["0"]);
     assert_eq!(plan("p(x, z) :- p(x, y), e(y, z).", "0:(1,2), 1:(2,1)"), ["1"]);
@@ -760,7 +803,7 @@ fn a_clause_with_two_heads_and_a_disjunction_is_one_tree_node() {
 #[test]
 fn an_unsupported_construct_is_one_node_with_its_span() {
     use tree::{Construct, Item, TypeDefinition};
-    let src = ".comp C {\n .decl r(x:number)\n r(1).\n}\n.decl e(x:float)\n\
+    let src = ".limitsize e(n=5)\n.decl e(x:float)\n\
                .type R = [a: number]\n.decl s(x:symbol)\ns(y) :- e(x), y = cat(x, \"a\").\n";
     let (program, diagnostics) = tree_of(src);
     assert!(diagnostics.is_empty(), "{diagnostics:#?}");
@@ -776,12 +819,12 @@ fn an_unsupported_construct_is_one_node_with_its_span() {
     assert_eq!(
         unsupported,
         [
-            (Construct::Component, ".comp"),
+            (Construct::Directive(".limitsize".to_string()), ".limitsize"),
             (Construct::FloatType, "float"),
             (Construct::Other("the functor `cat(...)`".to_string()), "cat"),
         ]
     );
-    // The component's body is skipped; the `float` relation is still declared; the clause
+    // The directive's line is skipped; the `float` relation is still declared; the clause
     // with the functor is dropped.
     let decls: Vec<&str> = program
         .items
@@ -808,7 +851,7 @@ fn an_unsupported_construct_is_one_node_with_its_span() {
         .filter(|d| d.code == Code::UNSUPPORTED_SOUFFLE)
         .map(|d| text(d.primary_span().expect("spanned")))
         .collect();
-    assert_eq!(unsupported, [".comp", "float", "[", "cat"]);
+    assert_eq!(unsupported, [".limitsize", "float", "[", "cat"]);
 }
 
 #[test]
@@ -880,4 +923,259 @@ fn the_parser_bounds_each_expansion_that_the_lowering_then_makes() {
     let (sizes, unsupported) = expanded(&negated(6));
     assert!(sizes.is_empty());
     assert_eq!(unsupported, [("a negation expanding to more than 1024 rules".to_string(), "!(".to_string())]);
+}
+
+/// The name of each relation an I/O directive of `s` names, by kind.
+fn io_names(s: &SouffleProgram) -> [Vec<String>; 2] {
+    let names = |ios: &[Io]| ios.iter().map(|io| s.program.pred_name(io.pred).to_string()).collect();
+    [names(&s.inputs), names(&s.outputs)]
+}
+
+#[test]
+fn a_component_is_one_tree_node_with_its_body() {
+    use tree::{Item, TypeDefinition};
+    let src = ".comp Graph<N, W> : Base<N>, Other {\n .decl edge(x: N, y: N) overridable\n .override reach\n\
+               edge(1, 2).\n .comp Inner { .decl q(x: number) }\n .init in = Inner\n}\n\
+               .init g = Graph<number, symbol>\n.type T <: g.in.Id\n.output g.edge, g . in . q(delimiter=\",\")\n\
+               .decl r(x: g.N)\nr(x) :- g.edge(x, _), !g.in.q(x).\n";
+    let (program, diagnostics) = tree_of(src);
+    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+    let text = |span: Span| &src[span.range()];
+    let [Item::Component(graph), Item::Init(init), Item::Type(t), Item::Io(io), Item::Decl(r), Item::Clause(clause)] =
+        program.items.as_slice()
+    else {
+        panic!("six items: {:#?}", program.items)
+    };
+    assert_eq!(graph.name.text, "Graph");
+    assert_eq!(graph.parameters.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(), ["N", "W"]);
+    let bases: Vec<(&str, usize, &str)> =
+        graph.bases.iter().map(|b| (b.name.text.as_str(), b.arguments.len(), text(b.span))).collect();
+    assert_eq!(bases, [("Base", 1, "Base<N>"), ("Other", 0, "Other")]);
+    assert_eq!(graph.overrides.iter().map(|o| o.text.as_str()).collect::<Vec<_>>(), ["reach"]);
+    assert!(text(graph.span).starts_with(".comp Graph") && text(graph.span).ends_with('}'));
+    let [Item::Decl(edge), Item::Clause(_), Item::Component(inner), Item::Init(nested)] = graph.items.as_slice() else {
+        panic!("the body's four items: {:#?}", graph.items)
+    };
+    assert!(edge.overridable && edge.names[0].text == "edge");
+    assert_eq!((inner.name.text.as_str(), nested.instance.text.as_str()), ("Inner", "in"));
+    assert_eq!((init.instance.text.as_str(), text(init.component.span)), ("g", "Graph<number, symbol>"));
+    assert_eq!(text(init.span), ".init g = Graph<number, symbol>");
+    // Qualified names are one name, spanning their parts (Soufflé reads `g . in . q` too).
+    assert!(matches!(&t.definition, TypeDefinition::Subtype(from) if from[0].text == "g.in.Id"));
+    let relations: Vec<(&str, &str)> = io.relations.iter().map(|n| (n.text.as_str(), text(n.span))).collect();
+    assert_eq!(relations, [("g.edge", "g.edge"), ("g.in.q", "g . in . q")]);
+    assert_eq!(r.attributes[0].ty.text, "g.N");
+    let atoms = clause.body.iter().flat_map(|d| &d.0).flat_map(|c| &c.0).map(|l| match l {
+        tree::Literal::Atom(a) => a.pred.text.as_str(),
+        tree::Literal::Not { inner, .. } => match inner.as_ref() {
+            tree::Literal::Atom(a) => a.pred.text.as_str(),
+            _ => "?",
+        },
+        _ => "?",
+    });
+    assert_eq!(atoms.collect::<Vec<_>>(), ["g.edge", "g.in.q"]);
+    assert_eq!(query_relation("?- g.in.q(1)."), Some("g.in.q"));
+    assert_eq!(query_relation("g.(1)"), None);
+}
+
+#[test]
+fn instances_are_expanded_into_qualified_relations_and_types() {
+    let src = ".comp Pair<K> {\n .type Key <: K\n .decl item(k: Key, n: number)\n .input item\n .decl first(k: Key)\n\
+               .output first\n first(k) :- item(k, n), n = min m : { item(_, m) }.\n}\n\
+               .init words = Pair<symbol>\n.init ids = Pair<unsigned>\n\
+               .decl both(k: ids.Key)\nboth(k) :- ids.first(k), ids.item(k, 1).\n.output both\n";
+    let s = ok(src);
+    let [inputs, outputs] = io_names(&s);
+    assert_eq!(inputs, ["words.item", "ids.item"]);
+    assert_eq!(outputs, ["words.first", "ids.first", "both"]);
+    // Each instance's columns have the type its argument gives, through its own `Key`.
+    let types = |name: &str| s.program.pred(s.program.lookup_source(name).expect(name)).types.clone();
+    assert_eq!(types("words.item"), [ValueType::Symbol, ValueType::Number]);
+    assert_eq!(types("ids.item"), [ValueType::Unsigned, ValueType::Number]);
+    assert_eq!(types("both"), [ValueType::Unsigned]);
+    let rules = rules(&s.program);
+    assert!(rules.contains(&"both(k) <- ids.first(k), ids.item(k,1)".to_string()), "{rules:#?}");
+    assert!(rules.iter().any(|r| r.starts_with("words.first(k) <- words.item(k,n)")), "{rules:#?}");
+}
+
+#[test]
+fn an_override_replaces_the_clauses_of_the_bases() {
+    let src = ".comp Base {\n .decl r(x: number) overridable\n .decl s(x: number)\n r(1). s(1).\n}\n\
+               .comp Mid : Base {\n .override r\n r(2). s(2).\n}\n.comp Top : Mid {\n .override r\n r(3).\n}\n\
+               .init m = Mid\n.init t = Top\n.output m.r, m.s, t.r, t.s\n";
+    let s = ok(src);
+    let mut facts: Vec<String> = s
+        .program
+        .facts
+        .iter()
+        .map(|f| {
+            format!(
+                "{}({})",
+                s.program.pred_name(f.pred),
+                s.program.value_text(s.program.value(f.pred, 0, f.values[0]))
+            )
+        })
+        .collect();
+    facts.sort();
+    // `s` keeps the clauses of every level; `r` those of the last to override it.
+    assert_eq!(facts, ["m.r(2)", "m.s(1)", "m.s(2)", "t.r(3)", "t.s(1)", "t.s(2)"]);
+}
+
+#[test]
+fn instances_nest_and_orphans_go_where_their_head_is() {
+    // `s(x) :- r(x).` in `A` has no head in `A`: it goes to the next instance that holds
+    // `s` (its sibling `b`), as in Soufflé, and becomes `o.b.s(x) :- o.a.r(x)`.
+    let src = ".comp A { .decl r(x: number) r(1). s(x) :- r(x). }\n\
+               .comp B { .decl s(x: number) .decl t(x: number) t(x) :- s(x). .output t }\n\
+               .comp O { .init a = A .init b = B .comp In { .decl q(x: number) q(x) :- b.t(x). } .init i = In }\n\
+               .init o = O\n.decl s(x: number)\n.output s, o.i.q\n";
+    let (program, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    // The program's `s` has no rules: only the warning about it.
+    assert!(!diag::has_errors(&diagnostics), "{diagnostics:#?}");
+    let s = program.expect("a program");
+    let rules = rules(&s.program);
+    assert!(rules.contains(&"o.b.s(x) <- o.a.r(x)".to_string()), "{rules:#?}");
+    // Inside `In`, `b.t` is the enclosing instance's `b.t`.
+    assert!(rules.contains(&"o.i.q(x) <- o.b.t(x)".to_string()), "{rules:#?}");
+    assert_eq!(io_names(&s)[1], ["o.b.t", "s", "o.i.q"]);
+}
+
+#[test]
+fn component_errors_are_soufflés_each_once() {
+    let found = errors(
+        ".comp A<T> { .decl r(x: T) .decl s(x: T) overridable }\n\
+         .comp B : A<number> { .override r .override s .decl t(x: number) .override t }\n\
+         .comp L : R { }\n.comp R : L { }\n.comp S : S { }\n\
+         .init a = A\n.init n = Nope<number>\n.decl a(x: number)\n\
+         .decl q(x: number)\nq(x) :- n.r(x), a.r(x).\n.output n.r\n",
+    );
+    let found: Vec<(&str, &str, &str)> = found.iter().map(|(c, t, m)| (*c, t.as_str(), m.as_str())).collect();
+    assert_eq!(
+        found,
+        [
+            ("E0038", "r", "the component `B` overrides `r` of `A`, which is not `overridable`"),
+            ("E0038", "t", "the component `B` overrides `t`, which it declares itself"),
+            ("E0038", "L", "the components `L`, `R` inherit from each other"),
+            ("E0038", "S", "the component `S` inherits from itself"),
+            ("E0038", "a", "the name `a` is taken twice: by a relation and by an instance"),
+            ("E0038", "A", "the component `A` takes 1 type argument(s) but is given 0"),
+            ("E0038", "Nope", "the component `Nope` is not defined"),
+        ]
+    );
+}
+
+#[test]
+fn a_report_inside_an_instance_names_it_and_instances_do_not_repeat_it() {
+    let src = ".comp G<T> {\n .decl e(x: T, y: T)\n .decl p(x: T, y: T)\n p(x, y) :- e(x, y), missing(x).\n\
+               p(x, y) :- e(x, z), e(z, y, y).\n p(x, y) :- e(x, _).\n}\n.init g = G<number>\n.init h = G<symbol>\n";
+    let (_, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    let found: Vec<(&str, &str, Vec<String>)> = diagnostics
+        .iter()
+        .map(|d| (d.code.0, &src[d.primary_span().expect("spanned").range()], d.notes.clone()))
+        .collect();
+    let note = |n: &str| vec![n.to_string()];
+    assert_eq!(
+        found,
+        [
+            ("E0019", "missing", note("in instances `g`, `h`")),
+            ("E0004", "e(z, y, y)", note("in instance `g`")),
+            ("E0004", "e(z, y, y)", note("in instance `h`")),
+            ("E0003", "y", note("in instances `g`, `h`")),
+        ]
+    );
+    // Nested instances are named by their path.
+    let src = ".comp I { .decl r(x: number) r(x) :- x > 1. }\n.comp O { .init i = I }\n.init o = O\n";
+    let (_, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    let found: Vec<(&str, Vec<String>)> = diagnostics.iter().map(|d| (d.code.0, d.notes.clone())).collect();
+    assert_eq!(found, [("E0003", note("in instance `o.i`")), ("E0023", note("in instance `o.i`"))]);
+}
+
+#[test]
+fn components_are_read_past_their_errors() {
+    // A syntax error inside a body ends at its `.` (or at the `}`), and the component goes
+    // on; `.override` outside a component, `.pragma` and a query inside one are errors of
+    // Soufflé's grammar.
+    let src = ".comp A {\n .decl r(x: number)\n r(x :- r(x).\n r(1).\n .pragma \"a\" \"b\"\n ?- r(1).\n\
+               .decl s(x: number)\n s(x) :- r(x), x = count : { r(_), ( }.\n}\n\
+               .override r\n.init a = A\n.output a.r, a.s\n";
+    let found = errors(src);
+    let found: Vec<(&str, &str)> = found.iter().map(|(c, t, _)| (*c, t.as_str())).collect();
+    assert_eq!(found, [("E0001", ":-"), ("E0001", ".pragma"), ("E0001", "?-"), ("E0001", "}"), ("E0001", ".override")]);
+    let found = errors(".comp A {\n .decl r(x: number)\n r(1).\n");
+    assert_eq!(found, [("E0001", "{".to_string(), "the component `A` has no closing `}`".to_string())]);
+    // Without them the instance is expanded.
+    let s = ok(".comp A {\n .decl r(x: number)\n r(1).\n}\n.init a = A\n.output a.r\n");
+    assert_eq!(io_names(&s)[1], ["a.r"]);
+}
+
+#[test]
+fn instances_that_never_end_stop_at_soufflés_limit() {
+    let found = errors(".comp A { .decl r(x: number) .init a = A }\n.init top = A\n.output top.r\n");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].2, "components are instantiated more than 100 levels deep");
+    // dlc counts bases too, so that expanding a long chain of them never overflows the
+    // stack (Soufflé counts only instances).
+    let deep = (0..200).map(|i| format!(".comp C{i} : C{} {{ }}\n", i + 1)).collect::<String>();
+    let found = errors(&format!("{deep}.comp C200 {{ .decl r(x: number) }}\n.init c = C0\n"));
+    assert_eq!(
+        found.iter().map(|(_, _, m)| m.as_str()).collect::<Vec<_>>(),
+        ["components are instantiated more than 100 levels deep"]
+    );
+}
+
+#[test]
+fn unsupported_constructs_of_a_component_are_reported_once_if_it_is_instantiated() {
+    let component = ".comp A { .decl r(x: number) .decl s(x: number) r(1). s(x) :- r(x), x = strlen(\"a\"). }\n";
+    let found = errors(&format!("{component}.init a = A\n.init b = A\n"));
+    assert_eq!(found.iter().map(|(c, t, _)| (*c, t.as_str())).collect::<Vec<_>>(), [("E0018", "strlen")]);
+    // Soufflé checks nothing inside a component no instance makes.
+    let (program, diagnostics) = parse_program(component, FILE, &mut NoIncludes);
+    assert!(program.is_some() && diagnostics.is_empty(), "{diagnostics:#?}");
+}
+
+#[test]
+fn an_io_qualifier_in_a_component_names_the_programs_relation_as_in_soufflé() {
+    // Soufflé 2.5 makes `.decl r(...) output` in a component an `.output r` of the
+    // program: of the program's own `r`, which this one has.
+    let src = ".comp A { .decl r(x: number) output r(1). }\n.init a = A\n.decl r(x: number)\nr(7).\n";
+    let (program, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    assert_eq!(diagnostics.iter().map(|d| d.code).collect::<Vec<_>>(), [Code::DEPRECATED_SOUFFLE]);
+    assert_eq!(io_names(&program.expect("a program"))[1], ["r"]);
+    let found = errors(&src.replace(".decl r(x: number)\nr(7).\n", ""));
+    let undeclared = ("E0019", "output".to_string(), "relation `r` is not declared".to_string());
+    assert_eq!(found.iter().filter(|d| d.0.starts_with('E')).collect::<Vec<_>>(), [&undeclared]);
+}
+
+#[test]
+fn a_type_parameter_naming_no_component_is_reported_in_its_instance() {
+    // Soufflé's checks cannot know what `T` stands for; expanding `o` finds out.
+    let src =
+        ".comp Outer<T> { .init i = T }\n.comp R { .decl r(x: number) }\n.init p = Outer<R>\n.init o = Outer<Nope>\n";
+    let (_, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    let found: Vec<(&str, &str, Vec<String>)> = diagnostics
+        .iter()
+        .map(|d| (d.message.as_str(), &src[d.primary_span().expect("spanned").range()], d.notes.clone()))
+        .collect();
+    let notes = vec!["`T` is a type parameter, given `Nope` here".to_string(), "in instance `o`".to_string()];
+    assert_eq!(found, [("the component `Nope` is not defined", "T", notes)]);
+}
+
+#[test]
+fn an_input_or_printsize_given_twice_in_one_instance_is_soufflés_error() {
+    let src = ".comp A { .decl r(x: number) r(1). .printsize r .output r .output r .printsize r }\n.init a = A\n.init b = A\n";
+    let (_, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    let found: Vec<(&str, &str, &str, Vec<String>)> = diagnostics
+        .iter()
+        .map(|d| (d.code.0, &src[d.primary_span().expect("spanned").range()], d.message.as_str(), d.notes.clone()))
+        .collect();
+    let twice = "`.printsize` of `r` is given twice in one instance";
+    assert_eq!(
+        found,
+        [
+            ("E0034", "r", twice, vec!["in instance `a`".to_string()]),
+            ("E0034", "r", twice, vec!["in instance `b`".to_string()]),
+        ]
+    );
+    // At the second `.printsize`, the outputs given twice being one file.
+    assert_eq!(diagnostics[0].primary_span().expect("spanned").start as usize, src.rfind(".printsize r").unwrap() + 11);
 }

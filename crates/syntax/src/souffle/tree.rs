@@ -1,8 +1,10 @@
 //! Soufflé's own syntax tree: a program as the parser read it, item by item, before any
 //! check or desugaring. Constructs the dlc dialect has no equivalent for (disjunctions,
-//! negated groups, several heads, `.type` definitions, I/O parameters) are kept as
-//! written; each construct dlc does not support yet is one [`Unsupported`] node, which
-//! the checks report at its span (one report per distinct construct, counting its uses).
+//! negated groups, several heads, `.type` definitions, I/O parameters, components and
+//! their instances) are kept as written; a qualified name (`inst.r`, `a.b.T`) is one
+//! [`ast::Name`] whose text holds the dots; each construct dlc does not support yet is one
+//! [`Unsupported`] node, which the checks report at its span (one report per distinct
+//! construct, counting its uses).
 //!
 //! Expressions are the native AST's terms ([`ast::Term`]), read by the one expression
 //! grammar both dialects share (`crate::expr`); atoms, comparisons and queries are the
@@ -30,7 +32,48 @@ pub(super) enum Item {
     Plan(Plan),
     /// `?- r(1, y).`: a query in the file.
     Query(ast::Query),
+    /// `.comp`: a component, which `components` expands where it is instantiated.
+    Component(Box<Component>),
+    /// `.init`: an instance of a component.
+    Init(Init),
     Unsupported(Unsupported),
+}
+
+/// `.comp Name<T, U> : Base<T>, Other { ... }`: a component, with its body as written.
+#[derive(Clone, Debug)]
+pub(super) struct Component {
+    pub name: ast::Name,
+    /// The type parameters `T`, `U`.
+    pub parameters: Vec<ast::Name>,
+    /// The components it inherits from, each with its type arguments.
+    pub bases: Vec<ComponentType>,
+    /// The body's declarations, types, I/O directives, clauses, nested components and
+    /// instances, in order, with the unsupported constructs met in it.
+    pub items: Vec<Item>,
+    /// `.override r`: the relations whose clauses in the bases are dropped.
+    pub overrides: Vec<ast::Name>,
+    /// From `.comp` to the closing `}`.
+    pub span: Span,
+}
+
+/// `Name<number, T>`: a component named with its type arguments (in an `.init` or as a
+/// base of a `.comp`).
+#[derive(Clone, Debug)]
+pub(super) struct ComponentType {
+    pub name: ast::Name,
+    pub arguments: Vec<ast::Name>,
+    /// From the name to the closing `>`.
+    pub span: Span,
+}
+
+/// `.init inst = Name<number>`: an instance of a component, whose relations and types are
+/// named `inst.r`, `inst.T`.
+#[derive(Clone, Debug)]
+pub(super) struct Init {
+    pub instance: ast::Name,
+    pub component: ComponentType,
+    /// From `.init` to the end of the component's type.
+    pub span: Span,
 }
 
 /// Which I/O directive: `.input`, `.output` or `.printsize`.
@@ -54,6 +97,9 @@ pub(super) struct Decl {
     pub inline: bool,
     /// The `no_inline` qualifier, which wins over `inline`.
     pub no_inline: bool,
+    /// The `overridable` qualifier: a component deriving from the one declaring the
+    /// relation may replace its clauses (`.override`).
+    pub overridable: bool,
 }
 
 /// An attribute of a `.decl`: its name and the name of its type.
@@ -273,14 +319,10 @@ pub(super) struct Unsupported {
 /// The kinds of construct dlc does not support.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Construct {
-    /// `.comp` or `.init`.
-    Component,
     /// `.functor`.
     FunctorDecl,
     /// Any other directive dlc does not read (`.limitsize`, `.lattice`, ...).
     Directive(String),
-    /// `arch.jump`: a relation of a component instance.
-    QualifiedName,
     /// The attribute type `float`.
     FloatType,
     /// The qualifier `eqrel`.
@@ -302,10 +344,8 @@ impl Construct {
     /// How a report names the construct: "`{it}` is not supported".
     pub fn describe(&self) -> String {
         match self {
-            Construct::Component => "a component (`.comp`, `.init`)".to_string(),
             Construct::FunctorDecl => "a user-defined functor (`.functor`)".to_string(),
             Construct::Directive(directive) => format!("the directive `{directive}`"),
-            Construct::QualifiedName => "a qualified relation name (components)".to_string(),
             Construct::FloatType => "the type `float`".to_string(),
             Construct::Eqrel => "an equivalence relation (`eqrel`)".to_string(),
             Construct::ChoiceDomain => "`choice-domain`".to_string(),
