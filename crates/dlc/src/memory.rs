@@ -6,7 +6,8 @@
 //! which are most of what an evaluation holds. The default is
 //! [`DEFAULT_BUDGET_PERCENT`] of the memory: the rest is room for what the budget does
 //! not count (the parsed program and its input text, output buffers, the sets the
-//! threads of a split join stage into, a vector's old and new storage while it moves)
+//! threads of a split join stage into, a vector's old and new storage while it moves,
+//! the grouped copy that the answers of a relation with a flat tuple set are read from)
 //! and for the other processes of the machine, so that a runaway program stops with
 //! E0017 before the machine starts to swap, or the kernel ends the process.
 
