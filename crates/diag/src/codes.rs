@@ -73,7 +73,7 @@ codes! {
     ADORNMENT_LIMIT = "E0016", "too many adorned predicates",
         "raise the limit with `--max-adornments N`, or let `--magic auto` (the default) or `--magic off` evaluate the original program";
     RESOURCE_LIMIT = "E0017", "relation too large",
-        "raise the limit with `--max-tuples N` if the machine has the memory";
+        "raise the memory budget with `--max-memory SIZE` (or the tuple limit, `--max-tuples N`) if the machine has the memory";
     UNSUPPORTED_SOUFFLE = "E0018", "unsupported construct",
         "dlc runs stratified Datalog with integer arithmetic and count, sum, min and max aggregates; rewrite this part or run the program with Soufflé";
     UNDECLARED_RELATION = "E0019", "relation not declared",

@@ -113,7 +113,7 @@ pub fn run(args: &RunArgs, options: &Options, session: &Session, out: &mut dyn W
             whole: args.all,
             maintenance: options.maintenance,
             keep_record: trace || args.check,
-            max_tuples: options.max_tuples,
+            limits: options.limits,
         };
         let mut maintainer = match Maintainer::from_evaluation(primary.clone(), main_run, &session.facts, how) {
             Ok(maintainer) => maintainer,

@@ -164,11 +164,16 @@ pub struct RunArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub max_adornments: usize,
 
-    /// Stop with an error when a relation would hold more than N tuples, instead of
-    /// running out of memory.
-    #[arg(long, value_name = "N", default_value_t = exec::DEFAULT_MAX_TUPLES,
-          value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_tuples: u32,
+    /// Stop with an error (E0017) when the relations would hold more than SIZE bytes
+    /// together: `512M`, `4G`, `2GiB` (units are powers of 1024), or `none`. Default: 80%
+    /// of the machine's memory, or of the process's cgroup memory limit when that is lower.
+    #[arg(long, value_name = "SIZE", value_parser = crate::memory::parse_max_memory)]
+    pub max_memory: Option<crate::memory::MaxMemory>,
+
+    /// Stop with an error (E0017) when a relation would hold more than N tuples
+    /// (default: no limit but the memory budget).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tuples: Option<u32>,
 
     /// Split the semi-naive engine's large joins over N threads, 1 to 256 (default: every
     /// core). Answers, traces and maintenance are the same with any N; the reference
@@ -422,7 +427,7 @@ impl RunArgs {
                 MagicArg::Auto => pipeline::MagicMode::Auto,
             },
             max_adornments: self.max_adornments,
-            max_tuples: self.max_tuples,
+            limits: exec::Limits { max_tuples: self.max_tuples, max_memory: crate::memory::budget(self.max_memory) },
             engine: match self.engine {
                 EngineArg::Seminaive => pipeline::Engine::Native(exec::NativeEngine::Seminaive),
                 EngineArg::Reference => pipeline::Engine::Native(exec::NativeEngine::Reference),
@@ -448,5 +453,32 @@ impl RunArgs {
             macros: self.macros.clone(),
             warnings: !self.no_warn,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::MaxMemory;
+
+    fn options(args: &[&str]) -> pipeline::Options {
+        let cli = Cli::try_parse_from(["dlc"].iter().chain(args)).unwrap();
+        cli.run.options()
+    }
+
+    /// Without flags there is no tuple limit, only the budget derived from the machine;
+    /// each flag sets its own limit alone.
+    #[test]
+    fn the_default_limits_are_the_memory_budget_and_no_tuple_limit() {
+        let defaults = options(&["p.dl"]).limits;
+        assert_eq!(defaults.max_tuples, None);
+        assert_eq!(defaults.max_memory, crate::memory::budget(None));
+        let explicit = options(&["p.dl", "--max-tuples", "1000", "--max-memory", "4G"]).limits;
+        assert_eq!(explicit, exec::Limits { max_tuples: Some(1000), max_memory: Some(4 << 30) });
+        assert_eq!(options(&["p.dl", "--max-memory", "none"]).limits, exec::Limits::default());
+        let run = Cli::try_parse_from(["dlc", "p.dl", "--max-memory", "2GiB"]).unwrap().run;
+        assert_eq!(run.max_memory, Some(MaxMemory::Bytes(2 << 30)));
+        assert!(Cli::try_parse_from(["dlc", "p.dl", "--max-memory", "lots"]).is_err());
+        assert!(Cli::try_parse_from(["dlc", "p.dl", "--max-tuples", "0"]).is_err());
     }
 }

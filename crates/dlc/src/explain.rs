@@ -32,8 +32,9 @@ pub struct Context<'a> {
     pub sources: &'a SourceMap,
     /// Whether `program` is the magic rewrite.
     pub magic: bool,
-    /// `--max-tuples`, for the evaluation of a fact's own demand ([`own_demand`]).
-    pub max_tuples: u32,
+    /// `--max-memory` and `--max-tuples`, for the evaluation of a fact's own demand
+    /// ([`own_demand`]).
+    pub limits: exec::Limits,
     /// Whether `program` is the rewrite for the fact's own demand, not the user's query.
     pub own_demand: bool,
 }
@@ -153,7 +154,7 @@ struct RuleShown {
 /// ([`pipeline::explain::own_demand`]); the explained program's interner holds the
 /// fact's constants and those of updates.
 fn own_demand(ctx: &Context<'_>, fact: &Fact) -> Result<OwnDemand, String> {
-    pipeline::explain::own_demand(ctx.source, &ctx.program.consts, ctx.db, fact, ctx.max_tuples)
+    pipeline::explain::own_demand(ctx.source, &ctx.program.consts, ctx.db, fact, ctx.limits)
 }
 
 /// `--explain`: a proof of the fact, or a message that it does not hold.
@@ -217,7 +218,7 @@ fn explain_outside(ctx: &Context<'_>, fact: &Fact, asked: &str, shape: Shape, mi
         db: &own.db,
         sources: ctx.sources,
         magic: own.magic,
-        max_tuples: ctx.max_tuples,
+        limits: ctx.limits,
         own_demand: true,
     };
     let explained = if missing { explain_missing(&inner, fact, shape) } else { explain(&inner, fact, shape) };
@@ -919,12 +920,8 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
     let maintained = if session.batches.is_empty() {
         Err(run.eval)
     } else {
-        let how = Maintaining {
-            whole: true,
-            maintenance: options.maintenance,
-            keep_record: false,
-            max_tuples: options.max_tuples,
-        };
+        let how =
+            Maintaining { whole: true, maintenance: options.maintenance, keep_record: false, limits: options.limits };
         let maintained = Maintainer::from_evaluation(primary.clone(), run, &session.facts, how);
         let mut maintainer = match maintained {
             Ok(maintainer) => maintainer,
@@ -954,7 +951,7 @@ pub fn run(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: bool
         db,
         sources: &sources,
         magic: choice.magic,
-        max_tuples: args.max_tuples,
+        limits: options.limits,
         own_demand: false,
     };
     let explained = if missing { explain_missing(&ctx, &fact, shape) } else { explain(&ctx, &fact, shape) };
@@ -972,7 +969,7 @@ pub struct ReplState<'a> {
     pub program: &'a Program,
     pub db: &'a Database,
     pub magic: bool,
-    pub max_tuples: u32,
+    pub limits: exec::Limits,
 }
 
 /// The repl's `:why FACT` (a proof) and `:whynot FACT` (why it is not derived), in the
@@ -1005,7 +1002,7 @@ pub fn repl_command(
         db: state.db,
         sources,
         magic: state.magic,
-        max_tuples: state.max_tuples,
+        limits: state.limits,
         own_demand: false,
     };
     let explained = if missing { explain_missing(&ctx, &fact, Shape::Text) } else { explain(&ctx, &fact, Shape::Text) };

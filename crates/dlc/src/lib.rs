@@ -7,6 +7,7 @@ pub mod cli;
 mod cluster;
 mod explain;
 mod load;
+pub mod memory;
 mod outputs;
 mod progress;
 mod repl;
@@ -386,7 +387,7 @@ fn emit_ast(args: &RunArgs, out: &mut dyn Write, err: &mut dyn Write, color: boo
 }
 
 /// Reports an evaluation or update that stopped: a relation of `program` outgrew
-/// `--max-tuples` or the memory, or a cluster lost a peer. Nothing of it is printed,
+/// `--max-tuples`, the memory budget or the memory, or a cluster lost a peer. Nothing of it is printed,
 /// since it is incomplete.
 fn stopped(err: &mut dyn Write, sources: &SourceMap, program: &ir::Program, error: &Error, color: ColorArg) -> i32 {
     if let Error::Cluster(reason) = error {

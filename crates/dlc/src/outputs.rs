@@ -184,7 +184,7 @@ pub fn run(
         // Only what the outputs and `.printsize` read is computed, as Soufflé does.
         let mut plan = plan::plan_program(program);
         plan.restrict_to(program, &wanted);
-        let mut edb = pipeline::edb_database(program, &facts, options.max_tuples);
+        let mut edb = pipeline::edb_database(program, &facts, options.limits);
         drop(facts);
         if !maintaining {
             // Read through rows and indexes only, and written out at most.
@@ -333,7 +333,7 @@ fn maintain(
         if args.check {
             let facts = pipeline::maintained_inputs(program, state);
             let compared = |p: PredId| needed.get(p.index()).copied().unwrap_or(false);
-            let fresh = match pipeline::recompute(program, &plan, &facts, state, options.max_tuples, Some(&compared)) {
+            let fresh = match pipeline::recompute(program, &plan, &facts, state, options.limits, Some(&compared)) {
                 Ok(fresh) => fresh,
                 Err(e) => return Err(crate::stopped(err, &prepared.sources, program, &e, args.color)),
             };

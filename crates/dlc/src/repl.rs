@@ -223,7 +223,7 @@ pub(crate) fn run(
                         program: &repl.maintainer.program,
                         db,
                         magic: repl.magic,
-                        max_tuples: repl.settings.options.max_tuples,
+                        limits: repl.settings.options.limits,
                     };
                     crate::explain::repl_command(text, &state, &mut repl.sources, repl.color, out, err);
                 } else {
@@ -356,7 +356,7 @@ impl Settings {
             whole: true,
             maintenance: options.maintenance,
             keep_record: self.check,
-            max_tuples: options.max_tuples,
+            limits: options.limits,
         };
         let mut maintainer = Maintainer::from_evaluation(program, run, facts, how)?;
         if self.full_report {

@@ -504,6 +504,36 @@ fn tuple_limit_ends_evaluation_updates_and_the_repl_with_an_error() {
 }
 
 #[test]
+fn memory_budget_ends_evaluation_with_an_error_alike_on_every_engine_and_thread_count() {
+    let fixture = "fixtures/err/E0017_memory_budget.dl";
+    let run = |extra: &[&str]| dlc(&[&["--color", "never", "--max-memory", "1M", fixture], extra].concat());
+    let out = run(&["--threads", "1"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("[E0017]") && out.stderr.contains("memory budget of 1.0 MiB"), "{}", out.stderr);
+    assert!(out.stderr.contains("raise the budget with `--max-memory SIZE`"), "{}", out.stderr);
+    assert!(out.stdout.is_empty(), "no partial answers: {}", out.stdout);
+    for threads in ["2", "4"] {
+        assert_eq!(run(&["--threads", threads]).stderr, out.stderr, "{threads} threads");
+    }
+    // The differential engine's result is measured once it is whole.
+    for engine in ["reference", "differential"] {
+        let out = run(&["--engine", engine]);
+        assert_eq!(out.code, 1, "{engine}: {}", out.stderr);
+        assert!(out.stderr.contains("[E0017]") && out.stderr.contains("memory budget"), "{engine}: {}", out.stderr);
+    }
+    // A budget the relations fit in, or none.
+    let small = "fixtures/err/E0017_tuple_limit.dl";
+    assert_eq!(dlc(&["--max-memory", "1M", small]).code, 0);
+    assert_eq!(dlc(&["--max-memory", "none", small]).code, 0);
+    let out = dlc(&["--color", "never", "--max-memory", "1K", small]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("memory budget of 1.0 KiB"), "{}", out.stderr);
+    for bad in ["0", "lots", "-1G"] {
+        assert_eq!(dlc(&["--max-memory", bad, small]).code, 2, "{bad}");
+    }
+}
+
+#[test]
 fn output_dir_writes_the_query_answers_as_a_sorted_tab_separated_file() {
     let dir = scratch("output-dir-native");
     let out = dir.join("out");

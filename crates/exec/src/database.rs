@@ -1,8 +1,9 @@
 //! The database: one set-semantics relation per predicate of a program.
 
-use crate::limits::ResourceError;
+use crate::limits::{Limits, ResourceError};
 use crate::relation::{
-    relation_bytes, remove_rows, remove_tuples, Groups, Rank, Relation, RelationBytes, RowSet, Rows,
+    relation_bytes, relation_total_bytes, remove_rows, remove_tuples, Groups, Rank, Relation, RelationBytes, RowSet,
+    Rows, NIL,
 };
 use ir::{Fact, PredId, Program};
 use std::collections::HashMap;
@@ -20,6 +21,19 @@ pub struct Database {
     /// produced it) from facts of strictly lower rank: joins read committed rows only.
     /// Ranked maintenance relies on exactly that.
     rank: Rank,
+    /// The memory budget and what the relations held at their last measurement.
+    memory: Memory,
+}
+
+/// The memory budget of a database ([`Database::set_memory_budget`]) and the heap bytes
+/// of each relation at its last measurement ([`Database::measure`]).
+#[derive(Clone, Debug, Default)]
+struct Memory {
+    budget: Option<usize>,
+    /// Per relation, its bytes when last measured (all zero without a budget).
+    bytes: Vec<usize>,
+    /// The sum of `bytes`.
+    total: usize,
 }
 
 impl Database {
@@ -31,7 +45,7 @@ impl Database {
 
     fn from_relations(relations: Vec<Relation>) -> Self {
         let (rows, sets) = relations.into_iter().map(|r| (r.rows, r.set)).unzip();
-        Database { rows, sets, rank: 0 }
+        Database { rows, sets, rank: 0, memory: Memory::default() }
     }
 
     /// A database holding exactly `facts`; facts of unknown predicates or the wrong arity
@@ -45,6 +59,65 @@ impl Database {
             db.insert(fact.pred, &tuple);
         }
         db
+    }
+
+    /// Applies `limits`: the tuple limit of every relation ([`Database::set_tuple_limit`],
+    /// none: as many as row ids allow) and the memory budget
+    /// ([`Database::set_memory_budget`]).
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.set_tuple_limit(limits.max_tuples.unwrap_or(NIL));
+        self.set_memory_budget(limits.max_memory);
+    }
+
+    /// Lets the relations together hold at most `budget` heap bytes (`None`: no budget),
+    /// measured as [`Database::relation_bytes`] counts them, and measures them now. A
+    /// relation whose growth passes it stops growing, and the evaluation or update that
+    /// made it grow ends with [`crate::ResourceKind::MemoryBudget`]; `limits.rs` says
+    /// when the relations are measured. Databases made from this one for maintenance
+    /// have the same budget, each for its own relations.
+    pub fn set_memory_budget(&mut self, budget: Option<usize>) {
+        self.memory.budget = budget;
+        if budget.is_none() {
+            self.memory = Memory::default();
+            for (rows, set) in self.rows.iter().zip(&mut self.sets) {
+                set.clear_memory_share(rows);
+            }
+        }
+        self.measure_memory();
+    }
+
+    /// Measures every relation against the memory budget, if there is one. When they
+    /// hold more than it together, the largest relation (the first of equals) fails,
+    /// and the others are left no room to grow.
+    pub fn measure_memory(&mut self) {
+        let Some(budget) = self.memory.budget else { return };
+        let bytes: Vec<usize> =
+            self.rows.iter().zip(&self.sets).map(|(rows, set)| relation_total_bytes(rows, set)).collect();
+        let total = bytes.iter().sum::<usize>();
+        let largest = (0..bytes.len()).rev().max_by_key(|&p| bytes[p]);
+        for (p, (rows, set)) in self.rows.iter().zip(&mut self.sets).enumerate() {
+            // Only the largest is measured past the budget: the others see it as full.
+            let others = match Some(p) == largest || total <= budget {
+                true => total - bytes[p],
+                false => budget.saturating_sub(bytes[p]),
+            };
+            set.set_memory_share(rows, budget, others, bytes[p]);
+        }
+        self.memory.bytes = bytes;
+        self.memory.total = total;
+    }
+
+    /// Measures relation `pred` against the memory budget, if there is one: it fails
+    /// when the relations then hold more than the budget, and is otherwise left the room
+    /// the budget has for its tuples until its next measurement.
+    pub(crate) fn measure(&mut self, pred: PredId) {
+        let Some(budget) = self.memory.budget else { return };
+        let p = pred.index();
+        let bytes = relation_total_bytes(&self.rows[p], &self.sets[p]);
+        let memory = &mut self.memory;
+        memory.total = memory.total - memory.bytes[p] + bytes;
+        memory.bytes[p] = bytes;
+        self.sets[p].set_memory_share(&self.rows[p], budget, memory.total - bytes, bytes);
     }
 
     /// Lets every relation hold at most `limit` tuples (by default, as many as `u32` row
@@ -194,7 +267,9 @@ impl Database {
         for tuple in values.chunks_exact(arity) {
             set.stage(rows, tuple);
         }
-        set.commit(rows, self.rank) as usize
+        let added = set.commit(rows, self.rank) as usize;
+        self.measure(pred);
+        added
     }
 
     /// Removes a tuple; false when it was absent.
@@ -304,7 +379,9 @@ impl Database {
                 rel
             })
             .collect();
-        Self::from_relations(relations)
+        let mut empty = Self::from_relations(relations);
+        empty.set_memory_budget(self.memory.budget);
+        empty
     }
 
     /// Takes the relations `which` marks out of the database, leaving them empty, and
@@ -315,6 +392,8 @@ impl Database {
             std::mem::swap(&mut self.rows[p], &mut taken.rows[p]);
             std::mem::swap(&mut self.sets[p], &mut taken.sets[p]);
         }
+        self.measure_memory();
+        taken.measure_memory();
         taken
     }
 
@@ -333,13 +412,18 @@ impl Database {
         remove_tuples(&mut self.rows[p], &mut self.sets[p], tuples)
     }
 
-    /// Turns the tuples staged into `pred`'s set into rows, of a new rank.
+    /// Turns the tuples staged into `pred`'s set into rows, of a new rank, and measures
+    /// the relation against the memory budget when it grew.
     pub(crate) fn commit(&mut self, pred: PredId) -> u32 {
         let set = &mut self.sets[pred.index()];
         if set.staged_len() > 0 {
             self.rank += 1;
         }
-        set.commit(&mut self.rows[pred.index()], self.rank)
+        let committed = set.commit(&mut self.rows[pred.index()], self.rank);
+        if committed > 0 {
+            self.measure(pred);
+        }
+        committed
     }
 
     /// Commits what is staged in every relation.
@@ -374,9 +458,10 @@ impl Database {
                 rel
             })
             .collect();
-        let rank = self.rank;
+        let (rank, budget) = (self.rank, self.memory.budget);
         *self = Self::from_relations(relations);
         self.rank = rank;
+        self.set_memory_budget(budget);
     }
 
     /// Row-range ends of every relation: a version marker of the whole database.

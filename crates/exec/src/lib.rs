@@ -29,7 +29,7 @@ pub use dred::{Maintained, MaintainedBy, Maintenance, UpdateCounts, UpdateReport
 pub use explain::{
     Attempt, Blocked, Explainer, Leaf, Proof, ProofNode, RuleAttempt, Step, WhyNot, AGGREGATE_ROWS_SHOWN,
 };
-pub use limits::{ResourceError, ResourceKind, DEFAULT_MAX_TUPLES};
+pub use limits::{format_bytes, Limits, ResourceError, ResourceKind};
 pub use relation::{Groups, RelationBytes};
 
 use ir::{PredId, Program};
@@ -256,7 +256,8 @@ pub fn evaluate(plan: &ProgramPlan, program: &Program, edb: Database, options: E
 }
 
 /// [`evaluate`], ending with a [`ResourceError`] when a relation would grow past its
-/// limit ([`Database::set_tuple_limit`]) or the memory for it cannot be allocated.
+/// limit ([`Database::set_tuple_limit`]), the relations reach the memory budget
+/// ([`Database::set_memory_budget`]), or the memory for a relation cannot be allocated.
 pub fn try_evaluate(
     plan: &ProgramPlan,
     program: &Program,

@@ -1,18 +1,54 @@
-//! What an evaluation may spend: a limit on the tuples of each relation, and the error
-//! that ends an evaluation when a relation outgrows it or its memory.
+//! What an evaluation may spend: a memory budget for the relations of a database, an
+//! optional limit on the tuples of each relation, and the error that ends an evaluation
+//! when a relation outgrows them or the memory.
 //!
 //! Relations check at their growth points only (a tuple staged near the limit, a buffer
 //! that must grow, a commit, an index sync), never per derivation beyond one comparison;
 //! a relation that fails refuses every new tuple from then on, so memory stays bounded,
 //! and the engines turn the failure into a [`ResourceError`] at their next commit.
+//!
+//! The memory budget is checked against the heap bytes the relations hold (what
+//! `--emit trace` reports per relation: rows, tuple set, staging buffer, indexes,
+//! locator), measured at these points: every commit of staged tuples
+//! into a relation (that relation), the start of an evaluation or update (every
+//! relation), and, in the semi-naive engine, each join once the indexes it reads are up
+//! to date (the relations it reads and its head). A measurement leaves the relation a
+//! room of tuples to stage until the next one, each counted at a fixed number of bytes
+//! per column; staging past that room fails like staging past the tuple limit. All of
+//! these points lie on the thread that owns the database, and what they measure depends
+//! only on the tuples committed and staged in order, which a join split over threads
+//! keeps (`split.rs`): the same budget stops the same evaluation at the same relation
+//! with the same numbers, on any number of threads.
 
 use ir::{PredId, Program};
 use std::fmt;
 
-/// The default of [`crate::Database::set_tuple_limit`] in the command line: a hundred
-/// million tuples is about a gigabyte of rows at arity two, a few with indexes, and
-/// more than any of the benchmarks derive in one relation by two orders of magnitude.
-pub const DEFAULT_MAX_TUPLES: u32 = 100_000_000;
+/// What an evaluation may spend ([`crate::Database::set_limits`]). The default limits
+/// nothing: the command line derives its memory budget from the machine.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// The most tuples any one relation may hold; `None`: as many as `u32` row ids allow.
+    pub max_tuples: Option<u32>,
+    /// The most heap bytes the relations of a database may hold together; `None`: no
+    /// budget (allocation failures still end an evaluation cleanly).
+    pub max_memory: Option<usize>,
+}
+
+/// `bytes` for a person: `512 B`, `1.5 KiB`, `64.0 MiB`, `3.2 GiB` (powers of 1024).
+pub fn format_bytes(bytes: usize) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    // 1023.96 KiB reads as 1.0 MiB, not 1024.0 KiB.
+    while value >= 1023.95 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    match unit {
+        0 => format!("{bytes} B"),
+        _ => format!("{value:.1} {}", UNITS[unit]),
+    }
+}
 
 /// Why a relation stopped growing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +64,9 @@ pub enum ResourceKind {
     IndexSize,
     /// Growing it by about `bytes` failed: the memory is not there.
     Allocation { bytes: usize },
+    /// The relations of its database reached the memory `budget` as it grew to `tuples`
+    /// tuples (staged ones included) taking `bytes`, the relations together `total`.
+    MemoryBudget { budget: usize, tuples: usize, bytes: usize, total: usize },
 }
 
 /// An evaluation or update stopped because relation `pred` outgrew a limit or memory.
@@ -50,6 +89,11 @@ impl ResourceError {
             ResourceKind::Allocation { bytes } => {
                 format!("relation `{name}` could not grow: {bytes} bytes of memory were not available")
             }
+            ResourceKind::MemoryBudget { budget, tuples, bytes, .. } => format!(
+                "relation `{name}` grew to {tuples} tuples taking {}, and the relations reached the memory budget of {}",
+                format_bytes(bytes),
+                format_bytes(budget),
+            ),
         }
     }
 }
@@ -149,6 +193,105 @@ mod tests {
         db.set_tuple_limit(1000);
         let err = try_evaluate(&plan_program(&p), &p, db, EvalOptions::default()).err();
         assert_eq!(err.map(|e| e.pred), p.lookup_source("P"));
+    }
+
+    /// `P(X,Y) <- A(X), B(Y)` over `n` values each: `n * n` tuples of `P` in one join.
+    fn cross_product(n: usize) -> ir::Program {
+        let mut src = String::from("P(X,Y) <- A(X), B(Y)\n");
+        for i in 0..n {
+            src += &format!("A(a{i}).\nB(b{i}).\n");
+        }
+        program(&src)
+    }
+
+    fn evaluate_within_memory(
+        p: &ir::Program,
+        engine: NativeEngine,
+        threads: usize,
+        budget: usize,
+    ) -> Result<Database, ResourceError> {
+        let mut db = Database::from_facts(p, &p.facts);
+        db.set_limits(Limits { max_tuples: None, max_memory: Some(budget) });
+        let threads = crate::Threads::new(threads).splitting_from(2);
+        let options = EvalOptions { engine, threads, ..EvalOptions::default() };
+        try_evaluate(&plan_program(p), p, db, options).map(|eval| eval.db)
+    }
+
+    #[test]
+    fn a_cross_product_stops_at_the_memory_budget_alike_on_any_number_of_threads() {
+        let p = cross_product(300);
+        let pp = p.lookup_source("P").unwrap();
+        let budget = 256 * 1024;
+        for engine in [NativeEngine::Seminaive, NativeEngine::Reference] {
+            let errors: Vec<ResourceError> =
+                [1, 2, 4].map(|threads| evaluate_within_memory(&p, engine, threads, budget).unwrap_err()).into();
+            let ResourceKind::MemoryBudget { budget: b, tuples, bytes, total } = errors[0].kind else {
+                panic!("{engine:?}: {:?}", errors[0]);
+            };
+            assert_eq!((errors[0].pred, b), (pp, budget), "{engine:?}");
+            // Stopped near the budget, long before the 90,000 tuples.
+            assert!(total >= budget - crate::relation::staged_tuple_bytes(2) && total < 2 * budget, "{total}");
+            assert!(tuples < 90_000 && bytes <= total, "{tuples} {bytes}");
+            assert!(errors.iter().all(|e| *e == errors[0]), "{engine:?}: {errors:?}");
+            let message = errors[0].message(&p);
+            assert!(
+                message.starts_with("relation `P` grew to ") && message.contains("memory budget of 256.0 KiB"),
+                "{message}"
+            );
+        }
+        // With room enough, the product is whole, and the budget holds its bytes.
+        let db = evaluate_within_memory(&p, NativeEngine::Seminaive, 1, 64 << 20).unwrap();
+        assert_eq!(db.len(pp), 90_000);
+    }
+
+    #[test]
+    fn input_past_the_memory_budget_fails_the_largest_relation_before_evaluation() {
+        let mut src = String::from("P(X) <- A(X,Y), B(Y)\nB(a1).\n");
+        for i in 0..2000 {
+            src += &format!("A(a{i},a{}).\n", i + 1);
+        }
+        let p = program(&src);
+        let a = p.lookup_source("A").unwrap();
+        let held = Database::from_facts(&p, &p.facts).relation_bytes(a).total();
+        let within = |budget: usize| {
+            let mut db = Database::from_facts(&p, &p.facts);
+            db.set_memory_budget(Some(budget));
+            let failed = db.failure().map(|e| e.pred);
+            let evaluated = try_evaluate(&plan_program(&p), &p, db, EvalOptions::default());
+            (failed, evaluated.map(|eval| eval.db.len(p.lookup_source("P").unwrap())).map_err(|e| e.pred))
+        };
+        assert_eq!(within(held / 2), (Some(a), Err(a)));
+        assert_eq!(within(held * 4), (None, Ok(1)));
+    }
+
+    #[test]
+    fn an_update_past_the_memory_budget_fails() {
+        let p = chain(20);
+        let (e, r) = (p.lookup_source("E").unwrap(), p.lookup_source("R").unwrap());
+        let n20 = p.consts.get("n20").unwrap().0;
+        for maintenance in [Maintenance::Dred, Maintenance::Ranked] {
+            let mut db = Database::from_facts(&p, &p.facts);
+            db.set_memory_budget(Some(256 * 1024));
+            let mut state = Maintained::try_with_maintenance(plan_program(&p), &p, db, maintenance).unwrap();
+            assert_eq!(state.db().len(r), 210);
+            // Two hundred more nodes at the end of the chain: a closure of 24,531 tuples.
+            let ends = [n20].into_iter().chain(1000..1200);
+            let edges: Vec<u32> = ends.collect();
+            let inserts = edges.windows(2).map(|w| (e, w.to_vec())).collect();
+            let err = state.try_apply(&Update { inserts, deletes: Vec::new() }).unwrap_err();
+            assert_eq!(err.pred, r, "{maintenance:?}");
+            assert!(matches!(err.kind, ResourceKind::MemoryBudget { budget: 262_144, .. }), "{maintenance:?}: {err:?}");
+        }
+    }
+
+    #[test]
+    fn bytes_read_in_powers_of_1024() {
+        assert_eq!(format_bytes(0), "0 B");
+        assert_eq!(format_bytes(1023), "1023 B");
+        assert_eq!(format_bytes(1536), "1.5 KiB");
+        assert_eq!(format_bytes((1 << 20) - 20), "1.0 MiB");
+        assert_eq!(format_bytes(64 << 20), "64.0 MiB");
+        assert_eq!(format_bytes(3 << 30), "3.0 GiB");
     }
 
     #[test]

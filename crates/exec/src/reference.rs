@@ -27,6 +27,7 @@ pub(crate) fn evaluate(
 ) -> Result<(), ResourceError> {
     let joins = || plan.rules.iter().filter(|r| r.fires() && !is_reduction(r));
     let plans: Vec<PhysPlan> = joins().map(|r| PhysPlan::scanning(r, db.arity(r.head), values)).collect();
+    db.measure_memory();
     db.check()?;
     run.count_facts(db);
     let reductions = plan.rules.iter().any(|r| r.fires() && is_reduction(r));
@@ -84,6 +85,8 @@ fn fixpoint_reducing(
             crate::reduce::evaluate(r, db, &mut run.stats)?;
         }
         for phys in plans {
+            // The head's room to stage, against what the other relations hold now.
+            db.measure(phys.head);
             let Database { rows, sets, .. } = &mut *db;
             let steps = phys.steps.iter().map(|s| s.pred);
             let views: Vec<View<'_>> = steps

@@ -670,6 +670,16 @@ impl Rows {
         (rows, indexes, self.locator.as_ref().map_or(0, |l| l.table.allocation_size()))
     }
 
+    /// The heap bytes of [`Rows::bytes`] summed, without listing the indexes: what a
+    /// memory budget measures at every commit.
+    fn total_bytes(&self) -> usize {
+        vec_bytes(&self.data)
+            + vec_bytes(&self.dead)
+            + vec_bytes(&self.ranks)
+            + self.indexes.iter().map(Index::bytes).sum::<usize>()
+            + self.locator.as_ref().map_or(0, |l| l.table.allocation_size())
+    }
+
     /// Keeps a [`Locator`] of this relation from now on (see [`Rows::locate`]).
     pub(crate) fn ensure_locator(&mut self) {
         if self.locator.is_none() {
@@ -1154,9 +1164,10 @@ impl Values {
         }
     }
 
-    /// Adds `v`; false when it was present.
+    /// Adds `v`; false when it was present. `hashed_bytes` (the [`Values::heap_bytes`] of
+    /// every group of the set) follows a change of form or a hash set's growth.
     #[inline]
-    fn insert(&mut self, arena: &mut Bitmaps, v: u32) -> bool {
+    fn insert(&mut self, arena: &mut Bitmaps, v: u32, hashed_bytes: &mut usize) -> bool {
         match self {
             Values::Bits { base, at, len } => {
                 if let Some(w) = word_of(*base, *len, v) {
@@ -1177,16 +1188,24 @@ impl Values {
             }
             _ => {}
         }
-        self.insert_slow(arena, v)
+        self.insert_slow(arena, v, hashed_bytes)
     }
 
     /// Insertion that may change the form: a full inline group, a value outside the
     /// bitmap's range, or a hash set that has become dense.
     #[cold]
-    fn insert_slow(&mut self, arena: &mut Bitmaps, v: u32) -> bool {
+    fn insert_slow(&mut self, arena: &mut Bitmaps, v: u32, hashed_bytes: &mut usize) -> bool {
         if self.contains(arena, v) {
             return false;
         }
+        let before = self.heap_bytes();
+        self.change_form(arena, v);
+        *hashed_bytes = *hashed_bytes - before + self.heap_bytes();
+        true
+    }
+
+    /// Adds `v`, which is absent, to a group whose present form cannot take it as it is.
+    fn change_form(&mut self, arena: &mut Bitmaps, v: u32) {
         match self {
             Values::Few { vals, .. } => {
                 let all: Vec<u32> = vals.iter().copied().chain([v]).collect();
@@ -1224,7 +1243,6 @@ impl Values {
                 }
             }
         }
-        true
     }
 
     /// A bitmap when it takes at most a word per value (and the arena can address it),
@@ -1339,9 +1357,16 @@ pub(crate) struct RowSet {
     /// what the limit leaves, and what keeps row ids within `u32`. Never more than the
     /// true room, which only grows behind its back (removals, compaction).
     room: u32,
-    /// Why the set stopped taking tuples, if it did: a tuple over the limit, or memory
-    /// that could not be allocated. Staging then refuses everything new, so a runaway
-    /// join ends with bounded memory, and the engine stops at its next commit.
+    /// The [`Values::heap_bytes`] of every group, kept as groups change form, so that
+    /// the set's bytes are counted in constant time at every commit.
+    hashed_bytes: usize,
+    /// What the memory budget left the relation at its last measurement
+    /// ([`RowSet::set_memory_share`]); `None` without a budget.
+    memory: Option<MemoryShare>,
+    /// Why the set stopped taking tuples, if it did: a tuple over the limit, memory
+    /// past the budget, or memory that could not be allocated. Staging then refuses
+    /// everything new, so a runaway join ends with bounded memory, and the engine stops
+    /// at its next commit.
     pub(crate) failure: Option<ResourceKind>,
     /// Whether the set gave its memory back ([`RowSet::release`]): it then holds nothing,
     /// answers a membership test by scanning the rows, and is built again from them before
@@ -1363,6 +1388,8 @@ impl RowSet {
             limit: NIL,
             capped: false,
             room: NIL,
+            hashed_bytes: 0,
+            memory: None,
             failure: None,
             released: false,
         }
@@ -1380,6 +1407,7 @@ impl RowSet {
         let mut released = RowSet::new(rows.arity);
         // Released first: the room the limit leaves is then none.
         released.released = true;
+        released.memory = self.memory;
         released.copy_limit(rows, self);
         released.failure = self.failure;
         *self = released;
@@ -1436,7 +1464,37 @@ impl RowSet {
             // Staging asks for room first, and finds the set to build again there.
             return 0;
         }
-        self.limit.saturating_sub(rows.len() as u32).min(NIL - rows.end)
+        let memory = self.memory.map_or(NIL, |share| share.tuples);
+        self.limit.saturating_sub(rows.len() as u32).min(NIL - rows.end).min(memory)
+    }
+
+    /// Sets what the memory budget leaves this relation, measured at `bytes` with the
+    /// other relations of its database at `others`: the tuples it may stage until its next
+    /// measurement, each counted at [`staged_tuple_bytes`]. A relation measured past the
+    /// budget fails at once (unless it failed already); one left less than a tuple's room
+    /// fails at the next new tuple it stages.
+    pub(crate) fn set_memory_share(&mut self, rows: &Rows, budget: usize, others: usize, bytes: usize) {
+        let left = budget.saturating_sub(others.saturating_add(bytes));
+        let more = left / staged_tuple_bytes(rows.arity);
+        let tuples = u32::try_from(more).unwrap_or(NIL).saturating_add(self.staged_count);
+        let share = MemoryShare { budget, others, bytes, staged: self.staged_count, tuples };
+        self.memory = Some(share);
+        if others.saturating_add(bytes) > budget && self.failure.is_none() {
+            self.failure = Some(share.failure(rows.len(), self.staged_count, rows.arity));
+        }
+        if self.failure.is_none() {
+            self.room = self.room_left(rows);
+        } else {
+            self.room = 0;
+        }
+    }
+
+    /// Drops the memory budget of the relation.
+    pub(crate) fn clear_memory_share(&mut self, rows: &Rows) {
+        self.memory = None;
+        if self.failure.is_none() {
+            self.room = self.room_left(rows);
+        }
     }
 
     /// The heap bytes of the set (groups and their values) and of the staging buffer.
@@ -1447,10 +1505,13 @@ impl RowSet {
 
     /// The heap bytes of the grouped form: groups, their records and values.
     fn grouped_bytes(&self) -> usize {
-        self.groups.bytes()
-            + vec_bytes(&self.values)
-            + vec_bytes(&self.bitmaps.words)
-            + self.values.iter().map(Values::heap_bytes).sum::<usize>()
+        self.groups.bytes() + vec_bytes(&self.values) + vec_bytes(&self.bitmaps.words) + self.hashed_bytes
+    }
+
+    /// The heap bytes of [`RowSet::bytes`] together.
+    fn total_bytes(&self) -> usize {
+        let (set, staged) = self.bytes();
+        set + staged
     }
 
     /// Turns the set flat when the relation has at least [`FLAT_MIN_ROWS`] rows and its
@@ -1500,6 +1561,7 @@ impl RowSet {
         self.flat = Some(table);
         self.groups = KeyMap::new(rows.arity - 1);
         self.values = Vec::new();
+        self.hashed_bytes = 0;
         self.bitmaps = Bitmaps::default();
     }
 
@@ -1529,6 +1591,7 @@ impl RowSet {
         }
         debug_assert_eq!(self.staged_count, 0, "a set is regrouped between joins");
         let mut fresh = RowSet::new(rows.arity);
+        fresh.memory = self.memory;
         fresh.copy_limit(rows, self);
         fresh.failure = self.failure;
         for row in rows.live_rows() {
@@ -1592,7 +1655,7 @@ impl RowSet {
         if g == self.values.len() {
             self.values.push(Values::new());
         }
-        let added = self.values[g].insert(&mut self.bitmaps, last);
+        let added = self.values[g].insert(&mut self.bitmaps, last, &mut self.hashed_bytes);
         if self.bitmaps.sparse() {
             self.compact_bitmaps();
         }
@@ -1701,11 +1764,14 @@ impl RowSet {
             return true;
         }
         if !self.contains(rows, tuple) {
+            let memory = self.memory.filter(|share| self.staged_count >= share.tuples);
             self.failure = Some(if self.limit <= rows.len() as u32 + self.staged_count {
                 match self.capped {
                     true => ResourceKind::Cap { cap: self.limit },
                     false => ResourceKind::TupleLimit { limit: self.limit },
                 }
+            } else if let Some(share) = memory {
+                share.failure(rows.len(), self.staged_count, rows.arity)
             } else {
                 ResourceKind::RowIds
             });
@@ -2005,6 +2071,48 @@ pub(crate) fn remove_rows(rows: &mut Rows, set: &mut RowSet, ids: &[u32]) {
             rows.kill(r);
         }
     }
+}
+
+/// The heap bytes a tuple staged into a relation of `arity` columns is counted at against
+/// a memory budget, until the next measurement: its values are in the staging buffer,
+/// which may be twice as long as what it holds while it doubles, and again in the rows
+/// the commit copies them into, whose vector may double too (16 bytes a value in all),
+/// and the set takes an entry for it (8 bytes, more than a flat table's and about a
+/// sparse group's share).
+pub(crate) fn staged_tuple_bytes(arity: usize) -> usize {
+    16 * arity + 8
+}
+
+/// What the memory budget of a database left one relation at its last measurement.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MemoryShare {
+    /// The budget, in bytes, of all the relations of the database together.
+    budget: usize,
+    /// The bytes the other relations held.
+    others: usize,
+    /// The bytes this relation held.
+    bytes: usize,
+    /// The tuples it had staged then.
+    staged: u32,
+    /// The most tuples it may have staged before it passes the budget.
+    tuples: u32,
+}
+
+impl MemoryShare {
+    /// The failure of a relation of `rows` rows and `staged` staged tuples (of `arity`
+    /// columns) that this share no longer covers: what it held when measured, and its
+    /// tuples staged since counted at [`staged_tuple_bytes`].
+    fn failure(&self, rows: usize, staged: u32, arity: usize) -> ResourceKind {
+        let since = (staged - self.staged.min(staged)) as usize;
+        let bytes = self.bytes.saturating_add(since.saturating_mul(staged_tuple_bytes(arity)));
+        let total = self.others.saturating_add(bytes);
+        ResourceKind::MemoryBudget { budget: self.budget, tuples: rows + staged as usize, bytes, total }
+    }
+}
+
+/// The heap bytes of a relation's rows and set together ([`RelationBytes::total`]).
+pub(crate) fn relation_total_bytes(rows: &Rows, set: &RowSet) -> usize {
+    rows.total_bytes() + set.total_bytes()
 }
 
 /// The heap bytes of a relation's rows and set, part by part.
@@ -2332,6 +2440,9 @@ mod tests {
         assert_eq!(live, expected);
         assert!(r.set.values.iter().any(|v| matches!(v, Values::Bits { .. })));
         assert!(r.set.values.iter().any(|v| matches!(v, Values::Hashed(_))));
+        // The bytes a memory budget measures follow the groups' changes of form.
+        assert_eq!(r.set.hashed_bytes, r.set.values.iter().map(Values::heap_bytes).sum::<usize>());
+        assert!(r.set.hashed_bytes > 0);
         // A probe's hop to the group: keep the group records small.
         assert!(std::mem::size_of::<Values>() <= 16);
     }

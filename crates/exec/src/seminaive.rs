@@ -365,7 +365,8 @@ pub(crate) fn propagate_with(
     run: &mut Run,
     before: &mut StratumStart<'_>,
 ) -> Result<(), ResourceError> {
-    // Input relations loaded past their limit.
+    // Input relations loaded past their limit or the memory budget.
+    db.measure_memory();
     db.check()?;
     run.count_facts(db);
     // Taken for the call and given back at its end (an error loses it: it is a cache).
@@ -475,9 +476,14 @@ pub(crate) fn propagate_with(
                     // Only now, with a join certain to run, are its indexes brought up to date
                     // (one probed only a few times perhaps not: it scans instead).
                     variant.sync_indexes_deferring(&mut db.rows, ranges[0].1 - ranges[0].0);
+                    // The indexes may have grown, and the head's room to stage is measured
+                    // against what the others hold now.
                     for step in &variant.steps {
+                        db.measure(step.pred);
                         db.check_pred(step.pred)?;
                     }
+                    db.measure(rule.head);
+                    db.check_pred(rule.head)?;
                     if stratum.recursive {
                         guards.prepare(variant, (r, i), hi[delta_pred] - lo[delta_pred], db);
                     }

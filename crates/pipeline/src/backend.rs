@@ -16,7 +16,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// Why an evaluation or a batch stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Error {
-    /// A relation outgrew its limit (`max_tuples`, a demand cap) or the memory.
+    /// A relation outgrew its limit (the tuple limit, a demand cap), the memory budget or
+    /// the memory.
     Resource(ResourceError),
     /// The cluster could not be used, or a peer process went away.
     Cluster(String),
@@ -136,6 +137,8 @@ impl Engine {
                 db.insert(*pred, t);
             }
         }
+        // The dataflow's result is measured against the budget once it is whole.
+        db.measure_memory();
         if let Some(e) = db.failure() {
             return Err(e.into());
         }

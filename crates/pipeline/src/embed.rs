@@ -226,7 +226,7 @@ impl Datalog {
             whole: true,
             maintenance: self.options.maintenance,
             keep_record: false,
-            max_tuples: self.options.max_tuples,
+            limits: self.options.limits,
         };
         let maintainer = Maintainer::from_evaluation(program, run, &session.facts, how)
             .map_err(|e| DatalogError::stopped(&e, session.widest(), &session.sources))?;

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 /// A progress callback of one evaluation.
 pub type Progress = Option<Box<dyn FnMut(exec::Progress)>>;
 
-/// How evaluations run: the engine and its threads, the limit on every relation, and
+/// How evaluations run: the engine and its threads, the limits of every database, and
 /// which relations are computed.
 #[derive(Clone, Debug)]
 pub struct Evaluator {
@@ -23,8 +23,8 @@ pub struct Evaluator {
     pub engine: Engine,
     /// The threads of the native engine's joins.
     pub threads: Threads,
-    /// The most tuples a relation may hold.
-    pub max_tuples: u32,
+    /// The memory budget of the relations and the most tuples one may hold.
+    pub limits: exec::Limits,
     /// Every relation ([`evaluation_plan`]), not only those the query reads.
     pub whole: bool,
     /// Whether the facts each round derived are kept (for a trace).
@@ -37,7 +37,7 @@ impl Evaluator {
         Evaluator {
             engine: options.engine.clone(),
             threads: options.threads,
-            max_tuples: options.max_tuples,
+            limits: options.limits,
             whole: options.all,
             record_rounds: false,
         }
@@ -45,8 +45,8 @@ impl Evaluator {
 
     /// The semi-naive engine on `threads`, over the relations the query reads: what a
     /// check or a proof's own demand recomputes with.
-    pub fn recompute(threads: Threads, max_tuples: u32) -> Self {
-        Evaluator { engine: Engine::SEMINAIVE, threads, max_tuples, whole: false, record_rounds: false }
+    pub fn recompute(threads: Threads, limits: exec::Limits) -> Self {
+        Evaluator { engine: Engine::SEMINAIVE, threads, limits, whole: false, record_rounds: false }
     }
 
     /// This evaluator over every relation (`true`), or only those the query reads.
@@ -71,7 +71,7 @@ impl Evaluator {
         let start = Instant::now();
         let query = program.query.clone().ok_or(Error::NoQuery)?;
         let plan = evaluation_plan(program, self.whole);
-        let mut edb = edb_database(program, facts, self.max_tuples);
+        let mut edb = edb_database(program, facts, self.limits);
         for &(pred, cap) in caps {
             edb.set_relation_cap(pred, cap);
         }
@@ -120,8 +120,8 @@ impl Evaluator {
         let start = Instant::now();
         match self.evaluate_capped(&magic.program, facts, progress(), &caps) {
             Ok(mut run) => {
-                // Maintenance must not stop at a cap: from here on, only the user's limit holds.
-                run.eval.db.set_tuple_limit(self.max_tuples);
+                // Maintenance must not stop at a cap: from here on, only the user's limits hold.
+                run.eval.db.set_limits(self.limits);
                 Ok((run, choice))
             }
             Err(Error::Resource(ResourceError { pred, kind: exec::ResourceKind::Cap { cap } })) => {
@@ -159,12 +159,14 @@ pub fn rewrite_options(mode: MagicMode, max_adornments: usize) -> magic::Rewrite
 }
 
 /// The report of an evaluation or update that stopped because a relation of `program`
-/// outgrew `--max-tuples` or the memory.
+/// outgrew `--max-tuples`, the memory budget (`--max-memory`) or the memory.
 pub fn resource_diagnostic(program: &Program, error: &ResourceError) -> Diagnostic {
     let d = Diagnostic::error(Code::RESOURCE_LIMIT, error.message(program));
     let d = match error.kind {
-        exec::ResourceKind::TupleLimit { .. } | exec::ResourceKind::Cap { .. } => d,
-        _ => d.with_help("free memory or lower what the program derives; `--max-tuples N` stops it earlier"),
+        exec::ResourceKind::TupleLimit { .. }
+        | exec::ResourceKind::Cap { .. }
+        | exec::ResourceKind::MemoryBudget { .. } => d,
+        _ => d.with_help("free memory or lower what the program derives; `--max-memory SIZE` stops it earlier"),
     };
     let pred = program.pred(error.pred);
     let what = match pred.name {
@@ -173,21 +175,25 @@ pub fn resource_diagnostic(program: &Program, error: &ResourceError) -> Diagnost
     };
     let d = if pred.span == diag::Span::default() { d } else { d.with_primary(pred.span, what) };
     let d = match error.kind {
-        exec::ResourceKind::TupleLimit { .. } => blame_rule(program, error.pred, d),
+        exec::ResourceKind::TupleLimit { .. } => blame_rule(program, error.pred, d, "the limit with `--max-tuples N`"),
+        exec::ResourceKind::MemoryBudget { .. } => {
+            blame_rule(program, error.pred, d, "the budget with `--max-memory SIZE`")
+        }
         _ => d,
     };
     d.with_note("nothing was printed: the relations are incomplete")
 }
 
-/// Points at the rule that grew `pred` past the limit: one whose body atoms fall apart
+/// Points at the rule that grew `pred` past a limit: one whose body atoms fall apart
 /// into groups sharing no variable (it derives the product of their sizes), else a rule
 /// reading `pred` itself (a closure that is simply that large), else the first deriving it.
-fn blame_rule(program: &Program, pred: PredId, d: Diagnostic) -> Diagnostic {
+/// `raise` names the limit and its flag, as in "raise the limit with `--max-tuples N`".
+fn blame_rule(program: &Program, pred: PredId, d: Diagnostic, raise: &str) -> Diagnostic {
     let rules: Vec<&ir::Rule> = program.rules.iter().filter(|r| r.head.pred == pred).collect();
     let name = program.pred_name(pred);
     if let Some(rule) = rules.iter().find(|r| is_product(r)) {
         return d.with_secondary(rule.span, "the groups of body atoms of this rule share no variable").with_help(
-            format!("this rule derives the product of its groups' sizes; join them on a shared variable, or raise the limit with `--max-tuples N` if `{name}` is meant to be that large"),
+            format!("this rule derives the product of its groups' sizes; join them on a shared variable, or raise {raise} if `{name}` is meant to be that large"),
         );
     }
     // A relation that outgrows the limit without a product usually grows by recursion.
@@ -198,7 +204,7 @@ fn blame_rule(program: &Program, pred: PredId, d: Diagnostic) -> Diagnostic {
     };
     match recursive.or(rules.first()) {
         Some(rule) => d.with_secondary(rule.span, label).with_help(format!(
-            "`{name}` is simply this large ({} rule(s) derive it); raise the limit with `--max-tuples N` if the machine has the memory, or ask a narrower query",
+            "`{name}` is simply this large ({} rule(s) derive it); raise {raise} if the machine has the memory, or ask a narrower query",
             rules.len()
         )),
         None => d,
@@ -228,11 +234,10 @@ fn is_product(rule: &ir::Rule) -> bool {
     joined.contains(&false)
 }
 
-/// A database holding exactly these input tuples, whose relations may hold at most
-/// `max_tuples` tuples each.
-pub fn edb_database(program: &Program, facts: &InputFacts, max_tuples: u32) -> Database {
+/// A database holding exactly these input tuples, within `limits`.
+pub fn edb_database(program: &Program, facts: &InputFacts, limits: exec::Limits) -> Database {
     let mut db = Database::new(program);
-    db.set_tuple_limit(max_tuples);
+    db.set_limits(limits);
     for pred in facts.preds() {
         match facts.of(pred) {
             // A nullary predicate's tuples are all the one empty tuple.

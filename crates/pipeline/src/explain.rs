@@ -47,7 +47,7 @@ pub fn own_demand(
     values: &ir::ValueStore,
     db: &Database,
     fact: &Fact,
-    max_tuples: u32,
+    limits: exec::Limits,
 ) -> Result<OwnDemand, String> {
     let mut source = source.clone();
     source.consts = values.clone();
@@ -69,7 +69,7 @@ pub fn own_demand(
         Ok(rewrite) => (rewrite.program, true),
         Err(_) => (source.clone(), false),
     };
-    match Evaluator::recompute(Threads::available(), max_tuples).evaluate(&program, &facts, None) {
+    match Evaluator::recompute(Threads::available(), limits).evaluate(&program, &facts, None) {
         Ok(run) => Ok(OwnDemand { source, program, magic, db: run.eval.db }),
         Err(e) => Err(e.to_diagnostic(&program).message),
     }

@@ -56,10 +56,10 @@ pub fn recompute(
     plan: &ProgramPlan,
     facts: &InputFacts,
     state: &dyn Backend,
-    max_tuples: u32,
+    limits: exec::Limits,
     compared: Option<&dyn Fn(PredId) -> bool>,
 ) -> Result<Recomputed, Error> {
-    let edb = edb_database(program, facts, max_tuples);
+    let edb = edb_database(program, facts, limits);
     let (fresh, _) = Engine::SEMINAIVE.evaluate(plan, program, edb, false, None, state.threads())?;
     let differing = match compared {
         Some(compared) => program
@@ -115,9 +115,8 @@ pub struct Maintainer {
     /// kept when asked for, since it costs an allocation per fact; otherwise the input
     /// relations of the maintained state are the input.
     record: Option<BTreeSet<Tuple>>,
-    /// The most tuples a relation may hold, for the recomputations [`Maintainer::apply`]
-    /// makes.
-    max_tuples: u32,
+    /// The limits of the recomputations [`Maintainer::apply`] makes.
+    limits: exec::Limits,
     /// Whether every relation is maintained, not only those the query depends on
     /// ([`evaluation_plan`]).
     whole: bool,
@@ -142,8 +141,8 @@ pub struct Maintaining {
     /// Whether the input is also recorded apart ([`Maintainer::apply`] can then
     /// recompute from it).
     pub keep_record: bool,
-    /// The most tuples a relation may hold.
-    pub max_tuples: u32,
+    /// The memory budget of the relations and the most tuples one may hold.
+    pub limits: exec::Limits,
 }
 
 impl Maintainer {
@@ -164,7 +163,7 @@ impl Maintainer {
             state,
             maintenance: how.maintenance,
             record,
-            max_tuples: how.max_tuples,
+            limits: how.limits,
             whole: how.whole,
             list_up_to: Some(FULL_REPORT_MAX_FACTS),
         })
@@ -204,8 +203,7 @@ impl Maintainer {
             let plan = evaluation_plan(&self.program, self.whole);
             let every = |_: PredId| true;
             let compared: Option<&dyn Fn(PredId) -> bool> = if check { Some(&every) } else { None };
-            let fresh =
-                crate::maintain::recompute(&self.program, &plan, &facts, &*self.state, self.max_tuples, compared)?;
+            let fresh = crate::maintain::recompute(&self.program, &plan, &facts, &*self.state, self.limits, compared)?;
             recompute_work = Some(fresh.work);
             mismatches = fresh.differing;
         }

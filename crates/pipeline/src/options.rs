@@ -46,8 +46,10 @@ pub struct Options {
     pub magic: MagicMode,
     /// The most adorned predicates the rewrite may make.
     pub max_adornments: usize,
-    /// The most tuples any relation may hold.
-    pub max_tuples: u32,
+    /// The memory budget of the relations and the most tuples one may hold. The default
+    /// limits nothing: a library reads nothing of its machine, and the command line sets
+    /// the budget it derives from its memory.
+    pub limits: exec::Limits,
     /// The engine that evaluates and maintains.
     pub engine: Engine,
     /// The threads of the native engine's joins.
@@ -85,7 +87,7 @@ impl Default for Options {
             query: None,
             magic: MagicMode::Auto,
             max_adornments: magic::DEFAULT_MAX_ADORNMENTS,
-            max_tuples: exec::DEFAULT_MAX_TUPLES,
+            limits: exec::Limits::default(),
             engine: Engine::SEMINAIVE,
             threads: Threads::available(),
             maintenance: Maintenance::Auto,
