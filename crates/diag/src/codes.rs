@@ -101,7 +101,7 @@ codes! {
     ARITHMETIC_ON_SYMBOL = "E0030", "arithmetic on a symbol",
         "arithmetic computes with numbers: keep symbols out of it, or make the column a number column (`5`, not `\"5\"`)";
     DIVISION_BY_ZERO = "E0031", "constant expression without a value",
-        "a division or modulo by zero (or of -2147483648 by -1) has no value; change the constant";
+        "a division or modulo by zero (or of -2147483648 by -1), or `to_number` of a text that writes no integer, has no value; change the constant";
     NEGATED_UNSIGNED = "E0032", "unary minus on an unsigned value",
         "an `unsigned` has no negative values: subtract from a value instead (`0 - x` wraps around), or use a `number`";
     AGGREGATE_CYCLE = "E0033", "cycle through an aggregate",

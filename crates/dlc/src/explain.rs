@@ -271,12 +271,10 @@ fn value_text(ctx: &Context<'_>, ty: ir::ValueType, v: u32) -> String {
 /// (`  (_0 = N + 1)`); nothing for a comparison of plain terms, whose values say it all.
 fn computed_text(ctx: &Context<'_>, rule: &ir::Rule, comparison: usize) -> String {
     match rule.comparisons.get(comparison) {
-        Some(c) if c.is_arithmetic() => format!(
-            "  ({} {} {})",
-            ir::DisplayExpr(ctx.program, &c.left),
-            c.op.text(),
-            ir::DisplayExpr(ctx.program, &c.right)
-        ),
+        Some(c) if c.is_arithmetic() => {
+            let (left, right) = (ir::DisplayExpr(ctx.program, &c.left), ir::DisplayExpr(ctx.program, &c.right));
+            format!("  ({})", c.op.write(&left.to_string(), &right.to_string()))
+        }
         _ => String::new(),
     }
 }
@@ -293,7 +291,7 @@ fn leaf_text(ctx: &Context<'_>, rule: &ir::Rule, leaf: &Leaf) -> String {
         }
         Leaf::Compared { comparison, op, ty, left, right } => {
             let (left, right) = (value_text(ctx, *ty, *left), value_text(ctx, *ty, *right));
-            format!("{left} {} {right}  holds{}", op.text(), computed_text(ctx, rule, *comparison))
+            format!("{}  holds{}", op.write(&left, &right), computed_text(ctx, rule, *comparison))
         }
     }
 }
@@ -306,14 +304,13 @@ fn blocked_text(ctx: &Context<'_>, rule: &ir::Rule, blocked: &Blocked) -> String
         }
         Blocked::Comparison { comparison, op, ty, left, right } => {
             let (left, right) = (value_text(ctx, *ty, *left), value_text(ctx, *ty, *right));
-            format!(
-                "the comparison {left} {} {right} does not hold{}",
-                op.text(),
-                computed_text(ctx, rule, *comparison)
-            )
+            format!("the comparison {} does not hold{}", op.write(&left, &right), computed_text(ctx, rule, *comparison))
         }
         Blocked::Undefined { comparison } => {
-            format!("an expression has no value (a division by zero){}", computed_text(ctx, rule, *comparison))
+            format!(
+                "an expression has no value (a division by zero, or a text that writes no integer){}",
+                computed_text(ctx, rule, *comparison)
+            )
         }
     }
 }

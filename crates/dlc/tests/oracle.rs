@@ -122,6 +122,7 @@ fn levels(program: &Program) -> BTreeMap<PredId, usize> {
 /// extend it over whole relations, then the comparisons (assignments bind, in as many
 /// passes as they need) and the negated atoms filter it.
 fn matches(program: &Program, rule: &Rule, known: &Relations) -> Vec<Substitution> {
+    let values = &program.consts;
     let mut substs = vec![Substitution::new()];
     for atom in &rule.body {
         let relation = &known[&atom.pred];
@@ -134,7 +135,7 @@ fn matches(program: &Program, rule: &Rule, known: &Relations) -> Vec<Substitutio
             while !pending.is_empty() {
                 let before = pending.len();
                 let mut failed = false;
-                pending.retain(|c| match (arithmetic(&c.left, c.domain, &s), arithmetic(&c.right, c.domain, &s)) {
+                pending.retain(|c| match (arithmetic(&c.left, values, &s), arithmetic(&c.right, values, &s)) {
                     // Once one comparison failed the rest are moot (and may read a
                     // variable the failed one would have bound).
                     _ if failed => false,
@@ -148,7 +149,7 @@ fn matches(program: &Program, rule: &Rule, known: &Relations) -> Vec<Substitutio
                         false
                     }
                     (None, Some(Some(v))) | (Some(Some(v)), None) if c.op == CmpOp::Eq => {
-                        let target = if arithmetic(&c.left, c.domain, &s).is_none() { &c.left } else { &c.right };
+                        let target = if arithmetic(&c.left, values, &s).is_none() { &c.left } else { &c.right };
                         s.insert(target.var().expect("an unbound operand is a variable"), v);
                         false
                     }
@@ -179,30 +180,39 @@ fn matches(program: &Program, rule: &Rule, known: &Relations) -> Vec<Substitutio
 /// The value of an operand under `subst`: `None` while one of its variables is unbound,
 /// `Some(None)` where it has no value. The arithmetic is written out here on 64-bit
 /// integers, wrapped to 32 bits after each operator, apart from `ir`'s evaluator: signed
-/// unless the domain is `unsigned`; `/` and `mod` truncate and have no value for a zero
+/// unless the operator's type is `unsigned`; `/` and `mod` truncate and have no value for a zero
 /// divisor or the least number over -1; shift counts are taken mod 32; `^` is Soufflé's
 /// compiled power for the small operands the generated programs reach (exact below 2^53;
-/// a negative exponent leaves 1 or -1 of a base 1 or -1 and 0 of any other).
-fn arithmetic(expr: &ir::Expr, domain: ir::ValueType, subst: &Substitution) -> Option<Option<u32>> {
-    let unsigned = domain == ir::ValueType::Unsigned;
-    let int = |bits: u32| if unsigned { i64::from(bits) } else { i64::from(bits as i32) };
+/// a negative exponent leaves 1 or -1 of a base 1 or -1 and 0 of any other). The
+/// functors are written out too ([`functor`]); texts are read from and added to
+/// `values`.
+fn arithmetic(expr: &ir::Expr, values: &ir::ValueStore, subst: &Substitution) -> Option<Option<u32>> {
     let wrap = |n: i64| n as u32;
-    let mut stack: Vec<i64> = Vec::new();
+    let mut stack: Vec<u32> = Vec::new();
     for node in &expr.nodes {
         match node {
-            ir::ExprNode::Leaf(term) => stack.push(int(value(term, subst)?)),
+            ir::ExprNode::Leaf(term) => stack.push(value(term, subst)?),
+            ir::ExprNode::Call(f) => {
+                let args = stack.split_off(stack.len() - f.arity());
+                match functor(*f, &args, values) {
+                    Some(v) => stack.push(v),
+                    None => return Some(None),
+                }
+            }
             ir::ExprNode::Unary(op) => {
-                let a = stack.pop().expect("an operand");
+                let a = i64::from(stack.pop().expect("an operand") as i32);
                 let r = match op {
                     ir::UnOp::Neg => -a,
                     ir::UnOp::BitNot => !a,
                     ir::UnOp::Not => i64::from(a == 0),
                 };
-                stack.push(int(wrap(r)));
+                stack.push(wrap(r));
             }
-            ir::ExprNode::Binary(op) => {
-                let b = stack.pop().expect("an operand");
-                let a = stack.pop().expect("an operand");
+            ir::ExprNode::Binary(op, ty) => {
+                let unsigned = *ty == ir::ValueType::Unsigned;
+                let int = |bits: u32| if unsigned { i64::from(bits) } else { i64::from(bits as i32) };
+                let b = int(stack.pop().expect("an operand"));
+                let a = int(stack.pop().expect("an operand"));
                 let least = if unsigned { -1 } else { i64::from(i32::MIN) };
                 let undefined = b == 0 || (!unsigned && a == least && b == -1);
                 let shift = (b & 31) as u32;
@@ -254,11 +264,48 @@ fn arithmetic(expr: &ir::Expr, domain: ir::ValueType, subst: &Substitution) -> O
                     ir::BinOp::Min => a.min(b),
                     ir::BinOp::Max => a.max(b),
                 };
-                stack.push(int(wrap(r)));
+                stack.push(wrap(r));
             }
         }
     }
-    Some(Some(wrap(stack.pop().expect("a value"))))
+    Some(stack.pop())
+}
+
+/// A functor on values as tuples hold them, written out apart from `ir`'s: texts are
+/// bytes; `substr(s, i, n)` is empty unless `0 <= i <= strlen(s)`, and runs to the end
+/// for a negative or long `n`; `to_number` reads an optional sign and decimal digits
+/// (the texts the generated programs convert), none for anything else or a value out of
+/// range.
+fn functor(f: ir::Functor, args: &[u32], values: &ir::ValueStore) -> Option<u32> {
+    let text = |v: u32| values.text(ir::Const(v)).to_string();
+    let make = |t: String| values.intern(&t).0;
+    let digits = |t: &str| {
+        let t = t.trim_start();
+        let unsigned = t.strip_prefix(['-', '+']).unwrap_or(t);
+        let end = unsigned.find(|c: char| !c.is_ascii_digit()).unwrap_or(unsigned.len());
+        let n: i64 = unsigned[..end].parse().ok()?;
+        Some(if t.starts_with('-') { -n } else { n })
+    };
+    Some(match f {
+        ir::Functor::Cat(_) => make(args.iter().map(|&a| text(a)).collect()),
+        ir::Functor::Strlen => text(args[0]).len() as u32,
+        ir::Functor::Substr => {
+            let s = text(args[0]);
+            let (from, len) = (args[1] as i32, args[2] as i32);
+            if from < 0 || from as usize > s.len() {
+                return Some(make(String::new()));
+            }
+            let end = if len < 0 { s.len() } else { (from as usize + len as usize).min(s.len()) };
+            make(String::from_utf8_lossy(&s.as_bytes()[from as usize..end]).into_owned())
+        }
+        ir::Functor::Ord => args[0],
+        ir::Functor::ToNumber(ir::ValueType::Symbol) => i32::try_from(digits(&text(args[0]))?).ok()? as u32,
+        ir::Functor::ToUnsigned(ir::ValueType::Symbol) => u32::try_from(digits(&text(args[0]))?).ok()?,
+        ir::Functor::ToNumber(_) | ir::Functor::ToUnsigned(_) => args[0],
+        ir::Functor::ToString(ir::ValueType::Number) => make((args[0] as i32).to_string()),
+        ir::Functor::ToString(ir::ValueType::Unsigned) => make(args[0].to_string()),
+        ir::Functor::ToString(ir::ValueType::Symbol) => args[0],
+    })
 }
 
 /// `a op b` on values: identity for `=` and `!=`; for the others integer order (a value
@@ -269,6 +316,12 @@ fn compare(program: &Program, c: &Comparison, a: u32, b: u32) -> bool {
     match (c.op, c.domain) {
         (CmpOp::Eq, _) => a == b,
         (CmpOp::Ne, _) => a != b,
+        (CmpOp::Contains, _) => text(b).contains(text(a)),
+        (CmpOp::NotContains, _) => !text(b).contains(text(a)),
+        (CmpOp::Match | CmpOp::NotMatch, _) => {
+            let matched = regex::Regex::new(&format!("^(?:{})$", text(a))).is_ok_and(|r| r.is_match(text(b)));
+            matched == (c.op == CmpOp::Match)
+        }
         (op, ir::ValueType::Symbol) => op.holds(text(a).cmp(text(b)) as i64, 0),
         // A number column holds an `i32`'s bits, an unsigned one the number itself.
         (op, ir::ValueType::Number) => op.holds((a as i32).into(), (b as i32).into()),

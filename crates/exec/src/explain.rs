@@ -244,13 +244,13 @@ impl CompiledRule {
         };
         // `None` while a variable of the operand is unbound, `Some(None)` where the
         // operand has no value.
-        let evaluate = |e: &ir::Expr<Arg>, ty, vals: &[Binding]| {
+        let evaluate = |e: &ir::Expr<Arg>, vals: &[Binding]| {
             let bound = e.leaves().all(|&a| value(a, vals).is_some());
-            bound.then(|| e.eval(ty, |&a| value(a, vals).unwrap_or(0)))
+            bound.then(|| e.eval(values, |&a| value(a, vals).unwrap_or(0)))
         };
         loop {
             let mut bound = false;
-            for (comparison, (op, ty, left, right)) in self.comparisons.iter().enumerate() {
+            for (comparison, (op, _, left, right)) in self.comparisons.iter().enumerate() {
                 if *op != CmpOp::Eq {
                     continue;
                 }
@@ -261,7 +261,7 @@ impl CompiledRule {
                 let sides = [(left, right), (right, left)];
                 for (lone, other) in sides {
                     let Some(i) = target(lone).filter(|&i| vals[i].is_none()) else { continue };
-                    match evaluate(other, *ty, &vals) {
+                    match evaluate(other, &vals) {
                         Some(Some(v)) => {
                             vals[i] = Some(v);
                             bound = true;
@@ -278,7 +278,7 @@ impl CompiledRule {
         let mut leaves = Vec::new();
         for (comparison, (op, domain, left, right)) in self.comparisons.iter().enumerate() {
             let (op, domain) = (*op, *domain);
-            let (Some(a), Some(b)) = (evaluate(left, domain, &vals), evaluate(right, domain, &vals)) else {
+            let (Some(a), Some(b)) = (evaluate(left, &vals), evaluate(right, &vals)) else {
                 // Not for a valid rule, whose comparisons read bound variables only.
                 return Err(Blocked::Comparison { comparison, op, ty: domain, left: 0, right: 0 });
             };

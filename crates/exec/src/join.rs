@@ -96,7 +96,6 @@ enum PhysFilter {
     /// An assignment of an arithmetic expression; false where it has no value.
     AssignComputed {
         slot: usize,
-        domain: ValueType,
         value: Computed,
     },
     /// No live row of view `view` (one of the views after the steps') has these values
@@ -202,8 +201,9 @@ pub(crate) struct PhysPlan {
     initial: Vec<PhysFilter>,
     /// The relation each negated atom reads: the views after the steps' views, in order.
     pub(crate) negations: Vec<PredId>,
-    /// The texts of symbols, for comparisons that order them.
-    pub(crate) values: Option<ValueStore>,
+    /// The texts of symbols, which comparisons that order them and functors read, and
+    /// functors add to.
+    pub(crate) values: ValueStore,
     /// The first step from which on no step binds a value the head reads: once the steps
     /// from here on have matched once, every other match of theirs gives the same head
     /// tuple, so the search goes back to the step before (the number of steps when the
@@ -287,13 +287,12 @@ impl PhysPlan {
                 }
             })
             .collect();
-        let mut phys = Self::with_steps(plan, head_arity, steps);
+        let mut phys = Self::with_steps(plan, head_arity, steps, values);
         for (step, filters) in phys.steps.iter_mut().zip(filters) {
             step.filters = filters;
         }
         phys.initial = initial;
         phys.negations = negations;
-        phys.values = needs_values(plan).then(|| values.clone());
         phys
     }
 
@@ -598,7 +597,7 @@ impl PhysPlan {
         self.negations.iter().map(move |p| View::whole(&rows[p.index()]))
     }
 
-    fn with_steps(plan: &RulePlan, head_arity: usize, steps: Vec<PhysStep>) -> Self {
+    fn with_steps(plan: &RulePlan, head_arity: usize, steps: Vec<PhysStep>, values: &ValueStore) -> Self {
         let steps_len = steps.len();
         PhysPlan {
             head: plan.head,
@@ -608,7 +607,7 @@ impl PhysPlan {
             project: plan.project.clone(),
             initial: Vec::new(),
             negations: Vec::new(),
-            values: None,
+            values: values.clone(),
             existential_from: steps_len,
         }
     }
@@ -619,20 +618,20 @@ impl PhysPlan {
     fn holds(&self, filters: &[PhysFilter], views: &[View<'_>], vals: &mut [u32], stats: &mut JoinStats) -> bool {
         filters.iter().all(|filter| match filter {
             PhysFilter::Compare { op, domain, left, right } => {
-                op.holds_for(operand(*left, vals), operand(*right, vals), *domain, self.values.as_ref())
+                op.holds_for(operand(*left, vals), operand(*right, vals), *domain, Some(&self.values))
             }
             PhysFilter::Assign { slot, value } => {
                 vals[*slot] = operand(*value, vals);
                 true
             }
             PhysFilter::CompareComputed { op, domain, left, right } => {
-                let value = |e: &Computed| e.eval(*domain, |&o| operand(o, vals));
+                let value = |e: &Computed| e.eval(&self.values, |&o| operand(o, vals));
                 match (value(left), value(right)) {
-                    (Some(a), Some(b)) => op.holds_for(a, b, *domain, self.values.as_ref()),
+                    (Some(a), Some(b)) => op.holds_for(a, b, *domain, Some(&self.values)),
                     _ => false,
                 }
             }
-            PhysFilter::AssignComputed { slot, domain, value } => match value.eval(*domain, |&o| operand(o, vals)) {
+            PhysFilter::AssignComputed { slot, value, .. } => match value.eval(&self.values, |&o| operand(o, vals)) {
                 Some(v) => {
                     vals[*slot] = v;
                     true
@@ -960,13 +959,6 @@ fn operand(o: Operand, vals: &[u32]) -> u32 {
     }
 }
 
-/// Whether a plan orders symbols, and so needs their texts (numbers are ordered as the
-/// tuples hold them).
-fn needs_values(plan: &RulePlan) -> bool {
-    let ordering = |f: &Filter| matches!(f, Filter::Compare { op, domain: ValueType::Symbol, .. } if op.is_ordering());
-    plan.initial.iter().chain(plan.steps.iter().flat_map(|s| &s.filters)).any(ordering)
-}
-
 /// Compiles one filter of a plan of `steps` steps; an anti-join gets the next view
 /// after the steps' (its relation is pushed onto `negations`) and the probe `probe`
 /// chooses for its relation and bound columns.
@@ -981,9 +973,9 @@ fn compile_filter(
             (Some(&left), Some(&right)) => PhysFilter::Compare { op: *op, domain: *domain, left, right },
             _ => PhysFilter::CompareComputed { op: *op, domain: *domain, left: left.clone(), right: right.clone() },
         },
-        Filter::Assign { slot, domain, value, .. } => match value.as_leaf() {
+        Filter::Assign { slot, value, .. } => match value.as_leaf() {
             Some(&value) => PhysFilter::Assign { slot: *slot, value },
-            None => PhysFilter::AssignComputed { slot: *slot, domain: *domain, value: value.clone() },
+            None => PhysFilter::AssignComputed { slot: *slot, value: value.clone() },
         },
         Filter::Absent { pred, key, .. } => {
             let cols: Vec<usize> = key.iter().map(|&(c, _)| c).collect();

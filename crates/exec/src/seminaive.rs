@@ -584,7 +584,7 @@ fn replan(
     }
     let order = crate::order::delta_order(rule, join.1, db);
     let text = plan::plan_rule_text_in_order(rule, id, &|p| db.arity(p), &order);
-    let values = planned.values.clone().unwrap_or_default();
+    let values = planned.values.clone();
     let plan = PhysPlan::indexed(&text, planned.head_arity, db, Membership::HeadBusy, &values);
     let sizes = plan.steps.iter().map(|s| db.len(s.pred)).collect();
     replanned.insert(join, Replanned { plan, sizes });

@@ -148,7 +148,7 @@ pub(crate) enum RowCheck {
     /// whose value no column or constant holds already. A binding where it has no
     /// value (a division by zero, `MIN / -1`) is dropped: that rule instance derives
     /// nothing.
-    Compute { domain: ValueType, value: Value },
+    Compute { value: Value },
 }
 
 /// A negated atom: no row of `pred` has the values `key` in the columns `cols` (its
@@ -171,12 +171,12 @@ impl RowCheck {
         for check in checks {
             match check {
                 RowCheck::Compare { op, domain, left, right } => {
-                    let (a, b) = (evaluate(left, *domain, &binding)?, evaluate(right, *domain, &binding)?);
+                    let (a, b) = (evaluate(left, &binding, values)?, evaluate(right, &binding, values)?);
                     if !op.holds_for(a, b, *domain, Some(values)) {
                         return None;
                     }
                 }
-                RowCheck::Compute { domain, value } => binding.push(evaluate(value, *domain, &binding)?),
+                RowCheck::Compute { value, .. } => binding.push(evaluate(value, &binding, values)?),
             }
         }
         Some(binding)
@@ -185,14 +185,14 @@ impl RowCheck {
 
 /// The value of `value` over `binding`; a lone operand (most comparisons) is read
 /// without evaluating an expression.
-fn evaluate<const N: usize>(value: &Value, domain: ValueType, binding: &Row<N>) -> Option<u32> {
+fn evaluate<const N: usize>(value: &Value, binding: &Row<N>, values: &ValueStore) -> Option<u32> {
     let read = |part: &ValueSource| match *part {
         ValueSource::Pos(p) => binding.values()[p],
         ValueSource::Const(c) => c,
     };
     match value.as_leaf() {
         Some(part) => Some(read(part)),
-        None => value.eval(domain, read),
+        None => value.eval(values, read),
     }
 }
 
@@ -222,7 +222,7 @@ pub(crate) fn blueprint(plan: &ProgramPlan, program: &Program) -> Result<Bluepri
             // A rule failing validation, or one nothing the run wants reads, is never
             // fired, as in the native engines.
             if rule_plan.fires() {
-                rules.extend(rule_dataflow(rule_plan, &arity)?);
+                rules.extend(rule_dataflow(rule_plan, &arity, &program.consts)?);
             }
         }
         strata.push(StratumDataflow {
@@ -250,7 +250,7 @@ fn reads(filter: &Filter) -> Vec<usize> {
 /// What one rule becomes; `None` when it can derive nothing: an assignment whose
 /// inputs are all constants has no value (`Z = 5, Y = Z / 0`; lowering reports only a
 /// constant written out, E0031).
-fn rule_dataflow(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleDataflow>, Error> {
+fn rule_dataflow(rule: &RulePlan, arity: &[usize], values: &ValueStore) -> Result<Option<RuleDataflow>, Error> {
     let too_wide = |width: usize| Error::TooWide { pred: None, rule: Some(rule.rule), width };
     // A reduction reads the one relation its step scans, whole, as the native engine
     // does: lowering gives that atom a distinct variable per column.
@@ -282,7 +282,7 @@ fn rule_dataflow(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleDataflow
     // one that computes from bound variables is a computed column of its own slot.
     let mut source: Vec<Source> = (0..rule.vars.len()).map(Source::Slot).collect();
     for filter in start_filters.iter().chain(step_filters.iter().flatten()) {
-        let Filter::Assign { slot, value, domain, .. } = filter else { continue };
+        let Filter::Assign { slot, value, .. } = filter else { continue };
         let constant = |o: &Operand| match *o {
             Operand::Const(c) => Some(c),
             Operand::Var(from) => match source[from] {
@@ -292,7 +292,7 @@ fn rule_dataflow(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleDataflow
         };
         source[*slot] = match (value.as_leaf(), value.map(constant)) {
             (Some(&Operand::Var(from)), None) => source[from],
-            (_, Some(constants)) => match constants.eval(*domain, |&c| c) {
+            (_, Some(constants)) => match constants.eval(values, |&c| c) {
                 Some(c) => Source::Const(c),
                 None => return Ok(None),
             },
@@ -352,8 +352,8 @@ fn rule_dataflow(rule: &RulePlan, arity: &[usize]) -> Result<Option<RuleDataflow
                     left: value(live, left),
                     right: value(live, right),
                 }),
-                Filter::Assign { slot, domain, value: computed, .. } if source[*slot] == Source::Slot(*slot) => {
-                    checks.row.push(RowCheck::Compute { domain: *domain, value: value(live, computed) });
+                Filter::Assign { slot, value: computed, .. } if source[*slot] == Source::Slot(*slot) => {
+                    checks.row.push(RowCheck::Compute { value: value(live, computed) });
                     live.push(*slot);
                     if live.len() > MAX_WIDTH {
                         return Err(too_wide(live.len()));

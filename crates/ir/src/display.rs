@@ -136,7 +136,7 @@ fn write_rule(f: &mut fmt::Formatter<'_>, program: &Program, rule: &Rule, typed:
     }
     for c in &rule.comparisons {
         let (left, right) = (crate::DisplayExpr(program, &c.left), crate::DisplayExpr(program, &c.right));
-        write!(f, "{separator}{left} {} {right}", c.op.text())?;
+        write!(f, "{separator}{}", c.op.write(&left.to_string(), &right.to_string()))?;
         separator = ", ";
     }
     if typed && !rule.comparisons.is_empty() {

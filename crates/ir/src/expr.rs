@@ -1,8 +1,9 @@
-//! Integer arithmetic: the operators both dialects write, their precedence, their
-//! semantics on 32-bit values (Soufflé 2.5's), and [`Expr`], an expression in postfix
+//! Expressions: the arithmetic operators both dialects write, their precedence and their
+//! semantics on 32-bit values (Soufflé 2.5's), the functors on strings and the
+//! conversions between types ([`Functor`]), and [`Expr`], an expression in postfix
 //! order, which evaluates with a stack instead of recursion.
 
-use crate::{Program, Symbol, Term, ValueType};
+use crate::{Functor, Program, Symbol, Term, ValueStore, ValueType};
 use std::fmt;
 
 /// A binary operator. `Min` and `Max` are written as functions: `min(a, b)`.
@@ -222,12 +223,15 @@ impl UnOp {
     }
 }
 
-/// One node of an expression in postfix order.
+/// One node of an expression in postfix order. A binary operator carries the type it
+/// computes in, decided once by the front end (`/` of `unsigned` values divides them as
+/// unsigned); a call pops its functor's arguments and pushes its result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ExprNode<L> {
     Leaf(L),
     Unary(UnOp),
-    Binary(BinOp),
+    Binary(BinOp, ValueType),
+    Call(Functor),
 }
 
 /// An arithmetic expression over leaves `L` (terms in the IR, variable slots and
@@ -273,27 +277,40 @@ impl<L> Expr<L> {
                 Some(match n {
                     ExprNode::Leaf(l) => ExprNode::Leaf(f(l)?),
                     ExprNode::Unary(op) => ExprNode::Unary(*op),
-                    ExprNode::Binary(op) => ExprNode::Binary(*op),
+                    ExprNode::Binary(op, ty) => ExprNode::Binary(*op, *ty),
+                    ExprNode::Call(functor) => ExprNode::Call(*functor),
                 })
             })
             .collect::<Option<Vec<_>>>()?;
         Some(Expr { nodes })
     }
 
-    /// The value of the expression in type `ty`, the leaves valued by `leaf`; none when an
-    /// operation has no value (division by zero) or the nodes are no expression.
-    pub fn eval(&self, ty: ValueType, mut leaf: impl FnMut(&L) -> u32) -> Option<u32> {
+    /// Whether a node makes a text (`cat`, `substr`, `to_string`): evaluating the
+    /// expression may add to the value store.
+    pub fn makes_texts(&self) -> bool {
+        self.nodes.iter().any(|n| matches!(n, ExprNode::Call(f) if f.makes_text()))
+    }
+
+    /// Whether a node reads the text of a value (every string functor).
+    pub fn reads_texts(&self) -> bool {
+        self.nodes.iter().any(|n| matches!(n, ExprNode::Call(f) if f.reads_text() || f.makes_text()))
+    }
+
+    /// The value of the expression, the leaves valued by `leaf`, texts read from and
+    /// added to `values`; none when an operation has no value (a division by zero, a
+    /// text that is no number) or the nodes are no expression.
+    pub fn eval(&self, values: &ValueStore, mut leaf: impl FnMut(&L) -> u32) -> Option<u32> {
         // Most expressions are shallow: a stack on the stack; a deeper one gets a vector
         // (its height never exceeds the count of nodes).
         let mut small = [0u32; 32];
-        match self.eval_on(&mut small, ty, &mut leaf) {
+        match self.eval_on(&mut small, values, &mut leaf) {
             Some(value) => value,
-            None => self.eval_on(&mut vec![0; self.nodes.len()], ty, &mut leaf).flatten(),
+            None => self.eval_on(&mut vec![0; self.nodes.len()], values, &mut leaf).flatten(),
         }
     }
 
     /// [`Expr::eval`] on a given stack; none when the stack is too small.
-    fn eval_on(&self, stack: &mut [u32], ty: ValueType, leaf: &mut impl FnMut(&L) -> u32) -> Option<Option<u32>> {
+    fn eval_on(&self, stack: &mut [u32], values: &ValueStore, leaf: &mut impl FnMut(&L) -> u32) -> Option<Option<u32>> {
         let mut height = 0usize;
         for node in &self.nodes {
             match node {
@@ -302,12 +319,20 @@ impl<L> Expr<L> {
                     height += 1;
                 }
                 ExprNode::Unary(op) if height >= 1 => stack[height - 1] = op.apply(stack[height - 1]),
-                ExprNode::Binary(op) if height >= 2 => {
+                ExprNode::Binary(op, ty) if height >= 2 => {
                     height -= 1;
-                    match op.apply(stack[height - 1], stack[height], ty) {
+                    match op.apply(stack[height - 1], stack[height], *ty) {
                         Some(v) => stack[height - 1] = v,
                         None => return Some(None),
                     }
+                }
+                ExprNode::Call(functor) if height >= functor.arity() => {
+                    let args = height - functor.arity();
+                    match functor.apply(&stack[args..height], values) {
+                        Some(v) => stack[args] = v,
+                        None => return Some(None),
+                    }
+                    height = args + 1;
                 }
                 _ => return Some(None),
             }
@@ -315,26 +340,54 @@ impl<L> Expr<L> {
         Some((height == 1).then(|| stack[0]))
     }
 
-    /// Prints the expression in infix form with the parentheses precedence needs, each
-    /// leaf by `leaf`, each operator by `op_text`.
+    /// The type of each node's value in an expression whose value is of type `ty`: an
+    /// operator's operands have its type, a functor's arguments their parameters'.
+    pub fn node_types(&self, ty: ValueType) -> Vec<ValueType> {
+        let mut types = vec![ty; self.nodes.len()];
+        // The types the nodes still to be met (from the end) must have: a node's
+        // operands come right before it, its last operand first.
+        let mut expected = vec![ty];
+        for (i, node) in self.nodes.iter().enumerate().rev() {
+            let t = expected.pop().unwrap_or(ty);
+            types[i] = t;
+            match node {
+                ExprNode::Leaf(_) => {}
+                ExprNode::Unary(_) => expected.push(t),
+                ExprNode::Binary(_, operands) => expected.extend([*operands, *operands]),
+                ExprNode::Call(functor) => expected.extend((0..functor.arity()).map(|i| functor.argument(i))),
+            }
+        }
+        types
+    }
+
+    /// Prints the expression, whose value is of type `ty`, in infix form with the
+    /// parentheses precedence needs, each leaf by `leaf` (given the leaf's type), each
+    /// operator by `op_text`.
     pub fn write_infix(
         &self,
         f: &mut dyn fmt::Write,
-        leaf: &dyn Fn(&L) -> String,
+        ty: ValueType,
+        leaf: &dyn Fn(&L, ValueType) -> String,
         op_text: &dyn Fn(BinOp) -> &'static str,
     ) -> fmt::Result {
+        let types = self.node_types(ty);
         // Each entry: the text of a subexpression and the precedence of its operator.
         let mut stack: Vec<(String, u8)> = Vec::new();
-        for node in &self.nodes {
+        for (node, &ty) in self.nodes.iter().zip(&types) {
             match node {
-                ExprNode::Leaf(l) => stack.push((leaf(l), ATOM_PRECEDENCE + 1)),
+                ExprNode::Leaf(l) => stack.push((leaf(l, ty), ATOM_PRECEDENCE + 1)),
                 ExprNode::Unary(op) => {
                     let (text, p) = stack.pop().ok_or(fmt::Error)?;
                     let inner = if p < PREFIX_PRECEDENCE { format!("({text})") } else { text };
                     let space = if *op == UnOp::Neg { "" } else { " " };
                     stack.push((format!("{}{space}{inner}", op.text()), PREFIX_PRECEDENCE));
                 }
-                ExprNode::Binary(op) => {
+                ExprNode::Call(functor) => {
+                    let args = stack.split_off(stack.len().checked_sub(functor.arity()).ok_or(fmt::Error)?);
+                    let args: Vec<String> = args.into_iter().map(|(text, _)| text).collect();
+                    stack.push((format!("{}({})", functor.name(), args.join(", ")), ATOM_PRECEDENCE + 1));
+                }
+                ExprNode::Binary(op, _) => {
                     let (right, rp) = stack.pop().ok_or(fmt::Error)?;
                     let (left, lp) = stack.pop().ok_or(fmt::Error)?;
                     if op.is_function() {
@@ -383,9 +436,10 @@ pub struct DisplayExpr<'a>(pub &'a Program, pub &'a Expr);
 
 impl fmt::Display for DisplayExpr<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let leaf = |t: &Term| crate::DisplayTerm(self.0, t).to_string();
+        // IR terms carry their own types.
+        let leaf = |t: &Term, _| crate::DisplayTerm(self.0, t).to_string();
         let mut text = String::new();
-        self.1.write_infix(&mut text, &leaf, &BinOp::text)?;
+        self.1.write_infix(&mut text, ValueType::Number, &leaf, &BinOp::text)?;
         f.write_str(&text)
     }
 }
@@ -429,26 +483,27 @@ mod tests {
             nodes: vec![
                 Leaf(1),
                 Leaf(2),
-                Binary(BinOp::Sub),
+                Binary(BinOp::Sub, Number),
                 Leaf(3),
                 Leaf(2),
                 Leaf(1),
-                Binary(BinOp::Pow),
-                Binary(BinOp::Pow),
-                Binary(BinOp::Sub),
+                Binary(BinOp::Pow, Number),
+                Binary(BinOp::Pow, Number),
+                Binary(BinOp::Sub, Number),
             ],
         };
-        assert_eq!(e.eval(Number, |&l| l as u32), Some(n(-10)));
+        assert_eq!(e.eval(&ValueStore::default(), |&l| l as u32), Some(n(-10)));
         let mut text = String::new();
-        e.write_infix(&mut text, &|l| l.to_string(), &BinOp::text).unwrap();
+        e.write_infix(&mut text, Number, &|l, _| l.to_string(), &BinOp::text).unwrap();
         assert_eq!(text, "1 - 2 - 3 ^ 2 ^ 1");
-        let e: Expr<i32> = Expr { nodes: vec![Leaf(1), Leaf(2), Leaf(3), Binary(BinOp::Sub), Binary(BinOp::Sub)] };
+        let e: Expr<i32> =
+            Expr { nodes: vec![Leaf(1), Leaf(2), Leaf(3), Binary(BinOp::Sub, Number), Binary(BinOp::Sub, Number)] };
         let mut text = String::new();
-        e.write_infix(&mut text, &|l| l.to_string(), &BinOp::text).unwrap();
+        e.write_infix(&mut text, Number, &|l, _| l.to_string(), &BinOp::text).unwrap();
         assert_eq!(text, "1 - (2 - 3)");
         // A deep expression evaluates past the inline stack.
         let mut nodes: Vec<ExprNode<i32>> = (0..100).map(Leaf).collect();
-        nodes.extend((0..99).map(|_| Binary(BinOp::Add)));
-        assert_eq!(Expr { nodes }.eval(Number, |&l| l as u32), Some(4950));
+        nodes.extend((0..99).map(|_| Binary(BinOp::Add, Number)));
+        assert_eq!(Expr { nodes }.eval(&ValueStore::default(), |&l| l as u32), Some(4950));
     }
 }

@@ -10,6 +10,7 @@
 mod adornment;
 mod display;
 mod expr;
+mod functor;
 mod graph;
 mod intern;
 mod program;
@@ -24,6 +25,7 @@ pub use display::{
     DisplayTypedRule, DisplayValue,
 };
 pub use expr::{BinOp, DisplayExpr, Expr, ExprNode, UnOp, PREFIX_PRECEDENCE};
+pub use functor::Functor;
 pub use graph::strongly_connected;
 pub use intern::{InternId, Interner, Symbol};
 pub use program::{
@@ -32,4 +34,4 @@ pub use program::{
 };
 pub use tuples::{one_per_fact, radix_sort, FactsByPred, Tally, Tuple, Tuples, Update};
 pub use validate::{validate, IrError};
-pub use values::{Const, Text, Texts, ValueStore};
+pub use values::{pattern_error, Const, Text, Texts, ValueStore};

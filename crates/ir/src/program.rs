@@ -248,7 +248,10 @@ pub fn parse_integer(text: &str) -> Option<i64> {
     i64::try_from(if negative { -magnitude } else { magnitude }).ok()
 }
 
-/// A comparison operator of a constraint `left op right`.
+/// A comparison operator of a constraint `left op right`, or a constraint on texts
+/// written as a call: `contains(left, right)` (`left` is a part of `right`) and
+/// `match(left, right)` (the regular expression `left` matches all of `right`), each
+/// with its negation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CmpOp {
     Eq,
@@ -257,6 +260,10 @@ pub enum CmpOp {
     Le,
     Gt,
     Ge,
+    Contains,
+    NotContains,
+    Match,
+    NotMatch,
 }
 
 impl CmpOp {
@@ -269,6 +276,34 @@ impl CmpOp {
             CmpOp::Le => "<=",
             CmpOp::Gt => ">",
             CmpOp::Ge => ">=",
+            CmpOp::Contains => "contains",
+            CmpOp::NotContains => "!contains",
+            CmpOp::Match => "match",
+            CmpOp::NotMatch => "!match",
+        }
+    }
+
+    /// The constraint a call names (`contains(a, b)`, `match(a, b)`), if any.
+    pub fn from_call(name: &str) -> Option<CmpOp> {
+        match name {
+            "contains" => Some(CmpOp::Contains),
+            "match" => Some(CmpOp::Match),
+            _ => None,
+        }
+    }
+
+    /// Whether the constraint is written as a call, `contains(a, b)`, not between its
+    /// operands.
+    pub fn is_call(self) -> bool {
+        matches!(self, CmpOp::Contains | CmpOp::NotContains | CmpOp::Match | CmpOp::NotMatch)
+    }
+
+    /// The constraint on `left` and `right` as both dialects write it: `a < b`,
+    /// `contains(a, b)`, `!match(a, b)`.
+    pub fn write(self, left: &str, right: &str) -> String {
+        match self.is_call() {
+            true => format!("{}({left}, {right})", self.text()),
+            false => format!("{left} {} {right}", self.text()),
         }
     }
 
@@ -286,13 +321,22 @@ impl CmpOp {
             CmpOp::Le => CmpOp::Gt,
             CmpOp::Gt => CmpOp::Le,
             CmpOp::Ge => CmpOp::Lt,
+            CmpOp::Contains => CmpOp::NotContains,
+            CmpOp::NotContains => CmpOp::Contains,
+            CmpOp::Match => CmpOp::NotMatch,
+            CmpOp::NotMatch => CmpOp::Match,
         }
     }
 
-    /// Whether the operator orders its operands as numbers (the others compare values
-    /// for identity and apply to symbols too).
+    /// Whether the operator orders its operands (as numbers, or symbols by text); the
+    /// others compare values for identity or, written as calls, read texts.
     pub fn is_ordering(self) -> bool {
-        !matches!(self, CmpOp::Eq | CmpOp::Ne)
+        matches!(self, CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge)
+    }
+
+    /// Whether the operator reads the texts of operands of type `ty`.
+    pub fn reads_texts(self, ty: ValueType) -> bool {
+        self.is_call() || (self.is_ordering() && ty == ValueType::Symbol)
     }
 
     /// Whether the values `a` and `b` of type `ty`, as tuples hold them, satisfy the
@@ -303,6 +347,15 @@ impl CmpOp {
         let order = match (self, ty) {
             (CmpOp::Eq, _) => return a == b,
             (CmpOp::Ne, _) => return a != b,
+            (CmpOp::Contains | CmpOp::NotContains, _) => {
+                let Some(values) = values else { return false };
+                let texts = values.texts();
+                return texts.text(Const(b)).contains(texts.text(Const(a))) == (self == CmpOp::Contains);
+            }
+            (CmpOp::Match | CmpOp::NotMatch, _) => {
+                let Some(values) = values else { return false };
+                return values.matches(Const(a), Const(b)) == (self == CmpOp::Match);
+            }
             (_, ValueType::Number) => (a as i32).cmp(&(b as i32)),
             (_, ValueType::Unsigned) => a.cmp(&b),
             (_, ValueType::Symbol) => match values {
@@ -325,6 +378,7 @@ impl CmpOp {
             CmpOp::Le => left <= right,
             CmpOp::Gt => left > right,
             CmpOp::Ge => left >= right,
+            CmpOp::Contains | CmpOp::NotContains | CmpOp::Match | CmpOp::NotMatch => false,
         }
     }
 }

@@ -4,7 +4,9 @@
 //! so a value made on any thread means the same text everywhere.
 
 use crate::intern::{hash_text, Table};
-use parking_lot::{MappedRwLockReadGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use parking_lot::{MappedRwLockReadGuard, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use regex::Regex;
+use rustc_hash::FxHashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -27,6 +29,9 @@ pub struct Const(pub u32);
 #[derive(Clone, Default)]
 pub struct ValueStore {
     table: Arc<RwLock<Table>>,
+    /// The regular expressions `match` has compiled, by the value of their text; none
+    /// for a text that is no regular expression.
+    patterns: Arc<Mutex<FxHashMap<Const, Option<Regex>>>>,
 }
 
 /// The text of one value, borrowed from the store (see [`ValueStore::text`]).
@@ -100,9 +105,36 @@ impl ValueStore {
         self.len() == 0
     }
 
+    /// Whether the regular expression `pattern` matches all of `text`, as Soufflé's
+    /// `match` (ECMAScript syntax, read here by the `regex` crate, which has no
+    /// backreferences or lookaround); false when `pattern` is no regular expression, as
+    /// in Soufflé (see [`pattern_error`]).
+    pub fn matches(&self, pattern: Const, text: Const) -> bool {
+        let compiled = {
+            let mut patterns = self.patterns.lock();
+            patterns.entry(pattern).or_insert_with(|| whole_match(&self.text(pattern)).ok()).clone()
+        };
+        compiled.is_some_and(|regex| regex.is_match(&self.text(text)))
+    }
+
     /// Whether two handles are one store.
     pub fn same_store(&self, other: &ValueStore) -> bool {
         Arc::ptr_eq(&self.table, &other.table)
+    }
+}
+
+/// `pattern` as a regular expression that must match a whole text.
+fn whole_match(pattern: &str) -> Result<Regex, regex::Error> {
+    Regex::new(&format!("^(?:{pattern})$"))
+}
+
+/// Why `pattern` is no regular expression `match` can use, if it is none: the front end
+/// reports a constant pattern once, where Soufflé warns at each evaluation.
+pub fn pattern_error(pattern: &str) -> Option<String> {
+    match whole_match(pattern) {
+        Ok(_) => None,
+        Err(regex::Error::Syntax(why)) => Some(why.lines().last().unwrap_or_default().trim().to_string()),
+        Err(other) => Some(other.to_string()),
     }
 }
 
@@ -152,6 +184,18 @@ mod tests {
                 assert_eq!(&*store.text(*id), format!("v{}", (i * (t + 1)) % 500));
             }
         }
+    }
+
+    #[test]
+    fn match_compiles_a_pattern_once_and_matches_whole_texts() {
+        let store = ValueStore::default();
+        let (pattern, bad) = (store.intern("h.*o"), store.intern("["));
+        let [hello, oh] = ["hello", "ohello!"].map(|t| store.intern(t));
+        assert!(store.matches(pattern, hello));
+        assert!(!store.matches(pattern, oh), "the whole text must match");
+        assert!(!store.matches(bad, hello), "no pattern matches nothing");
+        assert!(pattern_error("[").is_some());
+        assert_eq!(pattern_error("a|b"), None);
     }
 
     #[test]

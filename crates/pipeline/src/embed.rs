@@ -414,7 +414,7 @@ fn proof_text(source: &Program, program: &Program, proof: &Proof) -> String {
                     format!("!{}({})  no such fact", program.pred_name(*pred), args.join(","))
                 }
                 Leaf::Compared { op, ty, left, right, .. } => {
-                    format!("{} {} {}  holds", value(*ty, *left), op.text(), value(*ty, *right))
+                    format!("{}  holds", op.write(&value(*ty, *left), &value(*ty, *right)))
                 }
             };
             text.push_str(&format!("{indent}  {line}\n"));

@@ -68,9 +68,9 @@ fn operand_text(program: &Program, plan: &RulePlan, operand: Operand, ty: ValueT
 /// A computed value in the dlc dialect's infix form (`N + 1`, `X mod 3`).
 fn computed_text(program: &Program, plan: &RulePlan, value: &crate::Computed, ty: ValueType) -> String {
     let mut text = String::new();
-    let leaf = |o: &Operand| operand_text(program, plan, *o, ty);
+    let leaf = |o: &Operand, ty| operand_text(program, plan, *o, ty);
     // An expression the planner built from the IR always prints.
-    let _ = value.write_infix(&mut text, &leaf, &ir::BinOp::text);
+    let _ = value.write_infix(&mut text, ty, &leaf, &ir::BinOp::text);
     text
 }
 
@@ -80,13 +80,9 @@ pub(crate) fn filter_text(program: &Program, plan: &RulePlan, filter: &Filter) -
     let rule = program.rule(plan.rule);
     match filter {
         Filter::Compare { op, domain, left, right, .. } => {
-            format!(
-                "filter {} {} {} [{}]",
-                computed_text(program, plan, left, *domain),
-                op.text(),
-                computed_text(program, plan, right, *domain),
-                domain.name()
-            )
+            let (left, right) =
+                (computed_text(program, plan, left, *domain), computed_text(program, plan, right, *domain));
+            format!("filter {} [{}]", op.write(&left, &right), domain.name())
         }
         Filter::Assign { slot, domain, value, .. } => {
             format!(

@@ -109,7 +109,13 @@ impl Comparison {
     /// The comparison `left op right`, spanning both operands.
     pub fn new(left: Term, op: ir::CmpOp, right: Term) -> Comparison {
         let span = left.span.to(right.span);
-        Comparison { op, left, right, domain: ir::ValueType::Number, span }
+        Comparison::spanning(left, op, right, span)
+    }
+
+    /// The comparison, or the constraint on texts `op(left, right)`, spanning `span`.
+    pub fn spanning(left: Term, op: ir::CmpOp, right: Term, span: Span) -> Comparison {
+        let domain = if op.is_call() { ir::ValueType::Symbol } else { ir::ValueType::Number };
+        Comparison { op, left, right, domain, span }
     }
 }
 
@@ -166,6 +172,9 @@ pub enum TermKind {
     /// `a + b`, `a band b`, `min(a, b)`, ...; `op_span` is the operator's (the function
     /// name's for `min` and `max`).
     Binary { op: ir::BinOp, op_span: Span, left: Box<Term>, right: Box<Term> },
+    /// `cat(a, b)`, `strlen(s)`, `to_string(n)`, ...: a functor applied to its
+    /// arguments; `name_span` is its name's.
+    Call { functor: ir::Functor, name_span: Span, args: Vec<Term> },
     /// `count : { body }`, `sum e : { body }`, `min e : a(x, e)`, ...: the reduction of
     /// the rows of `body`; `op_span` is the operator's, `value` the aggregated expression
     /// (none for `count`). The one-atom form without braces is a body of one literal.
@@ -224,7 +233,7 @@ impl Term {
 
     /// Whether the term is an arithmetic expression.
     pub fn is_arithmetic(&self) -> bool {
-        matches!(self.kind, TermKind::Unary { .. } | TermKind::Binary { .. })
+        matches!(self.kind, TermKind::Unary { .. } | TermKind::Binary { .. } | TermKind::Call { .. })
     }
 
     /// Calls `f` on each outermost subterm that `picks` (the term itself included), in
@@ -243,9 +252,29 @@ impl Term {
                     stack.push(right);
                     stack.push(left);
                 }
+                TermKind::Call { args, .. } => stack.extend(args.iter_mut().rev()),
                 _ => {}
             }
         }
+    }
+
+    /// [`Term::subterms`] that hold a value of the term's own type: a functor's call, but
+    /// not its arguments (`strlen(s)` is a number, its `s` a symbol).
+    pub fn same_type_subterms(&self) -> Vec<&Term> {
+        let mut out = Vec::new();
+        let mut stack = vec![self];
+        while let Some(term) = stack.pop() {
+            out.push(term);
+            match &term.kind {
+                TermKind::Unary { operand, .. } => stack.push(operand),
+                TermKind::Binary { left, right, .. } => {
+                    stack.push(right);
+                    stack.push(left);
+                }
+                _ => {}
+            }
+        }
+        out
     }
 
     /// The term and, for an expression, its subterms, each before its operands (the
@@ -262,6 +291,7 @@ impl Term {
                     stack.push(right);
                     stack.push(left);
                 }
+                TermKind::Call { args, .. } => stack.extend(args.iter().rev()),
                 _ => {}
             }
         }
@@ -368,6 +398,11 @@ fn write_terms<'a>(f: &mut fmt::Formatter<'_>, indent: &str, terms: impl IntoIte
                 write_terms(f, &format!("{indent}  "), [&**left, &**right])?;
                 continue;
             }
+            TermKind::Call { functor, args, .. } => {
+                writeln!(f, "Call {} {}", functor.name(), span_text(term.span))?;
+                write_terms(f, &format!("{indent}  "), args)?;
+                continue;
+            }
             TermKind::Aggregate { op, value, body, .. } => {
                 writeln!(f, "Aggregate {} {}", op.text(), span_text(term.span))?;
                 let inner = format!("{indent}  ");
@@ -390,7 +425,7 @@ fn write_terms<'a>(f: &mut fmt::Formatter<'_>, indent: &str, terms: impl IntoIte
                 write!(f, "{s:?}")?;
             }
             TermKind::Reserved(s) => write!(f, "Reserved {s}")?,
-            TermKind::Unary { .. } | TermKind::Binary { .. } | TermKind::Aggregate { .. } => {}
+            TermKind::Unary { .. } | TermKind::Binary { .. } | TermKind::Call { .. } | TermKind::Aggregate { .. } => {}
         }
         writeln!(f, " {}", span_text(term.span))?;
     }

@@ -19,6 +19,9 @@ pub(crate) enum Prefix {
     Unary(UnOp),
     /// `min(` or `max(`: the name and its parenthesis (both are taken by one `bump`).
     Function(BinOp),
+    /// `cat(`, `strlen(`, `to_string(`, ...: a functor's name and its parenthesis (both
+    /// taken by one `bump`); the arity is the count of arguments that follow.
+    Call(ir::Functor),
     /// `(`.
     Open,
     /// `count`, `sum`, `min`, `max`, `mean` starting an aggregate (`count :`, `sum e :`).
@@ -167,6 +170,7 @@ fn operand<S: ExprSource>(source: &mut S, depth: usize) -> Result<(Term, usize),
             let (body, end) = source.aggregate_body()?;
             Ok((Term { kind: TermKind::Aggregate { op, op_span: span, value, body }, span: span.to(end) }, height + 1))
         }
+        Prefix::Call(functor) => call(source, functor, span, depth),
         Prefix::Open => {
             let (inner, height) = binary(source, 0, depth + 1)?;
             source.punct(false)?;
@@ -197,6 +201,45 @@ fn operand<S: ExprSource>(source: &mut S, depth: usize) -> Result<(Term, usize),
                 args += 1;
             }
         }
+    }
+}
+
+/// A functor's arguments after its `(`, up to its `)`; the call spans from `name_span`.
+fn call<S: ExprSource>(
+    source: &mut S,
+    functor: ir::Functor,
+    name_span: Span,
+    depth: usize,
+) -> Result<(Term, usize), S::Error> {
+    let (mut args, mut height) = (Vec::new(), 0);
+    loop {
+        let (arg, arg_height) = binary(source, 0, depth + 1)?;
+        height = height.max(arg_height + 1);
+        args.push(arg);
+        let (punct, end) = source.punct(true)?;
+        if punct == Punct::Close {
+            let span = name_span.to(end);
+            let Some(functor) = ir::Functor::from_name(functor.name(), args.len())
+                .map(|f| f.with_argument(argument_type(functor)))
+                .filter(|f| f.takes(args.len()))
+            else {
+                let message = format!("`{}(...)` takes {}", functor.name(), functor.arity_text());
+                return Err(source.error(span, message));
+            };
+            if height > MAX_DEPTH {
+                return Err(too_deep(source, span));
+            }
+            return Ok((Term { kind: TermKind::Call { functor, name_span, args }, span }, height));
+        }
+    }
+}
+
+/// The argument type a functor was named with (`itou` converts from a `number`), which
+/// the typing of its argument may still change.
+fn argument_type(functor: ir::Functor) -> ir::ValueType {
+    match functor {
+        ir::Functor::ToNumber(ty) | ir::Functor::ToUnsigned(ty) | ir::Functor::ToString(ty) => ty,
+        _ => ir::ValueType::Symbol,
     }
 }
 

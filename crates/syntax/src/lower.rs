@@ -4,7 +4,7 @@
 use crate::ast::{self, Statement, TermKind};
 use diag::{Code, Diagnostic, Span};
 use ir::{IrError, Origin, PredId, PredKind, PredName, Program, Query, Term, Value, ValueType};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Lowers a parsed file. Every problem is reported; the program is returned only when
 /// there is no error.
@@ -51,8 +51,13 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
     // only numbers out of range then.
     let typed = typing.diagnostics.is_empty();
     diagnostics.extend(typing.diagnostics);
-    let mut lowering =
-        Lowering { program: &mut program, comparisons: &typing.comparisons, statement: 0, diagnostics: Vec::new() };
+    let mut lowering = Lowering {
+        program: &mut program,
+        comparisons: &typing.comparisons,
+        statement: 0,
+        var_types: HashMap::new(),
+        diagnostics: Vec::new(),
+    };
 
     let mut reported_anonymous = Vec::new();
     let mut queries = Vec::new();
@@ -205,46 +210,117 @@ struct Lowering<'a> {
     /// The index of the statement being lowered, which with a literal's position in its
     /// body finds the comparison's type.
     statement: usize,
+    /// The types of the variables of the rule being lowered, by the columns and
+    /// assignments that bind them (what a conversion converts from).
+    var_types: HashMap<String, ValueType>,
     diagnostics: Vec<Diagnostic>,
 }
 
-/// An arithmetic expression of the AST as an IR expression of type `ty` (postfix, built
-/// with an explicit stack), its leaves lowered by `leaf`.
-fn lower_expr(term: &ast::Term, leaf: &mut dyn FnMut(&ast::Term) -> Term) -> ir::Expr {
+/// An expression of the AST as an IR expression whose value is of type `ty` (postfix,
+/// built with an explicit stack), its leaves lowered by `leaf` with the type each holds:
+/// an operator's operands have its type, a functor's arguments their parameters' (a
+/// conversion's argument its own, [`natural_type`]).
+fn lower_expr(
+    term: &ast::Term,
+    ty: ValueType,
+    var_types: &HashMap<String, ValueType>,
+    leaf: &mut dyn FnMut(&ast::Term, ValueType) -> Term,
+) -> ir::Expr {
     let mut nodes = Vec::new();
-    // (term, whether its operands are already emitted)
-    let mut stack = vec![(term, false)];
-    while let Some((term, done)) = stack.pop() {
+    // (term, its type, whether its operands are already emitted)
+    let mut stack = vec![(term, ty, false)];
+    while let Some((term, ty, done)) = stack.pop() {
         match (&term.kind, done) {
             (TermKind::Unary { op, .. }, true) => nodes.push(ir::ExprNode::Unary(*op)),
-            (TermKind::Binary { op, .. }, true) => nodes.push(ir::ExprNode::Binary(*op)),
+            (TermKind::Binary { op, .. }, true) => nodes.push(ir::ExprNode::Binary(*op, ty)),
+            (TermKind::Call { functor, args, .. }, true) => {
+                nodes.push(ir::ExprNode::Call(resolved(*functor, args, var_types)))
+            }
             (TermKind::Unary { operand, .. }, false) => {
-                stack.push((term, true));
-                stack.push((operand, false));
+                stack.push((term, ty, true));
+                stack.push((operand, ty, false));
             }
             (TermKind::Binary { left, right, .. }, false) => {
-                stack.push((term, true));
-                stack.push((right, false));
-                stack.push((left, false));
+                stack.push((term, ty, true));
+                stack.push((right, ty, false));
+                stack.push((left, ty, false));
             }
-            _ => nodes.push(ir::ExprNode::Leaf(leaf(term))),
+            (TermKind::Call { functor, args, .. }, false) => {
+                stack.push((term, ty, true));
+                for (i, arg) in args.iter().enumerate().rev() {
+                    let param = functor.parameter(i).unwrap_or_else(|| natural_type(arg, var_types));
+                    stack.push((arg, param, false));
+                }
+            }
+            _ => nodes.push(ir::ExprNode::Leaf(leaf(term, ty))),
         }
     }
     ir::Expr { nodes }
 }
 
-/// E0031 for the first arithmetic subexpression of `term` without variables that has no
-/// value (a division by zero): Soufflé stops with a floating-point exception there.
+/// A call's functor with its conversion resolved to its argument's type.
+fn resolved(functor: ir::Functor, args: &[ast::Term], var_types: &HashMap<String, ValueType>) -> ir::Functor {
+    match (functor.parameter(0), args.first()) {
+        (None, Some(arg)) => functor.with_argument(natural_type(arg, var_types)),
+        _ => functor,
+    }
+}
+
+/// The type a term's value has by itself: a variable's (`var_types`, as its columns and
+/// assignments type it), a literal's, an operator's operands', a functor's result. It
+/// decides what a conversion converts from. The term is at most
+/// [`crate::expr::MAX_DEPTH`] deep.
+fn natural_type(term: &ast::Term, var_types: &HashMap<String, ValueType>) -> ValueType {
+    match &term.kind {
+        TermKind::Var(v) => var_types.get(v).copied().unwrap_or(ValueType::Number),
+        TermKind::Ident(_) | TermKind::Str(_) | TermKind::Reserved(_) => ValueType::Symbol,
+        TermKind::Unary { operand, .. } => natural_type(operand, var_types),
+        TermKind::Binary { left, right, .. } => match natural_type(left, var_types) {
+            ValueType::Symbol => natural_type(right, var_types),
+            numeric => numeric,
+        },
+        TermKind::Call { functor, .. } => functor.result(),
+        TermKind::Int(_) | TermKind::Anon | TermKind::Aggregate { .. } => ValueType::Number,
+    }
+}
+
+/// E0031 for the first subexpression of `term` without variables that has no value (a
+/// division by zero, `to_number` of a text that writes no number): Soufflé stops with a
+/// floating-point exception there.
 fn constant_without_value(program: &mut Program, ty: ValueType, term: &ast::Term) -> Option<Diagnostic> {
     let ground = |t: &ast::Term| t.subterms().iter().all(|s| !matches!(s.kind, TermKind::Var(_) | TermKind::Anon));
-    // Innermost first, so the report points at the division itself.
-    for sub in term.subterms().into_iter().rev().filter(|t| t.is_arithmetic() && ground(t)) {
-        if ground_value(program, ty, sub).is_none() {
-            return Some(
-                Diagnostic::error(Code::DIVISION_BY_ZERO, "this expression has no value: it divides by zero")
-                    .with_primary(sub.span, "a division or modulo by zero (or of -2147483648 by -1)"),
-            );
+    // Each subterm with its type, operands after their operators.
+    let mut typed = Vec::new();
+    let mut stack = vec![(term, ty)];
+    while let Some((term, ty)) = stack.pop() {
+        typed.push((term, ty));
+        match &term.kind {
+            TermKind::Unary { operand, .. } => stack.push((operand, ty)),
+            TermKind::Binary { left, right, .. } => stack.extend([(&**right, ty), (&**left, ty)]),
+            TermKind::Call { functor, args, .. } => {
+                let no_vars = HashMap::new();
+                for (i, arg) in args.iter().enumerate().rev() {
+                    stack.push((arg, functor.parameter(i).unwrap_or_else(|| natural_type(arg, &no_vars))));
+                }
+            }
+            _ => {}
         }
+    }
+    // Innermost first, so the report points at the division itself.
+    for (sub, ty) in typed.into_iter().rev().filter(|(t, _)| t.is_arithmetic() && ground(t)) {
+        if ground_value(program, ty, sub).is_some() {
+            continue;
+        }
+        let report = match &sub.kind {
+            TermKind::Call { functor, .. } => Diagnostic::error(
+                Code::DIVISION_BY_ZERO,
+                format!("this expression has no value: `{}` of a text that writes no integer", functor.name()),
+            )
+            .with_primary(sub.span, format!("no {} here", functor.result().name())),
+            _ => Diagnostic::error(Code::DIVISION_BY_ZERO, "this expression has no value: it divides by zero")
+                .with_primary(sub.span, "a division or modulo by zero (or of -2147483648 by -1)"),
+        };
+        return Some(report);
     }
     None
 }
@@ -253,14 +329,16 @@ fn constant_without_value(program: &mut Program, ty: ValueType, term: &ast::Term
 /// constant in it is no number, which type inference reports).
 fn ground_value(program: &mut Program, ty: ValueType, term: &ast::Term) -> Option<u32> {
     let mut ok = true;
-    let expr = lower_expr(term, &mut |leaf| match lower_term(program, ty, leaf, &mut FreshVars::new([])) {
-        Ok(t) => t,
-        Err(_) => {
-            ok = false;
-            Term { kind: ir::TermKind::Const(Value::Number(0)), span: leaf.span }
-        }
-    });
-    let value = expr.eval(ty, |t| t.constant().map_or(0, Value::raw));
+    let no_vars = HashMap::new();
+    let expr =
+        lower_expr(term, ty, &no_vars, &mut |leaf, ty| match lower_term(program, ty, leaf, &mut FreshVars::new([])) {
+            Ok(t) => t,
+            Err(_) => {
+                ok = false;
+                Term { kind: ir::TermKind::Const(Value::Number(0)), span: leaf.span }
+            }
+        });
+    let value = expr.eval(&program.consts, |t| t.constant().map_or(0, Value::raw));
     value.filter(|_| ok)
 }
 
@@ -358,7 +436,39 @@ fn lower_operand(lowering: &mut Lowering<'_>, ty: ValueType, term: &ast::Term, f
     if !term.is_arithmetic() {
         return ir::Expr::leaf(lower_term_or_report(lowering, ty, term, fresh));
     }
-    lower_expr(term, &mut |leaf| lower_term_or_report(lowering, ty, leaf, fresh))
+    let var_types = std::mem::take(&mut lowering.var_types);
+    let expr = lower_expr(term, ty, &var_types, &mut |leaf, ty| lower_term_or_report(lowering, ty, leaf, fresh));
+    lowering.var_types = var_types;
+    expr
+}
+
+/// The types of a rule's variables: those of the columns its positive atoms bind them
+/// in, then those its assignments (`v = e`) give them.
+fn variable_types(lowering: &Lowering<'_>, rule: &ast::Rule) -> HashMap<String, ValueType> {
+    let mut types = HashMap::new();
+    for atom in rule.body.iter().filter_map(|l| match l {
+        ast::Literal::Atom(atom) => Some(atom),
+        _ => None,
+    }) {
+        let Some(pred) = lowering.program.lookup_source(&atom.pred.text) else { continue };
+        for (term, &ty) in atom.args.iter().zip(&lowering.program.pred(pred).types) {
+            if let TermKind::Var(v) = &term.kind {
+                types.entry(v.clone()).or_insert(ty);
+            }
+        }
+    }
+    for (position, literal) in rule.body.iter().enumerate() {
+        let ast::Literal::Compare(c) = literal else { continue };
+        let site = crate::types::ComparisonSite { statement: lowering.statement, literal: position };
+        if let (ir::CmpOp::Eq, Some(&ty)) = (c.op, lowering.comparisons.get(&site)) {
+            for side in [&c.left, &c.right] {
+                if let TermKind::Var(v) = &side.kind {
+                    types.entry(v.clone()).or_insert(ty);
+                }
+            }
+        }
+    }
+    types
 }
 
 fn lower_rule(
@@ -379,6 +489,7 @@ fn lower_rule(
                 .with_primary(term.span, "`_` in the head"),
         );
     }
+    lowering.var_types = variable_types(lowering, rule);
     let head_pred = lookup(lowering.program, &rule.head);
     let mut computed = Vec::new();
     let head = lower_atom(lowering, head_pred, &rule.head, &mut fresh, &mut computed);
@@ -409,9 +520,10 @@ fn lower_rule(
                             .with_primary(term.span, "`_` in a comparison"),
                         );
                     }
-                    if c.op.is_ordering() && c.domain != ValueType::Symbol && ty != ValueType::Symbol {
-                        diagnostics.extend(integer_operand(term, ty));
-                    }
+                }
+                if c.op.is_ordering() && c.domain != ValueType::Symbol && ty != ValueType::Symbol {
+                    let operands = [&c.left, &c.right].into_iter().flat_map(|t| t.same_type_subterms());
+                    diagnostics.extend(operands.filter_map(|term| integer_operand(term, ty)));
                 }
                 for term in [&c.left, &c.right] {
                     if let Some(report) = constant_without_value(lowering.program, ty, term) {
@@ -531,7 +643,13 @@ pub(crate) fn lower_query(program: &mut Program, atom: &ast::Atom) -> Result<Que
         return Err(IrError::QueryOnEdb { pred, span: atom.span }.to_diagnostic(program));
     }
     let mut fresh = FreshVars::new(&atom.args);
-    let mut lowering = Lowering { program, comparisons: &Default::default(), statement: 0, diagnostics: Vec::new() };
+    let mut lowering = Lowering {
+        program,
+        comparisons: &Default::default(),
+        statement: 0,
+        var_types: HashMap::new(),
+        diagnostics: Vec::new(),
+    };
     let atom = lower_atom(&mut lowering, pred, atom, &mut fresh, &mut Vec::new());
     match lowering.diagnostics.into_iter().next() {
         Some(report) => Err(report),
@@ -566,7 +684,7 @@ pub(crate) fn ground_values(
                 );
             }
             TermKind::Reserved(s) => values.push(program.consts.intern(s).0),
-            TermKind::Unary { .. } | TermKind::Binary { .. } => {
+            TermKind::Unary { .. } | TermKind::Binary { .. } | TermKind::Call { .. } => {
                 let ty = types.get(i).copied().unwrap_or_default();
                 let has_vars = term.subterms().iter().any(|s| matches!(s.kind, TermKind::Var(_) | TermKind::Anon));
                 if has_vars {

@@ -233,6 +233,11 @@ where
         self.ahead(|shapes| crate::expr::colon_ahead(shapes))
     }
 
+    /// Whether the next tokens call a functor: `cat(`, `strlen(`, ...
+    fn functor_call(first: Option<Token<'s>>, second: Option<Token<'s>>) -> bool {
+        matches!(first, Some(Token::Name(name)) if ir::Functor::is_name(name)) && second == Some(Token::LParen)
+    }
+
     /// Whether the next tokens call `min(a, b)` or `max(a, b)`.
     fn function_call(&mut self, first: Option<Token<'s>>, second: Option<Token<'s>>) -> bool {
         matches!(first, Some(Token::Name(name)) if ir::BinOp::function(name).is_some())
@@ -276,6 +281,7 @@ where
             Token::Minus if !matches!(second, Some(Token::Int(_))) => Prefix::Unary(ir::UnOp::Neg),
             Token::LParen => Prefix::Open,
             Token::Name(name) if self.function_call(first, second) => Prefix::Function(ir::BinOp::function(name)?),
+            Token::Name(name) if Self::functor_call(first, second) => Prefix::Call(ir::Functor::from_name(name, 1)?),
             // `count :`; `sum X :` (`min(a, b)` is the function, `E(min, x)` a symbol); a
             // value may start with `(` or `-` when a `:` follows (`max (X + 1) :`).
             Token::Name(word) if crate::ast::AggregateOp::from_text(word).is_some() => {
@@ -300,7 +306,7 @@ where
 
     fn bump(&mut self, prefix: bool) {
         let (first, second, _) = self.look();
-        let function = prefix && self.function_call(first, second);
+        let function = prefix && (self.function_call(first, second) || Self::functor_call(first, second));
         self.inp.next();
         if function {
             self.inp.next();
@@ -437,7 +443,27 @@ where
         .then(op)
         .then(expression.clone())
         .map(|((left, op), right)| Literal::Compare(Comparison::new(left, op, right)));
-    choice((negated, comparison, atom().map(Literal::Atom))).labelled("a body literal")
+    // `contains(A, B)`, `match(P, S)`, and negated, `!contains(A, B)`: constraints on
+    // texts written as calls, so those two names are no relations of this dialect.
+    let constraint_name = select! { Token::Name(name) => name }.try_map(|name, span| {
+        ir::CmpOp::from_call(name).ok_or_else(|| Rich::custom(span, "expected `contains` or `match`"))
+    });
+    let constraint = not
+        .clone()
+        .or_not()
+        .then(constraint_name)
+        .then(
+            expression
+                .clone()
+                .then_ignore(just(Token::Comma))
+                .then(expression.clone())
+                .delimited_by(just(Token::LParen), just(Token::RParen)),
+        )
+        .map_with(move |((negated, op), (left, right)), e| {
+            let op = if negated.is_some() { op.negated() } else { op };
+            Literal::Compare(Comparison::spanning(left, op, right, to_span(file, e.span())))
+        });
+    choice((constraint, negated, comparison, atom().map(Literal::Atom))).labelled("a body literal")
 }
 
 /// A whole program: rules, inline facts and queries, each ended by `.`, a significant

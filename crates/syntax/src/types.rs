@@ -274,6 +274,14 @@ pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
                 node
             };
             let (left, right) = (operand(&c.left), operand(&c.right));
+            if c.op.is_call() {
+                // `contains` and `match` read two texts, which need not be one type.
+                for (node, term) in [(left, &c.left), (right, &c.right)] {
+                    scope.solver.evidence(node, Kind::Exact(ValueType::Symbol), term.span);
+                }
+                compared.push((ComparisonSite { statement: index, literal: position }, left));
+                continue;
+            }
             // A contradiction is shown at a constant operand, or else at the comparison.
             let site = [&c.right, &c.left].into_iter().find(|t| t.constant_text().is_some()).map_or(c.span, |t| t.span);
             scope.solver.join(left, right, site);
@@ -309,6 +317,7 @@ impl Scope<'_> {
             }),
             TermKind::Anon => Some(self.solver.node()),
             TermKind::Unary { .. } | TermKind::Binary { .. } => Some(self.expression(term)),
+            TermKind::Call { .. } => Some(self.call(term)),
             // A `count` is a number; the other aggregates have their value's type, which
             // their operator orders or adds, so it is numeric.
             TermKind::Aggregate { value: None, op_span, .. } => {
@@ -345,13 +354,33 @@ impl Scope<'_> {
             let root = self.solver.root(node);
             self.solver.add(root, Evidence { kind: Kind::Numeric, span: op_span, arithmetic: true });
             for operand in operands {
-                if operand.is_arithmetic() {
+                if matches!(operand.kind, TermKind::Unary { .. } | TermKind::Binary { .. }) {
                     stack.push(operand);
                 } else if let Some(leaf) = self.term(operand) {
                     self.solver.join(node, leaf, operand.span);
                 } else {
                     self.constant(node, operand);
                 }
+            }
+        }
+        node
+    }
+
+    /// The node of a functor's result, which has the functor's result type; each
+    /// argument is evidence of its parameter's type (a conversion's argument may have
+    /// any type).
+    fn call(&mut self, term: &ast::Term) -> usize {
+        let TermKind::Call { functor, name_span, args } = &term.kind else { unreachable!("only calls") };
+        let node = self.solver.node();
+        self.solver.evidence(node, Kind::Exact(functor.result()), *name_span);
+        for (i, arg) in args.iter().enumerate() {
+            let arg_node = self.term(arg).unwrap_or_else(|| {
+                let node = self.solver.node();
+                self.constant(node, arg);
+                node
+            });
+            if let Some(param) = functor.parameter(i) {
+                self.solver.evidence(arg_node, Kind::Exact(param), arg.span);
             }
         }
         node

@@ -365,6 +365,11 @@ fn renamed(term: &Term, names: &mut HashMap<String, Term>, suffix: &str) -> Term
             left: Box::new(renamed(left, names, suffix)),
             right: Box::new(renamed(right, names, suffix)),
         },
+        TermKind::Call { functor, name_span, args } => TermKind::Call {
+            functor: *functor,
+            name_span: *name_span,
+            args: args.iter().map(|a| renamed(a, names, suffix)).collect(),
+        },
         TermKind::Aggregate { op, op_span, value, body } => TermKind::Aggregate {
             op: *op,
             op_span: *op_span,

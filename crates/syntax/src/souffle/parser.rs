@@ -21,24 +21,9 @@ use crate::ast::{self, TermKind};
 use crate::lexer::unescape;
 use diag::{Code, Diagnostic, Span};
 
-/// Soufflé's built-in functors of more than one letter, which dlc does not compute.
-const SOUFFLE_FUNCTORS: &[&str] = &[
-    "cat",
-    "ord",
-    "strlen",
-    "substr",
-    "to_number",
-    "to_string",
-    "to_unsigned",
-    "to_float",
-    "itou",
-    "itof",
-    "utoi",
-    "utof",
-    "ftoi",
-    "ftou",
-    "autoinc",
-];
+/// Soufflé's built-in functors that dlc does not compute (the others are
+/// [`ir::Functor`]s).
+const SOUFFLE_FUNCTORS: &[&str] = &["to_float", "itof", "utof", "ftoi", "ftou", "autoinc"];
 
 /// W0007 for an IO parameter Soufflé 2.5 does not know (a misspelling such as
 /// `delimeter`), which it ignores: the warning names the nearest known parameter.
@@ -760,10 +745,16 @@ impl<'a> Parser<'a> {
                     && !(ast::AggregateOp::from_text(self.text(tok)).is_some() && self.colon_ahead()) =>
             {
                 let name = self.text(tok);
-                if matches!(name, "match" | "contains") {
-                    return Err(self.unsupported(tok.span, format!("the constraint `{name}(...)`")));
+                if let Some(op) = ir::CmpOp::from_call(name) {
+                    return Ok((Literal::Compare(self.call_constraint(op)?), vec![vec![()]]));
                 }
                 // `strlen(s) > 2`: Soufflé's functors start a comparison, not an atom.
+                if ir::Functor::is_name(name) {
+                    return match self.comparison()? {
+                        Some(comparison) => Ok((Literal::Compare(comparison), vec![vec![()]])),
+                        None => Err(self.expected("a comparison after the functor's value")),
+                    };
+                }
                 if SOUFFLE_FUNCTORS.contains(&name) {
                     return Err(self.unsupported(tok.span, format!("the functor `{name}(...)`")));
                 }
@@ -797,6 +788,23 @@ impl<'a> Parser<'a> {
             Some(cmp) => Ok(Some(ast::Comparison::new(left, cmp, right))),
             None => Err(self.unsupported(op.span, format!("the comparison `{}`", self.text(op)))),
         }
+    }
+
+    /// `contains(a, b)` or `match(a, b)`, a constraint on texts written as a call.
+    fn call_constraint(&mut self, op: ir::CmpOp) -> Result<ast::Comparison, Reported> {
+        let name = self.expect(Kind::Ident, "`contains` or `match`")?;
+        self.expect(Kind::LParen, "`(`")?;
+        let left = self.expression()?;
+        self.expect(Kind::Comma, "`,`")?;
+        let right = self.expression()?;
+        let close = self.expect(Kind::RParen, "`)`")?;
+        Ok(ast::Comparison::spanning(left, op, right, name.span.to(close.span)))
+    }
+
+    /// Whether the next tokens call a functor: `cat(`, `strlen(`, ...
+    fn functor_call(&self) -> bool {
+        self.peek().is_some_and(|t| t.kind == Kind::Ident && ir::Functor::is_name(self.text(t)))
+            && self.peek_at(1).is_some_and(|t| t.kind == Kind::LParen)
     }
 
     /// A term or an arithmetic expression, read by the grammar both dialects share.
@@ -1057,6 +1065,7 @@ impl crate::expr::ExprSource for Parser<'_> {
             Kind::Operator if text == "-" => Prefix::Unary(ir::UnOp::Neg),
             Kind::LParen => Prefix::Open,
             Kind::Ident if self.function_call() => Prefix::Function(ir::BinOp::function(text)?),
+            Kind::Ident if self.functor_call() => Prefix::Call(ir::Functor::from_name(text, 1)?),
             Kind::Ident if matches!(text, "bnot" | "lnot") => Prefix::Unary(ir::UnOp::from_text(text)?),
             // `count :`; `sum e :` (`min(a, b)` is the function, `f(min, x)` a variable).
             Kind::Ident => {
@@ -1078,7 +1087,7 @@ impl crate::expr::ExprSource for Parser<'_> {
     }
 
     fn bump(&mut self, prefix: bool) {
-        let function = prefix && self.function_call();
+        let function = prefix && (self.function_call() || self.functor_call());
         Parser::bump(self);
         if function {
             Parser::bump(self);

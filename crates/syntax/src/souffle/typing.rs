@@ -89,6 +89,7 @@ fn order_symbols(
     let kind = |term: &ast::Term| match &term.kind {
         TermKind::Str(_) => Some(ValueType::Symbol),
         TermKind::Var(name) => typed.get(name).copied(),
+        TermKind::Call { functor, .. } => Some(functor.result()),
         _ => None,
     };
     let mut ok = true;

@@ -1,0 +1,260 @@
+//! The built-in functors: Soufflé 2.5's functions on strings (`cat`, `strlen`, `substr`,
+//! `ord`) and its conversions between types (`to_number`, `to_unsigned`, `to_string`),
+//! each with its signature and its semantics on values as tuples hold them.
+
+use crate::{Const, ValueStore, ValueType};
+
+/// A functor, as an expression node calls it. A conversion carries the type of its
+/// argument, which the front end resolves once (`to_string` of an `unsigned` prints it
+/// as unsigned).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Functor {
+    /// `cat(a, b, ...)`: the texts of its arguments one after another.
+    Cat(u8),
+    /// `strlen(s)`: the length of a text in bytes.
+    Strlen,
+    /// `substr(s, i, n)`: the bytes `i..i+n` of a text (to its end when `n` is negative
+    /// or reaches past it); the empty text when `i` is outside `0..=strlen(s)`.
+    Substr,
+    /// `ord(s)`: the symbol's id in the value store, which orders symbols by when the
+    /// store first met them.
+    Ord,
+    /// `to_number(x)`: the integer a text writes, or another numeric value's bits.
+    ToNumber(ValueType),
+    /// `to_unsigned(x)`: likewise, as an `unsigned`.
+    ToUnsigned(ValueType),
+    /// `to_string(x)`: a number's decimal text.
+    ToString(ValueType),
+}
+
+/// The names of the functors, as both dialects write them.
+const NAMES: [&str; 7] = ["cat", "strlen", "substr", "ord", "to_number", "to_unsigned", "to_string"];
+
+impl Functor {
+    /// The functor a name calls with `arity` arguments (a conversion as from a symbol,
+    /// until the front end knows its argument's type); none for another name. `itou`
+    /// and `utoi` are Soufflé's older names of two conversions.
+    pub fn from_name(name: &str, arity: usize) -> Option<Functor> {
+        Some(match name {
+            "cat" => Functor::Cat(u8::try_from(arity).ok()?),
+            "strlen" => Functor::Strlen,
+            "substr" => Functor::Substr,
+            "ord" => Functor::Ord,
+            "to_number" => Functor::ToNumber(ValueType::Symbol),
+            "to_unsigned" => Functor::ToUnsigned(ValueType::Symbol),
+            "to_string" => Functor::ToString(ValueType::Number),
+            "itou" => Functor::ToUnsigned(ValueType::Number),
+            "utoi" => Functor::ToNumber(ValueType::Unsigned),
+            _ => return None,
+        })
+    }
+
+    /// Whether `name` is the name of a functor.
+    pub fn is_name(name: &str) -> bool {
+        NAMES.contains(&name) || matches!(name, "itou" | "utoi")
+    }
+
+    /// The name both dialects write.
+    pub fn name(self) -> &'static str {
+        match self {
+            Functor::Cat(_) => "cat",
+            Functor::Strlen => "strlen",
+            Functor::Substr => "substr",
+            Functor::Ord => "ord",
+            Functor::ToNumber(_) => "to_number",
+            Functor::ToUnsigned(_) => "to_unsigned",
+            Functor::ToString(_) => "to_string",
+        }
+    }
+
+    pub fn arity(self) -> usize {
+        match self {
+            Functor::Cat(n) => usize::from(n),
+            Functor::Substr => 3,
+            _ => 1,
+        }
+    }
+
+    /// The arities a call may have: `cat` takes one or more arguments.
+    pub fn arity_text(self) -> &'static str {
+        match self {
+            Functor::Cat(_) => "at least one argument",
+            Functor::Substr => "three arguments",
+            _ => "one argument",
+        }
+    }
+
+    /// Whether the arity of a call is one the functor takes.
+    pub fn takes(self, arity: usize) -> bool {
+        match self {
+            Functor::Cat(_) => (1..=usize::from(u8::MAX)).contains(&arity),
+            other => other.arity() == arity,
+        }
+    }
+
+    /// The type of argument `i`; none for a conversion's argument, which may be of any
+    /// type ([`Functor::with_argument`] records which).
+    pub fn parameter(self, i: usize) -> Option<ValueType> {
+        match self {
+            Functor::Cat(_) | Functor::Strlen | Functor::Ord => Some(ValueType::Symbol),
+            Functor::Substr if i == 0 => Some(ValueType::Symbol),
+            Functor::Substr => Some(ValueType::Number),
+            Functor::ToNumber(_) | Functor::ToUnsigned(_) | Functor::ToString(_) => None,
+        }
+    }
+
+    /// The type of argument `i`, a conversion's as the front end resolved it.
+    pub fn argument(self, i: usize) -> ValueType {
+        match self {
+            Functor::ToNumber(ty) | Functor::ToUnsigned(ty) | Functor::ToString(ty) => ty,
+            other => other.parameter(i).unwrap_or(ValueType::Symbol),
+        }
+    }
+
+    /// The type of the result.
+    pub fn result(self) -> ValueType {
+        match self {
+            Functor::Cat(_) | Functor::Substr | Functor::ToString(_) => ValueType::Symbol,
+            Functor::Strlen | Functor::Ord | Functor::ToNumber(_) => ValueType::Number,
+            Functor::ToUnsigned(_) => ValueType::Unsigned,
+        }
+    }
+
+    /// The conversion from an argument of type `ty` (other functors are unchanged).
+    pub fn with_argument(self, ty: ValueType) -> Functor {
+        match self {
+            Functor::ToNumber(_) => Functor::ToNumber(ty),
+            Functor::ToUnsigned(_) => Functor::ToUnsigned(ty),
+            Functor::ToString(_) => Functor::ToString(ty),
+            other => other,
+        }
+    }
+
+    /// Whether the result is a text the functor makes, which may be new to the store.
+    pub fn makes_text(self) -> bool {
+        matches!(self, Functor::Cat(_) | Functor::Substr | Functor::ToString(_))
+    }
+
+    /// Whether the functor reads the text of an argument.
+    pub fn reads_text(self) -> bool {
+        match self {
+            Functor::Cat(_) | Functor::Strlen | Functor::Substr => true,
+            Functor::ToNumber(ty) | Functor::ToUnsigned(ty) => ty == ValueType::Symbol,
+            Functor::Ord | Functor::ToString(_) => false,
+        }
+    }
+
+    /// The functor applied to `args` (as many as its arity, as tuples hold them); none
+    /// when the result is no value: a text that writes no integer of the result's type.
+    pub fn apply(self, args: &[u32], values: &ValueStore) -> Option<u32> {
+        let symbol = |i: usize| Const(args[i]);
+        Some(match self {
+            Functor::Cat(_) => {
+                let text = {
+                    let texts = values.texts();
+                    args.iter().map(|&a| texts.text(Const(a))).collect::<String>()
+                };
+                values.intern(&text).0
+            }
+            Functor::Strlen => values.text(symbol(0)).len() as u32,
+            Functor::Substr => {
+                let text = substring(&values.text(symbol(0)), args[1] as i32, args[2] as i32);
+                values.intern(&text).0
+            }
+            Functor::Ord => args[0],
+            Functor::ToNumber(ValueType::Symbol) => {
+                i32::try_from(leading_integer(&values.text(symbol(0)))?).ok()? as u32
+            }
+            Functor::ToUnsigned(ValueType::Symbol) => u32::try_from(leading_integer(&values.text(symbol(0)))?).ok()?,
+            // Between `number` and `unsigned`: the same 32 bits, as a C cast keeps them.
+            Functor::ToNumber(_) | Functor::ToUnsigned(_) => args[0],
+            Functor::ToString(ValueType::Unsigned) => values.intern(&args[0].to_string()).0,
+            Functor::ToString(ValueType::Number) => values.intern(&(args[0] as i32).to_string()).0,
+            Functor::ToString(ValueType::Symbol) => args[0],
+        })
+    }
+}
+
+/// Soufflé's `substr`: bytes `from..from+len` of `text`, cut at its end, and all of the
+/// rest for a negative `len`; empty when `from` is outside `0..=text.len()`. A cut
+/// inside a character of several bytes leaves a replacement character (a value is
+/// valid UTF-8 text, where Soufflé keeps the lone bytes).
+fn substring(text: &str, from: i32, len: i32) -> String {
+    let Ok(from) = usize::try_from(from) else { return String::new() };
+    if from > text.len() {
+        return String::new();
+    }
+    let end = usize::try_from(len).map_or(text.len(), |len| text.len().min(from.saturating_add(len)));
+    String::from_utf8_lossy(&text.as_bytes()[from..end]).into_owned()
+}
+
+/// The integer at the start of `text` as Soufflé's `to_number` reads it: leading white
+/// space, a sign, then decimal digits, or hexadecimal after `0x`, or binary after `0b`,
+/// up to the first character that is none (`12abc` is 12); none without a digit or
+/// beyond 64 bits.
+fn leading_integer(text: &str) -> Option<i64> {
+    let text = text.trim_start();
+    let (negative, rest) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let (radix, digits) = match rest.get(..2) {
+        Some("0x" | "0X") => (16, &rest[2..]),
+        Some("0b" | "0B") => (2, &rest[2..]),
+        _ => (10, rest),
+    };
+    let end = digits.find(|c: char| !c.is_digit(radix)).unwrap_or(digits.len());
+    let magnitude = i128::from_str_radix(digits.get(..end).filter(|d| !d.is_empty())?, radix).ok()?;
+    i64::try_from(if negative { -magnitude } else { magnitude }).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(values: &ValueStore, v: u32) -> String {
+        values.text(Const(v)).to_string()
+    }
+
+    #[test]
+    fn string_functors_follow_souffle() {
+        let values = ValueStore::default();
+        let (hello, dash) = (values.intern("hello").0, values.intern("-").0);
+        let cat = Functor::Cat(3).apply(&[hello, dash, hello], &values).unwrap();
+        assert_eq!(text(&values, cat), "hello-hello");
+        assert_eq!(Functor::Strlen.apply(&[cat], &values), Some(11));
+        for (from, len, expected) in [(1, 2, "el"), (3, 10, "lo"), (2, -1, "llo"), (5, 1, ""), (6, 1, ""), (-1, 2, "")]
+        {
+            let got = Functor::Substr.apply(&[hello, from as u32, len as u32], &values).unwrap();
+            assert_eq!(text(&values, got), expected, "substr(\"hello\", {from}, {len})");
+        }
+        assert_eq!(Functor::Ord.apply(&[dash], &values), Some(dash));
+    }
+
+    #[test]
+    fn conversions_follow_souffle() {
+        let values = ValueStore::default();
+        let number = |t: &str| Functor::ToNumber(ValueType::Symbol).apply(&[values.intern(t).0], &values);
+        assert_eq!(number("12"), Some(12));
+        assert_eq!(number(" 7"), Some(7));
+        assert_eq!(number("0x10"), Some(16));
+        assert_eq!(number("0b101"), Some(5));
+        assert_eq!(number("12abc"), Some(12));
+        assert_eq!(number("-5"), Some(-5i32 as u32));
+        assert_eq!(number("010"), Some(10));
+        assert_eq!((number("abc"), number(""), number("99999999999")), (None, None, None));
+        let unsigned = Functor::ToUnsigned(ValueType::Symbol).apply(&[values.intern("4000000000").0], &values);
+        assert_eq!(unsigned, Some(4_000_000_000));
+        assert_eq!(Functor::ToUnsigned(ValueType::Number).apply(&[-1i32 as u32], &values), Some(u32::MAX));
+        let shown = |ty, v: u32| text(&values, Functor::ToString(ty).apply(&[v], &values).unwrap());
+        assert_eq!(shown(ValueType::Number, -7i32 as u32), "-7");
+        assert_eq!(shown(ValueType::Unsigned, u32::MAX), "4294967295");
+    }
+
+    #[test]
+    fn substr_cuts_bytes() {
+        assert_eq!(substring("héllo", 1, 2), "é");
+        assert_eq!(substring("héllo", 1, 1), "\u{fffd}");
+    }
+}
