@@ -204,6 +204,10 @@ pub(crate) struct PhysPlan {
     /// The texts of symbols, which comparisons that order them and functors read, and
     /// functors add to.
     pub(crate) values: ValueStore,
+    /// Whether a filter makes texts (`cat`, ...), which the value store numbers in the
+    /// order they are made: such a join runs on one thread, so that the numbering, and
+    /// with it every row, is the same with any number of threads.
+    pub(crate) makes_texts: bool,
     /// The first step from which on no step binds a value the head reads: once the steps
     /// from here on have matched once, every other match of theirs gives the same head
     /// tuple, so the search goes back to the step before (the number of steps when the
@@ -608,6 +612,7 @@ impl PhysPlan {
             initial: Vec::new(),
             negations: Vec::new(),
             values: values.clone(),
+            makes_texts: plan.initial.iter().chain(plan.steps.iter().flat_map(|s| &s.filters)).any(makes_texts),
             existential_from: steps_len,
         }
     }
@@ -956,6 +961,15 @@ fn operand(o: Operand, vals: &[u32]) -> u32 {
     match o {
         Operand::Var(slot) => vals[slot],
         Operand::Const(c) => c,
+    }
+}
+
+/// Whether evaluating `filter` may make a text.
+fn makes_texts(filter: &Filter) -> bool {
+    match filter {
+        Filter::Compare { left, right, .. } => left.makes_texts() || right.makes_texts(),
+        Filter::Assign { value, .. } => value.makes_texts(),
+        Filter::Absent { .. } => false,
     }
 }
 

@@ -44,7 +44,7 @@ struct Worker {
 }
 
 /// [`run_staged`] over `threads`, when the first step's range is long enough to pay for
-/// them; otherwise (and for a head of arity 0, whose one tuple there is nothing to split
+/// them; otherwise (and for a join that makes texts ([`PhysPlan::makes_texts`]), for a head of arity 0, whose one tuple there is nothing to split
 /// for, or a first step that stops at its first match, which each chunk would find once)
 /// on the calling thread.
 pub(crate) fn run_staged_split(
@@ -59,6 +59,7 @@ pub(crate) fn run_staged_split(
     let span = views.first().map_or(0, |v| v.hi.saturating_sub(v.lo));
     let count = threads.count();
     if count < 2
+        || plan.makes_texts
         || span < threads.min_split_rows().max(2)
         || rows.arity == 0
         || !plan.scans_first()

@@ -158,6 +158,18 @@ impl Engine {
         if !matches!(self, Engine::Differential { .. }) {
             return None;
         }
+        let makes_texts = |r: &&ir::Rule| r.comparisons.iter().any(|c| c.left.makes_texts() || c.right.makes_texts());
+        if let Some(rule) = program.rules.iter().find(makes_texts).filter(|_| self.is_cluster()) {
+            // Each process would number the texts it makes in its own order.
+            return Some(
+                Diagnostic::error(
+                    Code::DIFFERENTIAL_UNSUPPORTED,
+                    "a rule that makes texts (`cat`, `substr`, `to_string`) does not run in a cluster",
+                )
+                .with_primary(rule.span, "makes texts")
+                .with_note("the processes of a cluster agree on the texts they read, not on texts made as rules run"),
+            );
+        }
         let error = flow::check(&plan::plan_program(program), program).err()?;
         let d = Diagnostic::error(Code::DIFFERENTIAL_UNSUPPORTED, error.message(program));
         Some(match error {
