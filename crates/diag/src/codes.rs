@@ -132,6 +132,8 @@ codes! {
         "Soufflé's IO parameters are `IO`, `filename`, `delimiter`, `rfc4180`, `headers`, `compress`, `attributeNames`, `dbname` and `columns`";
     PREPROCESSOR_WARNING = "W0008", "preprocessor warning",
         "a `#warning` in a section that is read prints its text and the program runs on, as the C preprocessor Soufflé runs does";
+    PATTERN_MATCHES_NOTHING = "W0009", "regular expression that matches nothing",
+        "`match` reads its pattern in the `regex` crate's syntax, which Soufflé's patterns mostly share (there are no backreferences or lookaround); a pattern that does not compile makes both `match` and `!match` false, as in Soufflé";
 }
 
 /// Help lines for Soufflé programs, where the default help would show dlc's syntax.

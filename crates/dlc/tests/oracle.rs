@@ -319,8 +319,9 @@ fn compare(program: &Program, c: &Comparison, a: u32, b: u32) -> bool {
         (CmpOp::Contains, _) => text(b).contains(text(a)),
         (CmpOp::NotContains, _) => !text(b).contains(text(a)),
         (CmpOp::Match | CmpOp::NotMatch, _) => {
-            let matched = regex::Regex::new(&format!("^(?:{})$", text(a))).is_ok_and(|r| r.is_match(text(b)));
-            matched == (c.op == CmpOp::Match)
+            // A pattern that does not compile makes both false.
+            let matched = regex::Regex::new(&format!("^(?:{})$", text(a))).ok().map(|r| r.is_match(text(b)));
+            matched == Some(c.op == CmpOp::Match)
         }
         (op, ir::ValueType::Symbol) => op.holds(text(a).cmp(text(b)) as i64, 0),
         // A number column holds an `i32`'s bits, an unsigned one the number itself.

@@ -354,7 +354,7 @@ impl CmpOp {
             }
             (CmpOp::Match | CmpOp::NotMatch, _) => {
                 let Some(values) = values else { return false };
-                return values.matches(Const(a), Const(b)) == (self == CmpOp::Match);
+                return values.matches(Const(a), Const(b)) == Some(self == CmpOp::Match);
             }
             (_, ValueType::Number) => (a as i32).cmp(&(b as i32)),
             (_, ValueType::Unsigned) => a.cmp(&b),

@@ -543,6 +543,14 @@ fn lower_rule(
                     let left = lower_operand(lowering, ty, &c.left, &mut fresh);
                     (left, lower_operand(lowering, ty, &c.right, &mut fresh))
                 };
+                if let (ir::CmpOp::Match | ir::CmpOp::NotMatch, TermKind::Str(pattern)) = (c.op, &c.left.kind) {
+                    if let Some(why) = ir::pattern_error(pattern) {
+                        diagnostics.push(
+                            Diagnostic::warning(Code::PATTERN_MATCHES_NOTHING, "this pattern is no regular expression")
+                                .with_primary(c.left.span, why),
+                        );
+                    }
+                }
                 lowered.comparisons.push(ir::Comparison { op: c.op, left, right, domain: ty, span: c.span });
             }
         }
