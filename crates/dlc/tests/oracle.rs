@@ -697,18 +697,7 @@ fn string_rule(head: usize) -> impl Strategy<Value = String> {
 /// A whole stratified program over texts made as rules run ([`string_rule`]).
 fn string_program_text() -> impl Strategy<Value = String> {
     let rules = (0..IDB.len()).map(|h| proptest::collection::vec(string_rule(h), 1..4).boxed()).collect::<Vec<_>>();
-    (
-        rules,
-        (0..IDB.len()).prop_flat_map(|i| {
-            let (name, arity) = IDB[i];
-            proptest::collection::vec(arg(), arity).prop_map(move |args| atom_text_over(name, &args, TEXTS))
-        }),
-    )
-        .prop_map(|(rules, query)| {
-            let mut text: String = rules.into_iter().flatten().map(|r| r + "\n").collect();
-            text += &format!("?- {query}.\n");
-            text
-        })
+    with_query_over(rules, TEXTS)
 }
 
 /// A whole program: every IDB predicate gets at least one rule, so every query is valid.
@@ -734,9 +723,17 @@ fn arithmetic_program_text() -> impl Strategy<Value = String> {
 
 /// The rules of each IDB predicate and a random query, as program text.
 fn with_query(rules: Vec<BoxedStrategy<Vec<String>>>) -> impl Strategy<Value = String> {
-    let query = (0..IDB.len()).prop_flat_map(|i| {
+    with_query_over(rules, CONSTS)
+}
+
+/// [`with_query`] with the query's constants drawn from `consts`.
+fn with_query_over(
+    rules: Vec<BoxedStrategy<Vec<String>>>,
+    consts: &'static [&'static str],
+) -> impl Strategy<Value = String> {
+    let query = (0..IDB.len()).prop_flat_map(move |i| {
         let (name, arity) = IDB[i];
-        proptest::collection::vec(arg(), arity).prop_map(move |args| atom_text(name, &args))
+        proptest::collection::vec(arg(), arity).prop_map(move |args| atom_text_over(name, &args, consts))
     });
     (rules, query).prop_map(|(rules, query)| {
         let mut text: String = rules.into_iter().flatten().map(|r| r + "\n").collect();

@@ -30,8 +30,9 @@ pub struct Const(pub u32);
 pub struct ValueStore {
     table: Arc<RwLock<Table>>,
     /// The regular expressions `match` has compiled, by the value of their text; none
-    /// for a text that is no regular expression.
-    patterns: Arc<Mutex<FxHashMap<Const, Option<Regex>>>>,
+    /// for a text that is no regular expression. Shared, not cloned: a clone of a
+    /// `Regex` starts with an empty cache, which each match would then rebuild.
+    patterns: Arc<Mutex<FxHashMap<Const, Option<Arc<Regex>>>>>,
 }
 
 /// The text of one value, borrowed from the store (see [`ValueStore::text`]).
@@ -112,7 +113,7 @@ impl ValueStore {
     pub fn matches(&self, pattern: Const, text: Const) -> Option<bool> {
         let compiled = {
             let mut patterns = self.patterns.lock();
-            patterns.entry(pattern).or_insert_with(|| whole_match(&self.text(pattern)).ok()).clone()
+            patterns.entry(pattern).or_insert_with(|| whole_match(&self.text(pattern)).ok().map(Arc::new)).clone()
         };
         compiled.map(|regex| regex.is_match(&self.text(text)))
     }

@@ -261,26 +261,19 @@ impl Term {
     /// [`Term::subterms`] that hold a value of the term's own type: a functor's call, but
     /// not its arguments (`strlen(s)` is a number, its `s` a symbol).
     pub fn same_type_subterms(&self) -> Vec<&Term> {
-        let mut out = Vec::new();
-        let mut stack = vec![self];
-        while let Some(term) = stack.pop() {
-            out.push(term);
-            match &term.kind {
-                TermKind::Unary { operand, .. } => stack.push(operand),
-                TermKind::Binary { left, right, .. } => {
-                    stack.push(right);
-                    stack.push(left);
-                }
-                _ => {}
-            }
-        }
-        out
+        self.walk(false)
     }
 
     /// The term and, for an expression, its subterms, each before its operands (the
     /// tree is at most [`crate::expr::MAX_DEPTH`] deep, so an explicit stack suffices).
     /// An aggregate's value and body are a scope of their own: not its subterms.
     pub fn subterms(&self) -> Vec<&Term> {
+        self.walk(true)
+    }
+
+    /// The term and its operands, each before its own (a functor's arguments too when
+    /// `into_calls`), with an explicit stack.
+    fn walk(&self, into_calls: bool) -> Vec<&Term> {
         let mut out = Vec::new();
         let mut stack = vec![self];
         while let Some(term) = stack.pop() {
@@ -291,7 +284,7 @@ impl Term {
                     stack.push(right);
                     stack.push(left);
                 }
-                TermKind::Call { args, .. } => stack.extend(args.iter().rev()),
+                TermKind::Call { args, .. } if into_calls => stack.extend(args.iter().rev()),
                 _ => {}
             }
         }
