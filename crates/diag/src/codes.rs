@@ -112,9 +112,7 @@ codes! {
         "a variable holds values of one type: bind it in columns whose types share values (one a subtype of the other), and write it to a column of a type it is a subtype of";
     INLINE_RESTRICTION = "E0036", "relation that cannot be inlined",
         "an `inline` relation is unfolded into the rules that use it: it may not be recursive, read or written, aggregated over, or negated with variables of its own";
-    INVALID_PLAN = "E0037", "invalid query plan",
-        "a `.plan` follows a recursive clause and gives, for a version the clause has (one per body atom recursive with its head, from 0), an order of all its body atoms (numbered from 1); dlc reads it and chooses its own order";
-    INVALID_COMPONENT = "E0038", "invalid component",
+    INVALID_COMPONENT = "E0037", "invalid component",
         "`.init inst = Name<number>` instantiates a component defined where it is used, with one type argument per parameter; components may not inherit from themselves, and `.override r` names a relation a base declares `overridable`";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
@@ -134,6 +132,8 @@ codes! {
         "a `#warning` in a section that is read prints its text and the program runs on, as the C preprocessor Soufflé runs does";
     PATTERN_MATCHES_NOTHING = "W0009", "regular expression that matches nothing",
         "`match` reads its pattern in the `regex` crate's syntax, which Soufflé's patterns mostly share (there are no backreferences or lookaround); a pattern that does not compile makes both `match` and `!match` false, as in Soufflé";
+    INVALID_PLAN = "W0010", "invalid query plan",
+        "a `.plan` follows a recursive clause and gives, for a version the clause has (one per body atom recursive with its head, from 0), an order of all its body atoms (numbered from 1); Soufflé rejects this plan; dlc reads it, warns and chooses its own order, so the program still runs";
 }
 
 /// Help lines for Soufflé programs, where the default help would show dlc's syntax.

@@ -123,6 +123,8 @@ pub fn write_answers(
 /// quotes is escaped into a reused buffer.
 pub struct ConstTexts<'p> {
     program: &'p Program,
+    /// The value store, read under one lock for the whole listing.
+    texts: ir::Texts<'p>,
     /// Per constant: 0 not yet seen, 1 bare, 2 quoted.
     form: Vec<u8>,
     quoted: String,
@@ -130,7 +132,8 @@ pub struct ConstTexts<'p> {
 
 impl<'p> ConstTexts<'p> {
     pub fn new(program: &'p Program) -> Self {
-        ConstTexts { program, form: vec![0; program.consts.len()], quoted: String::new() }
+        let texts = program.consts.texts();
+        ConstTexts { program, form: vec![0; texts.len()], texts, quoted: String::new() }
     }
 
     /// Writes value `v` of column `column` of `pred`.
@@ -142,10 +145,10 @@ impl<'p> ConstTexts<'p> {
             let _ = write!(self.quoted, "{}", ir::DisplayValue(self.program, ir::Value::from_raw(ty, v)));
             return out.push(self.quoted.as_bytes());
         }
-        let text = self.program.consts.text(ir::Const(v));
+        let text = self.texts.text(ir::Const(v));
         let form = match self.form.get_mut(v as usize) {
             Some(0) | None => {
-                let form = if ir::is_bare_constant(&text) { 1 } else { 2 };
+                let form = if ir::is_bare_constant(text) { 1 } else { 2 };
                 if let Some(slot) = self.form.get_mut(v as usize) {
                     *slot = form;
                 }
@@ -157,7 +160,7 @@ impl<'p> ConstTexts<'p> {
             return out.push(text.as_bytes());
         }
         self.quoted.clear();
-        let _ = ir::write_constant(&mut self.quoted, &text);
+        let _ = ir::write_constant(&mut self.quoted, text);
         out.push(self.quoted.as_bytes())
     }
 }

@@ -52,6 +52,14 @@ impl Texts<'_> {
     pub fn get(&self, text: &str) -> Option<Const> {
         self.table.find(hash_text(text), text).map(Const)
     }
+
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.table.len() == 0
+    }
 }
 
 /// See [`ValueStore::interning`].

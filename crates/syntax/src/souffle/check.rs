@@ -381,7 +381,7 @@ pub(super) struct Checked {
 }
 
 /// The reports about `.plan` clauses: one warning that they are ignored (dlc orders each
-/// join by the sizes of the relations it joins), and E0037 for each plan Soufflé
+/// join by the sizes of the relations it joins), and W0010 for each plan Soufflé
 /// rejects: one of a clause that is not recursive, a version the clause does not have
 /// (version n reads the delta of its n-th body atom recursive with its head), or an
 /// order that does not list each body atom.
@@ -467,7 +467,7 @@ fn plans(program: &tree::Program) -> Vec<Diagnostic> {
             };
             if let Some((span, message)) = problem {
                 diagnostics.push(
-                    Diagnostic::error(Code::INVALID_PLAN, format!("invalid `.plan`: {message}"))
+                    Diagnostic::warning(Code::INVALID_PLAN, format!("invalid `.plan`: {message}"))
                         .with_primary(span, "here")
                         .with_secondary(clause.span, "of this clause"),
                 );

@@ -13,7 +13,7 @@
 //! by every instance it passes, as in Soufflé.
 //!
 //! Soufflé's checks of components (its `ComponentChecker`) run first, over every component
-//! whether instantiated or not, and are E0038: an unknown component, the wrong number of
+//! whether instantiated or not, and are E0037: an unknown component, the wrong number of
 //! type arguments, a cyclic inheritance (once per cycle), an override of a relation the
 //! component declares itself or that a base does not declare `overridable`, a name given
 //! to two components, instances, relations or types of the program. With any of them no
@@ -347,7 +347,7 @@ impl<'c> Expander<'c> {
         parents
     }
 
-    /// E0038 for a component that is not defined where `reference` names it, or that is
+    /// E0037 for a component that is not defined where `reference` names it, or that is
     /// given another number of type arguments than it has parameters.
     fn check_reference(&mut self, scope: Option<usize>, reference: &ComponentType, binding: &Binding) {
         let name = &reference.name.text;
@@ -375,7 +375,7 @@ impl<'c> Expander<'c> {
         }
     }
 
-    /// E0038 for each `.override` of `component` that names a relation it declares
+    /// E0037 for each `.override` of `component` that names a relation it declares
     /// itself, or one a base declares without `overridable` (once per override).
     fn check_overrides(&mut self, component: &Component, parents: &[usize]) {
         let name = &component.name.text;
@@ -415,7 +415,7 @@ impl<'c> Expander<'c> {
         }
     }
 
-    /// E0038 for components that inherit from each other (`members`, in source order).
+    /// E0037 for components that inherit from each other (`members`, in source order).
     fn cycle(&self, members: &[usize]) -> Diagnostic {
         let names: Vec<String> = members.iter().map(|&m| format!("`{}`", self.component(m).name.text)).collect();
         let message = match names.as_slice() {
@@ -433,7 +433,7 @@ impl<'c> Expander<'c> {
         d
     }
 
-    /// E0038 for a component or an instance named as a type, a relation, a component or
+    /// E0037 for a component or an instance named as a type, a relation, a component or
     /// an instance of the program is named before it (Soufflé's "name clash").
     fn check_names(&mut self, program: &[Item]) {
         let mut taken: HashMap<&str, (&str, Span)> = HashMap::new();
@@ -906,7 +906,7 @@ impl Renaming<'_> {
     }
 }
 
-/// E0038 for a component not defined where `reference` names it; `bound` is what a type
+/// E0037 for a component not defined where `reference` names it; `bound` is what a type
 /// parameter of that name stands for.
 fn unknown_component(reference: &ComponentType, bound: Option<&str>) -> Diagnostic {
     let written = &reference.name.text;
@@ -922,7 +922,7 @@ fn unknown_component(reference: &ComponentType, bound: Option<&str>) -> Diagnost
     }
 }
 
-/// E0038 where instances nest deeper than [`MAX_INSTANTIATION_DEPTH`].
+/// E0037 where instances nest deeper than [`MAX_INSTANTIATION_DEPTH`].
 fn too_deep(span: Span) -> Diagnostic {
     Diagnostic::error(
         Code::INVALID_COMPONENT,

@@ -12,7 +12,7 @@
 //!    conditional sections read: one stream of tokens.
 //! 2. `parser`: the tokens into Soufflé's own syntax tree (`tree`), with the syntax
 //!    errors; each unsupported construct is a node of the tree.
-//! 3. `components`: Soufflé's checks of components (E0038); each instance expanded into
+//! 3. `components`: Soufflé's checks of components (E0037); each instance expanded into
 //!    the declarations, types, directives and clauses it holds, named `inst.r`.
 //! 4. `check::declarations`: each unsupported construct reported (E0018), `.type`
 //!    definitions checked; relations, I/O directives and types gathered.
