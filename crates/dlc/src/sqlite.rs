@@ -182,9 +182,8 @@ pub fn read_relation(
 /// `n/a` for `NULL` and the empty text.
 fn symbol_text(value: ValueRef<'_>) -> Result<String, String> {
     match value {
-        ValueRef::Null => Ok("n/a".to_string()),
+        ValueRef::Null | ValueRef::Text([]) => Ok("n/a".to_string()),
         ValueRef::Integer(n) => Ok(n.to_string()),
-        ValueRef::Text(bytes) if bytes.is_empty() => Ok("n/a".to_string()),
         ValueRef::Text(bytes) => match std::str::from_utf8(bytes) {
             Ok(text) => Ok(text.to_string()),
             Err(_) => Err("the text is not UTF-8".to_string()),
