@@ -12,6 +12,7 @@ mod outputs;
 mod progress;
 mod repl;
 mod report;
+mod sqlite;
 
 use clap::Parser;
 use cli::{Cli, ColorArg, Command, Emit, Format, MagicArg, RunArgs};

@@ -1,5 +1,6 @@
-//! Reading files: the program, facts files and directories, update files. The only
-//! module of the workspace that touches the file system.
+//! Reading files: the program, facts files and directories, update files. With
+//! [`crate::sqlite`], which reads Soufflé's SQLite databases, the only module of the
+//! workspace that reads the file system.
 
 use crate::cli::RunArgs;
 use diag::{Code, Diagnostic, SourceMap};
@@ -524,7 +525,8 @@ impl syntax::souffle::Includes for IncludeFiles<'_> {
     }
 }
 
-/// Loads the facts of one `.input` relation of a Soufflé program: the file named by its
+/// Loads the facts of one `.input` relation of a Soufflé program: its SQLite database
+/// under `IO=sqlite` (see [`crate::sqlite`]), otherwise the file named by its
 /// `filename` parameter or `<Rel>.facts`, relative to `fact_dir`, read as Soufflé 2.5
 /// reads it (see [`syntax::read_souffle_facts`]); gzip-compressed content is read
 /// decompressed whatever the parameters say, as Soufflé (built with zlib) reads it. A
@@ -539,6 +541,14 @@ pub fn load_souffle_input(
     shares: &mut Shares,
 ) {
     let name = program.pred_name(io.pred);
+    if io.sqlite {
+        // A database is read whole, by every process of a cluster.
+        let path = crate::sqlite::database_path(io, fact_dir, &name);
+        if let Some(len) = crate::sqlite::read_relation(io, &path, program, diagnostics, sink) {
+            shares.read.push((path.display().to_string(), len, len));
+        }
+        return;
+    }
     let path = fact_dir.join(io.filename.clone().unwrap_or_else(|| format!("{name}.facts")));
     let compressed = is_gzip(&path);
     // A compressed file cannot be entered in the middle, and a header line is the

@@ -241,6 +241,20 @@ pub fn run(
     for output in wanted {
         let rel = program.pred_name(output.pred);
         let rows = rows_of(output.pred);
+        // `-D -` prints every output, a database's too, as Soufflé does.
+        if output.sqlite && !to_stdout {
+            let path = crate::sqlite::database_path(output, &dir, &rel);
+            let names = pipeline::attributes_of(&io.attributes, output.pred);
+            match crate::sqlite::write_relation(&path, &evaluated, output.pred, rows, names) {
+                Ok(count) => written.push(format!("{} ({count} row(s))", path.display())),
+                Err(why) => {
+                    let report = crate::sqlite::unwritable(&path, &why, output.span);
+                    crate::print_diagnostics(err, &[report], &prepared.sources, crate::use_color(args.color));
+                    return crate::EXIT_INPUT_ERROR;
+                }
+            }
+            continue;
+        }
         let target = if to_stdout || output.stdout {
             Target::Stdout
         } else {

@@ -184,6 +184,8 @@ pub(super) fn native(
                 && other.settings.filename == io.settings.filename
                 && other.settings.delimiter == io.settings.delimiter
                 && other.settings.stdout == io.settings.stdout
+                && other.settings.sqlite == io.settings.sqlite
+                && other.settings.dbname == io.settings.dbname
         };
         match kind {
             IoKind::Input if inputs.iter().any(same) => continue,

@@ -111,6 +111,12 @@ pub struct Io {
     /// parameter when given, otherwise a tab (also under `rfc4180=true`), as Soufflé
     /// joins them.
     pub names_delimiter: char,
+    /// `IO=sqlite`: the relation is read from, or written to, an SQLite database in
+    /// Soufflé's layout, instead of a delimited file.
+    pub sqlite: bool,
+    /// The `dbname` parameter: the database file of `IO=sqlite` when `filename` does not
+    /// name it (otherwise `<Rel>.sqlite`).
+    pub dbname: Option<String>,
 }
 
 /// How the fields of an `.input` file are read and those of an `.output` file written.
@@ -213,6 +219,8 @@ pub fn parse_program_for_query(
                 compress: io.settings.compress,
                 attribute_names: io.settings.attribute_names.clone(),
                 names_delimiter: io.settings.names_delimiter,
+                sqlite: io.settings.sqlite,
+                dbname: io.settings.dbname.clone(),
             })
             .collect()
     };

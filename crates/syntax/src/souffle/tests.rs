@@ -76,6 +76,19 @@ fn multiple_heads_disjunction_facts_and_constants() {
     assert_eq!(facts, ["k,1", "m,-2"]);
 }
 
+/// `IO=sqlite` keeps its `dbname` and `filename`; `.output r` beside `.output
+/// r(IO=sqlite)` is a second output, not the same one written twice.
+#[test]
+fn sqlite_directives_keep_their_database() {
+    let s = ok(".decl e(x:number)\n.input e(IO=sqlite, dbname=\"in.db\")\n.decl r(x:number)\n\
+                .output r\n.output r(IO=sqlite, filename=\"out.db\")\nr(x) :- e(x).\n");
+    assert!(s.inputs[0].sqlite);
+    assert_eq!((s.inputs[0].dbname.as_deref(), s.inputs[0].filename.as_deref()), (Some("in.db"), None));
+    assert_eq!(s.outputs.len(), 2);
+    assert_eq!((s.outputs[0].sqlite, s.outputs[1].sqlite), (false, true));
+    assert_eq!(s.outputs[1].filename.as_deref(), Some("out.db"));
+}
+
 #[test]
 fn io_parameters_types_qualifiers_and_true() {
     let src = r#".type Node <: symbol
@@ -136,7 +149,8 @@ fn unsupported_constructs_are_named_at_their_span() {
         ),
         (".decl q(x:number) eqrel", "eqrel", "an equivalence relation (`eqrel`) is not supported"),
         (".decl q(x:float)", "float", "the type `float` is not supported"),
-        (".input e(IO=sqlite)", "IO=sqlite", "`IO=sqlite` is not supported"),
+        (".input e(IO=json)", "IO=json", "`IO=json` is not supported"),
+        (".printsize e(IO=sqlite)", "IO=sqlite", "`IO=sqlite` is not supported"),
         ("r(x) <= r(x) :- e(x, _).", "<=", "a subsumptive clause (`<=`) is not supported"),
     ];
     for (text, offending, message) in cases {

@@ -157,6 +157,8 @@ impl IoDirective {
             let value = &parameter.value;
             match parameter.key.text.as_str() {
                 "IO" | "io" if value == "stdout" && self.kind != IoKind::Input => settings.stdout = true,
+                "IO" | "io" if value == "sqlite" => settings.sqlite = true,
+                "dbname" => settings.dbname = Some(value.clone()),
                 "filename" => settings.filename = Some(value.clone()),
                 "delimiter" => delimiter = value.chars().next(),
                 // Soufflé's readers and writers test for the text `true`; any other value
@@ -176,9 +178,9 @@ impl IoDirective {
     }
 }
 
-/// The IO parameters of Soufflé 2.5 that dlc knows: those it reads or writes by, and
-/// `dbname`, which only `IO=sqlite` reads (itself refused). Any other parameter is
-/// ignored with a warning naming the nearest of these, as Soufflé ignores it silently.
+/// The IO parameters of Soufflé 2.5 that dlc knows: those it reads or writes by
+/// (`dbname` only under `IO=sqlite`). Any other parameter is ignored with a warning
+/// naming the nearest of these, as Soufflé ignores it silently.
 pub(super) const IO_PARAMETERS: &[&str] =
     &["IO", "filename", "delimiter", "rfc4180", "headers", "compress", "attributeNames", "dbname", "columns"];
 
@@ -199,6 +201,8 @@ impl IoParameter {
             "IO" | "io" => match self.value.as_str() {
                 "file" => None,
                 "stdout" if kind != IoKind::Input => None,
+                // A `.printsize` prints its count whatever `IO` says.
+                "sqlite" if kind != IoKind::Printsize => None,
                 other => Some(format!("`IO={other}`")),
             },
             "delimiter" if self.value.chars().count() != 1 => Some("a delimiter other than one character".to_string()),
@@ -208,8 +212,8 @@ impl IoParameter {
         }
     }
 
-    /// Whether Soufflé 2.5 knows the parameter (`dbname`, read by `IO=sqlite` alone, and
-    /// `columns` of an output are known and ignored).
+    /// Whether Soufflé 2.5 knows the parameter (`dbname` outside `IO=sqlite`, and
+    /// `columns` of an output, are known and ignored).
     pub fn known(&self) -> bool {
         self.key.text == "io" || IO_PARAMETERS.contains(&self.key.text.as_str())
     }
@@ -226,6 +230,8 @@ pub(super) struct IoSettings {
     pub compress: bool,
     pub attribute_names: Option<String>,
     pub names_delimiter: char,
+    pub sqlite: bool,
+    pub dbname: Option<String>,
 }
 
 impl IoSettings {
@@ -240,6 +246,8 @@ impl IoSettings {
             compress: false,
             attribute_names: None,
             names_delimiter: '\t',
+            sqlite: false,
+            dbname: None,
         }
     }
 }
