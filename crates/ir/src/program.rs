@@ -352,11 +352,15 @@ impl CmpOp {
     }
 
     /// Whether the values `a` and `b` of type `ty`, as tuples hold them, satisfy the
-    /// operator: identity for `=` and `!=`; for the others the order of the type: signed
+    /// operator: identity for `=` and `!=` (of floats: their equality as floats); for the
+    /// others the order of the type: signed
     /// or unsigned 32-bit integers, floats by their value, or symbols by their text (`values`, which a caller
     /// without symbols to order may leave out), byte by byte.
     pub fn holds_for(self, a: u32, b: u32, ty: ValueType, values: Option<&ValueStore>) -> bool {
         let order = match (self, ty) {
+            // Floats compare as floats: `-0.0 = 0.0`, and "not a number" equals nothing.
+            (CmpOp::Eq, ValueType::Float) => return f32::from_bits(a) == f32::from_bits(b),
+            (CmpOp::Ne, ValueType::Float) => return f32::from_bits(a) != f32::from_bits(b),
             (CmpOp::Eq, _) => return a == b,
             (CmpOp::Ne, _) => return a != b,
             (CmpOp::Contains | CmpOp::NotContains, _) => {
@@ -478,6 +482,9 @@ impl AggregateOp {
     /// The result so far `acc` combined with one more row's `value` (a tuple's bits, of
     /// type `ty`); `None` before the first row.
     pub fn step(self, acc: Option<u32>, value: u32, ty: ValueType) -> u32 {
+        if ty == ValueType::Float && self != AggregateOp::Count {
+            return self.step_float(acc, value);
+        }
         let Some(acc) = acc else {
             return if self == AggregateOp::Count { 1 } else { value };
         };
@@ -494,6 +501,33 @@ impl AggregateOp {
             AggregateOp::Max if less(acc, value) => value,
             AggregateOp::Min | AggregateOp::Max => acc,
         }
+    }
+}
+
+impl AggregateOp {
+    /// [`AggregateOp::step`] of floats, as Soufflé computes it: from 0 for `sum`, and for
+    /// `min` and `max` from the greatest and the least finite float, each row's value
+    /// taken when it is less (greater): so "not a number" is never taken, and `min` of
+    /// infinity alone is the greatest finite float.
+    fn step_float(self, acc: Option<u32>, value: u32) -> u32 {
+        let start = match self {
+            AggregateOp::Min => f32::MAX,
+            AggregateOp::Max => f32::MIN,
+            AggregateOp::Sum | AggregateOp::Count => 0.0,
+        };
+        let (acc, v) = (acc.map_or(start, f32::from_bits), f32::from_bits(value));
+        match self {
+            AggregateOp::Sum | AggregateOp::Count => crate::float::float_result(acc + v, acc, v),
+            AggregateOp::Min if v < acc => value,
+            AggregateOp::Max if acc < v => value,
+            AggregateOp::Min | AggregateOp::Max => acc.to_bits(),
+        }
+    }
+
+    /// Whether a group whose aggregate is `acc` (of values of type `ty`) gives a fact: not
+    /// when a float `sum` is "not a number", of which Soufflé derives none.
+    pub fn yields(self, acc: u32, ty: ValueType) -> bool {
+        !(self == AggregateOp::Sum && ty == ValueType::Float && f32::from_bits(acc).is_nan())
     }
 }
 
@@ -713,7 +747,7 @@ impl Program {
     pub fn encode(&mut self, ty: ValueType, text: &str) -> Result<u32, &'static str> {
         match ty {
             ValueType::Symbol => Ok(self.consts.intern(text).0),
-            ValueType::Float => ty.number(text).ok_or("not a float"),
+            ValueType::Float => ty.number(text).ok_or("not a float within a float's range"),
             ty => ty.number(text).ok_or(match (parse_integer(text), ty) {
                 (None, _) => "not an integer",
                 (Some(_), ValueType::Unsigned) => "outside the range of an unsigned (0 to 4294967295)",
