@@ -185,7 +185,7 @@ pub enum TermKind {
 
 /// An aggregate's reduction, as both dialects write it. Not [`ir::AggregateOp`], the
 /// reductions engines evaluate: the source may also write `mean`, which the checks
-/// report (it yields a float) and lowering never sees.
+/// report and lowering never sees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AggregateOp {
     Count,
