@@ -345,7 +345,7 @@ fn functor(f: ir::Functor, args: &[u32], values: &ir::ValueStore) -> Option<u32>
         }
         ir::Functor::ToUnsigned(ir::ValueType::Float) => {
             let t = f64::from(f32::from_bits(args[0])).trunc();
-            if t.abs() < 9.223_372_036_854_775_808e18 {
+            if t.abs() < 2f64.powi(63) {
                 t as i64 as u32
             } else {
                 0

@@ -145,7 +145,7 @@ pub fn float_text(value: f32) -> String {
             s
         }
     };
-    if exponent < -4 || exponent >= DIGITS {
+    if !(-4..DIGITS).contains(&exponent) {
         let mantissa = trim(mantissa.to_string());
         let exponent_sign = if exponent < 0 { '-' } else { '+' };
         format!("{sign}{mantissa}e{exponent_sign}{:02}", exponent.abs())
@@ -226,7 +226,7 @@ mod tests {
             (1.0, "1"),
             (1e10, "1e+10"),
             (1e-7, "1.00000001e-07"),
-            (3.141_592_7, "3.14159274"),
+            (std::f32::consts::PI, "3.14159274"),
             (-0.0, "-0"),
             (0.000_025, "2.49999994e-05"),
             (0.001, "0.00100000005"),

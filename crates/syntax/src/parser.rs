@@ -449,7 +449,6 @@ where
         ir::CmpOp::from_call(name).ok_or_else(|| Rich::custom(span, "expected `contains` or `match`"))
     });
     let constraint = not
-        .clone()
         .or_not()
         .then(constraint_name)
         .then(
