@@ -1147,6 +1147,37 @@ proptest! {
     }
 }
 
+/// A program over floats (made by `to_float`, as the dlc dialect writes no float
+/// constant): arithmetic, a division by zero (infinities, and "not a number" of `0 / 0`),
+/// `max` meeting "not a number", a negation and a comparison of floats (`W != W` holds of
+/// "not a number" only), a conversion back to a number, and a recursion a float bound
+/// stops.
+const FLOAT_PROGRAM: &str = "\
+p0(X, W) <- e0(X, Y), X > -5, Y > -5, W = to_float(Y) * 2 - 1
+p1(W) <- e1(Y), Y < 5, W = (to_float(Y) + 1) / (to_float(Y) + 1)
+p1(W) <- e3(_, _, Z), Z < 5, W = to_float(Z) / 0
+p3(X, N, W) <- p0(X, W), N = to_number(W / 2), W <= 3, !p1(W)
+p4(X, V) <- p0(X, W), p1(U), V = max(W, U) ^ 2 + to_float(X), V != 9
+p4(X, V) <- p4(X, W), V = W / 2, V >= 1
+p2() <- p1(W), W != W
+?- p4(X, V).
+";
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn engines_maintenance_and_proofs_agree_with_the_oracle_over_floats(
+        picks in proptest::collection::vec(input_fact(), 0..24),
+        batches in batches(),
+        split in any::<bool>(),
+    ) {
+        engines_agree(FLOAT_PROGRAM, &picks)?;
+        proofs_hold(FLOAT_PROGRAM, &picks)?;
+        maintenance_agrees(FLOAT_PROGRAM, &picks, &batches, split)?;
+    }
+}
+
 /// The relations the differential engine holds: its derived rows as the epochs so far
 /// changed them, and the input as given.
 struct Dataflow {
