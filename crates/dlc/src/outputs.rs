@@ -581,6 +581,7 @@ pub fn value_order(program: &Program, rows: SelectedRows<'_>) -> (Vec<ValueOrder
             ValueType::Symbol => ValueOrder::ranked(ranked.clone()),
             ValueType::Number => ValueOrder::Signed,
             ValueType::Unsigned => ValueOrder::Ids,
+            ValueType::Float => ValueOrder::Float,
         })
         .collect();
     if orders.is_empty() {
@@ -598,6 +599,7 @@ pub fn push_field(out: &mut Vec<u8>, ty: ValueType, v: u32, symbols: &[std::borr
         ValueType::Symbol => out.write_all(symbols[v as usize].as_bytes()),
         ValueType::Number => write!(out, "{}", v as i32),
         ValueType::Unsigned => write!(out, "{v}"),
+        ValueType::Float => out.write_all(ir::float_text(f32::from_bits(v)).as_bytes()),
     };
 }
 

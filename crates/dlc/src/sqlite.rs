@@ -193,8 +193,8 @@ fn symbol_text(value: ValueRef<'_>) -> Result<String, String> {
     }
 }
 
-/// The raw value of a number (`ty` `number` or `unsigned`) from an integer or the text of
-/// one. Soufflé reads both through a 32-bit signed integer, so an `unsigned` column takes
+/// The raw value of a number (`ty` `number`, `unsigned`, or `float` as its bits) from an
+/// integer or the text of one. Soufflé reads both through a 32-bit signed integer, so an `unsigned` column takes
 /// the negative values its writer stores (from 2^31 up) as well as 0 to 2^32 - 1.
 fn number_value(ty: ValueType, value: ValueRef<'_>) -> Result<u32, String> {
     let n = match value {
@@ -286,8 +286,9 @@ pub fn write_relation(
             for (&v, ty) in row.iter().zip(&types) {
                 row_values.push(match ty {
                     ValueType::Symbol => symbol_id(v)?,
-                    // The 32-bit value, as Soufflé's default build binds it.
-                    ValueType::Number | ValueType::Unsigned => i64::from(v as i32),
+                    // The 32-bit value, as Soufflé's default build binds every value that
+                    // is no symbol (a float's bits too).
+                    ValueType::Number | ValueType::Unsigned | ValueType::Float => i64::from(v as i32),
                 });
             }
             insert.execute(rusqlite::params_from_iter(&row_values))?;

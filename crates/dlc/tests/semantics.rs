@@ -245,8 +245,8 @@ fn messages_fit_the_dialect_and_the_case() {
     assert!(!out.stderr.contains("share no variable"), "{}", out.stderr);
 }
 
-/// One error where there is one problem: a float, float-typed relations, a cycle of
-/// types, a file that includes itself through another.
+/// One error where there is one problem: a float in the dlc dialect, two uses of an
+/// unsupported functor, a cycle of types, a file that includes itself through another.
 #[test]
 fn one_problem_is_one_error() {
     let dir = scratch("one_error");
@@ -262,11 +262,13 @@ fn one_problem_is_one_error() {
         errors(&[&float]),
         ["[E0001] Error: expected a term, found `1.5`, a number that is not an integer (syntax error)"]
     );
-    let typed = write(&dir.join("typed.dl"), ".decl e(x:float)\n.decl p(x:float)\n.output p\np(x) :- e(x).\n");
+    let twice =
+        ".decl e(x:number)\n.decl p(x:number)\n.output p\np(x) :- e(x), itof(x) > 1.\np(x) :- e(x), itof(x) < 9.\n";
+    let twice = write(&dir.join("twice.dl"), twice);
     // Two uses of one unsupported construct are one report that counts them.
     assert_eq!(
-        errors(&[&typed]),
-        ["[E0018] Error: the type `float` is not supported (used 2 times) (unsupported construct)"]
+        errors(&[&twice]),
+        ["[E0018] Error: the functor `itof(...)` is not supported (used 2 times) (unsupported construct)"]
     );
     for (types, message) in [
         (".type A = B\n.type B = A\n.type C = A\n", "the types `A`, `B` are defined from each other"),

@@ -46,6 +46,7 @@ fn group_rows<'a>(
             }
         }
     }
+    groups.retain(|_, acc| reduce.op.yields(*acc, reduce.domain));
     groups
 }
 
@@ -114,7 +115,7 @@ impl<'a> Reduction<'a> {
     }
 
     /// The aggregate of group `key` over the rows it has in `db` now (`None` when it has
-    /// none), read through an index of the rows on their key columns: a pass over the
+    /// none, or an aggregate that gives no fact, [`ir::AggregateOp::yields`]), read through an index of the rows on their key columns: a pass over the
     /// group, not over the relation. Counts one row test per row read.
     pub(crate) fn regroup(&self, db: &mut Database, key: &[u32], stats: &mut JoinStats) -> Option<u32> {
         let (op, domain) = (self.reduce.op, self.reduce.domain);
@@ -125,7 +126,7 @@ impl<'a> Reduction<'a> {
                 stats.row_tests += 1;
                 acc = Some(op.step(acc, row.last().copied().unwrap_or(0), domain));
             }
-            return acc;
+            return acc.filter(|&acc| op.yields(acc, domain));
         }
         let cols: Vec<usize> = (0..key.len()).collect();
         let id = rows.ensure_index(&cols);
@@ -137,7 +138,7 @@ impl<'a> Reduction<'a> {
                 acc = Some(op.step(acc, covered.last().copied().unwrap_or(0), domain));
             }
         }
-        acc
+        acc.filter(|&acc| op.yields(acc, domain))
     }
 }
 

@@ -251,7 +251,7 @@ fn reduce<'s, T: Timestamp + Lattice + Ord, const N: usize>(
             for (row, _) in group.iter().filter(|&&(_, count)| count > 0) {
                 value = Some(op.step(value, row.values().last().copied().unwrap_or(0), domain));
             }
-            out.extend(value.map(|v| (v, 1)));
+            out.extend(value.filter(|&v| op.yields(v, domain)).map(|v| (v, 1)));
         })
         .map(|(mut key, value)| {
             key.push(value);

@@ -71,6 +71,7 @@ impl fmt::Display for DisplayValue<'_> {
             Value::Symbol(c) => write_constant(f, &self.0.consts.text(c)),
             Value::Number(n) => write!(f, "{n}"),
             Value::Unsigned(n) => write!(f, "{n}"),
+            Value::Float(bits) => f.write_str(&crate::float_text(f32::from_bits(bits))),
         }
     }
 }
@@ -197,6 +198,7 @@ impl Program {
             Value::Symbol(c) => self.consts.text(c).to_string(),
             Value::Number(n) => n.to_string(),
             Value::Unsigned(n) => n.to_string(),
+            Value::Float(bits) => crate::float_text(f32::from_bits(bits)),
         }
     }
 }

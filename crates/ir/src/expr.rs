@@ -3,6 +3,7 @@
 //! conversions between types ([`Functor`]), and [`Expr`], an expression in postfix
 //! order, which evaluates with a stack instead of recursion.
 
+use crate::float::float_result;
 use crate::{Functor, Program, Symbol, Term, ValueStore, ValueType};
 use std::fmt;
 
@@ -154,6 +155,9 @@ impl BinOp {
     /// result is undefined: division or modulo by zero, or of the least number by -1
     /// (which stop Soufflé with a floating-point exception).
     pub fn apply(self, a: u32, b: u32, ty: ValueType) -> Option<u32> {
+        if ty == ValueType::Float {
+            return self.apply_float(f32::from_bits(a), f32::from_bits(b));
+        }
         let signed = ty != ValueType::Unsigned;
         let (sa, sb) = (a as i32, b as i32);
         Some(match self {
@@ -179,6 +183,35 @@ impl BinOp {
             BinOp::Max if signed => sa.max(sb) as u32,
             BinOp::Max => a.max(b),
         })
+    }
+}
+
+impl BinOp {
+    /// The operator applied to two floats: IEEE arithmetic (a division by zero is
+    /// infinite, or not a number), `^` the power in double precision rounded to a float, `min` and `max` as
+    /// C++'s `std::min` and `std::max` (the first operand unless the second is less,
+    /// greater). None for the operators Soufflé has no float version of, which the front
+    /// ends refuse.
+    fn apply_float(self, a: f32, b: f32) -> Option<u32> {
+        let result = match self {
+            BinOp::Add => a + b,
+            BinOp::Sub => a - b,
+            BinOp::Mul => a * b,
+            BinOp::Div => a / b,
+            // C++'s `std::pow` of two floats computes in double precision.
+            BinOp::Pow => f64::from(a).powf(f64::from(b)) as f32,
+            BinOp::Min if b < a => b,
+            BinOp::Max if a < b => b,
+            BinOp::Min | BinOp::Max => a,
+            _ => return None,
+        };
+        Some(float_result(result, a, b))
+    }
+
+    /// Whether Soufflé computes the operator on floats (the arithmetic, `^`, `min` and
+    /// `max`; not `%`, the bitwise or the logical operators).
+    pub fn takes_floats(self) -> bool {
+        matches!(self, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Pow | BinOp::Min | BinOp::Max)
     }
 }
 
@@ -208,14 +241,21 @@ impl UnOp {
         }
     }
 
+    /// Whether Soufflé computes the operator on floats (`-` only).
+    pub fn takes_floats(self) -> bool {
+        self == UnOp::Neg
+    }
+
     /// The operator of a prefix word or sign.
     pub fn from_text(text: &str) -> Option<UnOp> {
         [UnOp::Neg, UnOp::BitNot, UnOp::Not].into_iter().find(|op| op.text() == text)
     }
 
-    /// The operator applied to a value as tuples hold it.
-    pub fn apply(self, a: u32) -> u32 {
+    /// The operator applied to a value of type `ty` as tuples hold it (`-` of a float
+    /// flips its sign).
+    pub fn apply(self, a: u32, ty: ValueType) -> u32 {
         match self {
+            UnOp::Neg if ty == ValueType::Float => (-f32::from_bits(a)).to_bits(),
             UnOp::Neg => a.wrapping_neg(),
             UnOp::BitNot => !a,
             UnOp::Not => u32::from(a == 0),
@@ -223,13 +263,13 @@ impl UnOp {
     }
 }
 
-/// One node of an expression in postfix order. A binary operator carries the type it
+/// One node of an expression in postfix order. An operator carries the type it
 /// computes in, decided once by the front end (`/` of `unsigned` values divides them as
 /// unsigned); a call pops its functor's arguments and pushes its result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ExprNode<L> {
     Leaf(L),
-    Unary(UnOp),
+    Unary(UnOp, ValueType),
     Binary(BinOp, ValueType),
     Call(Functor),
 }
@@ -276,7 +316,7 @@ impl<L> Expr<L> {
             .map(|n| {
                 Some(match n {
                     ExprNode::Leaf(l) => ExprNode::Leaf(f(l)?),
-                    ExprNode::Unary(op) => ExprNode::Unary(*op),
+                    ExprNode::Unary(op, ty) => ExprNode::Unary(*op, *ty),
                     ExprNode::Binary(op, ty) => ExprNode::Binary(*op, *ty),
                     ExprNode::Call(functor) => ExprNode::Call(*functor),
                 })
@@ -318,7 +358,7 @@ impl<L> Expr<L> {
                     *stack.get_mut(height)? = leaf(l);
                     height += 1;
                 }
-                ExprNode::Unary(op) if height >= 1 => stack[height - 1] = op.apply(stack[height - 1]),
+                ExprNode::Unary(op, ty) if height >= 1 => stack[height - 1] = op.apply(stack[height - 1], *ty),
                 ExprNode::Binary(op, ty) if height >= 2 => {
                     height -= 1;
                     match op.apply(stack[height - 1], stack[height], *ty) {
@@ -352,7 +392,7 @@ impl<L> Expr<L> {
             types[i] = t;
             match node {
                 ExprNode::Leaf(_) => {}
-                ExprNode::Unary(_) => expected.push(t),
+                ExprNode::Unary(_, operand) => expected.push(*operand),
                 ExprNode::Binary(_, operands) => expected.extend([*operands, *operands]),
                 ExprNode::Call(functor) => expected.extend((0..functor.arity()).map(|i| functor.argument(i))),
             }
@@ -376,7 +416,7 @@ impl<L> Expr<L> {
         for (node, &ty) in self.nodes.iter().zip(&types) {
             match node {
                 ExprNode::Leaf(l) => stack.push((leaf(l, ty), ATOM_PRECEDENCE + 1)),
-                ExprNode::Unary(op) => {
+                ExprNode::Unary(op, _) => {
                     let (text, p) = stack.pop().ok_or(fmt::Error)?;
                     let inner = if p < PREFIX_PRECEDENCE { format!("({text})") } else { text };
                     let space = if *op == UnOp::Neg { "" } else { " " };
@@ -471,8 +511,22 @@ mod tests {
         assert_eq!(BinOp::Min.apply(n(-4), 3, Number), Some(n(-4)));
         assert_eq!(BinOp::Min.apply(n(-4), 3, Unsigned), Some(3));
         assert_eq!(BinOp::Xor.apply(3, 0, Number), Some(1));
-        assert_eq!(UnOp::Not.apply(0), 1);
-        assert_eq!(UnOp::BitNot.apply(5), n(-6));
+        assert_eq!(UnOp::Not.apply(0, Number), 1);
+        assert_eq!(UnOp::BitNot.apply(5, Number), n(-6));
+    }
+
+    #[test]
+    fn float_operators_follow_souffles_semantics() {
+        use ValueType::Float;
+        let f = |v: f32| v.to_bits();
+        assert_eq!(BinOp::Div.apply(f(7.0), f(2.0), Float), Some(f(3.5)));
+        assert_eq!(BinOp::Div.apply(f(1.0), f(0.0), Float), Some(f(f32::INFINITY)));
+        assert_eq!(BinOp::Div.apply(f(0.0), f(0.0), Float), Some(0xffc0_0000), "x86's not a number");
+        assert_eq!(BinOp::Pow.apply(f(2.0), f(0.5), Float), Some(f(std::f32::consts::SQRT_2)));
+        assert_eq!(BinOp::Min.apply(f(1.0), f(-2.0), Float), Some(f(-2.0)));
+        assert_eq!(BinOp::Max.apply(f(-0.0), f(0.0), Float), Some(f(-0.0)), "the first of equals");
+        assert_eq!(BinOp::Mod.apply(f(1.0), f(2.0), Float), None);
+        assert_eq!(UnOp::Neg.apply(f(0.0), Float), f(-0.0));
     }
 
     #[test]

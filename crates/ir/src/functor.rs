@@ -1,7 +1,9 @@
 //! The built-in functors: Soufflé 2.5's functions on strings (`cat`, `strlen`, `substr`,
-//! `ord`) and its conversions between types (`to_number`, `to_unsigned`, `to_string`),
+//! `ord`) and its conversions between types (`to_number`, `to_unsigned`, `to_float`,
+//! `to_string`),
 //! each with its signature and its semantics on values as tuples hold them.
 
+use crate::float::{float_string, float_to_number, float_to_unsigned, leading_float};
 use crate::{Const, ValueStore, ValueType};
 
 /// A functor, as an expression node calls it. A conversion carries the type of its
@@ -23,12 +25,14 @@ pub enum Functor {
     ToNumber(ValueType),
     /// `to_unsigned(x)`: likewise, as an `unsigned`.
     ToUnsigned(ValueType),
+    /// `to_float(x)`: the float a text writes, or the float nearest an integer.
+    ToFloat(ValueType),
     /// `to_string(x)`: a number's decimal text.
     ToString(ValueType),
 }
 
 /// The names of the functors, as both dialects write them.
-const NAMES: [&str; 7] = ["cat", "strlen", "substr", "ord", "to_number", "to_unsigned", "to_string"];
+const NAMES: [&str; 8] = ["cat", "strlen", "substr", "ord", "to_number", "to_unsigned", "to_float", "to_string"];
 
 impl Functor {
     /// The functor a name calls with `arity` arguments (a conversion as from a symbol,
@@ -42,6 +46,7 @@ impl Functor {
             "ord" => Functor::Ord,
             "to_number" => Functor::ToNumber(ValueType::Symbol),
             "to_unsigned" => Functor::ToUnsigned(ValueType::Symbol),
+            "to_float" => Functor::ToFloat(ValueType::Symbol),
             "to_string" => Functor::ToString(ValueType::Number),
             "itou" => Functor::ToUnsigned(ValueType::Number),
             "utoi" => Functor::ToNumber(ValueType::Unsigned),
@@ -63,6 +68,7 @@ impl Functor {
             Functor::Ord => "ord",
             Functor::ToNumber(_) => "to_number",
             Functor::ToUnsigned(_) => "to_unsigned",
+            Functor::ToFloat(_) => "to_float",
             Functor::ToString(_) => "to_string",
         }
     }
@@ -99,14 +105,14 @@ impl Functor {
             Functor::Cat(_) | Functor::Strlen | Functor::Ord => Some(ValueType::Symbol),
             Functor::Substr if i == 0 => Some(ValueType::Symbol),
             Functor::Substr => Some(ValueType::Number),
-            Functor::ToNumber(_) | Functor::ToUnsigned(_) | Functor::ToString(_) => None,
+            Functor::ToNumber(_) | Functor::ToUnsigned(_) | Functor::ToFloat(_) | Functor::ToString(_) => None,
         }
     }
 
     /// The type of argument `i`, a conversion's as the front end resolved it.
     pub fn argument(self, i: usize) -> ValueType {
         match self {
-            Functor::ToNumber(ty) | Functor::ToUnsigned(ty) | Functor::ToString(ty) => ty,
+            Functor::ToNumber(ty) | Functor::ToUnsigned(ty) | Functor::ToFloat(ty) | Functor::ToString(ty) => ty,
             other => other.parameter(i).unwrap_or(ValueType::Symbol),
         }
     }
@@ -117,6 +123,7 @@ impl Functor {
             Functor::Cat(_) | Functor::Substr | Functor::ToString(_) => ValueType::Symbol,
             Functor::Strlen | Functor::Ord | Functor::ToNumber(_) => ValueType::Number,
             Functor::ToUnsigned(_) => ValueType::Unsigned,
+            Functor::ToFloat(_) => ValueType::Float,
         }
     }
 
@@ -125,6 +132,7 @@ impl Functor {
         match self {
             Functor::ToNumber(_) => Functor::ToNumber(ty),
             Functor::ToUnsigned(_) => Functor::ToUnsigned(ty),
+            Functor::ToFloat(_) => Functor::ToFloat(ty),
             Functor::ToString(_) => Functor::ToString(ty),
             other => other,
         }
@@ -139,13 +147,14 @@ impl Functor {
     pub fn reads_text(self) -> bool {
         match self {
             Functor::Cat(_) | Functor::Strlen | Functor::Substr => true,
-            Functor::ToNumber(ty) | Functor::ToUnsigned(ty) => ty == ValueType::Symbol,
+            Functor::ToNumber(ty) | Functor::ToUnsigned(ty) | Functor::ToFloat(ty) => ty == ValueType::Symbol,
             Functor::Ord | Functor::ToString(_) => false,
         }
     }
 
     /// The functor applied to `args` (as many as its arity, as tuples hold them); none
-    /// when the result is no value: a text that writes no integer of the result's type.
+    /// when the result is no value: a text that writes no integer of the result's type,
+    /// or no float.
     pub fn apply(self, args: &[u32], values: &ValueStore) -> Option<u32> {
         let symbol = |i: usize| Const(args[i]);
         Some(match self {
@@ -166,8 +175,15 @@ impl Functor {
                 i32::try_from(leading_integer(&values.text(symbol(0)))?).ok()? as u32
             }
             Functor::ToUnsigned(ValueType::Symbol) => u32::try_from(leading_integer(&values.text(symbol(0)))?).ok()?,
-            // Between `number` and `unsigned`: the same 32 bits, as a C cast keeps them.
-            Functor::ToNumber(_) | Functor::ToUnsigned(_) => args[0],
+            Functor::ToFloat(ValueType::Symbol) => leading_float(&values.text(symbol(0)))?.to_bits(),
+            Functor::ToFloat(ValueType::Number) => (args[0] as i32 as f32).to_bits(),
+            Functor::ToFloat(ValueType::Unsigned) => (args[0] as f32).to_bits(),
+            Functor::ToNumber(ValueType::Float) => float_to_number(f32::from_bits(args[0])) as u32,
+            Functor::ToUnsigned(ValueType::Float) => float_to_unsigned(f32::from_bits(args[0])),
+            // Between `number` and `unsigned`: the same 32 bits, as a C cast keeps them (a
+            // float converted to a float is itself).
+            Functor::ToNumber(_) | Functor::ToUnsigned(_) | Functor::ToFloat(_) => args[0],
+            Functor::ToString(ValueType::Float) => values.intern(&float_string(f32::from_bits(args[0]))).0,
             Functor::ToString(ValueType::Unsigned) => values.intern(&args[0].to_string()).0,
             Functor::ToString(ValueType::Number) => values.intern(&(args[0] as i32).to_string()).0,
             Functor::ToString(ValueType::Symbol) => args[0],
@@ -250,6 +266,16 @@ mod tests {
         let shown = |ty, v: u32| text(&values, Functor::ToString(ty).apply(&[v], &values).unwrap());
         assert_eq!(shown(ValueType::Number, -7i32 as u32), "-7");
         assert_eq!(shown(ValueType::Unsigned, u32::MAX), "4294967295");
+        assert_eq!(shown(ValueType::Float, 1.5f32.to_bits()), "1.500000");
+        let float = |ty, v: u32| Functor::ToFloat(ty).apply(&[v], &values).map(f32::from_bits);
+        assert_eq!(float(ValueType::Number, -3i32 as u32), Some(-3.0));
+        assert_eq!(float(ValueType::Unsigned, u32::MAX), Some(4_294_967_296.0));
+        assert_eq!(float(ValueType::Symbol, values.intern(" 12.5xyz").0), Some(12.5));
+        assert_eq!(float(ValueType::Symbol, values.intern("abc").0), None);
+        let to_number = Functor::ToNumber(ValueType::Float).apply(&[(-2.7f32).to_bits()], &values);
+        assert_eq!(to_number, Some(-2i32 as u32));
+        let to_unsigned = Functor::ToUnsigned(ValueType::Float).apply(&[(-2.5f32).to_bits()], &values);
+        assert_eq!(to_unsigned, Some(4_294_967_294));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 mod adornment;
 mod display;
 mod expr;
+mod float;
 mod functor;
 mod graph;
 mod intern;
@@ -25,6 +26,7 @@ pub use display::{
     DisplayTypedRule, DisplayValue,
 };
 pub use expr::{BinOp, DisplayExpr, Expr, ExprNode, UnOp, PREFIX_PRECEDENCE};
+pub use float::{float_text, parse_float};
 pub use functor::Functor;
 pub use graph::strongly_connected;
 pub use intern::{InternId, Interner, Symbol};

@@ -1,6 +1,6 @@
 //! The program: predicate arena, rules, inline facts and the query.
 
-use crate::{Adornment, Const, Expr, Interner, Span, Symbol, ValueStore};
+use crate::{parse_float, Adornment, Const, Expr, Interner, Span, Symbol, ValueStore};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Index of a predicate in [`Program::preds`].
@@ -49,14 +49,16 @@ impl PredName {
     }
 }
 
-/// What a column holds: an interned symbol, or a 32-bit integer, signed (Soufflé's
-/// `number`, every integer of the dlc dialect) or unsigned (Soufflé's `unsigned`).
+/// What a column holds: an interned symbol, a 32-bit integer, signed (Soufflé's
+/// `number`, every integer of the dlc dialect) or unsigned (Soufflé's `unsigned`), or a
+/// 32-bit IEEE float (Soufflé's `float`), whose bits the tuple holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ValueType {
     #[default]
     Symbol,
     Number,
     Unsigned,
+    Float,
 }
 
 impl ValueType {
@@ -66,6 +68,7 @@ impl ValueType {
             ValueType::Symbol => "symbol",
             ValueType::Number => "number",
             ValueType::Unsigned => "unsigned",
+            ValueType::Float => "float",
         }
     }
 
@@ -74,11 +77,15 @@ impl ValueType {
     }
 
     /// The bits a column of this numeric type holds for the integer `text` writes (see
-    /// [`parse_integer`]); none for a symbol type, another text, or one out of range.
+    /// [`parse_integer`]), or for a float column the float it writes (see
+    /// [`parse_float`]); none for a symbol type, another text, or one out of range.
     pub fn number(self, text: &str) -> Option<u32> {
+        if self == ValueType::Float {
+            return parse_float(text).map(f32::to_bits);
+        }
         let n = parse_integer(text)?;
         match self {
-            ValueType::Symbol => None,
+            ValueType::Symbol | ValueType::Float => None,
             ValueType::Number => i32::try_from(n).ok().map(|n| n as u32),
             ValueType::Unsigned => u32::try_from(n).ok(),
         }
@@ -93,6 +100,9 @@ pub enum Value {
     Symbol(Const),
     Number(i32),
     Unsigned(u32),
+    /// A float, held as the bits of its `f32` (so that values compare and hash as
+    /// tuples do).
+    Float(u32),
 }
 
 impl Value {
@@ -101,7 +111,7 @@ impl Value {
         match self {
             Value::Symbol(c) => c.0,
             Value::Number(n) => n as u32,
-            Value::Unsigned(n) => n,
+            Value::Unsigned(n) | Value::Float(n) => n,
         }
     }
 
@@ -111,6 +121,7 @@ impl Value {
             ValueType::Symbol => Value::Symbol(Const(raw)),
             ValueType::Number => Value::Number(raw as i32),
             ValueType::Unsigned => Value::Unsigned(raw),
+            ValueType::Float => Value::Float(raw),
         }
     }
 
@@ -119,6 +130,7 @@ impl Value {
             Value::Symbol(_) => ValueType::Symbol,
             Value::Number(_) => ValueType::Number,
             Value::Unsigned(_) => ValueType::Unsigned,
+            Value::Float(_) => ValueType::Float,
         }
     }
 }
@@ -340,11 +352,15 @@ impl CmpOp {
     }
 
     /// Whether the values `a` and `b` of type `ty`, as tuples hold them, satisfy the
-    /// operator: identity for `=` and `!=`; for the others the order of the type: signed
-    /// or unsigned 32-bit integers, or symbols by their text (`values`, which a caller
+    /// operator: identity for `=` and `!=` (of floats: their equality as floats); for the
+    /// others the order of the type: signed
+    /// or unsigned 32-bit integers, floats by their value, or symbols by their text (`values`, which a caller
     /// without symbols to order may leave out), byte by byte.
     pub fn holds_for(self, a: u32, b: u32, ty: ValueType, values: Option<&ValueStore>) -> bool {
         let order = match (self, ty) {
+            // Floats compare as floats: `-0.0 = 0.0`, and "not a number" equals nothing.
+            (CmpOp::Eq, ValueType::Float) => return f32::from_bits(a) == f32::from_bits(b),
+            (CmpOp::Ne, ValueType::Float) => return f32::from_bits(a) != f32::from_bits(b),
             (CmpOp::Eq, _) => return a == b,
             (CmpOp::Ne, _) => return a != b,
             (CmpOp::Contains | CmpOp::NotContains, _) => {
@@ -358,6 +374,11 @@ impl CmpOp {
             }
             (_, ValueType::Number) => (a as i32).cmp(&(b as i32)),
             (_, ValueType::Unsigned) => a.cmp(&b),
+            // Not a number is unordered: no ordering comparison holds of it.
+            (_, ValueType::Float) => match f32::from_bits(a).partial_cmp(&f32::from_bits(b)) {
+                Some(order) => order,
+                None => return false,
+            },
             (_, ValueType::Symbol) => match values {
                 Some(values) => {
                     let texts = values.texts();
@@ -434,7 +455,7 @@ pub struct Rule {
 pub enum AggregateOp {
     /// The number of rows.
     Count,
-    /// The 32-bit wrapping sum of the values, one per row.
+    /// The 32-bit wrapping sum of the values, one per row (of floats: their float sum).
     Sum,
     /// The least value, in the value column's order.
     Min,
@@ -461,20 +482,52 @@ impl AggregateOp {
     /// The result so far `acc` combined with one more row's `value` (a tuple's bits, of
     /// type `ty`); `None` before the first row.
     pub fn step(self, acc: Option<u32>, value: u32, ty: ValueType) -> u32 {
+        if ty == ValueType::Float && self != AggregateOp::Count {
+            return self.step_float(acc, value);
+        }
         let Some(acc) = acc else {
             return if self == AggregateOp::Count { 1 } else { value };
         };
         let less = |a: u32, b: u32| match ty {
             ValueType::Unsigned => a < b,
+            ValueType::Float => f32::from_bits(a) < f32::from_bits(b),
             _ => (a as i32) < (b as i32),
         };
         match self {
             AggregateOp::Count => acc.wrapping_add(1),
+            AggregateOp::Sum if ty == ValueType::Float => (f32::from_bits(acc) + f32::from_bits(value)).to_bits(),
             AggregateOp::Sum => acc.wrapping_add(value),
             AggregateOp::Min if less(value, acc) => value,
             AggregateOp::Max if less(acc, value) => value,
             AggregateOp::Min | AggregateOp::Max => acc,
         }
+    }
+}
+
+impl AggregateOp {
+    /// [`AggregateOp::step`] of floats, as Soufflé computes it: from 0 for `sum`, and for
+    /// `min` and `max` from the greatest and the least finite float, each row's value
+    /// taken when it is less (greater): so "not a number" is never taken, and `min` of
+    /// infinity alone is the greatest finite float.
+    fn step_float(self, acc: Option<u32>, value: u32) -> u32 {
+        let start = match self {
+            AggregateOp::Min => f32::MAX,
+            AggregateOp::Max => f32::MIN,
+            AggregateOp::Sum | AggregateOp::Count => 0.0,
+        };
+        let (acc, v) = (acc.map_or(start, f32::from_bits), f32::from_bits(value));
+        match self {
+            AggregateOp::Sum | AggregateOp::Count => crate::float::float_result(acc + v, acc, v),
+            AggregateOp::Min if v < acc => value,
+            AggregateOp::Max if acc < v => value,
+            AggregateOp::Min | AggregateOp::Max => acc.to_bits(),
+        }
+    }
+
+    /// Whether a group whose aggregate is `acc` (of values of type `ty`) gives a fact: not
+    /// when a float `sum` is "not a number", of which Soufflé derives none.
+    pub fn yields(self, acc: u32, ty: ValueType) -> bool {
+        !(self == AggregateOp::Sum && ty == ValueType::Float && f32::from_bits(acc).is_nan())
     }
 }
 
@@ -694,6 +747,7 @@ impl Program {
     pub fn encode(&mut self, ty: ValueType, text: &str) -> Result<u32, &'static str> {
         match ty {
             ValueType::Symbol => Ok(self.consts.intern(text).0),
+            ValueType::Float => ty.number(text).ok_or("not a float within a float's range"),
             ty => ty.number(text).ok_or(match (parse_integer(text), ty) {
                 (None, _) => "not an integer",
                 (Some(_), ValueType::Unsigned) => "outside the range of an unsigned (0 to 4294967295)",

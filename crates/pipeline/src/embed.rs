@@ -22,6 +22,16 @@ pub enum Value {
     Number(i64),
     /// An unsigned 32-bit number (a Soufflé `unsigned` column).
     Unsigned(u64),
+    /// A float (a Soufflé `float` column), as the bits of its `f32`, so that values
+    /// compare, order and hash as they do in relations ([`Value::float`] makes one).
+    Float(u32),
+}
+
+impl Value {
+    /// The value of a float.
+    pub fn float(value: f32) -> Value {
+        Value::Float(value.to_bits())
+    }
 }
 
 impl From<&str> for Value {
@@ -55,12 +65,14 @@ impl From<u32> for Value {
 }
 
 impl fmt::Display for Value {
-    /// The value's plain text: a symbol unquoted, a number in decimal.
+    /// The value's plain text: a symbol unquoted, a number in decimal, a float as Soufflé
+    /// prints it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Symbol(text) => f.write_str(text),
             Value::Number(n) => write!(f, "{n}"),
             Value::Unsigned(n) => write!(f, "{n}"),
+            Value::Float(bits) => f.write_str(&ir::float_text(f32::from_bits(*bits))),
         }
     }
 }
@@ -366,6 +378,7 @@ fn decode(program: &Program, pred: PredId, tuple: &[u32]) -> Row {
             ir::Value::Symbol(c) => Value::Symbol(program.consts.text(c).to_string()),
             ir::Value::Number(n) => Value::Number(n.into()),
             ir::Value::Unsigned(n) => Value::Unsigned(n.into()),
+            ir::Value::Float(bits) => Value::Float(bits),
         })
         .collect()
 }

@@ -14,6 +14,9 @@ pub enum ValueOrder {
     Ids,
     /// As signed numbers.
     Signed,
+    /// As floats (the bits of `f32`s), by their value, negative "not a number"s first
+    /// and positive ones last, `-0` before `0`.
+    Float,
     /// By a rank of each value.
     Ranks {
         /// The rank of each value (indexed by id; values never ranked have none).
@@ -42,6 +45,10 @@ impl ValueOrder {
             ValueOrder::Ids => v,
             // Flipping the sign bit maps `i32::MIN..=i32::MAX` onto `0..=u32::MAX` in order.
             ValueOrder::Signed => v ^ (1 << 31),
+            // A negative float's bits order it backwards; flipping them all puts it
+            // below the positive ones, whose sign bit is set instead.
+            ValueOrder::Float if v >> 31 == 1 => !v,
+            ValueOrder::Float => v | (1 << 31),
             ValueOrder::Ranks { rank, .. } => {
                 let r = rank[v as usize];
                 debug_assert_ne!(r, UNRANKED, "value {v} is sorted but was not ranked");
@@ -57,7 +64,7 @@ impl ValueOrder {
     fn sort(&self, values: &mut [u32], bits: &mut Vec<u64>) {
         match self {
             ValueOrder::Ids => values.sort_unstable(),
-            ValueOrder::Signed => values.sort_unstable_by_key(|&v| self.key(v)),
+            ValueOrder::Signed | ValueOrder::Float => values.sort_unstable_by_key(|&v| self.key(v)),
             ValueOrder::Ranks { rank, value_of_rank } => {
                 let words = value_of_rank.len().div_ceil(64);
                 if words <= 4 * values.len() {

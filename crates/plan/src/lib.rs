@@ -17,7 +17,7 @@ mod strata;
 pub use display::DisplayPlan;
 pub use strata::Stratum;
 
-use ir::{Atom, CmpOp, Program, RuleId, Symbol, TermKind};
+use ir::{Atom, CmpOp, Program, RuleId, Symbol, TermKind, ValueType};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeSet;
 
@@ -406,6 +406,11 @@ impl<'r> Pending<'r> {
                     (None, Some(value)) | (Some(value), None) if c.op == CmpOp::Eq => {
                         let target = if computed(&c.left, slot_of).is_none() { &c.left } else { &c.right };
                         let Some(v) = target.var() else { return true };
+                        // Floats equal as floats (`-0.0 = 0.0`), not as the bits an atom
+                        // matches: a float an atom binds is compared once bound.
+                        if c.domain == ValueType::Float && self.rule.body.iter().any(|a| a.vars().contains(&v)) {
+                            return true;
+                        }
                         let slot = vars.len();
                         slot_of.insert(v, slot);
                         vars.push(v);

@@ -1,7 +1,7 @@
 //! The checks of aggregates (`n = count : { ... }`) both dialects share, made on the AST
 //! before lowering: each aggregate's group keys (its body's variables bound outside it,
 //! except those of its value, which are its own)
-//! and locals, a witness (a local variable used outside) and `mean` (a float) reported,
+//! and locals, a witness (a local variable used outside) and `mean` reported,
 //! as is an aggregate whose body depends on its rule's head (E0033, naming the cycle, as
 //! Soufflé's "cyclic aggregation"). `reductions.rs` then rewrites those that pass.
 
@@ -284,9 +284,9 @@ fn fault(aggregate: &Aggregate<'_>, bound: &BTreeSet<&str>, used_outside: &BTree
     let span = aggregate.term.span;
     if aggregate.op == AggregateOp::Mean {
         return Some(
-            Diagnostic::error(Code::UNSUPPORTED_SOUFFLE, "the aggregate `mean` is not supported: it yields a float")
-                .with_primary(*op_span, "`mean` is a float, and values here are integers and symbols")
-                .with_help("compute `sum` and `count` and divide them: `s / n` is their integer quotient"),
+            Diagnostic::error(Code::UNSUPPORTED_SOUFFLE, "the aggregate `mean` is not supported")
+                .with_primary(*op_span, "`mean` of floats is not computed")
+                .with_help("compute `sum` and `count` and divide them: `s / to_float(n)`"),
         );
     }
     // The value or (in the dlc dialect, whose grammar reads one level of nesting so that

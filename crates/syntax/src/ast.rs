@@ -163,6 +163,8 @@ pub enum TermKind {
     Ident(String),
     /// An integer constant, kept as its literal text: `-7`.
     Int(String),
+    /// A float constant (Soufflé's), kept as its literal text: `-0.25`.
+    Float(String),
     /// A string constant, escapes resolved: `"a b"` holds `a b`.
     Str(String),
     /// A name starting with `@` (rejected when lowering).
@@ -183,7 +185,7 @@ pub enum TermKind {
 
 /// An aggregate's reduction, as both dialects write it. Not [`ir::AggregateOp`], the
 /// reductions engines evaluate: the source may also write `mean`, which the checks
-/// report (it yields a float) and lowering never sees.
+/// report and lowering never sees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AggregateOp {
     Count,
@@ -226,7 +228,7 @@ impl Term {
     /// The constant's text (its identity) when the term is a constant.
     pub fn constant_text(&self) -> Option<&str> {
         match &self.kind {
-            TermKind::Ident(s) | TermKind::Int(s) | TermKind::Str(s) => Some(s),
+            TermKind::Ident(s) | TermKind::Int(s) | TermKind::Float(s) | TermKind::Str(s) => Some(s),
             _ => None,
         }
     }
@@ -412,6 +414,7 @@ fn write_terms<'a>(f: &mut fmt::Formatter<'_>, indent: &str, terms: impl IntoIte
             TermKind::Anon => write!(f, "Anon _")?,
             TermKind::Ident(s) => write!(f, "Const {s}")?,
             TermKind::Int(s) => write!(f, "Int {s}")?,
+            TermKind::Float(s) => write!(f, "Float {s}")?,
             TermKind::Str(s) => {
                 f.write_str("Str ")?;
                 // Always quoted, so that the tree shows which form the user wrote.

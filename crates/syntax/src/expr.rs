@@ -152,11 +152,16 @@ fn operand<S: ExprSource>(source: &mut S, depth: usize) -> Result<(Term, usize),
         Prefix::Unary(op) => {
             let (inner, height) = binary(source, ir::PREFIX_PRECEDENCE, depth + 1)?;
             let whole = span.to(inner.span);
-            // `-7` is the number -7 (so -2147483648 is in range), not the negation of 7.
-            if let (UnOp::Neg, TermKind::Int(text)) = (op, &inner.kind) {
-                if !text.starts_with('-') {
+            // `-7` is the number -7 (so -2147483648 is in range), not the negation of 7;
+            // `-0.5` likewise the float.
+            match (op, &inner.kind) {
+                (UnOp::Neg, TermKind::Int(text)) if !text.starts_with('-') => {
                     return Ok((Term { kind: TermKind::Int(format!("-{text}")), span: whole }, height));
                 }
+                (UnOp::Neg, TermKind::Float(text)) if !text.starts_with('-') => {
+                    return Ok((Term { kind: TermKind::Float(format!("-{text}")), span: whole }, height));
+                }
+                _ => {}
             }
             let kind = TermKind::Unary { op, op_span: span, operand: Box::new(inner) };
             Ok((Term { kind, span: whole }, height + 1))

@@ -611,6 +611,7 @@ pub(crate) fn atom_line_warning(first_span: Span, separator: char, pred_name: &s
 /// E0013 for a field of a column of numeric type `ty` that is no number of the type.
 pub(crate) fn not_a_number(ty: ValueType, field: &str, span: Span) -> Diagnostic {
     let why = match ir::parse_integer(field) {
+        _ if ty == ValueType::Float => "not a float within a float's range, in a float column".to_string(),
         Some(_) => format!("outside the range of a {}", ty.name()),
         None => format!("not an integer, in a {} column", ty.name()),
     };

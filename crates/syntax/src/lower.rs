@@ -231,7 +231,7 @@ fn lower_expr(
     let mut stack = vec![(term, ty, false)];
     while let Some((term, ty, done)) = stack.pop() {
         match (&term.kind, done) {
-            (TermKind::Unary { op, .. }, true) => nodes.push(ir::ExprNode::Unary(*op)),
+            (TermKind::Unary { op, .. }, true) => nodes.push(ir::ExprNode::Unary(*op, ty)),
             (TermKind::Binary { op, .. }, true) => nodes.push(ir::ExprNode::Binary(*op, ty)),
             (TermKind::Call { functor, args, .. }, true) => {
                 nodes.push(ir::ExprNode::Call(resolved(*functor, args, var_types)))
@@ -280,6 +280,7 @@ fn natural_type(term: &ast::Term, var_types: &HashMap<String, ValueType>) -> Val
             numeric => numeric,
         },
         TermKind::Call { functor, .. } => functor.result(),
+        TermKind::Float(_) => ValueType::Float,
         TermKind::Int(_) | TermKind::Anon | TermKind::Aggregate { .. } => ValueType::Number,
     }
 }
@@ -347,10 +348,14 @@ fn ground_value(program: &mut Program, ty: ValueType, term: &ast::Term) -> Optio
 /// in a program, but a `--query` may hold) E0028.
 fn constant_value(program: &mut Program, ty: ValueType, term: &ast::Term) -> Result<Value, Diagnostic> {
     let text = match &term.kind {
-        TermKind::Ident(s) | TermKind::Int(s) | TermKind::Str(s) | TermKind::Reserved(s) => s,
+        TermKind::Ident(s) | TermKind::Int(s) | TermKind::Float(s) | TermKind::Str(s) | TermKind::Reserved(s) => s,
         _ => unreachable!("a constant term"),
     };
-    if ty.is_numeric() && !matches!(term.kind, TermKind::Int(_)) {
+    if matches!(term.kind, TermKind::Float(_)) && ty.is_numeric() && ty != ValueType::Float {
+        return Err(Diagnostic::error(Code::TYPE_MISMATCH, format!("`{text}` is a float, in a {} column", ty.name()))
+            .with_primary(term.span, format!("a {} is expected here", ty.name())));
+    }
+    if ty.is_numeric() && !matches!(term.kind, TermKind::Int(_) | TermKind::Float(_)) {
         return Err(Diagnostic::error(Code::TYPE_MISMATCH, format!("`{text}` is a symbol, in a {} column", ty.name()))
             .with_primary(term.span, format!("a {} is expected here", ty.name())));
     }
@@ -614,10 +619,12 @@ fn lower_reduction(lowering: &mut Lowering<'_>, rule: &ast::Rule) -> Option<ir::
 }
 
 /// E0024 for a constant operand of `<`, `<=`, `>` or `>=` that is not a 32-bit integer
-/// (an unsigned one in an unsigned comparison).
+/// (an unsigned one in an unsigned comparison); a float one is the float comparison's
+/// (whose constants type inference and lowering check).
 fn integer_operand(term: &ast::Term, domain: ValueType) -> Option<Diagnostic> {
     let text = term.constant_text()?;
     let (value, range) = match domain {
+        ValueType::Float => return None,
         ValueType::Unsigned => (ir::unsigned_value(text), "outside the unsigned 32-bit range"),
         _ => (ir::integer_value(text), "outside the 32-bit range"),
     };

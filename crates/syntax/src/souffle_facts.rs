@@ -232,7 +232,8 @@ fn continued_record<'a>(lines: &mut impl Iterator<Item = (usize, &'a str)>) -> O
 /// after optional white space and a sign (as `std::stoi` reads it, but the whole field);
 /// an `unsigned` in binary after `0b`, hexadecimal after `0x`, or else in decimal after
 /// optional white space and `+`. None for any other text, and for a number outside the
-/// type's 32 bits (where Soufflé wraps some of them around).
+/// type's 32 bits (where Soufflé wraps some of them around). A `float` as `std::stof`
+/// reads it, the whole field ([`ir::parse_float`]).
 fn souffle_number(ty: ValueType, field: &str) -> Option<u32> {
     let decimal = |text: &str, signs: &[char]| -> Option<i64> {
         let text = text.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
@@ -248,6 +249,7 @@ fn souffle_number(ty: ValueType, field: &str) -> Option<u32> {
     };
     match ty {
         ValueType::Symbol => None,
+        ValueType::Float => ir::parse_float(field).map(f32::to_bits),
         ValueType::Number => decimal(field, &['+', '-']).and_then(|n| i32::try_from(n).ok()).map(|n| n as u32),
         ValueType::Unsigned => {
             let radix = |digits: &str, radix: u32| {
@@ -423,6 +425,13 @@ mod tests {
         }
         for field in ["-1", "-0", "0X10", " 0x10", "0x", "00x1", "0x+1", "4294967296", "0x100000000"] {
             assert_eq!(unsigned(field), None, "{field:?}");
+        }
+        let float = |field: &str| souffle_number(ValueType::Float, field).map(f32::from_bits);
+        for (field, read) in [("1.5", 1.5), (" 2.5", 2.5), ("+3", 3.0), ("1e3", 1000.0), ("0x10", 16.0), (".5", 0.5)] {
+            assert_eq!(float(field), Some(read), "{field:?}");
+        }
+        for field in ["2.5x", "2.5 ", "abc", "", "1e39", "1e-40"] {
+            assert_eq!(float(field), None, "{field:?}");
         }
     }
 

@@ -144,9 +144,14 @@ fn mismatch(old: Evidence, new: Evidence) -> Diagnostic {
     if old.arithmetic || new.arithmetic {
         // E0030 points at the operator, beside the symbol it meets.
         let (operator, other) = if new.arithmetic { (new, old) } else { (old, new) };
-        let what = match other.kind {
-            Kind::Exact(ValueType::Symbol) => "a symbol",
-            Kind::Exact(ValueType::Unsigned) => "an `unsigned` where a `number` is computed",
+        let what = match (other.kind, operator.kind) {
+            (Kind::Exact(ValueType::Symbol), _) => "a symbol",
+            (Kind::Exact(ValueType::Float), Kind::Exact(ValueType::Unsigned)) => {
+                "a `float` where an `unsigned` is computed"
+            }
+            (Kind::Exact(ValueType::Float), _) => "a `float` where a `number` is computed",
+            (_, Kind::Exact(ValueType::Float)) => "an integer where a `float` is computed",
+            (Kind::Exact(ValueType::Unsigned), _) => "an `unsigned` where a `number` is computed",
             _ => "a `number` where an `unsigned` is computed",
         };
         let code =
@@ -163,11 +168,13 @@ fn mismatch(old: Evidence, new: Evidence) -> Diagnostic {
     .with_secondary(old.span, format!("a {} here", old.kind.name()))
 }
 
-/// What a constant term is evidence of: an integer literal is a number, a name or a
-/// string a symbol.
+/// What a constant term is evidence of: an integer literal is a number (of any numeric
+/// type, a float's too, as in Soufflé), a float literal a float, a name or a string a
+/// symbol.
 fn constant_kind(term: &ast::Term) -> Option<Kind> {
     match term.kind {
         TermKind::Int(_) => Some(Kind::Numeric),
+        TermKind::Float(_) => Some(Kind::Exact(ValueType::Float)),
         TermKind::Ident(_) | TermKind::Str(_) => Some(Kind::Exact(ValueType::Symbol)),
         _ => None,
     }
@@ -178,9 +185,33 @@ fn constant_kind(term: &ast::Term) -> Option<Kind> {
 struct Scope<'s> {
     solver: &'s mut Solver,
     vars: HashMap<String, usize>,
-    /// The node of each unary minus, with the operator's span: one of an `unsigned` is
-    /// E0032.
-    negations: &'s mut Vec<(usize, Span)>,
+    /// The node of each operator, with the operator and its span: a `-` of an
+    /// `unsigned` is E0032, an operator Soufflé has no float version of (`%`, `band`,
+    /// `lnot`, ...) computing floats E0028.
+    operators: &'s mut Vec<(usize, Operator, Span)>,
+}
+
+/// An operator of an expression, as [`Scope::operators`] records it.
+#[derive(Clone, Copy, Debug)]
+enum Operator {
+    Unary(ir::UnOp),
+    Binary(ir::BinOp),
+}
+
+impl Operator {
+    fn takes_floats(self) -> bool {
+        match self {
+            Operator::Unary(op) => op.takes_floats(),
+            Operator::Binary(op) => op.takes_floats(),
+        }
+    }
+
+    fn text(self) -> &'static str {
+        match self {
+            Operator::Unary(op) => op.text(),
+            Operator::Binary(op) => op.souffle_text(),
+        }
+    }
 }
 
 /// What [`infer`] found besides the column types.
@@ -205,7 +236,7 @@ pub(crate) struct ComparisonSite {
 pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
     let mut solver = Solver { parent: Vec::new(), evidence: Vec::new(), reported: Vec::new(), diagnostics: Vec::new() };
     let mut compared = Vec::new();
-    let mut negations = Vec::new();
+    let mut operators = Vec::new();
     // The first node of each predicate's columns.
     let mut columns: Vec<usize> = Vec::with_capacity(program.preds.len());
     for pred in &program.preds {
@@ -249,7 +280,7 @@ pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
             Statement::Query(query) => (vec![&query.atom], Vec::new()),
             Statement::Error(_) => continue,
         };
-        let mut scope = Scope { solver: &mut solver, vars: HashMap::new(), negations: &mut negations };
+        let mut scope = Scope { solver: &mut solver, vars: HashMap::new(), operators: &mut operators };
         for atom in atoms {
             for (i, term) in atom.args.iter().enumerate() {
                 let Some(column) = column(program, atom, i) else { continue };
@@ -292,12 +323,21 @@ pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
         pred.types = (0..pred.arity).map(|i| solver.resolved(first + i)).collect();
     }
     let comparisons = compared.into_iter().map(|(site, node)| (site, solver.resolved(node))).collect();
-    for (node, span) in negations {
-        if solver.resolved(node) == ValueType::Unsigned {
-            solver.diagnostics.push(
+    for (node, operator, span) in operators {
+        match solver.resolved(node) {
+            ValueType::Unsigned if matches!(operator, Operator::Unary(ir::UnOp::Neg)) => solver.diagnostics.push(
                 Diagnostic::error(Code::NEGATED_UNSIGNED, "`-` negates a value of an `unsigned` column or expression")
                     .with_primary(span, "`-` of an unsigned value"),
-            );
+            ),
+            ValueType::Float if !operator.takes_floats() => solver.diagnostics.push(
+                Diagnostic::error(
+                    Code::TYPE_MISMATCH,
+                    format!("`{}` computes with integers, and its operands here are floats", operator.text()),
+                )
+                .with_primary(span, "no float version of this operator")
+                .with_help("convert the floats first: `to_number(x)`"),
+            ),
+            _ => {}
         }
     }
     Typing { diagnostics: solver.diagnostics, comparisons }
@@ -343,12 +383,13 @@ impl Scope<'_> {
         while let Some(term) = stack.pop() {
             let (op_span, operands): (Span, Vec<&ast::Term>) = match &term.kind {
                 TermKind::Unary { op, op_span, operand } => {
-                    if *op == ir::UnOp::Neg {
-                        self.negations.push((node, *op_span));
-                    }
+                    self.operators.push((node, Operator::Unary(*op), *op_span));
                     (*op_span, vec![operand])
                 }
-                TermKind::Binary { op_span, left, right, .. } => (*op_span, vec![left, right]),
+                TermKind::Binary { op, op_span, left, right } => {
+                    self.operators.push((node, Operator::Binary(*op), *op_span));
+                    (*op_span, vec![left, right])
+                }
                 _ => unreachable!("only expressions are pushed"),
             };
             let root = self.solver.root(node);

@@ -314,7 +314,10 @@ fn matched(atom: &Atom, head: &Atom, body: &[Literal], fresh: &mut usize) -> Vec
             }
             _ => arg.clone(),
         };
-        let simple = matches!(arg.kind, TermKind::Var(_) | TermKind::Ident(_) | TermKind::Int(_) | TermKind::Str(_));
+        let simple = matches!(
+            arg.kind,
+            TermKind::Var(_) | TermKind::Ident(_) | TermKind::Int(_) | TermKind::Float(_) | TermKind::Str(_)
+        );
         match &h.kind {
             TermKind::Var(v) if simple && !names.contains_key(v) => {
                 names.insert(v.clone(), arg);

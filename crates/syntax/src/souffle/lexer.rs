@@ -28,7 +28,7 @@ pub(crate) enum Kind {
     /// `1.2.3.4`: an IPv4 address, a number to Soufflé.
     #[regex(r"[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+")]
     Ipv4,
-    /// `1.5`: a float, which dlc does not support.
+    /// `1.5`: a float (Soufflé writes no exponent).
     #[regex(r"[0-9]+\.[0-9]+")]
     Float,
     /// A double-quoted string, quotes and escapes in place.

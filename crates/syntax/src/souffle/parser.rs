@@ -7,8 +7,7 @@
 //! the end of the statement (in a component, at most to its `}`) and goes on.
 //!
 //! A construct dlc does not support becomes a [`tree::Unsupported`] item where the parser
-//! meets it (the statement around it is dropped unless the construct can be left out, as
-//! a `float` attribute can); the checks report it. How many rules a
+//! meets it (the statement around it is dropped); the checks report it. How many rules a
 //! clause expands to is bounded here, as each literal is read, by the expansion's shape
 //! ([`Dnf`] of `()`): the lowering then expands it within that bound.
 
@@ -23,7 +22,7 @@ use diag::{Code, Diagnostic, Span};
 
 /// Soufflé's built-in functors that dlc does not compute (the others are
 /// [`ir::Functor`]s).
-const SOUFFLE_FUNCTORS: &[&str] = &["to_float", "itof", "utof", "ftoi", "ftou", "autoinc"];
+const SOUFFLE_FUNCTORS: &[&str] = &["itof", "utof", "ftoi", "ftou", "autoinc"];
 
 /// W0007 for an IO parameter Soufflé 2.5 does not know (a misspelling such as
 /// `delimeter`), which it ignores: the warning names the nearest known parameter.
@@ -380,11 +379,6 @@ impl<'a> Parser<'a> {
                 }
                 self.expect(Kind::Colon, "`:` and the attribute's type")?;
                 let ty = self.qualified_name("a type")?;
-                if ty.text == "float" {
-                    // Reported, but the relation is still declared: its uses are not
-                    // undeclared too.
-                    self.unsupported(ty.span, Construct::FloatType);
-                }
                 attributes.push(tree::Attribute { name: self.name(attribute), ty });
                 if self.eat(Kind::Comma).is_none() {
                     self.expect(Kind::RParen, "`,` or `)`")?;
@@ -856,7 +850,7 @@ impl<'a> Parser<'a> {
                 Some(n) => TermKind::Int(n.to_string()),
                 None => return Err(self.unsupported(tok.span, "a number this large")),
             },
-            Kind::Float => return Err(self.unsupported(tok.span, "a float constant")),
+            Kind::Float => TermKind::Float(text.to_string()),
             // `1.2.3.4` is, to Soufflé, the number of those four bytes (as a `number`, so
             // `255.255.255.255` is -1).
             Kind::Ipv4 => match ipv4(text) {

@@ -126,7 +126,7 @@ fn declared_but_unused_relations_exist() {
 fn unsupported_constructs_are_named_at_their_span() {
     let decls = ".decl e(x:number, y:number)\n.decl r(x:number)\n";
     let cases: &[(&str, &str, &str)] = &[
-        ("r(c) :- c = mean y : { e(_, y) }.", "mean", "the aggregate `mean` is not supported: it yields a float"),
+        ("r(c) :- c = mean y : { e(_, y) }.", "mean", "the aggregate `mean` is not supported"),
         (
             "r(c) :- c = count : { e(_, y), y = count : e(_, _) }.",
             ":",
@@ -137,9 +137,8 @@ fn unsupported_constructs_are_named_at_their_span() {
             "{ e(_, _) ; e(_, _) }",
             "a disjunction inside an aggregate is not supported",
         ),
-        ("r(x) :- e(x, to_float(1)).", "to_float", "the functor `to_float(...)` is not supported"),
+        ("r(x) :- e(x, itof(1)).", "itof", "the functor `itof(...)` is not supported"),
         ("r(x) :- e(x, @f(x)).", "@", "a user-defined functor (`@f(...)`) is not supported"),
-        ("r(x) :- e(x, 1.5).", "1.5", "a float constant is not supported"),
         ("r(x) :- e(x, $).", "$", "`$` (a counter or an ADT branch) is not supported"),
         (".limitsize e(n=3)", ".limitsize", "the directive `.limitsize` is not supported"),
         (
@@ -148,7 +147,6 @@ fn unsupported_constructs_are_named_at_their_span() {
             "the preprocessor directive `#include_next` is not supported",
         ),
         (".decl q(x:number) eqrel", "eqrel", "an equivalence relation (`eqrel`) is not supported"),
-        (".decl q(x:float)", "float", "the type `float` is not supported"),
         (".input e(IO=json)", "IO=json", "`IO=json` is not supported"),
         (".printsize e(IO=sqlite)", "IO=sqlite", "`IO=sqlite` is not supported"),
         ("r(x) <= r(x) :- e(x, _).", "<=", "a subsumptive clause (`<=`) is not supported"),
@@ -632,9 +630,9 @@ fn functors_start_comparisons_and_the_unsupported_ones_are_named_there() {
     for body in ["strlen(x) > 2", "!contains(y, x)", "cat(x, y) = y", "match(\"a.*\", x)", "!strlen(x) < 3"] {
         ok(&format!("{decls}n(x) :- a(x, y), {body}.\n"));
     }
-    let e = errors(&format!("{decls}n(x) :- a(x, y), to_float(x) > 2.\n"));
+    let e = errors(&format!("{decls}n(x) :- a(x, y), itof(x) > 2.\n"));
     assert_eq!(e.len(), 1, "{e:?}");
-    assert_eq!((e[0].1.as_str(), e[0].2.as_str()), ("to_float", "the functor `to_float(...)` is not supported"));
+    assert_eq!((e[0].1.as_str(), e[0].2.as_str()), ("itof", "the functor `itof(...)` is not supported"));
     let s = ok(".decl r(x:number)\nr(1.2.3.4).\nr(255.255.255.255).\n.output r\n");
     let facts = first_fields(&s);
     assert_eq!(facts, ["16909060", "-1"]);
@@ -643,7 +641,7 @@ fn functors_start_comparisons_and_the_unsupported_ones_are_named_there() {
 #[test]
 fn an_unsupported_construct_is_reported_once_with_its_uses() {
     let src = ".decl a(x:symbol)\n.decl r(x:symbol)\n\
-               r(x) :- a(x), to_float(x) > 1.\nr(x) :- a(x), to_float(x) < 9.\nr(x) :- a(x), to_float(x) = 3.\n\
+               r(x) :- a(x), itof(x) > 1.\nr(x) :- a(x), itof(x) < 9.\nr(x) :- a(x), itof(x) = 3.\n\
                r(x) :- a(x), arch.jump(x), a(x).\n\
                r(x) :- (a(x) ; a(x)), nope(x).\nr(x) :- nope(x).\n";
     let e = errors(src);
@@ -651,7 +649,7 @@ fn an_unsupported_construct_is_reported_once_with_its_uses() {
     assert_eq!(
         messages,
         [
-            "the functor `to_float(...)` is not supported (used 3 times)",
+            "the functor `itof(...)` is not supported (used 3 times)",
             "relation `arch.jump` is not declared",
             "relation `nope` is not declared (used 2 times)",
         ]
@@ -816,7 +814,7 @@ fn a_clause_with_two_heads_and_a_disjunction_is_one_tree_node() {
 fn an_unsupported_construct_is_one_node_with_its_span() {
     use tree::{Construct, Item, TypeDefinition};
     let src = ".limitsize e(n=5)\n.decl e(x:float)\n\
-               .type R = [a: number]\n.decl s(x:symbol)\ns(y) :- e(x), y = to_float(x).\n";
+               .type R = [a: number]\n.decl s(x:symbol)\ns(y) :- e(x), y = itof(x).\n";
     let (program, diagnostics) = tree_of(src);
     assert!(diagnostics.is_empty(), "{diagnostics:#?}");
     let text = |span: Span| &src[span.range()];
@@ -832,11 +830,10 @@ fn an_unsupported_construct_is_one_node_with_its_span() {
         unsupported,
         [
             (Construct::Directive(".limitsize".to_string()), ".limitsize"),
-            (Construct::FloatType, "float"),
-            (Construct::Other("the functor `to_float(...)`".to_string()), "to_float"),
+            (Construct::Other("the functor `itof(...)`".to_string()), "itof"),
         ]
     );
-    // The directive's line is skipped; the `float` relation is still declared; the clause
+    // The directive's line is skipped; the relations are declared; the clause
     // with the functor is dropped.
     let decls: Vec<&str> = program
         .items
@@ -863,7 +860,7 @@ fn an_unsupported_construct_is_one_node_with_its_span() {
         .filter(|d| d.code == Code::UNSUPPORTED_SOUFFLE)
         .map(|d| text(d.primary_span().expect("spanned")))
         .collect();
-    assert_eq!(unsupported, [".limitsize", "float", "[", "to_float"]);
+    assert_eq!(unsupported, [".limitsize", "[", "itof"]);
 }
 
 #[test]
@@ -1137,9 +1134,9 @@ fn instances_that_never_end_stop_at_soufflés_limit() {
 
 #[test]
 fn unsupported_constructs_of_a_component_are_reported_once_if_it_is_instantiated() {
-    let component = ".comp A { .decl r(x: number) .decl s(x: number) r(1). s(x) :- r(x), x = to_float(1). }\n";
+    let component = ".comp A { .decl r(x: number) .decl s(x: number) r(1). s(x) :- r(x), x = itof(1). }\n";
     let found = errors(&format!("{component}.init a = A\n.init b = A\n"));
-    assert_eq!(found.iter().map(|(c, t, _)| (*c, t.as_str())).collect::<Vec<_>>(), [("E0018", "to_float")]);
+    assert_eq!(found.iter().map(|(c, t, _)| (*c, t.as_str())).collect::<Vec<_>>(), [("E0018", "itof")]);
     // Soufflé checks nothing inside a component no instance makes.
     let (program, diagnostics) = parse_program(component, FILE, &mut NoIncludes);
     assert!(program.is_some() && diagnostics.is_empty(), "{diagnostics:#?}");
@@ -1190,4 +1187,26 @@ fn an_input_or_printsize_given_twice_in_one_instance_is_soufflés_error() {
     );
     // At the second `.printsize`, the outputs given twice being one file.
     assert_eq!(diagnostics[0].primary_span().expect("spanned").start as usize, src.rfind(".printsize r").unwrap() + 11);
+}
+
+#[test]
+fn floats_type_their_columns_and_refuse_integers_and_integer_operators() {
+    use ir::ValueType::{Float, Number};
+    let s = ok(".type T <: float\n.decl f(x:float, y:T, n:number)\n.decl r(x:float)\n\
+                f(1.5, -0.25, 2).\nr(x * 2 + 1.0) :- f(x, _, _), x < 4.0.\nr(to_float(n)) :- f(_, _, n).\n.output r\n");
+    let f = s.program.lookup_source("f").unwrap();
+    assert_eq!(s.program.pred(f).types, [Float, Float, Number]);
+    let decls = ".decl f(x:float)\n.decl n(x:number)\n.decl r(x:float)\n";
+    for (body, at) in [
+        ("r(x) :- f(x), n(y), x = y.", "x = y"),
+        ("r(x + y) :- f(x), n(y).", "+"),
+        ("r(x % 2.0) :- f(x).", "%"),
+        ("r(x band 1) :- f(x).", "band"),
+        ("r(lnot x) :- f(x).", "lnot"),
+        ("r(y) :- n(y).", "y"),
+        ("r(1) :- n(1.5).", "1.5"),
+    ] {
+        let e = errors(&format!("{decls}{body}\n"));
+        assert!(e.iter().any(|(code, text, _)| *code == "E0028" && text == at), "{body}: {e:?}");
+    }
 }

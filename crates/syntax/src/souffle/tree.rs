@@ -331,8 +331,6 @@ pub(super) enum Construct {
     FunctorDecl,
     /// Any other directive dlc does not read (`.limitsize`, `.lattice`, ...).
     Directive(String),
-    /// The attribute type `float`.
-    FloatType,
     /// The qualifier `eqrel`.
     Eqrel,
     /// `choice-domain`.
@@ -344,7 +342,7 @@ pub(super) enum Construct {
     /// `.type T = Branch {...}`.
     AdtType,
     /// Any other construct inside a clause or a directive, by its description (a functor,
-    /// a record, a float constant, an I/O parameter value, an expansion past a bound, ...).
+    /// a record, an I/O parameter value, an expansion past a bound, ...).
     Other(String),
 }
 
@@ -354,7 +352,6 @@ impl Construct {
         match self {
             Construct::FunctorDecl => "a user-defined functor (`.functor`)".to_string(),
             Construct::Directive(directive) => format!("the directive `{directive}`"),
-            Construct::FloatType => "the type `float`".to_string(),
             Construct::Eqrel => "an equivalence relation (`eqrel`)".to_string(),
             Construct::ChoiceDomain => "`choice-domain`".to_string(),
             Construct::Subsumption => "a subsumptive clause (`<=`)".to_string(),

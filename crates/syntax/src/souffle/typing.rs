@@ -1,9 +1,10 @@
 //! The typing of comparisons, on the expanded clauses after the declaration checks: each
 //! ordering comparison (`<`, `<=`, `>`, `>=`) of symbols is marked as one, since Soufflé
 //! orders symbols by their text, and each of `unsigned` values as one, since Soufflé
-//! orders those as unsigned integers. An operand is a symbol when it is a string or a
-//! variable in a column declared with a symbol type, a number or an unsigned when it is a
-//! variable of such a column (a number literal takes the other operand's kind). A
+//! orders those as unsigned integers, and each of floats as one. An operand is a symbol
+//! when it is a string or a variable in a column declared with a symbol type, a number, an
+//! unsigned or a float when it is a variable of such a column or (a float) a float
+//! literal (a number literal takes the other operand's kind). A
 //! comparison of a symbol with a number, or of a `number` with an `unsigned`, which
 //! Soufflé rejects as type errors, is E0018.
 
@@ -36,9 +37,9 @@ pub(super) fn comparisons(
     kept
 }
 
-/// The kind of `ty`: a number type when it is `number`, `unsigned`, or defined from number
-/// types only (unsigned if any of them is `unsigned`: Soufflé rejects a union of both),
-/// otherwise a symbol type. Definitions are followed with a worklist and a visited set, so
+/// The kind of `ty`: a number type when it is `number`, `unsigned`, `float`, or defined
+/// from number types only (unsigned or float if any of them is: Soufflé rejects a union
+/// of two), otherwise a symbol type. Definitions are followed with a worklist and a visited set, so
 /// a cycle ends.
 pub(super) fn column_kind(ty: &str, types: &HashMap<String, Vec<String>>) -> ValueType {
     let mut seen = HashSet::new();
@@ -48,6 +49,7 @@ pub(super) fn column_kind(ty: &str, types: &HashMap<String, Vec<String>>) -> Val
         match t {
             "number" => {}
             "unsigned" => kind = ValueType::Unsigned,
+            "float" => kind = ValueType::Float,
             _ => match types.get(t) {
                 Some(from) if seen.insert(t) => worklist.extend(from.iter().map(String::as_str)),
                 Some(_) => {}
@@ -88,6 +90,7 @@ fn order_symbols(
     // A number literal takes the kind of the other operand, as in Soufflé.
     let kind = |term: &ast::Term| match &term.kind {
         TermKind::Str(_) => Some(ValueType::Symbol),
+        TermKind::Float(_) => Some(ValueType::Float),
         TermKind::Var(name) => typed.get(name).copied(),
         TermKind::Call { functor, .. } => Some(functor.result()),
         _ => None,
@@ -99,10 +102,11 @@ fn order_symbols(
             continue;
         }
         let (left, right) = (kind(&c.left), kind(&c.right));
-        let number_literal = |term: &ast::Term| matches!(term.kind, TermKind::Int(_));
+        let number_literal = |term: &ast::Term| matches!(term.kind, TermKind::Int(_) | TermKind::Float(_));
         let symbol_with_number = |a: Option<ValueType>, b: Option<ValueType>, other: &ast::Term| {
             a == Some(ValueType::Symbol)
-                && (matches!(b, Some(ValueType::Number | ValueType::Unsigned)) || number_literal(other))
+                && (matches!(b, Some(ValueType::Number | ValueType::Unsigned | ValueType::Float))
+                    || number_literal(other))
         };
         let mismatch = if symbol_with_number(left, right, &c.right) || symbol_with_number(right, left, &c.left) {
             Some("a symbol with a number")
@@ -123,6 +127,9 @@ fn order_symbols(
             c.domain = ValueType::Symbol;
         } else if left == Some(ValueType::Unsigned) || right == Some(ValueType::Unsigned) {
             c.domain = ValueType::Unsigned;
+        } else if left == Some(ValueType::Float) || right == Some(ValueType::Float) {
+            // A float with an integer type is type inference's contradiction (E0028).
+            c.domain = ValueType::Float;
         }
     }
     ok
