@@ -31,9 +31,6 @@ pub enum Functor {
     ToString(ValueType),
 }
 
-/// The names of the functors, as both dialects write them.
-const NAMES: [&str; 8] = ["cat", "strlen", "substr", "ord", "to_number", "to_unsigned", "to_float", "to_string"];
-
 impl Functor {
     /// The functor a name calls with `arity` arguments (a conversion as from a symbol,
     /// until the front end knows its argument's type); none for another name. `itou`
@@ -56,7 +53,7 @@ impl Functor {
 
     /// Whether `name` is the name of a functor.
     pub fn is_name(name: &str) -> bool {
-        NAMES.contains(&name) || matches!(name, "itou" | "utoi")
+        Functor::from_name(name, 1).is_some()
     }
 
     /// The name both dialects write.

@@ -225,7 +225,9 @@ fn call<S: ExprSource>(
         if punct == Punct::Close {
             let span = name_span.to(end);
             let Some(functor) = ir::Functor::from_name(functor.name(), args.len())
-                .map(|f| f.with_argument(argument_type(functor)))
+                // The argument type the functor was named with (`itou` converts from a
+                // `number`), which the typing of its argument may still change.
+                .map(|f| f.with_argument(functor.argument(0)))
                 .filter(|f| f.takes(args.len()))
             else {
                 let message = format!("`{}(...)` takes {}", functor.name(), functor.arity_text());
@@ -236,15 +238,6 @@ fn call<S: ExprSource>(
             }
             return Ok((Term { kind: TermKind::Call { functor, name_span, args }, span }, height));
         }
-    }
-}
-
-/// The argument type a functor was named with (`itou` converts from a `number`), which
-/// the typing of its argument may still change.
-fn argument_type(functor: ir::Functor) -> ir::ValueType {
-    match functor {
-        ir::Functor::ToNumber(ty) | ir::Functor::ToUnsigned(ty) | ir::Functor::ToString(ty) => ty,
-        _ => ir::ValueType::Symbol,
     }
 }
 
