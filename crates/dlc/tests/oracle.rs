@@ -360,6 +360,11 @@ fn functor(f: ir::Functor, args: &[u32], values: &ir::ValueStore) -> Option<u32>
         ir::Functor::ToString(ir::ValueType::Number) => make((args[0] as i32).to_string()),
         ir::Functor::ToString(ir::ValueType::Unsigned) => make(args[0].to_string()),
         ir::Functor::ToString(ir::ValueType::Symbol) => args[0],
+        // A reinterpretation: the same bits, which as a symbol must name a text.
+        ir::Functor::Cast(from, ir::ValueType::Symbol) if from != ir::ValueType::Symbol => {
+            (u64::from(args[0]) < values.len() as u64).then_some(args[0])?
+        }
+        ir::Functor::Cast(..) => args[0],
     })
 }
 

@@ -184,8 +184,8 @@ pub enum TermKind {
 }
 
 /// An aggregate's reduction, as both dialects write it. Not [`ir::AggregateOp`], the
-/// reductions engines evaluate: the source may also write `mean`, which the checks
-/// report and lowering never sees.
+/// reductions engines evaluate: the source may also write `mean`, which `reductions.rs`
+/// computes as a `sum` divided by a `count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AggregateOp {
     Count,

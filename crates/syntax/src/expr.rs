@@ -224,6 +224,9 @@ fn call<S: ExprSource>(
         let (punct, end) = source.punct(true)?;
         if punct == Punct::Close {
             let span = name_span.to(end);
+            if let ir::Functor::Cast(..) = functor {
+                return cast(source, functor, name_span, span, args, height);
+            }
             let Some(functor) = ir::Functor::from_name(functor.name(), args.len())
                 // The argument type the functor was named with (`itou` converts from a
                 // `number`), which the typing of its argument may still change.
@@ -239,6 +242,39 @@ fn call<S: ExprSource>(
             return Ok((Term { kind: TermKind::Call { functor, name_span, args }, span }, height));
         }
     }
+}
+
+/// `as(x, T)` read as a call: its value, then the name of its target type. A target that
+/// is a base type (`number`, `unsigned`, `float`, `symbol`) is resolved here; another name
+/// stays the call's second argument, an identifier, for the Soufflé front end to resolve
+/// once it knows the program's types (`souffle::typing::casts`).
+fn cast<S: ExprSource>(
+    source: &mut S,
+    functor: ir::Functor,
+    name_span: Span,
+    span: Span,
+    mut args: Vec<Term>,
+    height: usize,
+) -> Result<(Term, usize), S::Error> {
+    let target = match args.as_slice() {
+        [_, Term { kind: TermKind::Var(name) | TermKind::Ident(name), .. }] => name.clone(),
+        _ => return Err(source.error(span, "`as(...)` takes a value and a type: `as(x, float)`".to_string())),
+    };
+    if height > MAX_DEPTH {
+        return Err(too_deep(source, span));
+    }
+    let functor = match ir::ValueType::from_name(&target) {
+        Some(ty) => {
+            args.pop();
+            functor.with_target(ty)
+        }
+        None => {
+            let type_span = args[1].span;
+            args[1] = Term { kind: TermKind::Ident(target), span: type_span };
+            functor
+        }
+    };
+    Ok((Term { kind: TermKind::Call { functor, name_span, args }, span }, height))
 }
 
 fn too_deep<S: ExprSource>(source: &mut S, span: Span) -> S::Error {

@@ -507,6 +507,50 @@ fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) 
                 ));
                 all
             }
+            AggregateOp::Mean => {
+                // The sum over the count, as Soufflé divides them (in floats): a second
+                // reduction counts the same rows, and the rule divides.
+                let counted = fresh_name(&format!("{base}_count"), names);
+                let mut count_read = key_terms();
+                count_read.extend(locals.iter().map(|_| anon()));
+                count_read.push(anon());
+                let count = Term {
+                    kind: TermKind::Aggregate {
+                        op: AggregateOp::Count,
+                        op_span: span,
+                        value: None,
+                        body: vec![Literal::Atom(atom(&rows, count_read, span))],
+                    },
+                    span,
+                };
+                let mut count_head = key_terms();
+                count_head.push(var(&n, span));
+                let counting = Literal::Compare(Comparison::new(var(&n, span), ir::CmpOp::Eq, count));
+                out.push(new_rule(atom(&counted, count_head, span), vec![counting], span));
+                let (sum, rows_count) = (fresh_var("Sum", &mut used), fresh_var("Count", &mut used));
+                let mut sum_args = key_terms();
+                sum_args.push(var(&sum, span));
+                let mut count_args = key_terms();
+                count_args.push(var(&rows_count, span));
+                rule.body.push(Literal::Atom(atom(&base, sum_args, span)));
+                rule.body.push(Literal::Atom(atom(&counted, count_args, span)));
+                let to_float = ir::Functor::ToFloat(ir::ValueType::Number);
+                let divisor = Term {
+                    kind: TermKind::Call { functor: to_float, name_span: span, args: vec![var(&rows_count, span)] },
+                    span,
+                };
+                let mean = Term {
+                    kind: TermKind::Binary {
+                        op: ir::BinOp::Div,
+                        op_span: span,
+                        left: Box::new(var(&sum, span)),
+                        right: Box::new(divisor),
+                    },
+                    span,
+                };
+                rule.body.push(Literal::Compare(Comparison::new(var(&result, span), ir::CmpOp::Eq, mean)));
+                continue;
+            }
             _ => base,
         };
         rule.body.push(Literal::Atom(atom(&read_pred, read_args, span)));

@@ -341,7 +341,7 @@ fn front_for_query(
     let components::Expanded { program, origins, unexpanded } = components::expand(program, &mut diagnostics);
     let check::Declarations { mut relations, ios, types, unions, queries } =
         check::declarations(&program, &mut diagnostics);
-    let clauses = lower::clauses(&program);
+    let clauses = typing::casts(lower::clauses(&program), &types, &mut diagnostics);
     if !diag::has_errors(&diagnostics) {
         let subtypes = check::Subtypes::new(&types, &unions);
         diagnostics.extend(check::subtype_mismatches(&clauses, &relations, &subtypes));

@@ -831,12 +831,7 @@ impl<'a> Parser<'a> {
         let next = self.peek_at(1);
         let kind = match tok.kind {
             Kind::Ident if next.is_some_and(|n| n.kind == Kind::LParen) => {
-                let construct = if text == "as" {
-                    "a type cast (`as(...)`)".to_string()
-                } else {
-                    format!("the functor `{text}(...)`")
-                };
-                return Err(self.unsupported(tok.span, construct));
+                return Err(self.unsupported(tok.span, format!("the functor `{text}(...)`")));
             }
             Kind::Ident if text == "range" && next.is_some_and(|n| !matches!(n.kind, Kind::Comma | Kind::RParen)) => {
                 return Err(self.unsupported(tok.span, "the aggregate `range`"));
