@@ -22,6 +22,8 @@ pub(crate) enum Prefix {
     /// `cat(`, `strlen(`, `to_string(`, ...: a functor's name and its parenthesis (both
     /// taken by one `bump`); the arity is the count of arguments that follow.
     Call(ir::Functor),
+    /// `range(`: the generator's name and its parenthesis (both taken by one `bump`).
+    Range,
     /// `(`.
     Open,
     /// `count`, `sum`, `min`, `max`, `mean` starting an aggregate (`count :`, `sum e :`).
@@ -176,6 +178,7 @@ fn operand<S: ExprSource>(source: &mut S, depth: usize) -> Result<(Term, usize),
             Ok((Term { kind: TermKind::Aggregate { op, op_span: span, value, body }, span: span.to(end) }, height + 1))
         }
         Prefix::Call(functor) => call(source, functor, span, depth),
+        Prefix::Range => range(source, span, depth),
         Prefix::Open => {
             let (inner, height) = binary(source, 0, depth + 1)?;
             source.punct(false)?;
@@ -275,6 +278,28 @@ fn cast<S: ExprSource>(
         }
     };
     Ok((Term { kind: TermKind::Call { functor, name_span, args }, span }, height))
+}
+
+/// `range(a, b)` or `range(a, b, step)` after its `(`, up to its `)`.
+fn range<S: ExprSource>(source: &mut S, name_span: Span, depth: usize) -> Result<(Term, usize), S::Error> {
+    let (mut args, mut height) = (Vec::new(), 0);
+    loop {
+        let (arg, arg_height) = binary(source, 0, depth + 1)?;
+        height = height.max(arg_height + 1);
+        args.push(arg);
+        let (punct, end) = source.punct(true)?;
+        if punct == Punct::Close {
+            let span = name_span.to(end);
+            if !(2..=3).contains(&args.len()) {
+                let message = "`range(...)` takes two or three arguments: `range(from, to)`, `range(from, to, step)`";
+                return Err(source.error(span, message.to_string()));
+            }
+            if height > MAX_DEPTH {
+                return Err(too_deep(source, span));
+            }
+            return Ok((Term { kind: TermKind::Range { name_span, args }, span }, height));
+        }
+    }
 }
 
 fn too_deep<S: ExprSource>(source: &mut S, span: Span) -> S::Error {

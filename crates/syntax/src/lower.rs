@@ -20,6 +20,11 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
     if !reports.is_empty() {
         return (None, reports);
     }
+    // And each `range` an atom of a generated relation.
+    let (desugared, reports) = crate::generators::desugar(&desugared);
+    if !reports.is_empty() {
+        return (None, reports);
+    }
     let file = &desugared;
     for statement in &file.statements {
         for atom in statement_atoms(statement) {
@@ -290,6 +295,7 @@ fn natural_type(term: &ast::Term, var_types: &HashMap<String, ValueType>) -> Val
             numeric => numeric,
         },
         TermKind::Call { functor, .. } => functor.result(),
+        TermKind::Range { args, .. } => args.first().map_or(ValueType::Number, |a| natural_type(a, var_types)),
         TermKind::Float(_) => ValueType::Float,
         TermKind::Int(_) | TermKind::Anon | TermKind::Aggregate { .. } => ValueType::Number,
     }

@@ -889,6 +889,7 @@ impl Renaming<'_> {
                 ast::TermKind::Unary { operand, .. } => terms.push(operand),
                 ast::TermKind::Binary { left, right, .. } => terms.extend([&mut **left, &mut **right]),
                 // The type a cast names, which the parser left as its second argument.
+                ast::TermKind::Range { args, .. } => terms.extend(args.iter_mut()),
                 ast::TermKind::Call { functor, args, .. } => {
                     for arg in args.iter_mut() {
                         match &mut arg.kind {

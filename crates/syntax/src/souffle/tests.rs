@@ -126,7 +126,6 @@ fn declared_but_unused_relations_exist() {
 fn unsupported_constructs_are_named_at_their_span() {
     let decls = ".decl e(x:number, y:number)\n.decl r(x:number)\n";
     let cases: &[(&str, &str, &str)] = &[
-        ("r(x) :- e(x, _), x = range(1, 5).", "range", "the functor `range(...)` is not supported"),
         (
             "r(c) :- c = count : { e(_, y), y = count : e(_, _) }.",
             ":",
@@ -1260,4 +1259,24 @@ fn mean_is_a_float_over_floats_computed_as_a_sum_over_a_count() {
     // Soufflé 2.5 types `mean`'s value as its result, a float.
     let found = errors(".decl n(x:number)\n.decl m(x:float)\nm(x) :- x = mean y : { n(y) }.\n");
     assert_eq!(found.iter().map(|(c, _, _)| *c).collect::<Vec<_>>(), ["E0028"]);
+}
+
+#[test]
+fn a_range_is_a_recursive_relation_its_rule_reads_and_is_misused_with_a_report() {
+    let s = ok(".decl e(a:number, b:number)\n.decl r(x:number)\ne(1, 5).\nr(x) :- e(a, b), x = range(a, b + 1, 2).\n.output r\n");
+    let rules = rules(&s.program);
+    assert!(rules.iter().any(|r| r == "r_range_keys(a,_0,2) <- e(a,b), _0 = b + 1"), "{rules:#?}");
+    assert!(rules.iter().any(|r| r == "r(x) <- e(a,b), r_range(a,_0,2,Range), x = Range, _0 = b + 1"), "{rules:#?}");
+    assert_eq!(rules.iter().filter(|r| r.starts_with("r_range(")).count(), 6, "{rules:#?}");
+    let decls = ".decl n(x:number)\n.decl r(x:number)\n";
+    for (body, code, at) in [
+        ("r(x) :- x = range(1).", "E0001", "range(1)"),
+        ("r(x) :- x = range(1, 2, 3, 4).", "E0001", "range(1, 2, 3, 4)"),
+        ("r(x) :- x = range(1, y).", "E0003", "range(1, y)"),
+        ("r(x) :- x = range(1, y), y = range(1, x).", "E0003", "range(1, y)"),
+        ("r(x) :- n(x), range(1, 2) = \"a\".", "E0030", "range(1, 2)"),
+    ] {
+        let found = errors(&format!("{decls}{body}\n"));
+        assert_eq!(found.iter().map(|(c, t, _)| (*c, t.as_str())).collect::<Vec<_>>(), [(code, at)], "{body}");
+    }
 }

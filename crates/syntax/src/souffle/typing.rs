@@ -70,6 +70,7 @@ pub(super) fn casts(
                     }
                     roots.extend(args.iter_mut());
                 }
+                TermKind::Range { args, .. } => roots.extend(args.iter_mut()),
                 TermKind::Unary { operand, .. } => roots.push(operand),
                 TermKind::Binary { left, right, .. } => roots.extend([&mut **left, &mut **right]),
                 TermKind::Aggregate { value, body, .. } => {
