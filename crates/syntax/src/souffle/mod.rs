@@ -16,7 +16,8 @@
 //!    the declarations, types, directives and clauses it holds, named `inst.r`.
 //! 4. `check::declarations`: each unsupported construct reported (E0018), `.type`
 //!    definitions checked; relations, I/O directives and types gathered.
-//! 5. `lower::clauses`: each clause's body expanded into disjunctive normal form.
+//! 5. `lower::clauses`: each clause's body expanded into disjunctive normal form; then
+//!    `typing::casts`: the type each `as(x, T)` names resolved (E0038 when undefined).
 //! 6. `check::subtype_mismatches`: the types of each rule's variables (only when nothing
 //!    failed before).
 //! 7. `inline`: `inline` relations unfolded into the clauses that use them.
