@@ -114,6 +114,8 @@ codes! {
         "an `inline` relation is unfolded into the rules that use it: it may not be recursive, read or written, aggregated over, or negated with variables of its own";
     INVALID_COMPONENT = "E0037", "invalid component",
         "`.init inst = Name<number>` instantiates a component defined where it is used, with one type argument per parameter; components may not inherit from themselves, and `.override r` names a relation a base declares `overridable`";
+    UNKNOWN_CAST_TYPE = "E0038", "cast to an unknown type",
+        "`as(x, T)` takes the value of `x` as one of type `T`, its bits unchanged: `T` is `number`, `unsigned`, `float`, `symbol` or a type the program defines with `.type`";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

@@ -424,7 +424,10 @@ impl<L> Expr<L> {
                 }
                 ExprNode::Call(functor) => {
                     let args = stack.split_off(stack.len().checked_sub(functor.arity()).ok_or(fmt::Error)?);
-                    let args: Vec<String> = args.into_iter().map(|(text, _)| text).collect();
+                    let mut args: Vec<String> = args.into_iter().map(|(text, _)| text).collect();
+                    if let Functor::Cast(_, to) = functor {
+                        args.push(to.name().to_string());
+                    }
                     stack.push((format!("{}({})", functor.name(), args.join(", ")), ATOM_PRECEDENCE + 1));
                 }
                 ExprNode::Binary(op, _) => {

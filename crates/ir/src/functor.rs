@@ -1,7 +1,7 @@
 //! The built-in functors: Soufflé 2.5's functions on strings (`cat`, `strlen`, `substr`,
 //! `ord`) and its conversions between types (`to_number`, `to_unsigned`, `to_float`,
-//! `to_string`),
-//! each with its signature and its semantics on values as tuples hold them.
+//! `to_string`) and its cast `as(x, T)`, each with its signature and its semantics on
+//! values as tuples hold them.
 
 use crate::float::{float_string, float_to_number, float_to_unsigned, leading_float};
 use crate::{Const, ValueStore, ValueType};
@@ -29,6 +29,12 @@ pub enum Functor {
     ToFloat(ValueType),
     /// `to_string(x)`: a number's decimal text.
     ToString(ValueType),
+    /// `as(x, T)`: the value of `x` (of the first type) taken as one of `T` (the
+    /// second), its 32 bits unchanged, as Soufflé 2.5 reinterprets them: `as(1, float)`
+    /// is the float whose bits are 1, `as(s, number)` a symbol's id. A number cast to a
+    /// symbol must be the id of a text the store holds (Soufflé stops with a
+    /// segmentation fault otherwise; here it has no value).
+    Cast(ValueType, ValueType),
 }
 
 impl Functor {
@@ -47,6 +53,9 @@ impl Functor {
             "to_string" => Functor::ToString(ValueType::Number),
             "itou" => Functor::ToUnsigned(ValueType::Number),
             "utoi" => Functor::ToNumber(ValueType::Unsigned),
+            // The front ends read the target type after the value (`as(x, float)`) and
+            // give it with `with_target`.
+            "as" => Functor::Cast(ValueType::Symbol, ValueType::Symbol),
             _ => return None,
         })
     }
@@ -67,6 +76,7 @@ impl Functor {
             Functor::ToUnsigned(_) => "to_unsigned",
             Functor::ToFloat(_) => "to_float",
             Functor::ToString(_) => "to_string",
+            Functor::Cast(..) => "as",
         }
     }
 
@@ -83,6 +93,7 @@ impl Functor {
         match self {
             Functor::Cat(_) => "at least one argument",
             Functor::Substr => "three arguments",
+            Functor::Cast(..) => "a value and a type",
             _ => "one argument",
         }
     }
@@ -102,14 +113,22 @@ impl Functor {
             Functor::Cat(_) | Functor::Strlen | Functor::Ord => Some(ValueType::Symbol),
             Functor::Substr if i == 0 => Some(ValueType::Symbol),
             Functor::Substr => Some(ValueType::Number),
-            Functor::ToNumber(_) | Functor::ToUnsigned(_) | Functor::ToFloat(_) | Functor::ToString(_) => None,
+            Functor::ToNumber(_)
+            | Functor::ToUnsigned(_)
+            | Functor::ToFloat(_)
+            | Functor::ToString(_)
+            | Functor::Cast(..) => None,
         }
     }
 
     /// The type of argument `i`, a conversion's as the front end resolved it.
     pub fn argument(self, i: usize) -> ValueType {
         match self {
-            Functor::ToNumber(ty) | Functor::ToUnsigned(ty) | Functor::ToFloat(ty) | Functor::ToString(ty) => ty,
+            Functor::ToNumber(ty)
+            | Functor::ToUnsigned(ty)
+            | Functor::ToFloat(ty)
+            | Functor::ToString(ty)
+            | Functor::Cast(ty, _) => ty,
             other => other.parameter(i).unwrap_or(ValueType::Symbol),
         }
     }
@@ -121,6 +140,7 @@ impl Functor {
             Functor::Strlen | Functor::Ord | Functor::ToNumber(_) => ValueType::Number,
             Functor::ToUnsigned(_) => ValueType::Unsigned,
             Functor::ToFloat(_) => ValueType::Float,
+            Functor::Cast(_, to) => to,
         }
     }
 
@@ -131,6 +151,15 @@ impl Functor {
             Functor::ToUnsigned(_) => Functor::ToUnsigned(ty),
             Functor::ToFloat(_) => Functor::ToFloat(ty),
             Functor::ToString(_) => Functor::ToString(ty),
+            Functor::Cast(_, to) => Functor::Cast(ty, to),
+            other => other,
+        }
+    }
+
+    /// A cast to `ty` (other functors are unchanged).
+    pub fn with_target(self, ty: ValueType) -> Functor {
+        match self {
+            Functor::Cast(from, _) => Functor::Cast(from, ty),
             other => other,
         }
     }
@@ -145,7 +174,7 @@ impl Functor {
         match self {
             Functor::Cat(_) | Functor::Strlen | Functor::Substr => true,
             Functor::ToNumber(ty) | Functor::ToUnsigned(ty) | Functor::ToFloat(ty) => ty == ValueType::Symbol,
-            Functor::Ord | Functor::ToString(_) => false,
+            Functor::Ord | Functor::ToString(_) | Functor::Cast(..) => false,
         }
     }
 
@@ -184,6 +213,10 @@ impl Functor {
             Functor::ToString(ValueType::Unsigned) => values.intern(&args[0].to_string()).0,
             Functor::ToString(ValueType::Number) => values.intern(&(args[0] as i32).to_string()).0,
             Functor::ToString(ValueType::Symbol) => args[0],
+            Functor::Cast(from, ValueType::Symbol) if from != ValueType::Symbol => {
+                (usize::try_from(args[0]).ok()? < values.len()).then_some(args[0])?
+            }
+            Functor::Cast(..) => args[0],
         })
     }
 }

@@ -72,6 +72,13 @@ impl ValueType {
         }
     }
 
+    /// The type a name writes: `symbol`, `number`, `unsigned` or `float`.
+    pub fn from_name(name: &str) -> Option<ValueType> {
+        [ValueType::Symbol, ValueType::Number, ValueType::Unsigned, ValueType::Float]
+            .into_iter()
+            .find(|ty| ty.name() == name)
+    }
+
     pub fn is_numeric(self) -> bool {
         self != ValueType::Symbol
     }

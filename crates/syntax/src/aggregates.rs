@@ -1,11 +1,11 @@
 //! The checks of aggregates (`n = count : { ... }`) both dialects share, made on the AST
 //! before lowering: each aggregate's group keys (its body's variables bound outside it,
 //! except those of its value, which are its own)
-//! and locals, a witness (a local variable used outside) and `mean` reported,
+//! and locals, a witness (a local variable used outside) reported,
 //! as is an aggregate whose body depends on its rule's head (E0033, naming the cycle, as
 //! Soufflé's "cyclic aggregation"). `reductions.rs` then rewrites those that pass.
 
-use crate::ast::{self, AggregateOp, Literal, Statement, Term, TermKind};
+use crate::ast::{self, Literal, Statement, Term, TermKind};
 use diag::{Code, Diagnostic};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
@@ -137,7 +137,6 @@ fn cycle_report(rules: &[&ast::Rule], rule: &ast::Rule, atom: &ast::Atom, path: 
 /// An aggregate of a rule and the variables it reads.
 struct Aggregate<'a> {
     term: &'a Term,
-    op: AggregateOp,
     /// Variables of its value and body, in order of first occurrence.
     vars: Vec<&'a str>,
 }
@@ -264,9 +263,8 @@ fn inner_terms(term: &Term) -> Vec<&Term> {
     inner
 }
 
-/// The aggregate's operator and the variables of its value and body.
+/// The aggregate and the variables of its value and body.
 fn describe(term: &Term) -> Aggregate<'_> {
-    let TermKind::Aggregate { op, .. } = &term.kind else { unreachable!("an aggregate term") };
     let mut vars: Vec<&str> = Vec::new();
     for t in inner_terms(term).into_iter().flat_map(Term::subterms) {
         if let TermKind::Var(v) = &t.kind {
@@ -275,20 +273,12 @@ fn describe(term: &Term) -> Aggregate<'_> {
             }
         }
     }
-    Aggregate { term, op: *op, vars }
+    Aggregate { term, vars }
 }
 
-/// The report of an aggregate that is `mean` or has a witness.
+/// The report of an aggregate that holds another or has a witness.
 fn fault(aggregate: &Aggregate<'_>, bound: &BTreeSet<&str>, used_outside: &BTreeSet<&str>) -> Option<Diagnostic> {
-    let TermKind::Aggregate { op_span, .. } = &aggregate.term.kind else { unreachable!("an aggregate term") };
     let span = aggregate.term.span;
-    if aggregate.op == AggregateOp::Mean {
-        return Some(
-            Diagnostic::error(Code::UNSUPPORTED_SOUFFLE, "the aggregate `mean` is not supported")
-                .with_primary(*op_span, "`mean` of floats is not computed")
-                .with_help("compute `sum` and `count` and divide them: `s / to_float(n)`"),
-        );
-    }
     // The value or (in the dlc dialect, whose grammar reads one level of nesting so that
     // it is reported here) the body may hold another aggregate.
     let nested = inner_terms(aggregate.term)

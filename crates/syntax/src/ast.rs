@@ -177,6 +177,10 @@ pub enum TermKind {
     /// `cat(a, b)`, `strlen(s)`, `to_string(n)`, ...: a functor applied to its
     /// arguments; `name_span` is its name's.
     Call { functor: ir::Functor, name_span: Span, args: Vec<Term> },
+    /// `range(a, b)`, `range(a, b, step)`: Soufflé's generator, a value for each step from
+    /// `a` towards `b`; `name_span` is its name's. `generators.rs` rewrites each into an
+    /// atom of a generated relation before typing, so lowering never sees one.
+    Range { name_span: Span, args: Vec<Term> },
     /// `count : { body }`, `sum e : { body }`, `min e : a(x, e)`, ...: the reduction of
     /// the rows of `body`; `op_span` is the operator's, `value` the aggregated expression
     /// (none for `count`). The one-atom form without braces is a body of one literal.
@@ -184,8 +188,8 @@ pub enum TermKind {
 }
 
 /// An aggregate's reduction, as both dialects write it. Not [`ir::AggregateOp`], the
-/// reductions engines evaluate: the source may also write `mean`, which the checks
-/// report and lowering never sees.
+/// reductions engines evaluate: the source may also write `mean`, which `reductions.rs`
+/// computes as a `sum` divided by a `count`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AggregateOp {
     Count,
@@ -254,7 +258,7 @@ impl Term {
                     stack.push(right);
                     stack.push(left);
                 }
-                TermKind::Call { args, .. } => stack.extend(args.iter_mut().rev()),
+                TermKind::Call { args, .. } | TermKind::Range { args, .. } => stack.extend(args.iter_mut().rev()),
                 _ => {}
             }
         }
@@ -287,6 +291,8 @@ impl Term {
                     stack.push(left);
                 }
                 TermKind::Call { args, .. } if into_calls => stack.extend(args.iter().rev()),
+                // A range's values have its bounds' type.
+                TermKind::Range { args, .. } => stack.extend(args.iter().rev()),
                 _ => {}
             }
         }
@@ -398,6 +404,11 @@ fn write_terms<'a>(f: &mut fmt::Formatter<'_>, indent: &str, terms: impl IntoIte
                 write_terms(f, &format!("{indent}  "), args)?;
                 continue;
             }
+            TermKind::Range { args, .. } => {
+                writeln!(f, "Range {}", span_text(term.span))?;
+                write_terms(f, &format!("{indent}  "), args)?;
+                continue;
+            }
             TermKind::Aggregate { op, value, body, .. } => {
                 writeln!(f, "Aggregate {} {}", op.text(), span_text(term.span))?;
                 let inner = format!("{indent}  ");
@@ -421,7 +432,11 @@ fn write_terms<'a>(f: &mut fmt::Formatter<'_>, indent: &str, terms: impl IntoIte
                 write!(f, "{s:?}")?;
             }
             TermKind::Reserved(s) => write!(f, "Reserved {s}")?,
-            TermKind::Unary { .. } | TermKind::Binary { .. } | TermKind::Call { .. } | TermKind::Aggregate { .. } => {}
+            TermKind::Unary { .. }
+            | TermKind::Binary { .. }
+            | TermKind::Call { .. }
+            | TermKind::Range { .. }
+            | TermKind::Aggregate { .. } => {}
         }
         writeln!(f, " {}", span_text(term.span))?;
     }

@@ -22,6 +22,8 @@ pub(crate) enum Prefix {
     /// `cat(`, `strlen(`, `to_string(`, ...: a functor's name and its parenthesis (both
     /// taken by one `bump`); the arity is the count of arguments that follow.
     Call(ir::Functor),
+    /// `range(`: the generator's name and its parenthesis (both taken by one `bump`).
+    Range,
     /// `(`.
     Open,
     /// `count`, `sum`, `min`, `max`, `mean` starting an aggregate (`count :`, `sum e :`).
@@ -176,6 +178,7 @@ fn operand<S: ExprSource>(source: &mut S, depth: usize) -> Result<(Term, usize),
             Ok((Term { kind: TermKind::Aggregate { op, op_span: span, value, body }, span: span.to(end) }, height + 1))
         }
         Prefix::Call(functor) => call(source, functor, span, depth),
+        Prefix::Range => range(source, span, depth),
         Prefix::Open => {
             let (inner, height) = binary(source, 0, depth + 1)?;
             source.punct(false)?;
@@ -224,6 +227,9 @@ fn call<S: ExprSource>(
         let (punct, end) = source.punct(true)?;
         if punct == Punct::Close {
             let span = name_span.to(end);
+            if let ir::Functor::Cast(..) = functor {
+                return cast(source, functor, name_span, span, args, height);
+            }
             let Some(functor) = ir::Functor::from_name(functor.name(), args.len())
                 // The argument type the functor was named with (`itou` converts from a
                 // `number`), which the typing of its argument may still change.
@@ -237,6 +243,61 @@ fn call<S: ExprSource>(
                 return Err(too_deep(source, span));
             }
             return Ok((Term { kind: TermKind::Call { functor, name_span, args }, span }, height));
+        }
+    }
+}
+
+/// `as(x, T)` read as a call: its value, then the name of its target type. A target that
+/// is a base type (`number`, `unsigned`, `float`, `symbol`) is resolved here; another name
+/// stays the call's second argument, an identifier, for the Soufflé front end to resolve
+/// once it knows the program's types (`souffle::typing::casts`).
+fn cast<S: ExprSource>(
+    source: &mut S,
+    functor: ir::Functor,
+    name_span: Span,
+    span: Span,
+    mut args: Vec<Term>,
+    height: usize,
+) -> Result<(Term, usize), S::Error> {
+    let target = match args.as_slice() {
+        [_, Term { kind: TermKind::Var(name) | TermKind::Ident(name), .. }] => name.clone(),
+        _ => return Err(source.error(span, "`as(...)` takes a value and a type: `as(x, float)`".to_string())),
+    };
+    if height > MAX_DEPTH {
+        return Err(too_deep(source, span));
+    }
+    let functor = match ir::ValueType::from_name(&target) {
+        Some(ty) => {
+            args.pop();
+            functor.with_target(ty)
+        }
+        None => {
+            let type_span = args[1].span;
+            args[1] = Term { kind: TermKind::Ident(target), span: type_span };
+            functor
+        }
+    };
+    Ok((Term { kind: TermKind::Call { functor, name_span, args }, span }, height))
+}
+
+/// `range(a, b)` or `range(a, b, step)` after its `(`, up to its `)`.
+fn range<S: ExprSource>(source: &mut S, name_span: Span, depth: usize) -> Result<(Term, usize), S::Error> {
+    let (mut args, mut height) = (Vec::new(), 0);
+    loop {
+        let (arg, arg_height) = binary(source, 0, depth + 1)?;
+        height = height.max(arg_height + 1);
+        args.push(arg);
+        let (punct, end) = source.punct(true)?;
+        if punct == Punct::Close {
+            let span = name_span.to(end);
+            if !(2..=3).contains(&args.len()) {
+                let message = "`range(...)` takes two or three arguments: `range(from, to)`, `range(from, to, step)`";
+                return Err(source.error(span, message.to_string()));
+            }
+            if height > MAX_DEPTH {
+                return Err(too_deep(source, span));
+            }
+            return Ok((Term { kind: TermKind::Range { name_span, args }, span }, height));
         }
     }
 }

@@ -15,6 +15,7 @@ mod aggregates;
 pub mod ast;
 pub mod expr;
 mod facts;
+mod generators;
 mod lexer;
 mod lower;
 mod parser;

@@ -20,6 +20,11 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
     if !reports.is_empty() {
         return (None, reports);
     }
+    // And each `range` an atom of a generated relation.
+    let (desugared, reports) = crate::generators::desugar(&desugared);
+    if !reports.is_empty() {
+        return (None, reports);
+    }
     let file = &desugared;
     for statement in &file.statements {
         for atom in statement_atoms(statement) {
@@ -248,8 +253,7 @@ fn lower_expr(
             (TermKind::Call { functor, args, .. }, false) => {
                 stack.push((term, ty, true));
                 for (i, arg) in args.iter().enumerate().rev() {
-                    let param = functor.parameter(i).unwrap_or_else(|| natural_type(arg, var_types));
-                    stack.push((arg, param, false));
+                    stack.push((arg, argument_type(*functor, i, arg, var_types), false));
                 }
             }
             _ => nodes.push(ir::ExprNode::Leaf(leaf(term, ty))),
@@ -261,8 +265,19 @@ fn lower_expr(
 /// A call's functor with its conversion resolved to its argument's type.
 fn resolved(functor: ir::Functor, args: &[ast::Term], var_types: &HashMap<String, ValueType>) -> ir::Functor {
     match (functor.parameter(0), args.first()) {
-        (None, Some(arg)) => functor.with_argument(natural_type(arg, var_types)),
+        (None, Some(arg)) => functor.with_argument(argument_type(functor, 0, arg, var_types)),
         _ => functor,
+    }
+}
+
+/// The type of a call's argument `i`: its parameter's, or a conversion's own
+/// ([`natural_type`]). A number literal cast by `as` is a constant of the target type, as
+/// Soufflé 2.5 types it: `as(1, float)` is 1.0, and `as(-1, unsigned)` and `as(2.5,
+/// number)` are errors, where `as(1 + 2, float)` takes the bits of the number 3.
+fn argument_type(functor: ir::Functor, i: usize, arg: &ast::Term, var_types: &HashMap<String, ValueType>) -> ValueType {
+    match (functor, &arg.kind) {
+        (ir::Functor::Cast(_, to), TermKind::Int(_) | TermKind::Float(_)) if to.is_numeric() => to,
+        _ => functor.parameter(i).unwrap_or_else(|| natural_type(arg, var_types)),
     }
 }
 
@@ -280,6 +295,7 @@ fn natural_type(term: &ast::Term, var_types: &HashMap<String, ValueType>) -> Val
             numeric => numeric,
         },
         TermKind::Call { functor, .. } => functor.result(),
+        TermKind::Range { args, .. } => args.first().map_or(ValueType::Number, |a| natural_type(a, var_types)),
         TermKind::Float(_) => ValueType::Float,
         TermKind::Int(_) | TermKind::Anon | TermKind::Aggregate { .. } => ValueType::Number,
     }
@@ -301,7 +317,7 @@ fn constant_without_value(program: &mut Program, ty: ValueType, term: &ast::Term
             TermKind::Call { functor, args, .. } => {
                 let no_vars = HashMap::new();
                 for (i, arg) in args.iter().enumerate().rev() {
-                    stack.push((arg, functor.parameter(i).unwrap_or_else(|| natural_type(arg, &no_vars))));
+                    stack.push((arg, argument_type(*functor, i, arg, &no_vars)));
                 }
             }
             _ => {}
@@ -313,6 +329,23 @@ fn constant_without_value(program: &mut Program, ty: ValueType, term: &ast::Term
             continue;
         }
         let report = match &sub.kind {
+            // A cast between numbers always has a value, unless it is of a literal that is
+            // no constant of the target type (`as(2.5, number)`, `as(-1, unsigned)`),
+            // which lowering reports as it lowers an expression with variables.
+            TermKind::Call { functor: ir::Functor::Cast(_, to), args, .. } if to.is_numeric() => match args.first() {
+                Some(arg @ ast::Term { kind: TermKind::Int(_) | TermKind::Float(_), .. }) if ground(term) => {
+                    match constant_value(program, *to, arg) {
+                        Err(report) => report,
+                        Ok(_) => continue,
+                    }
+                }
+                _ => continue,
+            },
+            TermKind::Call { functor: ir::Functor::Cast(..), .. } => Diagnostic::error(
+                Code::DIVISION_BY_ZERO,
+                "this expression has no value: `as(..., symbol)` of a number that is no symbol's id",
+            )
+            .with_primary(sub.span, "no symbol here"),
             TermKind::Call { functor, .. } => Diagnostic::error(
                 Code::DIVISION_BY_ZERO,
                 format!("this expression has no value: `{}` of a text that writes no integer", functor.name()),
@@ -598,11 +631,11 @@ fn lower_reduction(lowering: &mut Lowering<'_>, rule: &ast::Rule) -> Option<ir::
     let [ast::Literal::Atom(rows)] = body.as_slice() else { return None };
     let op = match op {
         ast::AggregateOp::Count => ir::AggregateOp::Count,
-        ast::AggregateOp::Sum => ir::AggregateOp::Sum,
+        // `mean`'s reduction is the sum of its floats, which the rule reading it divides
+        // by a count of the same rows (`reductions.rs`).
+        ast::AggregateOp::Sum | ast::AggregateOp::Mean => ir::AggregateOp::Sum,
         ast::AggregateOp::Min => ir::AggregateOp::Min,
         ast::AggregateOp::Max => ir::AggregateOp::Max,
-        // Reported before lowering.
-        ast::AggregateOp::Mean => return None,
     };
     let mut fresh = FreshVars::new(rule.head.args.iter().chain(&rows.args));
     let mut computed = Vec::new();

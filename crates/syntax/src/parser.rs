@@ -282,6 +282,7 @@ where
             Token::LParen => Prefix::Open,
             Token::Name(name) if self.function_call(first, second) => Prefix::Function(ir::BinOp::function(name)?),
             Token::Name(name) if Self::functor_call(first, second) => Prefix::Call(ir::Functor::from_name(name, 1)?),
+            Token::Name("range") if second == Some(Token::LParen) => Prefix::Range,
             // `count :`; `sum X :` (`min(a, b)` is the function, `E(min, x)` a symbol); a
             // value may start with `(` or `-` when a `:` follows (`max (X + 1) :`).
             Token::Name(word) if crate::ast::AggregateOp::from_text(word).is_some() => {
@@ -306,7 +307,8 @@ where
 
     fn bump(&mut self, prefix: bool) {
         let (first, second, _) = self.look();
-        let function = prefix && (self.function_call(first, second) || Self::functor_call(first, second));
+        let range = matches!(first, Some(Token::Name("range"))) && second == Some(Token::LParen);
+        let function = prefix && (self.function_call(first, second) || Self::functor_call(first, second) || range);
         self.inp.next();
         if function {
             self.inp.next();

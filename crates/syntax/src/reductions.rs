@@ -130,6 +130,31 @@ fn recursive_rules(file: &ast::File) -> HashSet<usize> {
 /// reports of aggregates it cannot rewrite (group keys bound only by aggregates that wait
 /// for each other).
 pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Sentinel>, Vec<Diagnostic>) {
+    let mut names = predicate_names(file);
+    let mut out = ast::File { statements: Vec::new(), span: file.span, declared: file.declared.clone() };
+    let mut diagnostics = Vec::new();
+    let mut sentinels = Vec::new();
+    let recursive = recursive_rules(file);
+    for (k, statement) in file.statements.iter().enumerate() {
+        match statement {
+            Statement::Rule(rule) if rule.terms().into_iter().flat_map(Term::subterms).any(is_aggregate) => {
+                let mut rewrite = Rewrite {
+                    names: &mut names,
+                    out: &mut out.statements,
+                    sentinels: &mut sentinels,
+                    diagnostics: &mut diagnostics,
+                };
+                rewrite_rule(rule, recursive.contains(&k), &mut rewrite);
+            }
+            other => out.statements.push(other.clone()),
+        }
+    }
+    (out, sentinels, diagnostics)
+}
+
+/// Every predicate name the file uses or declares (aggregates' bodies included): what a
+/// generated name must differ from.
+pub(crate) fn predicate_names(file: &ast::File) -> HashSet<String> {
     let mut names: HashSet<String> = HashSet::new();
     for statement in &file.statements {
         let atoms: Vec<&Atom> = match statement {
@@ -150,25 +175,7 @@ pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Sentinel>, Vec<Diagno
         names.extend(atoms.into_iter().map(|a| a.pred.text.clone()));
     }
     names.extend(file.declared.iter().map(|(name, _, _)| name.clone()));
-    let mut out = ast::File { statements: Vec::new(), span: file.span, declared: file.declared.clone() };
-    let mut diagnostics = Vec::new();
-    let mut sentinels = Vec::new();
-    let recursive = recursive_rules(file);
-    for (k, statement) in file.statements.iter().enumerate() {
-        match statement {
-            Statement::Rule(rule) if rule.terms().into_iter().flat_map(Term::subterms).any(is_aggregate) => {
-                let mut rewrite = Rewrite {
-                    names: &mut names,
-                    out: &mut out.statements,
-                    sentinels: &mut sentinels,
-                    diagnostics: &mut diagnostics,
-                };
-                rewrite_rule(rule, recursive.contains(&k), &mut rewrite);
-            }
-            other => out.statements.push(other.clone()),
-        }
-    }
-    (out, sentinels, diagnostics)
+    names
 }
 
 /// What [`rewrite_rule`] adds to.
@@ -195,7 +202,7 @@ fn is_aggregate(term: &Term) -> bool {
 }
 
 /// The variables of terms, in order of first occurrence, aggregates not entered.
-fn term_vars<'a>(terms: impl IntoIterator<Item = &'a Term>, out: &mut Vec<String>) {
+pub(crate) fn term_vars<'a>(terms: impl IntoIterator<Item = &'a Term>, out: &mut Vec<String>) {
     for term in terms.into_iter().flat_map(Term::subterms) {
         if let TermKind::Var(v) = &term.kind {
             if !out.contains(v) {
@@ -207,7 +214,7 @@ fn term_vars<'a>(terms: impl IntoIterator<Item = &'a Term>, out: &mut Vec<String
 
 /// A name of the form `base` (or `base2`, `base3`, ...) that no predicate has yet; it is
 /// then taken.
-fn fresh_name(base: &str, names: &mut HashSet<String>) -> String {
+pub(crate) fn fresh_name(base: &str, names: &mut HashSet<String>) -> String {
     let name = (1..)
         .map(|k| if k == 1 { base.to_string() } else { format!("{base}_{k}") })
         .find(|n| !names.contains(n))
@@ -217,7 +224,7 @@ fn fresh_name(base: &str, names: &mut HashSet<String>) -> String {
 }
 
 /// A variable name of the form `base`, `base1`, ... not in `used`; it is then used.
-fn fresh_var(base: &str, used: &mut BTreeSet<String>) -> String {
+pub(crate) fn fresh_var(base: &str, used: &mut BTreeSet<String>) -> String {
     let name = (0..)
         .map(|k| if k == 0 { base.to_string() } else { format!("{base}{k}") })
         .find(|n| !used.contains(n))
@@ -226,15 +233,15 @@ fn fresh_var(base: &str, used: &mut BTreeSet<String>) -> String {
     name
 }
 
-fn var(name: &str, span: Span) -> Term {
+pub(crate) fn var(name: &str, span: Span) -> Term {
     Term { kind: TermKind::Var(name.to_string()), span }
 }
 
-fn atom(pred: &str, args: Vec<Term>, span: Span) -> Atom {
+pub(crate) fn atom(pred: &str, args: Vec<Term>, span: Span) -> Atom {
     Atom { pred: Name { text: pred.to_string(), span }, args, span }
 }
 
-fn new_rule(head: Atom, body: Vec<Literal>, span: Span) -> Statement {
+pub(crate) fn new_rule(head: Atom, body: Vec<Literal>, span: Span) -> Statement {
     Statement::Rule(ast::Rule { head, body, span })
 }
 
@@ -256,7 +263,7 @@ fn take_aggregates(rule: &mut ast::Rule, used: &mut BTreeSet<String>) -> Vec<(Te
 /// atoms, then those of `X = e` assignments whose `e` is bound, until none is added;
 /// with the literals (without aggregates) that use bound variables only, which
 /// restrict the groups of a `count` or `sum` to those the rule can reach.
-fn outer_bound(rule: &ast::Rule) -> (BTreeSet<String>, Vec<Literal>) {
+pub(crate) fn outer_bound(rule: &ast::Rule) -> (BTreeSet<String>, Vec<Literal>) {
     let mut bound = BTreeSet::new();
     let plain = |literal: &&Literal| !literal.terms().into_iter().flat_map(Term::subterms).any(is_aggregate);
     for literal in rule.body.iter().filter(plain) {
@@ -506,6 +513,50 @@ fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) 
                     span,
                 ));
                 all
+            }
+            AggregateOp::Mean => {
+                // The sum over the count, as Soufflé divides them (in floats): a second
+                // reduction counts the same rows, and the rule divides.
+                let counted = fresh_name(&format!("{base}_count"), names);
+                let mut count_read = key_terms();
+                count_read.extend(locals.iter().map(|_| anon()));
+                count_read.push(anon());
+                let count = Term {
+                    kind: TermKind::Aggregate {
+                        op: AggregateOp::Count,
+                        op_span: span,
+                        value: None,
+                        body: vec![Literal::Atom(atom(&rows, count_read, span))],
+                    },
+                    span,
+                };
+                let mut count_head = key_terms();
+                count_head.push(var(&n, span));
+                let counting = Literal::Compare(Comparison::new(var(&n, span), ir::CmpOp::Eq, count));
+                out.push(new_rule(atom(&counted, count_head, span), vec![counting], span));
+                let (sum, rows_count) = (fresh_var("Sum", &mut used), fresh_var("Count", &mut used));
+                let mut sum_args = key_terms();
+                sum_args.push(var(&sum, span));
+                let mut count_args = key_terms();
+                count_args.push(var(&rows_count, span));
+                rule.body.push(Literal::Atom(atom(&base, sum_args, span)));
+                rule.body.push(Literal::Atom(atom(&counted, count_args, span)));
+                let to_float = ir::Functor::ToFloat(ir::ValueType::Number);
+                let divisor = Term {
+                    kind: TermKind::Call { functor: to_float, name_span: span, args: vec![var(&rows_count, span)] },
+                    span,
+                };
+                let mean = Term {
+                    kind: TermKind::Binary {
+                        op: ir::BinOp::Div,
+                        op_span: span,
+                        left: Box::new(var(&sum, span)),
+                        right: Box::new(divisor),
+                    },
+                    span,
+                };
+                rule.body.push(Literal::Compare(Comparison::new(var(&result, span), ir::CmpOp::Eq, mean)));
+                continue;
             }
             _ => base,
         };

@@ -365,6 +365,13 @@ impl Scope<'_> {
                 self.solver.evidence(node, Kind::Exact(ValueType::Number), *op_span);
                 Some(node)
             }
+            // `mean` is of floats, and a float (Soufflé 2.5 types its value as the
+            // aggregate's, a float: `mean` of numbers is a type error there too).
+            TermKind::Aggregate { op: ast::AggregateOp::Mean, value: Some(value), op_span, .. } => {
+                let node = self.term(value).unwrap_or_else(|| self.solver.node());
+                self.solver.evidence(node, Kind::Exact(ValueType::Float), *op_span);
+                Some(node)
+            }
             TermKind::Aggregate { value: Some(value), op_span, .. } => {
                 let node = self.term(value).unwrap_or_else(|| self.solver.node());
                 self.solver.evidence(node, Kind::Numeric, *op_span);
@@ -414,6 +421,16 @@ impl Scope<'_> {
         let TermKind::Call { functor, name_span, args } = &term.kind else { unreachable!("only calls") };
         let node = self.solver.node();
         self.solver.evidence(node, Kind::Exact(functor.result()), *name_span);
+        // A cast whose type is no base type still names it (the Soufflé front end resolves
+        // the types a program defines before this).
+        if let (ir::Functor::Cast(..), [_, target]) = (functor, args.as_slice()) {
+            let name = target.constant_text().unwrap_or_default();
+            self.solver.diagnostics.push(
+                Diagnostic::error(Code::UNKNOWN_CAST_TYPE, format!("`as(...)` casts to `{name}`, which is no type"))
+                    .with_primary(target.span, "not `number`, `unsigned`, `float` or `symbol`"),
+            );
+            return node;
+        }
         for (i, arg) in args.iter().enumerate() {
             let arg_node = self.term(arg).unwrap_or_else(|| {
                 let node = self.solver.node();

@@ -860,8 +860,8 @@ impl Renaming<'_> {
         }
     }
 
-    /// Renames the relation of every atom of the clause: heads, body atoms (in groups and
-    /// negations too) and the atoms of aggregates' bodies.
+    /// Renames the relation of every atom of the clause (heads, body atoms, in groups and
+    /// negations too, and the atoms of aggregates' bodies) and the type of every cast.
     fn clause(&self, clause: &mut tree::Clause) {
         let mut terms: Vec<&mut ast::Term> = Vec::new();
         for head in &mut clause.heads {
@@ -888,6 +888,20 @@ impl Renaming<'_> {
             match &mut term.kind {
                 ast::TermKind::Unary { operand, .. } => terms.push(operand),
                 ast::TermKind::Binary { left, right, .. } => terms.extend([&mut **left, &mut **right]),
+                // The type a cast names, which the parser left as its second argument.
+                ast::TermKind::Range { args, .. } => terms.extend(args.iter_mut()),
+                ast::TermKind::Call { functor, args, .. } => {
+                    for arg in args.iter_mut() {
+                        match &mut arg.kind {
+                            ast::TermKind::Ident(ty) if matches!(functor, ir::Functor::Cast(..)) => {
+                                if let Some(new) = self.types.get(ty.as_str()) {
+                                    *ty = new.clone();
+                                }
+                            }
+                            _ => terms.push(arg),
+                        }
+                    }
+                }
                 ast::TermKind::Aggregate { value, body, .. } => {
                     terms.extend(value.as_deref_mut());
                     for literal in body {

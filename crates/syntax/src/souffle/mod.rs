@@ -16,7 +16,8 @@
 //!    the declarations, types, directives and clauses it holds, named `inst.r`.
 //! 4. `check::declarations`: each unsupported construct reported (E0018), `.type`
 //!    definitions checked; relations, I/O directives and types gathered.
-//! 5. `lower::clauses`: each clause's body expanded into disjunctive normal form.
+//! 5. `lower::clauses`: each clause's body expanded into disjunctive normal form; then
+//!    `typing::casts`: the type each `as(x, T)` names resolved (E0038 when undefined).
 //! 6. `check::subtype_mismatches`: the types of each rule's variables (only when nothing
 //!    failed before).
 //! 7. `inline`: `inline` relations unfolded into the clauses that use them.
@@ -341,7 +342,7 @@ fn front_for_query(
     let components::Expanded { program, origins, unexpanded } = components::expand(program, &mut diagnostics);
     let check::Declarations { mut relations, ios, types, unions, queries } =
         check::declarations(&program, &mut diagnostics);
-    let clauses = lower::clauses(&program);
+    let clauses = typing::casts(lower::clauses(&program), &types, &mut diagnostics);
     if !diag::has_errors(&diagnostics) {
         let subtypes = check::Subtypes::new(&types, &unions);
         diagnostics.extend(check::subtype_mismatches(&clauses, &relations, &subtypes));

@@ -742,8 +742,9 @@ impl<'a> Parser<'a> {
                 if let Some(op) = ir::CmpOp::from_call(name) {
                     return Ok((Literal::Compare(self.call_constraint(op)?), vec![vec![()]]));
                 }
-                // `strlen(s) > 2`: Soufflé's functors start a comparison, not an atom.
-                if ir::Functor::is_name(name) {
+                // `strlen(s) > 2`: Soufflé's functors (and `range`) start a comparison, not an
+                // atom.
+                if ir::Functor::is_name(name) || name == "range" {
                     return match self.comparison()? {
                         Some(comparison) => Ok((Literal::Compare(comparison), vec![vec![()]])),
                         None => Err(self.expected("a comparison after the functor's value")),
@@ -831,12 +832,7 @@ impl<'a> Parser<'a> {
         let next = self.peek_at(1);
         let kind = match tok.kind {
             Kind::Ident if next.is_some_and(|n| n.kind == Kind::LParen) => {
-                let construct = if text == "as" {
-                    "a type cast (`as(...)`)".to_string()
-                } else {
-                    format!("the functor `{text}(...)`")
-                };
-                return Err(self.unsupported(tok.span, construct));
+                return Err(self.unsupported(tok.span, format!("the functor `{text}(...)`")));
             }
             Kind::Ident if text == "range" && next.is_some_and(|n| !matches!(n.kind, Kind::Comma | Kind::RParen)) => {
                 return Err(self.unsupported(tok.span, "the aggregate `range`"));
@@ -1060,6 +1056,7 @@ impl crate::expr::ExprSource for Parser<'_> {
             Kind::LParen => Prefix::Open,
             Kind::Ident if self.function_call() => Prefix::Function(ir::BinOp::function(text)?),
             Kind::Ident if self.functor_call() => Prefix::Call(ir::Functor::from_name(text, 1)?),
+            Kind::Ident if text == "range" && next == Some(Kind::LParen) => Prefix::Range,
             Kind::Ident if matches!(text, "bnot" | "lnot") => Prefix::Unary(ir::UnOp::from_text(text)?),
             // `count :`; `sum e :` (`min(a, b)` is the function, `f(min, x)` a variable).
             Kind::Ident => {
@@ -1081,7 +1078,9 @@ impl crate::expr::ExprSource for Parser<'_> {
     }
 
     fn bump(&mut self, prefix: bool) {
-        let function = prefix && (self.function_call() || self.functor_call());
+        let range = self.peek().is_some_and(|t| t.kind == Kind::Ident && self.text(t) == "range")
+            && self.peek_at(1).is_some_and(|t| t.kind == Kind::LParen);
+        let function = prefix && (self.function_call() || self.functor_call() || range);
         Parser::bump(self);
         if function {
             Parser::bump(self);

@@ -126,7 +126,6 @@ fn declared_but_unused_relations_exist() {
 fn unsupported_constructs_are_named_at_their_span() {
     let decls = ".decl e(x:number, y:number)\n.decl r(x:number)\n";
     let cases: &[(&str, &str, &str)] = &[
-        ("r(c) :- c = mean y : { e(_, y) }.", "mean", "the aggregate `mean` is not supported"),
         (
             "r(c) :- c = count : { e(_, y), y = count : e(_, _) }.",
             ":",
@@ -1208,5 +1207,76 @@ fn floats_type_their_columns_and_refuse_integers_and_integer_operators() {
     ] {
         let e = errors(&format!("{decls}{body}\n"));
         assert!(e.iter().any(|(code, text, _)| *code == "E0028" && text == at), "{body}: {e:?}");
+    }
+}
+
+#[test]
+fn a_cast_takes_its_value_as_its_types_and_names_a_type_the_program_has() {
+    use ir::Functor::Cast;
+    use ir::ValueType::{Float, Number, Symbol, Unsigned};
+    let s = ok(".type T <: number\n.type U <: T\n.decl n(x:number)\n.decl r(x:float, u:unsigned, t:U, s:symbol)\n\
+                n(1).\nr(as(x, float), as(x, unsigned), as(x, U), as(as(x, float), symbol)) :- n(x).\n.output r\n");
+    let r = s.program.lookup_source("r").unwrap();
+    assert_eq!(s.program.pred(r).types, [Float, Unsigned, Number, Symbol]);
+    let casts: Vec<ir::Functor> = s.program.rules[0]
+        .comparisons
+        .iter()
+        .flat_map(|c| c.right.nodes.iter().chain(&c.left.nodes))
+        .filter_map(|n| match n {
+            ir::ExprNode::Call(f) => Some(*f),
+            _ => None,
+        })
+        .collect();
+    let expected =
+        [Cast(Number, Float), Cast(Number, Unsigned), Cast(Number, Number), Cast(Number, Float), Cast(Float, Symbol)];
+    assert!(expected.iter().all(|c| casts.contains(c)), "{casts:?}");
+    // A type of a component's own, renamed with its instance.
+    ok(".comp C { .type T <: float\n.decl r(x:T)\n.decl n(x:number)\nn(1).\nr(as(x, T)) :- n(x). }\n.init c = C\n");
+    let decls = ".decl n(x:number)\n.decl r(x:float)\n";
+    let found = errors(&format!("{decls}r(as(x, flaot)) :- n(x).\n"));
+    assert_eq!(found.iter().map(|(c, t, _)| (*c, t.as_str())).collect::<Vec<_>>(), [("E0038", "flaot")]);
+    for wrong in ["r(as(x)) :- n(x).", "r(as(x, float, 1)) :- n(x).", "r(as(x, 1)) :- n(x)."] {
+        let found = errors(&format!("{decls}{wrong}\n"));
+        assert_eq!(found[0].0, "E0001", "{wrong}: {found:?}");
+        assert_eq!(found[0].2, "`as(...)` takes a value and a type: `as(x, float)`", "{wrong}");
+    }
+    // A cast's value is no float until it is cast.
+    let found = errors(&format!("{decls}r(as(x, number)) :- n(x).\n"));
+    assert_eq!(found[0].0, "E0028", "{found:?}");
+}
+
+#[test]
+fn mean_is_a_float_over_floats_computed_as_a_sum_over_a_count() {
+    let s = ok(".decl f(g:symbol, x:float)\n.decl m(g:symbol, x:float)\nf(\"a\", 1.5).\n\
+                m(g, x) :- f(g, _), x = mean y : { f(g, y) }.\n.output m\n");
+    let rules = rules(&s.program);
+    assert!(rules.iter().any(|r| r.starts_with("m_agg(g,N) <- N = sum")), "{rules:#?}");
+    assert!(rules.iter().any(|r| r.starts_with("m_agg_count(g,N) <- N = count")), "{rules:#?}");
+    assert!(
+        rules.iter().any(|r| r.contains("m_agg(g,Sum), m_agg_count(g,Count)") && r.contains("Sum / to_float(Count)")),
+        "{rules:#?}"
+    );
+    // Soufflé 2.5 types `mean`'s value as its result, a float.
+    let found = errors(".decl n(x:number)\n.decl m(x:float)\nm(x) :- x = mean y : { n(y) }.\n");
+    assert_eq!(found.iter().map(|(c, _, _)| *c).collect::<Vec<_>>(), ["E0028"]);
+}
+
+#[test]
+fn a_range_is_a_recursive_relation_its_rule_reads_and_is_misused_with_a_report() {
+    let s = ok(".decl e(a:number, b:number)\n.decl r(x:number)\ne(1, 5).\nr(x) :- e(a, b), x = range(a, b + 1, 2).\n.output r\n");
+    let rules = rules(&s.program);
+    assert!(rules.iter().any(|r| r == "r_range_keys(a,_0,2) <- e(a,b), _0 = b + 1"), "{rules:#?}");
+    assert!(rules.iter().any(|r| r == "r(x) <- e(a,b), r_range(a,_0,2,Range), x = Range, _0 = b + 1"), "{rules:#?}");
+    assert_eq!(rules.iter().filter(|r| r.starts_with("r_range(")).count(), 6, "{rules:#?}");
+    let decls = ".decl n(x:number)\n.decl r(x:number)\n";
+    for (body, code, at) in [
+        ("r(x) :- x = range(1).", "E0001", "range(1)"),
+        ("r(x) :- x = range(1, 2, 3, 4).", "E0001", "range(1, 2, 3, 4)"),
+        ("r(x) :- x = range(1, y).", "E0003", "range(1, y)"),
+        ("r(x) :- x = range(1, y), y = range(1, x).", "E0003", "range(1, y)"),
+        ("r(x) :- n(x), range(1, 2) = \"a\".", "E0030", "range(1, 2)"),
+    ] {
+        let found = errors(&format!("{decls}{body}\n"));
+        assert_eq!(found.iter().map(|(c, t, _)| (*c, t.as_str())).collect::<Vec<_>>(), [(code, at)], "{body}");
     }
 }

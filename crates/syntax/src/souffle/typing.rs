@@ -37,6 +37,76 @@ pub(super) fn comparisons(
     kept
 }
 
+/// The clauses with each cast `as(x, T)` whose `T` the parser left as a name resolved to
+/// the kind of `T` (a base type, a subtype or a union: the cast takes the value as one of
+/// the type's kind, its bits unchanged); E0038 for each cast to a type the program does
+/// not define, whose clause is dropped.
+pub(super) fn casts(
+    clauses: Vec<Clause>,
+    types: &HashMap<String, Vec<String>>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Clause> {
+    let mut kept = Vec::with_capacity(clauses.len());
+    for mut clause in clauses {
+        let mut ok = true;
+        let mut roots: Vec<&mut ast::Term> = clause.heads.iter_mut().flat_map(|h| h.args.iter_mut()).collect();
+        for literal in clause.body.iter_mut().flatten().flatten() {
+            roots.extend(literal_terms(literal));
+        }
+        // Every term, aggregates' values and bodies included, with an explicit stack.
+        while let Some(term) = roots.pop() {
+            match &mut term.kind {
+                TermKind::Call { functor, args, .. } => {
+                    if let (ir::Functor::Cast(..), [_, target]) = (*functor, args.as_slice()) {
+                        let TermKind::Ident(name) = &target.kind else {
+                            unreachable!("the parser makes the type a name")
+                        };
+                        if !types.contains_key(name) {
+                            ok = false;
+                            diagnostics.push(unknown_cast_type(name, target.span, types));
+                        }
+                        *functor = functor.with_target(column_kind(name, types));
+                        args.pop();
+                    }
+                    roots.extend(args.iter_mut());
+                }
+                TermKind::Range { args, .. } => roots.extend(args.iter_mut()),
+                TermKind::Unary { operand, .. } => roots.push(operand),
+                TermKind::Binary { left, right, .. } => roots.extend([&mut **left, &mut **right]),
+                TermKind::Aggregate { value, body, .. } => {
+                    roots.extend(value.iter_mut().map(|v| &mut **v));
+                    roots.extend(body.iter_mut().flat_map(literal_terms));
+                }
+                _ => {}
+            }
+        }
+        if ok {
+            kept.push(clause);
+        }
+    }
+    kept
+}
+
+/// A literal's top-level terms, mutably.
+fn literal_terms(literal: &mut ast::Literal) -> Vec<&mut ast::Term> {
+    match literal {
+        ast::Literal::Atom(atom) | ast::Literal::Negated { atom, .. } => atom.args.iter_mut().collect(),
+        ast::Literal::Compare(c) => vec![&mut c.left, &mut c.right],
+    }
+}
+
+/// E0038 for a cast to `name`, which no `.type` defines, with the nearest defined name.
+fn unknown_cast_type(name: &str, span: diag::Span, types: &HashMap<String, Vec<String>>) -> Diagnostic {
+    let known = ["number", "unsigned", "float", "symbol"].into_iter().chain(types.keys().map(String::as_str));
+    let nearest = known.min_by_key(|k| (strsim::damerau_levenshtein(name, k), *k)).unwrap_or("number");
+    Diagnostic::error(
+        diag::Code::UNKNOWN_CAST_TYPE,
+        format!("`as(...)` casts to the type `{name}`, which is not defined"),
+    )
+    .with_primary(span, "no `.type` defines this name")
+    .with_help(format!("did you mean `{nearest}`? Define the type with `.type`, or cast to a base type"))
+}
+
 /// The kind of `ty`: a number type when it is `number`, `unsigned`, `float`, or defined
 /// from number types only (unsigned or float if any of them is: Soufflé rejects a union
 /// of two), otherwise a symbol type. Definitions are followed with a worklist and a visited set, so
