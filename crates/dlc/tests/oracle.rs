@@ -354,12 +354,19 @@ fn functor(f: ir::Functor, args: &[u32], values: &ir::ValueStore) -> Option<u32>
         ir::Functor::ToFloat(ir::ValueType::Number) => (f64::from(args[0] as i32) as f32).to_bits(),
         ir::Functor::ToFloat(ir::ValueType::Unsigned) => (f64::from(args[0]) as f32).to_bits(),
         ir::Functor::ToFloat(ir::ValueType::Symbol) => text(args[0]).trim().parse::<f32>().ok()?.to_bits(),
-        ir::Functor::ToFloat(ir::ValueType::Float) => args[0],
+        ir::Functor::ToFloat(_) => args[0],
         ir::Functor::ToString(ir::ValueType::Float) => make(format!("{:.6}", f32::from_bits(args[0]))),
         ir::Functor::ToNumber(_) | ir::Functor::ToUnsigned(_) => args[0],
         ir::Functor::ToString(ir::ValueType::Number) => make((args[0] as i32).to_string()),
         ir::Functor::ToString(ir::ValueType::Unsigned) => make(args[0].to_string()),
-        ir::Functor::ToString(ir::ValueType::Symbol) => args[0],
+        ir::Functor::ToString(_) => args[0],
+        // Records are ids the engines and the oracle must agree on, so both take them
+        // from the one store: a record's fields in order, after a branch's index.
+        ir::Functor::Record { branch, .. } => {
+            values.pack(&branch.map(u32::from).into_iter().chain(args.iter().copied()).collect::<Vec<_>>())
+        }
+        ir::Functor::Nil(_) => 0,
+        ir::Functor::Field { index, .. } => values.field(args[0], usize::from(index))?,
     })
 }
 
@@ -387,7 +394,7 @@ fn compare(program: &Program, c: &Comparison, a: u32, b: u32) -> bool {
         (op, ir::ValueType::Symbol) => op.holds(text(a).cmp(text(b)) as i64, 0),
         // A number column holds an `i32`'s bits, an unsigned one the number itself.
         (op, ir::ValueType::Number) => op.holds((a as i32).into(), (b as i32).into()),
-        (op, ir::ValueType::Unsigned) => op.holds(a.into(), b.into()),
+        (op, ir::ValueType::Unsigned | ir::ValueType::Record(_)) => op.holds(a.into(), b.into()),
     }
 }
 
@@ -873,6 +880,7 @@ fn fact(program: &Program, (which, values): &(prop::sample::Index, [usize; 3])) 
             ir::ValueType::Number => CONSTS[v].parse::<i32>().expect("a number") as u32,
             ir::ValueType::Unsigned => CONSTS[v].parse::<u32>().expect("a number"),
             ir::ValueType::Float => CONSTS[v].parse::<f32>().expect("a number").to_bits(),
+            ir::ValueType::Record(_) => unreachable!("the generated programs' inputs hold no records"),
         })
         .collect();
     Some((pred, tuple))

@@ -4,7 +4,7 @@
 //! each with its signature and its semantics on values as tuples hold them.
 
 use crate::float::{float_string, float_to_number, float_to_unsigned, leading_float};
-use crate::{Const, ValueStore, ValueType};
+use crate::{Const, RecordTypeId, ValueStore, ValueType};
 
 /// A functor, as an expression node calls it. A conversion carries the type of its
 /// argument, which the front end resolves once (`to_string` of an `unsigned` prints it
@@ -29,6 +29,15 @@ pub enum Functor {
     ToFloat(ValueType),
     /// `to_string(x)`: a number's decimal text.
     ToString(ValueType),
+    /// `[a, b]` of a record type, or `$B(a, b)` of branch `B` of an algebraic data
+    /// type: the record of the arguments (after the branch's index), made if new.
+    Record { ty: RecordTypeId, branch: Option<u16>, arity: u8 },
+    /// `nil` of a record type: the record 0.
+    Nil(RecordTypeId),
+    /// Field `index` (as stored: an algebraic data type's branch index is field 0) of a
+    /// record of type `ty`, a value of type `result`; no value for `nil` or a record with
+    /// fewer fields. The front end reads a record pattern (`r([a, b])`) with it.
+    Field { ty: RecordTypeId, index: u8, result: ValueType },
 }
 
 impl Functor {
@@ -67,13 +76,18 @@ impl Functor {
             Functor::ToUnsigned(_) => "to_unsigned",
             Functor::ToFloat(_) => "to_float",
             Functor::ToString(_) => "to_string",
+            Functor::Record { branch: None, .. } => "a record",
+            Functor::Record { branch: Some(_), .. } => "a branch",
+            Functor::Nil(_) => "nil",
+            Functor::Field { .. } => "a record's field",
         }
     }
 
     pub fn arity(self) -> usize {
         match self {
-            Functor::Cat(n) => usize::from(n),
+            Functor::Cat(n) | Functor::Record { arity: n, .. } => usize::from(n),
             Functor::Substr => 3,
+            Functor::Nil(_) => 0,
             _ => 1,
         }
     }
@@ -91,14 +105,18 @@ impl Functor {
     pub fn takes(self, arity: usize) -> bool {
         match self {
             Functor::Cat(_) => (1..=usize::from(u8::MAX)).contains(&arity),
+            Functor::Record { .. } => arity <= usize::from(u8::MAX),
             other => other.arity() == arity,
         }
     }
 
     /// The type of argument `i`; none for a conversion's argument, which may be of any
-    /// type ([`Functor::with_argument`] records which).
+    /// type ([`Functor::with_argument`] records which), and for a record's fields, which
+    /// its type declares ([`ValueStore::parameter`]).
     pub fn parameter(self, i: usize) -> Option<ValueType> {
         match self {
+            Functor::Record { .. } | Functor::Nil(_) => None,
+            Functor::Field { ty, .. } => Some(ValueType::Record(ty)),
             Functor::Cat(_) | Functor::Strlen | Functor::Ord => Some(ValueType::Symbol),
             Functor::Substr if i == 0 => Some(ValueType::Symbol),
             Functor::Substr => Some(ValueType::Number),
@@ -121,6 +139,8 @@ impl Functor {
             Functor::Strlen | Functor::Ord | Functor::ToNumber(_) => ValueType::Number,
             Functor::ToUnsigned(_) => ValueType::Unsigned,
             Functor::ToFloat(_) => ValueType::Float,
+            Functor::Record { ty, .. } | Functor::Nil(ty) => ValueType::Record(ty),
+            Functor::Field { result, .. } => result,
         }
     }
 
@@ -135,9 +155,10 @@ impl Functor {
         }
     }
 
-    /// Whether the result is a text the functor makes, which may be new to the store.
+    /// Whether the result is a text or a record the functor makes, which may be new to
+    /// the store.
     pub fn makes_text(self) -> bool {
-        matches!(self, Functor::Cat(_) | Functor::Substr | Functor::ToString(_))
+        matches!(self, Functor::Cat(_) | Functor::Substr | Functor::ToString(_) | Functor::Record { .. })
     }
 
     /// Whether the functor reads the text of an argument.
@@ -145,7 +166,9 @@ impl Functor {
         match self {
             Functor::Cat(_) | Functor::Strlen | Functor::Substr => true,
             Functor::ToNumber(ty) | Functor::ToUnsigned(ty) | Functor::ToFloat(ty) => ty == ValueType::Symbol,
-            Functor::Ord | Functor::ToString(_) => false,
+            Functor::Ord | Functor::ToString(_) | Functor::Record { .. } | Functor::Nil(_) | Functor::Field { .. } => {
+                false
+            }
         }
     }
 
@@ -183,7 +206,16 @@ impl Functor {
             Functor::ToString(ValueType::Float) => values.intern(&float_string(f32::from_bits(args[0]))).0,
             Functor::ToString(ValueType::Unsigned) => values.intern(&args[0].to_string()).0,
             Functor::ToString(ValueType::Number) => values.intern(&(args[0] as i32).to_string()).0,
-            Functor::ToString(ValueType::Symbol) => args[0],
+            Functor::ToString(_) => args[0],
+            Functor::Record { branch: None, .. } => values.pack(args),
+            Functor::Record { branch: Some(branch), .. } => {
+                let mut fields = Vec::with_capacity(args.len() + 1);
+                fields.push(u32::from(branch));
+                fields.extend_from_slice(args);
+                values.pack(&fields)
+            }
+            Functor::Nil(_) => 0,
+            Functor::Field { index, .. } => values.field(args[0], usize::from(index))?,
         })
     }
 }
