@@ -114,6 +114,8 @@ codes! {
         "an `inline` relation is unfolded into the rules that use it: it may not be recursive, read or written, aggregated over, or negated with variables of its own";
     INVALID_COMPONENT = "E0037", "invalid component",
         "`.init inst = Name<number>` instantiates a component defined where it is used, with one type argument per parameter; components may not inherit from themselves, and `.override r` names a relation a base declares `overridable`";
+    INVALID_RECORD = "E0045", "invalid record",
+        "a record `[a, b]` has one value per field of its record type, `$Branch(a, b)` one per field of a branch an algebraic data type declares, and its place (a column, a variable of one) gives its type";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 /// there is no error.
 pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
     let mut program = Program::new();
+    program.consts.set_record_types(file.record_types.clone());
     let file = &crate::reductions::computed_facts_as_rules(file);
     let mut diagnostics = crate::aggregates::check(file);
     if !diagnostics.is_empty() {
@@ -224,6 +225,7 @@ fn lower_expr(
     term: &ast::Term,
     ty: ValueType,
     var_types: &HashMap<String, ValueType>,
+    store: &ir::ValueStore,
     leaf: &mut dyn FnMut(&ast::Term, ValueType) -> Term,
 ) -> ir::Expr {
     let mut nodes = Vec::new();
@@ -248,7 +250,7 @@ fn lower_expr(
             (TermKind::Call { functor, args, .. }, false) => {
                 stack.push((term, ty, true));
                 for (i, arg) in args.iter().enumerate().rev() {
-                    let param = functor.parameter(i).unwrap_or_else(|| natural_type(arg, var_types));
+                    let param = store.parameter(*functor, i).unwrap_or_else(|| natural_type(arg, var_types));
                     stack.push((arg, param, false));
                 }
             }
@@ -282,6 +284,8 @@ fn natural_type(term: &ast::Term, var_types: &HashMap<String, ValueType>) -> Val
         TermKind::Call { functor, .. } => functor.result(),
         TermKind::Float(_) => ValueType::Float,
         TermKind::Int(_) | TermKind::Anon | TermKind::Aggregate { .. } => ValueType::Number,
+        // The Soufflé front end has made every record a call of its type.
+        TermKind::Record { .. } | TermKind::Nil => ValueType::Symbol,
     }
 }
 
@@ -301,7 +305,8 @@ fn constant_without_value(program: &mut Program, ty: ValueType, term: &ast::Term
             TermKind::Call { functor, args, .. } => {
                 let no_vars = HashMap::new();
                 for (i, arg) in args.iter().enumerate().rev() {
-                    stack.push((arg, functor.parameter(i).unwrap_or_else(|| natural_type(arg, &no_vars))));
+                    let param = program.consts.parameter(*functor, i);
+                    stack.push((arg, param.unwrap_or_else(|| natural_type(arg, &no_vars))));
                 }
             }
             _ => {}
@@ -331,8 +336,9 @@ fn constant_without_value(program: &mut Program, ty: ValueType, term: &ast::Term
 fn ground_value(program: &mut Program, ty: ValueType, term: &ast::Term) -> Option<u32> {
     let mut ok = true;
     let no_vars = HashMap::new();
+    let store = program.consts.clone();
     let expr =
-        lower_expr(term, ty, &no_vars, &mut |leaf, ty| match lower_term(program, ty, leaf, &mut FreshVars::new([])) {
+        lower_expr(term, ty, &no_vars, &store, &mut |leaf, ty| match lower_term(program, ty, leaf, &mut FreshVars::new([])) {
             Ok(t) => t,
             Err(_) => {
                 ok = false;
@@ -442,7 +448,8 @@ fn lower_operand(lowering: &mut Lowering<'_>, ty: ValueType, term: &ast::Term, f
         return ir::Expr::leaf(lower_term_or_report(lowering, ty, term, fresh));
     }
     let var_types = std::mem::take(&mut lowering.var_types);
-    let expr = lower_expr(term, ty, &var_types, &mut |leaf, ty| lower_term_or_report(lowering, ty, leaf, fresh));
+    let store = lowering.program.consts.clone();
+    let expr = lower_expr(term, ty, &var_types, &store, &mut |leaf, ty| lower_term_or_report(lowering, ty, leaf, fresh));
     lowering.var_types = var_types;
     expr
 }

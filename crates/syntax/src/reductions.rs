@@ -150,7 +150,7 @@ pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Sentinel>, Vec<Diagno
         names.extend(atoms.into_iter().map(|a| a.pred.text.clone()));
     }
     names.extend(file.declared.iter().map(|(name, _, _)| name.clone()));
-    let mut out = ast::File { statements: Vec::new(), span: file.span, declared: file.declared.clone() };
+    let mut out = ast::File { statements: Vec::new(), span: file.span, declared: file.declared.clone(), record_types: file.record_types.clone() };
     let mut diagnostics = Vec::new();
     let mut sentinels = Vec::new();
     let recursive = recursive_rules(file);
