@@ -92,6 +92,29 @@ impl Functor {
         }
     }
 
+    /// The text of a call with arguments `args`, as the IR listings show it: `cat(a, b)`;
+    /// a record as Soufflé writes it (`[a, b]`, `$Circle(r)`, `nil`, its branch named
+    /// from `records`, the program's record types), and a field read as `r.0` (the
+    /// field's place in the stored record).
+    pub fn call_text(self, args: &[String], records: &[crate::RecordType]) -> String {
+        match self {
+            Functor::Record { branch: None, .. } => format!("[{}]", args.join(", ")),
+            Functor::Record { ty, branch: Some(b), .. } => {
+                let name = records
+                    .get(ty.0 as usize)
+                    .and_then(|t| t.branches.get(usize::from(b)))
+                    .map_or_else(|| b.to_string(), |branch| branch.name.clone());
+                match args.is_empty() {
+                    true => format!("${name}"),
+                    false => format!("${name}({})", args.join(", ")),
+                }
+            }
+            Functor::Nil(_) => "nil".to_string(),
+            Functor::Field { index, .. } => format!("{}.{index}", args.join(", ")),
+            other => format!("{}({})", other.name(), args.join(", ")),
+        }
+    }
+
     /// The arities a call may have: `cat` takes one or more arguments.
     pub fn arity_text(self) -> &'static str {
         match self {

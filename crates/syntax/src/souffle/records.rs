@@ -65,9 +65,19 @@ pub(super) fn resolve(
     kept
 }
 
-/// Whether `term` writes a record or `nil` anywhere.
+/// Whether `term` writes a record or `nil` anywhere, an aggregate's body included.
 fn has_record(term: &Term) -> bool {
-    term.subterms().iter().any(|t| matches!(t.kind, TermKind::Record { .. } | TermKind::Nil))
+    term.subterms().iter().any(|t| match &t.kind {
+        TermKind::Record { .. } | TermKind::Nil => true,
+        TermKind::Aggregate { value, body, .. } => {
+            value.as_deref().is_some_and(has_record)
+                || body.iter().any(|l| match l {
+                    Literal::Atom(a) | Literal::Negated { atom: a, .. } => a.args.iter().any(has_record),
+                    Literal::Compare(c) => has_record(&c.left) || has_record(&c.right),
+                })
+        }
+        _ => false,
+    })
 }
 
 struct Resolver<'a> {
@@ -183,6 +193,17 @@ impl Resolver<'_> {
                     }
                 }
                 Literal::Compare(mut c) => {
+                    // An aggregate's body is a conjunction of its own.
+                    for side in [&mut c.left, &mut c.right] {
+                        side.rewrite_outermost(
+                            |t| matches!(t.kind, TermKind::Aggregate { .. }),
+                            |t| {
+                                if let TermKind::Aggregate { body, .. } = &mut t.kind {
+                                    *body = self.conjunction(std::mem::take(body));
+                                }
+                            },
+                        );
+                    }
                     if has_record(&c.left) || has_record(&c.right) {
                         let ty = self.operand_type(&c.left, &var_types).or_else(|| self.operand_type(&c.right, &var_types));
                         c.left = self.made(c.left, ty, &var_types);
@@ -246,7 +267,7 @@ impl Resolver<'_> {
             (None, Some(ValueType::Record(id))) if !self.records.types[id.0 as usize].adt => (id, None),
             (None, Some(other)) => {
                 let what = match other {
-                    ValueType::Record(_) => "an algebraic data type, whose values are written `$Branch(...)`".to_string(),
+                    ValueType::Record(_) => "a value of an algebraic data type (`$Branch(...)`)".to_string(),
                     other => format!("a {}", other.name()),
                 };
                 self.diagnostics.push(
