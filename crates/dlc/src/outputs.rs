@@ -577,11 +577,13 @@ pub fn value_order(program: &Program, rows: SelectedRows<'_>) -> (Vec<ValueOrder
     let ranked: Vec<u32> = order.into_iter().map(|i| values[i]).collect();
     let mut orders: Vec<ValueOrder> = types
         .iter()
-        .map(|t| match t {
+        .enumerate()
+        .map(|(i, &t)| match t {
             ValueType::Symbol => ValueOrder::ranked(ranked.clone()),
             ValueType::Number => ValueOrder::Signed,
             ValueType::Unsigned => ValueOrder::Ids,
             ValueType::Float => ValueOrder::Float,
+            ValueType::Record(_) => ValueOrder::ranked(record_order(program, rows, i, t)),
         })
         .collect();
     if orders.is_empty() {
@@ -591,15 +593,41 @@ pub fn value_order(program: &Program, rows: SelectedRows<'_>) -> (Vec<ValueOrder
     (orders, values)
 }
 
+/// The distinct records of column `column` (of record type `ty`) of `rows`, in the
+/// order of their texts' structure ([`ir::ValueStore::compare_records`]).
+fn record_order(program: &Program, rows: SelectedRows<'_>, column: usize, ty: ValueType) -> Vec<u32> {
+    let mut records: Vec<u32> = Vec::new();
+    let _ = rows.for_each(|t| {
+        records.push(t[column]);
+        Ok::<(), std::convert::Infallible>(())
+    });
+    records.sort_unstable();
+    records.dedup();
+    program.consts.sort_records(ty, &mut records);
+    records
+}
+
 /// Appends the text of value `v` of a column of type `ty` to `out`: a symbol's from
-/// `symbols` (made once per symbol), a number's written as it comes.
-pub fn push_field(out: &mut Vec<u8>, ty: ValueType, v: u32, symbols: &[std::borrow::Cow<'_, str>]) {
+/// `symbols` (made once per symbol), a number's written as it comes, a record's as
+/// Soufflé writes it (`[1, [2, nil]]`).
+pub fn push_field(
+    out: &mut Vec<u8>,
+    ty: ValueType,
+    v: u32,
+    symbols: &[std::borrow::Cow<'_, str>],
+    store: &ir::ValueStore,
+) {
     use std::io::Write as _;
     let _ = match ty {
         ValueType::Symbol => out.write_all(symbols[v as usize].as_bytes()),
         ValueType::Number => write!(out, "{}", v as i32),
         ValueType::Unsigned => write!(out, "{v}"),
         ValueType::Float => out.write_all(ir::float_text(f32::from_bits(v)).as_bytes()),
+        ValueType::Record(_) => {
+            let mut text = String::new();
+            store.write_record(&mut text, ty, v);
+            out.write_all(text.as_bytes())
+        }
     };
 }
 
@@ -647,7 +675,7 @@ pub fn write_csv(
         if !prefix.as_deref().is_some_and(|p| same(p, row_prefix)) {
             prefix_text.clear();
             for (i, &v) in row_prefix.iter().enumerate() {
-                push_field(&mut prefix_text, types[i], v, &texts);
+                push_field(&mut prefix_text, types[i], v, &texts, &program.consts);
                 prefix_text.extend_from_slice(separator.as_bytes());
             }
             let prefix = prefix.get_or_insert_with(Vec::new);
@@ -655,7 +683,7 @@ pub fn write_csv(
             prefix.extend_from_slice(row_prefix);
         }
         last_field.clear();
-        push_field(&mut last_field, types[arity - 1], last, &texts);
+        push_field(&mut last_field, types[arity - 1], last, &texts, &program.consts);
         lines.push_line(&prefix_text, &last_field)
     })?;
     lines.flush()?;

@@ -140,7 +140,7 @@ impl<'p> ConstTexts<'p> {
     #[inline]
     pub fn write(&mut self, out: &mut Chunked<'_>, pred: PredId, column: usize, v: u32) -> std::io::Result<()> {
         let ty = self.program.column_type(pred, column);
-        if ty.is_numeric() {
+        if ty != ir::ValueType::Symbol {
             self.quoted.clear();
             let _ = write!(self.quoted, "{}", ir::DisplayValue(self.program, ir::Value::from_raw(ty, v)));
             return out.push(self.quoted.as_bytes());

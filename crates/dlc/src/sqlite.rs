@@ -288,7 +288,10 @@ pub fn write_relation(
                     ValueType::Symbol => symbol_id(v)?,
                     // The 32-bit value, as Soufflé's default build binds every value that
                     // is no symbol (a float's bits too).
-                    ValueType::Number | ValueType::Unsigned | ValueType::Float => i64::from(v as i32),
+                    // A record is its id, as Soufflé stores it.
+                    ValueType::Number | ValueType::Unsigned | ValueType::Float | ValueType::Record(_) => {
+                        i64::from(v as i32)
+                    }
                 });
             }
             insert.execute(rusqlite::params_from_iter(&row_values))?;

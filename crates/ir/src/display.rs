@@ -1,7 +1,7 @@
 //! Stable text printers for the IR. This text is what `--emit ir` prints and what
 //! snapshot tests record, and the only place generated names become strings.
 
-use crate::{Atom, PredId, PredKind, PredName, Program, Rule, Term, TermKind, Value};
+use crate::{Atom, PredId, PredKind, PredName, Program, Rule, Term, TermKind, Value, ValueType};
 use std::fmt;
 
 /// Prints a predicate name: `R`, `@a:R^bf`, `@m:R^bf`.
@@ -72,6 +72,11 @@ impl fmt::Display for DisplayValue<'_> {
             Value::Number(n) => write!(f, "{n}"),
             Value::Unsigned(n) => write!(f, "{n}"),
             Value::Float(bits) => f.write_str(&crate::float_text(f32::from_bits(bits))),
+            Value::Record(ty, id) => {
+                let mut text = String::new();
+                self.0.consts.write_record(&mut text, ValueType::Record(ty), id);
+                f.write_str(&text)
+            }
         }
     }
 }
@@ -199,6 +204,11 @@ impl Program {
             Value::Number(n) => n.to_string(),
             Value::Unsigned(n) => n.to_string(),
             Value::Float(bits) => crate::float_text(f32::from_bits(bits)),
+            Value::Record(ty, id) => {
+                let mut text = String::new();
+                self.consts.write_record(&mut text, crate::ValueType::Record(ty), id);
+                text
+            }
         }
     }
 }

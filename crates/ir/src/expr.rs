@@ -409,6 +409,7 @@ impl<L> Expr<L> {
         ty: ValueType,
         leaf: &dyn Fn(&L, ValueType) -> String,
         op_text: &dyn Fn(BinOp) -> &'static str,
+        records: &[crate::RecordType],
     ) -> fmt::Result {
         let types = self.node_types(ty);
         // Each entry: the text of a subexpression and the precedence of its operator.
@@ -428,7 +429,7 @@ impl<L> Expr<L> {
                     if let Functor::Cast(_, to) = functor {
                         args.push(to.name().to_string());
                     }
-                    stack.push((format!("{}({})", functor.name(), args.join(", ")), ATOM_PRECEDENCE + 1));
+                    stack.push((functor.call_text(&args, records), ATOM_PRECEDENCE + 1));
                 }
                 ExprNode::Binary(op, _) => {
                     let (right, rp) = stack.pop().ok_or(fmt::Error)?;
@@ -482,7 +483,7 @@ impl fmt::Display for DisplayExpr<'_> {
         // IR terms carry their own types.
         let leaf = |t: &Term, _| crate::DisplayTerm(self.0, t).to_string();
         let mut text = String::new();
-        self.1.write_infix(&mut text, ValueType::Number, &leaf, &BinOp::text)?;
+        self.1.write_infix(&mut text, ValueType::Number, &leaf, &BinOp::text, &self.0.consts.record_types())?;
         f.write_str(&text)
     }
 }
@@ -551,12 +552,12 @@ mod tests {
         };
         assert_eq!(e.eval(&ValueStore::default(), |&l| l as u32), Some(n(-10)));
         let mut text = String::new();
-        e.write_infix(&mut text, Number, &|l, _| l.to_string(), &BinOp::text).unwrap();
+        e.write_infix(&mut text, Number, &|l, _| l.to_string(), &BinOp::text, &[]).unwrap();
         assert_eq!(text, "1 - 2 - 3 ^ 2 ^ 1");
         let e: Expr<i32> =
             Expr { nodes: vec![Leaf(1), Leaf(2), Leaf(3), Binary(BinOp::Sub, Number), Binary(BinOp::Sub, Number)] };
         let mut text = String::new();
-        e.write_infix(&mut text, Number, &|l, _| l.to_string(), &BinOp::text).unwrap();
+        e.write_infix(&mut text, Number, &|l, _| l.to_string(), &BinOp::text, &[]).unwrap();
         assert_eq!(text, "1 - (2 - 3)");
         // A deep expression evaluates past the inline stack.
         let mut nodes: Vec<ExprNode<i32>> = (0..100).map(Leaf).collect();

@@ -4,7 +4,7 @@
 //! values as tuples hold them.
 
 use crate::float::{float_string, float_to_number, float_to_unsigned, leading_float};
-use crate::{Const, ValueStore, ValueType};
+use crate::{Const, RecordTypeId, ValueStore, ValueType};
 
 /// A functor, as an expression node calls it. A conversion carries the type of its
 /// argument, which the front end resolves once (`to_string` of an `unsigned` prints it
@@ -35,6 +35,15 @@ pub enum Functor {
     /// symbol must be the id of a text the store holds (Soufflé stops with a
     /// segmentation fault otherwise; here it has no value).
     Cast(ValueType, ValueType),
+    /// `[a, b]` of a record type, or `$B(a, b)` of branch `B` of an algebraic data
+    /// type: the record of the arguments (after the branch's index), made if new.
+    Record { ty: RecordTypeId, branch: Option<u16>, arity: u8 },
+    /// `nil` of a record type: the record 0.
+    Nil(RecordTypeId),
+    /// Field `index` (as stored: an algebraic data type's branch index is field 0) of a
+    /// record of type `ty`, a value of type `result`; no value for `nil` or a record with
+    /// fewer fields. The front end reads a record pattern (`r([a, b])`) with it.
+    Field { ty: RecordTypeId, index: u8, result: ValueType },
 }
 
 impl Functor {
@@ -77,14 +86,42 @@ impl Functor {
             Functor::ToFloat(_) => "to_float",
             Functor::ToString(_) => "to_string",
             Functor::Cast(..) => "as",
+            Functor::Record { branch: None, .. } => "a record",
+            Functor::Record { branch: Some(_), .. } => "a branch",
+            Functor::Nil(_) => "nil",
+            Functor::Field { .. } => "a record's field",
         }
     }
 
     pub fn arity(self) -> usize {
         match self {
-            Functor::Cat(n) => usize::from(n),
+            Functor::Cat(n) | Functor::Record { arity: n, .. } => usize::from(n),
             Functor::Substr => 3,
+            Functor::Nil(_) => 0,
             _ => 1,
+        }
+    }
+
+    /// The text of a call with arguments `args`, as the IR listings show it: `cat(a, b)`;
+    /// a record as Soufflé writes it (`[a, b]`, `$Circle(r)`, `nil`, its branch named
+    /// from `records`, the program's record types), and a field read as `r.0` (the
+    /// field's place in the stored record).
+    pub fn call_text(self, args: &[String], records: &[crate::RecordType]) -> String {
+        match self {
+            Functor::Record { branch: None, .. } => format!("[{}]", args.join(", ")),
+            Functor::Record { ty, branch: Some(b), .. } => {
+                let name = records
+                    .get(ty.0 as usize)
+                    .and_then(|t| t.branches.get(usize::from(b)))
+                    .map_or_else(|| b.to_string(), |branch| branch.name.clone());
+                match args.is_empty() {
+                    true => format!("${name}"),
+                    false => format!("${name}({})", args.join(", ")),
+                }
+            }
+            Functor::Nil(_) => "nil".to_string(),
+            Functor::Field { index, .. } => format!("{}.{index}", args.join(", ")),
+            other => format!("{}({})", other.name(), args.join(", ")),
         }
     }
 
@@ -102,14 +139,18 @@ impl Functor {
     pub fn takes(self, arity: usize) -> bool {
         match self {
             Functor::Cat(_) => (1..=usize::from(u8::MAX)).contains(&arity),
+            Functor::Record { .. } => arity <= usize::from(u8::MAX),
             other => other.arity() == arity,
         }
     }
 
     /// The type of argument `i`; none for a conversion's argument, which may be of any
-    /// type ([`Functor::with_argument`] records which).
+    /// type ([`Functor::with_argument`] records which), and for a record's fields, which
+    /// its type declares ([`ValueStore::parameter`]).
     pub fn parameter(self, i: usize) -> Option<ValueType> {
         match self {
+            Functor::Record { .. } | Functor::Nil(_) => None,
+            Functor::Field { ty, .. } => Some(ValueType::Record(ty)),
             Functor::Cat(_) | Functor::Strlen | Functor::Ord => Some(ValueType::Symbol),
             Functor::Substr if i == 0 => Some(ValueType::Symbol),
             Functor::Substr => Some(ValueType::Number),
@@ -141,6 +182,8 @@ impl Functor {
             Functor::ToUnsigned(_) => ValueType::Unsigned,
             Functor::ToFloat(_) => ValueType::Float,
             Functor::Cast(_, to) => to,
+            Functor::Record { ty, .. } | Functor::Nil(ty) => ValueType::Record(ty),
+            Functor::Field { result, .. } => result,
         }
     }
 
@@ -164,9 +207,10 @@ impl Functor {
         }
     }
 
-    /// Whether the result is a text the functor makes, which may be new to the store.
+    /// Whether the result is a text or a record the functor makes, which may be new to
+    /// the store.
     pub fn makes_text(self) -> bool {
-        matches!(self, Functor::Cat(_) | Functor::Substr | Functor::ToString(_))
+        matches!(self, Functor::Cat(_) | Functor::Substr | Functor::ToString(_) | Functor::Record { .. })
     }
 
     /// Whether the functor reads the text of an argument.
@@ -174,7 +218,12 @@ impl Functor {
         match self {
             Functor::Cat(_) | Functor::Strlen | Functor::Substr => true,
             Functor::ToNumber(ty) | Functor::ToUnsigned(ty) | Functor::ToFloat(ty) => ty == ValueType::Symbol,
-            Functor::Ord | Functor::ToString(_) | Functor::Cast(..) => false,
+            Functor::Ord
+            | Functor::ToString(_)
+            | Functor::Cast(..)
+            | Functor::Record { .. }
+            | Functor::Nil(_)
+            | Functor::Field { .. } => false,
         }
     }
 
@@ -217,6 +266,16 @@ impl Functor {
                 (usize::try_from(args[0]).ok()? < values.len()).then_some(args[0])?
             }
             Functor::Cast(..) => args[0],
+            Functor::ToString(_) => args[0],
+            Functor::Record { branch: None, .. } => values.pack(args),
+            Functor::Record { branch: Some(branch), .. } => {
+                let mut fields = Vec::with_capacity(args.len() + 1);
+                fields.push(u32::from(branch));
+                fields.extend_from_slice(args);
+                values.pack(&fields)
+            }
+            Functor::Nil(_) => 0,
+            Functor::Field { index, .. } => values.field(args[0], usize::from(index))?,
         })
     }
 }

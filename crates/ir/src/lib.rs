@@ -15,6 +15,7 @@ mod functor;
 mod graph;
 mod intern;
 mod program;
+mod records;
 mod tuples;
 mod validate;
 mod values;
@@ -34,6 +35,7 @@ pub use program::{
     integer_value, parse_integer, unsigned_value, AggregateOp, Aggregation, Atom, CmpOp, Comparison, Fact, Origin,
     Pred, PredId, PredKind, PredName, Program, Query, Rule, RuleId, Term, TermKind, Value, ValueType,
 };
+pub use records::{Branch, Field, RecordType, RecordTypeId};
 pub use tuples::{one_per_fact, radix_sort, FactsByPred, Tally, Tuple, Tuples, Update};
 pub use validate::{validate, IrError};
 pub use values::{pattern_error, Const, Text, Texts, ValueStore};

@@ -51,7 +51,9 @@ impl PredName {
 
 /// What a column holds: an interned symbol, a 32-bit integer, signed (Soufflé's
 /// `number`, every integer of the dlc dialect) or unsigned (Soufflé's `unsigned`), or a
-/// 32-bit IEEE float (Soufflé's `float`), whose bits the tuple holds.
+/// 32-bit IEEE float (Soufflé's `float`), whose bits the tuple holds, or a record of a
+/// declared record type or algebraic data type, whose id the tuple holds
+/// ([`crate::records`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ValueType {
     #[default]
@@ -59,6 +61,7 @@ pub enum ValueType {
     Number,
     Unsigned,
     Float,
+    Record(crate::RecordTypeId),
 }
 
 impl ValueType {
@@ -69,6 +72,7 @@ impl ValueType {
             ValueType::Number => "number",
             ValueType::Unsigned => "unsigned",
             ValueType::Float => "float",
+            ValueType::Record(_) => "record",
         }
     }
 
@@ -80,7 +84,11 @@ impl ValueType {
     }
 
     pub fn is_numeric(self) -> bool {
-        self != ValueType::Symbol
+        matches!(self, ValueType::Number | ValueType::Unsigned | ValueType::Float)
+    }
+
+    pub fn is_record(self) -> bool {
+        matches!(self, ValueType::Record(_))
     }
 
     /// The bits a column of this numeric type holds for the integer `text` writes (see
@@ -92,7 +100,7 @@ impl ValueType {
         }
         let n = parse_integer(text)?;
         match self {
-            ValueType::Symbol | ValueType::Float => None,
+            ValueType::Symbol | ValueType::Float | ValueType::Record(_) => None,
             ValueType::Number => i32::try_from(n).ok().map(|n| n as u32),
             ValueType::Unsigned => u32::try_from(n).ok(),
         }
@@ -110,6 +118,8 @@ pub enum Value {
     /// A float, held as the bits of its `f32` (so that values compare and hash as
     /// tuples do).
     Float(u32),
+    /// A record of the type, by its id in the value store (0 is `nil`).
+    Record(crate::RecordTypeId, u32),
 }
 
 impl Value {
@@ -118,7 +128,7 @@ impl Value {
         match self {
             Value::Symbol(c) => c.0,
             Value::Number(n) => n as u32,
-            Value::Unsigned(n) | Value::Float(n) => n,
+            Value::Unsigned(n) | Value::Float(n) | Value::Record(_, n) => n,
         }
     }
 
@@ -129,6 +139,7 @@ impl Value {
             ValueType::Number => Value::Number(raw as i32),
             ValueType::Unsigned => Value::Unsigned(raw),
             ValueType::Float => Value::Float(raw),
+            ValueType::Record(ty) => Value::Record(ty, raw),
         }
     }
 
@@ -138,6 +149,7 @@ impl Value {
             Value::Number(_) => ValueType::Number,
             Value::Unsigned(_) => ValueType::Unsigned,
             Value::Float(_) => ValueType::Float,
+            Value::Record(ty, _) => ValueType::Record(ty),
         }
     }
 }
@@ -380,7 +392,8 @@ impl CmpOp {
                 return values.matches(Const(a), Const(b)) == Some(self == CmpOp::Match);
             }
             (_, ValueType::Number) => (a as i32).cmp(&(b as i32)),
-            (_, ValueType::Unsigned) => a.cmp(&b),
+            // The front end lets no ordering comparison of records through.
+            (_, ValueType::Unsigned | ValueType::Record(_)) => a.cmp(&b),
             // Not a number is unordered: no ordering comparison holds of it.
             (_, ValueType::Float) => match f32::from_bits(a).partial_cmp(&f32::from_bits(b)) {
                 Some(order) => order,
@@ -754,6 +767,7 @@ impl Program {
     pub fn encode(&mut self, ty: ValueType, text: &str) -> Result<u32, &'static str> {
         match ty {
             ValueType::Symbol => Ok(self.consts.intern(text).0),
+            ValueType::Record(record) => self.consts.read_record(record, text).map_err(|_| "no record of its type"),
             ValueType::Float => ty.number(text).ok_or("not a float within a float's range"),
             ty => ty.number(text).ok_or(match (parse_integer(text), ty) {
                 (None, _) => "not an integer",

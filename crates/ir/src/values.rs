@@ -4,6 +4,8 @@
 //! so a value made on any thread means the same text everywhere.
 
 use crate::intern::{hash_text, Table};
+use crate::records::{RecordTable, RecordType, RecordView};
+use crate::{RecordTypeId, ValueType};
 use parking_lot::{MappedRwLockReadGuard, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use regex::Regex;
 use rustc_hash::FxHashMap;
@@ -33,6 +35,11 @@ pub struct ValueStore {
     /// for a text that is no regular expression. Shared, not cloned: a clone of a
     /// `Regex` starts with an empty cache, which each match would then rebuild.
     patterns: Arc<Mutex<FxHashMap<Const, Option<Arc<Regex>>>>>,
+    /// The records made so far, each once (see [`crate::records`]).
+    records: Arc<RwLock<RecordTable>>,
+    /// The program's record types and algebraic data types, which tell how to read and
+    /// write a record value.
+    record_types: Arc<RwLock<Arc<[RecordType]>>>,
 }
 
 /// The text of one value, borrowed from the store (see [`ValueStore::text`]).
@@ -124,6 +131,96 @@ impl ValueStore {
             patterns.entry(pattern).or_insert_with(|| whole_match(&self.text(pattern)).ok().map(Arc::new)).clone()
         };
         compiled.map(|regex| regex.is_match(&self.text(text)))
+    }
+
+    /// The id of the record holding `fields` (for an algebraic data type, after the
+    /// branch index), added if new.
+    pub fn pack(&self, fields: &[u32]) -> u32 {
+        if let Some(id) = self.records.read_recursive().find(fields) {
+            return id;
+        }
+        self.records.write().insert(fields)
+    }
+
+    /// Field `index` of record `record` as stored; none for `nil`, or a record with
+    /// fewer fields (another branch of an algebraic data type).
+    pub fn field(&self, record: u32, index: usize) -> Option<u32> {
+        self.records.read_recursive().fields(record)?.get(index).copied()
+    }
+
+    /// How many records the store holds.
+    pub fn records_len(&self) -> usize {
+        self.records.read_recursive().len()
+    }
+
+    /// Sets the record types the program declares (once, by the front end).
+    pub fn set_record_types(&self, types: Vec<RecordType>) {
+        *self.record_types.write() = types.into();
+    }
+
+    pub fn record_types(&self) -> Arc<[RecordType]> {
+        self.record_types.read_recursive().clone()
+    }
+
+    pub fn record_type(&self, id: RecordTypeId) -> RecordType {
+        self.record_types.read_recursive()[id.0 as usize].clone()
+    }
+
+    /// Calls `f` with a view of the records and their types.
+    fn with_records<T>(&self, f: impl FnOnce(&RecordView<'_>) -> T) -> T {
+        let types = self.record_types();
+        let table = self.records.read_recursive();
+        let texts = self.table.read_recursive();
+        let text = |c: Const| texts.text(c.0).to_string();
+        f(&RecordView { types: &types, table: &table, text: &text })
+    }
+
+    /// Appends the text of a record value of type `ty` as Soufflé writes it (`[1, nil]`,
+    /// `$Circle(3)`); symbols inside it are written as they are.
+    pub fn write_record(&self, out: &mut String, ty: ValueType, raw: u32) {
+        self.with_records(|view| view.write(out, ty, raw));
+    }
+
+    /// The order outputs list two values of record type `ty` in (see
+    /// [`crate::records`]).
+    pub fn compare_records(&self, ty: ValueType, a: u32, b: u32) -> std::cmp::Ordering {
+        self.with_records(|view| view.compare(ty, a, b))
+    }
+
+    /// Sorts record values of type `ty` in the order of [`ValueStore::compare_records`],
+    /// under one lock.
+    pub fn sort_records(&self, ty: ValueType, values: &mut [u32]) {
+        self.with_records(|view| values.sort_by(|&a, &b| view.compare(ty, a, b)));
+    }
+
+    /// The record of type `ty` whose text is `text`, with its symbols and records added
+    /// to the store; the reason when the text is none.
+    pub fn read_record(&self, ty: RecordTypeId, text: &str) -> Result<u32, String> {
+        self.read_record_with(ty, text, &mut |s| self.intern(s).0)
+    }
+
+    /// [`ValueStore::read_record`], adding symbols with `intern` (a caller holding an
+    /// [`Interning`] passes its own).
+    pub fn read_record_with(
+        &self,
+        ty: RecordTypeId,
+        text: &str,
+        intern: &mut dyn FnMut(&str) -> u32,
+    ) -> Result<u32, String> {
+        let types = self.record_types();
+        crate::records::read(&types, ty, text, intern, &mut |fields| self.pack(fields))
+    }
+
+    /// The type of argument `i` of `functor`: a record's from its type's fields.
+    pub fn parameter(&self, functor: crate::Functor, i: usize) -> Option<ValueType> {
+        match functor {
+            crate::Functor::Record { ty, branch, .. } => {
+                let types = self.record_types.read_recursive();
+                let branch = &types[ty.0 as usize].branches[usize::from(branch.unwrap_or(0))];
+                branch.fields.get(i).map(|f| f.ty)
+            }
+            other => other.parameter(i),
+        }
     }
 
     /// Whether two handles are one store.

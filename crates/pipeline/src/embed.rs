@@ -25,6 +25,9 @@ pub enum Value {
     /// A float (a Soufflé `float` column), as the bits of its `f32`, so that values
     /// compare, order and hash as they do in relations ([`Value::float`] makes one).
     Float(u32),
+    /// A record or a value of an algebraic data type (a Soufflé record column), as its
+    /// text: `[1, [2, nil]]`, `$Circle(3)`.
+    Record(String),
 }
 
 impl Value {
@@ -69,7 +72,7 @@ impl fmt::Display for Value {
     /// prints it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Value::Symbol(text) => f.write_str(text),
+            Value::Symbol(text) | Value::Record(text) => f.write_str(text),
             Value::Number(n) => write!(f, "{n}"),
             Value::Unsigned(n) => write!(f, "{n}"),
             Value::Float(bits) => f.write_str(&ir::float_text(f32::from_bits(*bits))),
@@ -364,6 +367,7 @@ fn encode(program: &mut Program, relation: &str, values: &[Value]) -> Result<ir:
 fn lookup(program: &Program, pred: PredId, values: &[Value]) -> Option<Vec<u32>> {
     let value = |(i, value): (usize, &Value)| match program.column_type(pred, i) {
         ValueType::Symbol => program.consts.get(&value.to_string()).map(|c| c.0),
+        ValueType::Record(record) => program.consts.read_record(record, &value.to_string()).ok(),
         ty => ty.number(&value.to_string()),
     };
     values.iter().enumerate().map(value).collect()
@@ -379,6 +383,11 @@ fn decode(program: &Program, pred: PredId, tuple: &[u32]) -> Row {
             ir::Value::Number(n) => Value::Number(n.into()),
             ir::Value::Unsigned(n) => Value::Unsigned(n.into()),
             ir::Value::Float(bits) => Value::Float(bits),
+            ir::Value::Record(ty, id) => {
+                let mut text = String::new();
+                program.consts.write_record(&mut text, ValueType::Record(ty), id);
+                Value::Record(text)
+            }
         })
         .collect()
 }

@@ -70,7 +70,7 @@ fn computed_text(program: &Program, plan: &RulePlan, value: &crate::Computed, ty
     let mut text = String::new();
     let leaf = |o: &Operand, ty| operand_text(program, plan, *o, ty);
     // An expression the planner built from the IR always prints.
-    let _ = value.write_infix(&mut text, ty, &leaf, &ir::BinOp::text);
+    let _ = value.write_infix(&mut text, ty, &leaf, &ir::BinOp::text, &program.consts.record_types());
     text
 }
 

@@ -12,6 +12,9 @@ pub struct File {
     /// The column types a Soufflé program declares, per relation, with the span of its
     /// `.decl`; empty in the dlc dialect, whose types are inferred from use.
     pub declared: Vec<(String, Vec<ir::ValueType>, Span)>,
+    /// The record types and algebraic data types a Soufflé program declares, indexed by
+    /// [`ir::RecordTypeId`].
+    pub record_types: Vec<ir::RecordType>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -181,6 +184,13 @@ pub enum TermKind {
     /// `a` towards `b`; `name_span` is its name's. `generators.rs` rewrites each into an
     /// atom of a generated relation before typing, so lowering never sees one.
     Range { name_span: Span, args: Vec<Term> },
+    /// Soufflé's `[a, b]` (`branch` none) or `$B(a, b)`, `$B` (a value of branch `B` of
+    /// an algebraic data type): a record of the type its place gives it, which the
+    /// Soufflé front end resolves into a call of [`ir::Functor::Record`] before the
+    /// native lowering.
+    Record { branch: Option<String>, args: Vec<Term> },
+    /// Soufflé's `nil`, the empty record of any record type.
+    Nil,
     /// `count : { body }`, `sum e : { body }`, `min e : a(x, e)`, ...: the reduction of
     /// the rows of `body`; `op_span` is the operator's, `value` the aggregated expression
     /// (none for `count`). The one-atom form without braces is a body of one literal.
@@ -239,7 +249,10 @@ impl Term {
 
     /// Whether the term is an arithmetic expression.
     pub fn is_arithmetic(&self) -> bool {
-        matches!(self.kind, TermKind::Unary { .. } | TermKind::Binary { .. } | TermKind::Call { .. })
+        matches!(
+            self.kind,
+            TermKind::Unary { .. } | TermKind::Binary { .. } | TermKind::Call { .. } | TermKind::Record { .. }
+        )
     }
 
     /// Calls `f` on each outermost subterm that `picks` (the term itself included), in
@@ -258,7 +271,9 @@ impl Term {
                     stack.push(right);
                     stack.push(left);
                 }
-                TermKind::Call { args, .. } | TermKind::Range { args, .. } => stack.extend(args.iter_mut().rev()),
+                TermKind::Call { args, .. } | TermKind::Range { args, .. } | TermKind::Record { args, .. } => {
+                    stack.extend(args.iter_mut().rev())
+                }
                 _ => {}
             }
         }
@@ -290,7 +305,9 @@ impl Term {
                     stack.push(right);
                     stack.push(left);
                 }
-                TermKind::Call { args, .. } if into_calls => stack.extend(args.iter().rev()),
+                TermKind::Call { args, .. } | TermKind::Record { args, .. } if into_calls => {
+                    stack.extend(args.iter().rev())
+                }
                 // A range's values have its bounds' type.
                 TermKind::Range { args, .. } => stack.extend(args.iter().rev()),
                 _ => {}
@@ -409,6 +426,14 @@ fn write_terms<'a>(f: &mut fmt::Formatter<'_>, indent: &str, terms: impl IntoIte
                 write_terms(f, &format!("{indent}  "), args)?;
                 continue;
             }
+            TermKind::Record { branch, args } => {
+                match branch {
+                    Some(branch) => writeln!(f, "Branch ${branch} {}", span_text(term.span))?,
+                    None => writeln!(f, "Record {}", span_text(term.span))?,
+                }
+                write_terms(f, &format!("{indent}  "), args)?;
+                continue;
+            }
             TermKind::Aggregate { op, value, body, .. } => {
                 writeln!(f, "Aggregate {} {}", op.text(), span_text(term.span))?;
                 let inner = format!("{indent}  ");
@@ -432,10 +457,12 @@ fn write_terms<'a>(f: &mut fmt::Formatter<'_>, indent: &str, terms: impl IntoIte
                 write!(f, "{s:?}")?;
             }
             TermKind::Reserved(s) => write!(f, "Reserved {s}")?,
+            TermKind::Nil => write!(f, "Nil")?,
             TermKind::Unary { .. }
             | TermKind::Binary { .. }
             | TermKind::Call { .. }
             | TermKind::Range { .. }
+            | TermKind::Record { .. }
             | TermKind::Aggregate { .. } => {}
         }
         writeln!(f, " {}", span_text(term.span))?;

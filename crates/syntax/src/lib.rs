@@ -59,7 +59,7 @@ pub fn parse(src: &str, file: FileId) -> (ast::File, Vec<Diagnostic>) {
     }
     let (output, diagnostics) = parser::run(parser::program(file, src.len()), &tokens, src.len(), file, Code::PARSE);
     let empty =
-        || ast::File { statements: Vec::new(), span: diag::Span::new(file, 0..src.len()), declared: Vec::new() };
+        || ast::File { statements: Vec::new(), span: diag::Span::new(file, 0..src.len()), declared: Vec::new(), record_types: Vec::new() };
     (output.unwrap_or_else(empty), diagnostics)
 }
 

@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 /// there is no error.
 pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
     let mut program = Program::new();
+    program.consts.set_record_types(file.record_types.clone());
     let file = &crate::reductions::computed_facts_as_rules(file);
     let mut diagnostics = crate::aggregates::check(file);
     if !diagnostics.is_empty() {
@@ -229,6 +230,7 @@ fn lower_expr(
     term: &ast::Term,
     ty: ValueType,
     var_types: &HashMap<String, ValueType>,
+    store: &ir::ValueStore,
     leaf: &mut dyn FnMut(&ast::Term, ValueType) -> Term,
 ) -> ir::Expr {
     let mut nodes = Vec::new();
@@ -239,7 +241,7 @@ fn lower_expr(
             (TermKind::Unary { op, .. }, true) => nodes.push(ir::ExprNode::Unary(*op, ty)),
             (TermKind::Binary { op, .. }, true) => nodes.push(ir::ExprNode::Binary(*op, ty)),
             (TermKind::Call { functor, args, .. }, true) => {
-                nodes.push(ir::ExprNode::Call(resolved(*functor, args, var_types)))
+                nodes.push(ir::ExprNode::Call(resolved(store, *functor, args, var_types)))
             }
             (TermKind::Unary { operand, .. }, false) => {
                 stack.push((term, ty, true));
@@ -253,7 +255,7 @@ fn lower_expr(
             (TermKind::Call { functor, args, .. }, false) => {
                 stack.push((term, ty, true));
                 for (i, arg) in args.iter().enumerate().rev() {
-                    stack.push((arg, argument_type(*functor, i, arg, var_types), false));
+                    stack.push((arg, argument_type(&store, *functor, i, arg, var_types), false));
                 }
             }
             _ => nodes.push(ir::ExprNode::Leaf(leaf(term, ty))),
@@ -263,9 +265,14 @@ fn lower_expr(
 }
 
 /// A call's functor with its conversion resolved to its argument's type.
-fn resolved(functor: ir::Functor, args: &[ast::Term], var_types: &HashMap<String, ValueType>) -> ir::Functor {
+fn resolved(
+    store: &ir::ValueStore,
+    functor: ir::Functor,
+    args: &[ast::Term],
+    var_types: &HashMap<String, ValueType>,
+) -> ir::Functor {
     match (functor.parameter(0), args.first()) {
-        (None, Some(arg)) => functor.with_argument(argument_type(functor, 0, arg, var_types)),
+        (None, Some(arg)) => functor.with_argument(argument_type(store, functor, 0, arg, var_types)),
         _ => functor,
     }
 }
@@ -274,10 +281,16 @@ fn resolved(functor: ir::Functor, args: &[ast::Term], var_types: &HashMap<String
 /// ([`natural_type`]). A number literal cast by `as` is a constant of the target type, as
 /// Soufflé 2.5 types it: `as(1, float)` is 1.0, and `as(-1, unsigned)` and `as(2.5,
 /// number)` are errors, where `as(1 + 2, float)` takes the bits of the number 3.
-fn argument_type(functor: ir::Functor, i: usize, arg: &ast::Term, var_types: &HashMap<String, ValueType>) -> ValueType {
+fn argument_type(
+    store: &ir::ValueStore,
+    functor: ir::Functor,
+    i: usize,
+    arg: &ast::Term,
+    var_types: &HashMap<String, ValueType>,
+) -> ValueType {
     match (functor, &arg.kind) {
         (ir::Functor::Cast(_, to), TermKind::Int(_) | TermKind::Float(_)) if to.is_numeric() => to,
-        _ => functor.parameter(i).unwrap_or_else(|| natural_type(arg, var_types)),
+        _ => store.parameter(functor, i).unwrap_or_else(|| natural_type(arg, var_types)),
     }
 }
 
@@ -298,6 +311,8 @@ fn natural_type(term: &ast::Term, var_types: &HashMap<String, ValueType>) -> Val
         TermKind::Range { args, .. } => args.first().map_or(ValueType::Number, |a| natural_type(a, var_types)),
         TermKind::Float(_) => ValueType::Float,
         TermKind::Int(_) | TermKind::Anon | TermKind::Aggregate { .. } => ValueType::Number,
+        // The Soufflé front end has made every record a call of its type.
+        TermKind::Record { .. } | TermKind::Nil => ValueType::Symbol,
     }
 }
 
@@ -317,7 +332,7 @@ fn constant_without_value(program: &mut Program, ty: ValueType, term: &ast::Term
             TermKind::Call { functor, args, .. } => {
                 let no_vars = HashMap::new();
                 for (i, arg) in args.iter().enumerate().rev() {
-                    stack.push((arg, argument_type(*functor, i, arg, &no_vars)));
+                    stack.push((arg, argument_type(&program.consts, *functor, i, arg, &no_vars)));
                 }
             }
             _ => {}
@@ -364,8 +379,9 @@ fn constant_without_value(program: &mut Program, ty: ValueType, term: &ast::Term
 fn ground_value(program: &mut Program, ty: ValueType, term: &ast::Term) -> Option<u32> {
     let mut ok = true;
     let no_vars = HashMap::new();
+    let store = program.consts.clone();
     let expr =
-        lower_expr(term, ty, &no_vars, &mut |leaf, ty| match lower_term(program, ty, leaf, &mut FreshVars::new([])) {
+        lower_expr(term, ty, &no_vars, &store, &mut |leaf, ty| match lower_term(program, ty, leaf, &mut FreshVars::new([])) {
             Ok(t) => t,
             Err(_) => {
                 ok = false;
@@ -475,7 +491,8 @@ fn lower_operand(lowering: &mut Lowering<'_>, ty: ValueType, term: &ast::Term, f
         return ir::Expr::leaf(lower_term_or_report(lowering, ty, term, fresh));
     }
     let var_types = std::mem::take(&mut lowering.var_types);
-    let expr = lower_expr(term, ty, &var_types, &mut |leaf, ty| lower_term_or_report(lowering, ty, leaf, fresh));
+    let store = lowering.program.consts.clone();
+    let expr = lower_expr(term, ty, &var_types, &store, &mut |leaf, ty| lower_term_or_report(lowering, ty, leaf, fresh));
     lowering.var_types = var_types;
     expr
 }

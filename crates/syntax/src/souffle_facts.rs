@@ -165,7 +165,8 @@ pub fn read_souffle_facts(
     sink.reserve(pred, src.as_bytes().iter().filter(|&&b| b == b'\n').count() + 1, arity);
     let mut fields = Vec::with_capacity(arity);
     let mut values: Vec<u32> = Vec::with_capacity(arity);
-    let mut consts = program.consts.interning();
+    let store = program.consts.clone();
+    let mut consts = store.interning();
     while let Some((start, first)) = lines.next() {
         let mut line = first;
         let result = loop {
@@ -189,6 +190,14 @@ pub fn read_souffle_facts(
         for (i, (range, field)) in fields.iter().enumerate() {
             match types[i] {
                 ValueType::Symbol => values.push(consts.intern(field).0),
+                ValueType::Record(ty) => match store.read_record_with(ty, field, &mut |s| consts.intern(s).0) {
+                    Ok(raw) => values.push(raw),
+                    Err(why) => {
+                        let at = Span::new(file, start + range.start..start + range.end);
+                        diagnostics.push(not_a_record(&store.record_type(ty).name, field, &why, at));
+                        break;
+                    }
+                },
                 ty => match souffle_number(ty, field) {
                     Some(raw) => values.push(raw),
                     None => {
@@ -248,7 +257,7 @@ fn souffle_number(ty: ValueType, field: &str) -> Option<u32> {
         Some(if text.starts_with('-') { -magnitude } else { magnitude })
     };
     match ty {
-        ValueType::Symbol => None,
+        ValueType::Symbol | ValueType::Record(_) => None,
         ValueType::Float => ir::parse_float(field).map(f32::to_bits),
         ValueType::Number => decimal(field, &['+', '-']).and_then(|n| i32::try_from(n).ok()).map(|n| n as u32),
         ValueType::Unsigned => {
@@ -269,6 +278,13 @@ fn souffle_number(ty: ValueType, field: &str) -> Option<u32> {
             }
         }
     }
+}
+
+/// E0013 for a field of a record column that is no record of its type.
+fn not_a_record(ty: &str, field: &str, why: &str, at: Span) -> Diagnostic {
+    Diagnostic::error(Code::BAD_FACTS_LINE, format!("`{field}` is no record of type `{ty}`"))
+        .with_primary(at, why.to_string())
+        .with_help("a record is written `[1, b, nil]`, a branch of an algebraic data type `$Name(1, b)`")
 }
 
 /// E0013 for a line of `name`'s file that holds no tuple.

@@ -189,6 +189,8 @@ struct Scope<'s> {
     /// `unsigned` is E0032, an operator Soufflé has no float version of (`%`, `band`,
     /// `lnot`, ...) computing floats E0028.
     operators: &'s mut Vec<(usize, Operator, Span)>,
+    /// The program's values, whose record types give the types of a record's fields.
+    store: &'s ir::ValueStore,
 }
 
 /// An operator of an expression, as [`Scope::operators`] records it.
@@ -237,6 +239,7 @@ pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
     let mut solver = Solver { parent: Vec::new(), evidence: Vec::new(), reported: Vec::new(), diagnostics: Vec::new() };
     let mut compared = Vec::new();
     let mut operators = Vec::new();
+    let store = program.consts.clone();
     // The first node of each predicate's columns.
     let mut columns: Vec<usize> = Vec::with_capacity(program.preds.len());
     for pred in &program.preds {
@@ -280,7 +283,7 @@ pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
             Statement::Query(query) => (vec![&query.atom], Vec::new()),
             Statement::Error(_) => continue,
         };
-        let mut scope = Scope { solver: &mut solver, vars: HashMap::new(), operators: &mut operators };
+        let mut scope = Scope { solver: &mut solver, vars: HashMap::new(), operators: &mut operators, store: &store };
         for atom in atoms {
             for (i, term) in atom.args.iter().enumerate() {
                 let Some(column) = column(program, atom, i) else { continue };
@@ -437,7 +440,7 @@ impl Scope<'_> {
                 self.constant(node, arg);
                 node
             });
-            if let Some(param) = functor.parameter(i) {
+            if let Some(param) = self.store.parameter(*functor, i) {
                 self.solver.evidence(arg_node, Kind::Exact(param), arg.span);
             }
         }

@@ -14,7 +14,7 @@
 
 use super::lower::Clause;
 use super::tree::{self, IoKind, Item, TypeDefinition};
-use super::typing::column_kind;
+use super::typing::{self, column_kind};
 use super::{unsupported, RawIo, Relation};
 use crate::ast::{self, TermKind};
 use diag::{Code, Diagnostic, Span};
@@ -33,6 +33,7 @@ pub(super) struct Declarations {
     pub unions: HashSet<String>,
     /// The queries in the file.
     pub queries: Vec<ast::Query>,
+    pub records: Records,
 }
 
 /// Reports the unsupported constructs, ignored pragmas and bad type definitions of
@@ -45,6 +46,9 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
     let mut type_spans: Vec<(String, Span)> = Vec::new();
     let mut unions = HashSet::new();
     let mut queries = Vec::new();
+    // Each record type and algebraic data type: its name, whether it is the latter, its
+    // branches (one, unnamed, for a record type).
+    let mut record_shapes: Vec<(String, bool, Vec<tree::RecordShape>)> = Vec::new();
     // The relations `.pragma "inline-exclude"` names: not inlined, whatever their `.decl`
     // says.
     let mut inline_excluded: Vec<String> = Vec::new();
@@ -111,11 +115,13 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
                     TypeDefinition::Bare => {
                         types.insert(name, vec!["symbol".to_string()]);
                     }
-                    TypeDefinition::Record(span) => {
-                        diagnostics.push(unsupported(*span, &tree::Construct::RecordType.describe()));
+                    TypeDefinition::Record(shape) => {
+                        types.insert(name.clone(), vec![typing::record_member(record_shapes.len())]);
+                        record_shapes.push((name, false, vec![shape.clone()]));
                     }
-                    TypeDefinition::Adt(span) => {
-                        diagnostics.push(unsupported(*span, &tree::Construct::AdtType.describe()));
+                    TypeDefinition::Adt(branches) => {
+                        types.insert(name.clone(), vec![typing::record_member(record_shapes.len())]);
+                        record_shapes.push((name, true, branches.clone()));
                     }
                     TypeDefinition::Unreadable => {}
                 }
@@ -138,7 +144,56 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
     }
     diagnostics.extend(type_cycles(&types, &type_spans));
     diagnostics.extend(type_definitions(&types, &type_spans));
-    Declarations { relations, ios, types, unions, queries }
+    let records = record_types(record_shapes, &types, diagnostics);
+    Declarations { relations, ios, types, unions, queries, records }
+}
+
+/// The record types and algebraic data types of `shapes` with their fields' types
+/// resolved; E0034 for a field of an unknown type and for a branch name two types
+/// declare (a branch names its type where it is used).
+fn record_types(
+    shapes: Vec<(String, bool, Vec<tree::RecordShape>)>,
+    types: &HashMap<String, Vec<String>>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Records {
+    let mut records = Records::default();
+    for (index, (name, adt, shapes)) in shapes.into_iter().enumerate() {
+        let id = ir::RecordTypeId(index as u32);
+        let mut branches = Vec::with_capacity(shapes.len());
+        for (b, shape) in shapes.into_iter().enumerate() {
+            let branch_name = shape.name.as_ref().map_or_else(|| name.clone(), |n| n.text.clone());
+            if let Some(n) = &shape.name {
+                if records.branches.insert(n.text.clone(), (id, b)).is_some() {
+                    diagnostics.push(
+                        Diagnostic::error(Code::INVALID_DECLARATION, format!("the branch `{}` is declared twice", n.text))
+                            .with_primary(n.span, "declared again here"),
+                    );
+                }
+            }
+            let mut fields = Vec::with_capacity(shape.fields.len());
+            for (field, ty) in shape.fields {
+                let known = types.contains_key(&ty.text) || matches!(ty.text.as_str(), "symbol" | "number" | "unsigned" | "float");
+                if !known {
+                    diagnostics.push(
+                        Diagnostic::error(Code::INVALID_DECLARATION, format!("the type `{}` is not defined", ty.text))
+                            .with_primary(ty.span, "no `.type` defines it")
+                            .with_help(format!("define it (`.type {} <: symbol`) or use `symbol`, `number`, `unsigned` or `float`", ty.text)),
+                    );
+                }
+                fields.push(ir::Field { name: field.text, ty: column_kind(&ty.text, types) });
+            }
+            branches.push(ir::Branch { name: branch_name, fields });
+        }
+        records.types.push(ir::RecordType { name, branches, adt });
+    }
+    records
+}
+
+/// A program's record types and algebraic data types, and the branch each name names.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Records {
+    pub types: Vec<ir::RecordType>,
+    pub branches: HashMap<String, (ir::RecordTypeId, usize)>,
 }
 
 /// E0025 for each cycle of `.type` definitions (`.type A = B`, `.type B = A`), once per

@@ -850,8 +850,19 @@ impl Renaming<'_> {
             }
             Item::Type(def) => {
                 Self::rename(self.types, &mut def.name);
-                if let tree::TypeDefinition::Subtype(from) | tree::TypeDefinition::Equal(from) = &mut def.definition {
-                    from.iter_mut().for_each(|member| Self::rename(self.types, member));
+                match &mut def.definition {
+                    tree::TypeDefinition::Subtype(from) | tree::TypeDefinition::Equal(from) => {
+                        from.iter_mut().for_each(|member| Self::rename(self.types, member));
+                    }
+                    tree::TypeDefinition::Record(shape) => {
+                        shape.fields.iter_mut().for_each(|(_, ty)| Self::rename(self.types, ty));
+                    }
+                    tree::TypeDefinition::Adt(branches) => {
+                        for (_, ty) in branches.iter_mut().flat_map(|b| b.fields.iter_mut()) {
+                            Self::rename(self.types, ty);
+                        }
+                    }
+                    _ => {}
                 }
             }
             Item::Io(io) => io.relations.iter_mut().for_each(|r| Self::rename(self.relations, r)),

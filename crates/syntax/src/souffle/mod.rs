@@ -42,6 +42,7 @@ mod lexer;
 mod lower;
 mod parser;
 mod preprocess;
+mod records;
 mod tree;
 mod typing;
 
@@ -340,7 +341,7 @@ fn front_for_query(
     let (program, syntax) = parser::program(&tokens, &texts, eof);
     diagnostics.extend(syntax);
     let components::Expanded { program, origins, unexpanded } = components::expand(program, &mut diagnostics);
-    let check::Declarations { mut relations, ios, types, unions, queries } =
+    let check::Declarations { mut relations, ios, types, unions, queries, records } =
         check::declarations(&program, &mut diagnostics);
     let clauses = typing::casts(lower::clauses(&program), &types, &mut diagnostics);
     if !diag::has_errors(&diagnostics) {
@@ -359,10 +360,11 @@ fn front_for_query(
     if !diag::has_errors(&diagnostics) {
         relations.retain(|r| !r.inline);
     }
+    let clauses = records::resolve(clauses, &relations, &types, &records, &mut diagnostics);
     let checked = check::uses(clauses, queries, relations, ios, &unexpanded, &mut diagnostics);
     let clauses = typing::comparisons(checked.clauses, &checked.relations, &types, &mut diagnostics);
     let lowered =
-        lower::native(&clauses, checked.queries, checked.relations, checked.ios, &types, queried, &mut diagnostics);
+        lower::native(&clauses, checked.queries, checked.relations, checked.ios, &types, &records.types, queried, &mut diagnostics);
     let mut native = lowered.file;
     native.span = Span::new(file, 0..src.len());
     let front = Front {

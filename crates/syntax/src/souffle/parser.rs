@@ -94,6 +94,9 @@ struct Parser<'a> {
     component_depth: usize,
     /// Where the statement being read starts.
     statement_start: usize,
+    /// How many records enclose the term being read (at most [`crate::expr::MAX_DEPTH`],
+    /// so that every pass over a term recurses a bounded depth).
+    record_depth: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -108,6 +111,7 @@ impl<'a> Parser<'a> {
             in_aggregate: false,
             component_depth: 0,
             statement_start: 0,
+            record_depth: 0,
         }
     }
 
@@ -511,18 +515,55 @@ impl<'a> Parser<'a> {
             );
             return Ok(TypeDefinition::Bare);
         }
+        let unreadable = |r| (TypeDefinition::Unreadable, r);
         if let Some(open) = self.eat(Kind::LBracket) {
-            return Err((TypeDefinition::Record(open.span), Reported));
+            let fields = self.typed_fields(Kind::RBracket, "`,` or `]`").map_err(unreadable)?;
+            return Ok(TypeDefinition::Record(tree::RecordShape { name: None, fields, span: open.span }));
         }
         let mut from = Vec::new();
         loop {
-            let ty = self.qualified_name("a type").map_err(|r| (TypeDefinition::Unreadable, r))?;
-            from.push(ty);
-            if let Some(open) = self.eat(Kind::LBrace) {
-                return Err((TypeDefinition::Adt(open.span), Reported));
+            let ty = self.qualified_name("a type").map_err(unreadable)?;
+            if self.at(Kind::LBrace) && !subtype {
+                return self.adt(ty).map_err(unreadable);
             }
+            from.push(ty);
             if self.eat(Kind::Bar).is_none() {
                 return Ok(if subtype { TypeDefinition::Subtype(from) } else { TypeDefinition::Equal(from) });
+            }
+        }
+    }
+
+    /// The branches of an algebraic data type, from the first's `{`: `A {x: number} | B {}`.
+    fn adt(&mut self, first: ast::Name) -> Result<tree::TypeDefinition, Reported> {
+        let mut branches = Vec::new();
+        let mut name = first;
+        loop {
+            let open = self.expect(Kind::LBrace, "`{` and the branch's fields")?;
+            let fields = self.typed_fields(Kind::RBrace, "`,` or `}`")?;
+            let span = name.span.to(open.span);
+            branches.push(tree::RecordShape { name: Some(name), fields, span });
+            if self.eat(Kind::Bar).is_none() {
+                return Ok(tree::TypeDefinition::Adt(branches));
+            }
+            name = self.qualified_name("a branch name")?;
+        }
+    }
+
+    /// `name: type, ...` up to `close`.
+    fn typed_fields(&mut self, close: Kind, expected: &str) -> Result<Vec<(ast::Name, ast::Name)>, Reported> {
+        let mut fields = Vec::new();
+        if self.eat(close).is_some() {
+            return Ok(fields);
+        }
+        loop {
+            let name = self.expect(Kind::Ident, "a field name")?;
+            let name = self.name(name);
+            self.expect(Kind::Colon, "`:` and the field's type")?;
+            let ty = self.qualified_name("a type")?;
+            fields.push((name, ty));
+            if self.eat(Kind::Comma).is_none() {
+                self.expect(close, expected)?;
+                return Ok(fields);
             }
         }
     }
@@ -837,7 +878,7 @@ impl<'a> Parser<'a> {
             Kind::Ident if text == "range" && next.is_some_and(|n| !matches!(n.kind, Kind::Comma | Kind::RParen)) => {
                 return Err(self.unsupported(tok.span, "the aggregate `range`"));
             }
-            Kind::Ident if text == "nil" => return Err(self.unsupported(tok.span, "a record (`nil`)")),
+            Kind::Ident if text == "nil" => TermKind::Nil,
             Kind::Ident => TermKind::Var(text.to_string()),
             Kind::Underscore => TermKind::Anon,
             // As Soufflé reads it: `007` is 7.
@@ -854,13 +895,63 @@ impl<'a> Parser<'a> {
                 None => return Err(self.unsupported(tok.span, "an IPv4 constant with a part above 255")),
             },
             Kind::Str => TermKind::Str(unescape(text)),
-            Kind::Dollar => return Err(self.unsupported(tok.span, "`$` (a counter or an ADT branch)")),
+            Kind::Dollar if next.is_some_and(|n| n.kind == Kind::Ident) => return self.branch(),
+            Kind::Dollar => return Err(self.unsupported(tok.span, "`$` (the counter)")),
             Kind::At => return Err(self.unsupported(tok.span, "a user-defined functor (`@f(...)`)")),
-            Kind::LBracket => return Err(self.unsupported(tok.span, "a record (`[...]`)")),
+            Kind::LBracket => return self.record(),
             _ => return Err(self.expected("a variable, a number or a string")),
         };
         self.bump();
         Ok(ast::Term { kind, span: tok.span })
+    }
+}
+
+/// Records and the values of algebraic data types.
+impl Parser<'_> {
+    /// `[t, ...]` (possibly empty).
+    fn record(&mut self) -> Result<ast::Term, Reported> {
+        let open = self.expect(Kind::LBracket, "`[`")?;
+        let (args, close) = self.record_fields(open, Kind::RBracket, "`,` or `]`")?;
+        Ok(ast::Term { kind: TermKind::Record { branch: None, args }, span: open.span.to(close.span) })
+    }
+
+    /// `$Branch(t, ...)` or `$Branch`.
+    fn branch(&mut self) -> Result<ast::Term, Reported> {
+        let dollar = self.expect(Kind::Dollar, "`$`")?;
+        let name = self.qualified_name("a branch name")?;
+        let (args, end) = match self.eat(Kind::LParen) {
+            Some(open) => {
+                let (args, close) = self.record_fields(open, Kind::RParen, "`,` or `)`")?;
+                (args, close.span)
+            }
+            None => (Vec::new(), name.span),
+        };
+        Ok(ast::Term { kind: TermKind::Record { branch: Some(name.text), args }, span: dollar.span.to(end) })
+    }
+
+    /// The fields of a record after its `open` token, up to `close`.
+    fn record_fields(&mut self, open: Tok, close: Kind, expected: &str) -> Result<(Vec<ast::Term>, Tok), Reported> {
+        if self.record_depth >= crate::expr::MAX_DEPTH {
+            let message = format!("records nest deeper than {} levels here", crate::expr::MAX_DEPTH);
+            return Err(self.syntax(open.span, message));
+        }
+        self.record_depth += 1;
+        let fields = self.record_fields_inside(close, expected);
+        self.record_depth -= 1;
+        fields
+    }
+
+    fn record_fields_inside(&mut self, close: Kind, expected: &str) -> Result<(Vec<ast::Term>, Tok), Reported> {
+        let mut args = Vec::new();
+        if let Some(end) = self.eat(close) {
+            return Ok((args, end));
+        }
+        loop {
+            args.push(self.expression()?);
+            if self.eat(Kind::Comma).is_none() {
+                return Ok((args, self.expect(close, expected)?));
+            }
+        }
     }
 }
 

@@ -127,13 +127,24 @@ pub(super) enum TypeDefinition {
     Primitive(&'static str),
     /// `.type T` alone, which Soufflé reads as `.type T <: symbol`.
     Bare,
-    /// `.type T = [...]`: a record type, at its `[`.
-    Record(Span),
-    /// `.type T = Branch {...} | ...`: an algebraic data type, at the first `{`.
-    Adt(Span),
+    /// `.type T = [a: number, b: T]`: a record type.
+    Record(RecordShape),
+    /// `.type T = A {x: number} | B {}`: an algebraic data type, its branches in order,
+    /// each with the branch's name as its first entry.
+    Adt(Vec<RecordShape>),
     /// A definition the parser could not read (reported as a syntax error): the name is
     /// defined, from nothing.
     Unreadable,
+}
+
+/// The fields of a record type or of a branch: each name with its type's name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct RecordShape {
+    /// A branch's name; none for a record type.
+    pub name: Option<ast::Name>,
+    pub fields: Vec<(ast::Name, ast::Name)>,
+    /// The `[` of a record type; a branch's name and `{`.
+    pub span: Span,
 }
 
 /// `.input`, `.output` or `.printsize` of one or more relations, with its parameters.
@@ -337,10 +348,6 @@ pub(super) enum Construct {
     ChoiceDomain,
     /// `h(x) <= h(y) :- ...`.
     Subsumption,
-    /// `.type T = [...]`.
-    RecordType,
-    /// `.type T = Branch {...}`.
-    AdtType,
     /// Any other construct inside a clause or a directive, by its description (a functor,
     /// a record, an I/O parameter value, an expansion past a bound, ...).
     Other(String),
@@ -355,8 +362,6 @@ impl Construct {
             Construct::Eqrel => "an equivalence relation (`eqrel`)".to_string(),
             Construct::ChoiceDomain => "`choice-domain`".to_string(),
             Construct::Subsumption => "a subsumptive clause (`<=`)".to_string(),
-            Construct::RecordType => "a record type (`[...]`)".to_string(),
-            Construct::AdtType => "an algebraic data type (`Branch {...}`)".to_string(),
             Construct::Other(description) => description.clone(),
         }
     }

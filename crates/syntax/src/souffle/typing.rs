@@ -116,6 +116,9 @@ pub(super) fn column_kind(ty: &str, types: &HashMap<String, Vec<String>>) -> Val
     let mut worklist = vec![ty];
     let mut kind = ValueType::Number;
     while let Some(t) = worklist.pop() {
+        if let Some(id) = t.strip_prefix(RECORD_MEMBER).and_then(|id| id.parse().ok()) {
+            return ValueType::Record(ir::RecordTypeId(id));
+        }
         match t {
             "number" => {}
             "unsigned" => kind = ValueType::Unsigned,
@@ -128,6 +131,15 @@ pub(super) fn column_kind(ty: &str, types: &HashMap<String, Vec<String>>) -> Val
         }
     }
     kind
+}
+
+/// What a record type or algebraic data type is defined from in the table of types: a
+/// name no source can write, which [`column_kind`] reads as the record type with that
+/// index, so that another name of a record type (`.type L = List`) is one too.
+const RECORD_MEMBER: &str = "[record] ";
+
+pub(super) fn record_member(index: usize) -> String {
+    format!("{RECORD_MEMBER}{index}")
 }
 
 /// Per variable of a conjunction, the kind of the first column it appears in.
@@ -143,6 +155,15 @@ pub(super) fn variable_kinds(
             if let TermKind::Var(name) = &term.kind {
                 typed.entry(name.clone()).or_insert_with(|| column_kind(ty, types));
             }
+        }
+    }
+    // A variable a record's field is read into (`x = field(r)`) has the field's type.
+    for literal in conjunction {
+        let ast::Literal::Compare(c) = literal else { continue };
+        if let (TermKind::Var(name), TermKind::Call { functor: functor @ ir::Functor::Field { .. }, .. }) =
+            (&c.left.kind, &c.right.kind)
+        {
+            typed.entry(name.clone()).or_insert(functor.result());
         }
     }
     typed

@@ -1,0 +1,443 @@
+//! Records and algebraic data types, resolved to calls the native lowering knows. Each
+//! record a clause writes gets its type from its place (the column of an atom, the field
+//! of an enclosing record, the variable it is compared with, a branch's name), and then:
+//!
+//! - in a head, a negated atom or an expression it is made: `[a, b]` becomes the call
+//!   [`ir::Functor::Record`] of its type, `nil` [`ir::Functor::Nil`];
+//! - as the argument of a positive body atom, it is a pattern: the atom holds a fresh
+//!   variable `r`, and each field is read back from it with [`ir::Functor::Field`]
+//!   (`a = field0(r)`, `field1(r) = 3`, a nested pattern on a further variable; a
+//!   branch pattern also tests the branch's index), so a record matches exactly the
+//!   records of that shape and no record is made to match one;
+//! - `x = [a, b]` with `x` bound (by an atom or a pattern) reads `x` the same way;
+//!   otherwise it makes the record.
+//!
+//! A record whose type its place does not give, of the wrong arity, or naming no branch
+//! is E0045.
+
+use super::check::Records;
+use super::lower::Clause;
+use super::Relation;
+use crate::ast::{self, Literal, Term, TermKind};
+use diag::{Code, Diagnostic, Span};
+use ir::{CmpOp, Functor, RecordTypeId, ValueType};
+use std::collections::{HashMap, HashSet};
+
+/// The clauses with their records resolved; a clause with a record error is reported
+/// and dropped.
+pub(super) fn resolve(
+    clauses: Vec<Clause>,
+    relations: &[Relation],
+    types: &HashMap<String, Vec<String>>,
+    records: &Records,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Clause> {
+    let writes_records = |c: &Clause| {
+        let atoms = c.heads.iter().chain(c.body.iter().flatten().flatten().filter_map(ast::Literal::atom));
+        let in_atoms = atoms.flat_map(|a| &a.args).any(has_record);
+        let in_comparisons = c.body.iter().flatten().flatten().any(|l| match l {
+            Literal::Compare(cmp) => has_record(&cmp.left) || has_record(&cmp.right),
+            _ => false,
+        });
+        in_atoms || in_comparisons
+    };
+    if !clauses.iter().any(writes_records) {
+        return clauses;
+    }
+    let columns: HashMap<&str, Vec<ValueType>> = relations
+        .iter()
+        .map(|r| (r.name.as_str(), r.types.iter().map(|t| super::typing::column_kind(t, types)).collect()))
+        .collect();
+    let mut resolver = Resolver { columns, records, fresh: 0, diagnostics: Vec::new() };
+    let mut kept = Vec::with_capacity(clauses.len());
+    for mut clause in clauses {
+        if !writes_records(&clause) {
+            kept.push(clause);
+            continue;
+        }
+        let before = resolver.diagnostics.len();
+        clause = resolver.clause(clause);
+        if resolver.diagnostics.len() == before {
+            kept.push(clause);
+        }
+    }
+    diagnostics.append(&mut resolver.diagnostics);
+    kept
+}
+
+/// Whether `term` writes a record or `nil` anywhere, an aggregate's body included.
+fn has_record(term: &Term) -> bool {
+    term.subterms().iter().any(|t| match &t.kind {
+        TermKind::Record { .. } | TermKind::Nil => true,
+        TermKind::Aggregate { value, body, .. } => {
+            value.as_deref().is_some_and(has_record)
+                || body.iter().any(|l| match l {
+                    Literal::Atom(a) | Literal::Negated { atom: a, .. } => a.args.iter().any(has_record),
+                    Literal::Compare(c) => has_record(&c.left) || has_record(&c.right),
+                })
+        }
+        _ => false,
+    })
+}
+
+struct Resolver<'a> {
+    /// Each declared relation's column types.
+    columns: HashMap<&'a str, Vec<ValueType>>,
+    records: &'a Records,
+    /// The count of fresh variables made, for their names.
+    fresh: usize,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Resolver<'_> {
+    fn clause(&mut self, clause: Clause) -> Clause {
+        let Clause { heads, body, span } = clause;
+        let Some(body) = body else {
+            // Facts: every record is made.
+            let heads = heads.into_iter().map(|h| self.made_atom(h)).collect();
+            return Clause { heads, body: None, span };
+        };
+        // Each conjunction binds its own variables, so heads are resolved per
+        // conjunction; a clause with several conjunctions is split into one clause each.
+        let mut conjunctions = Vec::with_capacity(body.len());
+        for conjunction in body {
+            conjunctions.push(self.conjunction(conjunction));
+        }
+        let heads = heads.into_iter().map(|h| self.made_atom(h)).collect();
+        Clause { heads, body: Some(conjunctions), span }
+    }
+
+    /// An atom whose records are all made (a head, a negated atom).
+    fn made_atom(&mut self, mut atom: ast::Atom) -> ast::Atom {
+        let columns = self.columns.get(atom.pred.text.as_str()).cloned().unwrap_or_default();
+        for (i, arg) in atom.args.iter_mut().enumerate() {
+            if has_record(arg) {
+                let ty = columns.get(i).copied();
+                *arg = self.made(std::mem::replace(arg, placeholder()), ty, &HashMap::new());
+            }
+        }
+        atom
+    }
+
+    fn conjunction(&mut self, conjunction: Vec<Literal>) -> Vec<Literal> {
+        let mut out = Vec::with_capacity(conjunction.len());
+        // The type of each variable a positive atom's column or a pattern's field gives.
+        let mut var_types: HashMap<String, ValueType> = HashMap::new();
+        let mut bound: HashSet<String> = HashSet::new();
+        let mut later = Vec::new();
+        for literal in conjunction {
+            match literal {
+                Literal::Atom(mut atom) => {
+                    let columns = self.columns.get(atom.pred.text.as_str()).cloned().unwrap_or_default();
+                    let mut reads = Vec::new();
+                    for (i, arg) in atom.args.iter_mut().enumerate() {
+                        let ty = columns.get(i).copied();
+                        match &arg.kind {
+                            TermKind::Var(v) => {
+                                bound.insert(v.clone());
+                                if let Some(ty) = ty {
+                                    var_types.entry(v.clone()).or_insert(ty);
+                                }
+                            }
+                            TermKind::Record { .. } => {
+                                let pattern = std::mem::replace(arg, placeholder());
+                                let var = self.fresh_var(pattern.span);
+                                *arg = var.clone();
+                                match ty {
+                                    Some(ty) => self.read(var, pattern, ty, &mut reads, &mut var_types, &mut bound),
+                                    None => self.untyped(pattern.span),
+                                }
+                            }
+                            _ if has_record(arg) => {
+                                *arg = self.made(std::mem::replace(arg, placeholder()), ty, &var_types);
+                            }
+                            _ => {}
+                        }
+                    }
+                    out.push(Literal::Atom(atom));
+                    out.extend(reads);
+                }
+                other => later.push(other),
+            }
+        }
+        // Comparisons, in order: a record compared with a bound variable is read from
+        // it, any other is made.
+        for literal in later {
+            match literal {
+                Literal::Compare(c) if c.op == CmpOp::Eq && (is_record(&c.left) || is_record(&c.right)) => {
+                    let (var, pattern) = if is_record(&c.right) { (c.left, c.right) } else { (c.right, c.left) };
+                    let bound_var = match &var.kind {
+                        TermKind::Var(v) if bound.contains(v) => var_types.get(v).copied(),
+                        _ => None,
+                    };
+                    match bound_var {
+                        Some(ty) => {
+                            let mut reads = Vec::new();
+                            self.read(var, pattern, ty, &mut reads, &mut var_types, &mut bound);
+                            out.extend(reads);
+                        }
+                        None => {
+                            let ty = match &var.kind {
+                                TermKind::Var(v) => var_types.get(v).copied(),
+                                _ => None,
+                            };
+                            let made = self.made(pattern, ty, &var_types);
+                            if let TermKind::Var(v) = &var.kind {
+                                bound.insert(v.clone());
+                                if let Some(ty) = ty.or_else(|| call_result(&made)) {
+                                    var_types.entry(v.clone()).or_insert(ty);
+                                }
+                            }
+                            out.push(Literal::Compare(ast::Comparison { left: var, right: made, ..c }));
+                        }
+                    }
+                }
+                Literal::Compare(mut c) => {
+                    // An aggregate's body is a conjunction of its own.
+                    for side in [&mut c.left, &mut c.right] {
+                        side.rewrite_outermost(
+                            |t| matches!(t.kind, TermKind::Aggregate { .. }),
+                            |t| {
+                                if let TermKind::Aggregate { body, .. } = &mut t.kind {
+                                    *body = self.conjunction(std::mem::take(body));
+                                }
+                            },
+                        );
+                    }
+                    if has_record(&c.left) || has_record(&c.right) {
+                        let ty = self.operand_type(&c.left, &var_types).or_else(|| self.operand_type(&c.right, &var_types));
+                        c.left = self.made(c.left, ty, &var_types);
+                        c.right = self.made(c.right, ty, &var_types);
+                    }
+                    out.push(Literal::Compare(c));
+                }
+                Literal::Negated { atom, span } => {
+                    if atom.args.iter().flat_map(|a| a.subterms()).any(|t| matches!(t.kind, TermKind::Anon))
+                        && atom.args.iter().any(has_record)
+                    {
+                        self.diagnostics.push(super::unsupported(span, "`_` inside a record of a negated atom"));
+                    }
+                    out.push(Literal::Negated { atom: self.made_atom(atom), span });
+                }
+                Literal::Atom(_) => unreachable!("atoms were taken first"),
+            }
+        }
+        out
+    }
+
+    /// The type of a comparison operand that is a variable of known type.
+    fn operand_type(&self, term: &Term, var_types: &HashMap<String, ValueType>) -> Option<ValueType> {
+        match &term.kind {
+            TermKind::Var(v) => var_types.get(v).copied(),
+            _ => None,
+        }
+    }
+
+    fn fresh_var(&mut self, span: Span) -> Term {
+        self.fresh += 1;
+        // A name no source variable has: `'` is no part of a Soufflé name.
+        Term { kind: TermKind::Var(format!("record'{}", self.fresh)), span }
+    }
+
+    /// E0045: a record whose type its place does not give.
+    fn untyped(&mut self, span: Span) {
+        self.diagnostics.push(
+            Diagnostic::error(Code::INVALID_RECORD, "the type of this record is not known here")
+                .with_primary(span, "no column, field or typed variable gives its type")
+                .with_help("write the record as an atom's argument, or compare it with a variable of a record column"),
+        );
+    }
+
+    /// The record type and branch a record term of type `ty` is of, with its fields'
+    /// types; E0045 when it has none.
+    fn shape(&mut self, term: &Term, ty: Option<ValueType>) -> Option<(RecordTypeId, Option<u16>, Vec<ValueType>)> {
+        let TermKind::Record { branch, args } = &term.kind else { return None };
+        let (id, branch_index) = match (branch, ty) {
+            (Some(name), _) => match self.records.branches.get(name) {
+                Some(&(id, b)) => (id, Some(b)),
+                None => {
+                    self.diagnostics.push(
+                        Diagnostic::error(Code::INVALID_RECORD, format!("no type declares the branch `{name}`"))
+                            .with_primary(term.span, "an unknown branch")
+                            .with_help("declare it in an algebraic data type: `.type T = Name {x: number} | ...`"),
+                    );
+                    return None;
+                }
+            },
+            (None, Some(ValueType::Record(id))) if !self.records.types[id.0 as usize].adt => (id, None),
+            (None, Some(other)) => {
+                let what = match other {
+                    ValueType::Record(_) => "a value of an algebraic data type (`$Branch(...)`)".to_string(),
+                    other => format!("a {}", other.name()),
+                };
+                self.diagnostics.push(
+                    Diagnostic::error(Code::INVALID_RECORD, format!("a record where {what} is expected"))
+                        .with_primary(term.span, "a record here"),
+                );
+                return None;
+            }
+            (None, None) => {
+                self.untyped(term.span);
+                return None;
+            }
+        };
+        if let (Some(ValueType::Record(expected)), Some(_)) = (ty, branch_index) {
+            if expected != id {
+                let (want, have) = (&self.records.types[expected.0 as usize].name, &self.records.types[id.0 as usize].name);
+                self.diagnostics.push(
+                    Diagnostic::error(Code::INVALID_RECORD, format!("a branch of `{have}` where a `{want}` is expected"))
+                        .with_primary(term.span, format!("a value of `{have}`")),
+                );
+                return None;
+            }
+        }
+        let record_type = &self.records.types[id.0 as usize];
+        let fields: Vec<ValueType> =
+            record_type.branches[branch_index.unwrap_or(0)].fields.iter().map(|f| f.ty).collect();
+        if fields.len() != args.len() {
+            let what = match branch {
+                Some(name) => format!("the branch `{name}`"),
+                None => format!("a record of `{}`", record_type.name),
+            };
+            self.diagnostics.push(
+                Diagnostic::error(
+                    Code::INVALID_RECORD,
+                    format!("{what} has {} field(s); {} given", fields.len(), args.len()),
+                )
+                .with_primary(term.span, format!("{} value(s) here", args.len())),
+            );
+            return None;
+        }
+        Some((id, branch_index.map(|b| b as u16), fields))
+    }
+
+    /// `term` with each record made by a call of its type; `ty` is the type of `term`'s
+    /// place, if known.
+    fn made(&mut self, term: Term, ty: Option<ValueType>, var_types: &HashMap<String, ValueType>) -> Term {
+        let span = term.span;
+        match term.kind {
+            TermKind::Nil => match ty {
+                Some(ValueType::Record(id)) if !self.records.types[id.0 as usize].adt => {
+                    Term { kind: TermKind::Call { functor: Functor::Nil(id), name_span: span, args: Vec::new() }, span }
+                }
+                _ => {
+                    self.diagnostics.push(
+                        Diagnostic::error(Code::INVALID_RECORD, "`nil` where no record type is expected")
+                            .with_primary(span, "`nil` is the empty record of a record type"),
+                    );
+                    term_of(TermKind::Nil, span)
+                }
+            },
+            TermKind::Record { .. } => {
+                let Some((id, branch, fields)) = self.shape(&term, ty) else { return term };
+                let TermKind::Record { args, .. } = term.kind else { unreachable!("a record") };
+                let args: Vec<Term> =
+                    args.into_iter().zip(fields).map(|(arg, field)| self.made(arg, Some(field), var_types)).collect();
+                let functor = Functor::Record { ty: id, branch, arity: args.len() as u8 };
+                Term { kind: TermKind::Call { functor, name_span: span, args }, span }
+            }
+            TermKind::Call { functor, name_span, args } => {
+                let args = args.into_iter().map(|a| if has_record(&a) { self.made(a, None, var_types) } else { a }).collect();
+                Term { kind: TermKind::Call { functor, name_span, args }, span }
+            }
+            kind => {
+                let mut term = term_of(kind, span);
+                if has_record(&term) {
+                    term.rewrite_outermost(
+                        |t| matches!(t.kind, TermKind::Record { .. } | TermKind::Nil),
+                        |t| {
+                            let inner = std::mem::replace(t, placeholder());
+                            *t = self.made(inner, None, var_types);
+                        },
+                    );
+                }
+                term
+            }
+        }
+    }
+
+    /// The literals that read the record `pattern` (of type `ty`) from the bound `var`.
+    fn read(
+        &mut self,
+        var: Term,
+        pattern: Term,
+        ty: ValueType,
+        reads: &mut Vec<Literal>,
+        var_types: &mut HashMap<String, ValueType>,
+        bound: &mut HashSet<String>,
+    ) {
+        // (the variable holding the record, its pattern, its type)
+        let mut work = vec![(var, pattern, ty)];
+        while let Some((var, pattern, ty)) = work.pop() {
+            if matches!(pattern.kind, TermKind::Nil) {
+                let nil = self.made(pattern, Some(ty), var_types);
+                reads.push(Literal::Compare(ast::Comparison::new(var, CmpOp::Eq, nil)));
+                continue;
+            }
+            let Some((id, branch, fields)) = self.shape(&pattern, Some(ty)) else { continue };
+            let TermKind::Record { args, .. } = pattern.kind else { unreachable!("a record") };
+            let adt = self.records.types[id.0 as usize].adt;
+            let field = |index: usize, result: ValueType, var: &Term| Term {
+                kind: TermKind::Call {
+                    functor: Functor::Field { ty: id, index: index as u8, result },
+                    name_span: pattern.span,
+                    args: vec![var.clone()],
+                },
+                span: pattern.span,
+            };
+            if let Some(b) = branch {
+                let tag = Term { kind: TermKind::Int(b.to_string()), span: pattern.span };
+                reads.push(Literal::Compare(ast::Comparison::new(field(0, ValueType::Number, &var), CmpOp::Eq, tag)));
+            }
+            for (i, (arg, field_ty)) in args.into_iter().zip(fields).enumerate() {
+                let read = field(i + usize::from(adt), field_ty, &var);
+                match &arg.kind {
+                    TermKind::Anon => {}
+                    TermKind::Var(v) => {
+                        var_types.entry(v.clone()).or_insert(field_ty);
+                        bound.insert(v.clone());
+                        let mut c = ast::Comparison::new(arg, CmpOp::Eq, read);
+                        c.domain = field_ty;
+                        reads.push(Literal::Compare(c));
+                    }
+                    TermKind::Record { .. } => {
+                        let inner = self.fresh_var(arg.span);
+                        let TermKind::Var(name) = &inner.kind else { unreachable!("a variable") };
+                        var_types.insert(name.clone(), field_ty);
+                        let mut c = ast::Comparison::new(inner.clone(), CmpOp::Eq, read);
+                        c.domain = field_ty;
+                        reads.push(Literal::Compare(c));
+                        work.push((inner, arg, field_ty));
+                    }
+                    _ => {
+                        let value = self.made(arg, Some(field_ty), var_types);
+                        let mut c = ast::Comparison::new(read, CmpOp::Eq, value);
+                        c.domain = field_ty;
+                        reads.push(Literal::Compare(c));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether `term` is a record or a branch (not `nil`, which is compared as a value).
+fn is_record(term: &Term) -> bool {
+    matches!(term.kind, TermKind::Record { .. })
+}
+
+/// The type of a made record.
+fn call_result(term: &Term) -> Option<ValueType> {
+    match &term.kind {
+        TermKind::Call { functor, .. } => Some(functor.result()),
+        _ => None,
+    }
+}
+
+fn term_of(kind: TermKind, span: Span) -> Term {
+    Term { kind, span }
+}
+
+fn placeholder() -> Term {
+    Term { kind: TermKind::Anon, span: Span::new(diag::FileId(0), 0..0) }
+}
