@@ -114,6 +114,8 @@ codes! {
         "an `inline` relation is unfolded into the rules that use it: it may not be recursive, read or written, aggregated over, or negated with variables of its own";
     INVALID_COMPONENT = "E0037", "invalid component",
         "`.init inst = Name<number>` instantiates a component defined where it is used, with one type argument per parameter; components may not inherit from themselves, and `.override r` names a relation a base declares `overridable`";
+    SIZE_LIMIT_UNSUPPORTED = "E0040", "size limit that cannot be kept",
+        "a `.limitsize` ends a fixpoint where Soufflé's evaluation of the whole program ends it: run the program without a query, update batches or the differential engine, or drop the `.limitsize`";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

@@ -36,7 +36,20 @@ pub(super) enum Item {
     Component(Box<Component>),
     /// `.init`: an instance of a component.
     Init(Init),
+    /// `.limitsize r(n=N)`: the most tuples the fixpoint of `r` grows to.
+    LimitSize(LimitSize),
     Unsupported(Unsupported),
+}
+
+/// `.limitsize a, b(n=N)`: the fixpoint of each relation's stratum ends once the relation
+/// holds `N` tuples or more (docs/semantics.md, Soufflé programs: `.limitsize`).
+#[derive(Clone, Debug)]
+pub(super) struct LimitSize {
+    pub relations: Vec<ast::Name>,
+    /// The `n` parameter.
+    pub tuples: u64,
+    /// The directive's word.
+    pub span: Span,
 }
 
 /// `.comp Name<T, U> : Base<T>, Other { ... }`: a component, with its body as written.
