@@ -170,7 +170,9 @@ impl IoDirective {
             let value = &parameter.value;
             match parameter.key.text.as_str() {
                 "IO" | "io" if value == "stdout" && self.kind != IoKind::Input => settings.stdout = true,
-                "IO" | "io" if value == "sqlite" => settings.sqlite = true,
+                // Soufflé 2.5 sets a `.printsize`'s `IO` to its own size printer whatever
+                // the directive says: the size goes to standard output, never to a database.
+                "IO" | "io" if value == "sqlite" && self.kind != IoKind::Printsize => settings.sqlite = true,
                 "dbname" => settings.dbname = Some(value.clone()),
                 "filename" => settings.filename = Some(value.clone()),
                 "delimiter" => delimiter = value.chars().next(),
@@ -215,7 +217,7 @@ impl IoParameter {
                 "file" => None,
                 "stdout" if kind != IoKind::Input => None,
                 // A `.printsize` prints its count whatever `IO` says.
-                "sqlite" if kind != IoKind::Printsize => None,
+                "sqlite" => None,
                 other => Some(format!("`IO={other}`")),
             },
             "delimiter" if self.value.chars().count() != 1 => Some("a delimiter other than one character".to_string()),
