@@ -106,6 +106,16 @@ pub fn souffle_program(workload: &Workload, query: Query) -> Result<String, Stri
                 "hpt(b, f, o) :- store(p, f, w), pt(p, b), pt(w, o).\n",
             );
         }
+        Workload::Strings { .. } => {
+            text += ".decl Name(c:number, n:symbol)\n.decl Sig(m:number, s:symbol)\n.decl Prefix(c:number, p:symbol)\n";
+            text += &binary("Hit");
+            text += concat!(
+                "Name(c, n) :- M(_, c), n = cat(\"org.pkg\", to_string(c / 100), \".Class\", to_string(c)).\n",
+                "Sig(m, s) :- M(m, c), Name(c, n), s = cat(n, \".m\", to_string(m), \"(I)V\").\n",
+                "Prefix(c, p) :- Name(c, n), p = substr(n, 0, strlen(n) - 6).\n",
+                "Hit(m, c) :- M(m, c), Sig(m, s), contains(\"7(\", s), Prefix(c, p), strlen(p) > 10.\n",
+            );
+        }
         Workload::Program { .. } => unreachable!("rejected above"),
     }
     let pred = workload.query_pred();

@@ -549,6 +549,14 @@ impl Suite {
         for graph in [random_nl, chain_nl] {
             binary.push(BinaryRow { workload: tc(Rules::NonLinear, graph), query: Query::Full });
         }
+        // Texts made by rules (`cat`, `to_string`, `substr`, `strlen`, `contains`), as
+        // program analyses name classes and methods.
+        let strings = if quick {
+            Workload::Strings { classes: 2000, methods: 20000 }
+        } else {
+            Workload::Strings { classes: 20000, methods: 200000 }
+        };
+        binary.push(BinaryRow { workload: strings, query: Query::Full });
         // One edge: a run that is start-up alone, the floor of every row's time and memory.
         binary.push(BinaryRow { workload: tc(Rules::Rlin, Graph::Chain { nodes: 2 }), query: Query::Full });
 
