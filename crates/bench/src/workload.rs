@@ -203,6 +203,9 @@ pub enum Workload {
     /// with `cat` and `to_string`, package prefixes with `substr` and `strlen`, and
     /// `Hit(m, c)` for the methods whose signature `contains` a pattern.
     Strings { classes: u32, methods: u32 },
+    /// A Soufflé project of `parts` files ([`crate::project`]), read through the binary to
+    /// its IR: compile time on a program of the size real analyses have.
+    Project { parts: u32 },
 }
 
 /// The shapes of [`Workload::Program`], each grown by its `size`.
@@ -385,6 +388,7 @@ impl Workload {
                     seed: parts[7].parse().ok()?,
                 })
             })(),
+            Some("project") if parts.len() == 2 => num(1).map(|parts| Workload::Project { parts }),
             Some("strings") if parts.len() == 3 => {
                 num(1).zip(num(2)).map(|(classes, methods)| Workload::Strings { classes, methods })
             }
@@ -411,6 +415,7 @@ impl Workload {
             Workload::Degree { graph } => format!("{}, degree count", graph.label()),
             Workload::MinHops { hops, graph } => format!("{}, min of at most {hops} hops", graph.label()),
             Workload::Strings { classes, methods } => format!("strings, {classes} classes, {methods} methods"),
+            Workload::Project { parts } => format!("Soufflé project, {parts} files"),
         }
     }
 
@@ -426,6 +431,7 @@ impl Workload {
             Workload::Degree { .. } => "Deg",
             Workload::MinHops { .. } => "Dist",
             Workload::Strings { .. } => "Hit",
+            Workload::Project { .. } => "p0_0",
         }
     }
 
@@ -443,7 +449,7 @@ impl Workload {
                 let through = if fields == 0 { 2 } else { 3 };
                 vec![("alloc", 2), ("assign", 2), ("load", through), ("store", through)]
             }
-            Workload::Program { .. } => Vec::new(),
+            Workload::Program { .. } | Workload::Project { .. } => Vec::new(),
         }
     }
 
@@ -477,6 +483,9 @@ impl Workload {
             )
             .to_string(),
             Workload::Program { shape, size } => shape.text(*size),
+            // A project is Soufflé text in files, read by the binary only
+            // (`System::DlcBinaryIr`): as dlc rules it is the empty program.
+            Workload::Project { .. } => String::new(),
             Workload::Hops { hops, .. } => {
                 format!("H(X,Y,1) <- E(X,Y).\nH(X,Z,N + 1) <- H(X,Y,N), E(Y,Z), N < {hops}.\nHop(X,Y) <- H(X,Y,N).\n")
             }
@@ -548,7 +557,7 @@ impl Workload {
                 }
             }
             // The program's few facts are inline.
-            Workload::Program { .. } => Edb { relations: Vec::new(), values: 0 },
+            Workload::Program { .. } | Workload::Project { .. } => Edb { relations: Vec::new(), values: 0 },
             Workload::Strings { classes, methods } => {
                 let m: Vec<(u32, u32)> = (0..methods).map(|x| (x, x % classes.max(1))).collect();
                 Edb { relations: vec![pairs("M", &m)], values: methods }
@@ -571,6 +580,7 @@ impl Workload {
             | Workload::Unreach { .. }
             | Workload::Program { .. }
             | Workload::Strings { .. }
+            | Workload::Project { .. }
             | Workload::Hops { .. }
             | Workload::Degree { .. }
             | Workload::MinHops { .. } => 0,
@@ -599,6 +609,7 @@ impl fmt::Display for Workload {
             Workload::Degree { graph } => write!(f, "degree:{graph}"),
             Workload::MinHops { hops, graph } => write!(f, "minhops:{hops}:{graph}"),
             Workload::Strings { classes, methods } => write!(f, "strings:{classes}:{methods}"),
+            Workload::Project { parts } => write!(f, "project:{parts}"),
         }
     }
 }
@@ -685,6 +696,7 @@ mod tests {
             "hops:4:random:2000:10000:42",
             "ptf:15000:3000:20:18000:3000:3000:7",
             "strings:20000:200000",
+            "project:300",
         ] {
             assert_eq!(Workload::parse(spec).unwrap().to_string(), spec);
         }

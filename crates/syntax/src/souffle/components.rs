@@ -703,7 +703,7 @@ impl<'c> Expander<'c> {
         let mut last_clause: Option<bool> = None;
         let mut previous: Option<&Item> = None;
         for item in &component.items {
-            let before = std::mem::replace(&mut previous, Some(item));
+            let before = previous.replace(item);
             match item {
                 Item::Clause(clause) => {
                     last_clause = None;
