@@ -36,7 +36,7 @@ pub fn souffle_program(workload: &Workload, query: Query) -> Result<String, Stri
     };
     let binary = |name: &str| decl(name, 2);
     let mut text = String::new();
-    if let Workload::Program { .. } = workload {
+    if let Workload::Program { .. } | Workload::Project { .. } = workload {
         return Err("generated programs have no facts files".into());
     }
     for (name, arity) in workload.inputs() {
@@ -106,7 +106,17 @@ pub fn souffle_program(workload: &Workload, query: Query) -> Result<String, Stri
                 "hpt(b, f, o) :- store(p, f, w), pt(p, b), pt(w, o).\n",
             );
         }
-        Workload::Program { .. } => unreachable!("rejected above"),
+        Workload::Strings { .. } => {
+            text += ".decl Name(c:number, n:symbol)\n.decl Sig(m:number, s:symbol)\n.decl Prefix(c:number, p:symbol)\n";
+            text += &binary("Hit");
+            text += concat!(
+                "Name(c, n) :- M(_, c), n = cat(\"org.pkg\", to_string(c / 100), \".Class\", to_string(c)).\n",
+                "Sig(m, s) :- M(m, c), Name(c, n), s = cat(n, \".m\", to_string(m), \"(I)V\").\n",
+                "Prefix(c, p) :- Name(c, n), p = substr(n, 0, strlen(n) - 6).\n",
+                "Hit(m, c) :- M(m, c), Sig(m, s), contains(\"7(\", s), Prefix(c, p), strlen(p) > 10.\n",
+            );
+        }
+        Workload::Program { .. } | Workload::Project { .. } => unreachable!("rejected above"),
     }
     let pred = workload.query_pred();
     match query {
@@ -304,7 +314,7 @@ fn run_cluster_measured(
             std::thread::spawn(move || run_measured(&argv, timeout))
         })
         .collect();
-    let mut cost = ChildCost { secs: 0.0, rss_mib: 0.0, batch_secs: None, eval_secs: None };
+    let mut cost = ChildCost { secs: 0.0, rss_mib: 0.0, batch_secs: None, eval_secs: None, stdout_lines: 0 };
     let longer = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
@@ -316,6 +326,7 @@ fn run_cluster_measured(
             rss_mib: cost.rss_mib.max(one.rss_mib),
             batch_secs: longer(cost.batch_secs, one.batch_secs),
             eval_secs: longer(cost.eval_secs, one.eval_secs),
+            stdout_lines: cost.stdout_lines.max(one.stdout_lines),
         };
     }
     Ok(cost)
@@ -331,6 +342,8 @@ pub struct ChildCost {
     pub batch_secs: Option<f64>,
     /// The time of the evaluation, when the child reported one (`evaluated in …`).
     pub eval_secs: Option<f64>,
+    /// The lines the child wrote to standard output.
+    pub stdout_lines: u64,
 }
 
 /// Runs `argv` to completion, its output discarded, killing it after `timeout`; its
@@ -376,6 +389,7 @@ pub fn run_measured(argv: &[OsString], timeout: Duration) -> Result<ChildCost, S
     let _ = std::fs::remove_file(&err_file);
     let stdout = std::fs::read_to_string(&out_file).unwrap_or_default();
     let (batch_secs, eval_secs) = (batch_time(&stdout), eval_time(&message));
+    let stdout_lines = stdout.lines().count() as u64;
     let _ = std::fs::remove_file(&out_file);
     if !status.success() {
         let mut message: String =
@@ -386,7 +400,7 @@ pub fn run_measured(argv: &[OsString], timeout: Duration) -> Result<ChildCost, S
     // A child that ends within a millisecond or two may have been read only while it
     // exited, when its mappings are being torn down: no figure then.
     let rss_mib = if readings >= MIN_READINGS { peak_kib / 1024.0 } else { f64::NAN };
-    Ok(ChildCost { secs, rss_mib, batch_secs, eval_secs })
+    Ok(ChildCost { secs, rss_mib, batch_secs, eval_secs, stdout_lines })
 }
 
 /// The time in seconds of the first update batch in a report of `dlc --updates`: its
@@ -428,6 +442,24 @@ fn tempfile_path(what: &str) -> PathBuf {
     std::env::temp_dir().join(format!("dlc-bench-{}-{n}-{what}", std::process::id()))
 }
 
+/// Writes the project of `parts` parts into `layout`'s directory and runs the `dlc`
+/// binary on it to `--emit ir`. Its rows are the lines of the IR it printed.
+fn run_project(tools: &Tools, parts: u32, layout: &Layout, timeout: Duration) -> Result<Measured, String> {
+    std::fs::create_dir_all(&layout.dir).map_err(|e| format!("cannot create {}: {e}", layout.dir.display()))?;
+    for (name, text) in crate::project::files(parts) {
+        let path = layout.dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    let argv: Vec<OsString> = vec![
+        tools.dlc.clone().into_os_string(),
+        layout.dir.join("main.dl").into_os_string(),
+        "--emit".into(),
+        "ir".into(),
+    ];
+    let run = run_measured(&argv, timeout)?;
+    Ok(Measured { run, read_secs: 0.0, compile_secs: None, rows: run.stdout_lines, every_core: None })
+}
+
 /// The lines of a file: the rows of an output relation.
 pub fn count_rows(path: &Path) -> Result<u64, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read the output {}: {e}", path.display()))?;
@@ -465,6 +497,9 @@ pub fn run(
     let layout = &layout;
     // Everything in one closure, so that the directory goes whatever fails.
     let result = (|| {
+        if let (System::DlcBinaryIr, Workload::Project { parts }) = (system, workload) {
+            return run_project(tools, *parts, layout, timeout);
+        }
         let program = souffle_program(workload, query)?;
         let (compile, mut run) = commands(system, tools, layout)?;
         // A rerun reads the input with the change made; any other run applies it as a batch.

@@ -6,6 +6,7 @@ pub mod dlc;
 pub mod measure;
 pub mod oracle;
 pub mod peers;
+pub mod project;
 pub mod report;
 pub mod rng;
 pub mod suite;

@@ -73,10 +73,13 @@ pub enum System {
     /// The same as a cluster of two processes of one worker each, on 127.0.0.1; memory
     /// is the larger of the two processes' peaks.
     DlcCluster2,
+    /// The `dlc` binary reading a generated Soufflé project ([`Workload::Project`]) to
+    /// `--emit ir`: compile time and memory, nothing evaluated.
+    DlcBinaryIr,
 }
 
 impl System {
-    const ALL: [System; 24] = [
+    const ALL: [System; 25] = [
         System::Dlc,
         System::DlcNoMagic,
         System::DlcNoMagic2,
@@ -101,6 +104,7 @@ impl System {
         System::DlcDifferential,
         System::DlcDifferential2,
         System::DlcCluster2,
+        System::DlcBinaryIr,
     ];
 
     pub fn name(self) -> &'static str {
@@ -129,6 +133,7 @@ impl System {
             System::DlcDifferential => "dlc-differential",
             System::DlcDifferential2 => "dlc-differential-2w",
             System::DlcCluster2 => "dlc-cluster-2p",
+            System::DlcBinaryIr => "dlc-binary-ir",
         }
     }
 
@@ -162,6 +167,7 @@ impl System {
                 | System::DlcDifferential
                 | System::DlcDifferential2
                 | System::DlcCluster2
+                | System::DlcBinaryIr
         )
     }
 }
@@ -385,7 +391,8 @@ pub fn run_here(job: &Job) -> Result<Sample, String> {
         | System::SouffleCompiled
         | System::DlcDifferential
         | System::DlcDifferential2
-        | System::DlcCluster2 => {
+        | System::DlcCluster2
+        | System::DlcBinaryIr => {
             let tools = binary::Tools::from_env();
             let m = binary::run(job.system, &tools, &job.workload, job.query, job.change, &edb, BINARY_TIMEOUT)?;
             if let Some(batch) = m.run.batch_secs {

@@ -226,6 +226,18 @@ fn scaling(quick: bool) -> Vec<ScaleRow> {
             });
         }
     }
+    // A Soufflé project read through the binary to its IR; the rows are the IR's lines:
+    // a heading and a line per predicate, a heading and a line per rule.
+    let parts: &[u32] = if quick { &[5, 20] } else { &[30, 100, 300] };
+    for &parts in parts {
+        let relations = u64::from(parts * crate::project::RELATIONS_PER_FILE);
+        rows.push(ScaleRow {
+            family: "compile through the binary: a Soufflé project to `--emit ir` (files)".into(),
+            size: u64::from(parts),
+            job: Job::new(Workload::Project { parts }, Query::Full, System::DlcBinaryIr),
+            answers: 2 + (relations + 2) + 2 * relations,
+        });
+    }
     let (from, to) = if quick { (1_000, 10_000) } else { (10_000, 1_000_000) };
     for edges in decades(from, to) {
         // A chain of `edges` edges; `R(X,last)` has every other node as an answer.
@@ -549,6 +561,14 @@ impl Suite {
         for graph in [random_nl, chain_nl] {
             binary.push(BinaryRow { workload: tc(Rules::NonLinear, graph), query: Query::Full });
         }
+        // Texts made by rules (`cat`, `to_string`, `substr`, `strlen`, `contains`), as
+        // program analyses name classes and methods.
+        let strings = if quick {
+            Workload::Strings { classes: 2000, methods: 20000 }
+        } else {
+            Workload::Strings { classes: 20000, methods: 200000 }
+        };
+        binary.push(BinaryRow { workload: strings, query: Query::Full });
         // One edge: a run that is start-up alone, the floor of every row's time and memory.
         binary.push(BinaryRow { workload: tc(Rules::Rlin, Graph::Chain { nodes: 2 }), query: Query::Full });
 

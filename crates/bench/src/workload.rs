@@ -198,6 +198,14 @@ pub enum Workload {
     /// of a walk from node 0 to `Y`, over the walks of at most `hops` edges of
     /// [`Workload::Hops`].
     MinHops { hops: u32, graph: Graph },
+    /// Strings as program analyses build them: `methods` methods `M(m, c)` spread over
+    /// `classes` classes, each class's qualified name and each method's signature made
+    /// with `cat` and `to_string`, package prefixes with `substr` and `strlen`, and
+    /// `Hit(m, c)` for the methods whose signature `contains` a pattern.
+    Strings { classes: u32, methods: u32 },
+    /// A Soufflé project of `parts` files ([`crate::project`]), read through the binary to
+    /// its IR: compile time on a program of the size real analyses have.
+    Project { parts: u32 },
 }
 
 /// The shapes of [`Workload::Program`], each grown by its `size`.
@@ -380,6 +388,10 @@ impl Workload {
                     seed: parts[7].parse().ok()?,
                 })
             })(),
+            Some("project") if parts.len() == 2 => num(1).map(|parts| Workload::Project { parts }),
+            Some("strings") if parts.len() == 3 => {
+                num(1).zip(num(2)).map(|(classes, methods)| Workload::Strings { classes, methods })
+            }
             Some(kind) if kind.starts_with("prog-") && parts.len() == 2 => Shape::ALL
                 .into_iter()
                 .find(|shape| shape.name() == &kind[5..])
@@ -402,6 +414,8 @@ impl Workload {
             Workload::Hops { hops, graph } => format!("{}, at most {hops} hops", graph.label()),
             Workload::Degree { graph } => format!("{}, degree count", graph.label()),
             Workload::MinHops { hops, graph } => format!("{}, min of at most {hops} hops", graph.label()),
+            Workload::Strings { classes, methods } => format!("strings, {classes} classes, {methods} methods"),
+            Workload::Project { parts } => format!("Soufflé project, {parts} files"),
         }
     }
 
@@ -416,6 +430,8 @@ impl Workload {
             Workload::Hops { .. } => "Hop",
             Workload::Degree { .. } => "Deg",
             Workload::MinHops { .. } => "Dist",
+            Workload::Strings { .. } => "Hit",
+            Workload::Project { .. } => "p0_0",
         }
     }
 
@@ -428,11 +444,12 @@ impl Workload {
             | Workload::Degree { .. }
             | Workload::MinHops { .. } => vec![("E", 2)],
             Workload::SameGen { .. } => vec![("par", 2)],
+            Workload::Strings { .. } => vec![("M", 2)],
             Workload::PointsTo { fields, .. } => {
                 let through = if fields == 0 { 2 } else { 3 };
                 vec![("alloc", 2), ("assign", 2), ("load", through), ("store", through)]
             }
-            Workload::Program { .. } => Vec::new(),
+            Workload::Program { .. } | Workload::Project { .. } => Vec::new(),
         }
     }
 
@@ -466,6 +483,9 @@ impl Workload {
             )
             .to_string(),
             Workload::Program { shape, size } => shape.text(*size),
+            // A project is Soufflé text in files, read by the binary only
+            // (`System::DlcBinaryIr`): as dlc rules it is the empty program.
+            Workload::Project { .. } => String::new(),
             Workload::Hops { hops, .. } => {
                 format!("H(X,Y,1) <- E(X,Y).\nH(X,Z,N + 1) <- H(X,Y,N), E(Y,Z), N < {hops}.\nHop(X,Y) <- H(X,Y,N).\n")
             }
@@ -476,6 +496,13 @@ impl Workload {
                 "H(X,Y,1) <- E(X,Y).\nH(X,Z,N + 1) <- H(X,Y,N), E(Y,Z), N < {hops}.\n\
                  Dist(Y,D) <- H(0,Y,_), D = min N : H(0,Y,N).\n"
             ),
+            Workload::Strings { .. } => concat!(
+                "Name(C,N) <- M(_,C), N = cat(\"org.pkg\", to_string(C / 100), \".Class\", to_string(C)).\n",
+                "Sig(X,S) <- M(X,C), Name(C,N), S = cat(N, \".m\", to_string(X), \"(I)V\").\n",
+                "Prefix(C,P) <- Name(C,N), P = substr(N, 0, strlen(N) - 6).\n",
+                "Hit(X,C) <- M(X,C), Sig(X,S), contains(\"7(\", S), Prefix(C,P), strlen(P) > 10.\n",
+            )
+            .to_string(),
         }
     }
 
@@ -530,7 +557,11 @@ impl Workload {
                 }
             }
             // The program's few facts are inline.
-            Workload::Program { .. } => Edb { relations: Vec::new(), values: 0 },
+            Workload::Program { .. } | Workload::Project { .. } => Edb { relations: Vec::new(), values: 0 },
+            Workload::Strings { classes, methods } => {
+                let m: Vec<(u32, u32)> = (0..methods).map(|x| (x, x % classes.max(1))).collect();
+                Edb { relations: vec![pairs("M", &m)], values: methods }
+            }
         }
     }
 
@@ -548,6 +579,8 @@ impl Workload {
             Workload::Tc { .. }
             | Workload::Unreach { .. }
             | Workload::Program { .. }
+            | Workload::Strings { .. }
+            | Workload::Project { .. }
             | Workload::Hops { .. }
             | Workload::Degree { .. }
             | Workload::MinHops { .. } => 0,
@@ -575,6 +608,8 @@ impl fmt::Display for Workload {
             Workload::Hops { hops, graph } => write!(f, "hops:{hops}:{graph}"),
             Workload::Degree { graph } => write!(f, "degree:{graph}"),
             Workload::MinHops { hops, graph } => write!(f, "minhops:{hops}:{graph}"),
+            Workload::Strings { classes, methods } => write!(f, "strings:{classes}:{methods}"),
+            Workload::Project { parts } => write!(f, "project:{parts}"),
         }
     }
 }
@@ -660,6 +695,8 @@ mod tests {
             "unreach:random:500:1500:42",
             "hops:4:random:2000:10000:42",
             "ptf:15000:3000:20:18000:3000:3000:7",
+            "strings:20000:200000",
+            "project:300",
         ] {
             assert_eq!(Workload::parse(spec).unwrap().to_string(), spec);
         }

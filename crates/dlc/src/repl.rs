@@ -112,6 +112,11 @@ pub(crate) fn run(
         Ok((prepared, _)) => prepared,
         Err(failed) => return crate::fail(err, failed, color),
     };
+    // The repl maintains every relation through the facts it is given.
+    if let Some(refused) = pipeline::size_limit_refused(&prepared.program, "the repl's updates") {
+        let failed = pipeline::Failed { sources: prepared.sources, diagnostics: vec![refused] };
+        return crate::fail(err, failed, color);
+    }
     if prepared.program.query.is_none() {
         let first = prepared
             .souffle

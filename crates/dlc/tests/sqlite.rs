@@ -201,3 +201,17 @@ fn a_bad_database_is_reported() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(run.stderr.contains("[E0021]") && run.stderr.contains("no attributes"), "{}", run.stderr);
 }
+
+/// Soufflé 2.5 gives every `.printsize` its own size printer, whatever its `IO` says:
+/// `.printsize r(IO=sqlite, ...)` prints `r<TAB>size` and writes no database.
+#[test]
+fn a_printsize_prints_its_size_whatever_its_io() {
+    let dir = scratch_in("sqlite", "printsize");
+    let prog =
+        write_file(&dir.join("prog.dl"), ".decl r(x:number)\nr(1). r(2).\n.printsize r(IO=sqlite, dbname=\"r.db\")\n");
+    let out = dir.join("out");
+    let run = dlc(&[&prog, "-D", &out.display().to_string(), "--no-timing"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "r\t2\n");
+    assert!(!out.join("r.db").exists() && !dir.join("r.db").exists());
+}

@@ -266,10 +266,12 @@ pub fn try_evaluate(
 ) -> Result<Evaluation, ResourceError> {
     let mut run = seminaive::Run::new(options.record_rounds, options.progress);
     run.threads = options.threads;
+    run.limit_sizes = true;
     let from_inputs_only = plan.rules.iter().all(|r| !r.fires() || edb.len(r.head) == 0);
     let row_tests = match options.engine {
         NativeEngine::Reference => {
-            reference::evaluate(plan, &program.consts, &mut edb, &mut run)?;
+            let limits: Vec<Option<u64>> = program.preds.iter().map(|p| p.size_limit.map(|l| l.tuples)).collect();
+            reference::evaluate(plan, &program.consts, &limits, &mut edb, &mut run)?;
             Some(run.stats.row_tests)
         }
         NativeEngine::Seminaive => {

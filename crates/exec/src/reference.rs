@@ -22,6 +22,7 @@ use plan::ProgramPlan;
 pub(crate) fn evaluate(
     plan: &ProgramPlan,
     values: &ValueStore,
+    limits: &[Option<u64>],
     db: &mut Database,
     run: &mut Run,
 ) -> Result<(), ResourceError> {
@@ -31,7 +32,12 @@ pub(crate) fn evaluate(
     db.check()?;
     run.count_facts(db);
     let reductions = plan.rules.iter().any(|r| r.fires() && is_reduction(r));
-    if !reductions && plans.iter().all(|p| p.negations.is_empty()) {
+    // A size limit ends its stratum's fixpoint, so a limited program runs stratum by
+    // stratum too.
+    let limited =
+        |s: &plan::Stratum| s.recursive && s.preds.iter().any(|&p| limits.get(p.index()).copied().flatten().is_some());
+    let any_limited = run.limit_sizes && plan.strata.iter().any(limited);
+    if !reductions && !any_limited && plans.iter().all(|p| p.negations.is_empty()) {
         return fixpoint(&plans, db, run);
     }
     let mut position_of = vec![None; plan.rules.len()];
@@ -59,7 +65,11 @@ pub(crate) fn evaluate(
             }
             run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
         }
-        if !members.is_empty() {
+        if !members.is_empty() && run.limit_sizes && limited(stratum) {
+            let stratum_limits: Vec<(PredId, u64)> =
+                stratum.preds.iter().filter_map(|&p| Some((p, limits.get(p.index()).copied().flatten()?))).collect();
+            fixpoint_limited(&members, &stratum.preds, &stratum_limits, db, run)?;
+        } else if !members.is_empty() {
             fixpoint(&members, db, run)?;
         }
     }
@@ -69,6 +79,56 @@ pub(crate) fn evaluate(
 /// The naive fixpoint of `plans`.
 fn fixpoint(plans: &[PhysPlan], db: &mut Database, run: &mut Run) -> Result<(), ResourceError> {
     fixpoint_reducing(plans, &[], db, run)
+}
+
+/// The naive fixpoint of `plans`, the rules of a recursive stratum deriving `preds`, as
+/// far as the size `limits` of its relations let it go: Soufflé's iterations, which the
+/// limit makes observable (docs/semantics.md, Soufflé programs: `.limitsize`). A first
+/// round fires the rules that read none of `preds`; no round starts once a limited
+/// relation holds its limit.
+fn fixpoint_limited(
+    plans: &[PhysPlan],
+    preds: &[PredId],
+    limits: &[(PredId, u64)],
+    db: &mut Database,
+    run: &mut Run,
+) -> Result<(), ResourceError> {
+    let (recursive, first): (Vec<PhysPlan>, Vec<PhysPlan>) =
+        plans.iter().cloned().partition(|p| p.steps.iter().any(|s| preds.contains(&s.pred)));
+    let snapshot = db.ends();
+    run_round(&first, &snapshot, db, run)?;
+    run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
+    let all: Vec<PhysPlan> = first.into_iter().chain(recursive).collect();
+    loop {
+        if limits.iter().any(|&(p, n)| db.len(p) as u64 >= n) {
+            return Ok(());
+        }
+        let snapshot = db.ends();
+        run_round(&all, &snapshot, db, run)?;
+        let grew = run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
+        if !grew {
+            return Ok(());
+        }
+    }
+}
+
+/// One synchronous round of `plans`, each reading the rows up to `snapshot`.
+fn run_round(plans: &[PhysPlan], snapshot: &[u32], db: &mut Database, run: &mut Run) -> Result<(), ResourceError> {
+    for phys in plans {
+        // The head's room to stage, against what the other relations hold now.
+        db.measure(phys.head);
+        let Database { rows, sets, .. } = &mut *db;
+        let steps = phys.steps.iter().map(|s| s.pred);
+        let views: Vec<View<'_>> = steps
+            .chain(phys.negations.iter().copied())
+            .map(|p| View::new(&rows[p.index()], 0, snapshot[p.index()]))
+            .collect();
+        let h = phys.head.index();
+        run_staged(phys, &views, &rows[h], &mut sets[h], &mut run.scratch, &mut run.stats);
+        db.commit(phys.head);
+        db.check_pred(phys.head)?;
+    }
+    Ok(())
 }
 
 /// The naive fixpoint of `plans`, each round starting with the `reductions` over the
@@ -84,20 +144,7 @@ fn fixpoint_reducing(
         for r in reductions {
             crate::reduce::evaluate(r, db, &mut run.stats)?;
         }
-        for phys in plans {
-            // The head's room to stage, against what the other relations hold now.
-            db.measure(phys.head);
-            let Database { rows, sets, .. } = &mut *db;
-            let steps = phys.steps.iter().map(|s| s.pred);
-            let views: Vec<View<'_>> = steps
-                .chain(phys.negations.iter().copied())
-                .map(|p| View::new(&rows[p.index()], 0, snapshot[p.index()]))
-                .collect();
-            let h = phys.head.index();
-            run_staged(phys, &views, &rows[h], &mut sets[h], &mut run.scratch, &mut run.stats);
-            db.commit(phys.head);
-            db.check_pred(phys.head)?;
-        }
+        run_round(plans, &snapshot, db, run)?;
         let grew = run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
         if !grew {
             return Ok(());

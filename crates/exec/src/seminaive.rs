@@ -76,6 +76,9 @@ pub(crate) struct CompiledStratum {
     /// Indexes into [`Compiled::rules`].
     pub(crate) rules: Vec<usize>,
     pub(crate) recursive: bool,
+    /// The size limits of its heads ([`ir::Pred::size_limit`]), when it is recursive: a
+    /// non-recursive stratum is never limited, as in Soufflé.
+    pub(crate) limits: Vec<(PredId, u64)>,
     /// The predicates its rules derive, sorted: the only relations it changes.
     pub(crate) heads: Vec<PredId>,
     /// Every predicate its rules read or derive, sorted: the relations whose row ranges
@@ -210,7 +213,11 @@ impl Compiled {
                 reads.extend(members.iter().flat_map(|&r| rules[r].body_preds.iter().copied()));
                 reads.sort_unstable();
                 reads.dedup();
-                CompiledStratum { rules: members, recursive: s.recursive, heads, reads }
+                let limits = match s.recursive {
+                    true => heads.iter().filter_map(|&h| Some((h, program.pred(h).size_limit?.tuples))).collect(),
+                    false => Vec::new(),
+                };
+                CompiledStratum { rules: members, recursive: s.recursive, limits, heads, reads }
             })
             .collect();
         Compiled { rules, strata, derived, replanned: RefCell::default() }
@@ -282,6 +289,9 @@ pub(crate) struct Run {
     pub(crate) threads: Threads,
     /// The facts in the database, kept up to date for progress reports.
     facts: usize,
+    /// Whether the size limits of relations ([`ir::Pred::size_limit`]) end fixpoints: in
+    /// an evaluation from the input facts only, never in maintenance.
+    pub(crate) limit_sizes: bool,
 }
 
 impl Run {
@@ -295,6 +305,7 @@ impl Run {
             scratch: Scratch::default(),
             threads: Threads::ONE,
             facts: 0,
+            limit_sizes: false,
         }
     }
 
@@ -427,7 +438,16 @@ pub(crate) fn propagate_with(
         // Per join, what it did the last time it ran: what decides whether splitting it
         // over threads pays.
         let mut yields: FxHashMap<(usize, usize), JoinYield> = FxHashMap::default();
+        // A stratum with a size limit iterates as Soufflé's does, which the limit makes
+        // observable (docs/semantics.md, Soufflé programs: `.limitsize`): a first round of
+        // the rules that read no relation of the stratum, then rounds in which every row
+        // so far is delta, and no round starts once a limited relation holds its limit.
+        let limited = run.limit_sizes && !stratum.limits.is_empty();
+        let mut first_round = limited;
         loop {
+            if limited && !first_round && stratum.limits.iter().any(|&(p, n)| db.len(p) as u64 >= n) {
+                break;
+            }
             for (plan, from) in &mut reduced {
                 *from = crate::reduce::evaluate_rows(plan, db, *from, &mut run.stats)?;
             }
@@ -440,6 +460,9 @@ pub(crate) fn propagate_with(
                 // it all rows: no join runs while a relation is empty, and none past the
                 // first atom without old rows, so a long body is not a plan per atom.
                 if rule.fixpoint.iter().any(|&(q, _)| hi[q.index()] == 0) {
+                    continue;
+                }
+                if first_round && rule.fixpoint.iter().any(|&(q, _)| stratum.heads.binary_search(&q).is_ok()) {
                     continue;
                 }
                 for (i, &(delta_pred, _)) in rule.fixpoint.iter().enumerate() {
@@ -518,13 +541,16 @@ pub(crate) fn propagate_with(
                 }
             }
             for &q in &stratum.reads {
-                lo[q.index()] = hi[q.index()];
+                // After a limited stratum's first round its own relations are delta whole.
+                if !(first_round && stratum.heads.binary_search(&q).is_ok()) {
+                    lo[q.index()] = hi[q.index()];
+                }
             }
             let grew = run.finish_round(db, stratum.heads.iter().copied().zip(round_begin.iter().copied()));
             for (begin, &h) in round_begin.iter_mut().zip(&stratum.heads) {
                 *begin = db.rel(h).end();
             }
-            if !grew || !stratum.recursive {
+            if !std::mem::take(&mut first_round) && (!grew || !stratum.recursive) {
                 break;
             }
         }

@@ -173,6 +173,19 @@ pub struct Pred {
     /// The first place the predicate was mentioned (for generated ones: the call or
     /// query that created it).
     pub span: Span,
+    /// Soufflé's `.limitsize`, if it has one.
+    pub size_limit: Option<SizeLimit>,
+}
+
+/// Soufflé's `.limitsize r(n=N)`: the fixpoint of the predicate's stratum ends before the
+/// first iteration that starts with the predicate holding `tuples` tuples or more
+/// (docs/semantics.md, Soufflé programs: `.limitsize`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SizeLimit {
+    /// The `n` of the directive.
+    pub tuples: u64,
+    /// The relation's name in the directive.
+    pub span: Span,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -721,7 +734,7 @@ impl Program {
         }
         let id = PredId(self.preds.len() as u32);
         let types = self.generated_types(&name).unwrap_or_else(|| vec![ValueType::Symbol; arity]);
-        self.preds.push(Pred { name: name.clone(), arity, kind, types, span });
+        self.preds.push(Pred { name: name.clone(), arity, kind, types, span, size_limit: None });
         self.by_name.insert(name, id);
         id
     }
@@ -781,6 +794,11 @@ impl Program {
     /// its updates are recomputed, since more input may then derive less.
     pub fn negates(&self) -> bool {
         self.rules.iter().any(|r| !r.negated.is_empty())
+    }
+
+    /// The first predicate with a [`Pred::size_limit`], if any.
+    pub fn size_limited(&self) -> Option<PredId> {
+        self.pred_ids().find(|&p| self.pred(p).size_limit.is_some())
     }
 
     /// A copy with the same interners and predicate table but no rules, facts or query:

@@ -40,7 +40,7 @@ pub use maintain::{
 };
 pub use options::{Dialect, MagicMode, Options};
 pub use prepare::{
-    attributes_of, batch_of, change_text, fact_text, net_update, prepare, unused_input_warnings, Batch, Failed, Inputs,
-    LoadedProgram, NoInputs, ProgramText, SouffleIo, Wanted, COMMAND_LINE,
+    attributes_of, batch_of, change_text, fact_text, net_update, prepare, size_limit_refused, unused_input_warnings,
+    Batch, Failed, Inputs, LoadedProgram, NoInputs, ProgramText, SouffleIo, Wanted, COMMAND_LINE,
 };
 pub use select::{SelectedRows, ValueOrder};

@@ -268,11 +268,47 @@ pub fn prepare(
     }
 
     diagnostics.extend(options.engine.unsupported(&program));
+    diagnostics.extend(size_limit_unsupported(&program, options, &batches));
     let diagnostics = shown(in_dialect(diagnostics, dialect), options);
     if diag::has_errors(&diagnostics) {
         return Err(Failed { sources, diagnostics });
     }
     Ok(LoadedProgram { sources, file, program, facts, batches, warnings: diagnostics, souffle, program_values })
+}
+
+/// Why the run cannot keep a `.limitsize` of `program`, if it cannot: the limit ends a
+/// fixpoint at an iteration of Soufflé's evaluation of the whole program, which the
+/// magic-sets rewrite a query makes, maintenance of updates, and the differential engine
+/// do not have (docs/semantics.md, Soufflé programs: `.limitsize`).
+fn size_limit_unsupported(program: &Program, options: &Options, batches: &[Batch]) -> Option<Diagnostic> {
+    let reason = if matches!(options.engine, crate::Engine::Differential { .. }) {
+        "the differential engine"
+    } else if program.query.is_some() {
+        "a query"
+    } else if !batches.is_empty() {
+        "updates"
+    } else {
+        return None;
+    };
+    size_limit_refused(program, reason)
+}
+
+/// E0040 at the first `.limitsize` of `program`, if it has one: it cannot be kept with
+/// `reason` ("updates", ...).
+pub fn size_limit_refused(program: &Program, reason: &str) -> Option<Diagnostic> {
+    let pred = program.size_limited()?;
+    let limit = program.pred(pred).size_limit?;
+    Some(
+        Diagnostic::error(
+            Code::SIZE_LIMIT_UNSUPPORTED,
+            format!("the `.limitsize` of `{}` cannot be kept with {reason}", program.pred_name(pred)),
+        )
+        .with_primary(limit.span, "limited here")
+        .with_note(
+            "a size limit ends the fixpoint of the relation's stratum at an iteration of the whole program's \
+             evaluation from its input facts; the limited relation's contents depend on where it ends",
+        ),
+    )
 }
 
 /// Which relations the run computes from a Soufflé program's inputs, by relation id:

@@ -34,6 +34,18 @@ pub(super) struct Declarations {
     /// The queries in the file.
     pub queries: Vec<ast::Query>,
     pub records: Records,
+    /// The `.limitsize` of each relation given one, in order (a second one of a relation
+    /// is reported and dropped).
+    pub limits: Vec<RawLimit>,
+}
+
+/// A `.limitsize` of one relation, before the relation is resolved.
+#[derive(Clone, Debug)]
+pub(super) struct RawLimit {
+    pub name: String,
+    /// The relation's name in the directive.
+    pub span: Span,
+    pub tuples: u64,
 }
 
 /// Reports the unsupported constructs, ignored pragmas and bad type definitions of
@@ -49,6 +61,7 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
     // Each record type and algebraic data type: its name, whether it is the latter, its
     // branches (one, unnamed, for a record type).
     let mut record_shapes: Vec<(String, bool, Vec<tree::RecordShape>)> = Vec::new();
+    let mut limits: Vec<RawLimit> = Vec::new();
     // The relations `.pragma "inline-exclude"` names: not inlined, whatever their `.decl`
     // says.
     let mut inline_excluded: Vec<String> = Vec::new();
@@ -56,13 +69,7 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
     for item in &program.items {
         match item {
             Item::Unsupported(u) => {
-                let mut d = unsupported(u.span, &u.construct.describe());
-                if u.construct == tree::Construct::Directive(".limitsize".to_string()) {
-                    d = d.with_help(
-                        "Soufflé ends the fixpoint of the relation's stratum after the first iteration that leaves it \
-                         with N tuples or more (it may hold more); dlc's engines always run a fixpoint to its end",
-                    );
-                }
+                let d = unsupported(u.span, &u.construct.describe());
                 diagnostics.push(d);
             }
             Item::Pragma(pragma) => {
@@ -134,6 +141,24 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
                 }
             }
             Item::Query(query) => queries.push(query.clone()),
+            Item::LimitSize(limit) => {
+                for name in &limit.relations {
+                    // A second `.limitsize` of a relation is an error in Soufflé.
+                    if let Some(first) = limits.iter().find(|l| l.name == name.text) {
+                        diagnostics.push(
+                            Diagnostic::error(
+                                Code::INVALID_DECLARATION,
+                                format!("the size of `{}` is limited twice (`.limitsize` given twice)", name.text),
+                            )
+                            .with_primary(name.span, "given again here")
+                            .with_secondary(first.span, "first given here")
+                            .with_help("keep one `.limitsize` of the relation"),
+                        );
+                        continue;
+                    }
+                    limits.push(RawLimit { name: name.text.clone(), span: name.span, tuples: limit.tuples });
+                }
+            }
             // Components are expanded before this pass (`components`).
             Item::Clause(_) | Item::Plan(_) | Item::Component(_) | Item::Init(_) => {}
         }
@@ -145,7 +170,7 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
     diagnostics.extend(type_cycles(&types, &type_spans));
     diagnostics.extend(type_definitions(&types, &type_spans));
     let records = record_types(record_shapes, &types, diagnostics);
-    Declarations { relations, ios, types, unions, queries, records }
+    Declarations { relations, ios, types, unions, queries, records, limits }
 }
 
 /// The record types and algebraic data types of `shapes` with their fields' types
@@ -458,6 +483,21 @@ fn plans(program: &tree::Program) -> Vec<Diagnostic> {
         ignored = ignored.with_note(format!("and {} more `.plan` clause(s), ignored too", plans.len() - 1));
     }
     let mut diagnostics = vec![ignored];
+    // A clause with a construct dlc does not support is dropped as it is read, and what it
+    // reads with it: whether a clause is recursive, and through how many atoms, is then
+    // unknown.
+    let dropped = program.items.iter().any(|item| matches!(item, Item::Unsupported(_)));
+    // Soufflé checks a plan once `inline` relations are unfolded, which changes the
+    // atoms of the clauses that read them.
+    let inlined: HashSet<&str> = program
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Decl(decl) if decl.inline && !decl.no_inline => Some(decl.names.iter().map(|n| n.text.as_str())),
+            _ => None,
+        })
+        .flatten()
+        .collect();
     // Which relations each relation's clauses read.
     let mut reads: HashMap<&str, Vec<&str>> = HashMap::new();
     for item in &program.items {
@@ -504,14 +544,17 @@ fn plans(program: &tree::Program) -> Vec<Diagnostic> {
             })
             .collect();
         let head = head.pred.text.as_str();
+        if atoms.iter().any(|a| inlined.contains(a.pred.text.as_str())) {
+            continue;
+        }
         let recursive = atoms.iter().filter(|a| reaches(a.pred.text.as_str(), head)).count();
         for order in &plan.orders {
-            let problem = if recursive == 0 {
+            let problem = if recursive == 0 && !dropped {
                 Some((
                     order.version_span,
                     "the clause is not recursive: Soufflé plans recursive clauses only".to_string(),
                 ))
-            } else if order.version >= recursive as u64 {
+            } else if order.version >= recursive as u64 && !dropped {
                 let versions = format!("only versions 0..{} permitted", recursive - 1);
                 Some((order.version_span, format!("the clause has no version {}: {versions}", order.version)))
             } else if order.atoms != atoms.len() {
@@ -650,7 +693,7 @@ pub(super) fn uses(
 }
 
 /// E0019; `arity` (when used in an atom) gives the declaration to suggest.
-fn undeclared(name: &str, span: Span, arity: Option<usize>) -> Diagnostic {
+pub(super) fn undeclared(name: &str, span: Span, arity: Option<usize>) -> Diagnostic {
     let attributes = match arity {
         Some(n) => (0..n).map(|i| format!("x{i}:symbol")).collect::<Vec<_>>().join(", "),
         None => "x:symbol, ...".to_string(),

@@ -698,9 +698,15 @@ impl<'c> Expander<'c> {
                 _ => None,
             })
             .collect();
+        // Where the last clause's last head went: a `.plan` after the clause goes with it,
+        // since it is read as the plan of the item before it.
+        let mut last_clause: Option<bool> = None;
+        let mut previous: Option<&Item> = None;
         for item in &component.items {
+            let before = previous.replace(item);
             match item {
                 Item::Clause(clause) => {
+                    last_clause = None;
                     for head in &clause.heads {
                         let first = head.pred.text.split('.').next().unwrap_or_default();
                         if overridden.contains(first) {
@@ -710,13 +716,33 @@ impl<'c> Expander<'c> {
                             Item::Clause(tree::Clause { heads: vec![head.clone()], ..clause.clone() }),
                             clause.span,
                         );
-                        if held.contains(&head.pred.text) {
+                        let held_here = held.contains(&head.pred.text);
+                        if held_here {
                             content.push(one);
                         } else {
                             orphans.push(Orphan { piece: one, serial: self.serial });
                             self.serial += 1;
                         }
+                        last_clause = Some(held_here);
                     }
+                }
+                Item::Plan(plan) => {
+                    let one = piece(Item::Plan(plan.clone()), plan.span);
+                    match last_clause.take() {
+                        Some(true) => content.push(one),
+                        Some(false) => {
+                            orphans.push(Orphan { piece: one, serial: self.serial });
+                            self.serial += 1;
+                        }
+                        // A `.plan` after no clause is reported where it stands; one of
+                        // a clause dropped by an override goes with it.
+                        None if !matches!(before, Some(Item::Clause(_))) => content.push(one),
+                        None => {}
+                    }
+                }
+                Item::LimitSize(limit) => {
+                    last_clause = None;
+                    content.push(piece(Item::LimitSize(limit.clone()), item_span(item)));
                 }
                 Item::Unsupported(u) if !unsupported.contains(u) => unsupported.push(u.clone()),
                 _ => {}
@@ -735,9 +761,15 @@ impl<'c> Expander<'c> {
             );
             return None;
         }
+        // A `.plan` orphan follows the clause before it.
+        let mut clause_adopted = false;
         let (adopted, left): (Vec<Orphan>, Vec<Orphan>) =
             std::mem::take(orphans).into_iter().partition(|o| match &o.piece.item {
-                Item::Clause(clause) => held.contains(&clause.heads[0].pred.text),
+                Item::Clause(clause) => {
+                    clause_adopted = held.contains(&clause.heads[0].pred.text);
+                    clause_adopted
+                }
+                Item::Plan(_) => std::mem::take(&mut clause_adopted),
                 _ => false,
             });
         *orphans = left;
@@ -825,6 +857,10 @@ fn item_span(item: &Item) -> Span {
         Item::Query(query) => query.span,
         Item::Component(component) => component.span,
         Item::Init(init) => init.span,
+        Item::LimitSize(limit) => {
+            let last = limit.relations.last().map(|r| r.span);
+            last.map_or(limit.span, |last| limit.span.to(last))
+        }
         Item::Unsupported(u) => u.span,
     }
 }
@@ -866,6 +902,7 @@ impl Renaming<'_> {
                 }
             }
             Item::Io(io) => io.relations.iter_mut().for_each(|r| Self::rename(self.relations, r)),
+            Item::LimitSize(limit) => limit.relations.iter_mut().for_each(|r| Self::rename(self.relations, r)),
             Item::Clause(clause) => self.clause(clause),
             _ => {}
         }

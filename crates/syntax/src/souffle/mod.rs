@@ -229,6 +229,10 @@ pub fn parse_program_for_query(
     let inputs = resolve(&front.inputs, &program);
     let outputs = resolve(&front.outputs, &program);
     let printsize = resolve(&front.printsize, &program);
+    for limit in &front.limits {
+        let pred = program.lookup_source(&limit.name).expect("every `.limitsize` names a declared relation");
+        program.pred_mut(pred).size_limit = Some(ir::SizeLimit { tuples: limit.tuples, span: limit.span });
+    }
     let attributes =
         front.relations.iter().filter_map(|r| Some((program.lookup_source(&r.name)?, r.attributes.clone()))).collect();
     (Some(SouffleProgram { program, inputs, outputs, printsize, attributes }), diagnostics)
@@ -281,6 +285,8 @@ struct Front {
     inputs: Vec<RawIo>,
     outputs: Vec<RawIo>,
     printsize: Vec<RawIo>,
+    /// The `.limitsize` of each relation given one.
+    limits: Vec<check::RawLimit>,
     types: HashMap<String, Vec<String>>,
     /// The source of each item of an instance, with the instance's name.
     origins: Vec<(Span, String)>,
@@ -341,7 +347,7 @@ fn front_for_query(
     let (program, syntax) = parser::program(&tokens, &texts, eof);
     diagnostics.extend(syntax);
     let components::Expanded { program, origins, unexpanded } = components::expand(program, &mut diagnostics);
-    let check::Declarations { mut relations, ios, types, unions, queries, records } =
+    let check::Declarations { mut relations, ios, types, unions, queries, records, limits } =
         check::declarations(&program, &mut diagnostics);
     let clauses = typing::casts(lower::clauses(&program), &types, &mut diagnostics);
     if !diag::has_errors(&diagnostics) {
@@ -362,6 +368,20 @@ fn front_for_query(
     }
     let clauses = records::resolve(clauses, &relations, &types, &records, &mut diagnostics);
     let checked = check::uses(clauses, queries, relations, ios, &unexpanded, &mut diagnostics);
+    // An inlined relation is not recursive, and Soufflé limits the fixpoint of recursive
+    // relations only: its `.limitsize` changes nothing.
+    let limits: Vec<check::RawLimit> = limits
+        .into_iter()
+        .filter(|l| !inlined.iter().any(|i| i.name == l.name))
+        .filter(|l| {
+            let declared = checked.relations.iter().any(|r| r.name == l.name);
+            let of_unexpanded = l.name.split_once('.').is_some_and(|(instance, _)| unexpanded.contains(instance));
+            if !declared && !of_unexpanded {
+                diagnostics.push(check::undeclared(&l.name, l.span, None));
+            }
+            declared
+        })
+        .collect();
     let clauses = typing::comparisons(checked.clauses, &checked.relations, &types, &mut diagnostics);
     let lowered =
         lower::native(&clauses, checked.queries, checked.relations, checked.ios, &types, &records.types, queried, &mut diagnostics);
@@ -373,6 +393,7 @@ fn front_for_query(
         inputs: lowered.inputs,
         outputs: lowered.outputs,
         printsize: lowered.printsize,
+        limits,
         types,
         origins,
     };

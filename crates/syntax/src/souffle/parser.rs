@@ -340,6 +340,7 @@ impl<'a> Parser<'a> {
                 Ok(())
             }
             ".plan" => self.plan(tok),
+            ".limitsize" => self.limitsize(tok),
             other => {
                 let construct = match other {
                     ".functor" => Construct::FunctorDecl,
@@ -616,6 +617,50 @@ impl<'a> Parser<'a> {
         let atom = self.atom()?;
         let end = self.expect(Kind::Dot, "`.`")?;
         self.items.push(Item::Query(ast::Query { atom, span: start.to(end.span) }));
+        Ok(())
+    }
+
+    /// `.limitsize r1, r2(n=N)`, after the directive: Soufflé reads it as an I/O
+    /// directive's list of relations and parameters, of which it needs `n` (a number, or
+    /// a string holding one) and reads no other.
+    fn limitsize(&mut self, directive: Tok) -> Result<(), Reported> {
+        let mut relations = vec![self.qualified_name("a relation name")?];
+        while self.eat(Kind::Comma).is_some() {
+            relations.push(self.qualified_name("a relation name")?);
+        }
+        let open = self.expect(Kind::LParen, "`(` and the most tuples (`n=100`)")?;
+        let mut tuples = None;
+        let close = loop {
+            if let Some(close) = self.eat(Kind::RParen) {
+                break close;
+            }
+            let key = self.expect(Kind::Ident, "a parameter name")?;
+            self.expect(Kind::Eq, "`=`")?;
+            let value_tok = self.bump().ok_or_else(|| self.expected("a parameter value"))?;
+            if !matches!(value_tok.kind, Kind::Str | Kind::Ident | Kind::Number) {
+                return Err(self.syntax(value_tok.span, "expected a parameter value".to_string()));
+            }
+            if self.text(key) == "n" {
+                let raw = self.text(value_tok);
+                let value = if value_tok.kind == Kind::Str { unescape(raw) } else { raw.to_string() };
+                let Ok(n) = value.trim().parse::<u64>() else {
+                    return Err(self.syntax(
+                        value_tok.span,
+                        format!("the `n` of a `.limitsize` is a number of tuples, not `{value}`"),
+                    ));
+                };
+                tuples = Some(n);
+            }
+            if self.eat(Kind::Comma).is_none() {
+                break self.expect(Kind::RParen, "`,` or `)`")?;
+            }
+        };
+        let Some(tuples) = tuples else {
+            return Err(
+                self.syntax(open.span.to(close.span), "a `.limitsize` gives the most tuples: `n=100`".to_string())
+            );
+        };
+        self.items.push(Item::LimitSize(tree::LimitSize { relations, tuples, span: directive.span }));
         Ok(())
     }
 

@@ -516,6 +516,13 @@ impl Pre<'_> {
                     let after = after.trim_start();
                     (after.is_empty() || after.starts_with("//") || after.starts_with("/*")).then_some(path)
                 });
+                // `#include NAME`: as cpp does, the macros of the line are expanded, and
+                // what they give must be a name in quotes or `<>`.
+                let (path, open) = match path {
+                    Some(path) => (Some(path.to_string()), open),
+                    None if !trimmed.starts_with(['"', '<']) => self.include_name(rest, rest_start, file),
+                    None => (None, open),
+                };
                 let Some(path) = path else {
                     self.diagnostics.push(malformed(
                         tok.span,
@@ -524,7 +531,6 @@ impl Pre<'_> {
                     ));
                     return;
                 };
-                let path = path.to_string();
                 self.include(stream, conditions, file, &path, open == '<', tok.span);
             }
             "define" => self.define(tok.span, rest, rest_start),
@@ -892,6 +898,23 @@ impl Pre<'_> {
         }
         source.push_front(out);
         true
+    }
+
+    /// The file an `#include` names through macros (`#include HEADER`): the line's tokens
+    /// expanded, which must give one string (`"f.dl"`) or tokens from `<` to `>`, whose
+    /// texts joined name the file, with `'"'` or `'<'` for how it is looked for.
+    fn include_name(&mut self, rest: &str, rest_start: usize, file: FileId) -> (Option<String>, char) {
+        let raw: Vec<Tok> = lex(rest, rest_start).into_iter().map(|(k, r)| Tok::new(k, Span::new(file, r))).collect();
+        let expanded = self.expand_list(raw);
+        let texts: Vec<&str> = expanded.iter().map(|t| self.texts.tok_text(*t)).collect();
+        match texts.as_slice() {
+            [one] if expanded[0].kind == Kind::Str => {
+                let name = one.strip_prefix('"').and_then(|n| n.strip_suffix('"'));
+                (name.map(str::to_string), '"')
+            }
+            ["<", inner @ .., ">"] if !inner.is_empty() => (Some(inner.concat()), '<'),
+            _ => (None, '"'),
+        }
     }
 
     /// The tokens of `tokens` with every macro expanded.
@@ -1415,5 +1438,30 @@ mod tests {
         assert_eq!(asked, [("a.dl", false), ("a.dl", true), ("nope.dl", true)]);
         assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
         assert_eq!(diagnostics[0].message, "cannot include `nope.dl`: it is in none of `.`");
+    }
+
+    #[test]
+    fn an_include_may_name_its_file_through_macros() {
+        struct Files(Vec<(String, bool)>);
+        impl Includes for Files {
+            fn include(&mut self, _from: FileId, path: &str, angled: bool) -> Result<(FileId, String), String> {
+                self.0.push((path.to_string(), angled));
+                Ok((FileId(1 + self.0.len() as u32), format!("from_{}\n", self.0.len())))
+            }
+        }
+        let mut files = Files(Vec::new());
+        let src = "#define HEADER \"arch/x64.dl\"\n#define ANGLED <sub/b.dl>\n#define ARCH(f) HEADER\n\
+                   #include HEADER\n#include ANGLED // a comment\n#include ARCH(1)\n#include NOT_DEFINED\nafter\n";
+        let mut texts = Texts::new(vec![(FILE, src.to_string())]);
+        let mut diagnostics = Vec::new();
+        let tokens = preprocess(FILE, None, &mut texts, &mut files, &mut diagnostics).tokens;
+        let asked: Vec<(&str, bool)> = files.0.iter().map(|(p, a)| (p.as_str(), *a)).collect();
+        assert_eq!(asked, [("arch/x64.dl", false), ("sub/b.dl", true), ("arch/x64.dl", false)]);
+        let words: Vec<&str> = tokens.iter().map(|t| texts.tok_text(*t)).collect();
+        assert_eq!(words, ["from_1", "from_2", "from_3", "after"]);
+        // A name that expands to no file name is an error where the include is.
+        assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
+        assert_eq!(diagnostics[0].code, Code::PARSE);
+        assert_eq!(diagnostics[0].message, "expected a file name in quotes or `<>` after `#include`");
     }
 }

@@ -87,6 +87,10 @@ fn sqlite_directives_keep_their_database() {
     assert_eq!(s.outputs.len(), 2);
     assert_eq!((s.outputs[0].sqlite, s.outputs[1].sqlite), (false, true));
     assert_eq!(s.outputs[1].filename.as_deref(), Some("out.db"));
+    // Soufflé 2.5 prints a `.printsize`'s count to standard output whatever its `IO`
+    // says: `IO=sqlite` writes no database.
+    let s = ok(".decl r(x:number)\nr(1).\n.printsize r(IO=sqlite, dbname=\"r.db\")\n");
+    assert_eq!((s.printsize[0].sqlite, s.printsize[0].stdout), (false, true));
 }
 
 #[test]
@@ -139,7 +143,7 @@ fn unsupported_constructs_are_named_at_their_span() {
         ("r(x) :- e(x, itof(1)).", "itof", "the functor `itof(...)` is not supported"),
         ("r(x) :- e(x, @f(x)).", "@", "a user-defined functor (`@f(...)`) is not supported"),
         ("r(x) :- e(x, $).", "$", "`$` (the counter) is not supported"),
-        (".limitsize e(n=3)", ".limitsize", "the directive `.limitsize` is not supported"),
+        (".lattice L<number> { }", ".lattice", "the directive `.lattice` is not supported"),
         (
             "#include_next \"a.dl\"",
             "#include_next \"a.dl\"",
@@ -147,7 +151,6 @@ fn unsupported_constructs_are_named_at_their_span() {
         ),
         (".decl q(x:number) eqrel", "eqrel", "an equivalence relation (`eqrel`) is not supported"),
         (".input e(IO=json)", "IO=json", "`IO=json` is not supported"),
-        (".printsize e(IO=sqlite)", "IO=sqlite", "`IO=sqlite` is not supported"),
         ("r(x) <= r(x) :- e(x, _).", "<=", "a subsumptive clause (`<=`) is not supported"),
     ];
     for (text, offending, message) in cases {
@@ -735,6 +738,67 @@ fn plans_are_read_and_ignored_with_one_warning() {
 }
 
 #[test]
+fn plans_in_components_are_read_and_checked_like_the_programs() {
+    // One W0004 for the program, whether its plans are in instances or not; a plan
+    // follows its clause out of the component.
+    let src = ".comp G {\n.decl e(x:number, y:number)\n.decl p(x:number, y:number)\ne(1, 2).\n\
+               p(x, y) :- e(x, y).\np(x, z) :- p(x, y), e(y, z).\n.plan 0:(2,1)\n\
+               p(x, y) :- e(y, x), x > 5.\n.plan 0:(1,2)\n}\n.init g = G\n.init h = G\n\
+               .decl q(x:number)\nq(1).\n.plan 0:(1)\n.output g.p\n";
+    let (program, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    assert!(program.is_some(), "{diagnostics:#?}");
+    let ignored = diagnostics.iter().filter(|d| d.code == Code::PRAGMA_IGNORED).count();
+    assert_eq!(ignored, 1, "{diagnostics:#?}");
+    // The second plan is of a clause that is not recursive, in both instances (reported
+    // once); the top-level one too.
+    let invalid: Vec<&str> = diagnostics
+        .iter()
+        .filter(|d| d.code == Code::INVALID_PLAN)
+        .map(|d| &src[d.primary_span().expect("spanned").range()])
+        .collect();
+    assert_eq!(invalid, ["0", "0"], "{diagnostics:#?}");
+}
+
+#[test]
+fn a_plan_is_not_called_invalid_through_a_clause_that_was_dropped() {
+    // `b` reads `a` in a clause dropped for its record: the plan's clause is recursive
+    // through it, which the clauses left cannot show.
+    let src = ".decl e(x:number, y:number)\ne(1, 2).\n.decl a(x:number, y:number)\n\
+               .decl b(x:number, y:number)\n.output a\na(x, y) :- e(x, y).\n\
+               a(x, z) :- b(x, y), e(y, z).\n.plan 0:(2,1)\nb(x, y) :- a(x, y), [x, y] = [x, y].\n";
+    let (_, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    let codes: Vec<Code> = diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, [Code::PRAGMA_IGNORED, Code::UNSUPPORTED_SOUFFLE], "{diagnostics:#?}");
+    // An order of the wrong length is still one.
+    let (_, diagnostics) = parse_program(&src.replace("0:(2,1)", "0:(2,1,3)"), FILE, &mut NoIncludes);
+    assert!(diagnostics.iter().any(|d| d.code == Code::INVALID_PLAN), "{diagnostics:#?}");
+    // Soufflé checks a plan once `inline` relations are unfolded: a clause reading one
+    // is left alone.
+    let src = ".decl e(x:number, y:number)\ne(1, 2).\n.decl i(x:number) inline\ni(x) :- e(x, _).\n\
+               .decl p(x:number, y:number)\n.output p\np(x, y) :- e(x, y).\n\
+               p(x, z) :- p(x, y), i(y), e(y, z).\n.plan 0:(3,1)\n";
+    let (program, diagnostics) = parse_program(src, FILE, &mut NoIncludes);
+    assert!(program.is_some(), "{diagnostics:#?}");
+    assert!(!diagnostics.iter().any(|d| d.code == Code::INVALID_PLAN), "{diagnostics:#?}");
+}
+
+#[test]
+fn limitsize_is_read_onto_its_relations() {
+    let s = ok(".decl e(x:number)\n.decl r(x:number)\n.decl t(x:number)\n.output r\n\
+                r(1).\nr(x + 1) :- r(x), x < 9.\n.limitsize r, t(n=4)\n");
+    let limit = |name: &str| s.program.pred(s.program.lookup_source(name).unwrap()).size_limit.map(|l| l.tuples);
+    assert_eq!((limit("r"), limit("t"), limit("e")), (Some(4), Some(4), None));
+    // In a component, of the instance's relation.
+    let s = ok(".comp C {\n.decl r(x:number)\nr(1).\n.limitsize r(n=\"2\")\n}\n.init c = C\n.output c.r\n");
+    assert_eq!(s.program.pred(s.program.lookup_source("c.r").unwrap()).size_limit.map(|l| l.tuples), Some(2));
+    let codes = |src: &str| errors(src).into_iter().map(|(code, _, _)| code).collect::<Vec<_>>();
+    assert_eq!(codes(".decl r(x:number)\n.limitsize r(m=3)\n"), ["E0001"]);
+    assert_eq!(codes(".decl r(x:number)\n.limitsize r(n=x)\n"), ["E0001"]);
+    assert_eq!(codes(".decl r(x:number)\n.limitsize r(n=3)\n.limitsize r(n=4)\n"), ["E0034"]);
+    assert_eq!(codes(".decl r(x:number)\n.limitsize s(n=3)\n"), ["E0019"]);
+}
+
+#[test]
 fn min_and_max_of_symbols_compare_by_text() {
     let s = ok(".decl k(x:symbol)\nk(max(\"b\", \"a\")).\nk(min(\"b\", \"a\", \"c\")).\n.output k\n");
     assert_eq!(first_fields(&s), ["b", "a"]);
@@ -812,7 +876,7 @@ fn a_clause_with_two_heads_and_a_disjunction_is_one_tree_node() {
 #[test]
 fn an_unsupported_construct_is_one_node_with_its_span() {
     use tree::{Construct, Item, TypeDefinition};
-    let src = ".limitsize e(n=5)\n.decl e(x:float)\n\
+    let src = ".lattice L<number> { }\n.decl e(x:float)\n\
                .type R = [a: number]\n.decl s(x:symbol)\ns(y) :- e(x), y = itof(x).\n";
     let (program, diagnostics) = tree_of(src);
     assert!(diagnostics.is_empty(), "{diagnostics:#?}");
@@ -828,7 +892,7 @@ fn an_unsupported_construct_is_one_node_with_its_span() {
     assert_eq!(
         unsupported,
         [
-            (Construct::Directive(".limitsize".to_string()), ".limitsize"),
+            (Construct::Directive(".lattice".to_string()), ".lattice"),
             (Construct::Other("the functor `itof(...)`".to_string()), "itof"),
         ]
     );
@@ -861,7 +925,7 @@ fn an_unsupported_construct_is_one_node_with_its_span() {
         .filter(|d| d.code == Code::UNSUPPORTED_SOUFFLE)
         .map(|d| text(d.primary_span().expect("spanned")))
         .collect();
-    assert_eq!(unsupported, [".limitsize", "itof"]);
+    assert_eq!(unsupported, [".lattice", "itof"]);
 }
 
 #[test]

@@ -36,7 +36,20 @@ pub(super) enum Item {
     Component(Box<Component>),
     /// `.init`: an instance of a component.
     Init(Init),
+    /// `.limitsize r(n=N)`: the most tuples the fixpoint of `r` grows to.
+    LimitSize(LimitSize),
     Unsupported(Unsupported),
+}
+
+/// `.limitsize a, b(n=N)`: the fixpoint of each relation's stratum ends once the relation
+/// holds `N` tuples or more (docs/semantics.md, Soufflé programs: `.limitsize`).
+#[derive(Clone, Debug)]
+pub(super) struct LimitSize {
+    pub relations: Vec<ast::Name>,
+    /// The `n` parameter.
+    pub tuples: u64,
+    /// The directive's word.
+    pub span: Span,
 }
 
 /// `.comp Name<T, U> : Base<T>, Other { ... }`: a component, with its body as written.
@@ -168,7 +181,9 @@ impl IoDirective {
             let value = &parameter.value;
             match parameter.key.text.as_str() {
                 "IO" | "io" if value == "stdout" && self.kind != IoKind::Input => settings.stdout = true,
-                "IO" | "io" if value == "sqlite" => settings.sqlite = true,
+                // Soufflé 2.5 sets a `.printsize`'s `IO` to its own size printer whatever
+                // the directive says: the size goes to standard output, never to a database.
+                "IO" | "io" if value == "sqlite" && self.kind != IoKind::Printsize => settings.sqlite = true,
                 "dbname" => settings.dbname = Some(value.clone()),
                 "filename" => settings.filename = Some(value.clone()),
                 "delimiter" => delimiter = value.chars().next(),
@@ -213,7 +228,7 @@ impl IoParameter {
                 "file" => None,
                 "stdout" if kind != IoKind::Input => None,
                 // A `.printsize` prints its count whatever `IO` says.
-                "sqlite" if kind != IoKind::Printsize => None,
+                "sqlite" => None,
                 other => Some(format!("`IO={other}`")),
             },
             "delimiter" if self.value.chars().count() != 1 => Some("a delimiter other than one character".to_string()),
