@@ -114,6 +114,10 @@ codes! {
         "an `inline` relation is unfolded into the rules that use it: it may not be recursive, read or written, aggregated over, or negated with variables of its own";
     INVALID_COMPONENT = "E0037", "invalid component",
         "`.init inst = Name<number>` instantiates a component defined where it is used, with one type argument per parameter; components may not inherit from themselves, and `.override r` names a relation a base declares `overridable`";
+    INVALID_FUNCTOR = "E0043", "invalid user-defined functor",
+        "declare each functor once, `.functor f(x: number, s: symbol): number`, with the types `number`, `unsigned`, `float` and `symbol` (or types defined from them), and call it with `@f(...)` and as many arguments";
+    FUNCTOR_NOT_LOADED = "E0044", "user-defined functor not found",
+        "pass the shared library that defines the functor's C function as Soufflé takes it: `-L DIR -l NAME` loads `DIR/libNAME.so`";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

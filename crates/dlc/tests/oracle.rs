@@ -194,7 +194,7 @@ fn arithmetic(expr: &ir::Expr, values: &ir::ValueStore, subst: &Substitution) ->
             ir::ExprNode::Leaf(term) => stack.push(value(term, subst)?),
             ir::ExprNode::Call(f) => {
                 let args = stack.split_off(stack.len() - f.arity());
-                match functor(*f, &args, values) {
+                match functor(f, &args, values) {
                     Some(v) => stack.push(v),
                     None => return Some(None),
                 }
@@ -310,7 +310,7 @@ fn float_operator(op: ir::BinOp, a: u32, b: u32) -> Option<u32> {
 /// for a negative or long `n`; `to_number` reads an optional sign and decimal digits
 /// (the texts the generated programs convert), none for anything else or a value out of
 /// range.
-fn functor(f: ir::Functor, args: &[u32], values: &ir::ValueStore) -> Option<u32> {
+fn functor(f: &ir::Functor, args: &[u32], values: &ir::ValueStore) -> Option<u32> {
     let text = |v: u32| values.text(ir::Const(v)).to_string();
     let make = |t: String| values.intern(&t).0;
     let digits = |t: &str| {
@@ -360,6 +360,8 @@ fn functor(f: ir::Functor, args: &[u32], values: &ir::ValueStore) -> Option<u32>
         ir::Functor::ToString(ir::ValueType::Number) => make((args[0] as i32).to_string()),
         ir::Functor::ToString(ir::ValueType::Unsigned) => make(args[0].to_string()),
         ir::Functor::ToString(ir::ValueType::Symbol) => args[0],
+        // The function bound to a declaration is the functor's meaning.
+        ir::Functor::User(_) => f.apply(args, values)?,
     })
 }
 

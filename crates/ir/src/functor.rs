@@ -1,15 +1,21 @@
 //! The built-in functors: Soufflé 2.5's functions on strings (`cat`, `strlen`, `substr`,
 //! `ord`) and its conversions between types (`to_number`, `to_unsigned`, `to_float`,
 //! `to_string`),
-//! each with its signature and its semantics on values as tuples hold them.
+//! each with its signature and its semantics on values as tuples hold them; and the
+//! functors a Soufflé program declares (`.functor`), whose function the caller binds
+//! ([`UserFunctor`]), so that evaluation loads no code itself.
 
 use crate::float::{float_string, float_to_number, float_to_unsigned, leading_float};
 use crate::{Const, ValueStore, ValueType};
+use std::borrow::Cow;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, OnceLock};
 
 /// A functor, as an expression node calls it. A conversion carries the type of its
 /// argument, which the front end resolves once (`to_string` of an `unsigned` prints it
 /// as unsigned).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Functor {
     /// `cat(a, b, ...)`: the texts of its arguments one after another.
     Cat(u8),
@@ -29,6 +35,9 @@ pub enum Functor {
     ToFloat(ValueType),
     /// `to_string(x)`: a number's decimal text.
     ToString(ValueType),
+    /// `@f(x, ...)`: a functor the program declares, computed by the function bound to
+    /// its declaration. Every call of one declaration shares it.
+    User(Arc<UserFunctor>),
 }
 
 impl Functor {
@@ -57,7 +66,7 @@ impl Functor {
     }
 
     /// The name both dialects write.
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
             Functor::Cat(_) => "cat",
             Functor::Strlen => "strlen",
@@ -67,28 +76,32 @@ impl Functor {
             Functor::ToUnsigned(_) => "to_unsigned",
             Functor::ToFloat(_) => "to_float",
             Functor::ToString(_) => "to_string",
+            Functor::User(user) => &user.name,
         }
     }
 
-    pub fn arity(self) -> usize {
+    /// How many arguments a call passes.
+    pub fn arity(&self) -> usize {
         match self {
-            Functor::Cat(n) => usize::from(n),
+            Functor::Cat(n) => usize::from(*n),
             Functor::Substr => 3,
+            Functor::User(user) => user.params.len(),
             _ => 1,
         }
     }
 
     /// The arities a call may have: `cat` takes one or more arguments.
-    pub fn arity_text(self) -> &'static str {
+    pub fn arity_text(&self) -> &'static str {
         match self {
             Functor::Cat(_) => "at least one argument",
             Functor::Substr => "three arguments",
+            Functor::User(_) => "the arguments its declaration names",
             _ => "one argument",
         }
     }
 
     /// Whether the arity of a call is one the functor takes.
-    pub fn takes(self, arity: usize) -> bool {
+    pub fn takes(&self, arity: usize) -> bool {
         match self {
             Functor::Cat(_) => (1..=usize::from(u8::MAX)).contains(&arity),
             other => other.arity() == arity,
@@ -97,64 +110,74 @@ impl Functor {
 
     /// The type of argument `i`; none for a conversion's argument, which may be of any
     /// type ([`Functor::with_argument`] records which).
-    pub fn parameter(self, i: usize) -> Option<ValueType> {
+    pub fn parameter(&self, i: usize) -> Option<ValueType> {
         match self {
             Functor::Cat(_) | Functor::Strlen | Functor::Ord => Some(ValueType::Symbol),
             Functor::Substr if i == 0 => Some(ValueType::Symbol),
             Functor::Substr => Some(ValueType::Number),
             Functor::ToNumber(_) | Functor::ToUnsigned(_) | Functor::ToFloat(_) | Functor::ToString(_) => None,
+            Functor::User(user) => user.params.get(i).copied(),
         }
     }
 
     /// The type of argument `i`, a conversion's as the front end resolved it.
-    pub fn argument(self, i: usize) -> ValueType {
+    pub fn argument(&self, i: usize) -> ValueType {
         match self {
-            Functor::ToNumber(ty) | Functor::ToUnsigned(ty) | Functor::ToFloat(ty) | Functor::ToString(ty) => ty,
+            Functor::ToNumber(ty) | Functor::ToUnsigned(ty) | Functor::ToFloat(ty) | Functor::ToString(ty) => *ty,
             other => other.parameter(i).unwrap_or(ValueType::Symbol),
         }
     }
 
     /// The type of the result.
-    pub fn result(self) -> ValueType {
+    pub fn result(&self) -> ValueType {
         match self {
             Functor::Cat(_) | Functor::Substr | Functor::ToString(_) => ValueType::Symbol,
             Functor::Strlen | Functor::Ord | Functor::ToNumber(_) => ValueType::Number,
             Functor::ToUnsigned(_) => ValueType::Unsigned,
             Functor::ToFloat(_) => ValueType::Float,
+            Functor::User(user) => user.result,
         }
     }
 
     /// The conversion from an argument of type `ty` (other functors are unchanged).
-    pub fn with_argument(self, ty: ValueType) -> Functor {
+    pub fn with_argument(&self, ty: ValueType) -> Functor {
         match self {
             Functor::ToNumber(_) => Functor::ToNumber(ty),
             Functor::ToUnsigned(_) => Functor::ToUnsigned(ty),
             Functor::ToFloat(_) => Functor::ToFloat(ty),
             Functor::ToString(_) => Functor::ToString(ty),
-            other => other,
+            other => other.clone(),
         }
     }
 
-    /// Whether the result is a text the functor makes, which may be new to the store.
-    pub fn makes_text(self) -> bool {
-        matches!(self, Functor::Cat(_) | Functor::Substr | Functor::ToString(_))
+    /// Whether the result is a text the functor makes, which may be new to the store (a
+    /// declared functor's symbol result too).
+    pub fn makes_text(&self) -> bool {
+        match self {
+            Functor::Cat(_) | Functor::Substr | Functor::ToString(_) => true,
+            Functor::User(user) => user.result == ValueType::Symbol,
+            _ => false,
+        }
     }
 
     /// Whether the functor reads the text of an argument.
-    pub fn reads_text(self) -> bool {
+    pub fn reads_text(&self) -> bool {
         match self {
             Functor::Cat(_) | Functor::Strlen | Functor::Substr => true,
-            Functor::ToNumber(ty) | Functor::ToUnsigned(ty) | Functor::ToFloat(ty) => ty == ValueType::Symbol,
+            Functor::ToNumber(ty) | Functor::ToUnsigned(ty) | Functor::ToFloat(ty) => *ty == ValueType::Symbol,
             Functor::Ord | Functor::ToString(_) => false,
+            Functor::User(user) => user.params.contains(&ValueType::Symbol),
         }
     }
 
     /// The functor applied to `args` (as many as its arity, as tuples hold them); none
     /// when the result is no value: a text that writes no integer of the result's type,
-    /// or no float.
-    pub fn apply(self, args: &[u32], values: &ValueStore) -> Option<u32> {
+    /// or no float; a declared functor's function, when none is bound or it gives no
+    /// value of the declared result type.
+    pub fn apply(&self, args: &[u32], values: &ValueStore) -> Option<u32> {
         let symbol = |i: usize| Const(args[i]);
         Some(match self {
+            Functor::User(user) => user.apply(args, values)?,
             Functor::Cat(_) => {
                 let text = {
                     let texts = values.texts();
@@ -185,6 +208,132 @@ impl Functor {
             Functor::ToString(ValueType::Number) => values.intern(&(args[0] as i32).to_string()).0,
             Functor::ToString(ValueType::Symbol) => args[0],
         })
+    }
+}
+
+/// A value passed to, or returned by, a declared functor's function: what Soufflé
+/// passes a C function for each of its types (`int32_t`, `uint32_t`, `float`, a text).
+#[derive(Clone, Debug, PartialEq)]
+pub enum FunctorValue<'a> {
+    Number(i32),
+    Unsigned(u32),
+    Float(f32),
+    /// A symbol's text: borrowed from the value store for an argument; a result is
+    /// interned into the store when the call returns.
+    Symbol(Cow<'a, str>),
+}
+
+/// The function that computes a declared functor: called with one value of each
+/// declared parameter's type, it gives a value of the declared result type, or none
+/// when the call has no value (the rule then derives nothing from it, as for a
+/// division by zero). The engines call it from several threads at once.
+pub trait UserFunction: Send + Sync {
+    fn call(&self, args: &[FunctorValue<'_>]) -> Option<FunctorValue<'static>>;
+}
+
+impl<F> UserFunction for F
+where
+    F: Fn(&[FunctorValue<'_>]) -> Option<FunctorValue<'static>> + Send + Sync,
+{
+    fn call(&self, args: &[FunctorValue<'_>]) -> Option<FunctorValue<'static>> {
+        self(args)
+    }
+}
+
+/// A functor a program declares (Soufflé's `.functor f(x: number, s: symbol): number`):
+/// its name, the primitive types of its parameters and of its result, and the function
+/// bound to it once the caller has found one ([`UserFunctor::bind`]). Two declarations
+/// are equal when their names and signatures are.
+pub struct UserFunctor {
+    name: String,
+    params: Vec<ValueType>,
+    result: ValueType,
+    function: OnceLock<Arc<dyn UserFunction>>,
+}
+
+impl UserFunctor {
+    /// A declaration with no function bound yet.
+    pub fn new(name: impl Into<String>, params: Vec<ValueType>, result: ValueType) -> UserFunctor {
+        UserFunctor { name: name.into(), params, result, function: OnceLock::new() }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The types of its parameters, in order.
+    pub fn params(&self) -> &[ValueType] {
+        &self.params
+    }
+
+    /// The type of its result.
+    pub fn result(&self) -> ValueType {
+        self.result
+    }
+
+    /// Binds the function every call computes with; false when one is bound already
+    /// (which stays).
+    pub fn bind(&self, function: Arc<dyn UserFunction>) -> bool {
+        self.function.set(function).is_ok()
+    }
+
+    /// Whether a function is bound.
+    pub fn is_bound(&self) -> bool {
+        self.function.get().is_some()
+    }
+
+    /// The bound function applied to `args` as tuples hold them; none when no function
+    /// is bound, or it gives no value or one of another type than the declared result.
+    fn apply(&self, args: &[u32], values: &ValueStore) -> Option<u32> {
+        let function = self.function.get()?;
+        let result = {
+            let texts = self.params.contains(&ValueType::Symbol).then(|| values.texts());
+            let args: Vec<FunctorValue<'_>> = self
+                .params
+                .iter()
+                .zip(args)
+                .map(|(ty, &a)| match (ty, &texts) {
+                    (ValueType::Number, _) => FunctorValue::Number(a as i32),
+                    (ValueType::Unsigned, _) => FunctorValue::Unsigned(a),
+                    (ValueType::Float, _) => FunctorValue::Float(f32::from_bits(a)),
+                    (ValueType::Symbol, Some(texts)) => FunctorValue::Symbol(Cow::Borrowed(texts.text(Const(a)))),
+                    (ValueType::Symbol, None) => FunctorValue::Symbol(Cow::Borrowed("")),
+                })
+                .collect();
+            function.call(&args)?
+        };
+        Some(match (self.result, result) {
+            (ValueType::Number, FunctorValue::Number(n)) => n as u32,
+            (ValueType::Unsigned, FunctorValue::Unsigned(n)) => n,
+            (ValueType::Float, FunctorValue::Float(x)) => x.to_bits(),
+            (ValueType::Symbol, FunctorValue::Symbol(text)) => values.intern(&text).0,
+            _ => return None,
+        })
+    }
+}
+
+impl PartialEq for UserFunctor {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.name, &self.params, self.result) == (&other.name, &other.params, other.result)
+    }
+}
+
+impl Eq for UserFunctor {}
+
+impl Hash for UserFunctor {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (&self.name, &self.params, self.result).hash(state);
+    }
+}
+
+impl fmt::Debug for UserFunctor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UserFunctor")
+            .field("name", &self.name)
+            .field("params", &self.params)
+            .field("result", &self.result)
+            .field("bound", &self.is_bound())
+            .finish()
     }
 }
 

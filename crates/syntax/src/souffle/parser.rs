@@ -336,16 +336,43 @@ impl<'a> Parser<'a> {
                 Ok(())
             }
             ".plan" => self.plan(tok),
+            ".functor" => self.functor_decl(tok),
             other => {
-                let construct = match other {
-                    ".functor" => Construct::FunctorDecl,
-                    other => Construct::Directive(other.to_string()),
-                };
-                self.unsupported(tok.span, construct);
+                self.unsupported(tok.span, Construct::Directive(other.to_string()));
                 self.skip_line(tok.span);
                 Ok(())
             }
         }
+    }
+
+    /// `.functor name(x: type, ...): type`, each parameter's name optional, and the
+    /// qualifier `stateful`.
+    fn functor_decl(&mut self, directive: Tok) -> Result<(), Reported> {
+        let name = self.expect(Kind::Ident, "the functor's name")?;
+        self.expect(Kind::LParen, "`(`")?;
+        let mut params = Vec::new();
+        if self.eat(Kind::RParen).is_none() {
+            loop {
+                if self.at(Kind::Ident) && self.peek_at(1).is_some_and(|t| t.kind == Kind::Colon) {
+                    self.bump();
+                    self.bump();
+                }
+                params.push(self.qualified_name("a parameter's type")?);
+                if self.eat(Kind::Comma).is_none() {
+                    self.expect(Kind::RParen, "`,` or `)`")?;
+                    break;
+                }
+            }
+        }
+        self.expect(Kind::Colon, "`:` and the result's type")?;
+        let result = self.qualified_name("the result's type")?;
+        let stateful = self.peek().filter(|t| t.kind == Kind::Ident && self.text(*t) == "stateful").map(|t| t.span);
+        if stateful.is_some() {
+            self.bump();
+        }
+        let span = directive.span.to(stateful.unwrap_or(result.span));
+        self.items.push(Item::Functor(tree::FunctorDecl { name: self.name(name), params, result, stateful, span }));
+        Ok(())
     }
 
     /// `.decl name(attr: type, ...) qualifiers`, or `.decl a, b, c(...)`: several
@@ -795,6 +822,13 @@ impl<'a> Parser<'a> {
         Ok(ast::Comparison::spanning(left, op, right, name.span.to(close.span)))
     }
 
+    /// Whether the next tokens call a declared functor: `@f(`.
+    fn user_functor_call(&self) -> bool {
+        self.at(Kind::At)
+            && self.peek_at(1).is_some_and(|t| t.kind == Kind::Ident)
+            && self.peek_at(2).is_some_and(|t| t.kind == Kind::LParen)
+    }
+
     /// Whether the next tokens call a functor: `cat(`, `strlen(`, ...
     fn functor_call(&self) -> bool {
         self.peek().is_some_and(|t| t.kind == Kind::Ident && ir::Functor::is_name(self.text(t)))
@@ -859,7 +893,7 @@ impl<'a> Parser<'a> {
             },
             Kind::Str => TermKind::Str(unescape(text)),
             Kind::Dollar => return Err(self.unsupported(tok.span, "`$` (a counter or an ADT branch)")),
-            Kind::At => return Err(self.unsupported(tok.span, "a user-defined functor (`@f(...)`)")),
+            Kind::At => return Err(self.expected("a functor's name and `(` after `@`")),
             Kind::LBracket => return Err(self.unsupported(tok.span, "a record (`[...]`)")),
             _ => return Err(self.expected("a variable, a number or a string")),
         };
@@ -1060,6 +1094,12 @@ impl crate::expr::ExprSource for Parser<'_> {
             Kind::LParen => Prefix::Open,
             Kind::Ident if self.function_call() => Prefix::Function(ir::BinOp::function(text)?),
             Kind::Ident if self.functor_call() => Prefix::Call(ir::Functor::from_name(text, 1)?),
+            // Its signature is the declaration's, which the checks look up by name.
+            Kind::At if self.user_functor_call() => {
+                let name = self.peek_at(1)?;
+                let functor = ir::UserFunctor::new(self.text(name), Vec::new(), ir::ValueType::Number);
+                return Some((Prefix::Call(ir::Functor::User(std::sync::Arc::new(functor))), tok.span.to(name.span)));
+            }
             Kind::Ident if matches!(text, "bnot" | "lnot") => Prefix::Unary(ir::UnOp::from_text(text)?),
             // `count :`; `sum e :` (`min(a, b)` is the function, `f(min, x)` a variable).
             Kind::Ident => {
@@ -1081,9 +1121,13 @@ impl crate::expr::ExprSource for Parser<'_> {
     }
 
     fn bump(&mut self, prefix: bool) {
-        let function = prefix && (self.function_call() || self.functor_call());
+        let user = prefix && self.user_functor_call();
+        let function = prefix && (user || self.function_call() || self.functor_call());
         Parser::bump(self);
         if function {
+            Parser::bump(self);
+        }
+        if user {
             Parser::bump(self);
         }
     }
@@ -1096,6 +1140,10 @@ impl crate::expr::ExprSource for Parser<'_> {
             Some(c) if comma => Ok((crate::expr::Punct::Comma, c.span)),
             _ => Err(self.expected(if comma { "`,` or `)`" } else { "`)`" })),
         }
+    }
+
+    fn empty_call(&mut self) -> Option<Span> {
+        self.eat(Kind::RParen).map(|t| t.span)
     }
 
     fn leaf(&mut self) -> Result<ast::Term, Reported> {

@@ -138,7 +138,11 @@ fn unsupported_constructs_are_named_at_their_span() {
             "a disjunction inside an aggregate is not supported",
         ),
         ("r(x) :- e(x, itof(1)).", "itof", "the functor `itof(...)` is not supported"),
-        ("r(x) :- e(x, @f(x)).", "@", "a user-defined functor (`@f(...)`) is not supported"),
+        (
+            ".functor f(x: number): number stateful",
+            ".functor f(x: number): number stateful",
+            "a stateful functor (`stateful`) is not supported",
+        ),
         ("r(x) :- e(x, $).", "$", "`$` (a counter or an ADT branch) is not supported"),
         (".limitsize e(n=3)", ".limitsize", "the directive `.limitsize` is not supported"),
         (
