@@ -150,6 +150,12 @@ impl Functor {
         }
     }
 
+    /// Whether the signature is known: false only for a call of a declared functor
+    /// whose declaration the front end has not found (or refused).
+    pub fn is_typed(&self) -> bool {
+        !matches!(self, Functor::User(user) if !user.declared)
+    }
+
     /// Whether the result is a text the functor makes, which may be new to the store (a
     /// declared functor's symbol result too).
     pub fn makes_text(&self) -> bool {
@@ -215,8 +221,11 @@ impl Functor {
 /// passes a C function for each of its types (`int32_t`, `uint32_t`, `float`, a text).
 #[derive(Clone, Debug, PartialEq)]
 pub enum FunctorValue<'a> {
+    /// A `number`.
     Number(i32),
+    /// An `unsigned`.
     Unsigned(u32),
+    /// A `float`.
     Float(f32),
     /// A symbol's text: borrowed from the value store for an argument; a result is
     /// interned into the store when the call returns.
@@ -228,6 +237,7 @@ pub enum FunctorValue<'a> {
 /// when the call has no value (the rule then derives nothing from it, as for a
 /// division by zero). The engines call it from several threads at once.
 pub trait UserFunction: Send + Sync {
+    /// The value of a call with `args`, one a declared parameter; none for no value.
     fn call(&self, args: &[FunctorValue<'_>]) -> Option<FunctorValue<'static>>;
 }
 
@@ -248,15 +258,25 @@ pub struct UserFunctor {
     name: String,
     params: Vec<ValueType>,
     result: ValueType,
+    /// False for a call's functor before the front end has found its declaration.
+    declared: bool,
     function: OnceLock<Arc<dyn UserFunction>>,
 }
 
 impl UserFunctor {
     /// A declaration with no function bound yet.
     pub fn new(name: impl Into<String>, params: Vec<ValueType>, result: ValueType) -> UserFunctor {
-        UserFunctor { name: name.into(), params, result, function: OnceLock::new() }
+        UserFunctor { name: name.into(), params, result, declared: true, function: OnceLock::new() }
     }
 
+    /// The functor a call names before its declaration is looked up: no parameters, a
+    /// `number` result, which type inference does not take as evidence
+    /// ([`Functor::is_typed`]).
+    pub fn undeclared(name: impl Into<String>) -> UserFunctor {
+        UserFunctor { declared: false, ..UserFunctor::new(name, Vec::new(), ValueType::Number) }
+    }
+
+    /// The name it is declared and called by (`f` of `@f(...)`).
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -314,7 +334,8 @@ impl UserFunctor {
 
 impl PartialEq for UserFunctor {
     fn eq(&self, other: &Self) -> bool {
-        (&self.name, &self.params, self.result) == (&other.name, &other.params, other.result)
+        (&self.name, &self.params, self.result, self.declared)
+            == (&other.name, &other.params, other.result, other.declared)
     }
 }
 
@@ -322,7 +343,7 @@ impl Eq for UserFunctor {}
 
 impl Hash for UserFunctor {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        (&self.name, &self.params, self.result).hash(state);
+        (&self.name, &self.params, self.result, self.declared).hash(state);
     }
 }
 
@@ -422,6 +443,28 @@ mod tests {
         assert_eq!(to_number, Some(-2i32 as u32));
         let to_unsigned = Functor::ToUnsigned(ValueType::Float).apply(&[(-2.5f32).to_bits()], &values);
         assert_eq!(to_unsigned, Some(4_294_967_294));
+    }
+
+    #[test]
+    fn a_declared_functor_calls_its_bound_function() {
+        let values = ValueStore::default();
+        let params = vec![ValueType::Symbol, ValueType::Number, ValueType::Unsigned, ValueType::Float];
+        let declared = Arc::new(UserFunctor::new("show", params, ValueType::Symbol));
+        let call = Functor::User(declared.clone());
+        let args = [values.intern("x").0, -2i32 as u32, u32::MAX, 0.5f32.to_bits()];
+        assert_eq!(call.apply(&args, &values), None, "no function is bound yet");
+        let show = |args: &[FunctorValue<'_>]| Some(FunctorValue::Symbol(Cow::Owned(format!("{args:?}"))));
+        assert!(declared.bind(Arc::new(show)));
+        assert!(!declared.bind(Arc::new(show)), "the first function stays");
+        let shown = call.apply(&args, &values).unwrap();
+        assert_eq!(text(&values, shown), r#"[Symbol("x"), Number(-2), Unsigned(4294967295), Float(0.5)]"#);
+        assert!(call.makes_text() && call.reads_text() && call.is_typed());
+        assert_eq!((call.arity(), call.result(), call.parameter(3)), (4, ValueType::Symbol, Some(ValueType::Float)));
+        // A result of another type than the declared one is no value.
+        let number = Arc::new(UserFunctor::new("n", Vec::new(), ValueType::Number));
+        number.bind(Arc::new(|_: &[FunctorValue<'_>]| Some(FunctorValue::Float(1.0))));
+        assert_eq!(Functor::User(number).apply(&[], &values), None);
+        assert!(!Functor::User(Arc::new(UserFunctor::undeclared("u"))).is_typed());
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub use functors::{Functions, FunctorLibrary};
 pub use input_facts::InputFacts;
 /// How many facts of one relation each phase of a batch touched, as both engines count it.
 pub use ir::Tally;
+/// The values a declared functor's function takes and gives, and such a function.
+pub use ir::{FunctorValue, UserFunction};
 pub use maintain::{
     maintained_inputs, recompute, BatchOutcome, Maintainer, Maintaining, Recomputed, FULL_REPORT_MAX_FACTS,
 };

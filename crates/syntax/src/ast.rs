@@ -433,7 +433,8 @@ fn write_terms<'a>(f: &mut fmt::Formatter<'_>, indent: &str, terms: impl IntoIte
                 continue;
             }
             TermKind::Call { functor, args, .. } => {
-                writeln!(f, "Call {} {}", functor.name(), span_text(term.span))?;
+                let at = if matches!(functor, ir::Functor::User(_)) { "@" } else { "" };
+                writeln!(f, "Call {at}{} {}", functor.name(), span_text(term.span))?;
                 write_terms(f, &format!("{indent}  "), args)?;
                 continue;
             }

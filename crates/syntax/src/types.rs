@@ -413,7 +413,10 @@ impl Scope<'_> {
     fn call(&mut self, term: &ast::Term) -> usize {
         let TermKind::Call { functor, name_span, args } = &term.kind else { unreachable!("only calls") };
         let node = self.solver.node();
-        self.solver.evidence(node, Kind::Exact(functor.result()), *name_span);
+        // A call of a functor not declared (reported) says nothing of its types.
+        if functor.is_typed() {
+            self.solver.evidence(node, Kind::Exact(functor.result()), *name_span);
+        }
         for (i, arg) in args.iter().enumerate() {
             let arg_node = self.term(arg).unwrap_or_else(|| {
                 let node = self.solver.node();

@@ -1097,7 +1097,7 @@ impl crate::expr::ExprSource for Parser<'_> {
             // Its signature is the declaration's, which the checks look up by name.
             Kind::At if self.user_functor_call() => {
                 let name = self.peek_at(1)?;
-                let functor = ir::UserFunctor::new(self.text(name), Vec::new(), ir::ValueType::Number);
+                let functor = ir::UserFunctor::undeclared(self.text(name));
                 return Some((Prefix::Call(ir::Functor::User(std::sync::Arc::new(functor))), tok.span.to(name.span)));
             }
             Kind::Ident if matches!(text, "bnot" | "lnot") => Prefix::Unary(ir::UnOp::from_text(text)?),

@@ -92,7 +92,7 @@ fn order_symbols(
         TermKind::Str(_) => Some(ValueType::Symbol),
         TermKind::Float(_) => Some(ValueType::Float),
         TermKind::Var(name) => typed.get(name).copied(),
-        TermKind::Call { functor, .. } => Some(functor.result()),
+        TermKind::Call { functor, .. } => Some(functor.result()).filter(|_| functor.is_typed()),
         _ => None,
     };
     let mut ok = true;
