@@ -1214,3 +1214,30 @@ fn floats_type_their_columns_and_refuse_integers_and_integer_operators() {
         assert!(e.iter().any(|(code, text, _)| *code == "E0028" && text == at), "{body}: {e:?}");
     }
 }
+
+#[test]
+fn a_declared_functor_types_its_calls_which_share_its_declaration() {
+    use ir::ValueType::{Number, Symbol};
+    let src = ".type Id <: number\n.functor f(Id, s: symbol): symbol\n.decl e(x:number, y:symbol)\n.decl r(x:symbol)\n\
+               r(@f(x, y)) :- e(x, y).\nr(@f(1, @f(2, \"a\"))).\n";
+    let s = ok(src);
+    let [called] = s.functors.as_slice() else { panic!("{:?}", s.functors) };
+    let f = &called.functor;
+    assert_eq!((f.name(), f.params(), f.result()), ("f", &[Number, Symbol][..], Symbol));
+    // The fact with a call is a rule: the call is computed when the program runs.
+    assert!(s.program.facts.is_empty());
+    assert_eq!(s.program.rules.len(), 2);
+    let calls: Vec<&ir::Functor> = s
+        .program
+        .rules
+        .iter()
+        .flat_map(|r| &r.comparisons)
+        .flat_map(|c| &c.right.nodes)
+        .filter_map(|n| match n {
+            ir::ExprNode::Call(functor) => Some(functor),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 3);
+    assert!(calls.iter().all(|c| matches!(c, ir::Functor::User(u) if std::sync::Arc::ptr_eq(u, f))));
+}
