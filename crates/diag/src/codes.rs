@@ -118,6 +118,10 @@ codes! {
         "`as(x, T)` takes the value of `x` as one of type `T`, its bits unchanged: `T` is `number`, `unsigned`, `float`, `symbol` or a type the program defines with `.type`";
     SIZE_LIMIT_UNSUPPORTED = "E0040", "size limit that cannot be kept",
         "a `.limitsize` ends a fixpoint where Soufflé's evaluation of the whole program ends it: run the program without a query, update batches or the differential engine, or drop the `.limitsize`";
+    INVALID_FUNCTOR = "E0043", "invalid user-defined functor",
+        "declare each functor once, `.functor f(x: number, s: symbol): number`, with the types `number`, `unsigned`, `float` and `symbol` (or types defined from them), and call it with `@f(...)` and as many arguments";
+    FUNCTOR_NOT_LOADED = "E0044", "user-defined functor not found",
+        "pass the shared library that defines the functor's C function as Soufflé takes it: `-L DIR -l NAME` loads `DIR/libNAME.so`";
     INVALID_RECORD = "E0045", "invalid record",
         "a record `[a, b]` has one value per field of its record type, `$Branch(a, b)` one per field of a branch an algebraic data type declares, and its place (a column, a variable of one) gives its type";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",

@@ -122,6 +122,18 @@ pub struct RunArgs {
     #[arg(short = 'w', long)]
     pub no_warn: bool,
 
+    /// As Soufflé's -L: a directory the shared libraries of -l are looked for in
+    /// (default: the current directory), before where the system's loader looks.
+    /// Repeatable; searched in order.
+    #[arg(short = 'L', long, value_name = "DIR")]
+    pub library_dir: Vec<PathBuf>,
+
+    /// As Soufflé's -l: a shared library (`libNAME.so`) whose C functions compute a
+    /// Soufflé program's user-defined functors (`.functor`, `@f(...)`). Repeatable; a
+    /// functor's function is the first library's that defines it.
+    #[arg(short = 'l', long = "libraries", value_name = "NAME")]
+    pub libraries: Vec<String>,
+
     // Soufflé's flags of its own compilation and instrumentation, which dlc has no use
     // for: each is refused with what dlc does instead ([`RunArgs::souffle_only`]).
     #[command(flatten)]
@@ -452,6 +464,10 @@ impl RunArgs {
             delete: self.delete.clone(),
             macros: self.macros.clone(),
             warnings: !self.no_warn,
+            functors: (!self.libraries.is_empty()).then(|| {
+                let libraries = crate::functors::SharedLibraries::new(self.library_dir.clone(), self.libraries.clone());
+                std::sync::Arc::new(libraries) as std::sync::Arc<dyn pipeline::FunctorLibrary>
+            }),
         }
     }
 }

@@ -6,6 +6,7 @@ mod answers;
 pub mod cli;
 mod cluster;
 mod explain;
+mod functors;
 mod load;
 pub mod memory;
 mod outputs;

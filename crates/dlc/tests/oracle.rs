@@ -198,7 +198,7 @@ fn arithmetic(expr: &ir::Expr, values: &ir::ValueStore, subst: &Substitution) ->
             ir::ExprNode::Leaf(term) => stack.push(value(term, subst)?),
             ir::ExprNode::Call(f) => {
                 let args = stack.split_off(stack.len() - f.arity());
-                match functor(*f, &args, values) {
+                match functor(f, &args, values) {
                     Some(v) => stack.push(v),
                     None => return Some(None),
                 }
@@ -314,7 +314,7 @@ fn float_operator(op: ir::BinOp, a: u32, b: u32) -> Option<u32> {
 /// for a negative or long `n`; `to_number` reads an optional sign and decimal digits
 /// (the texts the generated programs convert), none for anything else or a value out of
 /// range.
-fn functor(f: ir::Functor, args: &[u32], values: &ir::ValueStore) -> Option<u32> {
+fn functor(f: &ir::Functor, args: &[u32], values: &ir::ValueStore) -> Option<u32> {
     let text = |v: u32| values.text(ir::Const(v)).to_string();
     let make = |t: String| values.intern(&t).0;
     let digits = |t: &str| {
@@ -365,7 +365,7 @@ fn functor(f: ir::Functor, args: &[u32], values: &ir::ValueStore) -> Option<u32>
         ir::Functor::ToString(ir::ValueType::Unsigned) => make(args[0].to_string()),
         ir::Functor::ToString(ir::ValueType::Symbol) => args[0],
         // A reinterpretation: the same bits, which as a symbol must name a text.
-        ir::Functor::Cast(from, ir::ValueType::Symbol) if from != ir::ValueType::Symbol => {
+        ir::Functor::Cast(from, ir::ValueType::Symbol) if *from != ir::ValueType::Symbol => {
             (u64::from(args[0]) < values.len() as u64).then_some(args[0])?
         }
         ir::Functor::Cast(..) => args[0],
@@ -376,7 +376,9 @@ fn functor(f: ir::Functor, args: &[u32], values: &ir::ValueStore) -> Option<u32>
             values.pack(&branch.map(u32::from).into_iter().chain(args.iter().copied()).collect::<Vec<_>>())
         }
         ir::Functor::Nil(_) => 0,
-        ir::Functor::Field { index, .. } => values.field(args[0], usize::from(index))?,
+        ir::Functor::Field { index, .. } => values.field(args[0], usize::from(*index))?,
+        // The function bound to a declaration is the functor's meaning.
+        ir::Functor::User(_) => f.apply(args, values)?,
     })
 }
 

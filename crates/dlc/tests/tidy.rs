@@ -77,10 +77,11 @@ fn every_source_file_starts_with_a_doc_line() {
     assert!(missing.is_empty(), "files without a leading `//!` line: {missing:?}");
 }
 
-/// `unsafe` is denied in every crate; the one exception is the binary's setting of the
-/// allocator (`keep_large_blocks_mapped` in `crates/dlc/src/main.rs`), one FFI call.
+/// `unsafe` is denied in every crate; the two exceptions are the binary's setting of the
+/// allocator (`keep_large_blocks_mapped` in `crates/dlc/src/main.rs`), one FFI call, and
+/// the calls of user-defined functors' C functions (`crates/dlc/src/functors.rs`).
 #[test]
-fn unsafe_code_is_only_the_allocator_setting() {
+fn unsafe_code_is_only_the_allocator_setting_and_the_functor_calls() {
     let mut files = Vec::new();
     rust_files(&root().join("crates"), &mut files);
     rust_files(&root().join("xtask"), &mut files);
@@ -95,6 +96,8 @@ fn unsafe_code_is_only_the_allocator_setting() {
             }
         }
     }
-    assert_eq!(allowed.len(), 1, "unsafe code allowed at: {allowed:?}");
-    assert!(allowed[0].starts_with("crates/dlc/src/main.rs:"), "unsafe code allowed at: {allowed:?}");
+    allowed.sort();
+    assert_eq!(allowed.len(), 2, "unsafe code allowed at: {allowed:?}");
+    assert!(allowed[0].starts_with("crates/dlc/src/functors.rs:"), "unsafe code allowed at: {allowed:?}");
+    assert!(allowed[1].starts_with("crates/dlc/src/main.rs:"), "unsafe code allowed at: {allowed:?}");
 }

@@ -266,7 +266,7 @@ impl UnOp {
 /// One node of an expression in postfix order. An operator carries the type it
 /// computes in, decided once by the front end (`/` of `unsigned` values divides them as
 /// unsigned); a call pops its functor's arguments and pushes its result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ExprNode<L> {
     Leaf(L),
     Unary(UnOp, ValueType),
@@ -318,7 +318,7 @@ impl<L> Expr<L> {
                     ExprNode::Leaf(l) => ExprNode::Leaf(f(l)?),
                     ExprNode::Unary(op, ty) => ExprNode::Unary(*op, *ty),
                     ExprNode::Binary(op, ty) => ExprNode::Binary(*op, *ty),
-                    ExprNode::Call(functor) => ExprNode::Call(*functor),
+                    ExprNode::Call(functor) => ExprNode::Call(functor.clone()),
                 })
             })
             .collect::<Option<Vec<_>>>()?;

@@ -1,15 +1,21 @@
 //! The built-in functors: Soufflé 2.5's functions on strings (`cat`, `strlen`, `substr`,
 //! `ord`) and its conversions between types (`to_number`, `to_unsigned`, `to_float`,
 //! `to_string`) and its cast `as(x, T)`, each with its signature and its semantics on
-//! values as tuples hold them.
+//! values as tuples hold them; records and their fields ([`crate::records`]); and the
+//! functors a Soufflé program declares (`.functor`), whose function the caller binds
+//! ([`UserFunctor`]), so that evaluation loads no code itself.
 
 use crate::float::{float_string, float_to_number, float_to_unsigned, leading_float};
 use crate::{Const, RecordTypeId, ValueStore, ValueType};
+use std::borrow::Cow;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, OnceLock};
 
 /// A functor, as an expression node calls it. A conversion carries the type of its
 /// argument, which the front end resolves once (`to_string` of an `unsigned` prints it
 /// as unsigned).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Functor {
     /// `cat(a, b, ...)`: the texts of its arguments one after another.
     Cat(u8),
@@ -44,6 +50,9 @@ pub enum Functor {
     /// record of type `ty`, a value of type `result`; no value for `nil` or a record with
     /// fewer fields. The front end reads a record pattern (`r([a, b])`) with it.
     Field { ty: RecordTypeId, index: u8, result: ValueType },
+    /// `@f(x, ...)`: a functor the program declares, computed by the function bound to
+    /// its declaration. Every call of one declaration shares it.
+    User(Arc<UserFunctor>),
 }
 
 impl Functor {
@@ -75,7 +84,7 @@ impl Functor {
     }
 
     /// The name both dialects write.
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
             Functor::Cat(_) => "cat",
             Functor::Strlen => "strlen",
@@ -90,14 +99,17 @@ impl Functor {
             Functor::Record { branch: Some(_), .. } => "a branch",
             Functor::Nil(_) => "nil",
             Functor::Field { .. } => "a record's field",
+            Functor::User(user) => &user.name,
         }
     }
 
-    pub fn arity(self) -> usize {
+    /// How many arguments a call passes.
+    pub fn arity(&self) -> usize {
         match self {
-            Functor::Cat(n) | Functor::Record { arity: n, .. } => usize::from(n),
+            Functor::Cat(n) | Functor::Record { arity: n, .. } => usize::from(*n),
             Functor::Substr => 3,
             Functor::Nil(_) => 0,
+            Functor::User(user) => user.params.len(),
             _ => 1,
         }
     }
@@ -106,13 +118,13 @@ impl Functor {
     /// a record as Soufflé writes it (`[a, b]`, `$Circle(r)`, `nil`, its branch named
     /// from `records`, the program's record types), and a field read as `r.0` (the
     /// field's place in the stored record).
-    pub fn call_text(self, args: &[String], records: &[crate::RecordType]) -> String {
+    pub fn call_text(&self, args: &[String], records: &[crate::RecordType]) -> String {
         match self {
             Functor::Record { branch: None, .. } => format!("[{}]", args.join(", ")),
             Functor::Record { ty, branch: Some(b), .. } => {
                 let name = records
                     .get(ty.0 as usize)
-                    .and_then(|t| t.branches.get(usize::from(b)))
+                    .and_then(|t| t.branches.get(usize::from(*b)))
                     .map_or_else(|| b.to_string(), |branch| branch.name.clone());
                 match args.is_empty() {
                     true => format!("${name}"),
@@ -121,22 +133,25 @@ impl Functor {
             }
             Functor::Nil(_) => "nil".to_string(),
             Functor::Field { index, .. } => format!("{}.{index}", args.join(", ")),
+            // A declared functor is called as Soufflé writes it: `@f(x)`.
+            Functor::User(_) => format!("@{}({})", self.name(), args.join(", ")),
             other => format!("{}({})", other.name(), args.join(", ")),
         }
     }
 
     /// The arities a call may have: `cat` takes one or more arguments.
-    pub fn arity_text(self) -> &'static str {
+    pub fn arity_text(&self) -> &'static str {
         match self {
             Functor::Cat(_) => "at least one argument",
             Functor::Substr => "three arguments",
             Functor::Cast(..) => "a value and a type",
+            Functor::User(_) => "the arguments its declaration names",
             _ => "one argument",
         }
     }
 
     /// Whether the arity of a call is one the functor takes.
-    pub fn takes(self, arity: usize) -> bool {
+    pub fn takes(&self, arity: usize) -> bool {
         match self {
             Functor::Cat(_) => (1..=usize::from(u8::MAX)).contains(&arity),
             Functor::Record { .. } => arity <= usize::from(u8::MAX),
@@ -147,10 +162,10 @@ impl Functor {
     /// The type of argument `i`; none for a conversion's argument, which may be of any
     /// type ([`Functor::with_argument`] records which), and for a record's fields, which
     /// its type declares ([`ValueStore::parameter`]).
-    pub fn parameter(self, i: usize) -> Option<ValueType> {
+    pub fn parameter(&self, i: usize) -> Option<ValueType> {
         match self {
             Functor::Record { .. } | Functor::Nil(_) => None,
-            Functor::Field { ty, .. } => Some(ValueType::Record(ty)),
+            Functor::Field { ty, .. } => Some(ValueType::Record(*ty)),
             Functor::Cat(_) | Functor::Strlen | Functor::Ord => Some(ValueType::Symbol),
             Functor::Substr if i == 0 => Some(ValueType::Symbol),
             Functor::Substr => Some(ValueType::Number),
@@ -159,80 +174,95 @@ impl Functor {
             | Functor::ToFloat(_)
             | Functor::ToString(_)
             | Functor::Cast(..) => None,
+            Functor::User(user) => user.params.get(i).copied(),
         }
     }
 
     /// The type of argument `i`, a conversion's as the front end resolved it.
-    pub fn argument(self, i: usize) -> ValueType {
+    pub fn argument(&self, i: usize) -> ValueType {
         match self {
             Functor::ToNumber(ty)
             | Functor::ToUnsigned(ty)
             | Functor::ToFloat(ty)
             | Functor::ToString(ty)
-            | Functor::Cast(ty, _) => ty,
+            | Functor::Cast(ty, _) => *ty,
             other => other.parameter(i).unwrap_or(ValueType::Symbol),
         }
     }
 
     /// The type of the result.
-    pub fn result(self) -> ValueType {
+    pub fn result(&self) -> ValueType {
         match self {
             Functor::Cat(_) | Functor::Substr | Functor::ToString(_) => ValueType::Symbol,
             Functor::Strlen | Functor::Ord | Functor::ToNumber(_) => ValueType::Number,
             Functor::ToUnsigned(_) => ValueType::Unsigned,
             Functor::ToFloat(_) => ValueType::Float,
-            Functor::Cast(_, to) => to,
-            Functor::Record { ty, .. } | Functor::Nil(ty) => ValueType::Record(ty),
-            Functor::Field { result, .. } => result,
+            Functor::Cast(_, to) => *to,
+            Functor::Record { ty, .. } | Functor::Nil(ty) => ValueType::Record(*ty),
+            Functor::Field { result, .. } => *result,
+            Functor::User(user) => user.result,
         }
     }
 
     /// The conversion from an argument of type `ty` (other functors are unchanged).
-    pub fn with_argument(self, ty: ValueType) -> Functor {
+    pub fn with_argument(&self, ty: ValueType) -> Functor {
         match self {
             Functor::ToNumber(_) => Functor::ToNumber(ty),
             Functor::ToUnsigned(_) => Functor::ToUnsigned(ty),
             Functor::ToFloat(_) => Functor::ToFloat(ty),
             Functor::ToString(_) => Functor::ToString(ty),
-            Functor::Cast(_, to) => Functor::Cast(ty, to),
-            other => other,
+            Functor::Cast(_, to) => Functor::Cast(ty, *to),
+            other => other.clone(),
         }
     }
 
     /// A cast to `ty` (other functors are unchanged).
-    pub fn with_target(self, ty: ValueType) -> Functor {
+    pub fn with_target(&self, ty: ValueType) -> Functor {
         match self {
-            Functor::Cast(from, _) => Functor::Cast(from, ty),
-            other => other,
+            Functor::Cast(from, _) => Functor::Cast(*from, ty),
+            other => other.clone(),
         }
     }
 
+    /// Whether the signature is known: false only for a call of a declared functor
+    /// whose declaration the front end has not found (or refused).
+    pub fn is_typed(&self) -> bool {
+        !matches!(self, Functor::User(user) if !user.declared)
+    }
+
     /// Whether the result is a text or a record the functor makes, which may be new to
-    /// the store.
-    pub fn makes_text(self) -> bool {
-        matches!(self, Functor::Cat(_) | Functor::Substr | Functor::ToString(_) | Functor::Record { .. })
+    /// the store (a declared functor's symbol result too).
+    pub fn makes_text(&self) -> bool {
+        match self {
+            Functor::Cat(_) | Functor::Substr | Functor::ToString(_) | Functor::Record { .. } => true,
+            Functor::User(user) => user.result == ValueType::Symbol,
+            _ => false,
+        }
     }
 
     /// Whether the functor reads the text of an argument.
-    pub fn reads_text(self) -> bool {
+    pub fn reads_text(&self) -> bool {
         match self {
             Functor::Cat(_) | Functor::Strlen | Functor::Substr => true,
-            Functor::ToNumber(ty) | Functor::ToUnsigned(ty) | Functor::ToFloat(ty) => ty == ValueType::Symbol,
+            Functor::ToNumber(ty) | Functor::ToUnsigned(ty) | Functor::ToFloat(ty) => *ty == ValueType::Symbol,
             Functor::Ord
             | Functor::ToString(_)
             | Functor::Cast(..)
             | Functor::Record { .. }
             | Functor::Nil(_)
             | Functor::Field { .. } => false,
+            Functor::User(user) => user.params.contains(&ValueType::Symbol),
         }
     }
 
     /// The functor applied to `args` (as many as its arity, as tuples hold them); none
     /// when the result is no value: a text that writes no integer of the result's type,
-    /// or no float.
-    pub fn apply(self, args: &[u32], values: &ValueStore) -> Option<u32> {
+    /// or no float; a declared functor's function, when none is bound or it gives no
+    /// value of the declared result type.
+    pub fn apply(&self, args: &[u32], values: &ValueStore) -> Option<u32> {
         let symbol = |i: usize| Const(args[i]);
         Some(match self {
+            Functor::User(user) => user.apply(args, values)?,
             Functor::Cat(_) => {
                 let text = {
                     let texts = values.texts();
@@ -262,7 +292,7 @@ impl Functor {
             Functor::ToString(ValueType::Unsigned) => values.intern(&args[0].to_string()).0,
             Functor::ToString(ValueType::Number) => values.intern(&(args[0] as i32).to_string()).0,
             Functor::ToString(ValueType::Symbol) => args[0],
-            Functor::Cast(from, ValueType::Symbol) if from != ValueType::Symbol => {
+            Functor::Cast(from, ValueType::Symbol) if *from != ValueType::Symbol => {
                 (usize::try_from(args[0]).ok()? < values.len()).then_some(args[0])?
             }
             Functor::Cast(..) => args[0],
@@ -270,13 +300,156 @@ impl Functor {
             Functor::Record { branch: None, .. } => values.pack(args),
             Functor::Record { branch: Some(branch), .. } => {
                 let mut fields = Vec::with_capacity(args.len() + 1);
-                fields.push(u32::from(branch));
+                fields.push(u32::from(*branch));
                 fields.extend_from_slice(args);
                 values.pack(&fields)
             }
             Functor::Nil(_) => 0,
-            Functor::Field { index, .. } => values.field(args[0], usize::from(index))?,
+            Functor::Field { index, .. } => values.field(args[0], usize::from(*index))?,
         })
+    }
+}
+
+/// A value passed to, or returned by, a declared functor's function: what Soufflé
+/// passes a C function for each of its types (`int32_t`, `uint32_t`, `float`, a text).
+#[derive(Clone, Debug, PartialEq)]
+pub enum FunctorValue<'a> {
+    /// A `number`.
+    Number(i32),
+    /// An `unsigned`.
+    Unsigned(u32),
+    /// A `float`.
+    Float(f32),
+    /// A symbol's text: borrowed from the value store for an argument; a result is
+    /// interned into the store when the call returns.
+    Symbol(Cow<'a, str>),
+}
+
+/// The function that computes a declared functor: called with one value of each
+/// declared parameter's type, it gives a value of the declared result type, or none
+/// when the call has no value (the rule then derives nothing from it, as for a
+/// division by zero). The engines call it from several threads at once.
+pub trait UserFunction: Send + Sync {
+    /// The value of a call with `args`, one a declared parameter; none for no value.
+    fn call(&self, args: &[FunctorValue<'_>]) -> Option<FunctorValue<'static>>;
+}
+
+impl<F> UserFunction for F
+where
+    F: Fn(&[FunctorValue<'_>]) -> Option<FunctorValue<'static>> + Send + Sync,
+{
+    fn call(&self, args: &[FunctorValue<'_>]) -> Option<FunctorValue<'static>> {
+        self(args)
+    }
+}
+
+/// A functor a program declares (Soufflé's `.functor f(x: number, s: symbol): number`):
+/// its name, the primitive types of its parameters and of its result, and the function
+/// bound to it once the caller has found one ([`UserFunctor::bind`]). Two declarations
+/// are equal when their names and signatures are.
+pub struct UserFunctor {
+    name: String,
+    params: Vec<ValueType>,
+    result: ValueType,
+    /// False for a call's functor before the front end has found its declaration.
+    declared: bool,
+    function: OnceLock<Arc<dyn UserFunction>>,
+}
+
+impl UserFunctor {
+    /// A declaration with no function bound yet.
+    pub fn new(name: impl Into<String>, params: Vec<ValueType>, result: ValueType) -> UserFunctor {
+        UserFunctor { name: name.into(), params, result, declared: true, function: OnceLock::new() }
+    }
+
+    /// The functor a call names before its declaration is looked up: no parameters, a
+    /// `number` result, which type inference does not take as evidence
+    /// ([`Functor::is_typed`]).
+    pub fn undeclared(name: impl Into<String>) -> UserFunctor {
+        UserFunctor { declared: false, ..UserFunctor::new(name, Vec::new(), ValueType::Number) }
+    }
+
+    /// The name it is declared and called by (`f` of `@f(...)`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The types of its parameters, in order.
+    pub fn params(&self) -> &[ValueType] {
+        &self.params
+    }
+
+    /// The type of its result.
+    pub fn result(&self) -> ValueType {
+        self.result
+    }
+
+    /// Binds the function every call computes with; false when one is bound already
+    /// (which stays).
+    pub fn bind(&self, function: Arc<dyn UserFunction>) -> bool {
+        self.function.set(function).is_ok()
+    }
+
+    /// Whether a function is bound.
+    pub fn is_bound(&self) -> bool {
+        self.function.get().is_some()
+    }
+
+    /// The bound function applied to `args` as tuples hold them; none when no function
+    /// is bound, or it gives no value or one of another type than the declared result.
+    fn apply(&self, args: &[u32], values: &ValueStore) -> Option<u32> {
+        let function = self.function.get()?;
+        let result = {
+            let texts = self.params.contains(&ValueType::Symbol).then(|| values.texts());
+            let args: Vec<FunctorValue<'_>> = self
+                .params
+                .iter()
+                .zip(args)
+                .map(|(ty, &a)| match (ty, &texts) {
+                    (ValueType::Number, _) => FunctorValue::Number(a as i32),
+                    (ValueType::Unsigned, _) => FunctorValue::Unsigned(a),
+                    (ValueType::Float, _) => FunctorValue::Float(f32::from_bits(a)),
+                    (ValueType::Symbol, Some(texts)) => FunctorValue::Symbol(Cow::Borrowed(texts.text(Const(a)))),
+                    (ValueType::Symbol, None) => FunctorValue::Symbol(Cow::Borrowed("")),
+                    // The front end declares no functor over records; an id is an unsigned.
+                    (ValueType::Record(_), _) => FunctorValue::Unsigned(a),
+                })
+                .collect();
+            function.call(&args)?
+        };
+        Some(match (self.result, result) {
+            (ValueType::Number, FunctorValue::Number(n)) => n as u32,
+            (ValueType::Unsigned, FunctorValue::Unsigned(n)) => n,
+            (ValueType::Float, FunctorValue::Float(x)) => x.to_bits(),
+            (ValueType::Symbol, FunctorValue::Symbol(text)) => values.intern(&text).0,
+            _ => return None,
+        })
+    }
+}
+
+impl PartialEq for UserFunctor {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.name, &self.params, self.result, self.declared)
+            == (&other.name, &other.params, other.result, other.declared)
+    }
+}
+
+impl Eq for UserFunctor {}
+
+impl Hash for UserFunctor {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (&self.name, &self.params, self.result, self.declared).hash(state);
+    }
+}
+
+impl fmt::Debug for UserFunctor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UserFunctor")
+            .field("name", &self.name)
+            .field("params", &self.params)
+            .field("result", &self.result)
+            .field("bound", &self.is_bound())
+            .finish()
     }
 }
 
@@ -365,6 +538,28 @@ mod tests {
         assert_eq!(to_number, Some(-2i32 as u32));
         let to_unsigned = Functor::ToUnsigned(ValueType::Float).apply(&[(-2.5f32).to_bits()], &values);
         assert_eq!(to_unsigned, Some(4_294_967_294));
+    }
+
+    #[test]
+    fn a_declared_functor_calls_its_bound_function() {
+        let values = ValueStore::default();
+        let params = vec![ValueType::Symbol, ValueType::Number, ValueType::Unsigned, ValueType::Float];
+        let declared = Arc::new(UserFunctor::new("show", params, ValueType::Symbol));
+        let call = Functor::User(declared.clone());
+        let args = [values.intern("x").0, -2i32 as u32, u32::MAX, 0.5f32.to_bits()];
+        assert_eq!(call.apply(&args, &values), None, "no function is bound yet");
+        let show = |args: &[FunctorValue<'_>]| Some(FunctorValue::Symbol(Cow::Owned(format!("{args:?}"))));
+        assert!(declared.bind(Arc::new(show)));
+        assert!(!declared.bind(Arc::new(show)), "the first function stays");
+        let shown = call.apply(&args, &values).unwrap();
+        assert_eq!(text(&values, shown), r#"[Symbol("x"), Number(-2), Unsigned(4294967295), Float(0.5)]"#);
+        assert!(call.makes_text() && call.reads_text() && call.is_typed());
+        assert_eq!((call.arity(), call.result(), call.parameter(3)), (4, ValueType::Symbol, Some(ValueType::Float)));
+        // A result of another type than the declared one is no value.
+        let number = Arc::new(UserFunctor::new("n", Vec::new(), ValueType::Number));
+        number.bind(Arc::new(|_: &[FunctorValue<'_>]| Some(FunctorValue::Float(1.0))));
+        assert_eq!(Functor::User(number).apply(&[], &values), None);
+        assert!(!Functor::User(Arc::new(UserFunctor::undeclared("u"))).is_typed());
     }
 
     #[test]

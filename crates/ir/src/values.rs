@@ -212,7 +212,7 @@ impl ValueStore {
     }
 
     /// The type of argument `i` of `functor`: a record's from its type's fields.
-    pub fn parameter(&self, functor: crate::Functor, i: usize) -> Option<ValueType> {
+    pub fn parameter(&self, functor: &crate::Functor, i: usize) -> Option<ValueType> {
         match functor {
             crate::Functor::Record { ty, branch, .. } => {
                 let types = self.record_types.read_recursive();

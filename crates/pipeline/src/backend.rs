@@ -164,7 +164,7 @@ impl Engine {
             return Some(
                 Diagnostic::error(
                     Code::DIFFERENTIAL_UNSUPPORTED,
-                    "a rule that makes texts (`cat`, `substr`, `to_string`) does not run in a cluster",
+                    "a rule that makes texts (`cat`, `substr`, `to_string`, a declared functor of a `symbol` result) does not run in a cluster",
                 )
                 .with_primary(rule.span, "makes texts")
                 .with_note("the processes of a cluster agree on the texts they read, not on texts made as rules run"),

@@ -16,6 +16,7 @@ mod compile;
 mod embed;
 mod evaluate;
 pub mod explain;
+mod functors;
 mod input_facts;
 mod maintain;
 mod options;
@@ -32,9 +33,12 @@ pub use evaluate::{
     auto_choice, demand_caps, derived_preds, edb_database, evaluation_plan, relation_sizes, resource_diagnostic,
     rewrite_for_mode, rewrite_options, Evaluated, Evaluator, MagicChoice, Progress,
 };
+pub use functors::{Functions, FunctorLibrary};
 pub use input_facts::InputFacts;
 /// How many facts of one relation each phase of a batch touched, as both engines count it.
 pub use ir::Tally;
+/// The values a declared functor's function takes and gives, and such a function.
+pub use ir::{FunctorValue, UserFunction};
 pub use maintain::{
     maintained_inputs, recompute, BatchOutcome, Maintainer, Maintaining, Recomputed, FULL_REPORT_MAX_FACTS,
 };

@@ -76,6 +76,10 @@ pub struct Options {
     pub macros: Vec<String>,
     /// Whether warnings are reported (Soufflé's `-w` turns them off).
     pub warnings: bool,
+    /// Where the functions of a Soufflé program's declared functors are found (`-L DIR
+    /// -l NAME`'s shared libraries, or [`crate::Functions`] given in Rust); none: a
+    /// program that calls one is refused (E0044).
+    pub functors: Option<std::sync::Arc<dyn crate::FunctorLibrary>>,
 }
 
 impl Default for Options {
@@ -99,6 +103,7 @@ impl Default for Options {
             delete: Vec::new(),
             macros: Vec::new(),
             warnings: true,
+            functors: None,
         }
     }
 }

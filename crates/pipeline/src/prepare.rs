@@ -196,10 +196,15 @@ pub fn prepare(
             let mut includes = inputs.includes(&mut sources);
             let queried = options.query.as_deref().and_then(syntax::souffle::query_relation);
             let prelude = prelude.as_ref().map(|(id, text)| (*id, text.as_str()));
-            let (parsed, diagnostics) =
+            let (parsed, mut diagnostics) =
                 syntax::souffle::parse_program_for_query(&text, file, &mut *includes, queried, prelude);
             match parsed {
                 Some(s) => {
+                    let unbound = crate::functors::bind(&s.functors, options.functors.as_deref());
+                    // A run that only shows the program calls no functor.
+                    if options.evaluates {
+                        diagnostics.extend(unbound);
+                    }
                     let io = SouffleIo {
                         inputs: s.inputs,
                         outputs: s.outputs,

@@ -94,3 +94,40 @@ fn mistakes_are_errors() {
     assert!(datalog.add_fact("Node", &["f".into()]).is_err());
     assert!(datalog.explain("Nope", &["a".into()]).is_err());
 }
+
+/// A Soufflé program's declared functors computed by Rust closures given by name, through
+/// evaluation and an update; a call with no function given is refused before evaluating.
+#[test]
+fn functors_given_as_rust_closures() {
+    use pipeline::FunctorValue;
+    use std::borrow::Cow;
+    let program = "\
+.functor greet(s: symbol, n: number): symbol
+.functor half(x: float): float
+.decl name(s: symbol)
+.decl greeting(g: symbol, h: float)
+greeting(@greet(s, 2), @half(3.0)) :- name(s).
+?- greeting(g, h).
+";
+    let functions = pipeline::Functions::new()
+        .with("greet", |args: &[FunctorValue<'_>]| match args {
+            [FunctorValue::Symbol(s), FunctorValue::Number(n)] => {
+                Some(FunctorValue::Symbol(Cow::Owned(format!("hello {s}").repeat(*n as usize))))
+            }
+            _ => None,
+        })
+        .with("half", |args: &[FunctorValue<'_>]| match args {
+            [FunctorValue::Float(x)] => Some(FunctorValue::Float(x / 2.0)),
+            _ => None,
+        });
+    let options = Options { functors: Some(std::sync::Arc::new(functions)), ..Options::default() };
+    let mut datalog = Datalog::with_options(program, options).unwrap();
+    datalog.add_fact("name", &["ann".into()]).unwrap();
+    let half = Value::float(1.5);
+    assert_eq!(datalog.evaluate().unwrap(), [vec![Value::from("hello annhello ann"), half.clone()]]);
+    let updated = datalog.update(&[("name", row(&["bo"]))], &[("name", row(&["ann"]))]).unwrap();
+    assert_eq!(updated.added, [vec![Value::from("hello bohello bo"), half]]);
+
+    let error = Datalog::new(program).unwrap_err();
+    assert!(error.message().contains("no function computes the functor `greet`"), "{}", error.message());
+}

@@ -141,6 +141,12 @@ impl Atom {
     pub fn has_aggregate(&self) -> bool {
         self.args.iter().flat_map(Term::subterms).any(|t| matches!(t.kind, TermKind::Aggregate { .. }))
     }
+
+    /// Whether an argument calls a functor the program declares (at any depth of an
+    /// expression), whose value only evaluation knows.
+    pub fn calls_user_functor(&self) -> bool {
+        self.args.iter().any(Term::calls_user_functor)
+    }
 }
 
 /// A predicate name as written.
@@ -273,6 +279,39 @@ impl Term {
                 }
                 TermKind::Call { args, .. } | TermKind::Range { args, .. } | TermKind::Record { args, .. } => {
                     stack.extend(args.iter_mut().rev())
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether the term calls a functor the program declares, at any depth (an
+    /// aggregate's value and body excepted, as in [`Term::subterms`]).
+    pub fn calls_user_functor(&self) -> bool {
+        self.subterms().iter().any(|t| matches!(&t.kind, TermKind::Call { functor: ir::Functor::User(_), .. }))
+    }
+
+    /// Calls `f` on every functor call in the term, at any depth, with the call's name
+    /// span and count of arguments: in operands, arguments, and aggregates' values and
+    /// bodies. An explicit stack walks it.
+    pub fn for_each_call_mut(&mut self, f: &mut dyn FnMut(&mut ir::Functor, Span, usize)) {
+        let mut stack = vec![self];
+        while let Some(term) = stack.pop() {
+            match &mut term.kind {
+                TermKind::Unary { operand, .. } => stack.push(operand),
+                TermKind::Binary { left, right, .. } => stack.extend([&mut **left, &mut **right]),
+                TermKind::Call { functor, name_span, args } => {
+                    f(functor, *name_span, args.len());
+                    stack.extend(args.iter_mut());
+                }
+                TermKind::Aggregate { value, body, .. } => {
+                    stack.extend(value.as_deref_mut());
+                    for literal in body {
+                        match literal {
+                            Literal::Atom(atom) | Literal::Negated { atom, .. } => stack.extend(atom.args.iter_mut()),
+                            Literal::Compare(c) => stack.extend([&mut c.left, &mut c.right]),
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -417,7 +456,8 @@ fn write_terms<'a>(f: &mut fmt::Formatter<'_>, indent: &str, terms: impl IntoIte
                 continue;
             }
             TermKind::Call { functor, args, .. } => {
-                writeln!(f, "Call {} {}", functor.name(), span_text(term.span))?;
+                let at = if matches!(functor, ir::Functor::User(_)) { "@" } else { "" };
+                writeln!(f, "Call {at}{} {}", functor.name(), span_text(term.span))?;
                 write_terms(f, &format!("{indent}  "), args)?;
                 continue;
             }

@@ -13,14 +13,15 @@ use ir::{BinOp, UnOp};
 pub const MAX_DEPTH: usize = 64;
 
 /// What can start an operand other than a plain term.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Prefix {
     /// `-`, `bnot`, `lnot`.
     Unary(UnOp),
     /// `min(` or `max(`: the name and its parenthesis (both are taken by one `bump`).
     Function(BinOp),
     /// `cat(`, `strlen(`, `to_string(`, ...: a functor's name and its parenthesis (both
-    /// taken by one `bump`); the arity is the count of arguments that follow.
+    /// taken by one `bump`); the arity is the count of arguments that follow. `@f(` is a
+    /// declared functor, its signature unknown until the checks resolve the name.
     Call(ir::Functor),
     /// `range(`: the generator's name and its parenthesis (both taken by one `bump`).
     Range,
@@ -48,6 +49,11 @@ pub(crate) trait ExprSource {
     fn bump(&mut self, prefix: bool);
     /// Consumes `,` (when `comma` allows it) or `)`, or reports what was expected.
     fn punct(&mut self, comma: bool) -> Result<(Punct, Span), Self::Error>;
+    /// Consumes the `)` right after a call's `(`, if it is there: a call without
+    /// arguments, which only Soufflé's declared functors (`@f()`) may be.
+    fn empty_call(&mut self) -> Option<Span> {
+        None
+    }
     /// A plain term: a variable, `_`, a constant.
     fn leaf(&mut self) -> Result<Term, Self::Error>;
     /// An aggregate's `:` and body: `{ literal, ... }` or one atom; with the span of its end.
@@ -220,6 +226,12 @@ fn call<S: ExprSource>(
     depth: usize,
 ) -> Result<(Term, usize), S::Error> {
     let (mut args, mut height) = (Vec::new(), 0);
+    if let ir::Functor::User(_) = functor {
+        if let Some(end) = source.empty_call() {
+            let span = name_span.to(end);
+            return Ok((Term { kind: TermKind::Call { functor, name_span, args }, span }, 1));
+        }
+    }
     loop {
         let (arg, arg_height) = binary(source, 0, depth + 1)?;
         height = height.max(arg_height + 1);
@@ -227,8 +239,14 @@ fn call<S: ExprSource>(
         let (punct, end) = source.punct(true)?;
         if punct == Punct::Close {
             let span = name_span.to(end);
+            if height > MAX_DEPTH {
+                return Err(too_deep(source, span));
+            }
             if let ir::Functor::Cast(..) = functor {
                 return cast(source, functor, name_span, span, args, height);
+            }
+            if let ir::Functor::User(_) = functor {
+                return Ok((Term { kind: TermKind::Call { functor, name_span, args }, span }, height));
             }
             let Some(functor) = ir::Functor::from_name(functor.name(), args.len())
                 // The argument type the functor was named with (`itou` converts from a

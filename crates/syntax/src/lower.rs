@@ -241,7 +241,7 @@ fn lower_expr(
             (TermKind::Unary { op, .. }, true) => nodes.push(ir::ExprNode::Unary(*op, ty)),
             (TermKind::Binary { op, .. }, true) => nodes.push(ir::ExprNode::Binary(*op, ty)),
             (TermKind::Call { functor, args, .. }, true) => {
-                nodes.push(ir::ExprNode::Call(resolved(store, *functor, args, var_types)))
+                nodes.push(ir::ExprNode::Call(resolved(store, functor, args, var_types)))
             }
             (TermKind::Unary { operand, .. }, false) => {
                 stack.push((term, ty, true));
@@ -255,7 +255,7 @@ fn lower_expr(
             (TermKind::Call { functor, args, .. }, false) => {
                 stack.push((term, ty, true));
                 for (i, arg) in args.iter().enumerate().rev() {
-                    stack.push((arg, argument_type(&store, *functor, i, arg, var_types), false));
+                    stack.push((arg, argument_type(&store, functor, i, arg, var_types), false));
                 }
             }
             _ => nodes.push(ir::ExprNode::Leaf(leaf(term, ty))),
@@ -267,13 +267,13 @@ fn lower_expr(
 /// A call's functor with its conversion resolved to its argument's type.
 fn resolved(
     store: &ir::ValueStore,
-    functor: ir::Functor,
+    functor: &ir::Functor,
     args: &[ast::Term],
     var_types: &HashMap<String, ValueType>,
 ) -> ir::Functor {
     match (functor.parameter(0), args.first()) {
         (None, Some(arg)) => functor.with_argument(argument_type(store, functor, 0, arg, var_types)),
-        _ => functor,
+        _ => functor.clone(),
     }
 }
 
@@ -283,13 +283,13 @@ fn resolved(
 /// number)` are errors, where `as(1 + 2, float)` takes the bits of the number 3.
 fn argument_type(
     store: &ir::ValueStore,
-    functor: ir::Functor,
+    functor: &ir::Functor,
     i: usize,
     arg: &ast::Term,
     var_types: &HashMap<String, ValueType>,
 ) -> ValueType {
     match (functor, &arg.kind) {
-        (ir::Functor::Cast(_, to), TermKind::Int(_) | TermKind::Float(_)) if to.is_numeric() => to,
+        (ir::Functor::Cast(_, to), TermKind::Int(_) | TermKind::Float(_)) if to.is_numeric() => *to,
         _ => store.parameter(functor, i).unwrap_or_else(|| natural_type(arg, var_types)),
     }
 }
@@ -320,7 +320,10 @@ fn natural_type(term: &ast::Term, var_types: &HashMap<String, ValueType>) -> Val
 /// division by zero, `to_number` of a text that writes no number): Soufflé stops with a
 /// floating-point exception there.
 fn constant_without_value(program: &mut Program, ty: ValueType, term: &ast::Term) -> Option<Diagnostic> {
-    let ground = |t: &ast::Term| t.subterms().iter().all(|s| !matches!(s.kind, TermKind::Var(_) | TermKind::Anon));
+    // A declared functor's value is known only when rules run.
+    let ground = |t: &ast::Term| {
+        !t.calls_user_functor() && t.subterms().iter().all(|s| !matches!(s.kind, TermKind::Var(_) | TermKind::Anon))
+    };
     // Each subterm with its type, operands after their operators.
     let mut typed = Vec::new();
     let mut stack = vec![(term, ty)];
@@ -332,7 +335,7 @@ fn constant_without_value(program: &mut Program, ty: ValueType, term: &ast::Term
             TermKind::Call { functor, args, .. } => {
                 let no_vars = HashMap::new();
                 for (i, arg) in args.iter().enumerate().rev() {
-                    stack.push((arg, argument_type(&program.consts, *functor, i, arg, &no_vars)));
+                    stack.push((arg, argument_type(&program.consts, functor, i, arg, &no_vars)));
                 }
             }
             _ => {}
@@ -464,7 +467,10 @@ fn lower_atom(
         if let Some(report) = constant_without_value(lowering.program, ty, t) {
             lowering.diagnostics.push(report);
         }
-        let has_vars = t.subterms().iter().any(|s| matches!(s.kind, TermKind::Var(_) | TermKind::Anon));
+        // A declared functor's call is computed as the rule runs, as an expression with
+        // variables is.
+        let has_vars =
+            t.calls_user_functor() || t.subterms().iter().any(|s| matches!(s.kind, TermKind::Var(_) | TermKind::Anon));
         if !has_vars {
             let value = ground_value(lowering.program, ty, t).unwrap_or(0);
             args.push(Term { kind: ir::TermKind::Const(Value::from_raw(ty, value)), span: t.span });

@@ -423,7 +423,10 @@ impl Scope<'_> {
     fn call(&mut self, term: &ast::Term) -> usize {
         let TermKind::Call { functor, name_span, args } = &term.kind else { unreachable!("only calls") };
         let node = self.solver.node();
-        self.solver.evidence(node, Kind::Exact(functor.result()), *name_span);
+        // A call of a functor not declared (reported) says nothing of its types.
+        if functor.is_typed() {
+            self.solver.evidence(node, Kind::Exact(functor.result()), *name_span);
+        }
         // A cast whose type is no base type still names it (the Soufflé front end resolves
         // the types a program defines before this).
         if let (ir::Functor::Cast(..), [_, target]) = (functor, args.as_slice()) {
@@ -440,7 +443,7 @@ impl Scope<'_> {
                 self.constant(node, arg);
                 node
             });
-            if let Some(param) = self.store.parameter(*functor, i) {
+            if let Some(param) = self.store.parameter(functor, i) {
                 self.solver.evidence(arg_node, Kind::Exact(param), arg.span);
             }
         }

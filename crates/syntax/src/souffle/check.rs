@@ -7,7 +7,10 @@
 //! 2. [`subtype_mismatches`] (on the expanded clauses, when nothing failed before): the
 //!    variables whose columns' types share no value or are written to a column of an
 //!    unrelated type (E0035).
-//! 3. [`uses`] (on the expanded clauses, after inlining): relations declared twice
+//!    Each `.functor` is checked (E0043; a `stateful` one is E0018) and gathered.
+//! 3. [`functor_calls`] (on the expanded clauses): each `@f(...)` resolved to its
+//!    declaration, or reported (E0043) when there is none or the arity differs.
+//! 4. [`uses`] (on the expanded clauses, after inlining): relations declared twice
 //!    (E0020), atoms of undeclared relations (E0019) or with the wrong number of
 //!    arguments (E0004), and I/O directives of undeclared relations or a `.printsize`
 //!    given twice.
@@ -20,6 +23,7 @@ use crate::ast::{self, TermKind};
 use diag::{Code, Diagnostic, Span};
 use ir::ValueType;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// What a program declares, as [`declarations`] gathers it.
 pub(super) struct Declarations {
@@ -37,6 +41,8 @@ pub(super) struct Declarations {
     /// The `.limitsize` of each relation given one, in order (a second one of a relation
     /// is reported and dropped).
     pub limits: Vec<RawLimit>,
+    /// Each `.functor` by name (the first of one declared twice).
+    pub functors: HashMap<String, DeclaredFunctor>,
 }
 
 /// A `.limitsize` of one relation, before the relation is resolved.
@@ -46,6 +52,17 @@ pub(super) struct RawLimit {
     /// The relation's name in the directive.
     pub span: Span,
     pub tuples: u64,
+}
+
+/// A `.functor` as [`declarations`] gathers it.
+pub(super) struct DeclaredFunctor {
+    /// The declaration with its primitive types; none for a `stateful` one, or one with
+    /// a type that is none of them, which are reported already.
+    pub functor: Option<Arc<ir::UserFunctor>>,
+    /// The functor's name in the `.functor`.
+    pub span: Span,
+    /// How many parameters it declares.
+    pub arity: usize,
 }
 
 /// Reports the unsupported constructs, ignored pragmas and bad type definitions of
@@ -66,8 +83,10 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
     // says.
     let mut inline_excluded: Vec<String> = Vec::new();
     let names = |names: &[ast::Name]| names.iter().map(|n| n.text.clone()).collect::<Vec<_>>();
+    let mut functor_decls = Vec::new();
     for item in &program.items {
         match item {
+            Item::Functor(decl) => functor_decls.push(decl),
             Item::Unsupported(u) => {
                 let d = unsupported(u.span, &u.construct.describe());
                 diagnostics.push(d);
@@ -170,7 +189,8 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
     diagnostics.extend(type_cycles(&types, &type_spans));
     diagnostics.extend(type_definitions(&types, &type_spans));
     let records = record_types(record_shapes, &types, diagnostics);
-    Declarations { relations, ios, types, unions, queries, records, limits }
+    let functors = functor_declarations(&functor_decls, &types, diagnostics);
+    Declarations { relations, ios, types, unions, queries, records, limits, functors }
 }
 
 /// The record types and algebraic data types of `shapes` with their fields' types
@@ -219,6 +239,108 @@ fn record_types(
 pub(super) struct Records {
     pub types: Vec<ir::RecordType>,
     pub branches: HashMap<String, (ir::RecordTypeId, usize)>,
+}
+
+/// Checks each `.functor`: declared once (E0043), not `stateful` (E0018: its function
+/// takes Soufflé's own tables, which dlc does not have), each type one of the primitive
+/// types or defined from them (E0043).
+fn functor_declarations(
+    decls: &[&tree::FunctorDecl],
+    types: &HashMap<String, Vec<String>>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> HashMap<String, DeclaredFunctor> {
+    let mut functors: HashMap<String, DeclaredFunctor> = HashMap::new();
+    for decl in decls {
+        if let Some(first) = functors.get(&decl.name.text) {
+            diagnostics.push(
+                Diagnostic::error(Code::INVALID_FUNCTOR, format!("the functor `{}` is declared twice", decl.name.text))
+                    .with_primary(decl.name.span, "declared again here")
+                    .with_secondary(first.span, "first declared here"),
+            );
+            continue;
+        }
+        let mut typed = true;
+        let mut kind = |name: &ast::Name| -> ValueType {
+            // A record type is none of them: a C function takes no record.
+            let known = matches!(name.text.as_str(), "number" | "unsigned" | "float" | "symbol")
+                || (types.contains_key(&name.text) && !column_kind(&name.text, types).is_record());
+            if !known && decl.stateful.is_none() {
+                typed = false;
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::INVALID_FUNCTOR,
+                        format!("the functor `{}` has the unknown type `{}`", decl.name.text, name.text),
+                    )
+                    .with_primary(name.span, "no such type")
+                    .with_help("a functor's parameters and result are of the types `number`, `unsigned`, `float` and `symbol`, or of types defined from them"),
+                );
+            }
+            column_kind(&name.text, types)
+        };
+        let params: Vec<ValueType> = decl.params.iter().map(&mut kind).collect();
+        let result = kind(&decl.result);
+        if decl.stateful.is_some() {
+            diagnostics.push(unsupported(decl.span, &tree::Construct::StatefulFunctor.describe()).with_help(
+                "a stateful functor's C++ function takes Soufflé's symbol and record tables, which dlc does not have; declare it without `stateful`, its symbols passed and returned as texts (`const char*`)",
+            ));
+        }
+        let functor = (typed && decl.stateful.is_none())
+            .then(|| Arc::new(ir::UserFunctor::new(decl.name.text.clone(), params, result)));
+        let declared = DeclaredFunctor { functor, span: decl.name.span, arity: decl.params.len() };
+        functors.insert(decl.name.text.clone(), declared);
+    }
+    functors
+}
+
+/// Resolves each `@f(...)` in `clauses` to its declaration; E0043 for a call of a functor
+/// no `.functor` declares, or with another count of arguments. Returns the name span of
+/// the first call of each functor called.
+pub(super) fn functor_calls(
+    clauses: &mut [Clause],
+    functors: &HashMap<String, DeclaredFunctor>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> HashMap<String, Span> {
+    let mut called: HashMap<String, Span> = HashMap::new();
+    let mut resolve = |functor: &mut ir::Functor, span: Span, arity: usize| {
+        let ir::Functor::User(call) = functor else { return };
+        let name = call.name().to_string();
+        let Some(declared) = functors.get(&name) else {
+            diagnostics.push(
+                Diagnostic::error(Code::INVALID_FUNCTOR, format!("the functor `{name}` is not declared"))
+                    .with_primary(span, "called here")
+                    .with_help(format!(
+                        "declare it: `.functor {name}(x: number): number`, with its parameters' and result's types"
+                    )),
+            );
+            return;
+        };
+        if declared.arity != arity {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::INVALID_FUNCTOR,
+                    format!("`@{name}` is called with {arity} arguments; its declaration has {}", declared.arity),
+                )
+                .with_primary(span, format!("{arity} arguments here"))
+                .with_secondary(declared.span, "declared here"),
+            );
+            return;
+        }
+        if let Some(resolved) = &declared.functor {
+            *functor = ir::Functor::User(resolved.clone());
+            called.entry(name).or_insert(span);
+        }
+    };
+    for clause in clauses {
+        let heads = clause.heads.iter_mut().flat_map(|h| h.args.iter_mut());
+        let body = clause.body.iter_mut().flatten().flatten().flat_map(|literal| match literal {
+            ast::Literal::Atom(atom) | ast::Literal::Negated { atom, .. } => atom.args.iter_mut().collect::<Vec<_>>(),
+            ast::Literal::Compare(c) => vec![&mut c.left, &mut c.right],
+        });
+        for term in heads.chain(body) {
+            term.for_each_call_mut(&mut resolve);
+        }
+    }
+    called
 }
 
 /// E0025 for each cycle of `.type` definitions (`.type A = B`, `.type B = A`), once per

@@ -854,6 +854,7 @@ fn item_span(item: &Item) -> Span {
         Item::Clause(clause) => clause.span,
         Item::Plan(plan) => plan.span,
         Item::Pragma(pragma) => pragma.span,
+        Item::Functor(decl) => decl.span,
         Item::Query(query) => query.span,
         Item::Component(component) => component.span,
         Item::Init(init) => init.span,

@@ -369,7 +369,7 @@ fn renamed(term: &Term, names: &mut HashMap<String, Term>, suffix: &str) -> Term
             right: Box::new(renamed(right, names, suffix)),
         },
         TermKind::Call { functor, name_span, args } => TermKind::Call {
-            functor: *functor,
+            functor: functor.clone(),
             name_span: *name_span,
             args: args.iter().map(|a| renamed(a, names, suffix)).collect(),
         },

@@ -160,11 +160,11 @@ pub(super) fn native(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Lowered {
     let declared: HashMap<&str, &Relation> = relations.iter().map(|r| (r.name.as_str(), r)).collect();
-    // A fact with an aggregate (`n(count : { e(_, _) }).`) is computed, so its relation
-    // is derived as a rule's is.
+    // A fact with an aggregate (`n(count : { e(_, _) }).`) or a declared functor's call
+    // (`n(@f(1)).`) is computed, so its relation is derived as a rule's is.
     let mut derived: HashSet<&str> = clauses
         .iter()
-        .flat_map(|c| c.heads.iter().filter(move |h| c.body.is_some() || h.has_aggregate()))
+        .flat_map(|c| c.heads.iter().filter(move |h| c.body.is_some() || h.has_aggregate() || h.calls_user_functor()))
         .map(|h| h.pred.text.as_str())
         .collect();
     // A query reads a derived relation: one it names (on the command line or in the

@@ -3,8 +3,9 @@
 //! atoms and negated groups, comparisons, arithmetic, aggregates, multiple heads,
 //! disjunction, `inline` relations, components (`.comp`, `.init`, qualified names
 //! `inst.r`), `#include`, `.include`, `.once` and `#define`) into the native AST, which
-//! the native lowering then turns into an `ir::Program`. Everything outside it (functors,
-//! records, ...) is reported as E0018 at its span rather than read approximately.
+//! the native lowering then turns into an `ir::Program`, with `.functor` declarations
+//! whose calls (`@f(...)`) the caller binds to functions. Everything outside it (records,
+//! stateful functors, ...) is reported as E0018 at its span rather than read approximately.
 //!
 //! The passes, in the order they run (each in its own module):
 //!
@@ -18,6 +19,7 @@
 //!    definitions checked; relations, I/O directives and types gathered.
 //! 5. `lower::clauses`: each clause's body expanded into disjunctive normal form; then
 //!    `typing::casts`: the type each `as(x, T)` names resolved (E0038 when undefined).
+//!    `check::functor_calls` resolves each `@f(...)` to its `.functor`.
 //! 6. `check::subtype_mismatches`: the types of each rule's variables (only when nothing
 //!    failed before).
 //! 7. `inline`: `inline` relations unfolded into the clauses that use them.
@@ -52,6 +54,7 @@ use ir::{PredId, PredKind, PredName, Program};
 use lexer::{lex, Kind};
 use preprocess::{preprocess, Texts};
 use std::collections::HashMap;
+use std::sync::Arc;
 use tree::IoSettings;
 
 /// How deeply parenthesised disjunctions may nest in a rule body.
@@ -143,6 +146,20 @@ pub struct SouffleProgram {
     /// The attribute names of every declared relation, in `.decl` order: Soufflé prints
     /// them above a relation it writes to standard output with `-D -`.
     pub attributes: Vec<(PredId, Vec<String>)>,
+    /// The declared functors the rules call, in the order of their first calls: each
+    /// needs a function bound ([`ir::UserFunctor::bind`]) before evaluation.
+    pub functors: Vec<CalledFunctor>,
+}
+
+/// A functor a `.functor` declares and the program calls (`@f(...)`).
+#[derive(Clone, Debug)]
+pub struct CalledFunctor {
+    /// The declaration, which every call in the program shares.
+    pub functor: Arc<ir::UserFunctor>,
+    /// The functor's name in its `.functor`.
+    pub declared: Span,
+    /// Its first call's `@f`.
+    pub called: Span,
 }
 
 /// Whether `src` is a Soufflé program: some line starts with `.decl`, `.comp` or `.init`,
@@ -235,7 +252,8 @@ pub fn parse_program_for_query(
     }
     let attributes =
         front.relations.iter().filter_map(|r| Some((program.lookup_source(&r.name)?, r.attributes.clone()))).collect();
-    (Some(SouffleProgram { program, inputs, outputs, printsize, attributes }), diagnostics)
+    let functors = front.functors;
+    (Some(SouffleProgram { program, inputs, outputs, printsize, attributes, functors }), diagnostics)
 }
 
 /// Reads a `--query` in Soufflé syntax (`path(1, y)`: lower-case names are variables),
@@ -290,6 +308,7 @@ struct Front {
     types: HashMap<String, Vec<String>>,
     /// The source of each item of an instance, with the instance's name.
     origins: Vec<(Span, String)>,
+    functors: Vec<CalledFunctor>,
 }
 
 /// The relation a query's text names (`path` of `?- path(1, y).`, `g.path` of
@@ -347,9 +366,18 @@ fn front_for_query(
     let (program, syntax) = parser::program(&tokens, &texts, eof);
     diagnostics.extend(syntax);
     let components::Expanded { program, origins, unexpanded } = components::expand(program, &mut diagnostics);
-    let check::Declarations { mut relations, ios, types, unions, queries, records, limits } =
+    let check::Declarations { mut relations, ios, types, unions, queries, records, limits, functors: declared_functors } =
         check::declarations(&program, &mut diagnostics);
-    let clauses = typing::casts(lower::clauses(&program), &types, &mut diagnostics);
+    let mut clauses = typing::casts(lower::clauses(&program), &types, &mut diagnostics);
+    let called = check::functor_calls(&mut clauses, &declared_functors, &mut diagnostics);
+    let mut functors: Vec<CalledFunctor> = called
+        .into_iter()
+        .filter_map(|(name, call)| {
+            let declared = &declared_functors[&name];
+            Some(CalledFunctor { functor: declared.functor.clone()?, declared: declared.span, called: call })
+        })
+        .collect();
+    functors.sort_by_key(|f| (f.called.file, f.called.start));
     if !diag::has_errors(&diagnostics) {
         let subtypes = check::Subtypes::new(&types, &unions);
         diagnostics.extend(check::subtype_mismatches(&clauses, &relations, &subtypes));
@@ -396,6 +424,7 @@ fn front_for_query(
         limits,
         types,
         origins,
+        functors,
     };
     let mut diagnostics = collapse_unsupported(components::note_instances(diagnostics, &front.origins));
     preprocessed.mark_expansions(&mut diagnostics);

@@ -341,16 +341,43 @@ impl<'a> Parser<'a> {
             }
             ".plan" => self.plan(tok),
             ".limitsize" => self.limitsize(tok),
+            ".functor" => self.functor_decl(tok),
             other => {
-                let construct = match other {
-                    ".functor" => Construct::FunctorDecl,
-                    other => Construct::Directive(other.to_string()),
-                };
-                self.unsupported(tok.span, construct);
+                self.unsupported(tok.span, Construct::Directive(other.to_string()));
                 self.skip_line(tok.span);
                 Ok(())
             }
         }
+    }
+
+    /// `.functor name(x: type, ...): type`, each parameter's name optional, and the
+    /// qualifier `stateful`.
+    fn functor_decl(&mut self, directive: Tok) -> Result<(), Reported> {
+        let name = self.expect(Kind::Ident, "the functor's name")?;
+        self.expect(Kind::LParen, "`(`")?;
+        let mut params = Vec::new();
+        if self.eat(Kind::RParen).is_none() {
+            loop {
+                if self.at(Kind::Ident) && self.peek_at(1).is_some_and(|t| t.kind == Kind::Colon) {
+                    self.bump();
+                    self.bump();
+                }
+                params.push(self.qualified_name("a parameter's type")?);
+                if self.eat(Kind::Comma).is_none() {
+                    self.expect(Kind::RParen, "`,` or `)`")?;
+                    break;
+                }
+            }
+        }
+        self.expect(Kind::Colon, "`:` and the result's type")?;
+        let result = self.qualified_name("the result's type")?;
+        let stateful = self.peek().filter(|t| t.kind == Kind::Ident && self.text(*t) == "stateful").map(|t| t.span);
+        if stateful.is_some() {
+            self.bump();
+        }
+        let span = directive.span.to(stateful.unwrap_or(result.span));
+        self.items.push(Item::Functor(tree::FunctorDecl { name: self.name(name), params, result, stateful, span }));
+        Ok(())
     }
 
     /// `.decl name(attr: type, ...) qualifiers`, or `.decl a, b, c(...)`: several
@@ -882,6 +909,13 @@ impl<'a> Parser<'a> {
         Ok(ast::Comparison::spanning(left, op, right, name.span.to(close.span)))
     }
 
+    /// Whether the next tokens call a declared functor: `@f(`.
+    fn user_functor_call(&self) -> bool {
+        self.at(Kind::At)
+            && self.peek_at(1).is_some_and(|t| t.kind == Kind::Ident)
+            && self.peek_at(2).is_some_and(|t| t.kind == Kind::LParen)
+    }
+
     /// Whether the next tokens call a functor: `cat(`, `strlen(`, ...
     fn functor_call(&self) -> bool {
         self.peek().is_some_and(|t| t.kind == Kind::Ident && ir::Functor::is_name(self.text(t)))
@@ -942,7 +976,7 @@ impl<'a> Parser<'a> {
             Kind::Str => TermKind::Str(unescape(text)),
             Kind::Dollar if next.is_some_and(|n| n.kind == Kind::Ident) => return self.branch(),
             Kind::Dollar => return Err(self.unsupported(tok.span, "`$` (the counter)")),
-            Kind::At => return Err(self.unsupported(tok.span, "a user-defined functor (`@f(...)`)")),
+            Kind::At => return Err(self.expected("a functor's name and `(` after `@`")),
             Kind::LBracket => return self.record(),
             _ => return Err(self.expected("a variable, a number or a string")),
         };
@@ -1193,6 +1227,12 @@ impl crate::expr::ExprSource for Parser<'_> {
             Kind::Ident if self.function_call() => Prefix::Function(ir::BinOp::function(text)?),
             Kind::Ident if self.functor_call() => Prefix::Call(ir::Functor::from_name(text, 1)?),
             Kind::Ident if text == "range" && next == Some(Kind::LParen) => Prefix::Range,
+            // Its signature is the declaration's, which the checks look up by name.
+            Kind::At if self.user_functor_call() => {
+                let name = self.peek_at(1)?;
+                let functor = ir::UserFunctor::undeclared(self.text(name));
+                return Some((Prefix::Call(ir::Functor::User(std::sync::Arc::new(functor))), tok.span.to(name.span)));
+            }
             Kind::Ident if matches!(text, "bnot" | "lnot") => Prefix::Unary(ir::UnOp::from_text(text)?),
             // `count :`; `sum e :` (`min(a, b)` is the function, `f(min, x)` a variable).
             Kind::Ident => {
@@ -1216,9 +1256,13 @@ impl crate::expr::ExprSource for Parser<'_> {
     fn bump(&mut self, prefix: bool) {
         let range = self.peek().is_some_and(|t| t.kind == Kind::Ident && self.text(t) == "range")
             && self.peek_at(1).is_some_and(|t| t.kind == Kind::LParen);
-        let function = prefix && (self.function_call() || self.functor_call() || range);
+        let user = prefix && self.user_functor_call();
+        let function = prefix && (user || self.function_call() || self.functor_call() || range);
         Parser::bump(self);
         if function {
+            Parser::bump(self);
+        }
+        if user {
             Parser::bump(self);
         }
     }
@@ -1231,6 +1275,10 @@ impl crate::expr::ExprSource for Parser<'_> {
             Some(c) if comma => Ok((crate::expr::Punct::Comma, c.span)),
             _ => Err(self.expected(if comma { "`,` or `)`" } else { "`)`" })),
         }
+    }
+
+    fn empty_call(&mut self) -> Option<Span> {
+        self.eat(Kind::RParen).map(|t| t.span)
     }
 
     fn leaf(&mut self) -> Result<ast::Term, Reported> {

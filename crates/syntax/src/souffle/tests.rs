@@ -141,7 +141,11 @@ fn unsupported_constructs_are_named_at_their_span() {
             "a disjunction inside an aggregate is not supported",
         ),
         ("r(x) :- e(x, itof(1)).", "itof", "the functor `itof(...)` is not supported"),
-        ("r(x) :- e(x, @f(x)).", "@", "a user-defined functor (`@f(...)`) is not supported"),
+        (
+            ".functor f(x: number): number stateful",
+            ".functor f(x: number): number stateful",
+            "a stateful functor (`stateful`) is not supported",
+        ),
         ("r(x) :- e(x, $).", "$", "`$` (the counter) is not supported"),
         (".lattice L<number> { }", ".lattice", "the directive `.lattice` is not supported"),
         (
@@ -1289,7 +1293,7 @@ fn a_cast_takes_its_value_as_its_types_and_names_a_type_the_program_has() {
         .iter()
         .flat_map(|c| c.right.nodes.iter().chain(&c.left.nodes))
         .filter_map(|n| match n {
-            ir::ExprNode::Call(f) => Some(*f),
+            ir::ExprNode::Call(f) => Some(f.clone()),
             _ => None,
         })
         .collect();
@@ -1345,4 +1349,31 @@ fn a_range_is_a_recursive_relation_its_rule_reads_and_is_misused_with_a_report()
         let found = errors(&format!("{decls}{body}\n"));
         assert_eq!(found.iter().map(|(c, t, _)| (*c, t.as_str())).collect::<Vec<_>>(), [(code, at)], "{body}");
     }
+}
+
+#[test]
+fn a_declared_functor_types_its_calls_which_share_its_declaration() {
+    use ir::ValueType::{Number, Symbol};
+    let src = ".type Id <: number\n.functor f(Id, s: symbol): symbol\n.decl e(x:number, y:symbol)\n.decl r(x:symbol)\n\
+               r(@f(x, y)) :- e(x, y).\nr(@f(1, @f(2, \"a\"))).\n";
+    let s = ok(src);
+    let [called] = s.functors.as_slice() else { panic!("{:?}", s.functors) };
+    let f = &called.functor;
+    assert_eq!((f.name(), f.params(), f.result()), ("f", &[Number, Symbol][..], Symbol));
+    // The fact with a call is a rule: the call is computed when the program runs.
+    assert!(s.program.facts.is_empty());
+    assert_eq!(s.program.rules.len(), 2);
+    let calls: Vec<&ir::Functor> = s
+        .program
+        .rules
+        .iter()
+        .flat_map(|r| &r.comparisons)
+        .flat_map(|c| &c.right.nodes)
+        .filter_map(|n| match n {
+            ir::ExprNode::Call(functor) => Some(functor),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 3);
+    assert!(calls.iter().all(|c| matches!(c, ir::Functor::User(u) if std::sync::Arc::ptr_eq(u, f))));
 }

@@ -27,6 +27,8 @@ pub(super) enum Item {
     Type(TypeDef),
     Io(IoDirective),
     Pragma(Pragma),
+    /// `.functor f(x: number, s: symbol): number`: a functor the program calls as `@f(...)`.
+    Functor(FunctorDecl),
     Clause(Clause),
     /// `.plan 0:(2,1), 1:(1,2)`: the join orders of the clause before it.
     Plan(Plan),
@@ -278,6 +280,22 @@ impl IoSettings {
     }
 }
 
+/// `.functor name(x: number, s: symbol): symbol`, or with the parameters' types alone
+/// (`.functor name(number, symbol): symbol`), as Soufflé reads both.
+#[derive(Clone, Debug)]
+pub(super) struct FunctorDecl {
+    pub name: ast::Name,
+    /// The parameters' type names, in order.
+    pub params: Vec<ast::Name>,
+    /// The result's type name.
+    pub result: ast::Name,
+    /// The qualifier `stateful`, if written: the function then takes Soufflé's own
+    /// symbol and record tables.
+    pub stateful: Option<Span>,
+    /// From `.functor` to the result's type (or `stateful`).
+    pub span: Span,
+}
+
 /// `.pragma "key" "value"`: an option of Soufflé's own run.
 #[derive(Clone, Debug)]
 pub(super) struct Pragma {
@@ -353,8 +371,8 @@ pub(super) struct Unsupported {
 /// The kinds of construct dlc does not support.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Construct {
-    /// `.functor`.
-    FunctorDecl,
+    /// `.functor ... stateful`: a functor given Soufflé's symbol and record tables.
+    StatefulFunctor,
     /// Any other directive dlc does not read (`.limitsize`, `.lattice`, ...).
     Directive(String),
     /// The qualifier `eqrel`.
@@ -372,7 +390,7 @@ impl Construct {
     /// How a report names the construct: "`{it}` is not supported".
     pub fn describe(&self) -> String {
         match self {
-            Construct::FunctorDecl => "a user-defined functor (`.functor`)".to_string(),
+            Construct::StatefulFunctor => "a stateful functor (`stateful`)".to_string(),
             Construct::Directive(directive) => format!("the directive `{directive}`"),
             Construct::Eqrel => "an equivalence relation (`eqrel`)".to_string(),
             Construct::ChoiceDomain => "`choice-domain`".to_string(),

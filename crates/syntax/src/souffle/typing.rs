@@ -57,7 +57,7 @@ pub(super) fn casts(
         while let Some(term) = roots.pop() {
             match &mut term.kind {
                 TermKind::Call { functor, args, .. } => {
-                    if let (ir::Functor::Cast(..), [_, target]) = (*functor, args.as_slice()) {
+                    if let (ir::Functor::Cast(..), [_, target]) = (&*functor, args.as_slice()) {
                         let TermKind::Ident(name) = &target.kind else {
                             unreachable!("the parser makes the type a name")
                         };
@@ -183,7 +183,7 @@ fn order_symbols(
         TermKind::Str(_) => Some(ValueType::Symbol),
         TermKind::Float(_) => Some(ValueType::Float),
         TermKind::Var(name) => typed.get(name).copied(),
-        TermKind::Call { functor, .. } => Some(functor.result()),
+        TermKind::Call { functor, .. } => Some(functor.result()).filter(|_| functor.is_typed()),
         _ => None,
     };
     let mut ok = true;
