@@ -16,7 +16,7 @@ pub const RANDOM500: Graph = Graph::Random { nodes: 500, edges: 2500, seed: 42 }
 
 /// The ordered list of the large-relation table ([`LargeRow`]): its `skipBlank` passes
 /// 100 million tuples.
-pub const LARGE_LIST: Workload = Workload::OrderedList { inserts: 400_000, max_run: 1000, seed: 42 };
+pub const LARGE_LIST: Workload = Workload::OrderedList { inserts: 330_000, max_run: 1000, seed: 42 };
 
 /// The graph of the negation workload ([`Workload::Unreach`]): sparse enough that many
 /// pairs of nodes do not reach each other.
