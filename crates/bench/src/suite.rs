@@ -578,7 +578,7 @@ impl Suite {
         binary.push(BinaryRow { workload: tc(Rules::Rlin, Graph::Chain { nodes: 2 }), query: Query::Full });
 
         // An ordered list whose `skipBlank` holds about 0.5 million tuples (quick) or more
-        // than 100 million: the shape, a CRDT of 151.7 million.
+        // than 100 million, the shape of a real CRDT's relation of 151.7 million.
         let list = match quick {
             true => Workload::OrderedList { inserts: 20_000, max_run: 100, seed: 42 },
             false => LARGE_LIST,
