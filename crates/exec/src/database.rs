@@ -154,12 +154,12 @@ impl Database {
 
     /// Makes each derived relation that no rule `plan` fires negates or aggregates over
     /// give its tuple set back as soon as the evaluation has finished the stratum that
-    /// derives it ([`Database::finish_stratum`]): only its own stratum's joins stage into
+    /// derives it (`Database::finish_stratum`): only its own stratum's joins stage into
     /// it, and the later strata read it through its rows and the indexes they build. The
     /// set of a closure is about as large as an index of it, so the peak of a program
     /// whose closure a later rule joins with is then the rows and one of the two, not
     /// both. A later join whose plan tests whole tuples of it builds the set again first
-    /// ([`Database::rebuild_released_set`]); any other membership test scans the rows,
+    /// (`Database::rebuild_released_set`); any other membership test scans the rows,
     /// and the first insertion or removal builds it again, as for the inputs
     /// ([`Database::release_unprobed_input_sets`]). A caller that will maintain or query
     /// the database tuple by tuple does not call this.
