@@ -8,7 +8,7 @@
 
 use crate::dlc::Change;
 use crate::measure::System;
-use crate::workload::{Edb, Query, Rules, Workload};
+use crate::workload::{Edb, Query, Rules, Workload, ORDERED_LIST_DERIVED, ORDERED_LIST_RULES};
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -31,13 +31,16 @@ pub fn output_relation(workload: &Workload, query: Query) -> &'static str {
 /// that selects a constant, which dlc computes through magic sets).
 pub fn souffle_program(workload: &Workload, query: Query) -> Result<String, String> {
     let decl = |name: &str, arity: usize| {
-        let columns: Vec<String> = ["x", "y", "z"][..arity].iter().map(|c| format!("{c}:number")).collect();
+        let columns: Vec<String> = ["x", "y", "z", "w"][..arity].iter().map(|c| format!("{c}:number")).collect();
         format!(".decl {name}({})\n", columns.join(", "))
     };
     let binary = |name: &str| decl(name, 2);
     let mut text = String::new();
     if let Workload::Program { .. } | Workload::Project { .. } = workload {
         return Err("generated programs have no facts files".into());
+    }
+    if matches!(workload, Workload::OrderedList { .. }) && query != Query::Full {
+        return Err("the ordered list's relations have four columns: it runs the whole relation only".into());
     }
     for (name, arity) in workload.inputs() {
         text += &decl(name, arity);
@@ -115,6 +118,12 @@ pub fn souffle_program(workload: &Workload, query: Query) -> Result<String, Stri
                 "Prefix(c, p) :- Name(c, n), p = substr(n, 0, strlen(n) - 6).\n",
                 "Hit(m, c) :- M(m, c), Sig(m, s), contains(\"7(\", s), Prefix(c, p), strlen(p) > 10.\n",
             );
+        }
+        Workload::OrderedList { .. } => {
+            for (name, arity) in ORDERED_LIST_DERIVED {
+                text += &decl(name, arity);
+            }
+            text += ORDERED_LIST_RULES;
         }
         Workload::Program { .. } | Workload::Project { .. } => unreachable!("rejected above"),
     }
@@ -534,7 +543,9 @@ pub fn run(
         };
         let output = layout.output().join(format!("{}.csv", output_relation(workload, query)));
         let rows = count_rows(&output)?;
-        let every_core = match on_every_core(system, &run).filter(|_| batch.is_none()) {
+        // The large relations' runs take minutes each: they run on one thread only.
+        let large = matches!(workload, Workload::OrderedList { .. });
+        let every_core = match on_every_core(system, &run).filter(|_| batch.is_none() && !large) {
             Some(argv) => {
                 std::fs::remove_file(&output).map_err(|e| format!("cannot remove {}: {e}", output.display()))?;
                 let cost = run_measured(&argv, timeout)?;

@@ -5,7 +5,7 @@ use crate::dlc::Change;
 use crate::measure::{self, Job, Sample, System};
 use crate::oracle;
 use crate::rng::SplitMix64;
-use crate::workload::{Graph, Query, Rules, Shape, Workload};
+use crate::workload::{ordered_list_sizes, Graph, Query, Rules, Shape, Workload};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -13,6 +13,10 @@ use std::time::{Duration, Instant};
 pub const RANDOM: Graph = Graph::Random { nodes: 2000, edges: 10000, seed: 42 };
 /// random500 of the published comparison: 500 nodes, 2,500 distinct edges, seed 42.
 pub const RANDOM500: Graph = Graph::Random { nodes: 500, edges: 2500, seed: 42 };
+
+/// The ordered list of the large-relation table ([`LargeRow`]): its `skipBlank` passes
+/// 100 million tuples.
+pub const LARGE_LIST: Workload = Workload::OrderedList { inserts: 330_000, max_run: 1000, seed: 42 };
 
 /// The graph of the negation workload ([`Workload::Unreach`]): sparse enough that many
 /// pairs of nodes do not reach each other.
@@ -302,6 +306,25 @@ impl BinaryRow {
     }
 }
 
+/// A program whose largest relation is the point, run end to end through the `dlc`
+/// binary on facts files (and Soufflé's compiled program when given): the time and peak
+/// memory of a relation of many tuples. No in-process run: its relations have four
+/// columns, which the in-process harness's queries do not read.
+#[derive(Clone, Debug)]
+pub struct LargeRow {
+    pub workload: Workload,
+}
+
+impl LargeRow {
+    /// The systems it runs on.
+    pub const SYSTEMS: [System; 2] = [System::DlcBinary, System::SouffleCompiled];
+
+    /// The whole output relation through `system`.
+    pub fn job(&self, system: System) -> Job {
+        Job::new(self.workload, Query::Full, system)
+    }
+}
+
 /// One program run by the `dlc` binary on facts files natively and with `--engine
 /// differential`, and with `change` an update batch of one edge after the evaluation
 /// (`--updates`; the batch's own time is the sample's `batch`).
@@ -335,6 +358,8 @@ pub struct Suite {
     pub scaling: Vec<ScaleRow>,
     pub explain: Vec<ExplainRow>,
     pub binary: Vec<BinaryRow>,
+    /// Programs whose largest relation is the point, through the binary.
+    pub large: Vec<LargeRow>,
     /// Programs run by the `dlc` binary natively and with `--engine differential` on one
     /// and two workers and as two processes of one worker.
     pub differential: Vec<DifferentialRow>,
@@ -572,6 +597,14 @@ impl Suite {
         // One edge: a run that is start-up alone, the floor of every row's time and memory.
         binary.push(BinaryRow { workload: tc(Rules::Rlin, Graph::Chain { nodes: 2 }), query: Query::Full });
 
+        // An ordered list whose `skipBlank` holds about 0.5 million tuples (quick) or more
+        // than 100 million, the shape of a real CRDT's relation of 151.7 million.
+        let list = match quick {
+            true => Workload::OrderedList { inserts: 20_000, max_run: 100, seed: 42 },
+            false => LARGE_LIST,
+        };
+        let large = vec![LargeRow { workload: list }];
+
         let forest_query = tc(Rules::Rlin, forest);
         let differential = vec![
             DifferentialRow { workload: tc(Rules::Rlin, random), query: Query::Full, change: None },
@@ -593,6 +626,7 @@ impl Suite {
             scaling,
             explain,
             binary,
+            large,
             differential,
             souffle: false,
         }
@@ -600,9 +634,11 @@ impl Suite {
 
     /// How many times `job` runs: the compile group's programs once (a growth curve
     /// spans decades, so noise of a few per cent does not move its exponents, and its
-    /// largest programs take seconds each), every other job `runs` times.
+    /// largest programs take seconds each), the large relations once, every other job
+    /// `runs` times.
     pub fn runs_of(&self, job: &Job) -> usize {
-        if job.system == System::DlcCompile {
+        // The large relations' runs take minutes and gigabytes each.
+        if job.system == System::DlcCompile || matches!(job.workload, Workload::OrderedList { .. }) {
             1
         } else {
             self.runs
@@ -623,6 +659,12 @@ impl Suite {
             all.extend([row.in_process(), row.job(System::DlcBinary)]);
             if self.souffle {
                 all.extend([row.job(System::SouffleInterpreted), row.job(System::SouffleCompiled)]);
+            }
+        }
+        for row in &self.large {
+            all.push(row.job(System::DlcBinary));
+            if self.souffle {
+                all.push(row.job(System::SouffleCompiled));
             }
         }
         for row in &self.differential {
@@ -955,6 +997,17 @@ pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
         let label = format!("{} output {} rows", row.workload.label(), row.query.label(row.workload.query_pred()));
         agree(label, &counts);
     }
+    let mut list_problems = Vec::new();
+    for row in &suite.large {
+        let Some(sizes) = ordered_list_sizes(&row.workload) else { continue };
+        for system in LargeRow::SYSTEMS {
+            let job = row.job(system);
+            if let Some(got) = answers(&job).filter(|&got| got != sizes.next_visible) {
+                let want = sizes.next_visible;
+                list_problems.push(format!("{}: {got} rows, the generated list has {want}", job.key()));
+            }
+        }
+    }
     for row in &suite.differential {
         let counts: Vec<(&str, Option<u64>)> =
             DIFFERENTIAL_SYSTEMS.iter().map(|&system| (system.name(), answers(&row.job(system)))).collect();
@@ -963,6 +1016,7 @@ pub fn check(suite: &Suite, results: &Results) -> Vec<String> {
     }
     problems.extend(chain_problems);
     problems.extend(oracle_problems);
+    problems.extend(list_problems);
     problems.sort();
     problems
 }

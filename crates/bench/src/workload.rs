@@ -206,6 +206,16 @@ pub enum Workload {
     /// A Soufflé project of `parts` files ([`crate::project`]), read through the binary to
     /// its IR: compile time on a program of the size real analyses have.
     Project { parts: u32 },
+    /// An ordered-list CRDT (a replicated growable array): `inserts` elements, each
+    /// identified by a counter (its insertion's ordinal) and one of four replicas, typed
+    /// one after another (each after the one typed before; one in fifty after a random
+    /// earlier element, which starts a branch of the list's tree), then, along the list,
+    /// runs of 1 to `max_run` consecutive elements removed with visible stretches of 1 to
+    /// 19 between them, a run before each stretch with probability one half. The rules
+    /// order the list from the tree and `skipBlank`, a recursive relation of four
+    /// columns, links each element to the ones up to the next visible element: about
+    /// `max_run²/6` tuples per run, the relation that dominates the memory.
+    OrderedList { inserts: u32, max_run: u32, seed: u64 },
 }
 
 /// The shapes of [`Workload::Program`], each grown by its `size`.
@@ -392,6 +402,9 @@ impl Workload {
             Some("strings") if parts.len() == 3 => {
                 num(1).zip(num(2)).map(|(classes, methods)| Workload::Strings { classes, methods })
             }
+            Some("list") if parts.len() == 4 => {
+                (|| Some(Workload::OrderedList { inserts: num(1)?, max_run: num(2)?, seed: parts[3].parse().ok()? }))()
+            }
             Some(kind) if kind.starts_with("prog-") && parts.len() == 2 => Shape::ALL
                 .into_iter()
                 .find(|shape| shape.name() == &kind[5..])
@@ -416,6 +429,9 @@ impl Workload {
             Workload::MinHops { hops, graph } => format!("{}, min of at most {hops} hops", graph.label()),
             Workload::Strings { classes, methods } => format!("strings, {classes} classes, {methods} methods"),
             Workload::Project { parts } => format!("Soufflé project, {parts} files"),
+            Workload::OrderedList { inserts, max_run, .. } => {
+                format!("ordered list, {inserts} inserts, removed runs of at most {max_run}")
+            }
         }
     }
 
@@ -432,6 +448,7 @@ impl Workload {
             Workload::MinHops { .. } => "Dist",
             Workload::Strings { .. } => "Hit",
             Workload::Project { .. } => "p0_0",
+            Workload::OrderedList { .. } => "nextVisible",
         }
     }
 
@@ -450,6 +467,7 @@ impl Workload {
                 vec![("alloc", 2), ("assign", 2), ("load", through), ("store", through)]
             }
             Workload::Program { .. } | Workload::Project { .. } => Vec::new(),
+            Workload::OrderedList { .. } => vec![("insert", 4), ("remove", 2)],
         }
     }
 
@@ -503,6 +521,7 @@ impl Workload {
                 "Hit(X,C) <- M(X,C), Sig(X,S), contains(\"7(\", S), Prefix(C,P), strlen(P) > 10.\n",
             )
             .to_string(),
+            Workload::OrderedList { .. } => ORDERED_LIST_RULES.replace(":-", "<-"),
         }
     }
 
@@ -562,6 +581,7 @@ impl Workload {
                 let m: Vec<(u32, u32)> = (0..methods).map(|x| (x, x % classes.max(1))).collect();
                 Edb { relations: vec![pairs("M", &m)], values: methods }
             }
+            Workload::OrderedList { inserts, max_run, seed } => ordered_list(inserts, max_run, seed).0,
         }
     }
 
@@ -583,10 +603,139 @@ impl Workload {
             | Workload::Project { .. }
             | Workload::Hops { .. }
             | Workload::Degree { .. }
-            | Workload::MinHops { .. } => 0,
+            | Workload::MinHops { .. }
+            | Workload::OrderedList { .. } => 0,
         }
     }
 }
+
+/// The rules of [`Workload::OrderedList`] in Soufflé's syntax (`:-`), the ordering of a
+/// replicated growable array: an element's children come after it, the newest first
+/// (the larger counter, then the larger replica), and an element without children is
+/// followed by the next sibling of its nearest ancestor (itself included) that has one.
+pub const ORDERED_LIST_RULES: &str = "\
+laterChild(PC, PN, C2, N2) :- insert(C1, _, PC, PN), insert(C2, N2, PC, PN), C1 > C2.
+laterChild(PC, PN, C2, N2) :- insert(C1, N1, PC, PN), insert(C2, N2, PC, PN), C1 = C2, N1 > N2.
+firstChild(PC, PN, C, N) :- insert(C, N, PC, PN), !laterChild(PC, PN, C, N).
+sibling(C1, N1, C2, N2) :- insert(C1, N1, PC, PN), insert(C2, N2, PC, PN).
+laterSibling(C1, N1, C2, N2) :- sibling(C1, N1, C2, N2), C1 > C2.
+laterSibling(C1, N1, C2, N2) :- sibling(C1, N1, C2, N2), C1 = C2, N1 > N2.
+laterSibling2(C1, N1, C3, N3) :- laterSibling(C1, N1, C2, N2), laterSibling(C2, N2, C3, N3).
+nextSibling(C1, N1, C2, N2) :- laterSibling(C1, N1, C2, N2), !laterSibling2(C1, N1, C2, N2).
+hasNextSibling(C, N) :- laterSibling(C, N, _, _).
+nextSiblingAnc(SC, SN, NC, NN) :- nextSibling(SC, SN, NC, NN).
+nextSiblingAnc(SC, SN, NC, NN) :- insert(SC, SN, PC, PN), !hasNextSibling(SC, SN), nextSiblingAnc(PC, PN, NC, NN).
+hasChild(PC, PN) :- insert(_, _, PC, PN).
+nextElem(PC, PN, NC, NN) :- firstChild(PC, PN, NC, NN).
+nextElem(PC, PN, NC, NN) :- insert(PC, PN, _, _), !hasChild(PC, PN), nextSiblingAnc(PC, PN, NC, NN).
+hasValue(C, N) :- insert(C, N, _, _), !remove(C, N).
+skipBlank(FC, FN, TC, TN) :- nextElem(FC, FN, TC, TN).
+skipBlank(FC, FN, TC, TN) :- nextElem(FC, FN, VC, VN), !hasValue(VC, VN), skipBlank(VC, VN, TC, TN).
+nextVisible(PC, PN, NC, NN) :- hasValue(PC, PN), skipBlank(PC, PN, NC, NN), hasValue(NC, NN).
+";
+
+/// The relations [`ORDERED_LIST_RULES`] derives, with their arities.
+pub const ORDERED_LIST_DERIVED: [(&str, usize); 13] = [
+    ("laterChild", 4),
+    ("firstChild", 4),
+    ("sibling", 4),
+    ("laterSibling", 4),
+    ("laterSibling2", 4),
+    ("nextSibling", 4),
+    ("hasNextSibling", 2),
+    ("nextSiblingAnc", 4),
+    ("hasChild", 2),
+    ("nextElem", 4),
+    ("hasValue", 2),
+    ("skipBlank", 4),
+    ("nextVisible", 4),
+];
+
+/// The sizes of `skipBlank` and `nextVisible` of an [`Workload::OrderedList`], counted
+/// on the list the generator made, not through the rules; `None` for other workloads.
+pub fn ordered_list_sizes(workload: &Workload) -> Option<ListSizes> {
+    match *workload {
+        Workload::OrderedList { inserts, max_run, seed } => Some(ordered_list(inserts, max_run, seed).1),
+        _ => None,
+    }
+}
+
+/// What [`ordered_list_sizes`] counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListSizes {
+    /// `skipBlank`: from each element (the head included) to each later one up to and
+    /// including the next visible element, or to the end when none is left.
+    pub skip_blank: u64,
+    /// `nextVisible`: one pair per visible element but the last.
+    pub next_visible: u64,
+}
+
+/// The inputs of [`Workload::OrderedList`]: `insert(counter, replica, parent counter,
+/// parent replica)` and `remove(counter, replica)`, and the sizes the rules derive. The
+/// list's head is the element `(0, 0)`, a parent that is never inserted.
+fn ordered_list(inserts: u32, max_run: u32, seed: u64) -> (Edb, ListSizes) {
+    let mut rng = SplitMix64::new(seed);
+    let n = inserts as usize;
+    // The list order as links: element `i` is inserted right after its parent (the
+    // newest child comes first), so `next` is the list after each insertion.
+    let mut next = vec![NIL_ELEMENT; n + 1];
+    let mut replica = vec![0u32; n + 1];
+    let mut insert = Vec::with_capacity(4 * n);
+    for i in 1..=n {
+        let parent = if rng.below(50) == 0 { rng.below(i as u32) as usize } else { i - 1 };
+        replica[i] = rng.below(4);
+        next[i] = next[parent];
+        next[parent] = i as u32;
+        insert.extend([i as u32, replica[i], parent as u32, replica[parent]]);
+    }
+    let mut remove = Vec::new();
+    let mut removed = vec![false; n + 1];
+    let mut at = next[0];
+    while at != NIL_ELEMENT {
+        if rng.below(2) == 0 {
+            let mut run = 1 + rng.below(max_run.max(1));
+            while run > 0 && at != NIL_ELEMENT {
+                remove.extend([at, replica[at as usize]]);
+                removed[at as usize] = true;
+                at = next[at as usize];
+                run -= 1;
+            }
+        }
+        let mut visible = 1 + rng.below(19);
+        while visible > 0 && at != NIL_ELEMENT {
+            at = next[at as usize];
+            visible -= 1;
+        }
+    }
+    // From the end of the list back: the elements an element skips to are its successor
+    // and, when that one is removed, what the successor skips to.
+    let mut order = Vec::with_capacity(n + 1);
+    let mut at = 0;
+    while at != NIL_ELEMENT {
+        order.push(at);
+        at = next[at as usize];
+    }
+    let mut skips = vec![0u64; n + 1];
+    for &e in order.iter().rev() {
+        let s = next[e as usize];
+        if s != NIL_ELEMENT {
+            skips[e as usize] = 1 + if removed[s as usize] { skips[s as usize] } else { 0 };
+        }
+    }
+    let visible = (n - removed.iter().filter(|&&r| r).count()) as u64;
+    let sizes = ListSizes { skip_blank: skips.iter().sum(), next_visible: visible.saturating_sub(1) };
+    let edb = Edb {
+        relations: vec![
+            EdbRelation { name: "insert", arity: 4, rows: insert },
+            EdbRelation { name: "remove", arity: 2, rows: remove },
+        ],
+        values: inserts + 1,
+    };
+    (edb, sizes)
+}
+
+/// The end of the list in [`ordered_list`]'s links.
+const NIL_ELEMENT: u32 = u32::MAX;
 
 fn tree_size(fanout: u32, depth: u32) -> u32 {
     (0..=depth).map(|d| fanout.pow(d)).sum()
@@ -610,6 +759,7 @@ impl fmt::Display for Workload {
             Workload::MinHops { hops, graph } => write!(f, "minhops:{hops}:{graph}"),
             Workload::Strings { classes, methods } => write!(f, "strings:{classes}:{methods}"),
             Workload::Project { parts } => write!(f, "project:{parts}"),
+            Workload::OrderedList { inserts, max_run, seed } => write!(f, "list:{inserts}:{max_run}:{seed}"),
         }
     }
 }
@@ -697,6 +847,7 @@ mod tests {
             "ptf:15000:3000:20:18000:3000:3000:7",
             "strings:20000:200000",
             "project:300",
+            "list:20000:100:42",
         ] {
             assert_eq!(Workload::parse(spec).unwrap().to_string(), spec);
         }
@@ -715,6 +866,25 @@ mod tests {
         let distinct: HashSet<_> = edges.iter().collect();
         assert_eq!(distinct.len(), 200);
         assert_eq!(edges, Graph::Random { nodes: 50, edges: 200, seed: 42 }.edges());
+    }
+
+    #[test]
+    fn ordered_list_removes_runs_along_the_list() {
+        let list = Workload::OrderedList { inserts: 2000, max_run: 30, seed: 42 };
+        let edb = list.generate();
+        let insert = edb.relation("insert").unwrap();
+        let remove = edb.relation("remove").unwrap();
+        assert_eq!(insert.len(), 2000);
+        // Every element's parent was inserted before it (or is the head).
+        assert!(insert.tuples().all(|t| t[2] < t[0]));
+        let removed: HashSet<&[u32]> = remove.tuples().collect();
+        assert_eq!(removed.len(), remove.len());
+        assert!(remove.tuples().all(|t| insert.tuples().any(|i| i[..2] == *t)));
+        let sizes = ordered_list_sizes(&list).unwrap();
+        assert_eq!(sizes.next_visible, (2000 - remove.len() - 1) as u64);
+        // At least one tuple per element, at most one per element and run length.
+        assert!(sizes.skip_blank >= 2000 && sizes.skip_blank <= 2001 * 31, "{sizes:?}");
+        assert_eq!(edb, list.generate());
     }
 
     #[test]

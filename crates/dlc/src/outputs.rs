@@ -189,6 +189,7 @@ pub fn run(
         if !maintaining {
             // Read through rows and indexes only, and written out at most.
             edb.release_unprobed_input_sets(&plan, program);
+            edb.release_unprobed_sets_once_derived(&plan, program);
         }
         let (eval, live) = match engine.evaluate(&plan, program, edb, false, None, options.threads) {
             Ok(evaluated) => evaluated,

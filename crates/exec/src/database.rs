@@ -141,13 +141,30 @@ impl Database {
     /// database stays correct for any later use; a caller that will maintain or query it
     /// tuple by tuple keeps the sets instead.
     pub fn release_unprobed_input_sets(&mut self, plan: &plan::ProgramPlan, program: &Program) {
-        let mut kept = vec![false; self.relation_count()];
+        let mut kept = tested_whole(plan, program, self.relation_count());
         for rule in &program.rules {
             kept[rule.head.pred.index()] = true;
         }
-        // Per variable of a rule, how many of its literals mention it: counted once per
-        // rule, so a body of thousands of atoms is read in linear time.
-        let mut literals: HashMap<ir::Symbol, usize> = HashMap::new();
+        for (p, kept) in kept.into_iter().enumerate() {
+            if !kept && p < self.rows.len() {
+                self.sets[p].release(&self.rows[p]);
+            }
+        }
+    }
+
+    /// Makes each derived relation that no rule `plan` fires negates or aggregates over
+    /// give its tuple set back as soon as the evaluation has finished the stratum that
+    /// derives it (`Database::finish_stratum`): only its own stratum's joins stage into
+    /// it, and the later strata read it through its rows and the indexes they build. The
+    /// set of a closure is about as large as an index of it, so the peak of a program
+    /// whose closure a later rule joins with is then the rows and one of the two, not
+    /// both. A later join whose plan tests whole tuples of it builds the set again first
+    /// (`Database::rebuild_released_set`); any other membership test scans the rows,
+    /// and the first insertion or removal builds it again, as for the inputs
+    /// ([`Database::release_unprobed_input_sets`]). A caller that will maintain or query
+    /// the database tuple by tuple does not call this.
+    pub fn release_unprobed_sets_once_derived(&mut self, plan: &plan::ProgramPlan, program: &Program) {
+        let mut kept = vec![false; self.relation_count()];
         for rule in plan.rules.iter().filter(|r| r.fires()).map(|r| &program.rules[r.rule.index()]) {
             for atom in &rule.negated {
                 kept[atom.pred.index()] = true;
@@ -156,30 +173,30 @@ impl Database {
                 for atom in &rule.body {
                     kept[atom.pred.index()] = true;
                 }
-                continue;
-            }
-            literals.clear();
-            let atom_vars = rule.body.iter().chain(&rule.negated).map(ir::Atom::vars);
-            let comparison_vars = rule.comparisons.iter().map(|c| {
-                let mut vars: Vec<ir::Symbol> = c.vars().collect();
-                vars.sort_unstable();
-                vars.dedup();
-                vars
-            });
-            for v in atom_vars.chain(comparison_vars).flatten() {
-                *literals.entry(v).or_default() += 1;
-            }
-            // An atom is tested whole when every variable of it is in another literal too.
-            for atom in &rule.body {
-                if atom.args.iter().all(|t| t.var().is_none_or(|v| literals[&v] > 1)) {
-                    kept[atom.pred.index()] = true;
-                }
             }
         }
-        for (p, kept) in kept.into_iter().enumerate() {
-            if !kept && p < self.rows.len() {
-                self.sets[p].release(&self.rows[p]);
+        for rule in &program.rules {
+            let p = rule.head.pred.index();
+            if !kept[p] && p < self.sets.len() {
+                self.sets[p].release_once_derived();
             }
+        }
+    }
+
+    /// Builds the set of relation `pred` again if it was given back: a join is about to
+    /// test whole tuples of it.
+    pub(crate) fn rebuild_released_set(&mut self, pred: PredId) {
+        let p = pred.index();
+        self.sets[p].rebuild_if_released(&self.rows[p]);
+    }
+
+    /// Called when the evaluation has finished the stratum of the relations `heads`:
+    /// those marked by [`Database::release_unprobed_sets_once_derived`] give their
+    /// tuple sets back.
+    pub(crate) fn finish_stratum(&mut self, heads: &[PredId]) {
+        for &h in heads {
+            let p = h.index();
+            self.sets[p].finish_deriving(&self.rows[p]);
         }
     }
 
@@ -504,6 +521,45 @@ impl Database {
             }
         }
     }
+}
+
+/// Per relation (`count` of them), whether a rule `plan` fires can test a whole tuple of
+/// it: it is negated, aggregated over, or an atom of it has every variable bound by
+/// another literal of its rule. The others are read through rows and indexes only.
+fn tested_whole(plan: &plan::ProgramPlan, program: &Program, count: usize) -> Vec<bool> {
+    let mut tested = vec![false; count];
+    // Per variable of a rule, how many of its literals mention it: counted once per
+    // rule, so a body of thousands of atoms is read in linear time.
+    let mut literals: HashMap<ir::Symbol, usize> = HashMap::new();
+    for rule in plan.rules.iter().filter(|r| r.fires()).map(|r| &program.rules[r.rule.index()]) {
+        for atom in &rule.negated {
+            tested[atom.pred.index()] = true;
+        }
+        if rule.aggregate.is_some() {
+            for atom in &rule.body {
+                tested[atom.pred.index()] = true;
+            }
+            continue;
+        }
+        literals.clear();
+        let atom_vars = rule.body.iter().chain(&rule.negated).map(ir::Atom::vars);
+        let comparison_vars = rule.comparisons.iter().map(|c| {
+            let mut vars: Vec<ir::Symbol> = c.vars().collect();
+            vars.sort_unstable();
+            vars.dedup();
+            vars
+        });
+        for v in atom_vars.chain(comparison_vars).flatten() {
+            *literals.entry(v).or_default() += 1;
+        }
+        // An atom is tested whole when every variable of it is in another literal too.
+        for atom in &rule.body {
+            if atom.args.iter().all(|t| t.var().is_none_or(|v| literals[&v] > 1)) {
+                tested[atom.pred.index()] = true;
+            }
+        }
+    }
+    tested
 }
 
 #[cfg(test)]

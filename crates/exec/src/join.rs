@@ -595,6 +595,11 @@ impl PhysPlan {
         steps.sum()
     }
 
+    /// The relations whose tuple sets its membership steps test whole tuples of.
+    pub(crate) fn tested_preds(&self) -> impl Iterator<Item = PredId> + '_ {
+        self.steps.iter().filter(|s| matches!(s.lookup, Lookup::Member(_))).map(|s| s.pred)
+    }
+
     /// The views of the negated relations, which follow the steps' views: each whole,
     /// since a negated relation lies in a lower stratum and is complete.
     pub(crate) fn negation_views<'a>(&'a self, rows: &'a [Rows]) -> impl Iterator<Item = View<'a>> + 'a {

@@ -1372,6 +1372,9 @@ pub(crate) struct RowSet {
     /// answers a membership test by scanning the rows, and is built again from them before
     /// it takes or removes a tuple.
     released: bool,
+    /// Whether the set is given back once its relation's stratum is evaluated
+    /// ([`RowSet::finish_deriving`]).
+    release_once_derived: bool,
 }
 
 impl RowSet {
@@ -1392,6 +1395,7 @@ impl RowSet {
             memory: None,
             failure: None,
             released: false,
+            release_once_derived: false,
         }
     }
 
@@ -1411,6 +1415,28 @@ impl RowSet {
         released.copy_limit(rows, self);
         released.failure = self.failure;
         *self = released;
+    }
+
+    /// Makes [`RowSet::finish_deriving`] give the set back: no join tests a whole tuple of
+    /// the relation once the stratum that derives it is evaluated.
+    pub(crate) fn release_once_derived(&mut self) {
+        self.release_once_derived = true;
+    }
+
+    /// Called when the stratum that derives the relation is evaluated: gives the set back
+    /// ([`RowSet::release`]) if [`RowSet::release_once_derived`] asked for it.
+    pub(crate) fn finish_deriving(&mut self, rows: &Rows) {
+        if self.release_once_derived && !self.released {
+            self.release(rows);
+        }
+    }
+
+    /// Builds the set again from the live rows if it was released: before a join that
+    /// tests whole tuples of it, which would otherwise scan the rows for each.
+    pub(crate) fn rebuild_if_released(&mut self, rows: &Rows) {
+        if self.released {
+            self.restore(rows);
+        }
     }
 
     /// Builds a released set again from the live rows (regrouping sets its room anew).

@@ -499,6 +499,11 @@ pub(crate) fn propagate_with(
                     // Only now, with a join certain to run, are its indexes brought up to date
                     // (one probed only a few times perhaps not: it scans instead).
                     variant.sync_indexes_deferring(&mut db.rows, ranges[0].1 - ranges[0].0);
+                    // A set given back when its stratum ended is built again for a join that
+                    // tests whole tuples of it (`Database::release_unprobed_sets_once_derived`).
+                    for q in variant.tested_preds() {
+                        db.rebuild_released_set(q);
+                    }
                     // The indexes may have grown, and the head's room to stage is measured
                     // against what the others hold now.
                     for step in &variant.steps {
@@ -554,6 +559,7 @@ pub(crate) fn propagate_with(
                 break;
             }
         }
+        db.finish_stratum(&stratum.heads);
     }
     c.replanned.replace(replanned);
     Ok(())

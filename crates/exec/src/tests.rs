@@ -1744,6 +1744,32 @@ fn an_input_set_no_rule_probes_is_given_back_and_built_again() {
     assert!(!db.remove(e, &ab));
 }
 
+/// A derived relation no rule negates gives its set back once its stratum is evaluated,
+/// and the evaluation derives the same; a later join that tests whole tuples of it builds
+/// the set again first, and a membership test answers from the rows either way.
+#[test]
+fn a_derived_set_is_given_back_once_its_stratum_is_evaluated() {
+    let text = "R(X,Y) <- E(X,Y)\nR(X,Z) <- R(X,Y), E(Y,Z)\nN(X,Y) <- E(X,Y), !R(Y,X)\n\
+                Q(X) <- R(X,Y)\nT(X) <- F(X), Q(X)\nL(X) <- F(X), R(X,X)";
+    let mut p = with_facts(text, "E(a,b). E(b,c). E(c,a). E(c,d). F(a). F(d).");
+    let (r, n, l) = (pred(&p, "R"), pred(&p, "N"), pred(&p, "L"));
+    let plan = plan_program(&p);
+    let mut db = Database::from_facts(&p, &p.facts);
+    db.release_unprobed_sets_once_derived(&plan, &p);
+    let eval = evaluate(&plan, &p, db, EvalOptions::default());
+    assert!(eval.db.same_tuples(&run(&p, NativeEngine::Seminaive).db));
+    assert_eq!(tuples(&p, &eval.db, "T"), ["(a)"]);
+    assert_eq!(tuples(&p, &eval.db, "L"), ["(a)"]);
+    let mut db = eval.db;
+    assert!(!db.sets[r.index()].is_released(), "a negated relation keeps its set");
+    assert!(db.sets[n.index()].is_released() && db.sets[l.index()].is_released());
+    let (la, ld) = (fact(&mut p, "L", &["a"]).1, fact(&mut p, "L", &["d"]).1);
+    assert!(db.contains(l, &la) && !db.contains(l, &ld));
+    db.rebuild_released_set(l);
+    assert!(!db.sets[l.index()].is_released());
+    assert!(db.contains(l, &la) && !db.contains(l, &ld) && db.len(l) == 1);
+}
+
 /// A join is split only when the last time it ran it made many firings, and many per new
 /// tuple: the merge stages every new tuple again on one thread. Its first run, with
 /// nothing to go by, is not split, unless every join is to be ([`Threads::splitting_from`]).

@@ -183,8 +183,7 @@ impl RecordView<'_> {
                 true => (&record_type.branches[fa[0] as usize], 1),
                 false => (&record_type.branches[0], 0),
             };
-            let Some((i, field)) =
-                branch.fields.iter().enumerate().find(|&(i, _)| fa[start + i] != fb[start + i])
+            let Some((i, field)) = branch.fields.iter().enumerate().find(|&(i, _)| fa[start + i] != fb[start + i])
             else {
                 return fa.len().cmp(&fb.len());
             };
@@ -237,8 +236,11 @@ pub(crate) fn read(
                     rest = after;
                     0
                 } else if record_type.adt {
-                    let after = rest.strip_prefix('$').ok_or_else(|| format!("expected a branch of `{}` (`$Name(...)`)", record_type.name))?;
-                    let end = after.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')).unwrap_or(after.len());
+                    let after = rest
+                        .strip_prefix('$')
+                        .ok_or_else(|| format!("expected a branch of `{}` (`$Name(...)`)", record_type.name))?;
+                    let end =
+                        after.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')).unwrap_or(after.len());
                     let name = &after[..end];
                     let branch = record_type
                         .branch(name)
@@ -260,7 +262,9 @@ pub(crate) fn read(
                         None => return Err(format!("expected `(` and the fields of `${name}`")),
                     }
                 } else {
-                    let after = rest.strip_prefix('[').ok_or_else(|| format!("expected a record of `{}` (`[...]` or `nil`)", record_type.name))?;
+                    let after = rest
+                        .strip_prefix('[')
+                        .ok_or_else(|| format!("expected a record of `{}` (`[...]` or `nil`)", record_type.name))?;
                     rest = after.trim_start();
                     let fields = &record_type.branches[0].fields;
                     if fields.is_empty() {
@@ -297,7 +301,9 @@ pub(crate) fn read(
             let fields = &record_type.branches[open.branch].fields;
             let read = open.fields.len() - usize::from(record_type.adt);
             if read < fields.len() {
-                rest = rest.strip_prefix(',').ok_or_else(|| format!("expected `,` and {} more fields", fields.len() - read))?;
+                rest = rest
+                    .strip_prefix(',')
+                    .ok_or_else(|| format!("expected `,` and {} more fields", fields.len() - read))?;
                 rest = rest.trim_start();
                 want = fields[read].ty;
                 break;

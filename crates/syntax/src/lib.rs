@@ -58,8 +58,12 @@ pub fn parse(src: &str, file: FileId) -> (ast::File, Vec<Diagnostic>) {
         }
     }
     let (output, diagnostics) = parser::run(parser::program(file, src.len()), &tokens, src.len(), file, Code::PARSE);
-    let empty =
-        || ast::File { statements: Vec::new(), span: diag::Span::new(file, 0..src.len()), declared: Vec::new(), record_types: Vec::new() };
+    let empty = || ast::File {
+        statements: Vec::new(),
+        span: diag::Span::new(file, 0..src.len()),
+        declared: Vec::new(),
+        record_types: Vec::new(),
+    };
     (output.unwrap_or_else(empty), diagnostics)
 }
 

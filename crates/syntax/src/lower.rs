@@ -383,14 +383,18 @@ fn ground_value(program: &mut Program, ty: ValueType, term: &ast::Term) -> Optio
     let mut ok = true;
     let no_vars = HashMap::new();
     let store = program.consts.clone();
-    let expr =
-        lower_expr(term, ty, &no_vars, &store, &mut |leaf, ty| match lower_term(program, ty, leaf, &mut FreshVars::new([])) {
-            Ok(t) => t,
-            Err(_) => {
-                ok = false;
-                Term { kind: ir::TermKind::Const(Value::Number(0)), span: leaf.span }
-            }
-        });
+    let expr = lower_expr(term, ty, &no_vars, &store, &mut |leaf, ty| match lower_term(
+        program,
+        ty,
+        leaf,
+        &mut FreshVars::new([]),
+    ) {
+        Ok(t) => t,
+        Err(_) => {
+            ok = false;
+            Term { kind: ir::TermKind::Const(Value::Number(0)), span: leaf.span }
+        }
+    });
     let value = expr.eval(&program.consts, |t| t.constant().map_or(0, Value::raw));
     value.filter(|_| ok)
 }
@@ -498,7 +502,8 @@ fn lower_operand(lowering: &mut Lowering<'_>, ty: ValueType, term: &ast::Term, f
     }
     let var_types = std::mem::take(&mut lowering.var_types);
     let store = lowering.program.consts.clone();
-    let expr = lower_expr(term, ty, &var_types, &store, &mut |leaf, ty| lower_term_or_report(lowering, ty, leaf, fresh));
+    let expr =
+        lower_expr(term, ty, &var_types, &store, &mut |leaf, ty| lower_term_or_report(lowering, ty, leaf, fresh));
     lowering.var_types = var_types;
     expr
 }

@@ -496,7 +496,12 @@ where
         .repeated()
         .collect::<Vec<_>>()
         .then_ignore(end())
-        .map(move |statements| File { statements, span: Span::new(file, 0..len), declared: Vec::new(), record_types: Vec::new() })
+        .map(move |statements| File {
+            statements,
+            span: Span::new(file, 0..len),
+            declared: Vec::new(),
+            record_types: Vec::new(),
+        })
 }
 
 /// One line of a facts file: `E(a,b).` (the `.` is optional).

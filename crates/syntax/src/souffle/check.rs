@@ -210,19 +210,26 @@ fn record_types(
             if let Some(n) = &shape.name {
                 if records.branches.insert(n.text.clone(), (id, b)).is_some() {
                     diagnostics.push(
-                        Diagnostic::error(Code::INVALID_DECLARATION, format!("the branch `{}` is declared twice", n.text))
-                            .with_primary(n.span, "declared again here"),
+                        Diagnostic::error(
+                            Code::INVALID_DECLARATION,
+                            format!("the branch `{}` is declared twice", n.text),
+                        )
+                        .with_primary(n.span, "declared again here"),
                     );
                 }
             }
             let mut fields = Vec::with_capacity(shape.fields.len());
             for (field, ty) in shape.fields {
-                let known = types.contains_key(&ty.text) || matches!(ty.text.as_str(), "symbol" | "number" | "unsigned" | "float");
+                let known = types.contains_key(&ty.text)
+                    || matches!(ty.text.as_str(), "symbol" | "number" | "unsigned" | "float");
                 if !known {
                     diagnostics.push(
                         Diagnostic::error(Code::INVALID_DECLARATION, format!("the type `{}` is not defined", ty.text))
                             .with_primary(ty.span, "no `.type` defines it")
-                            .with_help(format!("define it (`.type {} <: symbol`) or use `symbol`, `number`, `unsigned` or `float`", ty.text)),
+                            .with_help(format!(
+                                "define it (`.type {} <: symbol`) or use `symbol`, `number`, `unsigned` or `float`",
+                                ty.text
+                            )),
                     );
                 }
                 fields.push(ir::Field { name: field.text, ty: column_kind(&ty.text, types) });

@@ -376,10 +376,9 @@ fn renamed(term: &Term, names: &mut HashMap<String, Term>, suffix: &str) -> Term
         TermKind::Range { name_span, args } => {
             TermKind::Range { name_span: *name_span, args: args.iter().map(|a| renamed(a, names, suffix)).collect() }
         }
-        TermKind::Record { branch, args } => TermKind::Record {
-            branch: branch.clone(),
-            args: args.iter().map(|a| renamed(a, names, suffix)).collect(),
-        },
+        TermKind::Record { branch, args } => {
+            TermKind::Record { branch: branch.clone(), args: args.iter().map(|a| renamed(a, names, suffix)).collect() }
+        }
         TermKind::Aggregate { op, op_span, value, body } => TermKind::Aggregate {
             op: *op,
             op_span: *op_span,

@@ -284,7 +284,8 @@ pub(super) fn native(
         .map(|r| (r.name.clone(), r.types.iter().map(|t| typing::column_kind(t, types)).collect(), r.span))
         .collect();
     // The caller sets the span of the whole file.
-    let file = ast::File { statements, span: Span::new(FileId(0), 0..0), declared, record_types: record_types.to_vec() };
+    let file =
+        ast::File { statements, span: Span::new(FileId(0), 0..0), declared, record_types: record_types.to_vec() };
     Lowered { file, relations, inputs, outputs, printsize }
 }
 

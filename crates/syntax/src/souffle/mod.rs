@@ -366,8 +366,16 @@ fn front_for_query(
     let (program, syntax) = parser::program(&tokens, &texts, eof);
     diagnostics.extend(syntax);
     let components::Expanded { program, origins, unexpanded } = components::expand(program, &mut diagnostics);
-    let check::Declarations { mut relations, ios, types, unions, queries, records, limits, functors: declared_functors } =
-        check::declarations(&program, &mut diagnostics);
+    let check::Declarations {
+        mut relations,
+        ios,
+        types,
+        unions,
+        queries,
+        records,
+        limits,
+        functors: declared_functors,
+    } = check::declarations(&program, &mut diagnostics);
     let mut clauses = typing::casts(lower::clauses(&program), &types, &mut diagnostics);
     let called = check::functor_calls(&mut clauses, &declared_functors, &mut diagnostics);
     let mut functors: Vec<CalledFunctor> = called
@@ -411,8 +419,16 @@ fn front_for_query(
         })
         .collect();
     let clauses = typing::comparisons(checked.clauses, &checked.relations, &types, &mut diagnostics);
-    let lowered =
-        lower::native(&clauses, checked.queries, checked.relations, checked.ios, &types, &records.types, queried, &mut diagnostics);
+    let lowered = lower::native(
+        &clauses,
+        checked.queries,
+        checked.relations,
+        checked.ios,
+        &types,
+        &records.types,
+        queried,
+        &mut diagnostics,
+    );
     let mut native = lowered.file;
     native.span = Span::new(file, 0..src.len());
     let front = Front {

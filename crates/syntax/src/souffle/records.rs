@@ -205,7 +205,8 @@ impl Resolver<'_> {
                         );
                     }
                     if has_record(&c.left) || has_record(&c.right) {
-                        let ty = self.operand_type(&c.left, &var_types).or_else(|| self.operand_type(&c.right, &var_types));
+                        let ty =
+                            self.operand_type(&c.left, &var_types).or_else(|| self.operand_type(&c.right, &var_types));
                         c.left = self.made(c.left, ty, &var_types);
                         c.right = self.made(c.right, ty, &var_types);
                     }
@@ -283,10 +284,14 @@ impl Resolver<'_> {
         };
         if let (Some(ValueType::Record(expected)), Some(_)) = (ty, branch_index) {
             if expected != id {
-                let (want, have) = (&self.records.types[expected.0 as usize].name, &self.records.types[id.0 as usize].name);
+                let (want, have) =
+                    (&self.records.types[expected.0 as usize].name, &self.records.types[id.0 as usize].name);
                 self.diagnostics.push(
-                    Diagnostic::error(Code::INVALID_RECORD, format!("a branch of `{have}` where a `{want}` is expected"))
-                        .with_primary(term.span, format!("a value of `{have}`")),
+                    Diagnostic::error(
+                        Code::INVALID_RECORD,
+                        format!("a branch of `{have}` where a `{want}` is expected"),
+                    )
+                    .with_primary(term.span, format!("a value of `{have}`")),
                 );
                 return None;
             }
@@ -337,7 +342,8 @@ impl Resolver<'_> {
                 Term { kind: TermKind::Call { functor, name_span: span, args }, span }
             }
             TermKind::Call { functor, name_span, args } => {
-                let args = args.into_iter().map(|a| if has_record(&a) { self.made(a, None, var_types) } else { a }).collect();
+                let args =
+                    args.into_iter().map(|a| if has_record(&a) { self.made(a, None, var_types) } else { a }).collect();
                 Term { kind: TermKind::Call { functor, name_span, args }, span }
             }
             kind => {
