@@ -255,7 +255,7 @@ fn lower_expr(
             (TermKind::Call { functor, args, .. }, false) => {
                 stack.push((term, ty, true));
                 for (i, arg) in args.iter().enumerate().rev() {
-                    stack.push((arg, argument_type(&store, functor, i, arg, var_types), false));
+                    stack.push((arg, argument_type(store, functor, i, arg, var_types), false));
                 }
             }
             _ => nodes.push(ir::ExprNode::Leaf(leaf(term, ty))),

@@ -155,7 +155,6 @@ pub(super) fn native(
     relations: Vec<Relation>,
     ios: Vec<(IoKind, RawIo)>,
     types: &HashMap<String, Vec<String>>,
-    record_types: &[ir::RecordType],
     queried: Option<&str>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Lowered {
@@ -284,8 +283,7 @@ pub(super) fn native(
         .map(|r| (r.name.clone(), r.types.iter().map(|t| typing::column_kind(t, types)).collect(), r.span))
         .collect();
     // The caller sets the span of the whole file.
-    let file =
-        ast::File { statements, span: Span::new(FileId(0), 0..0), declared, record_types: record_types.to_vec() };
+    let file = ast::File { statements, span: Span::new(FileId(0), 0..0), declared, record_types: Vec::new() };
     Lowered { file, relations, inputs, outputs, printsize }
 }
 

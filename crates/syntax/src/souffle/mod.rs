@@ -419,18 +419,11 @@ fn front_for_query(
         })
         .collect();
     let clauses = typing::comparisons(checked.clauses, &checked.relations, &types, &mut diagnostics);
-    let lowered = lower::native(
-        &clauses,
-        checked.queries,
-        checked.relations,
-        checked.ios,
-        &types,
-        &records.types,
-        queried,
-        &mut diagnostics,
-    );
+    let lowered =
+        lower::native(&clauses, checked.queries, checked.relations, checked.ios, &types, queried, &mut diagnostics);
     let mut native = lowered.file;
     native.span = Span::new(file, 0..src.len());
+    native.record_types = records.types;
     let front = Front {
         file: native,
         relations: lowered.relations,

@@ -113,7 +113,7 @@ impl Resolver<'_> {
         for (i, arg) in atom.args.iter_mut().enumerate() {
             if has_record(arg) {
                 let ty = columns.get(i).copied();
-                *arg = self.made(std::mem::replace(arg, placeholder()), ty, &HashMap::new());
+                *arg = self.made(std::mem::replace(arg, placeholder()), ty);
             }
         }
         atom
@@ -149,7 +149,7 @@ impl Resolver<'_> {
                                 }
                             }
                             _ if has_record(arg) => {
-                                *arg = self.made(std::mem::replace(arg, placeholder()), ty, &var_types);
+                                *arg = self.made(std::mem::replace(arg, placeholder()), ty);
                             }
                             _ => {}
                         }
@@ -181,7 +181,7 @@ impl Resolver<'_> {
                                 TermKind::Var(v) => var_types.get(v).copied(),
                                 _ => None,
                             };
-                            let made = self.made(pattern, ty, &var_types);
+                            let made = self.made(pattern, ty);
                             if let TermKind::Var(v) = &var.kind {
                                 bound.insert(v.clone());
                                 if let Some(ty) = ty.or_else(|| call_result(&made)) {
@@ -207,8 +207,8 @@ impl Resolver<'_> {
                     if has_record(&c.left) || has_record(&c.right) {
                         let ty =
                             self.operand_type(&c.left, &var_types).or_else(|| self.operand_type(&c.right, &var_types));
-                        c.left = self.made(c.left, ty, &var_types);
-                        c.right = self.made(c.right, ty, &var_types);
+                        c.left = self.made(c.left, ty);
+                        c.right = self.made(c.right, ty);
                     }
                     out.push(Literal::Compare(c));
                 }
@@ -318,7 +318,7 @@ impl Resolver<'_> {
 
     /// `term` with each record made by a call of its type; `ty` is the type of `term`'s
     /// place, if known.
-    fn made(&mut self, term: Term, ty: Option<ValueType>, var_types: &HashMap<String, ValueType>) -> Term {
+    fn made(&mut self, term: Term, ty: Option<ValueType>) -> Term {
         let span = term.span;
         match term.kind {
             TermKind::Nil => match ty {
@@ -337,13 +337,12 @@ impl Resolver<'_> {
                 let Some((id, branch, fields)) = self.shape(&term, ty) else { return term };
                 let TermKind::Record { args, .. } = term.kind else { unreachable!("a record") };
                 let args: Vec<Term> =
-                    args.into_iter().zip(fields).map(|(arg, field)| self.made(arg, Some(field), var_types)).collect();
+                    args.into_iter().zip(fields).map(|(arg, field)| self.made(arg, Some(field))).collect();
                 let functor = Functor::Record { ty: id, branch, arity: args.len() as u8 };
                 Term { kind: TermKind::Call { functor, name_span: span, args }, span }
             }
             TermKind::Call { functor, name_span, args } => {
-                let args =
-                    args.into_iter().map(|a| if has_record(&a) { self.made(a, None, var_types) } else { a }).collect();
+                let args = args.into_iter().map(|a| if has_record(&a) { self.made(a, None) } else { a }).collect();
                 Term { kind: TermKind::Call { functor, name_span, args }, span }
             }
             kind => {
@@ -353,7 +352,7 @@ impl Resolver<'_> {
                         |t| matches!(t.kind, TermKind::Record { .. } | TermKind::Nil),
                         |t| {
                             let inner = std::mem::replace(t, placeholder());
-                            *t = self.made(inner, None, var_types);
+                            *t = self.made(inner, None);
                         },
                     );
                 }
@@ -376,7 +375,7 @@ impl Resolver<'_> {
         let mut work = vec![(var, pattern, ty)];
         while let Some((var, pattern, ty)) = work.pop() {
             if matches!(pattern.kind, TermKind::Nil) {
-                let nil = self.made(pattern, Some(ty), var_types);
+                let nil = self.made(pattern, Some(ty));
                 reads.push(Literal::Compare(ast::Comparison::new(var, CmpOp::Eq, nil)));
                 continue;
             }
@@ -416,7 +415,7 @@ impl Resolver<'_> {
                         work.push((inner, arg, field_ty));
                     }
                     _ => {
-                        let value = self.made(arg, Some(field_ty), var_types);
+                        let value = self.made(arg, Some(field_ty));
                         let mut c = ast::Comparison::new(read, CmpOp::Eq, value);
                         c.domain = field_ty;
                         reads.push(Literal::Compare(c));
