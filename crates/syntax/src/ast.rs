@@ -244,6 +244,19 @@ impl AggregateOp {
     }
 }
 
+impl File {
+    /// A file with this one's span, declarations and record types, and no statements: what
+    /// a rewrite of the statements starts from.
+    pub fn empty_like(&self) -> File {
+        File {
+            statements: Vec::new(),
+            span: self.span,
+            declared: self.declared.clone(),
+            record_types: self.record_types.clone(),
+        }
+    }
+}
+
 impl Term {
     /// The constant's text (its identity) when the term is a constant.
     pub fn constant_text(&self) -> Option<&str> {

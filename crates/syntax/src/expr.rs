@@ -225,13 +225,39 @@ fn call<S: ExprSource>(
     name_span: Span,
     depth: usize,
 ) -> Result<(Term, usize), S::Error> {
-    let (mut args, mut height) = (Vec::new(), 0);
     if let ir::Functor::User(_) = functor {
         if let Some(end) = source.empty_call() {
             let span = name_span.to(end);
-            return Ok((Term { kind: TermKind::Call { functor, name_span, args }, span }, 1));
+            return Ok((Term { kind: TermKind::Call { functor, name_span, args: Vec::new() }, span }, 1));
         }
     }
+    let (args, height, span) = arguments(source, name_span, depth)?;
+    if let ir::Functor::Cast(..) = functor {
+        return cast(source, functor, name_span, span, args, height);
+    }
+    if let ir::Functor::User(_) = functor {
+        return Ok((Term { kind: TermKind::Call { functor, name_span, args }, span }, height));
+    }
+    let Some(functor) = ir::Functor::from_name(functor.name(), args.len())
+        // The argument type the functor was named with (`itou` converts from a
+        // `number`), which the typing of its argument may still change.
+        .map(|f| f.with_argument(functor.argument(0)))
+        .filter(|f| f.takes(args.len()))
+    else {
+        let message = format!("`{}(...)` takes {}", functor.name(), functor.arity_text());
+        return Err(source.error(span, message));
+    };
+    Ok((Term { kind: TermKind::Call { functor, name_span, args }, span }, height))
+}
+
+/// The arguments of a call after its `(`, up to its `)`: the terms, the height of the
+/// deepest (at most [`MAX_DEPTH`]), and the call's span from `name_span`.
+fn arguments<S: ExprSource>(
+    source: &mut S,
+    name_span: Span,
+    depth: usize,
+) -> Result<(Vec<Term>, usize, Span), S::Error> {
+    let (mut args, mut height) = (Vec::new(), 0);
     loop {
         let (arg, arg_height) = binary(source, 0, depth + 1)?;
         height = height.max(arg_height + 1);
@@ -242,25 +268,7 @@ fn call<S: ExprSource>(
             if height > MAX_DEPTH {
                 return Err(too_deep(source, span));
             }
-            if let ir::Functor::Cast(..) = functor {
-                return cast(source, functor, name_span, span, args, height);
-            }
-            if let ir::Functor::User(_) = functor {
-                return Ok((Term { kind: TermKind::Call { functor, name_span, args }, span }, height));
-            }
-            let Some(functor) = ir::Functor::from_name(functor.name(), args.len())
-                // The argument type the functor was named with (`itou` converts from a
-                // `number`), which the typing of its argument may still change.
-                .map(|f| f.with_argument(functor.argument(0)))
-                .filter(|f| f.takes(args.len()))
-            else {
-                let message = format!("`{}(...)` takes {}", functor.name(), functor.arity_text());
-                return Err(source.error(span, message));
-            };
-            if height > MAX_DEPTH {
-                return Err(too_deep(source, span));
-            }
-            return Ok((Term { kind: TermKind::Call { functor, name_span, args }, span }, height));
+            return Ok((args, height, span));
         }
     }
 }
@@ -281,9 +289,6 @@ fn cast<S: ExprSource>(
         [_, Term { kind: TermKind::Var(name) | TermKind::Ident(name), .. }] => name.clone(),
         _ => return Err(source.error(span, "`as(...)` takes a value and a type: `as(x, float)`".to_string())),
     };
-    if height > MAX_DEPTH {
-        return Err(too_deep(source, span));
-    }
     let functor = match ir::ValueType::from_name(&target) {
         Some(ty) => {
             args.pop();
@@ -300,24 +305,12 @@ fn cast<S: ExprSource>(
 
 /// `range(a, b)` or `range(a, b, step)` after its `(`, up to its `)`.
 fn range<S: ExprSource>(source: &mut S, name_span: Span, depth: usize) -> Result<(Term, usize), S::Error> {
-    let (mut args, mut height) = (Vec::new(), 0);
-    loop {
-        let (arg, arg_height) = binary(source, 0, depth + 1)?;
-        height = height.max(arg_height + 1);
-        args.push(arg);
-        let (punct, end) = source.punct(true)?;
-        if punct == Punct::Close {
-            let span = name_span.to(end);
-            if !(2..=3).contains(&args.len()) {
-                let message = "`range(...)` takes two or three arguments: `range(from, to)`, `range(from, to, step)`";
-                return Err(source.error(span, message.to_string()));
-            }
-            if height > MAX_DEPTH {
-                return Err(too_deep(source, span));
-            }
-            return Ok((Term { kind: TermKind::Range { name_span, args }, span }, height));
-        }
+    let (args, height, span) = arguments(source, name_span, depth)?;
+    if !(2..=3).contains(&args.len()) {
+        let message = "`range(...)` takes two or three arguments: `range(from, to)`, `range(from, to, step)`";
+        return Err(source.error(span, message.to_string()));
     }
+    Ok((Term { kind: TermKind::Range { name_span, args }, span }, height))
 }
 
 fn too_deep<S: ExprSource>(source: &mut S, span: Span) -> S::Error {

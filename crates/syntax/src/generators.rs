@@ -29,12 +29,7 @@ use std::collections::{BTreeSet, HashSet, VecDeque};
 /// no literal of the rule binds, a range in a query).
 pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Diagnostic>) {
     let mut names = crate::reductions::predicate_names(file);
-    let mut out = ast::File {
-        statements: Vec::new(),
-        span: file.span,
-        declared: file.declared.clone(),
-        record_types: file.record_types.clone(),
-    };
+    let mut out = file.empty_like();
     let mut diagnostics = Vec::new();
     let mut pending: VecDeque<Statement> = file.statements.iter().cloned().collect();
     while let Some(statement) = pending.pop_front() {

@@ -131,12 +131,7 @@ fn recursive_rules(file: &ast::File) -> HashSet<usize> {
 /// for each other).
 pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Sentinel>, Vec<Diagnostic>) {
     let mut names = predicate_names(file);
-    let mut out = ast::File {
-        statements: Vec::new(),
-        span: file.span,
-        declared: file.declared.clone(),
-        record_types: file.record_types.clone(),
-    };
+    let mut out = file.empty_like();
     let mut diagnostics = Vec::new();
     let mut sentinels = Vec::new();
     let recursive = recursive_rules(file);
