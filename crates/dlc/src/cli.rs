@@ -118,6 +118,12 @@ pub struct RunArgs {
     #[arg(short = 'M', long = "macro", value_name = "MACROS")]
     pub macros: Vec<String>,
 
+    /// As Soufflé's --show: `initial-ast` is `--emit ast`, `transformed-ast` and
+    /// `transformed-datalog` are `--emit ir`, `transformed-ram`, `precedence-graph` and
+    /// `scc-graph` are `--emit plan` (its plans and strata).
+    #[arg(long, value_name = "FORM", value_parser = parse_show, conflicts_with = "emit")]
+    pub show: Option<Emit>,
+
     /// As Soufflé's -w: report no warnings.
     #[arg(short = 'w', long)]
     pub no_warn: bool,
@@ -265,6 +271,19 @@ fn parse_jobs(text: &str) -> Result<Jobs, String> {
     match text.parse::<usize>() {
         Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(Jobs::Threads(n)),
         _ => Err(format!("expected `auto` or a number of threads from 1 to {MAX_THREADS}")),
+    }
+}
+
+/// What Soufflé's `--show FORM` prints, as the `--emit` form that prints it in dlc.
+fn parse_show(form: &str) -> Result<Emit, String> {
+    match form {
+        "initial-ast" => Ok(Emit::Ast),
+        "transformed-ast" | "transformed-datalog" => Ok(Emit::Ir),
+        "transformed-ram" | "precedence-graph" | "scc-graph" => Ok(Emit::Plan),
+        "parse-errors" | "type-analysis" => {
+            Err(format!("dlc reports every error and type error with its span as it reads the program; `{form}` has no listing of its own (try `--emit ir`)"))
+        }
+        _ => Err("expected one of initial-ast, transformed-ast, transformed-datalog, transformed-ram, precedence-graph, scc-graph".to_string()),
     }
 }
 

@@ -125,7 +125,7 @@ fn run_command(
     err: &mut dyn Write,
     interactive: Interactive,
 ) -> i32 {
-    let cli = match Cli::try_parse_from(args) {
+    let mut cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             let text = e.render().to_string();
@@ -138,6 +138,15 @@ fn run_command(
             };
         }
     };
+    // Soufflé's `--show` names what dlc prints with `--emit`.
+    for args in [&mut cli.run].into_iter().chain(match &mut cli.command {
+        Some(Command::Repl(args)) => Some(args),
+        None => None,
+    }) {
+        if let Some(show) = args.show {
+            args.emit = show;
+        }
+    }
     let args = match &cli.command {
         Some(Command::Repl(args)) => args,
         None => &cli.run,

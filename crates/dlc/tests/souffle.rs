@@ -212,6 +212,17 @@ fn souffles_build_flags() {
         assert_eq!(run.stderr.lines().count(), 1, "{flag:?}: {}", run.stderr);
         assert!(run.stderr.starts_with("dlc: -"), "{}", run.stderr);
     }
+    // `--show` prints what the matching `--emit` prints; a form dlc has no listing for is
+    // a usage error.
+    let prog = "fixtures/souffle/records/prog.dl";
+    for (show, emit) in [("initial-ast", "ast"), ("transformed-datalog", "ir"), ("scc-graph", "plan")] {
+        let shown = dlc(&[prog, "--show", show]);
+        assert_eq!(shown.code, 0, "{show}: {}", shown.stderr);
+        assert_eq!(shown.stdout, dlc(&[prog, "--emit", emit]).stdout, "{show}");
+    }
+    let run = dlc(&[prog, "--show", "type-analysis"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("try `--emit ir`"), "{}", run.stderr);
     let version = dlc(&["--version"]);
     assert_eq!(version.code, 0);
     assert!(version.stdout.starts_with("dlc "), "{}", version.stdout);

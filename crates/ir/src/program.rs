@@ -53,7 +53,7 @@ impl PredName {
 /// `number`, every integer of the dlc dialect) or unsigned (Soufflé's `unsigned`), or a
 /// 32-bit IEEE float (Soufflé's `float`), whose bits the tuple holds, or a record of a
 /// declared record type or algebraic data type, whose id the tuple holds
-/// ([`crate::records`]).
+/// (`records.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum ValueType {
     #[default]

@@ -182,7 +182,7 @@ impl ValueStore {
     }
 
     /// The order outputs list two values of record type `ty` in (see
-    /// [`crate::records`]).
+    /// `records.rs`).
     pub fn compare_records(&self, ty: ValueType, a: u32, b: u32) -> std::cmp::Ordering {
         self.with_records(|view| view.compare(ty, a, b))
     }
@@ -200,7 +200,7 @@ impl ValueStore {
     }
 
     /// [`ValueStore::read_record`], adding symbols with `intern` (a caller holding an
-    /// [`Interning`] passes its own).
+    /// `Interning` passes its own).
     pub fn read_record_with(
         &self,
         ty: RecordTypeId,
