@@ -139,10 +139,8 @@ fn run_command(
         }
     };
     // Soufflé's `--show` names what dlc prints with `--emit`.
-    for args in [&mut cli.run].into_iter().chain(match &mut cli.command {
-        Some(Command::Repl(args)) => Some(args),
-        None => None,
-    }) {
+    let repl = cli.command.as_mut().map(|Command::Repl(args)| args);
+    for args in std::iter::once(&mut cli.run).chain(repl) {
         if let Some(show) = args.show {
             args.emit = show;
         }
