@@ -6,8 +6,7 @@
 
 mod common;
 
-use common::{dlc, root};
-use std::collections::BTreeMap;
+use common::{dlc, files, root};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -42,17 +41,6 @@ fn run(extra: &[&str]) -> common::Output {
     let mut args = base();
     args.extend(extra.iter().map(|s| s.to_string()));
     dlc(&args.iter().map(String::as_str).collect::<Vec<_>>())
-}
-
-/// File name -> contents of every file in `dir`.
-fn files(dir: &Path) -> BTreeMap<String, String> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return BTreeMap::new() };
-    entries
-        .map(|e| {
-            let path = e.unwrap().path();
-            (path.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&path).unwrap())
-        })
-        .collect()
 }
 
 #[test]

@@ -6,8 +6,7 @@
 
 mod common;
 
-use common::{dlc, root};
-use std::collections::BTreeMap;
+use common::{dlc, files, root};
 use std::path::{Path, PathBuf};
 
 /// A fresh, empty directory for one run's outputs.
@@ -15,17 +14,6 @@ fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("dlc-souffle-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
-}
-
-/// File name -> contents of every file in `dir`.
-fn files(dir: &Path) -> BTreeMap<String, String> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return BTreeMap::new() };
-    entries
-        .map(|e| {
-            let path = e.unwrap().path();
-            (path.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&path).unwrap())
-        })
-        .collect()
 }
 
 fn fixtures() -> Vec<PathBuf> {

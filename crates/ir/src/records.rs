@@ -9,7 +9,8 @@
 //! reading that text back, and the order outputs list records in. Each walks nested
 //! records with an explicit stack, so a list of any length costs no native stack.
 
-use crate::{Const, ValueType};
+use crate::intern::Table;
+use crate::ValueType;
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 use std::fmt::Write as _;
@@ -90,12 +91,12 @@ impl RecordTable {
     }
 }
 
-/// What the writer and reader of record texts need of the store: the record types, the
-/// records and the texts of symbols.
+/// What the writer and the order of record texts need of the store: the record types,
+/// the records and the texts of symbols.
 pub(crate) struct RecordView<'a> {
     pub types: &'a [RecordType],
     pub table: &'a RecordTable,
-    pub text: &'a dyn Fn(Const) -> String,
+    pub texts: &'a Table,
 }
 
 /// One piece of a value's text still to write.
@@ -118,7 +119,7 @@ impl RecordView<'_> {
                 Piece::Value(ty, raw) => (ty, raw),
             };
             match ty {
-                ValueType::Symbol => out.push_str(&(self.text)(Const(raw))),
+                ValueType::Symbol => out.push_str(self.texts.text(raw)),
                 ValueType::Number => {
                     let _ = write!(out, "{}", raw as i32);
                 }
@@ -171,7 +172,7 @@ impl RecordView<'_> {
             if a == b {
                 return Ordering::Equal;
             }
-            let ValueType::Record(id) = ty else { return compare_plain(ty, a, b, self.text) };
+            let ValueType::Record(id) = ty else { return compare_plain(ty, a, b, self.texts) };
             let (fa, fb) = match (self.table.fields(a), self.table.fields(b)) {
                 (None, _) => return Ordering::Less,
                 (_, None) => return Ordering::Greater,
@@ -193,11 +194,11 @@ impl RecordView<'_> {
 }
 
 /// The order of two different values of a type that is no record.
-fn compare_plain(ty: ValueType, a: u32, b: u32, text: &dyn Fn(Const) -> String) -> Ordering {
+fn compare_plain(ty: ValueType, a: u32, b: u32, texts: &Table) -> Ordering {
     match ty {
         ValueType::Number => (a as i32).cmp(&(b as i32)),
         ValueType::Float => f32::from_bits(a).total_cmp(&f32::from_bits(b)),
-        ValueType::Symbol => text(Const(a)).cmp(&text(Const(b))),
+        ValueType::Symbol => texts.text(a).cmp(texts.text(b)),
         _ => a.cmp(&b),
     }
 }

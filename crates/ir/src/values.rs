@@ -171,8 +171,7 @@ impl ValueStore {
         let types = self.record_types();
         let table = self.records.read_recursive();
         let texts = self.table.read_recursive();
-        let text = |c: Const| texts.text(c.0).to_string();
-        f(&RecordView { types: &types, table: &table, text: &text })
+        f(&RecordView { types: &types, table: &table, texts: &texts })
     }
 
     /// Appends the text of a record value of type `ty` as Soufflé writes it (`[1, nil]`,

@@ -99,3 +99,14 @@ pub fn comparable(text: &str) -> String {
     ];
     text.lines().filter(|l| !how.iter().any(|h| l.starts_with(h))).map(|l| format!("{l}\n")).collect()
 }
+
+/// File name -> contents of every file in `dir` (none when it does not exist).
+pub fn files(dir: &Path) -> std::collections::BTreeMap<String, String> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Default::default() };
+    entries
+        .map(|e| {
+            let path = e.unwrap().path();
+            (path.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&path).unwrap())
+        })
+        .collect()
+}

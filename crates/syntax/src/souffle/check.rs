@@ -164,15 +164,13 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
                 for name in &limit.relations {
                     // A second `.limitsize` of a relation is an error in Soufflé.
                     if let Some(first) = limits.iter().find(|l| l.name == name.text) {
-                        diagnostics.push(
-                            Diagnostic::error(
-                                Code::INVALID_DECLARATION,
-                                format!("the size of `{}` is limited twice (`.limitsize` given twice)", name.text),
-                            )
-                            .with_primary(name.span, "given again here")
-                            .with_secondary(first.span, "first given here")
-                            .with_help("keep one `.limitsize` of the relation"),
-                        );
+                        diagnostics.push(size_directive_twice(
+                            ".limitsize",
+                            "limited",
+                            &name.text,
+                            name.span,
+                            first.span,
+                        ));
                         continue;
                     }
                     limits.push(RawLimit { name: name.text.clone(), span: name.span, tuples: limit.tuples });
@@ -220,9 +218,7 @@ fn record_types(
             }
             let mut fields = Vec::with_capacity(shape.fields.len());
             for (field, ty) in shape.fields {
-                let known = types.contains_key(&ty.text)
-                    || matches!(ty.text.as_str(), "symbol" | "number" | "unsigned" | "float");
-                if !known {
+                if !is_defined_type(&ty.text, types) {
                     diagnostics.push(
                         Diagnostic::error(Code::INVALID_DECLARATION, format!("the type `{}` is not defined", ty.text))
                             .with_primary(ty.span, "no `.type` defines it")
@@ -239,6 +235,23 @@ fn record_types(
         records.types.push(ir::RecordType { name, branches, adt });
     }
     records
+}
+
+/// E0034 for a second `directive` (`.limitsize`, `.printsize`) of `relation`, which
+/// Soufflé rejects: the size is `done` (limited, printed) twice.
+fn size_directive_twice(directive: &str, done: &str, relation: &str, at: Span, first: Span) -> Diagnostic {
+    Diagnostic::error(
+        Code::INVALID_DECLARATION,
+        format!("the size of `{relation}` is {done} twice (`{directive}` given twice)"),
+    )
+    .with_primary(at, "given again here")
+    .with_secondary(first, "first given here")
+    .with_help(format!("keep one `{directive}` of the relation"))
+}
+
+/// Whether `name` is a primitive type or one the program defines with `.type`.
+fn is_defined_type(name: &str, types: &HashMap<String, Vec<String>>) -> bool {
+    ValueType::from_name(name).is_some() || types.contains_key(name)
 }
 
 /// A program's record types and algebraic data types, and the branch each name names.
@@ -269,8 +282,7 @@ fn functor_declarations(
         let mut typed = true;
         let mut kind = |name: &ast::Name| -> ValueType {
             // A record type is none of them: a C function takes no record.
-            let known = matches!(name.text.as_str(), "number" | "unsigned" | "float" | "symbol")
-                || (types.contains_key(&name.text) && !column_kind(&name.text, types).is_record());
+            let known = is_defined_type(&name.text, types) && !column_kind(&name.text, types).is_record();
             if !known && decl.stateful.is_none() {
                 typed = false;
                 diagnostics.push(
@@ -802,15 +814,7 @@ pub(super) fn uses(
         if kind == IoKind::Printsize {
             let first = kept_ios.iter().find(|(k, p)| *k == IoKind::Printsize && p.name == io.name);
             if let Some((_, first)) = first {
-                diagnostics.push(
-                    Diagnostic::error(
-                        Code::INVALID_DECLARATION,
-                        format!("the size of `{}` is printed twice (`.printsize` given twice)", io.name),
-                    )
-                    .with_primary(io.span, "given again here")
-                    .with_secondary(first.span, "first given here")
-                    .with_help("keep one `.printsize` of the relation"),
-                );
+                diagnostics.push(size_directive_twice(".printsize", "printed", &io.name, io.span, first.span));
                 continue;
             }
         }
