@@ -7,7 +7,8 @@
 
 use crate::ast::{self, Literal, Statement, Term, TermKind};
 use diag::{Code, Diagnostic};
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeSet, VecDeque};
 
 /// The reports of every aggregate of the file; none when it has no aggregate.
 pub(crate) fn check(file: &ast::File) -> Vec<Diagnostic> {
@@ -20,6 +21,10 @@ pub(crate) fn check(file: &ast::File) -> Vec<Diagnostic> {
             _ => None,
         })
         .collect();
+    // Without an aggregate there is nothing to check, nor a cycle through one.
+    if !rules.iter().any(|rule| crate::reductions::rule_has_aggregate(rule)) {
+        return diagnostics;
+    }
     for rule in &rules {
         check_rule(rule, &mut diagnostics);
     }
@@ -32,7 +37,7 @@ pub(crate) fn check(file: &ast::File) -> Vec<Diagnostic> {
 pub(crate) fn read_atoms(rule: &ast::Rule) -> Vec<(&ast::Atom, bool)> {
     let mut out: Vec<(&ast::Atom, bool)> =
         rule.body.iter().filter_map(Literal::atom).map(|atom| (atom, false)).collect();
-    for term in rule.terms().into_iter().flat_map(Term::subterms) {
+    for term in rule.terms().flat_map(Term::subterms) {
         if let TermKind::Aggregate { body, .. } = &term.kind {
             out.extend(body.iter().filter_map(Literal::atom).map(|atom| (atom, true)));
         }
@@ -45,7 +50,7 @@ pub(crate) fn read_atoms(rule: &ast::Rule) -> Vec<(&ast::Atom, bool)> {
 /// searched only for an atom found in its head's component, so a program without such a
 /// cycle costs one pass over its rules.
 fn cycles(rules: &[&ast::Rule]) -> Vec<Diagnostic> {
-    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut index: FxHashMap<&str, usize> = FxHashMap::default();
     // Edges from a read predicate to the rule heads that read it, with the rule.
     let mut readers: Vec<Vec<(usize, usize)>> = Vec::new();
     let mut reads: Vec<Vec<(&ast::Atom, bool)>> = Vec::new();
@@ -82,14 +87,14 @@ fn cycles(rules: &[&ast::Rule]) -> Vec<Diagnostic> {
 }
 
 /// The node of predicate `name`, added when new.
-fn node<'a>(name: &'a str, index: &mut HashMap<&'a str, usize>) -> usize {
+fn node<'a>(name: &'a str, index: &mut FxHashMap<&'a str, usize>) -> usize {
     let next = index.len();
     *index.entry(name).or_insert(next)
 }
 
 /// The rules through which `from` reaches `to` (breadth first, so the shortest path).
 fn path(readers: &[Vec<(usize, usize)>], from: usize, to: usize) -> Vec<usize> {
-    let mut via: HashMap<usize, (usize, usize)> = HashMap::new();
+    let mut via: FxHashMap<usize, (usize, usize)> = FxHashMap::default();
     let mut queue = VecDeque::from([from]);
     while let Some(at) = queue.pop_front() {
         if at == to {
@@ -142,6 +147,9 @@ struct Aggregate<'a> {
 }
 
 fn check_rule(rule: &ast::Rule, diagnostics: &mut Vec<Diagnostic>) {
+    if !crate::reductions::rule_has_aggregate(rule) {
+        return;
+    }
     // The variables a positive atom or an assignment `X = ...` outside every aggregate
     // binds, and every variable used outside the aggregates.
     let mut bound: BTreeSet<&str> = BTreeSet::new();
@@ -216,7 +224,7 @@ fn unbound_value<'a>(term: &'a Term, outside: &BTreeSet<&'a str>) -> Option<Diag
                 continue;
             }
             for (lone, other) in [(&c.left, &c.right), (&c.right, &c.left)] {
-                let other_bound = other.subterms().into_iter().filter_map(var).all(|v| bound.contains(v));
+                let other_bound = other.subterms().filter_map(var).all(|v| bound.contains(v));
                 if let (Some(v), true) = (var(lone), other_bound) {
                     bound.insert(v);
                 }
@@ -226,7 +234,7 @@ fn unbound_value<'a>(term: &'a Term, outside: &BTreeSet<&'a str>) -> Option<Diag
             break;
         }
     }
-    let name = value.subterms().into_iter().filter_map(var).find(|v| !bound.contains(v))?;
+    let name = value.subterms().filter_map(var).find(|v| !bound.contains(v))?;
     Some(
         Diagnostic::error(Code::UNSAFE_RULE, format!("variable `{name}` of the aggregated value is not bound"))
             .with_primary(value.span, format!("`{name}` has no value here"))

@@ -38,10 +38,8 @@ pub struct Rule {
 
 impl Rule {
     /// The rule's top-level terms: the head's arguments, then each body literal's.
-    pub fn terms(&self) -> Vec<&Term> {
-        let mut terms: Vec<&Term> = self.head.args.iter().collect();
-        terms.extend(self.body.iter().flat_map(Literal::terms));
-        terms
+    pub fn terms(&self) -> impl Iterator<Item = &Term> + '_ {
+        self.head.args.iter().chain(self.body.iter().flat_map(Literal::terms))
     }
 
     /// The rule's top-level terms, mutably: the head's arguments, then each body
@@ -81,11 +79,12 @@ impl Literal {
     }
 
     /// The literal's top-level terms: its atom's arguments, or a comparison's two sides.
-    pub fn terms(&self) -> Vec<&Term> {
-        match self {
-            Literal::Atom(atom) | Literal::Negated { atom, .. } => atom.args.iter().collect(),
-            Literal::Compare(c) => vec![&c.left, &c.right],
-        }
+    pub fn terms(&self) -> impl Iterator<Item = &Term> + '_ {
+        let (args, sides): (&[Term], [Option<&Term>; 2]) = match self {
+            Literal::Atom(atom) | Literal::Negated { atom, .. } => (&atom.args, [None, None]),
+            Literal::Compare(c) => (&[], [Some(&c.left), Some(&c.right)]),
+        };
+        args.iter().chain(sides.into_iter().flatten())
     }
 
     pub fn span(&self) -> Span {
@@ -278,6 +277,9 @@ impl Term {
     /// the order [`Term::subterms`] visits them; `f` may replace it, and what it picked is
     /// not searched further. The operands of the others are searched with a stack.
     pub fn rewrite_outermost(&mut self, picks: impl Fn(&Term) -> bool, mut f: impl FnMut(&mut Term)) {
+        if !picks(self) && self.is_leaf() {
+            return;
+        }
         let mut stack = vec![self];
         while let Some(term) = stack.pop() {
             if picks(term) {
@@ -298,16 +300,35 @@ impl Term {
         }
     }
 
+    /// Whether the term has no subterm: a variable or a constant (walks over a term start
+    /// with it, so that the many leaves cost no stack).
+    fn is_leaf(&self) -> bool {
+        matches!(
+            self.kind,
+            TermKind::Var(_)
+                | TermKind::Anon
+                | TermKind::Ident(_)
+                | TermKind::Int(_)
+                | TermKind::Float(_)
+                | TermKind::Str(_)
+                | TermKind::Reserved(_)
+                | TermKind::Nil
+        )
+    }
+
     /// Whether the term calls a functor the program declares, at any depth (an
     /// aggregate's value and body excepted, as in [`Term::subterms`]).
     pub fn calls_user_functor(&self) -> bool {
-        self.subterms().iter().any(|t| matches!(&t.kind, TermKind::Call { functor: ir::Functor::User(_), .. }))
+        self.subterms().any(|t| matches!(&t.kind, TermKind::Call { functor: ir::Functor::User(_), .. }))
     }
 
     /// Calls `f` on every functor call in the term, at any depth, with the call's name
     /// span and count of arguments: in operands, arguments, and aggregates' values and
     /// bodies. An explicit stack walks it.
     pub fn for_each_call_mut(&mut self, f: &mut dyn FnMut(&mut ir::Functor, Span, usize)) {
+        if self.is_leaf() {
+            return;
+        }
         let mut stack = vec![self];
         while let Some(term) = stack.pop() {
             match &mut term.kind {
@@ -333,39 +354,55 @@ impl Term {
 
     /// [`Term::subterms`] that hold a value of the term's own type: a functor's call, but
     /// not its arguments (`strlen(s)` is a number, its `s` a symbol).
-    pub fn same_type_subterms(&self) -> Vec<&Term> {
-        self.walk(false)
+    pub fn same_type_subterms(&self) -> Subterms<'_> {
+        Subterms { next: Some(self), stack: Vec::new(), into_calls: false }
     }
 
     /// The term and, for an expression, its subterms, each before its operands (the
     /// tree is at most [`crate::expr::MAX_DEPTH`] deep, so an explicit stack suffices).
     /// An aggregate's value and body are a scope of their own: not its subterms.
-    pub fn subterms(&self) -> Vec<&Term> {
-        self.walk(true)
+    pub fn subterms(&self) -> Subterms<'_> {
+        Subterms { next: Some(self), stack: Vec::new(), into_calls: true }
     }
+}
 
-    /// The term and its operands, each before its own (a functor's arguments too when
-    /// `into_calls`), with an explicit stack.
-    fn walk(&self, into_calls: bool) -> Vec<&Term> {
-        let mut out = Vec::new();
-        let mut stack = vec![self];
-        while let Some(term) = stack.pop() {
-            out.push(term);
-            match &term.kind {
-                TermKind::Unary { operand, .. } => stack.push(operand),
-                TermKind::Binary { left, right, .. } => {
-                    stack.push(right);
-                    stack.push(left);
-                }
-                TermKind::Call { args, .. } | TermKind::Record { args, .. } if into_calls => {
-                    stack.extend(args.iter().rev())
-                }
-                // A range's values have its bounds' type.
-                TermKind::Range { args, .. } => stack.extend(args.iter().rev()),
-                _ => {}
+/// The term and its operands, each before its own (a functor's arguments too when
+/// `into_calls`): [`Term::subterms`], [`Term::same_type_subterms`]. The next term is held
+/// apart from the stack, so a leaf or a chain of unary operators allocates nothing, and
+/// the stack is explicit, so no depth recurses.
+pub struct Subterms<'a> {
+    next: Option<&'a Term>,
+    stack: Vec<&'a Term>,
+    into_calls: bool,
+}
+
+impl<'a> Iterator for Subterms<'a> {
+    type Item = &'a Term;
+
+    fn next(&mut self) -> Option<&'a Term> {
+        let term = self.next.take().or_else(|| self.stack.pop())?;
+        match &term.kind {
+            TermKind::Unary { operand, .. } => self.next = Some(operand),
+            TermKind::Binary { left, right, .. } => {
+                self.stack.push(right);
+                self.next = Some(left);
             }
+            TermKind::Call { args, .. } | TermKind::Record { args, .. } if self.into_calls => self.push_args(args),
+            // A range's values have its bounds' type.
+            TermKind::Range { args, .. } => self.push_args(args),
+            _ => {}
         }
-        out
+        Some(term)
+    }
+}
+
+impl<'a> Subterms<'a> {
+    /// Visits `args` next, in order.
+    fn push_args(&mut self, args: &'a [Term]) {
+        if let Some((first, rest)) = args.split_first() {
+            self.stack.extend(rest.iter().rev());
+            self.next = Some(first);
+        }
     }
 }
 

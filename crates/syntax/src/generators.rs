@@ -23,11 +23,22 @@ use crate::ast::{self, Atom, Comparison, Literal, Statement, Term, TermKind};
 use crate::reductions::{atom, fresh_name, fresh_var, new_rule, outer_bound, term_vars, var};
 use diag::{Code, Diagnostic, Span};
 use ir::{BinOp, CmpOp};
-use std::collections::{BTreeSet, HashSet, VecDeque};
+use rustc_hash::FxHashSet;
+use std::borrow::Cow;
+use std::collections::{BTreeSet, VecDeque};
 
 /// The file with every range rewritten; the reports of ranges it cannot rewrite (a bound
 /// no literal of the rule binds, a range in a query).
-pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Diagnostic>) {
+pub(crate) fn desugar(file: &ast::File) -> (Cow<'_, ast::File>, Vec<Diagnostic>) {
+    let ranged = |s: &Statement| match s {
+        Statement::Rule(rule) => has_range(rule.terms()),
+        Statement::Fact(atom) => has_range(&atom.args),
+        Statement::Query(query) => has_range(&query.atom.args),
+        Statement::Error(_) => false,
+    };
+    if !file.statements.iter().any(ranged) {
+        return (Cow::Borrowed(file), Vec::new());
+    }
     let mut names = crate::reductions::predicate_names(file);
     let mut out = file.empty_like();
     let mut diagnostics = Vec::new();
@@ -65,7 +76,7 @@ pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Diagnostic>) {
             Err(report) => diagnostics.push(report),
         }
     }
-    (out, diagnostics)
+    (Cow::Owned(out), diagnostics)
 }
 
 fn is_range(term: &Term) -> bool {
@@ -84,7 +95,7 @@ struct Rewritten {
 }
 
 /// Takes the first range of `rule` whose bounds the rule's other literals bind out of it.
-fn rewrite_one(mut rule: ast::Rule, names: &mut HashSet<String>) -> Result<Rewritten, Diagnostic> {
+fn rewrite_one(mut rule: ast::Rule, names: &mut FxHashSet<String>) -> Result<Rewritten, Diagnostic> {
     let mut used = BTreeSet::new();
     let mut vars = Vec::new();
     term_vars(rule.terms(), &mut vars);

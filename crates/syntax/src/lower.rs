@@ -4,7 +4,7 @@
 use crate::ast::{self, Statement, TermKind};
 use diag::{Code, Diagnostic, Span};
 use ir::{IrError, Origin, PredId, PredKind, PredName, Program, Query, Term, Value, ValueType};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Lowers a parsed file. Every problem is reported; the program is returned only when
 /// there is no error.
@@ -35,7 +35,7 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
 
     // A predicate is IDB iff it heads a rule, wherever that rule is in the file, so the
     // heads are collected before anything is declared.
-    let heads: HashSet<&str> = file
+    let heads: FxHashSet<&str> = file
         .statements
         .iter()
         .filter_map(|s| match s {
@@ -61,7 +61,7 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
         program: &mut program,
         comparisons: &typing.comparisons,
         statement: 0,
-        var_types: HashMap::new(),
+        var_types: FxHashMap::default(),
         diagnostics: Vec::new(),
     };
 
@@ -180,17 +180,17 @@ fn lookup(program: &Program, atom: &ast::Atom) -> PredId {
 
 /// Hands out fresh names `_0`, `_1`, ... for anonymous variables, skipping names the
 /// rule (or query) already uses.
-struct FreshVars {
-    used: HashSet<String>,
+struct FreshVars<'t> {
+    used: FxHashSet<&'t str>,
     next: usize,
 }
 
-impl FreshVars {
-    fn new<'a>(terms: impl IntoIterator<Item = &'a ast::Term>) -> Self {
+impl<'t> FreshVars<'t> {
+    fn new(terms: impl IntoIterator<Item = &'t ast::Term>) -> Self {
         let used = terms
             .into_iter()
             .filter_map(|t| match &t.kind {
-                TermKind::Var(v) => Some(v.clone()),
+                TermKind::Var(v) => Some(v.as_str()),
                 _ => None,
             })
             .collect();
@@ -201,7 +201,7 @@ impl FreshVars {
         loop {
             let name = format!("_{}", self.next);
             self.next += 1;
-            if !self.used.contains(&name) {
+            if !self.used.contains(name.as_str()) {
                 return name;
             }
         }
@@ -212,13 +212,13 @@ impl FreshVars {
 /// the reports of constants that are no value of their type.
 struct Lowering<'a> {
     program: &'a mut Program,
-    comparisons: &'a std::collections::HashMap<crate::types::ComparisonSite, ValueType>,
+    comparisons: &'a FxHashMap<crate::types::ComparisonSite, ValueType>,
     /// The index of the statement being lowered, which with a literal's position in its
     /// body finds the comparison's type.
     statement: usize,
     /// The types of the variables of the rule being lowered, by the columns and
     /// assignments that bind them (what a conversion converts from).
-    var_types: HashMap<String, ValueType>,
+    var_types: FxHashMap<String, ValueType>,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -229,7 +229,7 @@ struct Lowering<'a> {
 fn lower_expr(
     term: &ast::Term,
     ty: ValueType,
-    var_types: &HashMap<String, ValueType>,
+    var_types: &FxHashMap<String, ValueType>,
     store: &ir::ValueStore,
     leaf: &mut dyn FnMut(&ast::Term, ValueType) -> Term,
 ) -> ir::Expr {
@@ -269,7 +269,7 @@ fn resolved(
     store: &ir::ValueStore,
     functor: &ir::Functor,
     args: &[ast::Term],
-    var_types: &HashMap<String, ValueType>,
+    var_types: &FxHashMap<String, ValueType>,
 ) -> ir::Functor {
     match (functor.parameter(0), args.first()) {
         (None, Some(arg)) => functor.with_argument(argument_type(store, functor, 0, arg, var_types)),
@@ -286,7 +286,7 @@ fn argument_type(
     functor: &ir::Functor,
     i: usize,
     arg: &ast::Term,
-    var_types: &HashMap<String, ValueType>,
+    var_types: &FxHashMap<String, ValueType>,
 ) -> ValueType {
     match (functor, &arg.kind) {
         (ir::Functor::Cast(_, to), TermKind::Int(_) | TermKind::Float(_)) if to.is_numeric() => *to,
@@ -298,7 +298,7 @@ fn argument_type(
 /// assignments type it), a literal's, an operator's operands', a functor's result. It
 /// decides what a conversion converts from. The term is at most
 /// [`crate::expr::MAX_DEPTH`] deep.
-fn natural_type(term: &ast::Term, var_types: &HashMap<String, ValueType>) -> ValueType {
+fn natural_type(term: &ast::Term, var_types: &FxHashMap<String, ValueType>) -> ValueType {
     match &term.kind {
         TermKind::Var(v) => var_types.get(v).copied().unwrap_or(ValueType::Number),
         TermKind::Ident(_) | TermKind::Str(_) | TermKind::Reserved(_) => ValueType::Symbol,
@@ -322,7 +322,7 @@ fn natural_type(term: &ast::Term, var_types: &HashMap<String, ValueType>) -> Val
 fn constant_without_value(program: &mut Program, ty: ValueType, term: &ast::Term) -> Option<Diagnostic> {
     // A declared functor's value is known only when rules run.
     let ground = |t: &ast::Term| {
-        !t.calls_user_functor() && t.subterms().iter().all(|s| !matches!(s.kind, TermKind::Var(_) | TermKind::Anon))
+        !t.calls_user_functor() && t.subterms().all(|s| !matches!(s.kind, TermKind::Var(_) | TermKind::Anon))
     };
     // Each subterm with its type, operands after their operators.
     let mut typed = Vec::new();
@@ -333,7 +333,7 @@ fn constant_without_value(program: &mut Program, ty: ValueType, term: &ast::Term
             TermKind::Unary { operand, .. } => stack.push((operand, ty)),
             TermKind::Binary { left, right, .. } => stack.extend([(&**right, ty), (&**left, ty)]),
             TermKind::Call { functor, args, .. } => {
-                let no_vars = HashMap::new();
+                let no_vars = FxHashMap::default();
                 for (i, arg) in args.iter().enumerate().rev() {
                     stack.push((arg, argument_type(&program.consts, functor, i, arg, &no_vars)));
                 }
@@ -381,7 +381,7 @@ fn constant_without_value(program: &mut Program, ty: ValueType, term: &ast::Term
 /// constant in it is no number, which type inference reports).
 fn ground_value(program: &mut Program, ty: ValueType, term: &ast::Term) -> Option<u32> {
     let mut ok = true;
-    let no_vars = HashMap::new();
+    let no_vars = FxHashMap::default();
     let store = program.consts.clone();
     let expr = lower_expr(term, ty, &no_vars, &store, &mut |leaf, ty| match lower_term(
         program,
@@ -430,7 +430,7 @@ fn lower_term(
     program: &mut Program,
     ty: ValueType,
     term: &ast::Term,
-    fresh: &mut FreshVars,
+    fresh: &mut FreshVars<'_>,
 ) -> Result<Term, Diagnostic> {
     let kind = match &term.kind {
         TermKind::Var(v) => ir::TermKind::Var(program.symbols.intern(v)),
@@ -443,7 +443,12 @@ fn lower_term(
 
 /// [`lower_term`], with a constant that is no value of its type reported and lowered as
 /// the symbol of its text.
-fn lower_term_or_report(lowering: &mut Lowering<'_>, ty: ValueType, term: &ast::Term, fresh: &mut FreshVars) -> Term {
+fn lower_term_or_report(
+    lowering: &mut Lowering<'_>,
+    ty: ValueType,
+    term: &ast::Term,
+    fresh: &mut FreshVars<'_>,
+) -> Term {
     lower_term(lowering.program, ty, term, fresh).unwrap_or_else(|report| {
         lowering.diagnostics.push(report);
         lower_term(lowering.program, ValueType::Symbol, term, fresh).expect("every constant is a symbol")
@@ -457,7 +462,7 @@ fn lower_atom(
     lowering: &mut Lowering<'_>,
     pred: PredId,
     atom: &ast::Atom,
-    fresh: &mut FreshVars,
+    fresh: &mut FreshVars<'_>,
     computed: &mut Vec<ir::Comparison>,
 ) -> ir::Atom {
     let types = lowering.program.pred(pred).types.clone();
@@ -474,7 +479,7 @@ fn lower_atom(
         // A declared functor's call is computed as the rule runs, as an expression with
         // variables is.
         let has_vars =
-            t.calls_user_functor() || t.subterms().iter().any(|s| matches!(s.kind, TermKind::Var(_) | TermKind::Anon));
+            t.calls_user_functor() || t.subterms().any(|s| matches!(s.kind, TermKind::Var(_) | TermKind::Anon));
         if !has_vars {
             let value = ground_value(lowering.program, ty, t).unwrap_or(0);
             args.push(Term { kind: ir::TermKind::Const(Value::from_raw(ty, value)), span: t.span });
@@ -496,7 +501,7 @@ fn lower_atom(
 
 /// A comparison operand or an atom's arithmetic argument as an IR expression of type
 /// `ty`; a constant that is no value of it is reported (by inference, or here).
-fn lower_operand(lowering: &mut Lowering<'_>, ty: ValueType, term: &ast::Term, fresh: &mut FreshVars) -> ir::Expr {
+fn lower_operand(lowering: &mut Lowering<'_>, ty: ValueType, term: &ast::Term, fresh: &mut FreshVars<'_>) -> ir::Expr {
     if !term.is_arithmetic() {
         return ir::Expr::leaf(lower_term_or_report(lowering, ty, term, fresh));
     }
@@ -510,8 +515,8 @@ fn lower_operand(lowering: &mut Lowering<'_>, ty: ValueType, term: &ast::Term, f
 
 /// The types of a rule's variables: those of the columns its positive atoms bind them
 /// in, then those its assignments (`v = e`) give them.
-fn variable_types(lowering: &Lowering<'_>, rule: &ast::Rule) -> HashMap<String, ValueType> {
-    let mut types = HashMap::new();
+fn variable_types(lowering: &Lowering<'_>, rule: &ast::Rule) -> FxHashMap<String, ValueType> {
+    let mut types = FxHashMap::default();
     for atom in rule.body.iter().filter_map(|l| match l {
         ast::Literal::Atom(atom) => Some(atom),
         _ => None,
@@ -546,8 +551,7 @@ fn lower_rule(
     if let Some(reduction) = lower_reduction(lowering, rule) {
         return reduction;
     }
-    let subterms: Vec<&ast::Term> = rule.terms().into_iter().flat_map(ast::Term::subterms).collect();
-    let mut fresh = FreshVars::new(subterms);
+    let mut fresh = FreshVars::new(rule.terms().flat_map(ast::Term::subterms));
     for term in rule.head.args.iter().filter(|t| t.kind == TermKind::Anon) {
         reported_anonymous.push(term.span);
         diagnostics.push(
@@ -624,8 +628,8 @@ fn lower_rule(
     lowered.comparisons.extend(computed);
     // A named variable of a negated atom must be bound by the positive part of the body
     // (in any order, as Soufflé has it); `_` there means "any value".
-    let bound: HashSet<ir::Symbol> = lowered.bound_vars().into_iter().collect();
-    let mut reported = HashSet::new();
+    let bound: FxHashSet<ir::Symbol> = lowered.bound_vars().into_iter().collect();
+    let mut reported = FxHashSet::default();
     for atom in rule.body.iter().filter_map(|l| match l {
         ast::Literal::Negated { atom, .. } => Some(atom),
         _ => None,
@@ -723,7 +727,7 @@ pub(crate) fn lower_query(program: &mut Program, atom: &ast::Atom) -> Result<Que
         program,
         comparisons: &Default::default(),
         statement: 0,
-        var_types: HashMap::new(),
+        var_types: FxHashMap::default(),
         diagnostics: Vec::new(),
     };
     let atom = lower_atom(&mut lowering, pred, atom, &mut fresh, &mut Vec::new());
@@ -762,7 +766,7 @@ pub(crate) fn ground_values(
             TermKind::Reserved(s) => values.push(program.consts.intern(s).0),
             TermKind::Unary { .. } | TermKind::Binary { .. } | TermKind::Call { .. } => {
                 let ty = types.get(i).copied().unwrap_or_default();
-                let has_vars = term.subterms().iter().any(|s| matches!(s.kind, TermKind::Var(_) | TermKind::Anon));
+                let has_vars = term.subterms().any(|s| matches!(s.kind, TermKind::Var(_) | TermKind::Anon));
                 if has_vars {
                     errors.push(
                         Diagnostic::error(
@@ -796,9 +800,9 @@ pub(crate) fn ground_values(
 /// facts from an input file (`facts_given_for`), reported once at its first body use.
 /// Kept out of [`lower`] because facts files are read after the program.
 pub fn undefined_predicate_warnings(program: &Program, facts_given_for: &[PredId]) -> Vec<Diagnostic> {
-    let mut given: HashSet<PredId> = facts_given_for.iter().copied().collect();
+    let mut given: FxHashSet<PredId> = facts_given_for.iter().copied().collect();
     given.extend(program.facts.iter().map(|f| f.pred));
-    let mut warned = HashSet::new();
+    let mut warned = FxHashSet::default();
     let mut out = Vec::new();
     for rule in &program.rules {
         let atoms = rule.body.iter().map(|a| (a, "this atom can never match"));

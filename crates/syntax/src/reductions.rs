@@ -35,8 +35,9 @@
 
 use crate::ast::{self, AggregateOp, Atom, Comparison, Literal, Name, Statement, Term, TermKind};
 use diag::{Code, Diagnostic, Span};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
 
 /// The file with each fact that holds an aggregate (`n(count : e(_, _)).`, which Soufflé
 /// accepts) made a rule with an empty body, as it is computed: its predicate is derived
@@ -88,8 +89,8 @@ impl Sentinel {
 /// The rules whose head is in a recursive component with one of their atoms outside
 /// aggregates, by their position among the file's statements: one strongly connected
 /// components search over the predicates.
-fn recursive_rules(file: &ast::File) -> HashSet<usize> {
-    let mut ids: HashMap<String, usize> = HashMap::new();
+fn recursive_rules(file: &ast::File) -> FxHashSet<usize> {
+    let mut ids: FxHashMap<String, usize> = FxHashMap::default();
     let mut successors: Vec<Vec<usize>> = Vec::new();
     let mut id = |name: &str, successors: &mut Vec<Vec<usize>>| {
         let next = ids.len();
@@ -129,7 +130,11 @@ fn recursive_rules(file: &ast::File) -> HashSet<usize> {
 /// The file with every aggregate rewritten and the sentinel rows lowering adds; the
 /// reports of aggregates it cannot rewrite (group keys bound only by aggregates that wait
 /// for each other).
-pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Sentinel>, Vec<Diagnostic>) {
+pub(crate) fn desugar(file: &ast::File) -> (Cow<'_, ast::File>, Vec<Sentinel>, Vec<Diagnostic>) {
+    let has_aggregate = |s: &Statement| matches!(s, Statement::Rule(rule) if rule_has_aggregate(rule));
+    if !file.statements.iter().any(has_aggregate) {
+        return (Cow::Borrowed(file), Vec::new(), Vec::new());
+    }
     let mut names = predicate_names(file);
     let mut out = file.empty_like();
     let mut diagnostics = Vec::new();
@@ -137,7 +142,7 @@ pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Sentinel>, Vec<Diagno
     let recursive = recursive_rules(file);
     for (k, statement) in file.statements.iter().enumerate() {
         match statement {
-            Statement::Rule(rule) if rule.terms().into_iter().flat_map(Term::subterms).any(is_aggregate) => {
+            Statement::Rule(rule) if rule_has_aggregate(rule) => {
                 let mut rewrite = Rewrite {
                     names: &mut names,
                     out: &mut out.statements,
@@ -149,13 +154,18 @@ pub(crate) fn desugar(file: &ast::File) -> (ast::File, Vec<Sentinel>, Vec<Diagno
             other => out.statements.push(other.clone()),
         }
     }
-    (out, sentinels, diagnostics)
+    (Cow::Owned(out), sentinels, diagnostics)
+}
+
+/// Whether an aggregate is among the rule's terms, at any depth of an expression.
+pub(crate) fn rule_has_aggregate(rule: &ast::Rule) -> bool {
+    rule.terms().flat_map(Term::subterms).any(is_aggregate)
 }
 
 /// Every predicate name the file uses or declares (aggregates' bodies included): what a
 /// generated name must differ from.
-pub(crate) fn predicate_names(file: &ast::File) -> HashSet<String> {
-    let mut names: HashSet<String> = HashSet::new();
+pub(crate) fn predicate_names(file: &ast::File) -> FxHashSet<String> {
+    let mut names: FxHashSet<String> = FxHashSet::default();
     for statement in &file.statements {
         let atoms: Vec<&Atom> = match statement {
             Statement::Rule(rule) => {
@@ -180,7 +190,7 @@ pub(crate) fn predicate_names(file: &ast::File) -> HashSet<String> {
 
 /// What [`rewrite_rule`] adds to.
 struct Rewrite<'a> {
-    names: &'a mut HashSet<String>,
+    names: &'a mut FxHashSet<String>,
     out: &'a mut Vec<Statement>,
     sentinels: &'a mut Vec<Sentinel>,
     diagnostics: &'a mut Vec<Diagnostic>,
@@ -214,7 +224,7 @@ pub(crate) fn term_vars<'a>(terms: impl IntoIterator<Item = &'a Term>, out: &mut
 
 /// A name of the form `base` (or `base2`, `base3`, ...) that no predicate has yet; it is
 /// then taken.
-pub(crate) fn fresh_name(base: &str, names: &mut HashSet<String>) -> String {
+pub(crate) fn fresh_name(base: &str, names: &mut FxHashSet<String>) -> String {
     let name = (1..)
         .map(|k| if k == 1 { base.to_string() } else { format!("{base}_{k}") })
         .find(|n| !names.contains(n))
@@ -265,7 +275,7 @@ fn take_aggregates(rule: &mut ast::Rule, used: &mut BTreeSet<String>) -> Vec<(Te
 /// restrict the groups of a `count` or `sum` to those the rule can reach.
 pub(crate) fn outer_bound(rule: &ast::Rule) -> (BTreeSet<String>, Vec<Literal>) {
     let mut bound = BTreeSet::new();
-    let plain = |literal: &&Literal| !literal.terms().into_iter().flat_map(Term::subterms).any(is_aggregate);
+    let plain = |literal: &&Literal| !literal.terms().flat_map(Term::subterms).any(is_aggregate);
     for literal in rule.body.iter().filter(plain) {
         if let Literal::Atom(atom) = literal {
             for arg in &atom.args {
@@ -328,7 +338,7 @@ fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) 
     let mut outside = Vec::new();
     term_vars(source.terms(), &mut outside);
     let mut used: BTreeSet<String> = outside.iter().cloned().collect();
-    for term in source.terms().into_iter().flat_map(Term::subterms) {
+    for term in source.terms().flat_map(Term::subterms) {
         if let TermKind::Aggregate { value, body, .. } = &term.kind {
             let mut inner = Vec::new();
             term_vars(value.iter().map(|v| &**v), &mut inner);

@@ -10,7 +10,7 @@
 use crate::ast::{self, Statement, TermKind};
 use diag::{Code, Diagnostic, Span};
 use ir::{PredId, Program, ValueType};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// What is known of a class: a number of either signedness (an integer literal, an
 /// ordering comparison of the dlc dialect), or one type.
@@ -184,7 +184,7 @@ fn constant_kind(term: &ast::Term) -> Option<Kind> {
 /// arithmetic subexpression is a node of its own.
 struct Scope<'s> {
     solver: &'s mut Solver,
-    vars: HashMap<String, usize>,
+    vars: FxHashMap<String, usize>,
     /// The node of each operator, with the operator and its span: a `-` of an
     /// `unsigned` is E0032, an operator Soufflé has no float version of (`%`, `band`,
     /// `lnot`, ...) computing floats E0028.
@@ -221,7 +221,7 @@ pub(crate) struct Typing {
     /// The contradictions (E0028).
     pub diagnostics: Vec<Diagnostic>,
     /// The type of each comparison's operands, by where the comparison stands.
-    pub comparisons: HashMap<ComparisonSite, ValueType>,
+    pub comparisons: FxHashMap<ComparisonSite, ValueType>,
 }
 
 /// Where a comparison stands in the file: its statement and its literal in that rule's
@@ -283,7 +283,8 @@ pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
             Statement::Query(query) => (vec![&query.atom], Vec::new()),
             Statement::Error(_) => continue,
         };
-        let mut scope = Scope { solver: &mut solver, vars: HashMap::new(), operators: &mut operators, store: &store };
+        let mut scope =
+            Scope { solver: &mut solver, vars: FxHashMap::default(), operators: &mut operators, store: &store };
         for atom in atoms {
             for (i, term) in atom.args.iter().enumerate() {
                 let Some(column) = column(program, atom, i) else { continue };

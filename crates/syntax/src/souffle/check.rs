@@ -22,7 +22,7 @@ use super::{unsupported, RawIo, Relation};
 use crate::ast::{self, TermKind};
 use diag::{Code, Diagnostic, Span};
 use ir::ValueType;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
 /// What a program declares, as [`declarations`] gathers it.
@@ -32,9 +32,9 @@ pub(super) struct Declarations {
     /// The I/O directives, and the I/O qualifiers of `.decl`s, one per relation, in order.
     pub ios: Vec<(IoKind, RawIo)>,
     /// Each `.type` name with the types it is defined from.
-    pub types: HashMap<String, Vec<String>>,
+    pub types: FxHashMap<String, Vec<String>>,
     /// The types defined with `=`: unions of their members, or (of one) another name of it.
-    pub unions: HashSet<String>,
+    pub unions: FxHashSet<String>,
     /// The queries in the file.
     pub queries: Vec<ast::Query>,
     pub records: Records,
@@ -42,7 +42,7 @@ pub(super) struct Declarations {
     /// is reported and dropped).
     pub limits: Vec<RawLimit>,
     /// Each `.functor` by name (the first of one declared twice).
-    pub functors: HashMap<String, DeclaredFunctor>,
+    pub functors: FxHashMap<String, DeclaredFunctor>,
 }
 
 /// A `.limitsize` of one relation, before the relation is resolved.
@@ -70,10 +70,10 @@ pub(super) struct DeclaredFunctor {
 pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagnostic>) -> Declarations {
     let mut relations = Vec::new();
     let mut ios = Vec::new();
-    let mut types: HashMap<String, Vec<String>> = HashMap::new();
+    let mut types: FxHashMap<String, Vec<String>> = FxHashMap::default();
     // Each `.type` name where it is defined, in the order of the program.
     let mut type_spans: Vec<(String, Span)> = Vec::new();
-    let mut unions = HashSet::new();
+    let mut unions = FxHashSet::default();
     let mut queries = Vec::new();
     // Each record type and algebraic data type: its name, whether it is the latter, its
     // branches (one, unnamed, for a record type).
@@ -196,7 +196,7 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
 /// declare (a branch names its type where it is used).
 fn record_types(
     shapes: Vec<(String, bool, Vec<tree::RecordShape>)>,
-    types: &HashMap<String, Vec<String>>,
+    types: &FxHashMap<String, Vec<String>>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Records {
     let mut records = Records::default();
@@ -250,7 +250,7 @@ fn size_directive_twice(directive: &str, done: &str, relation: &str, at: Span, f
 }
 
 /// Whether `name` is a primitive type or one the program defines with `.type`.
-fn is_defined_type(name: &str, types: &HashMap<String, Vec<String>>) -> bool {
+fn is_defined_type(name: &str, types: &FxHashMap<String, Vec<String>>) -> bool {
     ValueType::from_name(name).is_some() || types.contains_key(name)
 }
 
@@ -258,7 +258,7 @@ fn is_defined_type(name: &str, types: &HashMap<String, Vec<String>>) -> bool {
 #[derive(Clone, Debug, Default)]
 pub(super) struct Records {
     pub types: Vec<ir::RecordType>,
-    pub branches: HashMap<String, (ir::RecordTypeId, usize)>,
+    pub branches: FxHashMap<String, (ir::RecordTypeId, usize)>,
 }
 
 /// Checks each `.functor`: declared once (E0043), not `stateful` (E0018: its function
@@ -266,10 +266,10 @@ pub(super) struct Records {
 /// types or defined from them (E0043).
 fn functor_declarations(
     decls: &[&tree::FunctorDecl],
-    types: &HashMap<String, Vec<String>>,
+    types: &FxHashMap<String, Vec<String>>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> HashMap<String, DeclaredFunctor> {
-    let mut functors: HashMap<String, DeclaredFunctor> = HashMap::new();
+) -> FxHashMap<String, DeclaredFunctor> {
+    let mut functors: FxHashMap<String, DeclaredFunctor> = FxHashMap::default();
     for decl in decls {
         if let Some(first) = functors.get(&decl.name.text) {
             diagnostics.push(
@@ -316,10 +316,10 @@ fn functor_declarations(
 /// the first call of each functor called.
 pub(super) fn functor_calls(
     clauses: &mut [Clause],
-    functors: &HashMap<String, DeclaredFunctor>,
+    functors: &FxHashMap<String, DeclaredFunctor>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> HashMap<String, Span> {
-    let mut called: HashMap<String, Span> = HashMap::new();
+) -> FxHashMap<String, Span> {
+    let mut called: FxHashMap<String, Span> = FxHashMap::default();
     let mut resolve = |functor: &mut ir::Functor, span: Span, arity: usize| {
         let ir::Functor::User(call) = functor else { return };
         let name = call.name().to_string();
@@ -364,10 +364,10 @@ pub(super) fn functor_calls(
 
 /// E0025 for each cycle of `.type` definitions (`.type A = B`, `.type B = A`), once per
 /// cycle, at its first definition: such a type never reaches `symbol` or `number`.
-fn type_cycles(types: &HashMap<String, Vec<String>>, spans: &[(String, Span)]) -> Vec<Diagnostic> {
+fn type_cycles(types: &FxHashMap<String, Vec<String>>, spans: &[(String, Span)]) -> Vec<Diagnostic> {
     // The types reachable through the definitions of `ty`.
-    let reached = |ty: &str| -> HashSet<String> {
-        let mut seen: HashSet<String> = HashSet::new();
+    let reached = |ty: &str| -> FxHashSet<String> {
+        let mut seen: FxHashSet<String> = FxHashSet::default();
         let mut worklist: Vec<&str> = types.get(ty).map_or(Vec::new(), |f| f.iter().map(String::as_str).collect());
         while let Some(t) = worklist.pop() {
             if seen.insert(t.to_string()) {
@@ -376,7 +376,7 @@ fn type_cycles(types: &HashMap<String, Vec<String>>, spans: &[(String, Span)]) -
         }
         seen
     };
-    let mut reported: HashSet<&str> = HashSet::new();
+    let mut reported: FxHashSet<&str> = FxHashSet::default();
     let mut diagnostics = Vec::new();
     for (name, span) in spans {
         if reported.contains(name.as_str()) {
@@ -409,14 +409,14 @@ fn type_cycles(types: &HashMap<String, Vec<String>>, spans: &[(String, Span)]) -
 pub(super) struct Subtypes<'t> {
     /// Each known type (defined or primitive) with the types it is a subtype of, itself
     /// included.
-    ancestors: HashMap<&'t str, HashSet<&'t str>>,
+    ancestors: FxHashMap<&'t str, FxHashSet<&'t str>>,
     /// The kind of each known type, so that a mix of kinds is left to E0028.
-    kinds: HashMap<&'t str, ValueType>,
+    kinds: FxHashMap<&'t str, ValueType>,
 }
 
 impl<'t> Subtypes<'t> {
-    pub fn new(types: &'t HashMap<String, Vec<String>>, unions: &HashSet<String>) -> Self {
-        let mut up: HashMap<&str, Vec<&str>> = HashMap::new();
+    pub fn new(types: &'t FxHashMap<String, Vec<String>>, unions: &FxHashSet<String>) -> Self {
+        let mut up: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
         for (name, members) in types {
             for member in members {
                 if unions.contains(name) {
@@ -428,10 +428,10 @@ impl<'t> Subtypes<'t> {
             }
         }
         let known = types.keys().map(String::as_str).chain(["symbol", "number", "unsigned", "float"]);
-        let mut ancestors = HashMap::new();
-        let mut kinds = HashMap::new();
+        let mut ancestors = FxHashMap::default();
+        let mut kinds = FxHashMap::default();
         for ty in known {
-            let mut seen: HashSet<&str> = HashSet::new();
+            let mut seen: FxHashSet<&str> = FxHashSet::default();
             let mut worklist = vec![ty];
             while let Some(t) = worklist.pop() {
                 if seen.insert(t) {
@@ -457,39 +457,37 @@ impl<'t> Subtypes<'t> {
 /// column it is written to ("not a subtype of its declared type"). Variables in columns of
 /// unknown types, or of types of more than one kind (E0028), are left out.
 pub(super) fn subtype_mismatches(clauses: &[Clause], relations: &[Relation], subtypes: &Subtypes) -> Vec<Diagnostic> {
-    let declared: HashMap<&str, &Relation> = relations.iter().map(|d| (d.name.as_str(), d)).collect();
-    let columns = |atom: &'_ ast::Atom| -> Vec<(String, String, Span)> {
-        let Some(decl) = declared.get(atom.pred.text.as_str()).filter(|d| d.arity == atom.args.len()) else {
-            return Vec::new();
-        };
-        atom.args
-            .iter()
-            .zip(&decl.types)
-            .filter_map(|(term, ty)| match &term.kind {
-                TermKind::Var(v) if subtypes.kinds.contains_key(ty.as_str()) => {
-                    Some((v.clone(), ty.clone(), term.span))
-                }
-                _ => None,
-            })
-            .collect()
-    };
+    let declared: FxHashMap<&str, &Relation> = relations.iter().map(|d| (d.name.as_str(), d)).collect();
+    // Each variable argument of `atom` in a column of a known type, with the type.
+    fn columns<'c>(
+        atom: &'c ast::Atom,
+        declared: &FxHashMap<&str, &'c Relation>,
+        subtypes: &'c Subtypes,
+    ) -> impl Iterator<Item = (&'c str, &'c str, Span)> + 'c {
+        let decl = declared.get(atom.pred.text.as_str()).filter(|d| d.arity == atom.args.len());
+        let types = decl.map_or(&[][..], |d| &d.types[..]);
+        atom.args.iter().zip(types).filter_map(move |(term, ty)| match &term.kind {
+            TermKind::Var(v) if subtypes.kinds.contains_key(ty.as_str()) => Some((v.as_str(), ty.as_str(), term.span)),
+            _ => None,
+        })
+    }
     let mut diagnostics = Vec::new();
     for clause in clauses {
         for conjunction in clause.body.iter().flatten() {
-            let mut bound: HashMap<String, Vec<(String, Span)>> = HashMap::new();
+            let mut bound: FxHashMap<&str, Vec<(&str, Span)>> = FxHashMap::default();
             for atom in conjunction.iter().filter_map(|l| match l {
                 ast::Literal::Atom(a) => Some(a),
                 _ => None,
             }) {
-                for (var, ty, span) in columns(atom) {
+                for (var, ty, span) in columns(atom, &declared, subtypes) {
                     bound.entry(var).or_default().push((ty, span));
                 }
             }
             // The common subtypes of each variable's columns.
-            let mut common: HashMap<&str, Vec<&str>> = HashMap::new();
+            let mut common: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
             for (var, uses) in &bound {
-                let kind = subtypes.kinds[uses[0].0.as_str()];
-                if uses.iter().any(|(ty, _)| subtypes.kinds[ty.as_str()] != kind) {
+                let kind = subtypes.kinds[uses[0].0];
+                if uses.iter().any(|(ty, _)| subtypes.kinds[ty] != kind) {
                     continue;
                 }
                 let below: Vec<&str> = subtypes
@@ -499,8 +497,8 @@ pub(super) fn subtype_mismatches(clauses: &[Clause], relations: &[Relation], sub
                     .filter(|s| uses.iter().all(|(ty, _)| subtypes.within(s, ty)))
                     .collect();
                 if below.is_empty() {
-                    let (first, second) = (&uses[0], uses.iter().find(|(t, _)| !subtypes.within(&uses[0].0, t)));
-                    let (other, at) = second.map_or((first.0.as_str(), first.1), |(t, s)| (t.as_str(), *s));
+                    let (first, second) = (&uses[0], uses.iter().find(|(t, _)| !subtypes.within(uses[0].0, t)));
+                    let (other, at) = second.map_or((first.0, first.1), |(t, s)| (*t, *s));
                     diagnostics.push(
                         Diagnostic::error(
                             Code::SUBTYPE_MISMATCH,
@@ -512,16 +510,16 @@ pub(super) fn subtype_mismatches(clauses: &[Clause], relations: &[Relation], sub
                     );
                     continue;
                 }
-                common.insert(var, below);
+                common.insert(*var, below);
             }
             for head in &clause.heads {
-                for (var, ty, span) in columns(head) {
-                    let Some(below) = common.get(var.as_str()) else { continue };
-                    if subtypes.kinds[ty.as_str()] != subtypes.kinds[below[0]] {
+                for (var, ty, span) in columns(head, &declared, subtypes) {
+                    let Some(below) = common.get(var) else { continue };
+                    if subtypes.kinds[ty] != subtypes.kinds[below[0]] {
                         continue;
                     }
-                    if let Some(outside) = below.iter().find(|s| !subtypes.within(s, &ty)) {
-                        let from = &bound[&var][0];
+                    if let Some(outside) = below.iter().find(|s| !subtypes.within(s, ty)) {
+                        let from = &bound[var][0];
                         diagnostics.push(
                             Diagnostic::error(
                                 Code::SUBTYPE_MISMATCH,
@@ -545,9 +543,9 @@ pub(super) fn subtype_mismatches(clauses: &[Clause], relations: &[Relation], sub
 /// E0034 for a type defined twice (at the second definition) and for a union of types of
 /// more than one primitive type (`.type U = number | symbol`; Soufflé: "multiple primitive
 /// types in union"), once per union, at its definition.
-fn type_definitions(types: &HashMap<String, Vec<String>>, spans: &[(String, Span)]) -> Vec<Diagnostic> {
+fn type_definitions(types: &FxHashMap<String, Vec<String>>, spans: &[(String, Span)]) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
-    let mut first: HashMap<&str, Span> = HashMap::new();
+    let mut first: FxHashMap<&str, Span> = FxHashMap::default();
     for (name, span) in spans {
         if let Some(&at) = first.get(name.as_str()) {
             diagnostics.push(
@@ -563,7 +561,7 @@ fn type_definitions(types: &HashMap<String, Vec<String>>, spans: &[(String, Span
         // The primitive types each member reaches through the definitions, followed with
         // a worklist and a visited set so that a cycle (reported apart) ends.
         let mut primitives: Vec<&str> = Vec::new();
-        let mut seen: HashSet<&str> = HashSet::new();
+        let mut seen: FxHashSet<&str> = FxHashSet::default();
         let mut worklist: Vec<&str> = members.iter().map(String::as_str).collect();
         while let Some(t) = worklist.pop() {
             match t {
@@ -630,7 +628,7 @@ fn plans(program: &tree::Program) -> Vec<Diagnostic> {
     let dropped = program.items.iter().any(|item| matches!(item, Item::Unsupported(_)));
     // Soufflé checks a plan once `inline` relations are unfolded, which changes the
     // atoms of the clauses that read them.
-    let inlined: HashSet<&str> = program
+    let inlined: FxHashSet<&str> = program
         .items
         .iter()
         .filter_map(|item| match item {
@@ -640,7 +638,7 @@ fn plans(program: &tree::Program) -> Vec<Diagnostic> {
         .flatten()
         .collect();
     // Which relations each relation's clauses read.
-    let mut reads: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut reads: FxHashMap<&str, Vec<&str>> = FxHashMap::default();
     for item in &program.items {
         if let Item::Clause(clause) = item {
             let mut atoms = Vec::new();
@@ -655,7 +653,7 @@ fn plans(program: &tree::Program) -> Vec<Diagnostic> {
         }
     }
     let reaches = |from: &str, to: &str| {
-        let mut seen = HashSet::from([from]);
+        let mut seen = FxHashSet::from_iter([from]);
         let mut todo = vec![from];
         while let Some(r) = todo.pop() {
             if r == to {
@@ -746,11 +744,11 @@ pub(super) fn uses(
     queries: Vec<ast::Query>,
     relations: Vec<Relation>,
     ios: Vec<(IoKind, RawIo)>,
-    unexpanded: &HashSet<String>,
+    unexpanded: &FxHashSet<String>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Checked {
     let of_unexpanded = |name: &str| name.split_once('.').is_some_and(|(instance, _)| unexpanded.contains(instance));
-    let mut declared: HashMap<&str, &Relation> = HashMap::new();
+    let mut declared: FxHashMap<&str, &Relation> = FxHashMap::default();
     let mut unique = Vec::new();
     for (i, relation) in relations.iter().enumerate() {
         match declared.get(relation.name.as_str()) {

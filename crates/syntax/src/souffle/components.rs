@@ -25,7 +25,7 @@
 use super::tree::{self, Component, ComponentType, Init, Item};
 use crate::ast;
 use diag::{Code, Diagnostic, Span};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// How deeply instances may nest, counting each base, before the expansion stops (the
 /// limit of Soufflé 2.5, which reaches it when a component instantiates itself).
@@ -42,14 +42,14 @@ pub(super) struct Expanded {
     pub origins: Vec<(Span, String)>,
     /// The top-level instances not expanded because of an error: their relations are
     /// not reported as undeclared where the program uses them.
-    pub unexpanded: HashSet<String>,
+    pub unexpanded: FxHashSet<String>,
 }
 
 /// Expands every instance of `program`; reports Soufflé's errors about components.
 pub(super) fn expand(program: tree::Program, diagnostics: &mut Vec<Diagnostic>) -> Expanded {
     let has_components = program.items.iter().any(|item| matches!(item, Item::Component(_) | Item::Init(_)));
     if !has_components {
-        return Expanded { program, origins: Vec::new(), unexpanded: HashSet::new() };
+        return Expanded { program, origins: Vec::new(), unexpanded: FxHashSet::default() };
     }
     let mut components: Vec<Box<Component>> = Vec::new();
     let mut rest = Vec::new();
@@ -67,7 +67,7 @@ pub(super) fn expand(program: tree::Program, diagnostics: &mut Vec<Diagnostic>) 
     let checked = !diag::has_errors(&expander.diagnostics);
     let mut items = Vec::with_capacity(rest.len());
     let mut origins = Vec::new();
-    let mut unexpanded = HashSet::new();
+    let mut unexpanded = FxHashSet::default();
     for item in rest {
         let Item::Init(init) = item else {
             items.push(item);
@@ -96,7 +96,7 @@ pub(super) fn note_instances(diagnostics: Vec<Diagnostic>, origins: &[(Span, Str
         return diagnostics;
     }
     let mut kept: Vec<Diagnostic> = Vec::with_capacity(diagnostics.len());
-    let mut noted: HashSet<String> = HashSet::new();
+    let mut noted: FxHashSet<String> = FxHashSet::default();
     for mut d in diagnostics {
         let Some(at) = d.primary_span() else {
             kept.push(d);
@@ -146,7 +146,7 @@ struct Orphan {
 
 /// Type parameters bound to their arguments.
 #[derive(Clone, Default)]
-struct Binding(HashMap<String, String>);
+struct Binding(FxHashMap<String, String>);
 
 impl Binding {
     fn find(&self, name: &str) -> Option<&str> {
@@ -188,7 +188,7 @@ struct Expander<'c> {
     /// Numbers the orphans of each instantiation.
     serial: usize,
     /// The components of the cycles of inheritance reported.
-    reported_cycles: HashSet<usize>,
+    reported_cycles: FxHashSet<usize>,
     /// The instances being expanded, the outermost first.
     path: Vec<String>,
     /// How many items the top-level instance being expanded has made so far.
@@ -219,7 +219,7 @@ impl<'c> Expander<'c> {
             global,
             diagnostics: Vec::new(),
             serial: 0,
-            reported_cycles: HashSet::new(),
+            reported_cycles: FxHashSet::default(),
             path: Vec::new(),
             made: 0,
         }
@@ -234,7 +234,7 @@ impl<'c> Expander<'c> {
     /// its bases (and where those are defined), in the enclosing scopes, and at the top
     /// level.
     fn lookup(&self, scope: Option<usize>, name: &str, binding: &Binding) -> Option<usize> {
-        self.search(scope, name, binding, &mut HashMap::new(), 0)
+        self.search(scope, name, binding, &mut FxHashMap::default(), 0)
     }
 
     /// [`Expander::lookup`], each search remembered (one under way finds nothing, so a
@@ -244,7 +244,7 @@ impl<'c> Expander<'c> {
         scope: Option<usize>,
         name: &str,
         binding: &Binding,
-        searched: &mut HashMap<(Option<usize>, String), Option<usize>>,
+        searched: &mut FxHashMap<(Option<usize>, String), Option<usize>>,
         depth: usize,
     ) -> Option<usize> {
         let key = (scope, name.to_string());
@@ -436,7 +436,7 @@ impl<'c> Expander<'c> {
     /// E0037 for a component or an instance named as a type, a relation, a component or
     /// an instance of the program is named before it (Soufflé's "name clash").
     fn check_names(&mut self, program: &[Item]) {
-        let mut taken: HashMap<&str, (&str, Span)> = HashMap::new();
+        let mut taken: FxHashMap<&str, (&str, Span)> = FxHashMap::default();
         for item in program {
             match item {
                 Item::Type(def) => {
@@ -543,7 +543,7 @@ impl<'c> Expander<'c> {
             self.scopes[id].enclosing,
             &mut content,
             orphans,
-            &HashSet::new(),
+            &FxHashSet::default(),
             unsupported,
             depth,
         )?;
@@ -551,8 +551,8 @@ impl<'c> Expander<'c> {
         // them in what it holds and in the orphans on their way out.
         let prefix = &init.instance.text;
         let qualified = |name: &str| format!("{prefix}.{name}");
-        let mut types = HashMap::new();
-        let mut relations = HashMap::new();
+        let mut types = FxHashMap::default();
+        let mut relations = FxHashMap::default();
         for piece in &content {
             match &piece.item {
                 Item::Type(def) => {
@@ -621,7 +621,7 @@ impl<'c> Expander<'c> {
         enclosing: Option<usize>,
         content: &mut Vec<Piece>,
         orphans: &mut Vec<Orphan>,
-        overridden: &HashSet<&'c str>,
+        overridden: &FxHashSet<&'c str>,
         unsupported: &mut Vec<tree::Unsupported>,
         depth: usize,
     ) -> Option<()> {
@@ -691,7 +691,7 @@ impl<'c> Expander<'c> {
                 }
             }
         }
-        let held: HashSet<String> = content
+        let held: FxHashSet<String> = content
             .iter()
             .filter_map(|p| match &p.item {
                 Item::Decl(decl) => Some(decl.names[0].text.clone()),
@@ -868,12 +868,12 @@ fn item_span(item: &Item) -> Span {
 
 /// The new names of an instance's types and relations.
 struct Renaming<'m> {
-    types: &'m HashMap<String, String>,
-    relations: &'m HashMap<String, String>,
+    types: &'m FxHashMap<String, String>,
+    relations: &'m FxHashMap<String, String>,
 }
 
 impl Renaming<'_> {
-    fn rename(map: &HashMap<String, String>, name: &mut ast::Name) {
+    fn rename(map: &FxHashMap<String, String>, name: &mut ast::Name) {
         if let Some(new) = map.get(&name.text) {
             name.text = new.clone();
         }

@@ -70,6 +70,14 @@ pub(super) fn expand(
 type Alternative = (Vec<Literal>, Term);
 
 /// Whether `term` is a `min` or `max` with an operand of a symbol kind.
+/// Whether the rule has a `min` or `max` of two operands where [`expand`] looks for one:
+/// without, no variable's kind is asked for.
+pub(super) fn has_extremum(rule: &ast::Rule) -> bool {
+    rule.terms()
+        .flat_map(Term::subterms)
+        .any(|t| matches!(t.kind, TermKind::Binary { op: BinOp::Min | BinOp::Max, .. }))
+}
+
 fn is_symbol_extremum(term: &Term, kind: &dyn Fn(&str) -> Option<ValueType>) -> bool {
     matches!(&term.kind, TermKind::Binary { op: BinOp::Min | BinOp::Max, left, right, .. }
         if is_symbol(left, kind) || is_symbol(right, kind))

@@ -14,7 +14,7 @@ use super::lower::{negate_literals, Clause, Dnf};
 use super::MAX_EXPANSION;
 use crate::ast::{Atom, Comparison, Literal, Term, TermKind};
 use diag::{Code, Diagnostic, Span};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// An inlined relation: its name, arity and where its `.decl` names it.
 pub(super) struct Inlined {
@@ -35,7 +35,7 @@ pub(super) fn unfold(
     if inlined.is_empty() {
         return clauses;
     }
-    let by_name: HashMap<&str, &Inlined> = inlined.iter().map(|i| (i.name.as_str(), i)).collect();
+    let by_name: FxHashMap<&str, &Inlined> = inlined.iter().map(|i| (i.name.as_str(), i)).collect();
     for (name, at) in io {
         if let Some(relation) = by_name.get(name) {
             diagnostics.push(
@@ -50,7 +50,7 @@ pub(super) fn unfold(
         }
     }
     // Each inlined relation's definitions: one (head, conjunction) per head and disjunct.
-    let mut definitions: HashMap<&str, Vec<(Atom, Vec<Literal>)>> = HashMap::new();
+    let mut definitions: FxHashMap<&str, Vec<(Atom, Vec<Literal>)>> = FxHashMap::default();
     let mut rest = Vec::new();
     for clause in clauses {
         let (inline_heads, heads): (Vec<Atom>, Vec<Atom>) =
@@ -66,7 +66,7 @@ pub(super) fn unfold(
     }
     let mut ok = check_cycles(inlined, &by_name, &definitions, diagnostics);
     // Relations whose clauses have a variable outside their head cannot be negated.
-    let negatable: HashSet<&str> = inlined
+    let negatable: FxHashSet<&str> = inlined
         .iter()
         .map(|i| i.name.as_str())
         .filter(|name| {
@@ -142,8 +142,8 @@ fn restriction(span: Span, message: String, label: &str) -> Diagnostic {
 /// whether there was none.
 fn check_cycles(
     inlined: &[Inlined],
-    by_name: &HashMap<&str, &Inlined>,
-    definitions: &HashMap<&str, Vec<(Atom, Vec<Literal>)>>,
+    by_name: &FxHashMap<&str, &Inlined>,
+    definitions: &FxHashMap<&str, Vec<(Atom, Vec<Literal>)>>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> bool {
     // The inlined relations each one reads, directly.
@@ -161,8 +161,8 @@ fn check_cycles(
     };
     // Which inlined relations each reaches, with a worklist (their number is small, and
     // each search is linear in the inlined definitions).
-    let reached = |from: &str| -> HashSet<&str> {
-        let mut seen = HashSet::new();
+    let reached = |from: &str| -> FxHashSet<&str> {
+        let mut seen = FxHashSet::default();
         let mut worklist = reads(from);
         while let Some(next) = worklist.pop() {
             if seen.insert(next) {
@@ -171,7 +171,7 @@ fn check_cycles(
         }
         seen
     };
-    let mut reported: HashSet<&str> = HashSet::new();
+    let mut reported: FxHashSet<&str> = FxHashSet::default();
     let mut ok = true;
     for relation in inlined {
         let name = relation.name.as_str();
@@ -206,12 +206,12 @@ fn check_cycles(
 /// has a `_`. Whether there was none.
 fn check_literal(
     literal: &Literal,
-    by_name: &HashMap<&str, &Inlined>,
-    negatable: &HashSet<&str>,
+    by_name: &FxHashMap<&str, &Inlined>,
+    negatable: &FxHashSet<&str>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> bool {
     let mut ok = true;
-    for term in literal.terms().into_iter().flat_map(Term::subterms) {
+    for term in literal.terms().flat_map(Term::subterms) {
         let TermKind::Aggregate { body, .. } = &term.kind else { continue };
         for atom in body.iter().flat_map(atoms_of).filter(|a| by_name.contains_key(a.pred.text.as_str())) {
             diagnostics.push(
@@ -268,7 +268,7 @@ fn check_literal(
 fn unfold_literal(
     conjunction: &[Literal],
     at: usize,
-    definitions: &HashMap<&str, Vec<(Atom, Vec<Literal>)>>,
+    definitions: &FxHashMap<&str, Vec<(Atom, Vec<Literal>)>>,
     fresh: &mut usize,
 ) -> Option<Vec<Vec<Literal>>> {
     let (before, after) = (&conjunction[..at], &conjunction[at + 1..]);
@@ -302,7 +302,7 @@ fn unfold_literal(
 fn matched(atom: &Atom, head: &Atom, body: &[Literal], fresh: &mut usize) -> Vec<Literal> {
     *fresh += 1;
     let suffix = format!("#{fresh}");
-    let mut names: HashMap<String, Term> = HashMap::new();
+    let mut names: FxHashMap<String, Term> = FxHashMap::default();
     let mut equalities = Vec::new();
     let mut anonymous = 0usize;
     for (arg, h) in atom.args.iter().zip(&head.args) {
@@ -350,7 +350,7 @@ fn renamed_atom(atom: &Atom, rename: &mut dyn FnMut(&Term) -> Term) -> Atom {
 /// `suffix` appended (a name no source variable has), which is then recorded. Terms are
 /// at most [`crate::expr::MAX_DEPTH`] deep and aggregates do not nest, so recursion is
 /// bounded.
-fn renamed(term: &Term, names: &mut HashMap<String, Term>, suffix: &str) -> Term {
+fn renamed(term: &Term, names: &mut FxHashMap<String, Term>, suffix: &str) -> Term {
     let kind = match &term.kind {
         TermKind::Var(v) => {
             let span = term.span;
@@ -406,7 +406,7 @@ fn renamed(term: &Term, names: &mut HashMap<String, Term>, suffix: &str) -> Term
 /// The atoms a literal reads: its own, and those of the aggregates in its terms.
 fn atoms_of(literal: &Literal) -> Vec<&Atom> {
     let mut out: Vec<&Atom> = literal.atom().into_iter().collect();
-    for term in literal.terms().into_iter().flat_map(Term::subterms) {
+    for term in literal.terms().flat_map(Term::subterms) {
         if let TermKind::Aggregate { body, .. } = &term.kind {
             out.extend(body.iter().filter_map(Literal::atom));
         }
@@ -414,7 +414,7 @@ fn atoms_of(literal: &Literal) -> Vec<&Atom> {
     out
 }
 
-fn vars_of<'a>(terms: impl Iterator<Item = &'a Term>) -> HashSet<&'a str> {
+fn vars_of<'a>(terms: impl Iterator<Item = &'a Term>) -> FxHashSet<&'a str> {
     terms
         .flat_map(Term::subterms)
         .filter_map(|t| match &t.kind {

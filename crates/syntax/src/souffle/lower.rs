@@ -19,7 +19,7 @@ use super::tree::{self, IoKind};
 use super::{extrema, typing, RawIo, Relation, MAX_EXPANSION};
 use crate::ast::{self, Statement, TermKind};
 use diag::{Diagnostic, FileId, Span};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A body in disjunctive normal form: each conjunction becomes one rule. Over `()` it is
 /// the shape of an expansion, which the parser bounds without building the rules.
@@ -38,8 +38,11 @@ pub(super) fn and<L: Clone>(dnf: &mut Dnf<L>, more: Dnf<L>) {
         // One alternative, the literal of almost every body: appended in place. Copying
         // each conjunction for it made a body of n atoms cost n² (18 s for 10,000 atoms).
         Ok([only]) => {
-            for conj in dnf.iter_mut() {
-                conj.extend(only.iter().cloned());
+            if let Some((last, rest)) = dnf.split_last_mut() {
+                for conj in rest {
+                    conj.extend(only.iter().cloned());
+                }
+                last.extend(only);
             }
         }
         Err(more) => {
@@ -102,45 +105,43 @@ pub(super) fn negate_literals(dnf: Dnf, bang: Option<Span>) -> Option<Dnf> {
 }
 
 /// The clauses of `program` with their bodies expanded.
-pub(super) fn clauses(program: &tree::Program) -> Vec<Clause> {
+pub(super) fn clauses(program: tree::Program) -> Vec<Clause> {
     program
         .items
-        .iter()
+        .into_iter()
         .filter_map(|item| match item {
-            tree::Item::Clause(clause) => Some(Clause {
-                heads: clause.heads.clone(),
-                body: clause.body.as_ref().map(disjunction),
-                span: clause.span,
-            }),
+            tree::Item::Clause(clause) => {
+                Some(Clause { heads: clause.heads, body: clause.body.map(disjunction), span: clause.span })
+            }
             _ => None,
         })
         .collect()
 }
 
 /// A disjunction expanded: its alternatives' conjunctions, in order.
-pub(super) fn disjunction(disjunction: &tree::Disjunction) -> Dnf {
-    disjunction.0.iter().flat_map(conjunction).collect()
+pub(super) fn disjunction(disjunction: tree::Disjunction) -> Dnf {
+    disjunction.0.into_iter().flat_map(conjunction).collect()
 }
 
 /// A conjunction expanded: the product of its literals' alternatives.
-fn conjunction(conjunction: &tree::Conjunction) -> Dnf {
+fn conjunction(conjunction: tree::Conjunction) -> Dnf {
     let mut dnf: Dnf = vec![Vec::new()];
-    for literal in &conjunction.0 {
+    for literal in conjunction.0 {
         and(&mut dnf, self::literal(literal));
     }
     dnf
 }
 
 /// A literal expanded (its nesting is bounded by the parser, so the recursion is too).
-fn literal(literal: &tree::Literal) -> Dnf {
+fn literal(literal: tree::Literal) -> Dnf {
     match literal {
-        tree::Literal::Atom(atom) => vec![vec![ast::Literal::Atom(atom.clone())]],
-        tree::Literal::Compare(c) => vec![vec![ast::Literal::Compare(c.clone())]],
+        tree::Literal::Atom(atom) => vec![vec![ast::Literal::Atom(atom)]],
+        tree::Literal::Compare(c) => vec![vec![ast::Literal::Compare(c)]],
         tree::Literal::Constant(true) => vec![Vec::new()],
         tree::Literal::Constant(false) => Vec::new(),
         tree::Literal::Group(group) => disjunction(group),
         tree::Literal::Not { bang, inner } => {
-            negate_literals(self::literal(inner), Some(*bang)).expect("the parser bounds every negation's expansion")
+            negate_literals(self::literal(*inner), Some(bang)).expect("the parser bounds every negation's expansion")
         }
     }
 }
@@ -150,21 +151,21 @@ fn literal(literal: &tree::Literal) -> Dnf {
 /// derived relations read into hidden relations. Returns the file, the relations it
 /// declares (the hidden ones last) and the resolved I/O directives.
 pub(super) fn native(
-    clauses: &[Clause],
+    clauses: Vec<Clause>,
     queries: Vec<ast::Query>,
     relations: Vec<Relation>,
     ios: Vec<(IoKind, RawIo)>,
-    types: &HashMap<String, Vec<String>>,
+    types: &FxHashMap<String, Vec<String>>,
     queried: Option<&str>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Lowered {
-    let declared: HashMap<&str, &Relation> = relations.iter().map(|r| (r.name.as_str(), r)).collect();
+    let declared: FxHashMap<&str, &Relation> = relations.iter().map(|r| (r.name.as_str(), r)).collect();
     // A fact with an aggregate (`n(count : { e(_, _) }).`) or a declared functor's call
     // (`n(@f(1)).`) is computed, so its relation is derived as a rule's is.
-    let mut derived: HashSet<&str> = clauses
+    let mut derived: FxHashSet<String> = clauses
         .iter()
         .flat_map(|c| c.heads.iter().filter(move |h| c.body.is_some() || h.has_aggregate() || h.calls_user_functor()))
-        .map(|h| h.pred.text.as_str())
+        .map(|h| h.pred.text.clone())
         .collect();
     // A query reads a derived relation: one it names (on the command line or in the
     // file) is made one even when only facts or an `.input` define it.
@@ -172,7 +173,8 @@ pub(super) fn native(
         queried
             .into_iter()
             .chain(queries.iter().map(|q| q.atom.pred.text.as_str()))
-            .filter(|q| declared.contains_key(q)),
+            .filter(|q| declared.contains_key(q))
+            .map(str::to_string),
     );
     let (mut inputs, mut outputs, mut printsize) = (Vec::new(), Vec::new(), Vec::new());
     let (mut copies, mut hidden_relations) = (Vec::new(), Vec::new());
@@ -239,11 +241,12 @@ pub(super) fn native(
     // The fresh variables of rewritten symbol `min`/`max` terms, numbered per program.
     let mut extrema_vars = 0;
     for clause in clauses {
-        match &clause.body {
+        match clause.body {
             None => {
-                for head in &clause.heads {
+                for head in clause.heads {
                     // A fact's symbol `min`/`max` of constants is computed.
-                    let rule = ast::Rule { head: head.clone(), body: Vec::new(), span: clause.span };
+                    let is_derived = derived.contains(head.pred.text.as_str());
+                    let rule = ast::Rule { head, body: Vec::new(), span: clause.span };
                     let rules = match extrema::expand(rule, &|_| None, &mut extrema_vars) {
                         Ok(rules) => rules,
                         Err(report) => {
@@ -252,7 +255,7 @@ pub(super) fn native(
                         }
                     };
                     for rule in rules {
-                        statements.push(if derived.contains(head.pred.text.as_str()) || !rule.body.is_empty() {
+                        statements.push(if is_derived || !rule.body.is_empty() {
                             Statement::Rule(rule)
                         } else {
                             Statement::Fact(rule.head)
@@ -261,14 +264,35 @@ pub(super) fn native(
                 }
             }
             Some(dnf) => {
-                for head in &clause.heads {
-                    for conj in dnf {
-                        let rule = ast::Rule { head: head.clone(), body: conj.clone(), span: clause.span };
-                        let typed = typing::variable_kinds(conj, &declared, types);
-                        match extrema::expand(rule, &|v| typed.get(v).copied(), &mut extrema_vars) {
-                            Ok(rules) => statements.extend(rules.into_iter().map(Statement::Rule)),
-                            Err(report) => diagnostics.push(report),
-                        }
+                // Each head with each conjunction, made one rule; the last head takes the
+                // conjunctions and the last conjunction the head instead of copies.
+                let mut heads = clause.heads;
+                let Some(last_head) = heads.pop() else { continue };
+                let mut rules: Vec<ast::Rule> = Vec::with_capacity((heads.len() + 1) * dnf.len());
+                for head in &heads {
+                    rules.extend(dnf.iter().map(|conj| ast::Rule {
+                        head: head.clone(),
+                        body: conj.clone(),
+                        span: clause.span,
+                    }));
+                }
+                let mut dnf = dnf;
+                let last_conj = dnf.pop();
+                rules.extend(dnf.into_iter().map(|body| ast::Rule {
+                    head: last_head.clone(),
+                    body,
+                    span: clause.span,
+                }));
+                rules.extend(last_conj.map(|body| ast::Rule { head: last_head, body, span: clause.span }));
+                for rule in rules {
+                    // The variables' kinds, wanted only by a rule with a symbol `min`/`max`.
+                    let typed = match extrema::has_extremum(&rule) {
+                        true => typing::variable_kinds(&rule.body, &declared, types),
+                        false => FxHashMap::default(),
+                    };
+                    match extrema::expand(rule, &|v| typed.get(v).copied(), &mut extrema_vars) {
+                        Ok(rules) => statements.extend(rules.into_iter().map(Statement::Rule)),
+                        Err(report) => diagnostics.push(report),
                     }
                 }
             }

@@ -53,7 +53,7 @@ use diag::{Code, Diagnostic, FileId, Span};
 use ir::{PredId, PredKind, PredName, Program};
 use lexer::{lex, Kind};
 use preprocess::{preprocess, Texts};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use tree::IoSettings;
 
@@ -305,7 +305,7 @@ struct Front {
     printsize: Vec<RawIo>,
     /// The `.limitsize` of each relation given one.
     limits: Vec<check::RawLimit>,
-    types: HashMap<String, Vec<String>>,
+    types: FxHashMap<String, Vec<String>>,
     /// The source of each item of an instance, with the instance's name.
     origins: Vec<(Span, String)>,
     functors: Vec<CalledFunctor>,
@@ -376,7 +376,7 @@ fn front_for_query(
         limits,
         functors: declared_functors,
     } = check::declarations(&program, &mut diagnostics);
-    let mut clauses = typing::casts(lower::clauses(&program), &types, &mut diagnostics);
+    let mut clauses = typing::casts(lower::clauses(program), &types, &mut diagnostics);
     let called = check::functor_calls(&mut clauses, &declared_functors, &mut diagnostics);
     let mut functors: Vec<CalledFunctor> = called
         .into_iter()
@@ -420,7 +420,7 @@ fn front_for_query(
         .collect();
     let clauses = typing::comparisons(checked.clauses, &checked.relations, &types, &mut diagnostics);
     let lowered =
-        lower::native(&clauses, checked.queries, checked.relations, checked.ios, &types, queried, &mut diagnostics);
+        lower::native(clauses, checked.queries, checked.relations, checked.ios, &types, queried, &mut diagnostics);
     let mut native = lowered.file;
     native.span = Span::new(file, 0..src.len());
     native.record_types = records.types;
@@ -448,7 +448,7 @@ fn collapse_unsupported(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     let key = |d: &Diagnostic| {
         matches!(d.code, Code::UNSUPPORTED_SOUFFLE | Code::UNDECLARED_RELATION).then(|| d.message.clone())
     };
-    let mut uses: HashMap<String, Vec<Span>> = HashMap::new();
+    let mut uses: FxHashMap<String, Vec<Span>> = FxHashMap::default();
     for d in &diagnostics {
         if let (Some(k), Some(span)) = (key(d), d.primary_span()) {
             uses.entry(k).or_default().push(span);

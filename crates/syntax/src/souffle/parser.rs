@@ -1306,7 +1306,7 @@ impl crate::expr::ExprSource for Parser<'_> {
         if shape.len() != 1 {
             return Err(self.unsupported(open.span.to(close.span), "a disjunction inside an aggregate"));
         }
-        Ok((lower::disjunction(&body).pop().unwrap_or_default(), close.span))
+        Ok((lower::disjunction(body).pop().unwrap_or_default(), close.span))
     }
 
     fn error(&mut self, span: Span, message: String) -> Reported {

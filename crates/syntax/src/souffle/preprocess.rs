@@ -14,7 +14,7 @@ use super::lexer::{lex, Kind};
 use super::{unsupported, Includes, MAX_INCLUDE_DEPTH};
 use crate::lexer::unescape;
 use diag::{Code, Diagnostic, FileId, Label, Span};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::rc::Rc;
 
 /// How many macro expansions one program may make: far more than any program needs, few
@@ -51,7 +51,7 @@ impl Tok {
 pub(super) struct Texts {
     /// Each file's text, by the file's id (a program of many files looks its texts up
     /// once a token).
-    files: HashMap<FileId, String>,
+    files: FxHashMap<FileId, String>,
     /// The texts the preprocessor made (see [`Tok`]).
     pub made: Vec<String>,
 }
@@ -190,13 +190,13 @@ pub(super) fn preprocess(
         texts,
         includes,
         diagnostics,
-        macros: HashMap::new(),
-        names: HashMap::new(),
+        macros: FxHashMap::default(),
+        names: FxHashMap::default(),
         hide_sets: vec![Vec::new()],
-        joined: HashMap::new(),
+        joined: FxHashMap::default(),
         expansions: Vec::new(),
         exhausted: false,
-        once: HashSet::new(),
+        once: FxHashSet::default(),
     };
     let value = pre.texts.make(RAM_DOMAIN_SIZE.to_string());
     let body = vec![Piece::Tok(Tok { made: value, ..Tok::new(Kind::Number, Span::new(file, 0..0)) })];
@@ -315,18 +315,18 @@ struct Pre<'a> {
     texts: &'a mut Texts,
     includes: &'a mut dyn Includes,
     diagnostics: &'a mut Vec<Diagnostic>,
-    macros: HashMap<String, Rc<Macro>>,
+    macros: FxHashMap<String, Rc<Macro>>,
     /// Each macro name's number, for hide sets.
-    names: HashMap<String, u32>,
+    names: FxHashMap<String, u32>,
     /// The sets of macro names tokens may no longer invoke (sorted); the first is empty.
     hide_sets: Vec<Vec<u32>>,
     /// The union of two hide sets, once computed.
-    joined: HashMap<(u32, u32), u32>,
+    joined: FxHashMap<(u32, u32), u32>,
     expansions: Vec<Expansion>,
     /// Whether [`MAX_EXPANSIONS`] was reached (and reported).
     exhausted: bool,
     /// The files that have passed a `.once`.
-    once: HashSet<String>,
+    once: FxHashSet<String>,
 }
 
 impl Pre<'_> {

@@ -21,14 +21,14 @@ use super::Relation;
 use crate::ast::{self, Literal, Term, TermKind};
 use diag::{Code, Diagnostic, Span};
 use ir::{CmpOp, Functor, RecordTypeId, ValueType};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The clauses with their records resolved; a clause with a record error is reported
 /// and dropped.
 pub(super) fn resolve(
     clauses: Vec<Clause>,
     relations: &[Relation],
-    types: &HashMap<String, Vec<String>>,
+    types: &FxHashMap<String, Vec<String>>,
     records: &Records,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Clause> {
@@ -44,7 +44,7 @@ pub(super) fn resolve(
     if !clauses.iter().any(writes_records) {
         return clauses;
     }
-    let columns: HashMap<&str, Vec<ValueType>> = relations
+    let columns: FxHashMap<&str, Vec<ValueType>> = relations
         .iter()
         .map(|r| (r.name.as_str(), r.types.iter().map(|t| super::typing::column_kind(t, types)).collect()))
         .collect();
@@ -67,7 +67,7 @@ pub(super) fn resolve(
 
 /// Whether `term` writes a record or `nil` anywhere, an aggregate's body included.
 fn has_record(term: &Term) -> bool {
-    term.subterms().iter().any(|t| match &t.kind {
+    term.subterms().any(|t| match &t.kind {
         TermKind::Record { .. } | TermKind::Nil => true,
         TermKind::Aggregate { value, body, .. } => {
             value.as_deref().is_some_and(has_record)
@@ -82,7 +82,7 @@ fn has_record(term: &Term) -> bool {
 
 struct Resolver<'a> {
     /// Each declared relation's column types.
-    columns: HashMap<&'a str, Vec<ValueType>>,
+    columns: FxHashMap<&'a str, Vec<ValueType>>,
     records: &'a Records,
     /// The count of fresh variables made, for their names.
     fresh: usize,
@@ -122,8 +122,8 @@ impl Resolver<'_> {
     fn conjunction(&mut self, conjunction: Vec<Literal>) -> Vec<Literal> {
         let mut out = Vec::with_capacity(conjunction.len());
         // The type of each variable a positive atom's column or a pattern's field gives.
-        let mut var_types: HashMap<String, ValueType> = HashMap::new();
-        let mut bound: HashSet<String> = HashSet::new();
+        let mut var_types: FxHashMap<String, ValueType> = FxHashMap::default();
+        let mut bound: FxHashSet<String> = FxHashSet::default();
         let mut later = Vec::new();
         for literal in conjunction {
             match literal {
@@ -227,7 +227,7 @@ impl Resolver<'_> {
     }
 
     /// The type of a comparison operand that is a variable of known type.
-    fn operand_type(&self, term: &Term, var_types: &HashMap<String, ValueType>) -> Option<ValueType> {
+    fn operand_type(&self, term: &Term, var_types: &FxHashMap<String, ValueType>) -> Option<ValueType> {
         match &term.kind {
             TermKind::Var(v) => var_types.get(v).copied(),
             _ => None,
@@ -368,8 +368,8 @@ impl Resolver<'_> {
         pattern: Term,
         ty: ValueType,
         reads: &mut Vec<Literal>,
-        var_types: &mut HashMap<String, ValueType>,
-        bound: &mut HashSet<String>,
+        var_types: &mut FxHashMap<String, ValueType>,
+        bound: &mut FxHashSet<String>,
     ) {
         // (the variable holding the record, its pattern, its type)
         let mut work = vec![(var, pattern, ty)];

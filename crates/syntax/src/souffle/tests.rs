@@ -859,7 +859,7 @@ fn a_clause_with_two_heads_and_a_disjunction_is_one_tree_node() {
     let [Conjunction(grouped)] = group.as_slice() else { panic!("one conjunction in the group") };
     assert!(matches!(grouped.as_slice(), [Literal::Atom(d), Literal::Compare(_)] if d.pred.text == "d"));
     // Expanded, the negated group is two alternatives: three conjunctions for each head.
-    let expanded = lower::clauses(&program);
+    let expanded = lower::clauses(program.clone());
     let body = expanded[0].body.as_ref().expect("a body");
     let shown: Vec<String> = body
         .iter()
@@ -982,8 +982,10 @@ fn the_parser_bounds_each_expansion_that_the_lowering_then_makes() {
             })
             .collect();
         assert!(found.is_empty(), "{found:?}");
-        let sizes: Vec<usize> =
-            lower::clauses(&program).iter().map(|c| c.heads.len() * c.body.as_ref().map_or(1, Vec::len)).collect();
+        let sizes: Vec<usize> = lower::clauses(program.clone())
+            .iter()
+            .map(|c| c.heads.len() * c.body.as_ref().map_or(1, Vec::len))
+            .collect();
         (sizes, unsupported)
     };
     // Ten groups of two alternatives are 2^10 = 1,024 rules; a second head doubles them.

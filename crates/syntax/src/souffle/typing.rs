@@ -13,17 +13,17 @@ use super::{unsupported, Relation};
 use crate::ast::{self, TermKind};
 use diag::Diagnostic;
 use ir::ValueType;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The clauses whose comparisons type, with their comparisons' domains set; reports the
 /// others'.
 pub(super) fn comparisons(
     clauses: Vec<Clause>,
     relations: &[Relation],
-    types: &HashMap<String, Vec<String>>,
+    types: &FxHashMap<String, Vec<String>>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Clause> {
-    let declared: HashMap<&str, &Relation> = relations.iter().map(|r| (r.name.as_str(), r)).collect();
+    let declared: FxHashMap<&str, &Relation> = relations.iter().map(|r| (r.name.as_str(), r)).collect();
     let mut kept = Vec::with_capacity(clauses.len());
     for mut clause in clauses {
         let mut ok = true;
@@ -43,7 +43,7 @@ pub(super) fn comparisons(
 /// not define, whose clause is dropped.
 pub(super) fn casts(
     clauses: Vec<Clause>,
-    types: &HashMap<String, Vec<String>>,
+    types: &FxHashMap<String, Vec<String>>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Clause> {
     let mut kept = Vec::with_capacity(clauses.len());
@@ -96,7 +96,7 @@ fn literal_terms(literal: &mut ast::Literal) -> Vec<&mut ast::Term> {
 }
 
 /// E0038 for a cast to `name`, which no `.type` defines, with the nearest defined name.
-fn unknown_cast_type(name: &str, span: diag::Span, types: &HashMap<String, Vec<String>>) -> Diagnostic {
+fn unknown_cast_type(name: &str, span: diag::Span, types: &FxHashMap<String, Vec<String>>) -> Diagnostic {
     let known = ["number", "unsigned", "float", "symbol"].into_iter().chain(types.keys().map(String::as_str));
     let nearest = known.min_by_key(|k| (strsim::damerau_levenshtein(name, k), *k)).unwrap_or("number");
     Diagnostic::error(
@@ -111,8 +111,15 @@ fn unknown_cast_type(name: &str, span: diag::Span, types: &HashMap<String, Vec<S
 /// from number types only (unsigned or float if any of them is: Soufflé rejects a union
 /// of two), otherwise a symbol type. Definitions are followed with a worklist and a visited set, so
 /// a cycle ends.
-pub(super) fn column_kind(ty: &str, types: &HashMap<String, Vec<String>>) -> ValueType {
-    let mut seen = HashSet::new();
+pub(super) fn column_kind(ty: &str, types: &FxHashMap<String, Vec<String>>) -> ValueType {
+    // The primitive types, the columns of most programs, without the walk's allocations.
+    match ty {
+        "number" => return ValueType::Number,
+        "unsigned" => return ValueType::Unsigned,
+        "float" => return ValueType::Float,
+        _ => {}
+    }
+    let mut seen = FxHashSet::default();
     let mut worklist = vec![ty];
     let mut kind = ValueType::Number;
     while let Some(t) = worklist.pop() {
@@ -145,10 +152,10 @@ pub(super) fn record_member(index: usize) -> String {
 /// Per variable of a conjunction, the kind of the first column it appears in.
 pub(super) fn variable_kinds(
     conjunction: &[ast::Literal],
-    declared: &HashMap<&str, &Relation>,
-    types: &HashMap<String, Vec<String>>,
-) -> HashMap<String, ValueType> {
-    let mut typed: HashMap<String, ValueType> = HashMap::new();
+    declared: &FxHashMap<&str, &Relation>,
+    types: &FxHashMap<String, Vec<String>>,
+) -> FxHashMap<String, ValueType> {
+    let mut typed: FxHashMap<String, ValueType> = FxHashMap::default();
     for atom in conjunction.iter().filter_map(ast::Literal::atom) {
         let Some(decl) = declared.get(atom.pred.text.as_str()) else { continue };
         for (term, ty) in atom.args.iter().zip(&decl.types) {
@@ -173,8 +180,8 @@ pub(super) fn variable_kinds(
 /// whether none compares a symbol with a number or a `number` with an `unsigned`.
 fn order_symbols(
     conjunction: &mut [ast::Literal],
-    declared: &HashMap<&str, &Relation>,
-    types: &HashMap<String, Vec<String>>,
+    declared: &FxHashMap<&str, &Relation>,
+    types: &FxHashMap<String, Vec<String>>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> bool {
     let typed = variable_kinds(conjunction, declared, types);
