@@ -418,12 +418,12 @@ where
             let mut value = match inp.peek() {
                 Some(opening @ (Token::LBracket | Token::Dollar)) => {
                     if open.len() >= crate::expr::MAX_DEPTH {
-                        inp.parse(&too_deep)?;
+                        inp.parse(too_deep)?;
                     }
                     inp.next();
                     let (branch, close) = match opening {
                         Token::LBracket => (None, Token::RBracket),
-                        _ => (Some(inp.parse(&branch_name)?), Token::RParen),
+                        _ => (Some(inp.parse(branch_name)?), Token::RParen),
                     };
                     let opens = branch.is_none() || inp.peek() == Some(Token::LParen);
                     if branch.is_some() && opens {
