@@ -213,10 +213,23 @@ impl Resolver<'_> {
                     out.push(Literal::Compare(c));
                 }
                 Literal::Negated { atom, span } => {
-                    if atom.args.iter().flat_map(|a| a.subterms()).any(|t| matches!(t.kind, TermKind::Anon))
-                        && atom.args.iter().any(has_record)
-                    {
-                        self.diagnostics.push(super::unsupported(span, "`_` inside a record of a negated atom"));
+                    // A record there is made, and `_` makes no value: as Soufflé has it,
+                    // such a record is not grounded (reported at its outermost record).
+                    for arg in &atom.args {
+                        let ungrounded = arg.subterms().into_iter().find(|t| {
+                            matches!(t.kind, TermKind::Record { .. })
+                                && t.subterms().iter().any(|f| matches!(f.kind, TermKind::Anon))
+                        });
+                        if let Some(record) = ungrounded {
+                            self.diagnostics.push(
+                                Diagnostic::error(Code::INVALID_RECORD, "a record with `_` in a negated atom is not grounded")
+                                    .with_primary(record.span, "`_` gives this record no value to look for")
+                                    .with_help(
+                                        "each field of a record in a negated atom is a value the body gives (Soufflé reports an ungrounded record too): \
+                                         name the field with a variable a positive atom binds, or negate an atom of a relation that holds the fields",
+                                    ),
+                            );
+                        }
                     }
                     out.push(Literal::Negated { atom: self.made_atom(atom), span });
                 }

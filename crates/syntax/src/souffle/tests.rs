@@ -1460,3 +1460,20 @@ fn records_outside_the_program_are_read_against_their_column() {
     assert_eq!(diagnostics.len(), 1);
     assert!(diagnostics[0].message.contains("records nest deeper than"), "{:?}", diagnostics[0].message);
 }
+
+/// `_` inside a record of a negated atom leaves the record without a value to look for:
+/// as Soufflé reports an ungrounded record, dlc reports E0045 at the outermost record,
+/// and `_` as a whole argument of a negated atom stays "any value".
+#[test]
+fn a_record_with_an_anonymous_field_in_a_negated_atom_is_not_grounded() {
+    let decls = ".type Pair = [a: number, b: symbol]\n.type Shape = Circle {r: number} | Rect {w: number, h: number}\n\
+                 .decl r(p: Pair)\n.decl s(x: Shape, n: number)\n.decl n(x: number)\n.decl out(x: number)\n";
+    let found = errors(&format!("{decls}out(x) :- n(x), !r([x, _]).\n"));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0].0, found[0].1.as_str()), ("E0045", "[x, _]"));
+    assert!(found[0].2.contains("not grounded"), "{found:?}");
+    let found = errors(&format!("{decls}out(x) :- n(x), !s($Rect(x, _), x), !r([_, \"a\"]).\n"));
+    let places: Vec<&str> = found.iter().map(|(_, place, _)| place.as_str()).collect();
+    assert_eq!(places, ["$Rect(x, _)", "[_, \"a\"]"]);
+    ok(&format!("{decls}out(x) :- n(x), !s(_, x), !r([x, \"a\"]).\n"));
+}
