@@ -619,3 +619,85 @@ fn only_runs_that_evaluate_read_the_inputs_they_need() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     let _ = std::fs::remove_dir_all(prog.parent().unwrap());
 }
+
+/// Update lines, update flags, the repl and `--explain` write records as Soufflé does
+/// (`[4, w]`, `[5, [6, nil]]`, `$Circle(5)`, `$Empty`): batches that insert and delete
+/// records are maintained (checked against recomputation after each, with every
+/// maintenance strategy), and `-D` then writes exactly what a fresh run on the changed
+/// input writes.
+#[test]
+fn updates_insert_and_delete_records() {
+    let program = "fixtures/souffle/records/prog.dl";
+    let input = root().join("fixtures/souffle/records/in");
+    let changed = scratch("records-input");
+    std::fs::create_dir_all(&changed).unwrap();
+    let read = |name: &str| std::fs::read_to_string(input.join(name)).unwrap();
+    std::fs::write(changed.join("pair.facts"), read("pair.facts").replace("[1, x]\n", "") + "[4, w]\n").unwrap();
+    std::fs::write(changed.join("list.facts"), read("list.facts").replace("[7, nil]\n", "") + "[5, [6, nil]]\n")
+        .unwrap();
+    std::fs::write(changed.join("shape.facts"), read("shape.facts").replace("$Rect(4, 4)\n", "") + "$Circle(5)\n")
+        .unwrap();
+    std::fs::write(changed.join("point.facts"), read("point.facts") + "[2.5, 3]\n").unwrap();
+    let fresh = scratch("records-fresh");
+    let out = dlc(&[program, "-F", changed.to_str().unwrap(), "-D", fresh.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_ne!(files(&fresh), files(&root().join("fixtures/souffle/records/expected")), "the changes show");
+    let updates = scratch("records-updates").with_extension("txt");
+    std::fs::write(
+        &updates,
+        "+pair([4, w]).\n-pair([1, \"x\"]).\n+list([5, [6, nil]]).\n-shape($Rect(4, 4)).\n;\n\
+         +shape($Circle(5)).\n-list([7, nil]).\n-shape($Empty()).\n+shape($Empty)\n",
+    )
+    .unwrap();
+    for maintenance in ["auto", "dred", "ranked"] {
+        let maintained = scratch(&format!("records-{maintenance}"));
+        let out = dlc(&[
+            program,
+            "-F",
+            input.to_str().unwrap(),
+            "-D",
+            maintained.to_str().unwrap(),
+            "--updates",
+            updates.to_str().unwrap(),
+            "--insert",
+            "point([2.5, 3])",
+            "--check",
+            "--no-timing",
+            "--maintenance",
+            maintenance,
+        ]);
+        assert_eq!(out.code, 0, "{maintenance}: {}", out.stderr);
+        assert!(
+            out.stdout.contains("batch 2: +pair([4, w]) -pair([1, x]) +list([5, [6, nil]]) -shape($Rect(4, 4))\n"),
+            "{}",
+            out.stdout
+        );
+        assert!(out.stdout.contains("  square: 1 removed, 0 added\n"), "{}", out.stdout);
+        assert_eq!(files(&maintained), files(&fresh), "{maintenance}");
+    }
+    // A record of the wrong shape is reported at its place, and nothing is evaluated.
+    let bad = scratch("records-bad-updates").with_extension("txt");
+    std::fs::write(&bad, "+pair([4]).\n+shape($Square(2)).\n").unwrap();
+    let out = dlc(&[program, "-F", input.to_str().unwrap(), "--updates", bad.to_str().unwrap(), "--color", "never"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("[E0045] Error: a record of `Pair` has 2 field(s); 1 given"), "{}", out.stderr);
+    assert!(out.stderr.contains(":1:7 ]"), "{}", out.stderr);
+    assert!(out.stderr.contains("[E0045] Error: no type declares the branch `Square`"), "{}", out.stderr);
+
+    // `--explain` names a fact by its records.
+    let args = [program, "-F", input.to_str().unwrap(), "--query", "area(s, a)", "--no-timing"];
+    let out = dlc(&[&args[..], &["--explain", "area($Rect(2, 3), 6)"]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("  shape($Rect(2, 3))  input fact\n"), "{}", out.stdout);
+
+    // The repl inserts, deletes, queries and explains records.
+    let args = ["repl", program, "-F", input.to_str().unwrap(), "--query", "area(s, a)", "--check"];
+    let lines = "+shape($Circle(5)).\n-shape($Empty).\n;\n?- area($Circle(5), a).\n:why area($Circle(5), 75)\n";
+    let run = common::dlc_with_input(&args, lines);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("batch 1: +shape($Circle(5)) -shape($Empty)\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("  answers removed: area($Empty,0)\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("  answers added: area($Circle(5),75)\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("area($Circle(5),75)\n1 answer(s)"), "{}", run.stdout);
+    assert!(run.stdout.contains("  shape($Circle(5))  input fact\n"), "{}", run.stdout);
+}

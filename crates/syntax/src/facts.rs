@@ -4,7 +4,7 @@
 //! accepts only what that parser reads the same way (see [`simple_atom`]).
 
 use crate::ast;
-use crate::lexer::{lex, Spanned, Token};
+use crate::lexer::{lex_values, Spanned, Token};
 use crate::lower::{ground_values, reserved_name, reserved_names};
 use crate::parser::{fact_line, run, update_line, Sign};
 use diag::{Code, Diagnostic, FileId, Span};
@@ -187,7 +187,7 @@ pub fn csv_separator(src: &str, arity: Option<usize>) -> char {
 
 /// Lexes one line; spans are made relative to the whole file.
 fn lex_line(line: &str, offset: usize) -> Vec<Spanned<'_>> {
-    lex(line).into_iter().map(|(t, s)| (t, (s.start + offset..s.end + offset).into())).collect()
+    lex_values(line).into_iter().map(|(t, s)| (t, (s.start + offset..s.end + offset).into())).collect()
 }
 
 /// Turns a parsed ground atom into an input fact. New predicates are declared EDB;
@@ -674,7 +674,7 @@ pub fn parse_updates(src: &str, file: FileId, program: &mut Program) -> (Vec<Upd
 
 /// Reads one update atom given on the command line, e.g. `E(a,b)` for `--insert`.
 pub fn parse_update_atom(src: &str, file: FileId, program: &mut Program) -> (Option<Fact>, Vec<Diagnostic>) {
-    let tokens: Vec<Spanned<'_>> = lex(src).into_iter().filter(|(t, _)| *t != Token::Newline).collect();
+    let tokens: Vec<Spanned<'_>> = lex_values(src).into_iter().filter(|(t, _)| *t != Token::Newline).collect();
     let (atom, mut diagnostics) = run(fact_line(file), &tokens, src.len(), file, Code::BAD_UPDATE);
     let Some(atom) = atom else { return (None, diagnostics) };
     match input_fact(program, &atom, Code::UPDATE_IDB) {
@@ -691,7 +691,7 @@ pub fn parse_update_atom(src: &str, file: FileId, program: &mut Program) -> (Opt
 /// a wrong argument count E0004, a variable E0011. New constants are interned (a fact
 /// with one is simply not in any database); no predicate is declared.
 pub fn parse_ground_atom(src: &str, file: FileId, program: &mut Program) -> (Option<Fact>, Vec<Diagnostic>) {
-    let tokens: Vec<Spanned<'_>> = lex(src).into_iter().filter(|(t, _)| *t != Token::Newline).collect();
+    let tokens: Vec<Spanned<'_>> = lex_values(src).into_iter().filter(|(t, _)| *t != Token::Newline).collect();
     let (atom, mut diagnostics) = run(fact_line(file), &tokens, src.len(), file, Code::PARSE);
     let Some(atom) = atom else { return (None, diagnostics) };
     let reserved = reserved_names(&atom);

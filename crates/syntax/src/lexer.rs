@@ -75,6 +75,12 @@ pub enum Token<'a> {
     Compare(&'a str),
     #[token("\n")]
     Newline,
+    /// `[`, `]` and `$` of a record value (`[1, nil]`, `$Circle(3)`) in a line read on its
+    /// own; never produced by logos itself but by [`lex_values`], so that the rule
+    /// language reads them as the unexpected characters they are there.
+    LBracket,
+    RBracket,
+    Dollar,
     /// Text the lexer could not read; never produced by logos itself but by [`lex`].
     Error(&'a str),
 }
@@ -106,6 +112,9 @@ impl fmt::Display for Token<'_> {
             Token::Bang => f.write_str("`!`"),
             Token::Compare(op) => write!(f, "`{op}`"),
             Token::Newline => f.write_str("end of line"),
+            Token::LBracket => f.write_str("`[`"),
+            Token::RBracket => f.write_str("`]`"),
+            Token::Dollar => f.write_str("`$`"),
             Token::Error(s) if s.starts_with('"') => write!(f, "malformed string `{s}`"),
             Token::Error(s) => write!(f, "unexpected character(s) `{s}`"),
         }
@@ -130,6 +139,48 @@ pub fn lex(src: &str) -> Vec<Spanned<'_>> {
                 }
                 _ => tokens.push((Token::Error(&src[range.clone()]), range.into())),
             },
+        }
+    }
+    tokens
+}
+
+/// [`lex`] of a line that holds values (a fact, an update, a fact to explain), where `[`,
+/// `]` and `$` write records: each of them is a token of its own, and the other
+/// unreadable characters stay [`Token::Error`]s as [`lex`] merges them.
+pub fn lex_values(src: &str) -> Vec<Spanned<'_>> {
+    let mut tokens: Vec<Spanned<'_>> = Vec::new();
+    for (token, span) in lex(src) {
+        let Token::Error(text) = token else {
+            tokens.push((token, span));
+            continue;
+        };
+        if text.starts_with('"') || !text.contains(['[', ']', '$']) {
+            tokens.push((token, span));
+            continue;
+        }
+        let mut rest_start: Option<usize> = None;
+        for (i, c) in text.char_indices() {
+            let at = span.start + i;
+            let record = match c {
+                '[' => Some(Token::LBracket),
+                ']' => Some(Token::RBracket),
+                '$' => Some(Token::Dollar),
+                _ => None,
+            };
+            match record {
+                Some(record) => {
+                    if let Some(start) = rest_start.take() {
+                        tokens.push((Token::Error(&src[start..at]), (start..at).into()));
+                    }
+                    tokens.push((record, (at..at + 1).into()));
+                }
+                None => {
+                    rest_start.get_or_insert(at);
+                }
+            }
+        }
+        if let Some(start) = rest_start {
+            tokens.push((Token::Error(&src[start..span.end]), (start..span.end).into()));
         }
     }
     tokens

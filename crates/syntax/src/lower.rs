@@ -722,7 +722,30 @@ pub(crate) fn lower_query(program: &mut Program, atom: &ast::Atom) -> Result<Que
     if program.pred(pred).kind == PredKind::Edb {
         return Err(IrError::QueryOnEdb { pred, span: atom.span }.to_diagnostic(program));
     }
-    let mut fresh = FreshVars::new(&atom.args);
+    // A record argument (Soufflé's dialect) selects the one record it writes: it must be
+    // ground, and is read as an update's is. The atom is lowered with a variable in its
+    // place, which the record's value then replaces.
+    let mut records = Vec::new();
+    let mut without_records = std::borrow::Cow::Borrowed(atom);
+    for (i, arg) in atom.args.iter().enumerate() {
+        if !matches!(arg.kind, TermKind::Record { .. } | TermKind::Nil) {
+            continue;
+        }
+        if arg.subterms().any(|t| matches!(t.kind, TermKind::Var(_) | TermKind::Anon)) {
+            return Err(crate::souffle::unsupported(arg.span, "a record with variables in a query"));
+        }
+        let ty = program.pred(pred).types.get(i).copied().unwrap_or_default();
+        let value = match ground_argument(program, ty, arg, atom) {
+            Ok(value) => value,
+            Err(reports) => match reports.into_iter().next() {
+                Some(first) => return Err(first),
+                None => 0,
+            },
+        };
+        records.push((i, Value::from_raw(ty, value)));
+        without_records.to_mut().args[i] = ast::Term { kind: TermKind::Anon, span: arg.span };
+    }
+    let mut fresh = FreshVars::new(&without_records.args);
     let mut lowering = Lowering {
         program,
         comparisons: &Default::default(),
@@ -730,7 +753,10 @@ pub(crate) fn lower_query(program: &mut Program, atom: &ast::Atom) -> Result<Que
         var_types: FxHashMap::default(),
         diagnostics: Vec::new(),
     };
-    let atom = lower_atom(&mut lowering, pred, atom, &mut fresh, &mut Vec::new());
+    let mut atom = lower_atom(&mut lowering, pred, &without_records, &mut fresh, &mut Vec::new());
+    for (i, value) in records {
+        atom.args[i].kind = ir::TermKind::Const(value);
+    }
     match lowering.diagnostics.into_iter().next() {
         Some(report) => Err(report),
         None => Ok(Query { atom }),
@@ -748,51 +774,70 @@ pub(crate) fn ground_values(
     let mut errors = Vec::new();
     let mut values = Vec::new();
     for (i, term) in atom.args.iter().enumerate() {
-        match &term.kind {
-            TermKind::Var(_) | TermKind::Anon => {
-                let name = match &term.kind {
-                    TermKind::Var(v) => v.as_str(),
-                    _ => "_",
-                };
-                errors.push(
-                    Diagnostic::error(
-                        Code::NON_GROUND_FACT,
-                        format!("the fact for `{}` is not ground", atom.pred.text),
-                    )
-                    .with_primary(term.span, format!("`{name}` is a variable"))
-                    .with_secondary(atom.span, "in this fact"),
-                );
-            }
-            TermKind::Reserved(s) => values.push(program.consts.intern(s).0),
-            TermKind::Unary { .. } | TermKind::Binary { .. } | TermKind::Call { .. } => {
-                let ty = types.get(i).copied().unwrap_or_default();
-                let has_vars = term.subterms().any(|s| matches!(s.kind, TermKind::Var(_) | TermKind::Anon));
-                if has_vars {
-                    errors.push(
-                        Diagnostic::error(
-                            Code::NON_GROUND_FACT,
-                            format!("the fact for `{}` is not ground", atom.pred.text),
-                        )
-                        .with_primary(term.span, "an expression with a variable")
-                        .with_secondary(atom.span, "in this fact"),
-                    );
-                    continue;
-                }
-                match constant_without_value(program, ty, term) {
-                    Some(report) => errors.push(report),
-                    None => values.push(ground_value(program, ty, term).unwrap_or(0)),
-                }
-            }
-            _ => match constant_value(program, types.get(i).copied().unwrap_or_default(), term) {
-                Ok(value) => values.push(value.raw()),
-                Err(report) => errors.push(report),
-            },
+        let ty = types.get(i).copied().unwrap_or_default();
+        match ground_argument(program, ty, term, atom) {
+            Ok(value) => values.push(value),
+            Err(reports) => errors.extend(reports),
         }
     }
     if errors.is_empty() {
         Ok(values)
     } else {
         Err(errors)
+    }
+}
+
+/// The value of `term`, an argument of the ground atom `atom` in a column of type `ty`:
+/// a record (or `nil`, or a value where a record goes) as `souffle::records` reads one
+/// written outside the program, anything else by [`ground_plain`]. A record column's text
+/// in a string (`"[1, nil]"`) is read as a facts file holds it.
+fn ground_argument(
+    program: &mut Program,
+    ty: ValueType,
+    term: &ast::Term,
+    atom: &ast::Atom,
+) -> Result<u32, Vec<Diagnostic>> {
+    let record = matches!(term.kind, TermKind::Record { .. } | TermKind::Nil)
+        || (ty.is_record() && !matches!(term.kind, TermKind::Str(_) | TermKind::Var(_) | TermKind::Anon));
+    if record {
+        crate::souffle::records::ground_record(program, ty, term, &mut |program, ty, leaf| {
+            ground_plain(program, ty, leaf, atom)
+        })
+    } else {
+        ground_plain(program, ty, term, atom).map_err(|report| vec![report])
+    }
+}
+
+/// The value of `term`, a plain argument (no record) of the ground atom `atom` in a
+/// column of type `ty`, or the report of why it has none: E0011 for a variable.
+fn ground_plain(program: &mut Program, ty: ValueType, term: &ast::Term, atom: &ast::Atom) -> Result<u32, Diagnostic> {
+    match &term.kind {
+        TermKind::Var(_) | TermKind::Anon => {
+            let name = match &term.kind {
+                TermKind::Var(v) => v.as_str(),
+                _ => "_",
+            };
+            Err(Diagnostic::error(Code::NON_GROUND_FACT, format!("the fact for `{}` is not ground", atom.pred.text))
+                .with_primary(term.span, format!("`{name}` is a variable"))
+                .with_secondary(atom.span, "in this fact"))
+        }
+        TermKind::Reserved(s) => Ok(program.consts.intern(s).0),
+        TermKind::Unary { .. } | TermKind::Binary { .. } | TermKind::Call { .. } => {
+            let has_vars = term.subterms().any(|s| matches!(s.kind, TermKind::Var(_) | TermKind::Anon));
+            if has_vars {
+                return Err(Diagnostic::error(
+                    Code::NON_GROUND_FACT,
+                    format!("the fact for `{}` is not ground", atom.pred.text),
+                )
+                .with_primary(term.span, "an expression with a variable")
+                .with_secondary(atom.span, "in this fact"));
+            }
+            match constant_without_value(program, ty, term) {
+                Some(report) => Err(report),
+                None => Ok(ground_value(program, ty, term).unwrap_or(0)),
+            }
+        }
+        _ => constant_value(program, ty, term).map(Value::raw),
     }
 }
 

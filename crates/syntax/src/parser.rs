@@ -368,7 +368,10 @@ where
 /// predicate may be a qualified name `inst.r`, as a Soufflé program names the relations
 /// of a component's instance (the line ends after the atom, so a `.` before a name is no
 /// end of a statement there).
-fn line_atom<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Atom, Extra<'t, 's>> + Clone
+fn line_atom<'t, 's: 't, I>(
+    file: FileId,
+    argument: impl Parser<'t, I, Term, Extra<'t, 's>> + Clone,
+) -> impl Parser<'t, I, Atom, Extra<'t, 's>> + Clone
 where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
@@ -380,7 +383,80 @@ where
             Name { text, span: to_span(file, e.span()) }
         })
         .labelled("a predicate name");
-    atom_named(file, name, term(file))
+    atom_named(file, name, argument)
+}
+
+/// A value of a line read on its own: a plain term, or a record `[v, ...]` or branch
+/// `$B(v, ...)`, `$B` whose fields are values too (a float among them: `[1.5, 2]`), as
+/// Soufflé writes records. Records nest at most [`crate::expr::MAX_DEPTH`] levels, read
+/// with a stack of the records still open; their type is the column's, checked when the
+/// line's values are made (see `souffle::records`).
+fn line_value<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Term, Extra<'t, 's>> + Clone
+where
+    I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
+{
+    let float =
+        just(Token::Minus).or_not().then(select! { Token::Float(s) => s }).map_with(move |(minus, s), e| Term {
+            kind: TermKind::Float(format!("{}{s}", if minus.is_some() { "-" } else { "" })),
+            span: to_span(file, e.span()),
+        });
+    let field = float.or(term(file));
+    let plain = term(file);
+    let branch_name = select! { Token::Name(name) => name.to_string() }.labelled("a branch name");
+    // Errors are made by parsers at the token they are about, so that each is reported
+    // there (an error `custom` returns itself is placed where the value started).
+    let too_deep = any().try_map(|_, span| {
+        Err::<(), _>(Rich::custom(span, format!("records nest deeper than {} levels here", crate::expr::MAX_DEPTH)))
+    });
+    let separator = |close: Token<'s>| just(Token::Comma).to(false).or(just(close).to(true));
+    custom(move |inp: &mut InputRef<'t, '_, I, Extra<'t, 's>>| {
+        // Each open record: where it starts, its branch, the fields read so far, and the
+        // token that closes it.
+        let mut open: Vec<(_, Option<String>, Vec<Term>, Token<'s>)> = Vec::new();
+        loop {
+            let start = inp.cursor();
+            let mut value = match inp.peek() {
+                Some(opening @ (Token::LBracket | Token::Dollar)) => {
+                    if open.len() >= crate::expr::MAX_DEPTH {
+                        inp.parse(too_deep)?;
+                    }
+                    inp.next();
+                    let (branch, close) = match opening {
+                        Token::LBracket => (None, Token::RBracket),
+                        _ => (Some(inp.parse(branch_name)?), Token::RParen),
+                    };
+                    let opens = branch.is_none() || inp.peek() == Some(Token::LParen);
+                    if branch.is_some() && opens {
+                        inp.next();
+                    }
+                    if !opens || inp.peek() == Some(close) {
+                        // `$Empty`, `$Empty()`, `[]`: no fields.
+                        if opens {
+                            inp.next();
+                        }
+                        let span = to_span(file, inp.span_since(&start));
+                        Term { kind: TermKind::Record { branch, args: Vec::new() }, span }
+                    } else {
+                        open.push((start, branch, Vec::new(), close));
+                        continue;
+                    }
+                }
+                _ if open.is_empty() => inp.parse(&plain)?,
+                _ => inp.parse(&field)?,
+            };
+            // The value completes a field of the innermost open record, or the whole term.
+            loop {
+                let Some((_, _, fields, close)) = open.last_mut() else { return Ok(value) };
+                fields.push(value);
+                if !inp.parse(separator(*close))? {
+                    break;
+                }
+                let (start, branch, args, _) = open.pop().expect("an open record");
+                let span = to_span(file, inp.span_since(&start));
+                value = Term { kind: TermKind::Record { branch, args }, span };
+            }
+        }
+    })
 }
 
 /// An atom whose arguments `argument` reads.
@@ -509,7 +585,7 @@ pub(crate) fn fact_line<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Atom,
 where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
-    line_atom(file).then_ignore(just(Token::Dot).or_not()).then_ignore(end())
+    line_atom(file, line_value(file)).then_ignore(just(Token::Dot).or_not()).then_ignore(end())
 }
 
 /// One line of an update file: `+E(a,b).` or `-E(a,b).`.
@@ -518,7 +594,7 @@ where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
     let sign = select! { Token::Plus => Sign::Insert, Token::Minus => Sign::Delete }.labelled("`+` or `-`");
-    sign.then(line_atom(file)).then_ignore(just(Token::Dot).or_not()).then_ignore(end())
+    sign.then(line_atom(file, line_value(file))).then_ignore(just(Token::Dot).or_not()).then_ignore(end())
 }
 
 /// A query given on its own: `R(a,Y)`, optionally with `?-` before and `.` after.
@@ -526,5 +602,9 @@ pub(crate) fn query_line<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Atom
 where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
 {
-    just(Token::QueryOp).or_not().ignore_then(line_atom(file)).then_ignore(just(Token::Dot).or_not()).then_ignore(end())
+    just(Token::QueryOp)
+        .or_not()
+        .ignore_then(line_atom(file, term(file)))
+        .then_ignore(just(Token::Dot).or_not())
+        .then_ignore(end())
 }

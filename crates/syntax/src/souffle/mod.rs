@@ -44,7 +44,7 @@ mod lexer;
 mod lower;
 mod parser;
 mod preprocess;
-mod records;
+pub(crate) mod records;
 mod tree;
 mod typing;
 
@@ -480,7 +480,7 @@ fn collapse_unsupported(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
 }
 
 /// E0018: a construct outside the supported fragment.
-fn unsupported(span: Span, construct: &str) -> Diagnostic {
+pub(crate) fn unsupported(span: Span, construct: &str) -> Diagnostic {
     Diagnostic::error(Code::UNSUPPORTED_SOUFFLE, format!("{construct} is not supported"))
         .with_primary(span, format!("{construct} here"))
 }

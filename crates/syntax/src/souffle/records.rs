@@ -20,7 +20,7 @@ use super::lower::Clause;
 use super::Relation;
 use crate::ast::{self, Literal, Term, TermKind};
 use diag::{Code, Diagnostic, Span};
-use ir::{CmpOp, Functor, RecordTypeId, ValueType};
+use ir::{CmpOp, Functor, RecordType, RecordTypeId, ValueType};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The clauses with their records resolved; a clause with a record error is reported
@@ -213,10 +213,23 @@ impl Resolver<'_> {
                     out.push(Literal::Compare(c));
                 }
                 Literal::Negated { atom, span } => {
-                    if atom.args.iter().flat_map(|a| a.subterms()).any(|t| matches!(t.kind, TermKind::Anon))
-                        && atom.args.iter().any(has_record)
-                    {
-                        self.diagnostics.push(super::unsupported(span, "`_` inside a record of a negated atom"));
+                    // A record there is made, and `_` makes no value: as Soufflé has it,
+                    // such a record is not grounded (reported at its outermost record).
+                    for arg in &atom.args {
+                        let ungrounded = arg.subterms().find(|t| {
+                            matches!(t.kind, TermKind::Record { .. })
+                                && t.subterms().any(|f| matches!(f.kind, TermKind::Anon))
+                        });
+                        if let Some(record) = ungrounded {
+                            self.diagnostics.push(
+                                Diagnostic::error(Code::INVALID_RECORD, "a record with `_` in a negated atom is not grounded")
+                                    .with_primary(record.span, "`_` gives this record no value to look for")
+                                    .with_help(
+                                        "each field of a record in a negated atom is a value the body gives (Soufflé reports an ungrounded record too): \
+                                         name the field with a variable a positive atom binds, or negate an atom of a relation that holds the fields",
+                                    ),
+                            );
+                        }
                     }
                     out.push(Literal::Negated { atom: self.made_atom(atom), span });
                 }
@@ -242,78 +255,14 @@ impl Resolver<'_> {
 
     /// E0045: a record whose type its place does not give.
     fn untyped(&mut self, span: Span) {
-        self.diagnostics.push(
-            Diagnostic::error(Code::INVALID_RECORD, "the type of this record is not known here")
-                .with_primary(span, "no column, field or typed variable gives its type")
-                .with_help("write the record as an atom's argument, or compare it with a variable of a record column"),
-        );
+        self.diagnostics.push(untyped(span));
     }
 
-    /// The record type and branch a record term of type `ty` is of, with its fields'
-    /// types; E0045 when it has none.
+    /// [`shape`] with the program's record types; its report is kept.
     fn shape(&mut self, term: &Term, ty: Option<ValueType>) -> Option<(RecordTypeId, Option<u16>, Vec<ValueType>)> {
-        let TermKind::Record { branch, args } = &term.kind else { return None };
-        let (id, branch_index) = match (branch, ty) {
-            (Some(name), _) => match self.records.branches.get(name) {
-                Some(&(id, b)) => (id, Some(b)),
-                None => {
-                    self.diagnostics.push(
-                        Diagnostic::error(Code::INVALID_RECORD, format!("no type declares the branch `{name}`"))
-                            .with_primary(term.span, "an unknown branch")
-                            .with_help("declare it in an algebraic data type: `.type T = Name {x: number} | ...`"),
-                    );
-                    return None;
-                }
-            },
-            (None, Some(ValueType::Record(id))) if !self.records.types[id.0 as usize].adt => (id, None),
-            (None, Some(other)) => {
-                let what = match other {
-                    ValueType::Record(_) => "a value of an algebraic data type (`$Branch(...)`)".to_string(),
-                    other => format!("a {}", other.name()),
-                };
-                self.diagnostics.push(
-                    Diagnostic::error(Code::INVALID_RECORD, format!("a record where {what} is expected"))
-                        .with_primary(term.span, "a record here"),
-                );
-                return None;
-            }
-            (None, None) => {
-                self.untyped(term.span);
-                return None;
-            }
-        };
-        if let (Some(ValueType::Record(expected)), Some(_)) = (ty, branch_index) {
-            if expected != id {
-                let (want, have) =
-                    (&self.records.types[expected.0 as usize].name, &self.records.types[id.0 as usize].name);
-                self.diagnostics.push(
-                    Diagnostic::error(
-                        Code::INVALID_RECORD,
-                        format!("a branch of `{have}` where a `{want}` is expected"),
-                    )
-                    .with_primary(term.span, format!("a value of `{have}`")),
-                );
-                return None;
-            }
-        }
-        let record_type = &self.records.types[id.0 as usize];
-        let fields: Vec<ValueType> =
-            record_type.branches[branch_index.unwrap_or(0)].fields.iter().map(|f| f.ty).collect();
-        if fields.len() != args.len() {
-            let what = match branch {
-                Some(name) => format!("the branch `{name}`"),
-                None => format!("a record of `{}`", record_type.name),
-            };
-            self.diagnostics.push(
-                Diagnostic::error(
-                    Code::INVALID_RECORD,
-                    format!("{what} has {} field(s); {} given", fields.len(), args.len()),
-                )
-                .with_primary(term.span, format!("{} value(s) here", args.len())),
-            );
-            return None;
-        }
-        Some((id, branch_index.map(|b| b as u16), fields))
+        let records = self.records;
+        let branch_named = |name: &str| records.branches.get(name).copied();
+        shape(&records.types, &branch_named, term, ty).map_err(|report| self.diagnostics.push(report)).ok()
     }
 
     /// `term` with each record made by a call of its type; `ty` is the type of `term`'s
@@ -423,6 +372,169 @@ impl Resolver<'_> {
                 }
             }
         }
+    }
+}
+
+/// E0045: a record whose type its place does not give.
+fn untyped(span: Span) -> Diagnostic {
+    Diagnostic::error(Code::INVALID_RECORD, "the type of this record is not known here")
+        .with_primary(span, "no column, field or typed variable gives its type")
+        .with_help("write the record as an atom's argument, or compare it with a variable of a record column")
+}
+
+/// The record type and branch of the record term `term` in a place of type `ty` (if
+/// known), with its fields' types; E0045 when it has none. `branch_named` finds a branch
+/// of an algebraic data type by its name.
+pub(crate) fn shape(
+    types: &[RecordType],
+    branch_named: &dyn Fn(&str) -> Option<(RecordTypeId, usize)>,
+    term: &Term,
+    ty: Option<ValueType>,
+) -> Result<(RecordTypeId, Option<u16>, Vec<ValueType>), Diagnostic> {
+    let TermKind::Record { branch, args } = &term.kind else { return Err(untyped(term.span)) };
+    let (id, branch_index) = match (branch, ty) {
+        (Some(name), _) => match branch_named(name) {
+            Some((id, b)) => (id, Some(b)),
+            None => {
+                return Err(Diagnostic::error(Code::INVALID_RECORD, format!("no type declares the branch `{name}`"))
+                    .with_primary(term.span, "an unknown branch")
+                    .with_help("declare it in an algebraic data type: `.type T = Name {x: number} | ...`"));
+            }
+        },
+        (None, Some(ValueType::Record(id))) if !types[id.0 as usize].adt => (id, None),
+        (None, Some(other)) => {
+            let what = match other {
+                ValueType::Record(_) => "a value of an algebraic data type (`$Branch(...)`)".to_string(),
+                other => format!("a {}", other.name()),
+            };
+            return Err(Diagnostic::error(Code::INVALID_RECORD, format!("a record where {what} is expected"))
+                .with_primary(term.span, "a record here"));
+        }
+        (None, None) => return Err(untyped(term.span)),
+    };
+    if let (Some(ValueType::Record(expected)), Some(_)) = (ty, branch_index) {
+        if expected != id {
+            let (want, have) = (&types[expected.0 as usize].name, &types[id.0 as usize].name);
+            return Err(Diagnostic::error(
+                Code::INVALID_RECORD,
+                format!("a branch of `{have}` where a `{want}` is expected"),
+            )
+            .with_primary(term.span, format!("a value of `{have}`")));
+        }
+    }
+    let record_type = &types[id.0 as usize];
+    let fields: Vec<ValueType> = record_type.branches[branch_index.unwrap_or(0)].fields.iter().map(|f| f.ty).collect();
+    if fields.len() != args.len() {
+        let what = match branch {
+            Some(name) => format!("the branch `{name}`"),
+            None => format!("a record of `{}`", record_type.name),
+        };
+        return Err(Diagnostic::error(
+            Code::INVALID_RECORD,
+            format!("{what} has {} field(s); {} given", fields.len(), args.len()),
+        )
+        .with_primary(term.span, format!("{} value(s) here", args.len())));
+    }
+    Ok((id, branch_index.map(|b| b as u16), fields))
+}
+
+/// The value of the ground term `term` in a place of type `ty`, where a value is written
+/// outside the program (an update line, a fact to explain, a query): a record, a branch
+/// or `nil` is checked against the type its place gives it and packed into `program`'s
+/// store, innermost first; any other term is `plain`'s value of it. A record in a place
+/// of no record type, a value of another type where a record goes, or `nil` where a
+/// value of an algebraic data type goes is E0045 (as in a program).
+pub(crate) fn ground_record(
+    program: &mut ir::Program,
+    ty: ValueType,
+    term: &Term,
+    plain: &mut dyn FnMut(&mut ir::Program, ValueType, &Term) -> Result<u32, Diagnostic>,
+) -> Result<u32, Vec<Diagnostic>> {
+    /// A term still to read in a place of its type, or a record whose fields (the last
+    /// `fields` values read) are complete, after its branch's index if it has one.
+    enum Step<'a> {
+        Read(&'a Term, ValueType),
+        Pack { fields: usize, branch: Option<u16> },
+    }
+    let types = program.consts.record_types();
+    let branch_named = |name: &str| {
+        types
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.adt)
+            .find_map(|(i, t)| Some((RecordTypeId(i as u32), t.branch(name)?)))
+    };
+    let mut steps = vec![Step::Read(term, ty)];
+    let mut values: Vec<u32> = Vec::new();
+    let mut errors = Vec::new();
+    while let Some(step) = steps.pop() {
+        let term = match step {
+            Step::Pack { fields, branch } => {
+                let start = values.len() - fields;
+                let record: Vec<u32> = branch.map(u32::from).into_iter().chain(values.drain(start..)).collect();
+                // A record with a bad field is reported, not stored.
+                values.push(if errors.is_empty() { program.consts.pack(&record) } else { 0 });
+                continue;
+            }
+            Step::Read(term, ty) => match (&term.kind, ty) {
+                (TermKind::Record { branch: Some(_), .. }, plain_type) if !plain_type.is_record() => {
+                    Err(Diagnostic::error(
+                        Code::INVALID_RECORD,
+                        format!("a value of an algebraic data type where a {} is expected", plain_type.name()),
+                    )
+                    .with_primary(term.span, "a branch here"))
+                }
+                (TermKind::Record { args, .. }, ty) => match shape(&types, &branch_named, term, Some(ty)) {
+                    Ok((_, branch, fields)) => {
+                        steps.push(Step::Pack { fields: args.len(), branch });
+                        steps.extend(args.iter().zip(fields).rev().map(|(arg, field)| Step::Read(arg, field)));
+                        continue;
+                    }
+                    Err(report) => Err(report),
+                },
+                (TermKind::Nil, ValueType::Record(id)) | (TermKind::Ident(_), ValueType::Record(id))
+                    if term.constant_text().is_none_or(|text| text == "nil") =>
+                {
+                    match types[id.0 as usize].adt {
+                        false => Ok(0),
+                        true => Err(Diagnostic::error(
+                            Code::INVALID_RECORD,
+                            format!("`nil` where a value of `{}` is expected", types[id.0 as usize].name),
+                        )
+                        .with_primary(term.span, "`nil` is the empty record of a record type, no branch")),
+                    }
+                }
+                (TermKind::Nil, plain_type) => Err(Diagnostic::error(
+                    Code::INVALID_RECORD,
+                    format!("`nil` where a {} is expected", plain_type.name()),
+                )
+                .with_primary(term.span, "`nil` is the empty record of a record type")),
+                (TermKind::Ident(_) | TermKind::Int(_) | TermKind::Float(_), ValueType::Record(id)) => {
+                    let record_type = &types[id.0 as usize];
+                    let expected = match record_type.adt {
+                        true => "a branch `$Name(...)`",
+                        false => "a record `[...]` or `nil`",
+                    };
+                    Err(Diagnostic::error(
+                        Code::INVALID_RECORD,
+                        format!("`{}` is no value of `{}`", term.constant_text().unwrap_or_default(), record_type.name),
+                    )
+                    .with_primary(term.span, format!("{expected} is expected here")))
+                }
+                _ => plain(program, ty, term),
+            },
+        };
+        match term {
+            Ok(value) => values.push(value),
+            Err(report) => {
+                errors.push(report);
+                values.push(0);
+            }
+        }
+    }
+    match errors.is_empty() {
+        true => Ok(values.pop().unwrap_or_default()),
+        false => Err(errors),
     }
 }
 
