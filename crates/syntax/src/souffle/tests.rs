@@ -153,7 +153,6 @@ fn unsupported_constructs_are_named_at_their_span() {
             "#include_next \"a.dl\"",
             "the preprocessor directive `#include_next` is not supported",
         ),
-        (".decl q(x:number) eqrel", "eqrel", "an equivalence relation (`eqrel`) is not supported"),
         (".input e(IO=json)", "IO=json", "`IO=json` is not supported"),
         ("r(x) <= r(x) :- e(x, _).", "<=", "a subsumptive clause (`<=`) is not supported"),
     ];
@@ -163,6 +162,44 @@ fn unsupported_constructs_are_named_at_their_span() {
         assert_eq!(found.len(), 1, "{text}: {found:?}");
         assert_eq!(found[0], ("E0018", offending.to_string(), message.to_string()), "{text}");
     }
+}
+
+#[test]
+fn an_equivalence_relation_is_binary_over_one_type() {
+    let cases = [
+        (".decl q(x:number) eqrel\n", "eqrel", "the equivalence relation `q` has 1 columns, not two"),
+        (
+            ".decl q(x:number, y:symbol) eqrel\n",
+            "symbol",
+            "the columns of the equivalence relation `q` have different types",
+        ),
+        (
+            ".type A <: number\n.type B <: number\n.decl p, q(x:A, y:B) eqrel\n",
+            "B",
+            "the columns of the equivalence relation `p`, `q` have different types",
+        ),
+    ];
+    for (src, offending, message) in cases {
+        let found = errors(src);
+        assert_eq!(found, [("E0034", offending.to_string(), message.to_string())], "{src}");
+    }
+}
+
+#[test]
+fn an_equivalence_relation_is_derived_with_the_rules_of_its_closure() {
+    let s = ok(".decl e(x:number, y:number)\n.input e\n.decl q(x:number, y:number) eqrel\n.input q\n.output q\nq(1, 2).\nq(x, y) :- e(x, y).\n");
+    let q = s.program.lookup_source("q").expect("q is declared");
+    assert_eq!(s.program.pred(q).kind, ir::PredKind::Idb);
+    // The fact, the rule of `e`, three closure rules and the copy of the input.
+    let expected = [
+        "q(1,2) <-",
+        "q(x,y) <- e(x,y)",
+        "q(x,x) <- q(x,y)",
+        "q(x,y) <- q(y,x)",
+        "q(x,z) <- q(x,y), q(y,z)",
+        "q(x0,x1) <- q_input(x0,x1)",
+    ];
+    assert_eq!(rules(&s.program), expected);
 }
 
 #[test]
