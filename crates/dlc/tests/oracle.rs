@@ -2543,3 +2543,101 @@ proptest! {
         choices_agree(&text, &keys, &picks, &batches)?;
     }
 }
+
+/// The equivalence relation `eqrel` defines over `pairs`, computed from its definition:
+/// the values that appear in a pair, partitioned into classes (two values are in one
+/// class when a chain of pairs, read in either direction, connects them), and every pair
+/// of values of one class.
+fn equivalence_closure(pairs: &BTreeSet<(u32, u32)>) -> BTreeSet<Vec<u32>> {
+    let mut classes: Vec<BTreeSet<u32>> = Vec::new();
+    for &(a, b) in pairs {
+        let (with, without): (Vec<BTreeSet<u32>>, Vec<BTreeSet<u32>>) =
+            classes.into_iter().partition(|c| c.contains(&a) || c.contains(&b));
+        let mut merged: BTreeSet<u32> = with.into_iter().flatten().collect();
+        merged.extend([a, b]);
+        classes = without;
+        classes.push(merged);
+    }
+    classes.iter().flat_map(|c| c.iter().flat_map(move |&x| c.iter().map(move |&y| vec![x, y]))).collect()
+}
+
+/// A Soufflé program whose `eqrel` relation `q` holds the facts `facts` (indices into
+/// [`CONSTS`]) and the pairs of the input `e0`, and a query of `q` with the first value
+/// bound to `bound` when there is one.
+fn eqrel_program(facts: &[(usize, usize)], bound: Option<usize>) -> String {
+    let mut text = String::from(
+        ".decl e0(x:number, y:number)\n.input e0\n.decl q(x:number, y:number) eqrel\nq(x, y) :- e0(x, y).\n",
+    );
+    for (a, b) in facts {
+        text += &format!("q({}, {}).\n", CONSTS[*a], CONSTS[*b]);
+    }
+    text += &match bound {
+        Some(c) => format!("?- q({}, y).\n", CONSTS[c]),
+        None => "?- q(x, y).\n".to_string(),
+    };
+    text
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    /// An `eqrel` relation holds the equivalence closure of its facts and of what its rule
+    /// derives, in both engines, with split joins, through the magic rewrite, and after
+    /// batches under every maintenance strategy (a deleted pair may split a class).
+    #[test]
+    fn an_equivalence_relation_holds_the_closure_of_its_pairs(
+        facts in proptest::collection::vec((0..CONSTS.len(), 0..CONSTS.len()), 0..3),
+        bound in proptest::option::of(0..CONSTS.len()),
+        pairs in proptest::collection::vec((0..CONSTS.len(), 0..CONSTS.len()), 0..8),
+        batches in proptest::collection::vec(
+            proptest::collection::vec((any::<bool>(), (0..CONSTS.len(), 0..CONSTS.len())), 1..4),
+            1..4,
+        ),
+    ) {
+        let text = eqrel_program(&facts, bound);
+        let (program, _) = compile(&text, &[]);
+        let (e0, q) = (program.lookup_source("e0").expect("declared"), program.lookup_source("q").expect("declared"));
+        let number = |c: usize| CONSTS[c].parse::<i32>().expect("a number") as u32;
+        let pair = |(a, b): (usize, usize)| (e0, vec![number(a), number(b)]);
+        let edb: BTreeSet<(PredId, Vec<u32>)> = pairs.iter().map(|&p| pair(p)).collect();
+        let expected = |edb: &BTreeSet<(PredId, Vec<u32>)>| {
+            let mut all: BTreeSet<(u32, u32)> = facts.iter().map(|&(a, b)| (number(a), number(b))).collect();
+            all.extend(edb.iter().map(|(_, t)| (t[0], t[1])));
+            equivalence_closure(&all)
+        };
+        let closure = expected(&edb);
+        for engine in [NativeEngine::Reference, NativeEngine::Seminaive] {
+            prop_assert_eq!(&evaluate(&program, &edb, engine)[&q], &closure, "{:?}\n{}", engine, text);
+        }
+        prop_assert_eq!(&evaluate_with(&program, &edb, NativeEngine::Seminaive, split_threads())[&q], &closure);
+        let answers: BTreeSet<Vec<u32>> =
+            closure.iter().filter(|t| bound.is_none_or(|c| t[0] == number(c))).cloned().collect();
+        let magic = magic::rewrite(&program, program.query.as_ref().unwrap()).program;
+        prop_assert_eq!(query_answers(&magic, &evaluate(&magic, &edb, NativeEngine::Seminaive)), answers, "{}", text);
+        for maintenance in [Maintenance::Dred, Maintenance::Ranked, Maintenance::Auto] {
+            let plan = plan::plan_program(&program);
+            let mut state = Maintained::try_with_threads(plan, &program, database(&program, &edb), maintenance, Threads::ONE).unwrap();
+            let mut current = edb.clone();
+            for batch in &batches {
+                let mut update = Update::default();
+                let mut seen = BTreeSet::new();
+                for &(insert, values) in batch {
+                    let fact = pair(values);
+                    if !seen.insert(fact.clone()) {
+                        continue;
+                    }
+                    if insert {
+                        current.insert(fact.clone());
+                        update.inserts.push(fact);
+                    } else {
+                        current.remove(&fact);
+                        update.deletes.push(fact);
+                    }
+                }
+                state.apply(&update);
+                let held: BTreeSet<Vec<u32>> = state.db().sorted_tuples(q).into_iter().collect();
+                prop_assert_eq!(held, expected(&current), "{:?} after {:?}\n{}", maintenance, update, text);
+            }
+        }
+    }
+}
