@@ -259,7 +259,7 @@ fn choice_domain(
         );
         resolved = false;
     }
-    resolved.then(|| ir::ChoiceDomain { keys, span: choice.span })
+    resolved.then_some(ir::ChoiceDomain { keys, span: choice.span })
 }
 
 /// The record types and algebraic data types of `shapes` with their fields' types
