@@ -1,8 +1,9 @@
 //! The Soufflé front end: reads the stratified fragment of Soufflé's language (`.decl`,
 //! `.type`, `.input`, `.output`, `.printsize`, rules with lower-case variables, negated
 //! atoms and negated groups, comparisons, arithmetic, aggregates, multiple heads,
-//! disjunction, `inline` relations, components (`.comp`, `.init`, qualified names
-//! `inst.r`), `#include`, `.include`, `.once` and `#define`) into the native AST, which
+//! disjunction, `inline` relations, `eqrel` relations and `choice-domain`, components
+//! (`.comp`, `.init`, qualified names `inst.r`), `#include`, `.include`, `.once` and
+//! `#define`) into the native AST, which
 //! the native lowering then turns into an `ir::Program`, with `.functor` declarations
 //! whose calls (`@f(...)`) the caller binds to functions. Everything outside it (records,
 //! stateful functors, ...) is reported as E0018 at its span rather than read approximately.

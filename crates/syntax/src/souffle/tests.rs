@@ -203,6 +203,33 @@ fn an_equivalence_relation_is_derived_with_the_rules_of_its_closure() {
 }
 
 #[test]
+fn a_choice_domain_names_its_keys_by_attribute() {
+    let s = ok(".decl e(x:number, y:number, z:number)\n.input e\n\
+                .decl r(x:number, y:number, z:number) choice-domain z, (y, x) btree\nr(1, 2, 3).\nr(x, y, z) :- e(x, y, z).\n");
+    let r = s.program.lookup_source("r").expect("r is declared");
+    let choice = s.program.pred(r).choice.as_ref().expect("r has a choice domain");
+    assert_eq!(choice.keys, [vec![2], vec![0, 1]]);
+    // Its fact is a candidate as a rule's head is: a rule with an empty body.
+    assert_eq!(s.program.pred(r).kind, ir::PredKind::Idb);
+    assert!(s.program.facts.is_empty());
+    let e = s.program.lookup_source("e").expect("e is declared");
+    assert_eq!(s.program.pred(e).choice, None);
+    let cases = [
+        (".decl r(x:number) choice-domain y\n", "y", "E0034", "the relation has no attribute `y`"),
+        (
+            ".decl r(x:number) choice-domain\n",
+            "",
+            "E0001",
+            "expected an attribute of the relation, or `(` and several, found end of input",
+        ),
+    ];
+    for (src, offending, code, message) in cases {
+        let found = errors(src);
+        assert_eq!(found.first(), Some(&(code, offending.to_string(), message.to_string())), "{src}: {found:?}");
+    }
+}
+
+#[test]
 fn symbols_are_ordered_by_text_and_a_symbol_is_not_compared_with_a_number() {
     let src = ".decl s(x:symbol)\n.decl n(x:number)\n.decl r(x:symbol)\nr(x) :- s(x), s(y), x < y, x >= \"b\".\n";
     let s = ok(src);
