@@ -118,6 +118,8 @@ codes! {
         "`as(x, T)` takes the value of `x` as one of type `T`, its bits unchanged: `T` is `number`, `unsigned`, `float`, `symbol` or a type the program defines with `.type`";
     SIZE_LIMIT_UNSUPPORTED = "E0040", "size limit that cannot be kept",
         "a `.limitsize` ends a fixpoint where Soufflé's evaluation of the whole program ends it: run the program without a query, update batches or the differential engine, or drop the `.limitsize`";
+    CHOICE_DOMAIN = "E0041", "`choice-domain` that cannot be kept",
+        "a `choice-domain` keeps one tuple per key of what rules derive: give it to a derived relation that is not an `eqrel` and not read with `.input`, and evaluate it with the native engines, whose rounds decide which tuple is chosen";
     INVALID_FUNCTOR = "E0043", "invalid user-defined functor",
         "declare each functor once, `.functor f(x: number, s: symbol): number`, with the types `number`, `unsigned`, `float` and `symbol` (or types defined from them), and call it with `@f(...)` and as many arguments";
     FUNCTOR_NOT_LOADED = "E0044", "user-defined functor not found",

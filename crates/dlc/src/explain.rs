@@ -694,7 +694,13 @@ fn why_not_text(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
                     shown.join(", ")
                 )
             }
-            Attempt::Matched => "its body matches (the database is not at a fixpoint)".to_string(),
+            Attempt::Matched => match &why.chosen {
+                Some(kept) => format!(
+                    "its body matches, but the relation's `choice-domain` kept {} for the same key",
+                    crate::report::fact_text(ctx.program, relation, kept)
+                ),
+                None => "its body matches (the database is not at a fixpoint)".to_string(),
+            },
             Attempt::Excluded { blocked, matches } => format!(
                 "its atoms match {matches} time(s), but a negation or comparison excludes each: first {}",
                 blocked_text(ctx, rule, blocked)
@@ -768,6 +774,9 @@ struct RelationWhyNotJson {
     rules: Vec<AttemptJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     demand: Option<DemandJson>,
+    /// The tuple the relation's `choice-domain` kept for a key of the fact.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chosen: Option<String>,
 }
 
 /// The demand fact guarding an answer relation for the fact, and whether it was raised.
@@ -859,6 +868,7 @@ fn why_not_json(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
             fact: crate::report::fact_text(ctx.program, demand, &bound),
             raised: ctx.db.contains(demand, &bound),
         }),
+        chosen: why.chosen.as_ref().map(|t| crate::report::fact_text(ctx.program, relation, t)),
     }
 }
 

@@ -2317,3 +2317,327 @@ proptest! {
         aggregates_agree_on_the_dataflow(&case, &e, &n, &batches, workers)?;
     }
 }
+
+/// The model of `program` when relations of it have a `choice-domain`, by the definition
+/// of docs/semantics.md (Soufflé programs: `choice-domain`): the strongly connected
+/// components of the predicate graph one after another, dependencies first, each in
+/// naive rounds over everything known; as a round ends, the tuples it derived for a
+/// relation with a choice domain are taken in ascending order of their values, and each
+/// is kept unless a kept tuple has its values in the columns of one of the keys.
+fn choosing_oracle(program: &Program, edb: &BTreeSet<(PredId, Vec<u32>)>) -> Relations {
+    let mut known: Relations = program.pred_ids().map(|p| (p, BTreeSet::new())).collect();
+    for (pred, tuple) in edb {
+        known.entry(*pred).or_default().insert(tuple.clone());
+    }
+    for component in components(program) {
+        let rules: Vec<&Rule> = program.rules.iter().filter(|r| component.contains(&r.head.pred)).collect();
+        loop {
+            let mut derived: BTreeMap<PredId, BTreeSet<Vec<u32>>> = BTreeMap::new();
+            for rule in &rules {
+                for s in &matches(program, rule, &known) {
+                    let head: Option<Vec<u32>> = rule.head.args.iter().map(|t| value(t, s)).collect();
+                    derived.entry(rule.head.pred).or_default().insert(head.expect("generated rules are safe"));
+                }
+            }
+            let mut changed = false;
+            for (pred, candidates) in derived {
+                let relation = known.get_mut(&pred).expect("every predicate has a relation");
+                let Some(choice) = &program.pred(pred).choice else {
+                    for tuple in candidates {
+                        changed |= relation.insert(tuple);
+                    }
+                    continue;
+                };
+                let mut candidates: Vec<Vec<u32>> = candidates.into_iter().collect();
+                candidates.sort_by(|a, b| tuple_order(program, pred, a, b));
+                for tuple in candidates {
+                    let same_key =
+                        |kept: &Vec<u32>| choice.keys.iter().any(|key| key.iter().all(|&c| kept[c] == tuple[c]));
+                    if !relation.iter().any(same_key) {
+                        changed |= relation.insert(tuple);
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+    known
+}
+
+/// The strongly connected components of the predicate graph of `program` (a head
+/// depends on every predicate its body reads, negated or not), each after those it
+/// depends on.
+fn components(program: &Program) -> Vec<BTreeSet<PredId>> {
+    let preds: Vec<PredId> = program.pred_ids().collect();
+    let mut reaches: BTreeSet<(PredId, PredId)> = BTreeSet::new();
+    for rule in &program.rules {
+        for atom in rule.body.iter().chain(&rule.negated) {
+            reaches.insert((rule.head.pred, atom.pred));
+        }
+    }
+    // The transitive closure, by Warshall's algorithm.
+    for &k in &preds {
+        for &i in &preds {
+            for &j in &preds {
+                if reaches.contains(&(i, k)) && reaches.contains(&(k, j)) {
+                    reaches.insert((i, j));
+                }
+            }
+        }
+    }
+    let component_of = |p: PredId| -> BTreeSet<PredId> {
+        preds.iter().copied().filter(|&q| q == p || (reaches.contains(&(p, q)) && reaches.contains(&(q, p)))).collect()
+    };
+    let mut done: BTreeSet<PredId> = BTreeSet::new();
+    let mut order = Vec::new();
+    while done.len() < preds.len() {
+        let next = preds
+            .iter()
+            .copied()
+            .filter(|p| !done.contains(p))
+            .map(component_of)
+            .find(|c| reaches.iter().all(|(from, to)| !c.contains(from) || c.contains(to) || done.contains(to)))
+            .expect("some component depends only on those done");
+        done.extend(next.iter().copied());
+        order.push(next);
+    }
+    order
+}
+
+/// The order of two tuples of `pred`: column by column, numbers by value and symbols by
+/// their text.
+fn tuple_order(program: &Program, pred: PredId, a: &[u32], b: &[u32]) -> std::cmp::Ordering {
+    let types = &program.pred(pred).types;
+    types
+        .iter()
+        .zip(a.iter().zip(b))
+        .map(|(ty, (&x, &y))| match ty {
+            ir::ValueType::Number => (x as i32).cmp(&(y as i32)),
+            ir::ValueType::Unsigned => x.cmp(&y),
+            ir::ValueType::Float => f32::from_bits(x).total_cmp(&f32::from_bits(y)),
+            ir::ValueType::Symbol => {
+                let text = |v: u32| program.consts.text(ir::Const(v)).to_string();
+                text(x).cmp(&text(y))
+            }
+            ir::ValueType::Record(_) => unreachable!("the generated programs hold no records"),
+        })
+        .find(|o| o.is_ne())
+        .unwrap_or(std::cmp::Ordering::Equal)
+}
+
+/// Per derived predicate of [`IDB`], its keys (each a mask of columns; a predicate
+/// without columns, or one without keys, gets no choice domain).
+fn choice_keys() -> impl Strategy<Value = Vec<Vec<u8>>> {
+    proptest::collection::vec(proptest::collection::vec(1u8..8, 0..3), IDB.len())
+}
+
+/// `program` with the choice domains of `keys` given to its derived predicates.
+fn with_choices(mut program: Program, keys: &[Vec<u8>]) -> Program {
+    for (&(name, arity), masks) in IDB.iter().zip(keys) {
+        let Some(pred) = program.lookup_source(name) else { continue };
+        let keys: Vec<Vec<usize>> = masks
+            .iter()
+            .map(|mask| (0..arity).filter(|c| mask & (1 << c) != 0).collect::<Vec<usize>>())
+            .filter(|key| !key.is_empty())
+            .collect();
+        if !keys.is_empty() {
+            let span = program.pred(pred).span;
+            program.pred_mut(pred).choice = Some(ir::ChoiceDomain { keys, span });
+        }
+    }
+    program
+}
+
+/// With choice domains on random derived relations: both engines, with one thread and
+/// with split joins, derive exactly the oracle's relations; the magic program answers
+/// the query as the oracle does; every maintenance strategy recomputes each batch and
+/// then holds the oracle's relations of the new input. Without a choice domain the
+/// oracle is the textbook one.
+fn choices_agree(
+    text: &str,
+    keys: &[Vec<u8>],
+    picks: &[(prop::sample::Index, [usize; 3])],
+    batches: &[Batch],
+) -> Result<(), TestCaseError> {
+    let (program, edb) = compile(text, picks);
+    let program = with_choices(program, keys);
+    let expected = choosing_oracle(&program, &edb);
+    if program.chooses().is_none() {
+        prop_assert_eq!(&expected, &oracle(&program, &edb), "{}", text);
+    }
+    for engine in [NativeEngine::Reference, NativeEngine::Seminaive] {
+        prop_assert_eq!(&evaluate(&program, &edb, engine), &expected, "{:?} {:?}\n{}", engine, keys, text);
+    }
+    let threads = evaluate_with(&program, &edb, NativeEngine::Seminaive, split_threads());
+    prop_assert_eq!(&threads, &expected, "threads {:?}\n{}", keys, text);
+    let magic = magic::rewrite(&program, program.query.as_ref().unwrap()).program;
+    for engine in [NativeEngine::Reference, NativeEngine::Seminaive] {
+        let answers = query_answers(&magic, &evaluate(&magic, &edb, engine));
+        prop_assert_eq!(answers, query_answers(&program, &expected), "magic {:?} {:?}\n{}", engine, keys, text);
+    }
+    let mut current = edb.clone();
+    let mut steps: Vec<(Update, Relations)> = Vec::new();
+    for batch in batches {
+        let mut update = Update::default();
+        let mut seen = BTreeSet::new();
+        for (insert, pick) in batch {
+            let Some(fact) = fact(&program, pick) else { continue };
+            if !seen.insert(fact.clone()) {
+                continue;
+            }
+            if *insert {
+                current.insert(fact.clone());
+                update.inserts.push(fact);
+            } else {
+                current.remove(&fact);
+                update.deletes.push(fact);
+            }
+        }
+        steps.push((update, choosing_oracle(&program, &current)));
+    }
+    for maintenance in [Maintenance::Dred, Maintenance::Ranked, Maintenance::Auto] {
+        let plan = plan::plan_program(&program);
+        let db = database(&program, &edb);
+        let mut state = Maintained::try_with_threads(plan, &program, db, maintenance, Threads::ONE).unwrap();
+        prop_assert_eq!(&relations_of(&program, state.db()), &expected, "{:?}\n{}", maintenance, text);
+        for (update, expected) in &steps {
+            let report = state.apply(update);
+            if program.chooses().is_some() {
+                prop_assert_eq!(report.strategy, exec::MaintainedBy::Recompute, "{}", text);
+            }
+            prop_assert_eq!(
+                &relations_of(&program, state.db()),
+                expected,
+                "{:?} after {:?}\n{}",
+                maintenance,
+                update,
+                text
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn choice_domains_agree_with_the_oracle_in_every_engine_and_strategy(
+        text in program_text(),
+        keys in choice_keys(),
+        picks in proptest::collection::vec(input_fact(), 0..24),
+        batches in batches(),
+    ) {
+        choices_agree(&text, &keys, &picks, &batches)?;
+    }
+
+    #[test]
+    fn choice_domains_agree_with_the_oracle_under_negation_and_comparisons(
+        text in stratified_program_text(),
+        keys in choice_keys(),
+        picks in proptest::collection::vec(input_fact(), 0..24),
+        batches in batches(),
+    ) {
+        choices_agree(&text, &keys, &picks, &batches)?;
+    }
+}
+
+/// The equivalence relation `eqrel` defines over `pairs`, computed from its definition:
+/// the values that appear in a pair, partitioned into classes (two values are in one
+/// class when a chain of pairs, read in either direction, connects them), and every pair
+/// of values of one class.
+fn equivalence_closure(pairs: &BTreeSet<(u32, u32)>) -> BTreeSet<Vec<u32>> {
+    let mut classes: Vec<BTreeSet<u32>> = Vec::new();
+    for &(a, b) in pairs {
+        let (with, without): (Vec<BTreeSet<u32>>, Vec<BTreeSet<u32>>) =
+            classes.into_iter().partition(|c| c.contains(&a) || c.contains(&b));
+        let mut merged: BTreeSet<u32> = with.into_iter().flatten().collect();
+        merged.extend([a, b]);
+        classes = without;
+        classes.push(merged);
+    }
+    classes.iter().flat_map(|c| c.iter().flat_map(move |&x| c.iter().map(move |&y| vec![x, y]))).collect()
+}
+
+/// A Soufflé program whose `eqrel` relation `q` holds the facts `facts` (indices into
+/// [`CONSTS`]) and the pairs of the input `e0`, and a query of `q` with the first value
+/// bound to `bound` when there is one.
+fn eqrel_program(facts: &[(usize, usize)], bound: Option<usize>) -> String {
+    let mut text = String::from(
+        ".decl e0(x:number, y:number)\n.input e0\n.decl q(x:number, y:number) eqrel\nq(x, y) :- e0(x, y).\n",
+    );
+    for (a, b) in facts {
+        text += &format!("q({}, {}).\n", CONSTS[*a], CONSTS[*b]);
+    }
+    text += &match bound {
+        Some(c) => format!("?- q({}, y).\n", CONSTS[c]),
+        None => "?- q(x, y).\n".to_string(),
+    };
+    text
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    /// An `eqrel` relation holds the equivalence closure of its facts and of what its rule
+    /// derives, in both engines, with split joins, through the magic rewrite, and after
+    /// batches under every maintenance strategy (a deleted pair may split a class).
+    #[test]
+    fn an_equivalence_relation_holds_the_closure_of_its_pairs(
+        facts in proptest::collection::vec((0..CONSTS.len(), 0..CONSTS.len()), 0..3),
+        bound in proptest::option::of(0..CONSTS.len()),
+        pairs in proptest::collection::vec((0..CONSTS.len(), 0..CONSTS.len()), 0..8),
+        batches in proptest::collection::vec(
+            proptest::collection::vec((any::<bool>(), (0..CONSTS.len(), 0..CONSTS.len())), 1..4),
+            1..4,
+        ),
+    ) {
+        let text = eqrel_program(&facts, bound);
+        let (program, _) = compile(&text, &[]);
+        let (e0, q) = (program.lookup_source("e0").expect("declared"), program.lookup_source("q").expect("declared"));
+        let number = |c: usize| CONSTS[c].parse::<i32>().expect("a number") as u32;
+        let pair = |(a, b): (usize, usize)| (e0, vec![number(a), number(b)]);
+        let edb: BTreeSet<(PredId, Vec<u32>)> = pairs.iter().map(|&p| pair(p)).collect();
+        let expected = |edb: &BTreeSet<(PredId, Vec<u32>)>| {
+            let mut all: BTreeSet<(u32, u32)> = facts.iter().map(|&(a, b)| (number(a), number(b))).collect();
+            all.extend(edb.iter().map(|(_, t)| (t[0], t[1])));
+            equivalence_closure(&all)
+        };
+        let closure = expected(&edb);
+        for engine in [NativeEngine::Reference, NativeEngine::Seminaive] {
+            prop_assert_eq!(&evaluate(&program, &edb, engine)[&q], &closure, "{:?}\n{}", engine, text);
+        }
+        prop_assert_eq!(&evaluate_with(&program, &edb, NativeEngine::Seminaive, split_threads())[&q], &closure);
+        let answers: BTreeSet<Vec<u32>> =
+            closure.iter().filter(|t| bound.is_none_or(|c| t[0] == number(c))).cloned().collect();
+        let magic = magic::rewrite(&program, program.query.as_ref().unwrap()).program;
+        prop_assert_eq!(query_answers(&magic, &evaluate(&magic, &edb, NativeEngine::Seminaive)), answers, "{}", text);
+        for maintenance in [Maintenance::Dred, Maintenance::Ranked, Maintenance::Auto] {
+            let plan = plan::plan_program(&program);
+            let mut state = Maintained::try_with_threads(plan, &program, database(&program, &edb), maintenance, Threads::ONE).unwrap();
+            let mut current = edb.clone();
+            for batch in &batches {
+                let mut update = Update::default();
+                let mut seen = BTreeSet::new();
+                for &(insert, values) in batch {
+                    let fact = pair(values);
+                    if !seen.insert(fact.clone()) {
+                        continue;
+                    }
+                    if insert {
+                        current.insert(fact.clone());
+                        update.inserts.push(fact);
+                    } else {
+                        current.remove(&fact);
+                        update.deletes.push(fact);
+                    }
+                }
+                state.apply(&update);
+                let held: BTreeSet<Vec<u32>> = state.db().sorted_tuples(q).into_iter().collect();
+                prop_assert_eq!(held, expected(&current), "{:?} after {:?}\n{}", maintenance, update, text);
+            }
+        }
+    }
+}

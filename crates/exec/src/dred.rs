@@ -1082,6 +1082,14 @@ impl Maintained {
 
     /// How to maintain a batch that deletes `deleted` input facts, and why.
     fn choose(&self, deleted: usize) -> (MaintainedBy, String) {
+        if !self.compiled.choices.is_empty() {
+            // Which candidate a choice keeps depends on the round it came in and on the
+            // others of that round; neither over-deletion nor the propagation of
+            // insertions knows them, so the batch is evaluated again from its input.
+            let why = "a relation has a `choice-domain`, whose chosen tuples depend on the rounds of a whole \
+                       evaluation: the batch is recomputed";
+            return (MaintainedBy::Recompute, why.into());
+        }
         if self.correlated_recursion() {
             let why = "a recursive stratum holds a reduction (an aggregate reading a variable of its recursive \
                        rule), whose groups over-deletion and rederivation do not maintain: the batch is recomputed";
@@ -1208,7 +1216,8 @@ impl Maintained {
         // sizes. When the report then holds no facts either, the old derived relations
         // are not read again, and go before the new ones grow: the batch never holds
         // both states.
-        let monotone = report.edb_inserted.is_empty() && !stratified(program);
+        // (A choice is not monotone: a deleted candidate may let another one in.)
+        let monotone = report.edb_inserted.is_empty() && !stratified(program) && program.chooses().is_none();
         let old_read = detail.net || detail.list_up_to.is_some_and(|most| most > 0) || !monotone;
         if !old_read {
             // The new rows go into the old rows' buffers: their pages are in place, where

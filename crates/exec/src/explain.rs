@@ -102,6 +102,10 @@ pub struct WhyNot {
     pub present: bool,
     /// One entry per rule of the predicate, in program order (none for an input predicate).
     pub rules: Vec<RuleAttempt>,
+    /// When the predicate has a `choice-domain` ([`ir::Pred::choice`]) and holds a tuple
+    /// with the same values of one of its keys as the fact: that tuple, which the choice
+    /// kept instead (so a rule whose body matches derived a candidate it dropped).
+    pub chosen: Option<Vec<u32>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -633,6 +637,8 @@ pub struct Explainer<'a> {
     values: ValueStore,
     /// Per predicate, the reduction deriving it, its rows' relation and its key count.
     reductions: Vec<Option<(RuleId, PredId, usize)>>,
+    /// Per predicate, the keys of its `choice-domain`, if it has one.
+    choices: Vec<Option<Vec<Vec<usize>>>>,
 }
 
 impl<'a> Explainer<'a> {
@@ -659,8 +665,9 @@ impl<'a> Explainer<'a> {
                 reductions[rule.head.pred.index()] = Some((id, rows.pred, aggregation.keys));
             }
         }
+        let choices = program.preds.iter().map(|p| p.choice.as_ref().map(|c| c.keys.clone())).collect();
         let ix = Indexed::new(db);
-        Explainer { ix, rules, by_head, derived, scratch: MatchScratch::default(), values, reductions }
+        Explainer { ix, rules, by_head, derived, scratch: MatchScratch::default(), values, reductions, choices }
     }
 
     /// The step of a fact of a reduction, showing the nodes `shown` of its rows: how many
@@ -1011,7 +1018,12 @@ impl<'a> Explainer<'a> {
             };
             rules.push(RuleAttempt { rule: rule.id, outcome });
         }
-        WhyNot { present, rules }
+        let keys = self.choices.get(pred.index()).and_then(Option::as_ref).filter(|_| !present);
+        let chosen = keys.and_then(|keys| {
+            let same_key = |t: &&[u32]| keys.iter().any(|key| key.iter().all(|&c| t.get(c) == tuple.get(c)));
+            self.ix.db.tuples(pred).find(same_key).map(<[u32]>::to_vec)
+        });
+        WhyNot { present, rules, chosen }
     }
 }
 

@@ -9,6 +9,7 @@
 //! which relations each step reads: relations are append-only between compactions, so a
 //! row-range prefix is an older version and a suffix is a delta.
 
+mod choice;
 mod database;
 mod dred;
 mod dred_strata;
@@ -271,7 +272,8 @@ pub fn try_evaluate(
     let row_tests = match options.engine {
         NativeEngine::Reference => {
             let limits: Vec<Option<u64>> = program.preds.iter().map(|p| p.size_limit.map(|l| l.tuples)).collect();
-            reference::evaluate(plan, &program.consts, &limits, &mut edb, &mut run)?;
+            let choices = choice::ChoiceKeys::new(program);
+            reference::evaluate(plan, &program.consts, &limits, &choices, &mut edb, &mut run)?;
             Some(run.stats.row_tests)
         }
         NativeEngine::Seminaive => {

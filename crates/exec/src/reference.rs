@@ -2,6 +2,7 @@
 //! deliberately simple because its rounds and `row_tests` are the counts
 //! docs/semantics.md (Evaluation: the reference engine) defines and its examples quote.
 
+use crate::choice::{ChoiceKeys, Chooser};
 use crate::database::Database;
 use crate::join::{run_staged, PhysPlan, View};
 use crate::limits::ResourceError;
@@ -23,9 +24,11 @@ pub(crate) fn evaluate(
     plan: &ProgramPlan,
     values: &ValueStore,
     limits: &[Option<u64>],
+    choices: &ChoiceKeys,
     db: &mut Database,
     run: &mut Run,
 ) -> Result<(), ResourceError> {
+    let chooser = &mut Chooser::new(choices);
     let joins = || plan.rules.iter().filter(|r| r.fires() && !is_reduction(r));
     let plans: Vec<PhysPlan> = joins().map(|r| PhysPlan::scanning(r, db.arity(r.head), values)).collect();
     db.measure_memory();
@@ -37,8 +40,11 @@ pub(crate) fn evaluate(
     let limited =
         |s: &plan::Stratum| s.recursive && s.preds.iter().any(|&p| limits.get(p.index()).copied().flatten().is_some());
     let any_limited = run.limit_sizes && plan.strata.iter().any(limited);
-    if !reductions && !any_limited && plans.iter().all(|p| p.negations.is_empty()) {
-        return fixpoint(&plans, db, run);
+    // A choice keeps what the first round deriving a key derives (`choice.rs`), so a
+    // program with one runs stratum by stratum too, as the semi-naive engine does: the
+    // candidates of each round are then the same in both.
+    if !reductions && !any_limited && choices.is_empty() && plans.iter().all(|p| p.negations.is_empty()) {
+        return fixpoint(&plans, db, run, chooser);
     }
     let mut position_of = vec![None; plan.rules.len()];
     for (k, r) in joins().enumerate() {
@@ -55,7 +61,7 @@ pub(crate) fn evaluate(
             // Correlated reductions (`reduce.rs`): their rows are in this stratum, and a
             // group's rows all come in one round, so reducing every round over all rows
             // gives each group its one value.
-            fixpoint_reducing(&members, &reduced, db, run)?;
+            fixpoint_reducing(&members, &reduced, db, run, chooser)?;
             continue;
         }
         if !reduced.is_empty() {
@@ -68,17 +74,17 @@ pub(crate) fn evaluate(
         if !members.is_empty() && run.limit_sizes && limited(stratum) {
             let stratum_limits: Vec<(PredId, u64)> =
                 stratum.preds.iter().filter_map(|&p| Some((p, limits.get(p.index()).copied().flatten()?))).collect();
-            fixpoint_limited(&members, &stratum.preds, &stratum_limits, db, run)?;
+            fixpoint_limited(&members, &stratum.preds, &stratum_limits, db, run, chooser)?;
         } else if !members.is_empty() {
-            fixpoint(&members, db, run)?;
+            fixpoint(&members, db, run, chooser)?;
         }
     }
     Ok(())
 }
 
 /// The naive fixpoint of `plans`.
-fn fixpoint(plans: &[PhysPlan], db: &mut Database, run: &mut Run) -> Result<(), ResourceError> {
-    fixpoint_reducing(plans, &[], db, run)
+fn fixpoint(plans: &[PhysPlan], db: &mut Database, run: &mut Run, chooser: &mut Chooser) -> Result<(), ResourceError> {
+    fixpoint_reducing(plans, &[], db, run, chooser)
 }
 
 /// The naive fixpoint of `plans`, the rules of a recursive stratum deriving `preds`, as
@@ -92,11 +98,12 @@ fn fixpoint_limited(
     limits: &[(PredId, u64)],
     db: &mut Database,
     run: &mut Run,
+    chooser: &mut Chooser,
 ) -> Result<(), ResourceError> {
     let (recursive, first): (Vec<PhysPlan>, Vec<PhysPlan>) =
         plans.iter().cloned().partition(|p| p.steps.iter().any(|s| preds.contains(&s.pred)));
     let snapshot = db.ends();
-    run_round(&first, &snapshot, db, run)?;
+    run_round(&first, &snapshot, db, run, chooser)?;
     run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
     let all: Vec<PhysPlan> = first.into_iter().chain(recursive).collect();
     loop {
@@ -104,7 +111,7 @@ fn fixpoint_limited(
             return Ok(());
         }
         let snapshot = db.ends();
-        run_round(&all, &snapshot, db, run)?;
+        run_round(&all, &snapshot, db, run, chooser)?;
         let grew = run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
         if !grew {
             return Ok(());
@@ -113,7 +120,15 @@ fn fixpoint_limited(
 }
 
 /// One synchronous round of `plans`, each reading the rows up to `snapshot`.
-fn run_round(plans: &[PhysPlan], snapshot: &[u32], db: &mut Database, run: &mut Run) -> Result<(), ResourceError> {
+/// The candidates of relations with a choice domain go to `chooser`, which admits them
+/// as the round ends.
+fn run_round(
+    plans: &[PhysPlan],
+    snapshot: &[u32],
+    db: &mut Database,
+    run: &mut Run,
+    chooser: &mut Chooser,
+) -> Result<(), ResourceError> {
     for phys in plans {
         // The head's room to stage, against what the other relations hold now.
         db.measure(phys.head);
@@ -124,11 +139,12 @@ fn run_round(plans: &[PhysPlan], snapshot: &[u32], db: &mut Database, run: &mut 
             .map(|p| View::new(&rows[p.index()], 0, snapshot[p.index()]))
             .collect();
         let h = phys.head.index();
-        run_staged(phys, &views, &rows[h], &mut sets[h], &mut run.scratch, &mut run.stats);
+        let target = chooser.candidates(phys.head, rows[h].arity).unwrap_or(&mut sets[h]);
+        run_staged(phys, &views, &rows[h], target, &mut run.scratch, &mut run.stats);
         db.commit(phys.head);
         db.check_pred(phys.head)?;
     }
-    Ok(())
+    chooser.choose(db)
 }
 
 /// The naive fixpoint of `plans`, each round starting with the `reductions` over the
@@ -138,13 +154,14 @@ fn fixpoint_reducing(
     reductions: &[&plan::RulePlan],
     db: &mut Database,
     run: &mut Run,
+    chooser: &mut Chooser,
 ) -> Result<(), ResourceError> {
     loop {
         let snapshot = db.ends();
         for r in reductions {
             crate::reduce::evaluate(r, db, &mut run.stats)?;
         }
-        run_round(plans, &snapshot, db, run)?;
+        run_round(plans, &snapshot, db, run, chooser)?;
         let grew = run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
         if !grew {
             return Ok(());

@@ -1,6 +1,7 @@
 //! Stratified semi-naive evaluation, written as propagation of deltas so that the same
 //! code computes a fixpoint from scratch and propagates insertions during DRed.
 
+use crate::choice::{ChoiceKeys, Chooser};
 use crate::database::Database;
 use crate::join::{JoinStats, Membership, PhysPlan, Scratch, View};
 use crate::limits::ResourceError;
@@ -99,6 +100,8 @@ pub(crate) struct Compiled {
     /// time on a forest's closure). Index ids in the plans are those of the database the
     /// rules were compiled against, as in every other plan here.
     replanned: RefCell<FxHashMap<(usize, usize), Replanned>>,
+    /// The keys of the relations with a `choice-domain` (`choice.rs`).
+    pub(crate) choices: ChoiceKeys,
 }
 
 impl Compiled {
@@ -220,7 +223,7 @@ impl Compiled {
                 CompiledStratum { rules: members, recursive: s.recursive, limits, heads, reads }
             })
             .collect();
-        Compiled { rules, strata, derived, replanned: RefCell::default() }
+        Compiled { rules, strata, derived, replanned: RefCell::default(), choices: ChoiceKeys::new(program) }
     }
 
     /// Makes the rederivation plans of DRed. Their join order depends on the data (a
@@ -387,12 +390,16 @@ pub(crate) fn propagate_with(
     let mut lo = start.to_vec();
     let mut hi = db.ends();
     let mut ranges = Vec::new();
+    let mut chooser = Chooser::new(&c.choices);
     for stratum in &c.strata {
         for &q in &stratum.reads {
             lo[q.index()] = start[q.index()];
         }
         before(stratum, db, run)?;
         let mut round_begin: Vec<u32> = stratum.heads.iter().map(|&h| db.rel(h).end()).collect();
+        // In a stratum with a choice, facts are the first round's, as its joins are
+        // (`choice.rs`): they are staged and become rows as that round ends.
+        let chooses = stratum.heads.iter().any(|&h| c.choices.chooses(h));
         if fire_facts {
             for rule in stratum.rules.iter().map(|&r| &c.rules[r]) {
                 if let Some(reduction) = &rule.reduction {
@@ -400,7 +407,11 @@ pub(crate) fn propagate_with(
                 }
                 if let Some(fact) = &rule.fact {
                     run.stats.firings += 1;
-                    db.insert(rule.head, fact);
+                    match chooser.candidates(rule.head, fact.len()) {
+                        Some(candidates) => _ = candidates.stage(&db.rows[rule.head.index()], fact),
+                        None if chooses => _ = db.stage(rule.head, fact),
+                        None => _ = db.insert(rule.head, fact),
+                    }
                     db.check_pred(rule.head)?;
                 }
                 if let Some(plan) = &rule.fact_plan {
@@ -409,7 +420,11 @@ pub(crate) fn propagate_with(
                     let mut heads = Vec::new();
                     plan.run(&views, &mut run.scratch, &mut run.stats, &mut |tuple| heads.push(tuple.to_vec()));
                     for tuple in heads {
-                        db.insert(rule.head, &tuple);
+                        match chooser.candidates(rule.head, tuple.len()) {
+                            Some(candidates) => _ = candidates.stage(&db.rows[rule.head.index()], &tuple),
+                            None if chooses => _ = db.stage(rule.head, &tuple),
+                            None => _ = db.insert(rule.head, &tuple),
+                        }
                     }
                     db.check_pred(rule.head)?;
                 }
@@ -537,9 +552,11 @@ pub(crate) fn propagate_with(
                         .collect();
                     let delta = hi[delta_pred] - lo[delta_pred];
                     let threads = run.threads.for_join(yields.get(&(r, i)).copied(), delta);
-                    let (firings, staged) = (run.stats.firings, head_set.staged_len());
-                    run_staged_split(variant, &views, &rows[h], head_set, threads, &mut run.scratch, &mut run.stats);
-                    let new = head_set.staged_len() - staged;
+                    // A relation with a choice domain gets the round's candidates at its end.
+                    let target = chooser.candidates(rule.head, rule.head_arity).unwrap_or(head_set);
+                    let (firings, staged) = (run.stats.firings, target.staged_len());
+                    run_staged_split(variant, &views, &rows[h], target, threads, &mut run.scratch, &mut run.stats);
+                    let new = target.staged_len() - staged;
                     yields.insert((r, i), JoinYield::new(run.stats.firings - firings, delta, new));
                     db.commit(rule.head);
                     db.check_pred(rule.head)?;
@@ -550,6 +567,13 @@ pub(crate) fn propagate_with(
                 if !(first_round && stratum.heads.binary_search(&q).is_ok()) {
                     lo[q.index()] = hi[q.index()];
                 }
+            }
+            if chooses {
+                for &h in &stratum.heads {
+                    db.commit(h);
+                    db.check_pred(h)?;
+                }
+                chooser.choose(db)?;
             }
             let grew = run.finish_round(db, stratum.heads.iter().copied().zip(round_begin.iter().copied()));
             for (begin, &h) in round_begin.iter_mut().zip(&stratum.heads) {

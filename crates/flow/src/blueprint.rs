@@ -210,6 +210,9 @@ pub(crate) fn blueprint(plan: &ProgramPlan, program: &Program) -> Result<Bluepri
     if let Some(p) = program.pred_ids().find(|&p| arity[p.index()] > MAX_WIDTH) {
         return Err(Error::TooWide { pred: Some(p), rule: None, width: arity[p.index()] });
     }
+    if let Some(pred) = program.chooses() {
+        return Err(Error::Choice { pred });
+    }
     let mut derived = vec![false; arity.len()];
     for rule in &program.rules {
         derived[rule.head.pred.index()] = true;

@@ -49,6 +49,10 @@ pub enum Error {
     /// A relation, a join key or the live variables of a rule wider than [`MAX_WIDTH`]:
     /// refused before any worker starts.
     TooWide { pred: Option<PredId>, rule: Option<RuleId>, width: usize },
+    /// A relation with a `choice-domain` ([`ir::Pred::choice`]): which tuple is chosen
+    /// depends on the rounds of an evaluation, which a dataflow does not have; refused
+    /// before any worker starts.
+    Choice { pred: PredId },
     /// A worker stopped before answering (it panicked, or timely could not start).
     Stopped(String),
     /// The processes of a cluster could not connect, disagreed on what they run, or one
@@ -63,6 +67,10 @@ impl Error {
             Error::TooWide { pred, rule, width } => format!(
                 "the differential engine holds at most {MAX_WIDTH} values per row; {} needs {width}",
                 blueprint::describe(program, *pred, *rule)
+            ),
+            Error::Choice { pred } => format!(
+                "the differential engine cannot keep the `choice-domain` of `{}`: which tuple is chosen depends on the rounds of the native engines",
+                program.pred_name(*pred)
             ),
             Error::Stopped(reason) => format!("the differential dataflow stopped: {reason}"),
             Error::Cluster(reason) => format!("the cluster stopped: {reason}"),

@@ -175,6 +175,21 @@ pub struct Pred {
     pub span: Span,
     /// Soufflé's `.limitsize`, if it has one.
     pub size_limit: Option<SizeLimit>,
+    /// Soufflé's `choice-domain`, if the relation has one.
+    pub choice: Option<ChoiceDomain>,
+}
+
+/// Soufflé's `choice-domain x, (y, z)` of a derived relation: each key (a column, or
+/// several together) determines the rest of a tuple, so the relation holds at most one
+/// tuple per value of each key. Of the candidate tuples one round of evaluation derives,
+/// the engines keep them in ascending order of their values while no kept tuple has the
+/// same value of some key (docs/semantics.md, Soufflé programs: `choice-domain`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChoiceDomain {
+    /// Each key's columns, ascending.
+    pub keys: Vec<Vec<usize>>,
+    /// The qualifier in the relation's `.decl`.
+    pub span: Span,
 }
 
 /// Soufflé's `.limitsize r(n=N)`: the fixpoint of the predicate's stratum ends before the
@@ -734,7 +749,7 @@ impl Program {
         }
         let id = PredId(self.preds.len() as u32);
         let types = self.generated_types(&name).unwrap_or_else(|| vec![ValueType::Symbol; arity]);
-        self.preds.push(Pred { name: name.clone(), arity, kind, types, span, size_limit: None });
+        self.preds.push(Pred { name: name.clone(), arity, kind, types, span, size_limit: None, choice: None });
         self.by_name.insert(name, id);
         id
     }
@@ -799,6 +814,11 @@ impl Program {
     /// The first predicate with a [`Pred::size_limit`], if any.
     pub fn size_limited(&self) -> Option<PredId> {
         self.pred_ids().find(|&p| self.pred(p).size_limit.is_some())
+    }
+
+    /// The first predicate with a [`Pred::choice`], if any.
+    pub fn chooses(&self) -> Option<PredId> {
+        self.pred_ids().find(|&p| self.pred(p).choice.is_some())
     }
 
     /// A copy with the same interners and predicate table but no rules, facts or query:

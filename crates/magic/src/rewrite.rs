@@ -7,6 +7,7 @@ use crate::subsume::Subsumption;
 use crate::{AdornmentLimit, CallTrace, MagicProgram, RewriteOptions, RuleKind, RuleTrace};
 use ir::{
     Adornment, Atom, Bf, CmpOp, Comparison, Origin, PredId, PredKind, Program, Query, Rule, RuleId, Span, Symbol, Term,
+    TermKind,
 };
 use rustc_hash::FxHashSet;
 
@@ -232,23 +233,39 @@ impl Rewriter<'_> {
     /// predicate is called with `adornment`).
     fn expand(&mut self, adornment: &Adornment, rule_id: RuleId, rule: &Rule) -> Result<(), AdornmentLimit> {
         let head_pred = rule.head.pred;
+        // A relation with a `choice-domain` is also computed whole: which tuple it keeps
+        // for a key depends on every candidate, not only on those some call asks for.
+        let chosen = self.source.pred(head_pred).choice.is_some();
+        if chosen && self.source.rules.iter().position(|r| r.head.pred == head_pred) != Some(rule_id.index()) {
+            // Its first rule reads it whole; the others add nothing to that.
+            return Ok(());
+        }
         let caller = self.graph.node(head_pred, adornment).expect("the expanded predicate was scheduled");
         let answer = declare_answer(&mut self.out, head_pred, adornment, rule.head.span);
         let demand = declare_demand(&mut self.out, head_pred, adornment, rule.head.span);
-        let guard_args = restrict(&rule.head.args, adornment);
+        // A chosen relation is read through one rule for all its rules, so with a variable
+        // per column rather than its first rule's head (which may repeat a variable or
+        // hold a constant).
+        let head_args: Vec<Term> = match chosen {
+            true => (0..rule.head.args.len())
+                .map(|i| Term { kind: TermKind::Var(self.out.symbols.intern(&format!("x{i}"))), span: rule.head.span })
+                .collect(),
+            false => rule.head.args.clone(),
+        };
+        let guard_args = restrict(&head_args, adornment);
         let mut bound = Bound::default();
         bound.add(&guard_args);
         let guard = Atom { pred: demand, args: guard_args, span: rule.head.span };
-        if rule.aggregate.is_some() {
+        if rule.aggregate.is_some() || chosen {
             // A reduction needs every row of its groups: like a negated relation, it is
             // computed whole, unrewritten (`copy_negated`), and the call reads it
             // through its demand.
             if !self.whole.contains(&head_pred) {
                 self.whole.push(head_pred);
             }
-            let whole = Atom { pred: head_pred, args: rule.head.args.clone(), span: rule.head.span };
+            let whole = Atom { pred: head_pred, args: head_args.clone(), span: rule.head.span };
             let main = Rule::positive(
-                Atom { pred: answer, args: rule.head.args.clone(), span: rule.head.span },
+                Atom { pred: answer, args: head_args, span: rule.head.span },
                 vec![guard, whole],
                 rule.span,
                 Origin::Main { rule: rule_id },

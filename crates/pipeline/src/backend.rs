@@ -175,6 +175,12 @@ impl Engine {
         Some(match error {
             flow::Error::TooWide { pred: Some(p), .. } => d.with_primary(program.pred(p).span, "first used here"),
             flow::Error::TooWide { rule: Some(r), .. } => d.with_primary(program.rule(r).span, "in this rule"),
+            flow::Error::Choice { pred } => match &program.pred(pred).choice {
+                Some(choice) => d.with_primary(choice.span, "chosen here").with_help(
+                    "evaluate the program with the semi-naive or the reference engine (`--engine seminaive`)",
+                ),
+                None => d,
+            },
             _ => d,
         })
     }

@@ -131,3 +131,48 @@ greeting(@greet(s, 2), @half(3.0)) :- name(s).
     let error = Datalog::new(program).unwrap_err();
     assert!(error.message().contains("no function computes the functor `greet`"), "{}", error.message());
 }
+
+/// A Soufflé program with a `choice-domain` and an `eqrel` through the embedding API: the
+/// chosen tuples, a batch deleting a chosen tuple's edge (recomputed, so another candidate
+/// takes its key), and the classes of an equivalence relation.
+#[test]
+fn a_choice_domain_and_an_equivalence_relation() {
+    let program = "\
+.decl edge(x: number, y: number)
+.input edge
+.decl root(x: number)
+.input root
+.decl tree(parent: number, child: number) choice-domain child
+tree(r, r) :- root(r).
+tree(x, y) :- tree(_, x), edge(x, y).
+.decl same(x: number, y: number) eqrel
+same(x, y) :- edge(x, y).
+";
+    let numbers = |values: &[i32]| values.iter().map(|&v| Value::from(v)).collect::<Row>();
+    let loaded = |query: &str| {
+        let options = Options { query: Some(query.into()), ..Options::default() };
+        let mut datalog = Datalog::with_options(program, options).unwrap();
+        datalog.add_fact("root", &[Value::from(1)]).unwrap();
+        for (from, to) in [(1, 2), (1, 3), (2, 4), (3, 4), (5, 6)] {
+            datalog.add_fact("edge", &[Value::from(from), Value::from(to)]).unwrap();
+        }
+        datalog
+    };
+    let mut tree = loaded("tree(x, y)");
+    let chosen = [numbers(&[1, 1]), numbers(&[1, 2]), numbers(&[1, 3]), numbers(&[2, 4])];
+    assert_eq!(tree.evaluate().unwrap(), chosen);
+    let updated = tree.update(&[], &[("edge", numbers(&[2, 4]))]).unwrap();
+    assert_eq!(updated.removed, [numbers(&[2, 4])]);
+    assert_eq!(updated.added, [numbers(&[3, 4])]);
+    assert!(matches!(updated.how, MaintainedBy::Recomputed(_)), "{:?}", updated.how);
+    let proof = tree.explain("tree", &[Value::from(3), Value::from(4)]).unwrap().expect("tree(3,4) holds");
+    assert!(proof.starts_with("tree(3,4)  by "), "{proof}");
+
+    let mut same = loaded("same(1, y)");
+    let class = [numbers(&[1, 1]), numbers(&[1, 2]), numbers(&[1, 3]), numbers(&[1, 4])];
+    assert_eq!(same.evaluate().unwrap(), class);
+    // Deleting two edges splits the class of 1: 4 is no longer connected to it.
+    let updated = same.update(&[], &[("edge", numbers(&[2, 4])), ("edge", numbers(&[3, 4]))]).unwrap();
+    assert_eq!(updated.removed, [numbers(&[1, 4])]);
+    assert_eq!(same.answers().unwrap(), class[..3]);
+}

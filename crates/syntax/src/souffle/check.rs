@@ -109,6 +109,8 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
             Item::Decl(decl) => {
                 let types: Vec<String> = decl.attributes.iter().map(|a| a.ty.text.clone()).collect();
                 let attributes: Vec<String> = decl.attributes.iter().map(|a| a.name.text.clone()).collect();
+                let eqrel = decl.eqrel.is_some_and(|at| equivalence_columns(decl, at, diagnostics));
+                let choice = decl.choice.as_ref().and_then(|keys| choice_domain(decl, keys, diagnostics));
                 for name in &decl.names {
                     for (kind, _) in &decl.io {
                         let settings = tree::IoSettings::default_for(*kind);
@@ -121,6 +123,8 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
                         types: types.clone(),
                         attributes: attributes.clone(),
                         inline: decl.inline && !decl.no_inline,
+                        eqrel,
+                        choice: choice.clone(),
                     });
                 }
             }
@@ -189,6 +193,73 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
     let records = record_types(record_shapes, &types, diagnostics);
     let functors = functor_declarations(&functor_decls, &types, diagnostics);
     Declarations { relations, ios, types, unions, queries, records, limits, functors }
+}
+
+/// Whether the relations of `decl`, qualified `eqrel` at `at`, can be equivalence
+/// relations, as Soufflé requires: two columns of one declared type; E0034 otherwise.
+fn equivalence_columns(decl: &tree::Decl, at: Span, diagnostics: &mut Vec<Diagnostic>) -> bool {
+    let names = decl.names.iter().map(|n| format!("`{}`", n.text)).collect::<Vec<_>>().join(", ");
+    let report = match decl.attributes.as_slice() {
+        [x, y] if x.ty.text == y.ty.text => return true,
+        [x, y] => Diagnostic::error(
+            Code::INVALID_DECLARATION,
+            format!("the columns of the equivalence relation {names} have different types"),
+        )
+        .with_primary(y.ty.span, format!("`{}` here", y.ty.text))
+        .with_secondary(x.ty.span, format!("`{}` here", x.ty.text))
+        .with_help("an equivalence relation relates values of one type: give both columns the same type"),
+        attributes => Diagnostic::error(
+            Code::INVALID_DECLARATION,
+            format!("the equivalence relation {names} has {} columns, not two", attributes.len()),
+        )
+        .with_primary(at, "an `eqrel` is a binary relation")
+        .with_help("declare it with two columns of one type, or drop `eqrel`"),
+    };
+    diagnostics.push(report);
+    false
+}
+
+/// The columns of each key of the `choice-domain` of `decl`; E0034 for a name that is
+/// no attribute of the relation, E0041 for a relation that is also an `eqrel`.
+fn choice_domain(
+    decl: &tree::Decl,
+    choice: &tree::ChoiceKeys,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<ir::ChoiceDomain> {
+    let mut keys = Vec::new();
+    let mut resolved = true;
+    for key in &choice.keys {
+        let mut columns = Vec::new();
+        for name in key {
+            match decl.attributes.iter().position(|a| a.name.text == name.text) {
+                Some(column) => columns.push(column),
+                None => {
+                    resolved = false;
+                    diagnostics.push(
+                        Diagnostic::error(
+                            Code::INVALID_DECLARATION,
+                            format!("the relation has no attribute `{}`", name.text),
+                        )
+                        .with_primary(name.span, "not an attribute of the `.decl`")
+                        .with_help("a key of `choice-domain` names attributes of the relation it qualifies"),
+                    );
+                }
+            }
+        }
+        columns.sort_unstable();
+        columns.dedup();
+        keys.push(columns);
+    }
+    if let Some(eqrel) = decl.eqrel {
+        diagnostics.push(
+            Diagnostic::error(Code::CHOICE_DOMAIN, "an equivalence relation cannot have a `choice-domain`")
+                .with_primary(choice.span, "a choice domain here")
+                .with_secondary(eqrel, "an `eqrel` holds every pair of a class")
+                .with_help("drop `eqrel` or the `choice-domain`"),
+        );
+        resolved = false;
+    }
+    resolved.then_some(ir::ChoiceDomain { keys, span: choice.span })
 }
 
 /// The record types and algebraic data types of `shapes` with their fields' types

@@ -18,7 +18,7 @@
 use super::tree::{self, IoKind};
 use super::{extrema, typing, RawIo, Relation, MAX_EXPANSION};
 use crate::ast::{self, Statement, TermKind};
-use diag::{Diagnostic, FileId, Span};
+use diag::{Code, Diagnostic, FileId, Span};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A body in disjunctive normal form: each conjunction becomes one rule. Over `()` it is
@@ -176,6 +176,11 @@ pub(super) fn native(
             .filter(|q| declared.contains_key(q))
             .map(str::to_string),
     );
+    // An equivalence relation is derived: its closure rules add to its facts and input.
+    derived.extend(equivalences(&relations).map(|r| r.name.clone()));
+    // A relation with a `choice-domain` is derived: its facts are candidates as its rules'
+    // heads are.
+    derived.extend(relations.iter().filter(|r| r.choice.is_some()).map(|r| r.name.clone()));
     let (mut inputs, mut outputs, mut printsize) = (Vec::new(), Vec::new(), Vec::new());
     let (mut copies, mut hidden_relations) = (Vec::new(), Vec::new());
     for (kind, io) in ios {
@@ -195,6 +200,19 @@ pub(super) fn native(
             _ => {}
         }
         match kind {
+            IoKind::Input if declared.get(io.name.as_str()).is_some_and(|r| r.choice.is_some()) => {
+                // Soufflé loads an input whole, past the keys its rules are held to; dlc
+                // chooses among everything a relation gets, so it refuses rather than
+                // answer otherwise.
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::CHOICE_DOMAIN,
+                        format!("`{}` has a `choice-domain` and cannot be read with `.input`", io.name),
+                    )
+                    .with_primary(io.span, "read here")
+                    .with_help("read the facts into a relation of their own and derive the chosen ones from it"),
+                );
+            }
             IoKind::Input if derived.contains(io.name.as_str()) => {
                 // dlc keeps input and derived relations apart: the facts go to a relation
                 // of their own, `r_input` (or `r_input2`, ... when the program declares
@@ -227,6 +245,8 @@ pub(super) fn native(
                     types: relation.types.clone(),
                     attributes: relation.attributes.clone(),
                     inline: false,
+                    eqrel: false,
+                    choice: None,
                 });
                 let mut settings = io.settings;
                 settings.filename = Some(settings.filename.unwrap_or_else(|| format!("{}.facts", io.name)));
@@ -298,6 +318,7 @@ pub(super) fn native(
             }
         }
     }
+    statements.extend(equivalences(&relations).flat_map(closure_rules).map(Statement::Rule));
     statements.extend(queries.into_iter().map(Statement::Query));
     statements.extend(copies.into_iter().map(Statement::Rule));
     let mut relations = relations;
@@ -309,6 +330,35 @@ pub(super) fn native(
     // The caller sets the span of the whole file.
     let file = ast::File { statements, span: Span::new(FileId(0), 0..0), declared, record_types: Vec::new() };
     Lowered { file, relations, inputs, outputs, printsize }
+}
+
+/// The equivalence relations among `relations` that stay relations (an `inline` one is
+/// unfolded as its clauses are written, as Soufflé unfolds it).
+fn equivalences(relations: &[Relation]) -> impl Iterator<Item = &Relation> {
+    relations.iter().filter(|r| r.eqrel && !r.inline)
+}
+
+/// The rules that make the binary relation `r` an equivalence relation, with Soufflé's
+/// semantics: the reflexive, symmetric and transitive closure of what its other rules,
+/// facts and input give it, reflexive over the values that appear in it. Each rule has
+/// the span of the relation's name in its `.decl`.
+fn closure_rules(r: &Relation) -> [ast::Rule; 3] {
+    let span = r.span;
+    let atom = |x: &str, y: &str| ast::Atom {
+        pred: ast::Name { text: r.name.clone(), span },
+        args: [x, y].map(|v| ast::Term { kind: TermKind::Var(v.to_string()), span }).into(),
+        span,
+    };
+    let rule = |head: ast::Atom, body: Vec<ast::Atom>| ast::Rule {
+        head,
+        body: body.into_iter().map(ast::Literal::Atom).collect(),
+        span,
+    };
+    [
+        rule(atom("x", "x"), vec![atom("x", "y")]),
+        rule(atom("x", "y"), vec![atom("y", "x")]),
+        rule(atom("x", "z"), vec![atom("x", "y"), atom("y", "z")]),
+    ]
 }
 
 /// What [`native`] makes.

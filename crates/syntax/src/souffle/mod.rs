@@ -1,8 +1,9 @@
 //! The Soufflé front end: reads the stratified fragment of Soufflé's language (`.decl`,
 //! `.type`, `.input`, `.output`, `.printsize`, rules with lower-case variables, negated
 //! atoms and negated groups, comparisons, arithmetic, aggregates, multiple heads,
-//! disjunction, `inline` relations, components (`.comp`, `.init`, qualified names
-//! `inst.r`), `#include`, `.include`, `.once` and `#define`) into the native AST, which
+//! disjunction, `inline` relations, `eqrel` relations and `choice-domain`, components
+//! (`.comp`, `.init`, qualified names `inst.r`), `#include`, `.include`, `.once` and
+//! `#define`) into the native AST, which
 //! the native lowering then turns into an `ir::Program`, with `.functor` declarations
 //! whose calls (`@f(...)`) the caller binds to functions. Everything outside it (records,
 //! stateful functors, ...) is reported as E0018 at its span rather than read approximately.
@@ -250,6 +251,11 @@ pub fn parse_program_for_query(
         let pred = program.lookup_source(&limit.name).expect("every `.limitsize` names a declared relation");
         program.pred_mut(pred).size_limit = Some(ir::SizeLimit { tuples: limit.tuples, span: limit.span });
     }
+    for relation in &front.relations {
+        if let (Some(choice), Some(pred)) = (&relation.choice, program.lookup_source(&relation.name)) {
+            program.pred_mut(pred).choice = Some(choice.clone());
+        }
+    }
     let attributes =
         front.relations.iter().filter_map(|r| Some((program.lookup_source(&r.name)?, r.attributes.clone()))).collect();
     let functors = front.functors;
@@ -286,6 +292,11 @@ struct Relation {
     attributes: Vec<String>,
     /// Declared `inline`: unfolded into the clauses that use it ([`inline`]).
     inline: bool,
+    /// Declared `eqrel` (binary, both columns of one type): lowering adds the rules of
+    /// its reflexive, symmetric and transitive closure ([`lower::native`]).
+    eqrel: bool,
+    /// Its `choice-domain`, resolved to columns: set on its predicate after lowering.
+    choice: Option<ir::ChoiceDomain>,
 }
 
 /// An I/O directive of one relation, before the relation is resolved.

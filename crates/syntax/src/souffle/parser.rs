@@ -423,6 +423,8 @@ impl<'a> Parser<'a> {
         // as `.input r` and so on would; `no_inline` wins over `inline`, as in Soufflé.
         let mut io_qualifiers: Vec<(IoKind, Tok)> = Vec::new();
         let (mut inline, mut no_inline, mut overridable) = (false, false, false);
+        let mut eqrel = None;
+        let mut choice = None;
         while let Some(t) = self.peek().filter(|t| t.kind == Kind::Ident) {
             if self.peek_at(1).is_some_and(|n| n.kind == Kind::LParen) {
                 break;
@@ -472,27 +474,21 @@ impl<'a> Parser<'a> {
                     );
                     io_qualifiers.push((kind, t));
                 }
-                "eqrel" => return Err(self.unsupported(t.span, Construct::Eqrel)),
-                "choice" => {
-                    let end = self.peek_at(2).map_or(t.span, |d| d.span);
-                    self.unsupported(t.span.to(end), Construct::ChoiceDomain);
+                "eqrel" => {
+                    eqrel = Some(t.span);
                     self.bump();
-                    // Skip `-domain x, (y, z)`.
-                    while let Some(n) = self.peek() {
-                        match n.kind {
-                            Kind::Operator | Kind::Ident | Kind::Comma | Kind::LParen | Kind::RParen => {
-                                if n.kind == Kind::Ident
-                                    && self.peek_at(1).is_some_and(|m| m.kind == Kind::LParen)
-                                    && self.text(n) != "domain"
-                                {
-                                    break;
-                                }
-                                self.bump();
-                            }
-                            _ => break,
-                        }
-                    }
-                    return Ok(());
+                }
+                "choice" => {
+                    self.bump();
+                    let dash = self.peek().filter(|d| d.kind == Kind::Operator && self.text(*d) == "-");
+                    let word = self.peek_at(1).filter(|w| w.kind == Kind::Ident && self.text(*w) == "domain");
+                    let (Some(_), Some(word)) = (dash, word) else {
+                        return Err(self.expected("`-domain` after `choice`"));
+                    };
+                    self.bump();
+                    self.bump();
+                    let keys = self.choice_keys()?;
+                    choice = Some(tree::ChoiceKeys { keys, span: t.span.to(word.span) });
                 }
                 _ => break,
             }
@@ -504,8 +500,37 @@ impl<'a> Parser<'a> {
             inline,
             no_inline,
             overridable,
+            eqrel,
+            choice,
         }));
         Ok(())
+    }
+
+    /// The keys of `choice-domain`, after its word: `x`, `(x, y)`, or several of either
+    /// separated by commas.
+    fn choice_keys(&mut self) -> Result<Vec<Vec<ast::Name>>, Reported> {
+        let mut keys = Vec::new();
+        loop {
+            let key = if self.eat(Kind::LParen).is_some() {
+                let mut columns = Vec::new();
+                loop {
+                    let column = self.expect(Kind::Ident, "an attribute of the relation")?;
+                    columns.push(self.name(column));
+                    if self.eat(Kind::Comma).is_none() {
+                        self.expect(Kind::RParen, "`,` or `)`")?;
+                        break;
+                    }
+                }
+                columns
+            } else {
+                let column = self.expect(Kind::Ident, "an attribute of the relation, or `(` and several")?;
+                vec![self.name(column)]
+            };
+            keys.push(key);
+            if self.eat(Kind::Comma).is_none() {
+                return Ok(keys);
+            }
+        }
     }
 
     /// `.type T <: symbol`, `.type T = number`, `.type T = A | B`. `base` is the type of

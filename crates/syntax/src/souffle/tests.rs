@@ -153,7 +153,6 @@ fn unsupported_constructs_are_named_at_their_span() {
             "#include_next \"a.dl\"",
             "the preprocessor directive `#include_next` is not supported",
         ),
-        (".decl q(x:number) eqrel", "eqrel", "an equivalence relation (`eqrel`) is not supported"),
         (".input e(IO=json)", "IO=json", "`IO=json` is not supported"),
         ("r(x) <= r(x) :- e(x, _).", "<=", "a subsumptive clause (`<=`) is not supported"),
     ];
@@ -162,6 +161,71 @@ fn unsupported_constructs_are_named_at_their_span() {
         let found = errors(&src);
         assert_eq!(found.len(), 1, "{text}: {found:?}");
         assert_eq!(found[0], ("E0018", offending.to_string(), message.to_string()), "{text}");
+    }
+}
+
+#[test]
+fn an_equivalence_relation_is_binary_over_one_type() {
+    let cases = [
+        (".decl q(x:number) eqrel\n", "eqrel", "the equivalence relation `q` has 1 columns, not two"),
+        (
+            ".decl q(x:number, y:symbol) eqrel\n",
+            "symbol",
+            "the columns of the equivalence relation `q` have different types",
+        ),
+        (
+            ".type A <: number\n.type B <: number\n.decl p, q(x:A, y:B) eqrel\n",
+            "B",
+            "the columns of the equivalence relation `p`, `q` have different types",
+        ),
+    ];
+    for (src, offending, message) in cases {
+        let found = errors(src);
+        assert_eq!(found, [("E0034", offending.to_string(), message.to_string())], "{src}");
+    }
+}
+
+#[test]
+fn an_equivalence_relation_is_derived_with_the_rules_of_its_closure() {
+    let s = ok(".decl e(x:number, y:number)\n.input e\n.decl q(x:number, y:number) eqrel\n.input q\n.output q\nq(1, 2).\nq(x, y) :- e(x, y).\n");
+    let q = s.program.lookup_source("q").expect("q is declared");
+    assert_eq!(s.program.pred(q).kind, ir::PredKind::Idb);
+    // The fact, the rule of `e`, three closure rules and the copy of the input.
+    let expected = [
+        "q(1,2) <-",
+        "q(x,y) <- e(x,y)",
+        "q(x,x) <- q(x,y)",
+        "q(x,y) <- q(y,x)",
+        "q(x,z) <- q(x,y), q(y,z)",
+        "q(x0,x1) <- q_input(x0,x1)",
+    ];
+    assert_eq!(rules(&s.program), expected);
+}
+
+#[test]
+fn a_choice_domain_names_its_keys_by_attribute() {
+    let s = ok(".decl e(x:number, y:number, z:number)\n.input e\n\
+                .decl r(x:number, y:number, z:number) choice-domain z, (y, x) btree\nr(1, 2, 3).\nr(x, y, z) :- e(x, y, z).\n");
+    let r = s.program.lookup_source("r").expect("r is declared");
+    let choice = s.program.pred(r).choice.as_ref().expect("r has a choice domain");
+    assert_eq!(choice.keys, [vec![2], vec![0, 1]]);
+    // Its fact is a candidate as a rule's head is: a rule with an empty body.
+    assert_eq!(s.program.pred(r).kind, ir::PredKind::Idb);
+    assert!(s.program.facts.is_empty());
+    let e = s.program.lookup_source("e").expect("e is declared");
+    assert_eq!(s.program.pred(e).choice, None);
+    let cases = [
+        (".decl r(x:number) choice-domain y\n", "y", "E0034", "the relation has no attribute `y`"),
+        (
+            ".decl r(x:number) choice-domain\n",
+            "",
+            "E0001",
+            "expected an attribute of the relation, or `(` and several, found end of input",
+        ),
+    ];
+    for (src, offending, code, message) in cases {
+        let found = errors(src);
+        assert_eq!(found.first(), Some(&(code, offending.to_string(), message.to_string())), "{src}: {found:?}");
     }
 }
 

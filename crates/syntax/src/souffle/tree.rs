@@ -115,6 +115,18 @@ pub(super) struct Decl {
     /// The `overridable` qualifier: a component deriving from the one declaring the
     /// relation may replace its clauses (`.override`).
     pub overridable: bool,
+    /// The `eqrel` qualifier, where it is: the relation is an equivalence relation.
+    pub eqrel: Option<Span>,
+    /// The `choice-domain` qualifier and its keys.
+    pub choice: Option<ChoiceKeys>,
+}
+
+/// `choice-domain x, (y, z)`: the keys, each one or more attribute names as written.
+#[derive(Clone, Debug)]
+pub(super) struct ChoiceKeys {
+    pub keys: Vec<Vec<ast::Name>>,
+    /// From `choice` to `domain`.
+    pub span: Span,
 }
 
 /// An attribute of a `.decl`: its name and the name of its type.
@@ -375,10 +387,6 @@ pub(super) enum Construct {
     StatefulFunctor,
     /// Any other directive dlc does not read (`.limitsize`, `.lattice`, ...).
     Directive(String),
-    /// The qualifier `eqrel`.
-    Eqrel,
-    /// `choice-domain`.
-    ChoiceDomain,
     /// `h(x) <= h(y) :- ...`.
     Subsumption,
     /// Any other construct inside a clause or a directive, by its description (a functor,
@@ -392,8 +400,6 @@ impl Construct {
         match self {
             Construct::StatefulFunctor => "a stateful functor (`stateful`)".to_string(),
             Construct::Directive(directive) => format!("the directive `{directive}`"),
-            Construct::Eqrel => "an equivalence relation (`eqrel`)".to_string(),
-            Construct::ChoiceDomain => "`choice-domain`".to_string(),
             Construct::Subsumption => "a subsumptive clause (`<=`)".to_string(),
             Construct::Other(description) => description.clone(),
         }
