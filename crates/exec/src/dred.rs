@@ -1087,6 +1087,12 @@ impl Maintained {
                        rule), whose groups over-deletion and rederivation do not maintain: the batch is recomputed";
             return (MaintainedBy::Recompute, why.into());
         }
+        if !self.compiled.dominances.is_empty() {
+            let why = "the program has subsumptive clauses: a change can bring back a fact that was dominated, or \
+                       dominate one that derived others, which over-deletion and rederivation do not follow: the \
+                       batch is recomputed";
+            return (MaintainedBy::Recompute, why.into());
+        }
         match self.maintenance {
             Maintenance::Dred => (MaintainedBy::Dred, "asked for".into()),
             Maintenance::Ranked => (MaintainedBy::Ranked, "asked for".into()),

@@ -10,6 +10,7 @@
 //! row-range prefix is an older version and a suffix is a delta.
 
 mod database;
+mod dominance;
 mod dred;
 mod dred_strata;
 mod explain;
@@ -271,7 +272,8 @@ pub fn try_evaluate(
     let row_tests = match options.engine {
         NativeEngine::Reference => {
             let limits: Vec<Option<u64>> = program.preds.iter().map(|p| p.size_limit.map(|l| l.tuples)).collect();
-            reference::evaluate(plan, &program.consts, &limits, &mut edb, &mut run)?;
+            let dominances = dominance::Dominances::new(program);
+            reference::evaluate(plan, &program.consts, &dominances, &limits, &mut edb, &mut run)?;
             Some(run.stats.row_tests)
         }
         NativeEngine::Seminaive => {

@@ -3,6 +3,7 @@
 //! docs/semantics.md (Evaluation: the reference engine) defines and its examples quote.
 
 use crate::database::Database;
+use crate::dominance::Dominances;
 use crate::join::{run_staged, PhysPlan, View};
 use crate::limits::ResourceError;
 use crate::reduce::is_reduction;
@@ -18,10 +19,12 @@ use plan::ProgramPlan;
 /// A positive program runs all its rules together in each round (docs/semantics.md,
 /// Evaluation: the reference engine). A program with negated atoms runs one such
 /// fixpoint per stratum, in order: a negation may only be tested once its relation is
-/// complete.
+/// complete. So does a program with dominance rules, whose dominated facts go after
+/// every round of their relation's stratum (`dominance.rs`).
 pub(crate) fn evaluate(
     plan: &ProgramPlan,
     values: &ValueStore,
+    dominances: &Dominances,
     limits: &[Option<u64>],
     db: &mut Database,
     run: &mut Run,
@@ -37,7 +40,7 @@ pub(crate) fn evaluate(
     let limited =
         |s: &plan::Stratum| s.recursive && s.preds.iter().any(|&p| limits.get(p.index()).copied().flatten().is_some());
     let any_limited = run.limit_sizes && plan.strata.iter().any(limited);
-    if !reductions && !any_limited && plans.iter().all(|p| p.negations.is_empty()) {
+    if !reductions && !any_limited && dominances.is_empty() && plans.iter().all(|p| p.negations.is_empty()) {
         return fixpoint(&plans, db, run);
     }
     let mut position_of = vec![None; plan.rules.len()];
@@ -55,7 +58,7 @@ pub(crate) fn evaluate(
             // Correlated reductions (`reduce.rs`): their rows are in this stratum, and a
             // group's rows all come in one round, so reducing every round over all rows
             // gives each group its one value.
-            fixpoint_reducing(&members, &reduced, db, run)?;
+            fixpoint_reducing(&members, &reduced, (dominances, &stratum.preds), db, run)?;
             continue;
         }
         if !reduced.is_empty() {
@@ -70,7 +73,7 @@ pub(crate) fn evaluate(
                 stratum.preds.iter().filter_map(|&p| Some((p, limits.get(p.index()).copied().flatten()?))).collect();
             fixpoint_limited(&members, &stratum.preds, &stratum_limits, db, run)?;
         } else if !members.is_empty() {
-            fixpoint(&members, db, run)?;
+            fixpoint_reducing(&members, &[], (dominances, &stratum.preds), db, run)?;
         }
     }
     Ok(())
@@ -78,7 +81,7 @@ pub(crate) fn evaluate(
 
 /// The naive fixpoint of `plans`.
 fn fixpoint(plans: &[PhysPlan], db: &mut Database, run: &mut Run) -> Result<(), ResourceError> {
-    fixpoint_reducing(plans, &[], db, run)
+    fixpoint_reducing(plans, &[], (&Dominances::default(), &[]), db, run)
 }
 
 /// The naive fixpoint of `plans`, the rules of a recursive stratum deriving `preds`, as
@@ -132,10 +135,14 @@ fn run_round(plans: &[PhysPlan], snapshot: &[u32], db: &mut Database, run: &mut 
 }
 
 /// The naive fixpoint of `plans`, each round starting with the `reductions` over the
-/// rows the rounds before derived (facts they already have are not added again).
+/// rows the rounds before derived (facts they already have are not added again) and
+/// ending with the removal of the dominated facts of the relations `preds` of
+/// `dominated` (a round derives a dominated fact again, and removes it again: the
+/// fixpoint is reached when no fact is left of what a round added).
 fn fixpoint_reducing(
     plans: &[PhysPlan],
     reductions: &[&plan::RulePlan],
+    (dominances, preds): (&Dominances, &[PredId]),
     db: &mut Database,
     run: &mut Run,
 ) -> Result<(), ResourceError> {
@@ -145,8 +152,12 @@ fn fixpoint_reducing(
             crate::reduce::evaluate(r, db, &mut run.stats)?;
         }
         run_round(plans, &snapshot, db, run)?;
+        let from: Vec<u32> = preds.iter().map(|p| snapshot[p.index()]).collect();
+        dominances.reduce(preds, &from, db);
         let grew = run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
-        if !grew {
+        let left =
+            |p: usize| (snapshot[p]..db.rel(PredId(p as u32)).end()).any(|r| db.rel(PredId(p as u32)).is_alive(r));
+        if !grew || !(0..snapshot.len()).any(left) {
             return Ok(());
         }
     }

@@ -99,6 +99,8 @@ pub(crate) struct Compiled {
     /// time on a forest's closure). Index ids in the plans are those of the database the
     /// rules were compiled against, as in every other plan here.
     replanned: RefCell<FxHashMap<(usize, usize), Replanned>>,
+    /// The program's dominance rules, applied after every round of a stratum.
+    pub(crate) dominances: crate::dominance::Dominances,
 }
 
 impl Compiled {
@@ -220,7 +222,8 @@ impl Compiled {
                 CompiledStratum { rules: members, recursive: s.recursive, limits, heads, reads }
             })
             .collect();
-        Compiled { rules, strata, derived, replanned: RefCell::default() }
+        let dominances = crate::dominance::Dominances::new(program);
+        Compiled { rules, strata, derived, replanned: RefCell::default(), dominances }
     }
 
     /// Makes the rederivation plans of DRed. Their join order depends on the data (a
@@ -545,6 +548,7 @@ pub(crate) fn propagate_with(
                     db.check_pred(rule.head)?;
                 }
             }
+            c.dominances.reduce(&stratum.heads, &round_begin, db);
             for &q in &stratum.reads {
                 // After a limited stratum's first round its own relations are delta whole.
                 if !(first_round && stratum.heads.binary_search(&q).is_ok()) {

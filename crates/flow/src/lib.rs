@@ -49,6 +49,10 @@ pub enum Error {
     /// A relation, a join key or the live variables of a rule wider than [`MAX_WIDTH`]:
     /// refused before any worker starts.
     TooWide { pred: Option<PredId>, rule: Option<RuleId>, width: usize },
+    /// A subsumptive clause (an `ir::Dominance`, at `span`): removing a fact that another
+    /// one dominates is no difference of collections a dataflow maintains, so the
+    /// program is refused rather than answered without the removals.
+    Subsumption { span: ir::Span },
     /// A worker stopped before answering (it panicked, or timely could not start).
     Stopped(String),
     /// The processes of a cluster could not connect, disagreed on what they run, or one
@@ -64,6 +68,7 @@ impl Error {
                 "the differential engine holds at most {MAX_WIDTH} values per row; {} needs {width}",
                 blueprint::describe(program, *pred, *rule)
             ),
+            Error::Subsumption { .. } => "the differential engine does not run subsumptive clauses (`<=`)".to_string(),
             Error::Stopped(reason) => format!("the differential dataflow stopped: {reason}"),
             Error::Cluster(reason) => format!("the cluster stopped: {reason}"),
         }

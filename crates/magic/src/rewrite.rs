@@ -239,16 +239,38 @@ impl Rewriter<'_> {
         let mut bound = Bound::default();
         bound.add(&guard_args);
         let guard = Atom { pred: demand, args: guard_args, span: rule.head.span };
-        if rule.aggregate.is_some() {
+        // A relation with dominance rules, too: a fact outside the demand may dominate
+        // one inside it, and removing it from the answers could bring back a fact its
+        // own derivations no longer support. Its first rule makes the one read.
+        let dominated = self.source.dominances_of(head_pred).next().is_some();
+        if dominated && self.source.rules_for(head_pred).next().is_some_and(|(first, _)| first != rule_id) {
+            return Ok(());
+        }
+        if rule.aggregate.is_some() || dominated {
             // A reduction needs every row of its groups: like a negated relation, it is
             // computed whole, unrewritten (`copy_negated`), and the call reads it
             // through its demand.
             if !self.whole.contains(&head_pred) {
                 self.whole.push(head_pred);
             }
-            let whole = Atom { pred: head_pred, args: rule.head.args.clone(), span: rule.head.span };
+            // A reduction's head is variables; a rule of a dominated relation may have
+            // constants there (a fact), so the read is over a variable per column.
+            let (args, guard) = match dominated {
+                false => (rule.head.args.clone(), guard),
+                true => {
+                    let args: Vec<Term> = (0..rule.head.args.len())
+                        .map(|i| Term {
+                            kind: ir::TermKind::Var(self.out.symbols.intern(&format!("x{i}"))),
+                            span: rule.head.span,
+                        })
+                        .collect();
+                    let guard = Atom { pred: demand, args: restrict(&args, adornment), span: rule.head.span };
+                    (args, guard)
+                }
+            };
+            let whole = Atom { pred: head_pred, args: args.clone(), span: rule.head.span };
             let main = Rule::positive(
-                Atom { pred: answer, args: rule.head.args.clone(), span: rule.head.span },
+                Atom { pred: answer, args, span: rule.head.span },
                 vec![guard, whole],
                 rule.span,
                 Origin::Main { rule: rule_id },

@@ -175,6 +175,9 @@ impl Engine {
         Some(match error {
             flow::Error::TooWide { pred: Some(p), .. } => d.with_primary(program.pred(p).span, "first used here"),
             flow::Error::TooWide { rule: Some(r), .. } => d.with_primary(program.rule(r).span, "in this rule"),
+            flow::Error::Subsumption { span } => d
+                .with_primary(span, "a subsumptive clause")
+                .with_help("evaluate the program with the native engine (`--engine seminaive`), which runs it"),
             _ => d,
         })
     }
