@@ -665,6 +665,13 @@ fn why_not_text(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
     } else {
         "  "
     };
+    if let Some(other) = &why.dominated_by {
+        let _ = writeln!(
+            out,
+            "{indent}{} dominates it: a subsumptive clause removes it, whatever its rules derive",
+            crate::report::fact_text(ctx.program, relation, other)
+        );
+    }
     for attempt in &why.rules {
         let shown = ctx.rule_text(attempt.rule);
         let _ = writeln!(out, "{indent}{} at {}  {}", shown.what, shown.at, shown.text);
@@ -693,6 +700,9 @@ fn why_not_text(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
                     instantiate(ctx, body, &[]),
                     shown.join(", ")
                 )
+            }
+            Attempt::Matched if why.dominated_by.is_some() => {
+                "its body matches: it is derived, and removed".to_string()
             }
             Attempt::Matched => "its body matches (the database is not at a fixpoint)".to_string(),
             Attempt::Excluded { blocked, matches } => format!(
@@ -768,6 +778,9 @@ struct RelationWhyNotJson {
     rules: Vec<AttemptJson>,
     #[serde(skip_serializing_if = "Option::is_none")]
     demand: Option<DemandJson>,
+    /// The fact that dominates the asked one by a subsumptive clause, if one does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dominated_by: Option<String>,
 }
 
 /// The demand fact guarding an answer relation for the fact, and whether it was raised.
@@ -859,6 +872,7 @@ fn why_not_json(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
             fact: crate::report::fact_text(ctx.program, demand, &bound),
             raised: ctx.db.contains(demand, &bound),
         }),
+        dominated_by: why.dominated_by.as_ref().map(|other| crate::report::fact_text(ctx.program, relation, other)),
     }
 }
 

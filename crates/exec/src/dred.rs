@@ -1209,12 +1209,13 @@ impl Maintained {
         let derived: Vec<PredId> =
             (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)).collect();
         let old_lens: Vec<usize> = derived.iter().map(|&p| self.db.len(p) + gone.len(p)).collect();
-        // Without negation or reductions the rules are monotone, and a batch that only
+        // Without negation, reductions or dominance the rules are monotone, and a batch that only
         // deletes leaves a new state within the old one: its change is counted from the
         // sizes. When the report then holds no facts either, the old derived relations
         // are not read again, and go before the new ones grow: the batch never holds
         // both states.
-        let monotone = report.edb_inserted.is_empty() && !stratified(program);
+        // A dominated fact comes back when what dominated it goes.
+        let monotone = report.edb_inserted.is_empty() && !stratified(program) && program.dominances.is_empty();
         let old_read = detail.net || detail.list_up_to.is_some_and(|most| most > 0) || !monotone;
         if !old_read {
             // The new rows go into the old rows' buffers: their pages are in place, where

@@ -102,6 +102,9 @@ pub struct WhyNot {
     pub present: bool,
     /// One entry per rule of the predicate, in program order (none for an input predicate).
     pub rules: Vec<RuleAttempt>,
+    /// A fact of the predicate that dominates the fact by a subsumptive clause, which
+    /// removes it whatever its rules derive (docs/semantics.md, Subsumption).
+    pub dominated_by: Option<Vec<u32>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -633,6 +636,8 @@ pub struct Explainer<'a> {
     values: ValueStore,
     /// Per predicate, the reduction deriving it, its rows' relation and its key count.
     reductions: Vec<Option<(RuleId, PredId, usize)>>,
+    /// The program's dominance rules.
+    dominances: Vec<ir::Dominance>,
 }
 
 impl<'a> Explainer<'a> {
@@ -660,7 +665,8 @@ impl<'a> Explainer<'a> {
             }
         }
         let ix = Indexed::new(db);
-        Explainer { ix, rules, by_head, derived, scratch: MatchScratch::default(), values, reductions }
+        let dominances = program.dominances.clone();
+        Explainer { ix, rules, by_head, derived, scratch: MatchScratch::default(), values, reductions, dominances }
     }
 
     /// The step of a fact of a reduction, showing the nodes `shown` of its rows: how many
@@ -1011,7 +1017,13 @@ impl<'a> Explainer<'a> {
             };
             rules.push(RuleAttempt { rule: rule.id, outcome });
         }
-        WhyNot { present, rules }
+        let dominated_by = self
+            .dominances
+            .iter()
+            .filter(|d| d.pred() == pred)
+            .find_map(|d| self.ix.db.tuples(pred).find(|other| d.holds(tuple, other, &self.values)))
+            .map(<[u32]>::to_vec);
+        WhyNot { present, rules, dominated_by }
     }
 }
 
