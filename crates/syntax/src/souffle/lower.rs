@@ -349,17 +349,17 @@ fn dominance(
             continue;
         };
         for term in [&c.left, &c.right].into_iter().flat_map(ast::Term::subterms) {
-            let message = match &term.kind {
+            let (message, label) = match &term.kind {
                 TermKind::Var(v) if !vars.contains(v.as_str()) => {
-                    format!("`{v}` is not a variable of the subsumptive clause's atoms")
+                    (format!("`{v}` is not a variable of the subsumptive clause's atoms"), "bound by neither atom")
                 }
-                TermKind::Aggregate { .. } => "an aggregate in a subsumptive clause".to_string(),
-                TermKind::Range { .. } => "a `range` in a subsumptive clause".to_string(),
+                TermKind::Aggregate { .. } => ("an aggregate in a subsumptive clause".to_string(), "an aggregate"),
+                TermKind::Range { .. } => ("a `range` in a subsumptive clause".to_string(), "a generator"),
                 _ => continue,
             };
             diagnostics.push(
                 Diagnostic::error(diag::Code::INVALID_SUBSUMPTION, message)
-                    .with_primary(term.span, "here")
+                    .with_primary(term.span, label)
                     .with_secondary(dominating.span, "the dominating fact"),
             );
             ok = false;
