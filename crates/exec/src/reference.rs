@@ -71,7 +71,7 @@ pub(crate) fn evaluate(
         if !members.is_empty() && run.limit_sizes && limited(stratum) {
             let stratum_limits: Vec<(PredId, u64)> =
                 stratum.preds.iter().filter_map(|&p| Some((p, limits.get(p.index()).copied().flatten()?))).collect();
-            fixpoint_limited(&members, &stratum.preds, &stratum_limits, db, run)?;
+            fixpoint_limited(&members, (dominances, &stratum.preds), &stratum_limits, db, run)?;
         } else if !members.is_empty() {
             fixpoint_reducing(&members, &[], (dominances, &stratum.preds), db, run)?;
         }
@@ -88,10 +88,11 @@ fn fixpoint(plans: &[PhysPlan], db: &mut Database, run: &mut Run) -> Result<(), 
 /// far as the size `limits` of its relations let it go: Soufflé's iterations, which the
 /// limit makes observable (docs/semantics.md, Soufflé programs: `.limitsize`). A first
 /// round fires the rules that read none of `preds`; no round starts once a limited
-/// relation holds its limit.
+/// relation holds its limit. Each round ends with the removal of the dominated facts
+/// of `preds`, as in [`fixpoint_reducing`].
 fn fixpoint_limited(
     plans: &[PhysPlan],
-    preds: &[PredId],
+    (dominances, preds): (&Dominances, &[PredId]),
     limits: &[(PredId, u64)],
     db: &mut Database,
     run: &mut Run,
@@ -100,6 +101,7 @@ fn fixpoint_limited(
         plans.iter().cloned().partition(|p| p.steps.iter().any(|s| preds.contains(&s.pred)));
     let snapshot = db.ends();
     run_round(&first, &snapshot, db, run)?;
+    dominate(dominances, preds, &snapshot, db);
     run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
     let all: Vec<PhysPlan> = first.into_iter().chain(recursive).collect();
     loop {
@@ -108,11 +110,27 @@ fn fixpoint_limited(
         }
         let snapshot = db.ends();
         run_round(&all, &snapshot, db, run)?;
+        dominate(dominances, preds, &snapshot, db);
         let grew = run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
-        if !grew {
+        if !grew || !kept_any(&snapshot, db) {
             return Ok(());
         }
     }
+}
+
+/// Removes the dominated facts of `preds` after a round that started at `snapshot`.
+fn dominate(dominances: &Dominances, preds: &[PredId], snapshot: &[u32], db: &mut Database) {
+    let from: Vec<u32> = preds.iter().map(|p| snapshot[p.index()]).collect();
+    dominances.reduce(preds, &from, db);
+}
+
+/// Whether a relation holds a fact the round that started at `snapshot` added (one that
+/// dominance did not remove again).
+fn kept_any(snapshot: &[u32], db: &Database) -> bool {
+    (0..snapshot.len()).any(|p| {
+        let rel = db.rel(PredId(p as u32));
+        (snapshot[p]..rel.end()).any(|r| rel.is_alive(r))
+    })
 }
 
 /// One synchronous round of `plans`, each reading the rows up to `snapshot`.
@@ -152,12 +170,9 @@ fn fixpoint_reducing(
             crate::reduce::evaluate(r, db, &mut run.stats)?;
         }
         run_round(plans, &snapshot, db, run)?;
-        let from: Vec<u32> = preds.iter().map(|p| snapshot[p.index()]).collect();
-        dominances.reduce(preds, &from, db);
+        dominate(dominances, preds, &snapshot, db);
         let grew = run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
-        let left =
-            |p: usize| (snapshot[p]..db.rel(PredId(p as u32)).end()).any(|r| db.rel(PredId(p as u32)).is_alive(r));
-        if !grew || !(0..snapshot.len()).any(left) {
+        if !grew || !kept_any(&snapshot, db) {
             return Ok(());
         }
     }
