@@ -239,9 +239,9 @@ impl Rewriter<'_> {
         let mut bound = Bound::default();
         bound.add(&guard_args);
         let guard = Atom { pred: demand, args: guard_args, span: rule.head.span };
-        // A relation with dominance rules, too: a fact outside the demand may dominate
-        // one inside it, and removing it from the answers could bring back a fact its
-        // own derivations no longer support. Its first rule makes the one read.
+        // So is a relation with dominance rules: a fact outside the demand may dominate
+        // one inside it, which a relation holding the demanded facts only would keep.
+        // Its first rule makes the one read of it.
         let dominated = self.source.dominances_of(head_pred).next().is_some();
         if dominated && self.source.rules_for(head_pred).next().is_some_and(|(first, _)| first != rule_id) {
             return Ok(());
