@@ -665,6 +665,13 @@ fn why_not_text(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
     } else {
         "  "
     };
+    if let Some(other) = &why.dominated_by {
+        let _ = writeln!(
+            out,
+            "{indent}{} dominates it: a subsumptive clause removes it, whatever its rules derive",
+            crate::report::fact_text(ctx.program, relation, other)
+        );
+    }
     for attempt in &why.rules {
         let shown = ctx.rule_text(attempt.rule);
         let _ = writeln!(out, "{indent}{} at {}  {}", shown.what, shown.at, shown.text);
@@ -693,6 +700,9 @@ fn why_not_text(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
                     instantiate(ctx, body, &[]),
                     shown.join(", ")
                 )
+            }
+            Attempt::Matched if why.dominated_by.is_some() => {
+                "its body matches: it is derived, and removed".to_string()
             }
             Attempt::Matched => match &why.chosen {
                 Some(kept) => format!(
@@ -777,6 +787,9 @@ struct RelationWhyNotJson {
     /// The tuple the relation's `choice-domain` kept for a key of the fact.
     #[serde(skip_serializing_if = "Option::is_none")]
     chosen: Option<String>,
+    /// The fact that dominates the asked one by a subsumptive clause, if one does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dominated_by: Option<String>,
 }
 
 /// The demand fact guarding an answer relation for the fact, and whether it was raised.
@@ -869,6 +882,7 @@ fn why_not_json(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
             raised: ctx.db.contains(demand, &bound),
         }),
         chosen: why.chosen.as_ref().map(|t| crate::report::fact_text(ctx.program, relation, t)),
+        dominated_by: why.dominated_by.as_ref().map(|other| crate::report::fact_text(ctx.program, relation, other)),
     }
 }
 

@@ -1095,6 +1095,12 @@ impl Maintained {
                        rule), whose groups over-deletion and rederivation do not maintain: the batch is recomputed";
             return (MaintainedBy::Recompute, why.into());
         }
+        if !self.compiled.dominances.is_empty() {
+            let why = "the program has subsumptive clauses: a change can bring back a fact that was dominated, or \
+                       dominate one that derived others, which over-deletion and rederivation do not follow: the \
+                       batch is recomputed";
+            return (MaintainedBy::Recompute, why.into());
+        }
         match self.maintenance {
             Maintenance::Dred => (MaintainedBy::Dred, "asked for".into()),
             Maintenance::Ranked => (MaintainedBy::Ranked, "asked for".into()),
@@ -1211,13 +1217,17 @@ impl Maintained {
         let derived: Vec<PredId> =
             (0..self.db.relation_count()).filter(|&p| self.compiled.derived[p]).map(|p| PredId(p as u32)).collect();
         let old_lens: Vec<usize> = derived.iter().map(|&p| self.db.len(p) + gone.len(p)).collect();
-        // Without negation or reductions the rules are monotone, and a batch that only
+        // Without negation, reductions or dominance the rules are monotone, and a batch that only
         // deletes leaves a new state within the old one: its change is counted from the
         // sizes. When the report then holds no facts either, the old derived relations
         // are not read again, and go before the new ones grow: the batch never holds
         // both states.
-        // (A choice is not monotone: a deleted candidate may let another one in.)
-        let monotone = report.edb_inserted.is_empty() && !stratified(program) && program.chooses().is_none();
+        // (A choice is not monotone: a deleted candidate may let another one in; and a
+        // dominated fact comes back when what dominated it goes.)
+        let monotone = report.edb_inserted.is_empty()
+            && !stratified(program)
+            && program.chooses().is_none()
+            && program.dominances.is_empty();
         let old_read = detail.net || detail.list_up_to.is_some_and(|most| most > 0) || !monotone;
         if !old_read {
             // The new rows go into the old rows' buffers: their pages are in place, where

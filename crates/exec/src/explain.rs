@@ -106,6 +106,9 @@ pub struct WhyNot {
     /// with the same values of one of its keys as the fact: that tuple, which the choice
     /// kept instead (so a rule whose body matches derived a candidate it dropped).
     pub chosen: Option<Vec<u32>>,
+    /// A fact of the predicate that dominates the fact by a subsumptive clause, which
+    /// removes it whatever its rules derive (docs/semantics.md, Subsumption).
+    pub dominated_by: Option<Vec<u32>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -639,6 +642,8 @@ pub struct Explainer<'a> {
     reductions: Vec<Option<(RuleId, PredId, usize)>>,
     /// Per predicate, the keys of its `choice-domain`, if it has one.
     choices: Vec<Option<Vec<Vec<usize>>>>,
+    /// The program's dominance rules.
+    dominances: Vec<ir::Dominance>,
 }
 
 impl<'a> Explainer<'a> {
@@ -667,7 +672,18 @@ impl<'a> Explainer<'a> {
         }
         let choices = program.preds.iter().map(|p| p.choice.as_ref().map(|c| c.keys.clone())).collect();
         let ix = Indexed::new(db);
-        Explainer { ix, rules, by_head, derived, scratch: MatchScratch::default(), values, reductions, choices }
+        let dominances = program.dominances.clone();
+        Explainer {
+            ix,
+            rules,
+            by_head,
+            derived,
+            scratch: MatchScratch::default(),
+            values,
+            reductions,
+            choices,
+            dominances,
+        }
     }
 
     /// The step of a fact of a reduction, showing the nodes `shown` of its rows: how many
@@ -1023,7 +1039,13 @@ impl<'a> Explainer<'a> {
             let same_key = |t: &&[u32]| keys.iter().any(|key| key.iter().all(|&c| t.get(c) == tuple.get(c)));
             self.ix.db.tuples(pred).find(same_key).map(<[u32]>::to_vec)
         });
-        WhyNot { present, rules, chosen }
+        let dominated_by = self
+            .dominances
+            .iter()
+            .filter(|d| d.pred() == pred)
+            .find_map(|d| self.ix.db.tuples(pred).find(|other| d.holds(tuple, other, &self.values)))
+            .map(<[u32]>::to_vec);
+        WhyNot { present, rules, chosen, dominated_by }
     }
 }
 

@@ -11,6 +11,7 @@
 
 mod choice;
 mod database;
+mod dominance;
 mod dred;
 mod dred_strata;
 mod explain;
@@ -273,7 +274,8 @@ pub fn try_evaluate(
         NativeEngine::Reference => {
             let limits: Vec<Option<u64>> = program.preds.iter().map(|p| p.size_limit.map(|l| l.tuples)).collect();
             let choices = choice::ChoiceKeys::new(program);
-            reference::evaluate(plan, &program.consts, &limits, &choices, &mut edb, &mut run)?;
+            let dominances = dominance::Dominances::new(program);
+            reference::evaluate(plan, &program.consts, &dominances, &limits, &choices, &mut edb, &mut run)?;
             Some(run.stats.row_tests)
         }
         NativeEngine::Seminaive => {

@@ -4,6 +4,7 @@
 
 use crate::choice::{ChoiceKeys, Chooser};
 use crate::database::Database;
+use crate::dominance::Dominances;
 use crate::join::{run_staged, PhysPlan, View};
 use crate::limits::ResourceError;
 use crate::reduce::is_reduction;
@@ -19,10 +20,12 @@ use plan::ProgramPlan;
 /// A positive program runs all its rules together in each round (docs/semantics.md,
 /// Evaluation: the reference engine). A program with negated atoms runs one such
 /// fixpoint per stratum, in order: a negation may only be tested once its relation is
-/// complete.
+/// complete. So does a program with dominance rules, whose dominated facts go after
+/// every round of their relation's stratum (`dominance.rs`).
 pub(crate) fn evaluate(
     plan: &ProgramPlan,
     values: &ValueStore,
+    dominances: &Dominances,
     limits: &[Option<u64>],
     choices: &ChoiceKeys,
     db: &mut Database,
@@ -43,7 +46,12 @@ pub(crate) fn evaluate(
     // A choice keeps what the first round deriving a key derives (`choice.rs`), so a
     // program with one runs stratum by stratum too, as the semi-naive engine does: the
     // candidates of each round are then the same in both.
-    if !reductions && !any_limited && choices.is_empty() && plans.iter().all(|p| p.negations.is_empty()) {
+    if !reductions
+        && !any_limited
+        && choices.is_empty()
+        && dominances.is_empty()
+        && plans.iter().all(|p| p.negations.is_empty())
+    {
         return fixpoint(&plans, db, run, chooser);
     }
     let mut position_of = vec![None; plan.rules.len()];
@@ -61,7 +69,7 @@ pub(crate) fn evaluate(
             // Correlated reductions (`reduce.rs`): their rows are in this stratum, and a
             // group's rows all come in one round, so reducing every round over all rows
             // gives each group its one value.
-            fixpoint_reducing(&members, &reduced, db, run, chooser)?;
+            fixpoint_reducing(&members, &reduced, (dominances, &stratum.preds), db, run, chooser)?;
             continue;
         }
         if !reduced.is_empty() {
@@ -74,9 +82,9 @@ pub(crate) fn evaluate(
         if !members.is_empty() && run.limit_sizes && limited(stratum) {
             let stratum_limits: Vec<(PredId, u64)> =
                 stratum.preds.iter().filter_map(|&p| Some((p, limits.get(p.index()).copied().flatten()?))).collect();
-            fixpoint_limited(&members, &stratum.preds, &stratum_limits, db, run, chooser)?;
+            fixpoint_limited(&members, (dominances, &stratum.preds), &stratum_limits, db, run, chooser)?;
         } else if !members.is_empty() {
-            fixpoint(&members, db, run, chooser)?;
+            fixpoint_reducing(&members, &[], (dominances, &stratum.preds), db, run, chooser)?;
         }
     }
     Ok(())
@@ -84,17 +92,18 @@ pub(crate) fn evaluate(
 
 /// The naive fixpoint of `plans`.
 fn fixpoint(plans: &[PhysPlan], db: &mut Database, run: &mut Run, chooser: &mut Chooser) -> Result<(), ResourceError> {
-    fixpoint_reducing(plans, &[], db, run, chooser)
+    fixpoint_reducing(plans, &[], (&Dominances::default(), &[]), db, run, chooser)
 }
 
 /// The naive fixpoint of `plans`, the rules of a recursive stratum deriving `preds`, as
 /// far as the size `limits` of its relations let it go: Soufflé's iterations, which the
 /// limit makes observable (docs/semantics.md, Soufflé programs: `.limitsize`). A first
 /// round fires the rules that read none of `preds`; no round starts once a limited
-/// relation holds its limit.
+/// relation holds its limit. Each round ends with the removal of the dominated facts
+/// of `preds`, as in [`fixpoint_reducing`].
 fn fixpoint_limited(
     plans: &[PhysPlan],
-    preds: &[PredId],
+    (dominances, preds): (&Dominances, &[PredId]),
     limits: &[(PredId, u64)],
     db: &mut Database,
     run: &mut Run,
@@ -104,6 +113,7 @@ fn fixpoint_limited(
         plans.iter().cloned().partition(|p| p.steps.iter().any(|s| preds.contains(&s.pred)));
     let snapshot = db.ends();
     run_round(&first, &snapshot, db, run, chooser)?;
+    dominate(dominances, preds, &snapshot, db);
     run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
     let all: Vec<PhysPlan> = first.into_iter().chain(recursive).collect();
     loop {
@@ -112,11 +122,27 @@ fn fixpoint_limited(
         }
         let snapshot = db.ends();
         run_round(&all, &snapshot, db, run, chooser)?;
+        dominate(dominances, preds, &snapshot, db);
         let grew = run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
-        if !grew {
+        if !grew || !kept_any(&snapshot, db) {
             return Ok(());
         }
     }
+}
+
+/// Removes the dominated facts of `preds` after a round that started at `snapshot`.
+fn dominate(dominances: &Dominances, preds: &[PredId], snapshot: &[u32], db: &mut Database) {
+    let from: Vec<u32> = preds.iter().map(|p| snapshot[p.index()]).collect();
+    dominances.reduce(preds, &from, db);
+}
+
+/// Whether a relation holds a fact the round that started at `snapshot` added (one that
+/// dominance did not remove again).
+fn kept_any(snapshot: &[u32], db: &Database) -> bool {
+    (0..snapshot.len()).any(|p| {
+        let rel = db.rel(PredId(p as u32));
+        (snapshot[p]..rel.end()).any(|r| rel.is_alive(r))
+    })
 }
 
 /// One synchronous round of `plans`, each reading the rows up to `snapshot`.
@@ -148,10 +174,14 @@ fn run_round(
 }
 
 /// The naive fixpoint of `plans`, each round starting with the `reductions` over the
-/// rows the rounds before derived (facts they already have are not added again).
+/// rows the rounds before derived (facts they already have are not added again) and
+/// ending with the removal of the dominated facts of the relations `preds` of
+/// `dominated` (a round derives a dominated fact again, and removes it again: the
+/// fixpoint is reached when no fact is left of what a round added).
 fn fixpoint_reducing(
     plans: &[PhysPlan],
     reductions: &[&plan::RulePlan],
+    (dominances, preds): (&Dominances, &[PredId]),
     db: &mut Database,
     run: &mut Run,
     chooser: &mut Chooser,
@@ -162,8 +192,9 @@ fn fixpoint_reducing(
             crate::reduce::evaluate(r, db, &mut run.stats)?;
         }
         run_round(plans, &snapshot, db, run, chooser)?;
+        dominate(dominances, preds, &snapshot, db);
         let grew = run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
-        if !grew {
+        if !grew || !kept_any(&snapshot, db) {
             return Ok(());
         }
     }

@@ -102,6 +102,8 @@ pub(crate) struct Compiled {
     replanned: RefCell<FxHashMap<(usize, usize), Replanned>>,
     /// The keys of the relations with a `choice-domain` (`choice.rs`).
     pub(crate) choices: ChoiceKeys,
+    /// The program's dominance rules, applied after every round of a stratum.
+    pub(crate) dominances: crate::dominance::Dominances,
 }
 
 impl Compiled {
@@ -223,7 +225,15 @@ impl Compiled {
                 CompiledStratum { rules: members, recursive: s.recursive, limits, heads, reads }
             })
             .collect();
-        Compiled { rules, strata, derived, replanned: RefCell::default(), choices: ChoiceKeys::new(program) }
+        let dominances = crate::dominance::Dominances::new(program);
+        Compiled {
+            rules,
+            strata,
+            derived,
+            replanned: RefCell::default(),
+            choices: ChoiceKeys::new(program),
+            dominances,
+        }
     }
 
     /// Makes the rederivation plans of DRed. Their join order depends on the data (a
@@ -562,6 +572,7 @@ pub(crate) fn propagate_with(
                     db.check_pred(rule.head)?;
                 }
             }
+            c.dominances.reduce(&stratum.heads, &round_begin, db);
             for &q in &stratum.reads {
                 // After a limited stratum's first round its own relations are delta whole.
                 if !(first_round && stratum.heads.binary_search(&q).is_ok()) {

@@ -53,6 +53,10 @@ pub enum Error {
     /// depends on the rounds of an evaluation, which a dataflow does not have; refused
     /// before any worker starts.
     Choice { pred: PredId },
+    /// A subsumptive clause (an `ir::Dominance`, at `span`): removing a fact that another
+    /// one dominates is no difference of collections a dataflow maintains, so the
+    /// program is refused rather than answered without the removals.
+    Subsumption { span: ir::Span },
     /// A worker stopped before answering (it panicked, or timely could not start).
     Stopped(String),
     /// The processes of a cluster could not connect, disagreed on what they run, or one
@@ -72,6 +76,7 @@ impl Error {
                 "the differential engine cannot keep the `choice-domain` of `{}`: which tuple is chosen depends on the rounds of the native engines",
                 program.pred_name(*pred)
             ),
+            Error::Subsumption { .. } => "the differential engine does not run subsumptive clauses (`<=`)".to_string(),
             Error::Stopped(reason) => format!("the differential dataflow stopped: {reason}"),
             Error::Cluster(reason) => format!("the cluster stopped: {reason}"),
         }

@@ -1,7 +1,7 @@
 //! Stable text printers for the IR. This text is what `--emit ir` prints and what
 //! snapshot tests record, and the only place generated names become strings.
 
-use crate::{Atom, PredId, PredKind, PredName, Program, Rule, Term, TermKind, Value, ValueType};
+use crate::{Atom, Dominance, PredId, PredKind, PredName, Program, Rule, Term, TermKind, Value, ValueType};
 use std::fmt;
 
 /// Prints a predicate name: `R`, `@a:R^bf`, `@m:R^bf`.
@@ -152,6 +152,28 @@ fn write_rule(f: &mut fmt::Formatter<'_>, program: &Program, rule: &Rule, typed:
     Ok(())
 }
 
+/// A dominance rule as Soufflé writes it, `r(x,d1) <= r(x,d2) :- d2 <= d1`, with its
+/// comparisons' types when `typed`.
+pub struct DisplayDominance<'a>(pub &'a Program, pub &'a Dominance, pub bool);
+
+impl fmt::Display for DisplayDominance<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let DisplayDominance(program, dominance, typed) = *self;
+        write!(f, "{} <= {}", DisplayAtom(program, &dominance.dominated), DisplayAtom(program, &dominance.dominating))?;
+        let mut separator = " :- ";
+        for c in &dominance.comparisons {
+            let (left, right) = (crate::DisplayExpr(program, &c.left), crate::DisplayExpr(program, &c.right));
+            write!(f, "{separator}{}", c.op.write(&left.to_string(), &right.to_string()))?;
+            separator = ", ";
+        }
+        if typed && !dominance.comparisons.is_empty() {
+            let types: Vec<&str> = dominance.comparisons.iter().map(|c| c.domain.name()).collect();
+            write!(f, "  // types: {}", types.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for DisplayTuple<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("(")?;
@@ -228,6 +250,12 @@ impl fmt::Display for Program {
         writeln!(f, "% rules")?;
         for id in self.rule_ids() {
             writeln!(f, "r{}: {}", id.0, DisplayTypedRule(self, self.rule(id)))?;
+        }
+        if !self.dominances.is_empty() {
+            writeln!(f, "% dominance")?;
+            for dominance in &self.dominances {
+                writeln!(f, "{}", DisplayDominance(self, dominance, true))?;
+            }
         }
         if !self.facts.is_empty() {
             writeln!(f, "% facts")?;

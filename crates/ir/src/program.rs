@@ -637,6 +637,65 @@ impl Rule {
     }
 }
 
+/// A dominance rule, Soufflé's subsumptive clause `r(a..) <= r(b..) :- constraints.`: a
+/// fact of `r` that matches `dominated` is removed when another fact of `r` matches
+/// `dominating` and the constraints hold of the two (docs/semantics.md, Subsumption).
+/// Both atoms name the relation the rule belongs to; every variable of the constraints
+/// occurs in one of them, so the constraints only test.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Dominance {
+    pub dominated: Atom,
+    pub dominating: Atom,
+    pub comparisons: Vec<Comparison>,
+    pub span: Span,
+}
+
+impl Dominance {
+    /// The relation the rule removes facts of.
+    pub fn pred(&self) -> PredId {
+        self.dominated.pred
+    }
+
+    /// Whether the fact `dominating` dominates the fact `dominated` by this rule: they
+    /// differ (no fact dominates itself), each matches its atom with the variables the
+    /// atoms share equal, and every constraint holds.
+    pub fn holds(&self, dominated: &[u32], dominating: &[u32], values: &ValueStore) -> bool {
+        if dominated == dominating {
+            return false;
+        }
+        let mut bound: Vec<(Symbol, u32)> = Vec::with_capacity(dominated.len() + dominating.len());
+        let atoms = [(&self.dominated, dominated), (&self.dominating, dominating)];
+        for (atom, tuple) in atoms {
+            if atom.args.len() != tuple.len() {
+                return false;
+            }
+            for (term, &value) in atom.args.iter().zip(tuple) {
+                let matches = match term.kind {
+                    TermKind::Const(c) => c.raw() == value,
+                    TermKind::Var(v) => match bound.iter().find(|(w, _)| *w == v) {
+                        Some(&(_, seen)) => seen == value,
+                        None => {
+                            bound.push((v, value));
+                            true
+                        }
+                    },
+                };
+                if !matches {
+                    return false;
+                }
+            }
+        }
+        let leaf = |t: &Term| match t.kind {
+            TermKind::Const(c) => c.raw(),
+            TermKind::Var(v) => bound.iter().find(|(w, _)| *w == v).map_or(0, |&(_, value)| value),
+        };
+        self.comparisons.iter().all(|c| match (c.left.eval(values, leaf), c.right.eval(values, leaf)) {
+            (Some(l), Some(r)) => c.op.holds_for(l, r, c.domain, Some(values)),
+            _ => false,
+        })
+    }
+}
+
 /// A ground EDB fact written inline in the program or read from a facts file, with
 /// where it was written; engines and batches hold the fact alone, a [`crate::Tuple`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -703,6 +762,8 @@ pub struct Program {
     pub rules: Vec<Rule>,
     pub facts: Vec<Fact>,
     pub query: Option<Query>,
+    /// The dominance rules (Soufflé's subsumptive clauses), of derived relations only.
+    pub dominances: Vec<Dominance>,
     by_name: FxHashMap<PredName, PredId>,
 }
 
@@ -811,6 +872,11 @@ impl Program {
         self.rules.iter().any(|r| !r.negated.is_empty())
     }
 
+    /// The dominance rules of `pred`, in program order.
+    pub fn dominances_of(&self, pred: PredId) -> impl Iterator<Item = &Dominance> {
+        self.dominances.iter().filter(move |d| d.pred() == pred)
+    }
+
     /// The first predicate with a [`Pred::size_limit`], if any.
     pub fn size_limited(&self) -> Option<PredId> {
         self.pred_ids().find(|&p| self.pred(p).size_limit.is_some())
@@ -821,8 +887,8 @@ impl Program {
         self.pred_ids().find(|&p| self.pred(p).choice.is_some())
     }
 
-    /// A copy with the same interners and predicate table but no rules, facts or query:
-    /// the starting point of a rewritten program.
+    /// A copy with the same interners, predicate table and dominance rules but no rules,
+    /// facts or query: the starting point of a rewritten program.
     pub fn empty_like(&self) -> Program {
         Program {
             symbols: self.symbols.clone(),
@@ -831,6 +897,7 @@ impl Program {
             rules: Vec::new(),
             facts: Vec::new(),
             query: None,
+            dominances: self.dominances.clone(),
             by_name: self.by_name.clone(),
         }
     }

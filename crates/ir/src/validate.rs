@@ -154,6 +154,11 @@ pub fn validate(program: &Program) -> Vec<IrError> {
             }
         }
     }
+    for dominance in &program.dominances {
+        for atom in [&dominance.dominated, &dominance.dominating] {
+            check_arity(atom.pred, atom.args.len(), atom.span, &mut errors);
+        }
+    }
     for fact in &program.facts {
         check_arity(fact.pred, fact.values.len(), fact.span, &mut errors);
         if program.pred(fact.pred).kind == PredKind::Idb {

@@ -12,6 +12,15 @@ impl MagicProgram {
         for rule in &self.program.rules {
             let _ = writeln!(out, "{}", self.program.display_typed_rule(rule));
         }
+        let p = &self.program;
+        for dominance in p.dominances.iter().filter(|d| p.rules_for(d.pred()).next().is_some()) {
+            let _ = writeln!(
+                out,
+                "{}  // subsumption: `{}` is computed whole, without demand",
+                ir::DisplayDominance(p, dominance, false),
+                p.display_pred(dominance.pred())
+            );
+        }
         out
     }
 

@@ -234,19 +234,23 @@ impl Rewriter<'_> {
     fn expand(&mut self, adornment: &Adornment, rule_id: RuleId, rule: &Rule) -> Result<(), AdornmentLimit> {
         let head_pred = rule.head.pred;
         // A relation with a `choice-domain` is also computed whole: which tuple it keeps
-        // for a key depends on every candidate, not only on those some call asks for.
+        // for a key depends on every candidate, not only on those some call asks for. So
+        // is a relation with dominance rules: a fact outside the demand may dominate one
+        // inside it, which a relation holding the demanded facts only would keep.
         let chosen = self.source.pred(head_pred).choice.is_some();
-        if chosen && self.source.rules.iter().position(|r| r.head.pred == head_pred) != Some(rule_id.index()) {
+        let dominated = self.source.dominances_of(head_pred).next().is_some();
+        let read_whole = chosen || dominated;
+        if read_whole && self.source.rules.iter().position(|r| r.head.pred == head_pred) != Some(rule_id.index()) {
             // Its first rule reads it whole; the others add nothing to that.
             return Ok(());
         }
         let caller = self.graph.node(head_pred, adornment).expect("the expanded predicate was scheduled");
         let answer = declare_answer(&mut self.out, head_pred, adornment, rule.head.span);
         let demand = declare_demand(&mut self.out, head_pred, adornment, rule.head.span);
-        // A chosen relation is read through one rule for all its rules, so with a variable
-        // per column rather than its first rule's head (which may repeat a variable or
-        // hold a constant).
-        let head_args: Vec<Term> = match chosen {
+        // A relation read whole is read through one rule for all its rules, so with a
+        // variable per column rather than its first rule's head (which may repeat a
+        // variable or hold a constant).
+        let head_args: Vec<Term> = match read_whole {
             true => (0..rule.head.args.len())
                 .map(|i| Term { kind: TermKind::Var(self.out.symbols.intern(&format!("x{i}"))), span: rule.head.span })
                 .collect(),
@@ -256,7 +260,7 @@ impl Rewriter<'_> {
         let mut bound = Bound::default();
         bound.add(&guard_args);
         let guard = Atom { pred: demand, args: guard_args, span: rule.head.span };
-        if rule.aggregate.is_some() || chosen {
+        if rule.aggregate.is_some() || read_whole {
             // A reduction needs every row of its groups: like a negated relation, it is
             // computed whole, unrewritten (`copy_negated`), and the call reads it
             // through its demand.

@@ -181,6 +181,9 @@ impl Engine {
                 ),
                 None => d,
             },
+            flow::Error::Subsumption { span } => d
+                .with_primary(span, "a subsumptive clause")
+                .with_help("evaluate the program with the native engine (`--engine seminaive`), which runs it"),
             _ => d,
         })
     }

@@ -176,3 +176,29 @@ same(x, y) :- edge(x, y).
     assert_eq!(updated.removed, [numbers(&[1, 4])]);
     assert_eq!(same.answers().unwrap(), class[..3]);
 }
+
+/// Subsumption through the embedding API: a dominated distance comes back when the edge of
+/// the shorter way is deleted, and goes again when a shorter edge is inserted.
+#[test]
+fn a_dominated_fact_comes_back_when_what_dominated_it_goes() {
+    let program = ".decl e(x: number, y: number, w: number)\n.input e\n.decl d(x: number, y: number)\n\
+        d(1, 0).\nd(y, a + w) :- d(x, a), e(x, y, w).\nd(x, a) <= d(x, b) :- b < a.\n";
+    let options = Options { query: Some("d(x, y)".into()), ..Options::default() };
+    let mut datalog = Datalog::with_options(program, options).unwrap();
+    for (from, to, weight) in [(1, 2, 5), (1, 3, 1), (3, 2, 1)] {
+        datalog.add_fact("e", &[Value::from(from), Value::from(to), Value::from(weight)]).unwrap();
+    }
+    let numbers = |values: &[i32]| -> Row { values.iter().map(|&v| Value::from(v)).collect() };
+    let distances = [numbers(&[1, 0]), numbers(&[2, 2]), numbers(&[3, 1])];
+    assert_eq!(datalog.evaluate().unwrap(), distances);
+
+    // Without the short way round, the direct edge's distance is no longer dominated.
+    let updated = datalog.update(&[], &[("e", numbers(&[3, 2, 1]))]).unwrap();
+    assert_eq!(updated.removed, [numbers(&[2, 2])]);
+    assert_eq!(updated.added, [numbers(&[2, 5])]);
+    assert!(matches!(updated.how, MaintainedBy::Recomputed(_)), "{:?}", updated.how);
+    // A shorter edge dominates it again.
+    let updated = datalog.update(&[("e", numbers(&[1, 2, 0]))], &[]).unwrap();
+    assert_eq!((updated.removed, updated.added), (vec![numbers(&[2, 5])], vec![numbers(&[2, 0])]));
+    assert_eq!(datalog.answers().unwrap(), [numbers(&[1, 0]), numbers(&[2, 0]), numbers(&[3, 1])]);
+}

@@ -21,6 +21,11 @@ pub struct File {
 pub enum Statement {
     /// `Head <- Body` (the body may be empty: `P(a) <-`).
     Rule(Rule),
+    /// Soufflé's subsumptive clause `r(a..) <= r(b..) :- constraints.`, as the rule
+    /// `r(a..) <- r(a..), r(b..), constraints`: its head and first body atom are the
+    /// dominated fact, its second body atom the dominating one, the rest constraints.
+    /// Lowered to an `ir::Dominance`, not to a rule.
+    Dominance(Rule),
     /// A bare atom `E(a,b).`: an inline input fact.
     Fact(Atom),
     /// `?- R(a, Y).`
@@ -451,6 +456,11 @@ impl fmt::Display for File {
             match statement {
                 Statement::Rule(rule) => {
                     writeln!(f, "  Rule {}", span_text(rule.span))?;
+                    write_atom(f, "    head ", &rule.head)?;
+                    write_literals(f, "    body ", &rule.body)?;
+                }
+                Statement::Dominance(rule) => {
+                    writeln!(f, "  Dominance {}", span_text(rule.span))?;
                     write_atom(f, "    head ", &rule.head)?;
                     write_literals(f, "    body ", &rule.body)?;
                 }

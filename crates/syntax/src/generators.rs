@@ -34,7 +34,8 @@ pub(crate) fn desugar(file: &ast::File) -> (Cow<'_, ast::File>, Vec<Diagnostic>)
         Statement::Rule(rule) => has_range(rule.terms()),
         Statement::Fact(atom) => has_range(&atom.args),
         Statement::Query(query) => has_range(&query.atom.args),
-        Statement::Error(_) => false,
+        // A subsumptive clause with a range is refused before lowering (E0039).
+        Statement::Dominance(_) | Statement::Error(_) => false,
     };
     if !file.statements.iter().any(ranged) {
         return (Cow::Borrowed(file), Vec::new());

@@ -39,7 +39,7 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
         .statements
         .iter()
         .filter_map(|s| match s {
-            Statement::Rule(rule) => Some(rule.head.pred.text.as_str()),
+            Statement::Rule(rule) | Statement::Dominance(rule) => Some(rule.head.pred.text.as_str()),
             _ => None,
         })
         .collect();
@@ -73,6 +73,17 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
             Statement::Rule(rule) => {
                 let lowered = lower_rule(&mut lowering, rule, &mut reported_anonymous, &mut diagnostics);
                 lowering.program.add_rule(lowered);
+            }
+            Statement::Dominance(rule) => {
+                let lowered = lower_rule(&mut lowering, rule, &mut reported_anonymous, &mut diagnostics);
+                if let [dominated, dominating, ..] = lowered.body.as_slice() {
+                    lowering.program.dominances.push(ir::Dominance {
+                        dominated: dominated.clone(),
+                        dominating: dominating.clone(),
+                        comparisons: lowered.comparisons,
+                        span: lowered.span,
+                    });
+                }
             }
             Statement::Fact(atom) => match ground_values(lowering.program, lookup(lowering.program, atom), atom) {
                 Ok(values) => {
@@ -140,7 +151,7 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
 /// The atoms of a statement in source order.
 fn statement_atoms(statement: &Statement) -> Vec<&ast::Atom> {
     match statement {
-        Statement::Rule(rule) => {
+        Statement::Rule(rule) | Statement::Dominance(rule) => {
             std::iter::once(&rule.head).chain(rule.body.iter().filter_map(ast::Literal::atom)).collect()
         }
         Statement::Fact(atom) => vec![atom],

@@ -179,6 +179,9 @@ pub(crate) fn predicate_names(file: &ast::File) -> FxHashSet<String> {
                 atoms.extend(aggregate_atoms(&atom.args));
                 atoms
             }
+            Statement::Dominance(rule) => {
+                std::iter::once(&rule.head).chain(rule.body.iter().filter_map(Literal::atom)).collect()
+            }
             Statement::Query(query) => vec![&query.atom],
             Statement::Error(_) => Vec::new(),
         };

@@ -260,7 +260,7 @@ pub(crate) fn infer(program: &mut Program, file: &ast::File) -> Typing {
     };
     for (index, statement) in file.statements.iter().enumerate() {
         let (atoms, comparisons): (Vec<&ast::Atom>, Vec<(usize, &ast::Comparison)>) = match statement {
-            Statement::Rule(rule) => {
+            Statement::Rule(rule) | Statement::Dominance(rule) => {
                 let mut atoms = vec![&rule.head];
                 let mut comparisons = Vec::new();
                 for (position, literal) in rule.body.iter().enumerate() {

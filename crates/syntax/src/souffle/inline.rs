@@ -53,6 +53,10 @@ pub(super) fn unfold(
     let mut definitions: FxHashMap<&str, Vec<(Atom, Vec<Literal>)>> = FxHashMap::default();
     let mut rest = Vec::new();
     for clause in clauses {
+        if clause.subsumes.is_some() && clause.heads.iter().any(|h| by_name.contains_key(h.pred.text.as_str())) {
+            diagnostics.push(super::unsupported(clause.span, "a subsumptive clause of an `inline` relation"));
+            continue;
+        }
         let (inline_heads, heads): (Vec<Atom>, Vec<Atom>) =
             clause.heads.into_iter().partition(|h| by_name.contains_key(h.pred.text.as_str()));
         for head in inline_heads {
@@ -61,7 +65,7 @@ pub(super) fn unfold(
             definitions.entry(name).or_default().extend(conjunctions.into_iter().map(|c| (head.clone(), c)));
         }
         if !heads.is_empty() {
-            rest.push(Clause { heads, body: clause.body, span: clause.span });
+            rest.push(Clause { heads, body: clause.body, span: clause.span, subsumes: clause.subsumes });
         }
     }
     let mut ok = check_cycles(inlined, &by_name, &definitions, diagnostics);
@@ -129,7 +133,7 @@ pub(super) fn unfold(
             continue;
         }
         done.reverse();
-        out.push(Clause { heads: clause.heads, body: Some(done), span: clause.span });
+        out.push(Clause { heads: clause.heads, body: Some(done), span: clause.span, subsumes: clause.subsumes });
     }
     out
 }

@@ -30,6 +30,8 @@ pub(super) struct Clause {
     pub heads: Vec<ast::Atom>,
     pub body: Option<Dnf>,
     pub span: Span,
+    /// The `<=` of a subsumptive clause (see [`tree::Clause::subsumes`]).
+    pub subsumes: Option<Span>,
 }
 
 /// Joins `more` to `dnf`: each conjunction of `dnf` with each alternative of `more`.
@@ -110,9 +112,12 @@ pub(super) fn clauses(program: tree::Program) -> Vec<Clause> {
         .items
         .into_iter()
         .filter_map(|item| match item {
-            tree::Item::Clause(clause) => {
-                Some(Clause { heads: clause.heads, body: clause.body.map(disjunction), span: clause.span })
-            }
+            tree::Item::Clause(clause) => Some(Clause {
+                heads: clause.heads,
+                body: clause.body.map(disjunction),
+                span: clause.span,
+                subsumes: clause.subsumes,
+            }),
             _ => None,
         })
         .collect()
@@ -283,6 +288,13 @@ pub(super) fn native(
                     }
                 }
             }
+            Some(dnf) if clause.subsumes.is_some() => {
+                for conj in dnf {
+                    if let Some(rule) = dominance(&clause.heads[0], &conj, clause.span, diagnostics) {
+                        statements.push(Statement::Dominance(rule));
+                    }
+                }
+            }
             Some(dnf) => {
                 // Each head with each conjunction, made one rule; the last head takes the
                 // conjunctions and the last conjunction the head instead of copies.
@@ -359,6 +371,77 @@ fn closure_rules(r: &Relation) -> [ast::Rule; 3] {
         rule(atom("x", "y"), vec![atom("y", "x")]),
         rule(atom("x", "z"), vec![atom("x", "y"), atom("y", "z")]),
     ]
+}
+
+/// The dominance rule of one conjunction of a subsumptive clause whose dominated atom is
+/// `head` (see [`tree::Clause::subsumes`]), or the reports of what makes it none: atoms
+/// of two relations (E0039), a literal other than a constraint after the two atoms
+/// (E0018), or a variable of a constraint that neither atom binds (E0039).
+fn dominance(
+    head: &ast::Atom,
+    conj: &[ast::Literal],
+    span: Span,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<ast::Rule> {
+    let (dominated, dominating) = match conj {
+        [ast::Literal::Atom(dominated), ast::Literal::Atom(dominating), ..] => (dominated, dominating),
+        // Only unfolding an `inline` relation of the clause's own atoms reaches here.
+        _ => {
+            diagnostics.push(super::unsupported(span, "a subsumptive clause of an `inline` relation"));
+            return None;
+        }
+    };
+    if dominating.pred.text != dominated.pred.text {
+        diagnostics.push(
+            Diagnostic::error(
+                diag::Code::INVALID_SUBSUMPTION,
+                format!(
+                    "a subsumptive clause compares facts of `{}` with facts of `{}`",
+                    dominated.pred.text, dominating.pred.text
+                ),
+            )
+            .with_primary(dominating.pred.span, format!("`{}` here", dominating.pred.text))
+            .with_secondary(dominated.pred.span, "is not this relation"),
+        );
+        return None;
+    }
+    let vars: FxHashSet<&str> = [dominated, dominating]
+        .into_iter()
+        .flat_map(|a| a.args.iter().flat_map(ast::Term::subterms))
+        .filter_map(|t| match &t.kind {
+            TermKind::Var(v) => Some(v.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut ok = true;
+    for literal in &conj[2..] {
+        let ast::Literal::Compare(c) = literal else {
+            let at = match literal {
+                ast::Literal::Atom(atom) | ast::Literal::Negated { atom, .. } => atom.span,
+                ast::Literal::Compare(_) => span,
+            };
+            diagnostics.push(super::unsupported(at, "an atom in the body of a subsumptive clause"));
+            ok = false;
+            continue;
+        };
+        for term in [&c.left, &c.right].into_iter().flat_map(ast::Term::subterms) {
+            let (message, label) = match &term.kind {
+                TermKind::Var(v) if !vars.contains(v.as_str()) => {
+                    (format!("`{v}` is not a variable of the subsumptive clause's atoms"), "bound by neither atom")
+                }
+                TermKind::Aggregate { .. } => ("an aggregate in a subsumptive clause".to_string(), "an aggregate"),
+                TermKind::Range { .. } => ("a `range` in a subsumptive clause".to_string(), "a generator"),
+                _ => continue,
+            };
+            diagnostics.push(
+                Diagnostic::error(diag::Code::INVALID_SUBSUMPTION, message)
+                    .with_primary(term.span, label)
+                    .with_secondary(dominating.span, "the dominating fact"),
+            );
+            ok = false;
+        }
+    }
+    ok.then(|| ast::Rule { head: head.clone(), body: conj.to_vec(), span })
 }
 
 /// What [`native`] makes.

@@ -765,7 +765,7 @@ impl<'a> Parser<'a> {
             heads.push(self.atom()?);
         }
         if let Some(t) = self.peek().filter(|t| t.kind == Kind::Compare && self.text(*t) == "<=") {
-            return Err(self.unsupported(t.span, Construct::Subsumption));
+            return self.subsumptive_clause(start, heads, t.span);
         }
         let body = if self.eat(Kind::ColonDash).is_some() {
             let (body, shape) = self.disjunction(0)?;
@@ -784,7 +784,37 @@ impl<'a> Parser<'a> {
             None if body.is_some() => return Err(self.expected("`,`, `;` or `.`")),
             None => return Err(self.expected("`,`, `.` or `:-`")),
         };
-        self.items.push(Item::Clause(tree::Clause { heads, body, span: start.to(end.span) }));
+        self.items.push(Item::Clause(tree::Clause { heads, body, span: start.to(end.span), subsumes: None }));
+        Ok(())
+    }
+
+    /// The rest of `dominated <= dominating :- body.` from its `<=` (at `subsumes`), held
+    /// as the clause `dominated :- dominated, dominating, (body).` (see
+    /// [`tree::Clause::subsumes`]).
+    fn subsumptive_clause(&mut self, start: Span, heads: Vec<ast::Atom>, subsumes: Span) -> Result<(), Reported> {
+        self.bump();
+        if heads.len() > 1 {
+            return Err(self.unsupported(subsumes, "a subsumptive clause with several atoms before `<=`"));
+        }
+        let dominated = heads.into_iter().next().expect("a clause has a head");
+        let dominating = self.atom()?;
+        self.expect(Kind::ColonDash, "`:-`")?;
+        let (body, shape) = self.disjunction(0)?;
+        if shape.len() > MAX_EXPANSION {
+            return Err(self
+                .unsupported(start.to(self.here()), format!("a clause expanding to more than {MAX_EXPANSION} rules")));
+        }
+        let end = self.expect(Kind::Dot, "`,`, `;` or `.`")?;
+        let lead =
+            vec![tree::Literal::Atom(dominated.clone()), tree::Literal::Atom(dominating), tree::Literal::Group(body)];
+        let body = tree::Disjunction(vec![tree::Conjunction(lead)]);
+        let clause = tree::Clause {
+            heads: vec![dominated],
+            body: Some(body),
+            span: start.to(end.span),
+            subsumes: Some(subsumes),
+        };
+        self.items.push(Item::Clause(clause));
         Ok(())
     }
 

@@ -91,11 +91,11 @@ struct Resolver<'a> {
 
 impl Resolver<'_> {
     fn clause(&mut self, clause: Clause) -> Clause {
-        let Clause { heads, body, span } = clause;
+        let Clause { heads, body, span, subsumes } = clause;
         let Some(body) = body else {
             // Facts: every record is made.
             let heads = heads.into_iter().map(|h| self.made_atom(h)).collect();
-            return Clause { heads, body: None, span };
+            return Clause { heads, body: None, span, subsumes };
         };
         // Each conjunction binds its own variables, so heads are resolved per
         // conjunction; a clause with several conjunctions is split into one clause each.
@@ -104,7 +104,7 @@ impl Resolver<'_> {
             conjunctions.push(self.conjunction(conjunction));
         }
         let heads = heads.into_iter().map(|h| self.made_atom(h)).collect();
-        Clause { heads, body: Some(conjunctions), span }
+        Clause { heads, body: Some(conjunctions), span, subsumes }
     }
 
     /// An atom whose records are all made (a head, a negated atom).

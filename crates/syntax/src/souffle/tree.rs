@@ -344,6 +344,10 @@ pub(super) struct Clause {
     pub heads: Vec<ast::Atom>,
     pub body: Option<Disjunction>,
     pub span: Span,
+    /// The `<=` of a subsumptive clause `r(a..) <= r(b..) :- body.`, which is held as
+    /// `r(a..) :- r(a..), r(b..), (body).`: one head, the dominated atom, and a body whose
+    /// every alternative reads the dominated and then the dominating atom first.
+    pub subsumes: Option<Span>,
 }
 
 /// `conj ; conj ; ...`: one or more alternatives.
@@ -387,8 +391,6 @@ pub(super) enum Construct {
     StatefulFunctor,
     /// Any other directive dlc does not read (`.limitsize`, `.lattice`, ...).
     Directive(String),
-    /// `h(x) <= h(y) :- ...`.
-    Subsumption,
     /// Any other construct inside a clause or a directive, by its description (a functor,
     /// a record, an I/O parameter value, an expansion past a bound, ...).
     Other(String),
@@ -400,7 +402,6 @@ impl Construct {
         match self {
             Construct::StatefulFunctor => "a stateful functor (`stateful`)".to_string(),
             Construct::Directive(directive) => format!("the directive `{directive}`"),
-            Construct::Subsumption => "a subsumptive clause (`<=`)".to_string(),
             Construct::Other(description) => description.clone(),
         }
     }
