@@ -513,3 +513,42 @@ fn processes_reading_files_of_different_lengths_refuse_each_other() {
         assert!(stderr.contains("the path and length of every facts file"), "{stderr}");
     }
 }
+
+/// The most writable memory (`RLIMIT_DATA`, which counts the heap and every thread's
+/// stack) each process of [`a_result_no_one_process_could_hold_is_computed_by_two`] may
+/// map: a one-process run of its closure needs about 265 MiB of it in a debug build,
+/// each of two processes about 175 MiB.
+const DATA_LIMIT: u64 = 216 << 20;
+
+/// A closure whose dataflow and result outgrow the memory limit of one process runs on
+/// two processes under that limit each: each holds and writes only its part, and the
+/// parts merge to the native engine's file.
+#[test]
+fn a_result_no_one_process_could_hold_is_computed_by_two() {
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        eprintln!("skipped: `prlimit` (util-linux) is absent, so no memory limit can be set per process");
+        return;
+    }
+    let dir = scratch_in("cluster", "memory-limit");
+    // 1,000 nodes and 5,000 edges: a closure of about 980,000 rows.
+    let (program, input, _) = souffle_closure(&dir, 1_000, 5_000);
+    let native_dir = dir.join("native");
+    let native = dlc(&[&program, "-F", &input, "-D", native_dir.to_str().unwrap(), "--no-timing"]);
+    assert_eq!(native.code, 0, "{}", native.stderr);
+    let limit = format!("--data={DATA_LIMIT}");
+    let wrapper = ["prlimit", limit.as_str(), "--"];
+    let one = Command::new(wrapper[0])
+        .args(&wrapper[1..])
+        .arg(env!("CARGO_BIN_EXE_dlc"))
+        .args([&program, "-F", &input, "-D", dir.join("one").to_str().unwrap(), "--engine", "differential"])
+        .output()
+        .unwrap();
+    assert!(!one.status.success(), "one process ran within the limit: the test proves nothing");
+    let outs: Vec<String> = (0..2).map(|i| dir.join(format!("process{i}")).display().to_string()).collect();
+    let hosts = hosts("memory-limit-hosts", 2);
+    let runs = cluster_under(&wrapper, &[&program, "-F", &input], &hosts, &[&["-D", &outs[0]], &["-D", &outs[1]]]);
+    for (i, run) in runs.iter().enumerate() {
+        assert_eq!(run.code, 0, "process {i} under the limit: {}", run.stderr);
+    }
+    assert_eq!(parts_are_the_files_of(&native_dir, &outs), 1);
+}
