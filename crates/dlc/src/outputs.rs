@@ -256,7 +256,12 @@ pub fn run(
         let rows = rows_of(output.pred);
         // `-D -` prints every output, a database's too, as Soufflé does.
         if output.sqlite && !to_stdout {
-            let path = part_path(crate::sqlite::database_path(output, &dir, &rel), part);
+            // A URI or the in-memory database names no file to write a part to.
+            let path = crate::sqlite::database_path(output, &dir, &rel);
+            let path = match crate::sqlite::is_uri(&path) {
+                true => path,
+                false => part_path(path, part),
+            };
             let names = pipeline::attributes_of(&io.attributes, output.pred);
             match crate::sqlite::write_relation(&path, &evaluated, output.pred, rows, names) {
                 Ok(count) => written.push(format!("{} ({count} row(s))", path.display())),
