@@ -358,7 +358,8 @@ fn update_batches_on_shares_agree_with_the_native_engine() {
         assert_eq!(run.code, 0, "process {i}: {}", run.stderr);
         assert_eq!(comparable(&run.stdout), without_noops(&native.stdout), "process {i}");
     }
-    // An output of an input relation: its file is read whole, as every process prints it.
+    // An output of an input relation: its file is read whole, and each process prints
+    // the part its workers own.
     let souffle = dir.join("in");
     std::fs::create_dir_all(&souffle).unwrap();
     std::fs::copy(&facts, souffle.join("e.facts")).unwrap();
