@@ -362,10 +362,10 @@ pub struct ChildCost {
 /// moments is missed).
 pub fn run_measured(argv: &[OsString], timeout: Duration) -> Result<ChildCost, String> {
     let (program, args) = argv.split_first().ok_or("an empty command line")?;
-    let err_file = tempfile_path("stderr");
-    let err = std::fs::File::create(&err_file).map_err(|e| format!("cannot create {}: {e}", err_file.display()))?;
-    let out_file = tempfile_path("stdout");
-    let out = std::fs::File::create(&out_file).map_err(|e| format!("cannot create {}: {e}", out_file.display()))?;
+    // Files without a name (removed by the system when closed, whatever fails here): the
+    // child writes through a second handle, read back from the start once it exited.
+    let (mut err_file, err) = unnamed_file().map_err(|e| format!("cannot create a file for standard error: {e}"))?;
+    let (mut out_file, out) = unnamed_file().map_err(|e| format!("cannot create a file for standard output: {e}"))?;
     let start = Instant::now();
     let mut child = Command::new(program)
         .args(args)
@@ -394,12 +394,10 @@ pub fn run_measured(argv: &[OsString], timeout: Duration) -> Result<ChildCost, S
         }
     })?;
     let secs = start.elapsed().as_secs_f64();
-    let message = std::fs::read_to_string(&err_file).unwrap_or_default();
-    let _ = std::fs::remove_file(&err_file);
-    let stdout = std::fs::read_to_string(&out_file).unwrap_or_default();
+    let message = read_from_start(&mut err_file);
+    let stdout = read_from_start(&mut out_file);
     let (batch_secs, eval_secs) = (batch_time(&stdout), eval_time(&message));
     let stdout_lines = stdout.lines().count() as u64;
-    let _ = std::fs::remove_file(&out_file);
     if !status.success() {
         let mut message: String =
             message.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
@@ -443,12 +441,31 @@ fn high_water_kib(status: &str) -> Option<f64> {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
-/// A fresh path in the temporary directory, unique to this process.
-fn tempfile_path(what: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!("dlc-bench-{}-{n}-{what}", std::process::id()))
+/// A file of the temp directory that has no name, and a second handle to it for a child
+/// to write to.
+fn unnamed_file() -> std::io::Result<(std::fs::File, std::fs::File)> {
+    let file = tempfile::tempfile()?;
+    let other = file.try_clone()?;
+    Ok((file, other))
+}
+
+/// The text of `file` from its start (empty if it cannot be read).
+fn read_from_start(file: &mut std::fs::File) -> String {
+    use std::io::{Read, Seek};
+    let mut text = String::new();
+    if file.rewind().is_ok() {
+        let _ = file.read_to_string(&mut text);
+    }
+    text
+}
+
+/// A fresh directory in the temp directory, removed with everything in it when the
+/// guard is dropped.
+fn temp_dir(what: &str) -> Result<tempfile::TempDir, String> {
+    tempfile::Builder::new()
+        .prefix(&format!("dlc-bench-{what}-"))
+        .tempdir()
+        .map_err(|e| format!("cannot create a temp directory: {e}"))
 }
 
 /// Writes the project of `parts` parts into `layout`'s directory and runs the `dlc`
@@ -492,7 +509,8 @@ pub struct Measured {
 }
 
 /// Writes the inputs of `workload` and `query` to a fresh directory, runs `system` on
-/// them and counts the rows it wrote; the directory is removed afterwards.
+/// them and counts the rows it wrote; the directory is removed afterwards, also when the
+/// run fails.
 pub fn run(
     system: System,
     tools: &Tools,
@@ -502,72 +520,67 @@ pub fn run(
     edb: &Edb,
     timeout: Duration,
 ) -> Result<Measured, String> {
-    let layout = Layout { dir: tempfile_path("run") };
-    let layout = &layout;
-    // Everything in one closure, so that the directory goes whatever fails.
-    let result = (|| {
-        if let (System::DlcBinaryIr, Workload::Project { parts }) = (system, workload) {
-            return run_project(tools, *parts, layout, timeout);
+    let dir = temp_dir("run")?;
+    let layout = &Layout { dir: dir.path().to_path_buf() };
+    if let (System::DlcBinaryIr, Workload::Project { parts }) = (system, workload) {
+        return run_project(tools, *parts, layout, timeout);
+    }
+    let program = souffle_program(workload, query)?;
+    let (compile, mut run) = commands(system, tools, layout)?;
+    // A rerun reads the input with the change made; any other run applies it as a batch.
+    let changed;
+    let (edb, batch) = match (system, change) {
+        (System::DlcBinaryRerun, Some(change)) => {
+            changed = change.apply_to(edb);
+            (&changed, None)
         }
-        let program = souffle_program(workload, query)?;
-        let (compile, mut run) = commands(system, tools, layout)?;
-        // A rerun reads the input with the change made; any other run applies it as a batch.
-        let changed;
-        let (edb, batch) = match (system, change) {
-            (System::DlcBinaryRerun, Some(change)) => {
-                changed = change.apply_to(edb);
-                (&changed, None)
+        (System::DlcBinaryRerun, None) => return Err("a rerun needs a change".into()),
+        (_, change) => (edb, change),
+    };
+    write_inputs(layout, &program, edb).map_err(|e| format!("cannot write the inputs: {e}"))?;
+    if let Some(change) = batch {
+        run.extend(update_args(system, workload, change, layout)?);
+    }
+    let compile_secs = match compile {
+        Some(argv) => Some(run_measured(&argv, timeout)?.secs),
+        None => None,
+    };
+    let read = Instant::now();
+    let mut bytes = 0;
+    for relation in &edb.relations {
+        let path = layout.input().join(format!("{}.facts", relation.name));
+        bytes += std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?.len();
+    }
+    let read_secs = read.elapsed().as_secs_f64();
+    std::hint::black_box(bytes);
+    let cost = match system {
+        System::DlcCluster2 => run_cluster_measured(&run, 2, layout, timeout)?,
+        _ => run_measured(&run, timeout)?,
+    };
+    let name = output_relation(workload, query);
+    let output = layout.output().join(format!("{name}.csv"));
+    let rows = match system {
+        // Each process of the cluster writes its part of the relation.
+        System::DlcCluster2 => (1..=2)
+            .map(|i| count_rows(&layout.output().join(format!("{name}.part-{i}-of-2.csv"))))
+            .sum::<Result<_, _>>()?,
+        _ => count_rows(&output)?,
+    };
+    // The large relations' runs take minutes each: they run on one thread only.
+    let large = matches!(workload, Workload::OrderedList { .. });
+    let every_core = match on_every_core(system, &run).filter(|_| batch.is_none() && !large) {
+        Some(argv) => {
+            std::fs::remove_file(&output).map_err(|e| format!("cannot remove {}: {e}", output.display()))?;
+            let cost = run_measured(&argv, timeout)?;
+            let again = count_rows(&output)?;
+            if again != rows {
+                return Err(format!("{again} rows on every core, {rows} on one"));
             }
-            (System::DlcBinaryRerun, None) => return Err("a rerun needs a change".into()),
-            (_, change) => (edb, change),
-        };
-        write_inputs(layout, &program, edb).map_err(|e| format!("cannot write the inputs: {e}"))?;
-        if let Some(change) = batch {
-            run.extend(update_args(system, workload, change, layout)?);
+            Some(cost)
         }
-        let compile_secs = match compile {
-            Some(argv) => Some(run_measured(&argv, timeout)?.secs),
-            None => None,
-        };
-        let read = Instant::now();
-        let mut bytes = 0;
-        for relation in &edb.relations {
-            let path = layout.input().join(format!("{}.facts", relation.name));
-            bytes += std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?.len();
-        }
-        let read_secs = read.elapsed().as_secs_f64();
-        std::hint::black_box(bytes);
-        let cost = match system {
-            System::DlcCluster2 => run_cluster_measured(&run, 2, layout, timeout)?,
-            _ => run_measured(&run, timeout)?,
-        };
-        let name = output_relation(workload, query);
-        let output = layout.output().join(format!("{name}.csv"));
-        let rows = match system {
-            // Each process of the cluster writes its part of the relation.
-            System::DlcCluster2 => (1..=2)
-                .map(|i| count_rows(&layout.output().join(format!("{name}.part-{i}-of-2.csv"))))
-                .sum::<Result<_, _>>()?,
-            _ => count_rows(&output)?,
-        };
-        // The large relations' runs take minutes each: they run on one thread only.
-        let large = matches!(workload, Workload::OrderedList { .. });
-        let every_core = match on_every_core(system, &run).filter(|_| batch.is_none() && !large) {
-            Some(argv) => {
-                std::fs::remove_file(&output).map_err(|e| format!("cannot remove {}: {e}", output.display()))?;
-                let cost = run_measured(&argv, timeout)?;
-                let again = count_rows(&output)?;
-                if again != rows {
-                    return Err(format!("{again} rows on every core, {rows} on one"));
-                }
-                Some(cost)
-            }
-            None => None,
-        };
-        Ok(Measured { run: cost, read_secs, compile_secs, rows, every_core })
-    })();
-    let _ = std::fs::remove_dir_all(&layout.dir);
-    result
+        None => None,
+    };
+    Ok(Measured { run: cost, read_secs, compile_secs, rows, every_core })
 }
 
 #[cfg(test)]
@@ -652,8 +665,8 @@ cp "{rows}" "$out/R.csv"
 
     #[test]
     fn souffle_runs_measure_the_child_and_count_its_rows() {
-        let dir = tempfile_path("fake");
-        let tools = Tools { dlc: "dlc".into(), souffle: Some(fake_souffle(&dir)) };
+        let dir = temp_dir("fake").unwrap();
+        let tools = Tools { dlc: "dlc".into(), souffle: Some(fake_souffle(dir.path())) };
         let workload = Workload::Tc { rules: Rules::Rlin, graph: Graph::Chain { nodes: 5 } };
         let edb = workload.generate();
         for system in [System::SouffleInterpreted, System::SouffleCompiled] {
@@ -664,16 +677,15 @@ cp "{rows}" "$out/R.csv"
             // The compiled program runs again on every core, with the same rows.
             assert_eq!(m.every_core.is_some(), system == System::SouffleCompiled);
         }
-        let failing = Tools { souffle: Some(dir.join("missing")), ..tools };
+        let failing = Tools { souffle: Some(dir.path().join("missing")), ..tools };
         assert!(run(System::SouffleInterpreted, &failing, &workload, Query::Full, None, &edb, Duration::from_secs(5))
             .is_err());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn differential_runs_name_their_engine_and_a_batch_its_file() {
-        let layout = Layout { dir: tempfile_path("differential") };
-        std::fs::create_dir_all(&layout.dir).unwrap();
+        let dir = temp_dir("differential").unwrap();
+        let layout = Layout { dir: dir.path().to_path_buf() };
         let tools = Tools { dlc: "dlc".into(), souffle: None };
         let text =
             |argv: &[OsString]| argv.iter().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ");
@@ -686,7 +698,6 @@ cp "{rows}" "$out/R.csv"
         assert!(text(&args).starts_with("--updates") && !text(&args).contains("--query"), "{}", text(&args));
         assert_eq!(std::fs::read_to_string(layout.dir.join("batch.updates")).unwrap(), "-E(1,2).\n");
         assert!(update_args(System::SouffleCompiled, &workload, Change::Insert(0, 3), &layout).is_err());
-        std::fs::remove_dir_all(&layout.dir).unwrap();
         assert_eq!(batch_time("batch 1: +1 -0\n  time: 1.250 s\n"), Some(1.25));
         assert_eq!(batch_time("batch 1: +1 -0\n  time: 250.00 ms\n"), Some(0.25));
         assert_eq!(batch_time("4 answer(s)\n"), None);
@@ -698,11 +709,11 @@ cp "{rows}" "$out/R.csv"
 
     #[test]
     fn inputs_are_tab_separated_facts_files() {
-        let layout = Layout { dir: tempfile_path("inputs") };
+        let dir = temp_dir("inputs").unwrap();
+        let layout = Layout { dir: dir.path().to_path_buf() };
         let workload = Workload::Tc { rules: Rules::Rlin, graph: Graph::Chain { nodes: 4 } };
         write_inputs(&layout, "prog", &workload.generate()).unwrap();
         assert_eq!(std::fs::read_to_string(layout.input().join("E.facts")).unwrap(), "0\t1\n1\t2\n2\t3\n");
         assert_eq!(count_rows(&layout.input().join("E.facts")).unwrap(), 3);
-        std::fs::remove_dir_all(&layout.dir).unwrap();
     }
 }

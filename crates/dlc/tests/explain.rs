@@ -10,7 +10,6 @@ use ir::{FileId, PredId, Program, TermKind};
 use proptest::prelude::*;
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 const REACH: &str = "fixtures/ok/reach.dl";
 
@@ -66,8 +65,8 @@ fn bad_fact_text_is_a_diagnostic_and_bad_combinations_a_usage_error() {
 
 #[test]
 fn a_deep_proof_prints_its_top_levels_and_a_note() {
-    let dir = scratch_dir();
-    let path = dir.join("chain.dl");
+    let dir = common::temp_dir();
+    let path = dir.path().join("chain.dl");
     let mut text = String::from("P(X,Y) <- E(X,Y).\nP(X,Z) <- P(X,Y), E(Y,Z).\n?- P(n0,Y).\n");
     for i in 0..300 {
         text += &format!("E(n{i},n{}).\n", i + 1);
@@ -81,7 +80,6 @@ fn a_deep_proof_prints_its_top_levels_and_a_note() {
     let out = dlc(&["--no-magic", "--explain", "P(n0,n300)", "--format", "json", path.to_str().unwrap()]);
     let doc: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(doc["nodes"].as_array().unwrap().len(), 600);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -100,18 +98,6 @@ fn why_in_the_repl_after_a_deletion_uses_only_facts_still_present() {
         assert!(out.stderr.contains("usage: :why R(a,b)"));
     }
     assert_eq!(dlc(&["repl", "--explain", "R(a,d)", REACH]).code, 2, "the repl has :why instead");
-}
-
-/// A fresh directory for this test binary's generated programs.
-fn scratch_dir() -> std::path::PathBuf {
-    static COUNT: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "dlc-explain-test-{}-{}",
-        std::process::id(),
-        COUNT.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 const EDB: &[(&str, usize)] = &[("e0", 2), ("e1", 1)];
@@ -249,8 +235,8 @@ proptest! {
         let subsumed = magic::rewrite_with(&source, &query, options).unwrap().program;
         let inputs: BTreeSet<(PredId, Vec<u32>)> =
             source.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
-        let dir = scratch_dir();
-        let path = dir.join("random.dl");
+        let dir = common::temp_dir();
+        let path = dir.path().join("random.dl");
         std::fs::write(&path, &text).unwrap();
         let path = path.to_str().unwrap();
         let out = dlc(&["--format", "json", path]);
@@ -298,7 +284,5 @@ proptest! {
             prop_assert_eq!(out.code, 0);
             prop_assert!(out.stdout.contains("is not derived"), "{}", out.stdout);
         }
-        // Kept when a check fails, to look at.
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

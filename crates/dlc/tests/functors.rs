@@ -7,40 +7,34 @@
 mod common;
 
 use common::{dlc, files, root};
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
+use tempfile::TempDir;
 
-/// The directory holding `libdlcfunctors.so`, built once per test binary.
-fn library_dir() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("dlc-functors-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let library = dir.join(format!("{}dlcfunctors{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX));
-        let source = root().join("fixtures/functors/functors.c");
-        let built = std::process::Command::new("cc")
-            .args(["-shared", "-fPIC", "-O1", "-o"])
-            .arg(&library)
-            .arg(&source)
-            .output()
-            .expect("a C compiler `cc` builds the functors' library");
-        assert!(built.status.success(), "cc failed:\n{}", String::from_utf8_lossy(&built.stderr));
-        dir
-    })
+/// A temp directory holding `libdlcfunctors.so`, built for each test that needs it: the
+/// guard removes it when the test ends (one built per test binary would be held by a
+/// static, which is never dropped).
+fn library_dir() -> TempDir {
+    let dir = common::temp_dir();
+    let library =
+        dir.path().join(format!("{}dlcfunctors{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX));
+    let source = root().join("fixtures/functors/functors.c");
+    let built = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(&library)
+        .arg(&source)
+        .output()
+        .expect("a C compiler `cc` builds the functors' library");
+    assert!(built.status.success(), "cc failed:\n{}", String::from_utf8_lossy(&built.stderr));
+    dir
 }
 
-/// The flags that run the fixture with its library.
-fn base() -> Vec<String> {
-    let dir = library_dir().to_str().unwrap().to_string();
-    ["fixtures/functors/prog.dl", "-F", "fixtures/functors/in", "-L", &dir, "-l", "dlcfunctors", "--no-timing"]
-        .map(String::from)
-        .to_vec()
-}
-
-fn run(extra: &[&str]) -> common::Output {
-    let mut args = base();
-    args.extend(extra.iter().map(|s| s.to_string()));
-    dlc(&args.iter().map(String::as_str).collect::<Vec<_>>())
+/// Runs the fixture with the library of `library_dir` and the flags `extra`.
+fn run(library_dir: &Path, extra: &[&str]) -> common::Output {
+    let dir = library_dir.to_str().unwrap();
+    let mut args =
+        vec!["fixtures/functors/prog.dl", "-F", "fixtures/functors/in", "-L", dir, "-l", "dlcfunctors", "--no-timing"];
+    args.extend_from_slice(extra);
+    dlc(&args)
 }
 
 #[test]
@@ -55,12 +49,12 @@ fn every_engine_writes_souffles_outputs() {
         ("differential", &["--engine", "differential"]),
         ("differential_workers", &["--engine", "differential", "--workers", "2"]),
     ];
+    let library = library_dir();
     for (mode, flags) in modes {
-        let out = std::env::temp_dir().join(format!("dlc-functors-out-{}-{mode}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&out);
+        let out = library.path().join(format!("out-{mode}"));
         let mut args = vec!["-D", out.to_str().unwrap()];
         args.extend_from_slice(flags);
-        let result = run(&args);
+        let result = run(library.path(), &args);
         assert_eq!(result.code, 0, "{mode} failed:\n{}", result.stderr);
         assert_eq!(files(&out), expected, "{mode} wrote other files");
         let _ = std::fs::remove_dir_all(&out);
@@ -71,7 +65,8 @@ fn every_engine_writes_souffles_outputs() {
 /// answers are those of the whole relation.
 #[test]
 fn a_query_passes_its_bindings_through_the_calls() {
-    let magic = run(&["--query", "seq(7, n)"]);
+    let library = library_dir();
+    let magic = run(library.path(), &["--query", "seq(7, n)"]);
     assert_eq!(magic.code, 0, "{}", magic.stderr);
     assert!(magic.stderr.contains("17 answer(s); magic program"), "{}", magic.stderr);
     let expected: Vec<String> = std::fs::read_to_string(root().join("fixtures/functors/expected/seq.csv"))
@@ -88,6 +83,7 @@ fn a_query_passes_its_bindings_through_the_calls() {
 /// ranked maintenance; `--check` compares each batch with a recomputation.
 #[test]
 fn maintenance_follows_the_calls() {
+    let library = library_dir();
     for maintenance in ["dred", "ranked"] {
         for query in ["tagged(w, t)", "long(t)", "seq(s, n)"] {
             let args = [
@@ -105,10 +101,13 @@ fn maintenance_follows_the_calls() {
                 "--maintenance",
                 maintenance,
             ];
-            let result = run(&args);
+            let result = run(library.path(), &args);
             assert_eq!(result.code, 0, "{maintenance} {query}:\n{}{}", result.stdout, result.stderr);
         }
-        let tagged = run(&["--query", "tagged(w, t)", "--insert", "word(\"zeta\")", "--maintenance", maintenance]);
+        let tagged = run(
+            library.path(),
+            &["--query", "tagged(w, t)", "--insert", "word(\"zeta\")", "--maintenance", maintenance],
+        );
         assert!(tagged.stdout.contains("answers added: tagged(zeta,\"ZETA-2\")"), "{}", tagged.stdout);
     }
 }
@@ -116,7 +115,8 @@ fn maintenance_follows_the_calls() {
 /// A proof shows the call as the program writes it, and the value it computed.
 #[test]
 fn explanations_show_the_calls() {
-    let proof = run(&["--query", "long(t)", "--explain", "long(\"DATALOG-3\")", "--color", "never"]);
+    let library = library_dir();
+    let proof = run(library.path(), &["--query", "long(t)", "--explain", "long(\"DATALOG-3\")", "--color", "never"]);
     assert_eq!(proof.code, 0, "{}", proof.stderr);
     assert!(
         proof.stdout.contains("\"DATALOG-3\" = \"DATALOG-3\"  holds  (_0 = @tag(@upper(w), @vowels(w)))"),
@@ -144,7 +144,8 @@ fn a_missing_library_or_function_is_reported_at_the_call() {
     ]);
     assert_eq!(missing.code, 1, "{}", missing.stderr);
     assert!(missing.stderr.contains("[E0044] Error: no function computes the functor `answer`: the library `libnosuchlibrary.so` (`-l nosuchlibrary`) is in none of `fixtures/functors`"), "{}", missing.stderr);
-    let dir = library_dir().join("other");
+    let library = library_dir();
+    let dir = library.path().join("other");
     std::fs::create_dir_all(&dir).unwrap();
     let other = dir.join("libother.so");
     let source = dir.join("other.c");
@@ -170,7 +171,7 @@ fn a_missing_library_or_function_is_reported_at_the_call() {
     assert!(partial.stderr.contains("defines no C function `add3`"), "{}", partial.stderr);
     assert!(!partial.stderr.contains("`answer`"), "{}", partial.stderr);
     // The first library that defines a function gives it: here `answer` returns 7.
-    let lib = library_dir().to_str().unwrap();
+    let lib = library.path().to_str().unwrap();
     let first = dlc(&[
         "fixtures/functors/prog.dl",
         "-F",

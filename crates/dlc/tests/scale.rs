@@ -17,7 +17,8 @@ fn long_body(n: usize) -> String {
 /// pass that recursed once per atom would need megabytes for 40,000 atoms.
 fn emit_on_small_stack(name: &str, program: &str, emit: &str, format: &str) -> String {
     common::at_root();
-    let path = std::env::temp_dir().join(format!("dlc-scale-{}-{name}-{emit}-{format}.dl", std::process::id()));
+    let dir = common::temp_dir();
+    let path = dir.path().join(format!("{name}-{emit}-{format}.dl"));
     std::fs::write(&path, program).expect("can write the program");
     let args: Vec<String> =
         ["dlc", "--emit", emit, "--format", format, path.to_str().expect("a UTF-8 path")].map(String::from).to_vec();
@@ -30,7 +31,6 @@ fn emit_on_small_stack(name: &str, program: &str, emit: &str, format: &str) -> S
         })
         .expect("a thread starts")
         .join();
-    let _ = std::fs::remove_file(&path);
     let (code, stdout, stderr) = output.expect("no overflow");
     assert_eq!(code, 0, "{stderr}");
     stdout

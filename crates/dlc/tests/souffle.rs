@@ -9,13 +9,6 @@ mod common;
 use common::{dlc, files, root};
 use std::path::{Path, PathBuf};
 
-/// A fresh, empty directory for one run's outputs.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dlc-souffle-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
 fn fixtures() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> =
         std::fs::read_dir(root().join("fixtures/souffle")).unwrap().map(|e| e.unwrap().path()).collect();
@@ -27,6 +20,7 @@ fn fixtures() -> Vec<PathBuf> {
 fn every_fixture_writes_its_expected_files_in_every_mode() {
     let fixtures = fixtures();
     assert!(fixtures.len() >= 7, "the Soufflé fixtures are missing");
+    let tmp = common::temp_dir();
     for dir in fixtures {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         let expected = files(&dir.join("expected"));
@@ -39,7 +33,7 @@ fn every_fixture_writes_its_expected_files_in_every_mode() {
         for (mode, flags) in
             [("default", &[][..]), ("no_magic", &["--no-magic"]), ("reference", &["--engine", "reference"])]
         {
-            let out = scratch(&format!("{name}-{mode}"));
+            let out = tmp.path().join(format!("{name}-{mode}"));
             let (prog, input) = (relative("prog.dl"), relative("in"));
             let mut args = vec![prog.as_str(), "-F", input.as_str(), "-D", out.to_str().unwrap(), "--no-timing"];
             args.extend_from_slice(&fixture_flags);
@@ -73,7 +67,8 @@ fn a_selection_in_the_program_goes_through_magic_and_agrees_with_plain_evaluatio
 /// original program instead; `--magic on` keeps the rewrite; the rows are the same.
 #[test]
 fn outputs_mode_falls_back_to_the_original_program_when_demand_passes_its_cap() {
-    let dir = scratch("auto-outputs");
+    let tmp = common::temp_dir();
+    let dir = tmp.path();
     let input = dir.join("in");
     std::fs::create_dir_all(&input).unwrap();
     let edges: String = (0..300).map(|i| format!("{i}\t{}\n", i + 1)).collect();
@@ -102,7 +97,6 @@ fn outputs_mode_falls_back_to_the_original_program_when_demand_passes_its_cap() 
         auto.stderr
     );
     assert!(on.stderr.contains("magic program (--magic on)"), "{}", on.stderr);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -119,7 +113,8 @@ fn a_query_in_souffle_syntax_runs_the_magic_rewrite_for_it() {
 
 #[test]
 fn printsize_prints_sizes_and_stdout_outputs_print() {
-    let out = scratch("printsize");
+    let tmp = common::temp_dir();
+    let out = tmp.path().join("printsize");
     let run = dlc(&[
         "fixtures/souffle/multi_output/prog.dl",
         "-F",
@@ -129,7 +124,6 @@ fn printsize_prints_sizes_and_stdout_outputs_print() {
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, "node\t4\nlinked\t5\n");
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
@@ -264,7 +258,7 @@ mod magic_per_output {
     //! For random Soufflé programs with one `.output`, the default path (the magic
     //! rewrite when the rules select a constant) writes the same rows as `--no-magic`.
 
-    use super::{common, scratch};
+    use super::common;
     use proptest::prelude::*;
 
     const RELATIONS: &[(&str, usize)] = &[("e0", 2), ("e1", 1), ("p0", 2), ("p1", 1), ("p2", 0), ("p3", 3)];
@@ -321,14 +315,12 @@ mod magic_per_output {
         #![proptest_config(ProptestConfig::with_cases(48))]
         #[test]
         fn default_rows_equal_plain_rows(src in program()) {
-            let dir = scratch("prop");
-            std::fs::create_dir_all(&dir).unwrap();
-            let path = dir.join("prog.dl");
+            let tmp = common::temp_dir();
+            let path = tmp.path().join("prog.dl");
             std::fs::write(&path, &src).unwrap();
             let path = path.to_str().unwrap();
             let default = common::dlc(&[path, "-D", "-", "--no-timing"]);
             let plain = common::dlc(&[path, "-D", "-", "--no-timing", "--no-magic"]);
-            let _ = std::fs::remove_dir_all(&dir);
             prop_assert_eq!(default.code, 0, "{}\n{}", src, default.stderr);
             prop_assert_eq!(&default.stdout, &plain.stdout, "{}", src);
         }
@@ -337,14 +329,14 @@ mod magic_per_output {
 
 #[test]
 fn number_fields_are_read_as_numbers_and_symbol_fields_verbatim() {
-    let dir = scratch("numbers");
+    let tmp = common::temp_dir();
+    let dir = tmp.path();
     std::fs::create_dir_all(dir.join("in")).unwrap();
     let prog = ".type Id <: number\n.decl e(x:Id, s:symbol)\n.input e\n.decl r(x:number, s:symbol)\n.output r\n\
                 r(x, s) :- e(x, s).\nr(8, \"08\") :- e(08, _).\n";
     std::fs::write(dir.join("prog.dl"), prog).unwrap();
     std::fs::write(dir.join("in/e.facts"), "007\t007\n8\t-0\n").unwrap();
     let run = dlc(&[dir.join("prog.dl").to_str().unwrap(), "-F", dir.join("in").to_str().unwrap(), "-D", "-"]);
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, "---------------\nr\nx\ts\n===============\n7\t007\n8\t-0\n8\t08\n===============\n");
 }
@@ -390,7 +382,8 @@ fn a_query_and_an_update_name_a_relation_of_an_instance() {
 /// maintains that without recomputing (`--check` compares each batch with a fresh run).
 #[test]
 fn updates_under_negation_of_an_input_relation_that_rules_derive() {
-    let updates = scratch("derived-input-updates").with_extension("txt");
+    let tmp = common::temp_dir();
+    let updates = tmp.path().join("updates.txt");
     std::fs::write(&updates, "-edge(2,3).\n+path_input(2,9).\n;\n-edge(1,2).\n;\n+edge(9,2).\n").unwrap();
     for maintenance in ["auto", "dred", "ranked"] {
         let out = dlc(&[
@@ -424,18 +417,19 @@ fn updates_maintain_every_output_relation() {
     let program = "fixtures/souffle/multi_output/prog.dl";
     let input = root().join("fixtures/souffle/multi_output/in");
     // The changed input, written out for the fresh run.
-    let changed = scratch("updated-input");
+    let tmp = common::temp_dir();
+    let changed = tmp.path().join("input");
     std::fs::create_dir_all(&changed).unwrap();
     std::fs::write(changed.join("colour.facts"), std::fs::read(input.join("colour.facts")).unwrap()).unwrap();
     let edges = std::fs::read_to_string(input.join("edges.csv")).unwrap().replace("a,b\n", "") + "x,a\n";
     std::fs::write(changed.join("edges.csv"), edges).unwrap();
-    let fresh = scratch("updated-fresh");
+    let fresh = tmp.path().join("fresh");
     let out = dlc(&[program, "-F", changed.to_str().unwrap(), "-D", fresh.to_str().unwrap()]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let updates = scratch("updates").with_extension("txt");
+    let updates = tmp.path().join("updates.txt");
     std::fs::write(&updates, "-edge(a,b).\n;\n+edge(x,a).\n").unwrap();
     for maintenance in ["auto", "dred", "ranked"] {
-        let maintained = scratch(&format!("updated-{maintenance}"));
+        let maintained = tmp.path().join(maintenance);
         let out = dlc(&[
             program,
             "-F",
@@ -463,7 +457,8 @@ fn updates_maintain_every_output_relation() {
 /// in every mode, on the command line and in the file.
 #[test]
 fn a_query_answers_from_facts_in_the_program_and_from_an_input() {
-    let dir = scratch("query-facts");
+    let tmp = common::temp_dir();
+    let dir = tmp.path();
     std::fs::create_dir_all(dir.join("in")).unwrap();
     let program = dir.join("prog.dl");
     std::fs::write(
@@ -490,13 +485,11 @@ fn a_query_answers_from_facts_in_the_program_and_from_an_input() {
     std::fs::write(&in_file, ".decl r(x: symbol)\nr(\"a\"). r(\"b\").\n?- r(y).\n").unwrap();
     let out = dlc(&[in_file.to_str().unwrap(), "--no-timing"]);
     assert_eq!((out.code, out.stdout.as_str()), (0, "r(a)\nr(b)\n"), "{}", out.stderr);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A Soufflé program written to a fresh directory with the given facts files: the
-/// program's path and its `in/` directory.
-fn program_with_facts(name: &str, program: &str, facts: &[(&str, &[u8])]) -> (PathBuf, PathBuf) {
-    let dir = scratch(name);
+/// A Soufflé program written to the empty directory `dir` with the given facts files:
+/// the program's path and its `in/` directory.
+fn program_with_facts(dir: &Path, program: &str, facts: &[(&str, &[u8])]) -> (PathBuf, PathBuf) {
     let input = dir.join("in");
     std::fs::create_dir_all(&input).unwrap();
     for (file, bytes) in facts {
@@ -520,8 +513,9 @@ fn gunzip(path: &Path) -> String {
 /// tests only that it is there); `-D -` prints it as text.
 #[test]
 fn compress_writes_gzip_files() {
+    let tmp = common::temp_dir();
     let (prog, input) = program_with_facts(
-        "compress",
+        tmp.path(),
         ".decl e(x:symbol, y:number)\n.input e\n\
          .decl a(x:symbol, y:number)\n.output a(compress=true)\na(x, y) :- e(x, y).\n\
          .decl b(x:symbol)\n.output b(compress=false, filename=\"b.txt\")\nb(x) :- e(x, _).\n",
@@ -543,15 +537,15 @@ fn compress_writes_gzip_files() {
     let broken = dlc(&[prog.to_str().unwrap(), "-F", input.to_str().unwrap(), "-D", "-", "--color", "never"]);
     assert_eq!(broken.code, 1, "{}", broken.stderr);
     assert!(broken.stderr.contains("[E0012]") && broken.stderr.contains("gzip content cannot be decompressed"));
-    let _ = std::fs::remove_dir_all(prog.parent().unwrap());
 }
 
 /// A parameter Soufflé 2.5 does not know (a misspelling) is ignored, as Soufflé ignores
 /// it, with a warning at it that names the nearest known parameter.
 #[test]
 fn an_unknown_io_parameter_is_a_warning_naming_the_nearest_one() {
+    let tmp = common::temp_dir();
     let (prog, input) = program_with_facts(
-        "unknown-parameter",
+        tmp.path(),
         ".decl e(x:symbol, y:symbol)\n.input e(delimeter=\",\")\n.decl o(x:symbol)\n.output o(hedaers=true)\no(x) :- e(x, _).\n",
         &[("e.facts", b"a,b\tc\n")],
     );
@@ -564,15 +558,15 @@ fn an_unknown_io_parameter_is_a_warning_naming_the_nearest_one() {
         assert!(run.stderr.contains(&format!("no parameter `{name}`")), "{}", run.stderr);
         assert!(run.stderr.contains(&format!("did you mean `{nearest}`?")), "{}", run.stderr);
     }
-    let _ = std::fs::remove_dir_all(prog.parent().unwrap());
 }
 
 /// Lines that hold no tuple as Soufflé reads them are E0013 at the line: too few fields,
 /// an empty line of a two-column relation, an unclosed quote under `rfc4180=true`.
 #[test]
 fn lines_without_a_tuple_are_reported() {
+    let tmp = common::temp_dir();
     let (prog, input) = program_with_facts(
-        "bad-lines",
+        tmp.path(),
         ".decl e(x:symbol, y:symbol)\n.input e\n.decl q(x:symbol, y:symbol)\n.input q(rfc4180=true)\n\
          .decl o(x:symbol)\n.output o\no(x) :- e(x, _).\no(x) :- q(x, _).\n",
         &[("e.facts", b"a\tb\nonly\n\n"), ("q.facts", b"\"open,x\n")],
@@ -582,7 +576,6 @@ fn lines_without_a_tuple_are_reported() {
     assert_eq!(run.stderr.matches("[E0013]").count(), 3, "{}", run.stderr);
     assert!(run.stderr.contains("this line has 1 field(s), but `e` has 2 column(s)"), "{}", run.stderr);
     assert!(run.stderr.contains("opens a double quote that it never closes"), "{}", run.stderr);
-    let _ = std::fs::remove_dir_all(prog.parent().unwrap());
 }
 
 /// The `--emit` forms that show the program (`ir`, `plan`, `ast`) read no facts file: a
@@ -590,8 +583,9 @@ fn lines_without_a_tuple_are_reported() {
 /// input relation no output needs is not read even by a run.
 #[test]
 fn only_runs_that_evaluate_read_the_inputs_they_need() {
+    let tmp = common::temp_dir();
     let (prog, input) = program_with_facts(
-        "emit-reads-nothing",
+        tmp.path(),
         ".decl e(x:number)\n.input e\n.decl unused(x:number)\n.input unused\n\
          .decl o(x:number)\n.output o\no(x) :- e(x).\n",
         &[],
@@ -617,7 +611,6 @@ fn only_runs_that_evaluate_read_the_inputs_they_need() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let run = dlc(&["fixtures/ok/reach.dl", "--facts", "no/such/file.facts"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    let _ = std::fs::remove_dir_all(prog.parent().unwrap());
 }
 
 /// Update lines, update flags, the repl and `--explain` write records as Soufflé does
@@ -629,7 +622,8 @@ fn only_runs_that_evaluate_read_the_inputs_they_need() {
 fn updates_insert_and_delete_records() {
     let program = "fixtures/souffle/records/prog.dl";
     let input = root().join("fixtures/souffle/records/in");
-    let changed = scratch("records-input");
+    let tmp = common::temp_dir();
+    let changed = tmp.path().join("input");
     std::fs::create_dir_all(&changed).unwrap();
     let read = |name: &str| std::fs::read_to_string(input.join(name)).unwrap();
     std::fs::write(changed.join("pair.facts"), read("pair.facts").replace("[1, x]\n", "") + "[4, w]\n").unwrap();
@@ -638,11 +632,11 @@ fn updates_insert_and_delete_records() {
     std::fs::write(changed.join("shape.facts"), read("shape.facts").replace("$Rect(4, 4)\n", "") + "$Circle(5)\n")
         .unwrap();
     std::fs::write(changed.join("point.facts"), read("point.facts") + "[2.5, 3]\n").unwrap();
-    let fresh = scratch("records-fresh");
+    let fresh = tmp.path().join("fresh");
     let out = dlc(&[program, "-F", changed.to_str().unwrap(), "-D", fresh.to_str().unwrap()]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_ne!(files(&fresh), files(&root().join("fixtures/souffle/records/expected")), "the changes show");
-    let updates = scratch("records-updates").with_extension("txt");
+    let updates = tmp.path().join("updates.txt");
     std::fs::write(
         &updates,
         "+pair([4, w]).\n-pair([1, \"x\"]).\n+list([5, [6, nil]]).\n-shape($Rect(4, 4)).\n;\n\
@@ -650,7 +644,7 @@ fn updates_insert_and_delete_records() {
     )
     .unwrap();
     for maintenance in ["auto", "dred", "ranked"] {
-        let maintained = scratch(&format!("records-{maintenance}"));
+        let maintained = tmp.path().join(maintenance);
         let out = dlc(&[
             program,
             "-F",
@@ -676,7 +670,7 @@ fn updates_insert_and_delete_records() {
         assert_eq!(files(&maintained), files(&fresh), "{maintenance}");
     }
     // A record of the wrong shape is reported at its place, and nothing is evaluated.
-    let bad = scratch("records-bad-updates").with_extension("txt");
+    let bad = tmp.path().join("bad-updates.txt");
     std::fs::write(&bad, "+pair([4]).\n+shape($Square(2)).\n").unwrap();
     let out = dlc(&[program, "-F", input.to_str().unwrap(), "--updates", bad.to_str().unwrap(), "--color", "never"]);
     assert_eq!(out.code, 1, "{}", out.stderr);

@@ -75,6 +75,12 @@ pub fn scratch_in(group: &str, name: &str) -> PathBuf {
     dir
 }
 
+/// A fresh, empty directory in the system temp directory, removed with everything in it
+/// when the guard is dropped: at the end of the test, and also when it fails.
+pub fn temp_dir() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("dlc-test-").tempdir().expect("can create a temp directory")
+}
+
 /// Writes `contents` to `path` and returns the path as an argument.
 pub fn write_file(path: &Path, contents: impl AsRef<[u8]>) -> String {
     std::fs::write(path, contents).unwrap();
