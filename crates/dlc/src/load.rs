@@ -327,6 +327,19 @@ pub fn strip_part(stem: &str) -> &str {
     }
 }
 
+/// A file name split where a part's mark goes: its stem, its extension with the dot (or
+/// nothing) and `.gz` if it ends so (`R.csv.gz` is `R`, `.csv`, `.gz`).
+pub fn split_file_name(name: &str) -> (&str, String, &'static str) {
+    let (base, gz) = match name.strip_suffix(".gz") {
+        Some(base) => (base, ".gz"),
+        None => (name, ""),
+    };
+    match base.rsplit_once('.') {
+        Some((stem, extension)) if !stem.is_empty() => (stem, format!(".{extension}"), gz),
+        _ => (base, String::new(), gz),
+    }
+}
+
 /// The parts of the file `path` that the processes of a cluster wrote, in process
 /// order: the files beside it whose names are its name with a part's mark
 /// ([`part_suffix`]) before the extension (and before a `.gz` after it). None when the
@@ -337,14 +350,7 @@ fn parts_of(path: &Path) -> Vec<PathBuf> {
     };
     let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let (base, gz) = match name.strip_suffix(".gz") {
-        Some(base) => (base, ".gz"),
-        None => (name.as_str(), ""),
-    };
-    let (stem, extension) = match base.rsplit_once('.') {
-        Some((stem, extension)) if !stem.is_empty() => (stem, format!(".{extension}")),
-        _ => (base, String::new()),
-    };
+    let (stem, extension, gz) = split_file_name(&name);
     let mut parts: Vec<(usize, PathBuf)> = entries
         .flatten()
         .filter_map(|entry| {

@@ -322,14 +322,7 @@ pub fn run(
 fn part_path(path: PathBuf, part: Option<(usize, usize)>) -> PathBuf {
     let Some((process, processes)) = part else { return path };
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let (base, gz) = match name.strip_suffix(".gz") {
-        Some(base) => (base, ".gz"),
-        None => (name.as_str(), ""),
-    };
-    let (stem, extension) = match base.rsplit_once('.') {
-        Some((stem, extension)) if !stem.is_empty() => (stem, format!(".{extension}")),
-        _ => (base, String::new()),
-    };
+    let (stem, extension, gz) = crate::load::split_file_name(&name);
     path.with_file_name(format!("{stem}{}{extension}{gz}", crate::load::part_suffix(process, processes)))
 }
 

@@ -1066,6 +1066,35 @@ fn engines_agree(text: &str, picks: &[(prop::sample::Index, [usize; 3])]) -> Res
 /// A batch of changes: whether it inserts, and the fact.
 type Batch = Vec<(bool, (prop::sample::Index, [usize; 3]))>;
 
+/// The update a batch makes, which `current` (the input) takes: one change per fact, the
+/// first the batch makes of it, so the expected input is unambiguous.
+fn batch_update(program: &Program, batch: &Batch, current: &mut BTreeSet<(PredId, Vec<u32>)>) -> Update {
+    update_of(batch.iter().filter_map(|(insert, pick)| Some((*insert, fact(program, pick)?))), current)
+}
+
+/// The update of `changes` (each an insertion or not, and its fact), which `current`
+/// takes: one change per fact, the first.
+fn update_of(
+    changes: impl IntoIterator<Item = (bool, (PredId, Vec<u32>))>,
+    current: &mut BTreeSet<(PredId, Vec<u32>)>,
+) -> Update {
+    let mut update = Update::default();
+    let mut seen = BTreeSet::new();
+    for (insert, fact) in changes {
+        if !seen.insert(fact.clone()) {
+            continue;
+        }
+        if insert {
+            current.insert(fact.clone());
+            update.inserts.push(fact);
+        } else {
+            current.remove(&fact);
+            update.deletes.push(fact);
+        }
+    }
+    update
+}
+
 /// After every batch of random insertions and deletions, every maintenance strategy,
 /// over the original and the magic program, hold exactly the oracle's relations of the
 /// new input.
@@ -1086,22 +1115,7 @@ fn maintenance_agrees(
         let mut current = edb.clone();
         let mut steps: Vec<(Update, Relations)> = Vec::new();
         for batch in batches {
-            let mut update = Update::default();
-            let mut seen = BTreeSet::new();
-            for (insert, pick) in batch {
-                let Some(fact) = fact(maintained_program, pick) else { continue };
-                // One change per fact and batch, so the expected input is unambiguous.
-                if !seen.insert(fact.clone()) {
-                    continue;
-                }
-                if *insert {
-                    current.insert(fact.clone());
-                    update.inserts.push(fact);
-                } else {
-                    current.remove(&fact);
-                    update.deletes.push(fact);
-                }
-            }
+            let update = batch_update(maintained_program, batch, &mut current);
             let expected = oracle(maintained_program, &current);
             steps.push((update, expected));
         }
@@ -2589,21 +2603,7 @@ fn choices_agree(
     let mut current = edb.clone();
     let mut steps: Vec<(Update, Relations)> = Vec::new();
     for batch in batches {
-        let mut update = Update::default();
-        let mut seen = BTreeSet::new();
-        for (insert, pick) in batch {
-            let Some(fact) = fact(&program, pick) else { continue };
-            if !seen.insert(fact.clone()) {
-                continue;
-            }
-            if *insert {
-                current.insert(fact.clone());
-                update.inserts.push(fact);
-            } else {
-                current.remove(&fact);
-                update.deletes.push(fact);
-            }
-        }
+        let update = batch_update(&program, batch, &mut current);
         steps.push((update, choosing_oracle(&program, &current)));
     }
     for maintenance in [Maintenance::Dred, Maintenance::Ranked, Maintenance::Auto] {
@@ -2728,21 +2728,7 @@ proptest! {
             let mut state = Maintained::try_with_threads(plan, &program, database(&program, &edb), maintenance, Threads::ONE).unwrap();
             let mut current = edb.clone();
             for batch in &batches {
-                let mut update = Update::default();
-                let mut seen = BTreeSet::new();
-                for &(insert, values) in batch {
-                    let fact = pair(values);
-                    if !seen.insert(fact.clone()) {
-                        continue;
-                    }
-                    if insert {
-                        current.insert(fact.clone());
-                        update.inserts.push(fact);
-                    } else {
-                        current.remove(&fact);
-                        update.deletes.push(fact);
-                    }
-                }
+                let update = update_of(batch.iter().map(|&(insert, values)| (insert, pair(values))), &mut current);
                 state.apply(&update);
                 let held: BTreeSet<Vec<u32>> = state.db().sorted_tuples(q).into_iter().collect();
                 prop_assert_eq!(held, expected(&current), "{:?} after {:?}\n{}", maintenance, update, text);

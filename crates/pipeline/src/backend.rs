@@ -508,22 +508,7 @@ impl Backend for Differential {
         let stopped = |e: flow::Error| flow_error(e, None);
         if !self.flow.placed() {
             let applied = self.flow.apply(deletes, inserts).map_err(stopped)?;
-            for (pred, row) in &applied.deleted {
-                self.rows.remove(*pred, row.values());
-            }
-            for (pred, tuples) in &applied.derived_removed {
-                for t in tuples.iter() {
-                    self.rows.remove(*pred, t);
-                }
-            }
-            for (pred, row) in &applied.inserted {
-                self.rows.insert(*pred, row.values());
-            }
-            for (pred, tuples) in &applied.derived_added {
-                for t in tuples.iter() {
-                    self.rows.insert(*pred, t);
-                }
-            }
+            mirror(&mut self.rows, &applied);
             return self.change(applied, listing);
         }
         // In a cluster every process reads the whole batch and injects the requests it
@@ -587,22 +572,7 @@ impl Differential {
     /// of the rows its workers own, input and derived alike, and the sizes of the net
     /// change and of every relation are added up over the processes.
     fn apply_partitioned(&mut self, applied: flow::Applied, listing: Listing) -> Result<Change, Error> {
-        for (pred, row) in &applied.deleted {
-            self.rows.remove(*pred, row.values());
-        }
-        for (pred, tuples) in &applied.derived_removed {
-            for t in tuples.iter() {
-                self.rows.remove(*pred, t);
-            }
-        }
-        for (pred, row) in &applied.inserted {
-            self.rows.insert(*pred, row.values());
-        }
-        for (pred, tuples) in &applied.derived_added {
-            for t in tuples.iter() {
-                self.rows.insert(*pred, t);
-            }
-        }
+        mirror(&mut self.rows, &applied);
         let relations = self.rows.relation_count();
         let mut parts = vec![0; 2 * relations];
         for (pred, tuples) in &applied.derived_removed {
@@ -646,5 +616,26 @@ impl Differential {
             gathered: None,
             work: 0,
         })
+    }
+}
+
+/// Makes `rows` take what the dataflow `applied`: input deletions and the derived rows it
+/// removed, then input insertions and the derived rows it added.
+fn mirror(rows: &mut Database, applied: &flow::Applied) {
+    for (pred, row) in &applied.deleted {
+        rows.remove(*pred, row.values());
+    }
+    for (pred, tuples) in &applied.derived_removed {
+        for t in tuples.iter() {
+            rows.remove(*pred, t);
+        }
+    }
+    for (pred, row) in &applied.inserted {
+        rows.insert(*pred, row.values());
+    }
+    for (pred, tuples) in &applied.derived_added {
+        for t in tuples.iter() {
+            rows.insert(*pred, t);
+        }
     }
 }
