@@ -10,31 +10,37 @@ use common::{dlc, files, root};
 use std::path::Path;
 use tempfile::TempDir;
 
+/// Builds the C file `source` into the shared library `name` (`lib{name}.so` on Linux) in
+/// `dir`, with the machine's C compiler.
+fn build_library(dir: &Path, name: &str, source: &Path) {
+    let library = dir.join(format!("{}{name}{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX));
+    let built = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(&library)
+        .arg(source)
+        .output()
+        .expect("a C compiler `cc` builds the functors' library");
+    assert!(built.status.success(), "cc failed:\n{}", String::from_utf8_lossy(&built.stderr));
+}
+
 /// A temp directory holding `libdlcfunctors.so`, built for each test that needs it: the
 /// guard removes it when the test ends (one built per test binary would be held by a
 /// static, which is never dropped).
 fn library_dir() -> TempDir {
     let dir = common::temp_dir();
-    let library =
-        dir.path().join(format!("{}dlcfunctors{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX));
-    let source = root().join("fixtures/functors/functors.c");
-    let built = std::process::Command::new("cc")
-        .args(["-shared", "-fPIC", "-O1", "-o"])
-        .arg(&library)
-        .arg(&source)
-        .output()
-        .expect("a C compiler `cc` builds the functors' library");
-    assert!(built.status.success(), "cc failed:\n{}", String::from_utf8_lossy(&built.stderr));
+    build_library(dir.path(), "dlcfunctors", &root().join("fixtures/functors/functors.c"));
     dir
+}
+
+/// Runs the fixture with `flags`, its `-L` and `-l` among them.
+fn fixture(flags: &[&str]) -> common::Output {
+    dlc(&[&["fixtures/functors/prog.dl", "-F", "fixtures/functors/in"], flags].concat())
 }
 
 /// Runs the fixture with the library of `library_dir` and the flags `extra`.
 fn run(library_dir: &Path, extra: &[&str]) -> common::Output {
     let dir = library_dir.to_str().unwrap();
-    let mut args =
-        vec!["fixtures/functors/prog.dl", "-F", "fixtures/functors/in", "-L", dir, "-l", "dlcfunctors", "--no-timing"];
-    args.extend_from_slice(extra);
-    dlc(&args)
+    fixture(&[&["-L", dir, "-l", "dlcfunctors", "--no-timing"], extra].concat())
 }
 
 #[test]
@@ -129,64 +135,23 @@ fn explanations_show_the_calls() {
 /// the call.
 #[test]
 fn a_missing_library_or_function_is_reported_at_the_call() {
-    let missing = dlc(&[
-        "fixtures/functors/prog.dl",
-        "-F",
-        "fixtures/functors/in",
-        "-L",
-        "fixtures/functors",
-        "-l",
-        "nosuchlibrary",
-        "-D",
-        "-",
-        "--color",
-        "never",
-    ]);
+    let missing = fixture(&["-L", "fixtures/functors", "-l", "nosuchlibrary", "-D", "-", "--color", "never"]);
     assert_eq!(missing.code, 1, "{}", missing.stderr);
     assert!(missing.stderr.contains("[E0044] Error: no function computes the functor `answer`: the library `libnosuchlibrary.so` (`-l nosuchlibrary`) is in none of `fixtures/functors`"), "{}", missing.stderr);
     let library = library_dir();
     let dir = library.path().join("other");
     std::fs::create_dir_all(&dir).unwrap();
-    let other = dir.join("libother.so");
     let source = dir.join("other.c");
     std::fs::write(&source, "int answer(void) { return 7; }\n").unwrap();
-    let built =
-        std::process::Command::new("cc").args(["-shared", "-fPIC", "-o"]).arg(&other).arg(&source).output().unwrap();
-    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    build_library(&dir, "other", &source);
     let dir = dir.to_str().unwrap();
-    let partial = dlc(&[
-        "fixtures/functors/prog.dl",
-        "-F",
-        "fixtures/functors/in",
-        "-L",
-        dir,
-        "-l",
-        "other",
-        "-D",
-        "-",
-        "--color",
-        "never",
-    ]);
+    let partial = fixture(&["-L", dir, "-l", "other", "-D", "-", "--color", "never"]);
     assert_eq!(partial.code, 1, "{}", partial.stderr);
     assert!(partial.stderr.contains("defines no C function `add3`"), "{}", partial.stderr);
     assert!(!partial.stderr.contains("`answer`"), "{}", partial.stderr);
     // The first library that defines a function gives it: here `answer` returns 7.
     let lib = library.path().to_str().unwrap();
-    let first = dlc(&[
-        "fixtures/functors/prog.dl",
-        "-F",
-        "fixtures/functors/in",
-        "-L",
-        dir,
-        "-L",
-        lib,
-        "-l",
-        "other",
-        "-l",
-        "dlcfunctors",
-        "--query",
-        "constant(n, t)",
-    ]);
+    let first = fixture(&["-L", dir, "-L", lib, "-l", "other", "-l", "dlcfunctors", "--query", "constant(n, t)"]);
     assert_eq!(first.code, 0, "{}", first.stderr);
     assert!(first.stdout.contains("constant(7,answer)"), "{}", first.stdout);
 }
