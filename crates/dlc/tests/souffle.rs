@@ -430,19 +430,7 @@ fn updates_maintain_every_output_relation() {
     std::fs::write(&updates, "-edge(a,b).\n;\n+edge(x,a).\n").unwrap();
     for maintenance in ["auto", "dred", "ranked"] {
         let maintained = tmp.path().join(maintenance);
-        let out = dlc(&[
-            program,
-            "-F",
-            input.to_str().unwrap(),
-            "-D",
-            maintained.to_str().unwrap(),
-            "--updates",
-            updates.to_str().unwrap(),
-            "--check",
-            "--no-timing",
-            "--maintenance",
-            maintenance,
-        ]);
+        let out = maintained_with_check(program, &input, &maintained, &updates, &[], maintenance);
         assert_eq!(out.code, 0, "{}", out.stderr);
         assert!(out.stdout.starts_with("batch 1: -edge(a,b)\n  maintained by: "), "{}", out.stdout);
         assert!(out.stdout.contains("  linked: 2 removed, 0 added\n"), "{}", out.stdout);
@@ -645,21 +633,14 @@ fn updates_insert_and_delete_records() {
     .unwrap();
     for maintenance in ["auto", "dred", "ranked"] {
         let maintained = tmp.path().join(maintenance);
-        let out = dlc(&[
+        let out = maintained_with_check(
             program,
-            "-F",
-            input.to_str().unwrap(),
-            "-D",
-            maintained.to_str().unwrap(),
-            "--updates",
-            updates.to_str().unwrap(),
-            "--insert",
-            "point([2.5, 3])",
-            "--check",
-            "--no-timing",
-            "--maintenance",
+            &input,
+            &maintained,
+            &updates,
+            &["--insert", "point([2.5, 3])"],
             maintenance,
-        ]);
+        );
         assert_eq!(out.code, 0, "{maintenance}: {}", out.stderr);
         assert!(
             out.stdout.contains("batch 2: +pair([4, w]) -pair([1, x]) +list([5, [6, nil]]) -shape($Rect(4, 4))\n"),
@@ -694,4 +675,20 @@ fn updates_insert_and_delete_records() {
     assert!(run.stdout.contains("  answers added: area($Circle(5),75)\n"), "{}", run.stdout);
     assert!(run.stdout.contains("area($Circle(5),75)\n1 answer(s)"), "{}", run.stdout);
     assert!(run.stdout.contains("  shape($Circle(5))  input fact\n"), "{}", run.stdout);
+}
+
+/// Runs `program` on the input directory `input` with the batches of `updates` (and the
+/// flags `extra`) maintained by `maintenance`, each batch checked against a fresh
+/// evaluation (`--check`), writing the outputs into `out`.
+fn maintained_with_check(
+    program: &str,
+    input: &Path,
+    out: &Path,
+    updates: &Path,
+    extra: &[&str],
+    maintenance: &str,
+) -> common::Output {
+    let (input, out, updates) = (input.to_str().unwrap(), out.to_str().unwrap(), updates.to_str().unwrap());
+    let flags = ["-F", input, "-D", out, "--updates", updates, "--check", "--no-timing", "--maintenance", maintenance];
+    dlc(&[&[program], extra, &flags[..]].concat())
 }
