@@ -75,7 +75,7 @@ codes! {
     RESOURCE_LIMIT = "E0017", "relation too large",
         "raise the memory budget with `--max-memory SIZE` (or the tuple limit, `--max-tuples N`) if the machine has the memory";
     UNSUPPORTED_SOUFFLE = "E0018", "unsupported construct",
-        "dlc runs stratified Datalog with integer arithmetic and count, sum, min and max aggregates; rewrite this part or run the program with Soufflé";
+        "dlc does not run this construct (README lists what it runs and where it differs from Soufflé); rewrite this part, or run the program with Soufflé";
     UNDECLARED_RELATION = "E0019", "relation not declared",
         "a Soufflé program declares every relation it uses: `.decl r(x:symbol, y:number)`";
     DECLARED_TWICE = "E0020", "relation declared twice",

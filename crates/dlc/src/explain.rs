@@ -64,7 +64,7 @@ impl Context<'_> {
 
     /// The user's query, `?- R(a,Y).`.
     fn query_text(&self) -> String {
-        self.source.query.as_ref().map(|q| format!("?- {}.", self.source.display_atom(&q.atom))).unwrap_or_default()
+        self.source.query.as_ref().map(|q| format!("?- {}.", ir::DisplayQuery(self.source, q))).unwrap_or_default()
     }
 
     /// Whether the magic program may lack `fact` although it holds: the rewrite derives
@@ -135,7 +135,7 @@ impl Context<'_> {
                 )
             }
             Origin::Seed => {
-                let query = self.source.query.as_ref().map(|q| format!("?- {}.", self.source.display_atom(&q.atom)));
+                let query = self.source.query.as_ref().map(|q| format!("?- {}.", ir::DisplayQuery(self.source, q)));
                 ("the query".to_string(), r.span, query.unwrap_or_default())
             }
         };

@@ -54,7 +54,7 @@ pub(crate) fn all_free_query(program: &mut Program, pred: PredId) -> Query {
     let args = (0..program.pred(pred).arity)
         .map(|i| Term { kind: TermKind::Var(program.symbols.intern(&format!("x{i}"))), span })
         .collect();
-    Query { atom: Atom { pred, args, span } }
+    Query::new(Atom { pred, args, span })
 }
 
 /// Whether the outputs are computed through the magic rewrite: one wanted relation, derived

@@ -163,7 +163,7 @@ pub(crate) fn run(
         out,
         "dlc repl: {} answer(s) to ?- {}. — `:help` lists the commands",
         repl.maintainer.answers().len(),
-        repl.source.display_atom(&repl.query.atom)
+        ir::DisplayQuery(&repl.source, &repl.query)
     );
     for batch in session.batches {
         repl.apply_batch(batch.update, batch.changes, out, err);
@@ -536,7 +536,7 @@ impl Repl {
             }
             self.known_preds = candidate.preds.len();
             self.extra.clear();
-            let _ = writeln!(out, "recompiled for ?- {}.", candidate.display_atom(&query.atom));
+            let _ = writeln!(out, "recompiled for ?- {}.", ir::DisplayQuery(&candidate, &query));
             self.source = candidate;
             self.query = query;
         }

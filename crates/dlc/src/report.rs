@@ -806,7 +806,7 @@ pub fn program_json(program: &Program) -> ProgramJson {
         predicates,
         rules: program.rules.iter().map(|r| program.display_typed_rule(r).to_string()).collect(),
         facts: program.facts.iter().map(|f| pipeline::fact_text(program, f)).collect(),
-        query: program.query.as_ref().map(|q| program.display_atom(&q.atom).to_string()),
+        query: program.query.as_ref().map(|q| ir::DisplayQuery(program, q).to_string()),
     }
 }
 

@@ -677,6 +677,76 @@ fn updates_insert_and_delete_records() {
     assert!(run.stdout.contains("  shape($Circle(5))  input fact\n"), "{}", run.stdout);
 }
 
+/// A query's record argument is a pattern: its variables bind the record's fields (the
+/// same name in two places asks for equal values), `_` matches anything, and a record
+/// without variables is the one value it writes. Every engine gives the same answers,
+/// and batches keep them (checked against recomputation).
+#[test]
+fn queries_select_records_by_pattern() {
+    let program = "fixtures/souffle/records/prog.dl";
+    let input = root().join("fixtures/souffle/records/in");
+    let cases = [
+        ("area($Rect(w, w), a)", "area($Rect(4, 4),16)\n"),
+        ("area($Rect(w, h), a)", "area($Rect(2, 3),6)\narea($Rect(4, 4),16)\n"),
+        ("suffix([h, [x, _]])", "suffix([1, [2, [3, nil]]])\nsuffix([2, [3, nil]])\n"),
+        ("length([h, nil], n)", "length([3, nil],1)\nlength([7, nil],1)\n"),
+        ("length([n, _], n)", "length([2, [3, nil]],2)\n"),
+        ("length([h, _], 1)", "length([3, nil],1)\nlength([7, nil],1)\n"),
+        ("length([3, nil], n)", "length([3, nil],1)\n"),
+        ("fields(a, b)", "fields(1,x)\nfields(2,\"b, c\")\nfields(3,z)\n"),
+    ];
+    for engine in ["seminaive", "reference", "differential"] {
+        for (query, answers) in cases {
+            let args = [program, "-F", input.to_str().unwrap(), "--engine", engine, "--query", query, "--no-timing"];
+            let out = dlc(&args);
+            assert_eq!(out.code, 0, "{engine} {query}: {}", out.stderr);
+            assert_eq!(out.stdout, answers, "{engine} {query}");
+        }
+    }
+    // Batches change the answers a pattern selects, with every maintenance strategy.
+    let tmp = common::temp_dir();
+    let updates = common::write_file(&tmp.path().join("u.txt"), "+shape($Rect(5, 5)).\n-shape($Rect(4, 4)).\n");
+    for maintenance in ["dred", "ranked"] {
+        let args = [program, "-F", input.to_str().unwrap(), "--query", "area($Rect(w, w), a)", "--updates", &updates];
+        let out = dlc(&[&args[..], &["--maintenance", maintenance, "--check", "--no-timing"]].concat());
+        assert_eq!(out.code, 0, "{maintenance}: {}", out.stderr);
+        assert!(out.stdout.contains("  answers removed: area($Rect(4, 4),16)\n"), "{}", out.stdout);
+        assert!(out.stdout.contains("  answers added: area($Rect(5, 5),25)\n"), "{}", out.stdout);
+    }
+    // A pattern of the wrong shape is reported at its place.
+    let out = dlc(&[program, "-F", input.to_str().unwrap(), "--query", "length([h], n)", "--color", "never"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("[E0045] Error: a record of `List` has 2 field(s); 1 given"), "{}", out.stderr);
+}
+
+/// An update line, an update flag and a fact to explain write a float as a program does
+/// (`1.5`, `-0.25`, `1000.0`); a float in a column of another type is E0028 at the float.
+#[test]
+fn updates_write_floats() {
+    let tmp = common::temp_dir();
+    let program = common::write_file(
+        &tmp.path().join("prog.dl"),
+        ".decl m(x: float, n: number)\n.input m\n.decl big(x: float)\n.output big\nbig(x) :- m(x, _), x > 1.0.\n",
+    );
+    common::write_file(&tmp.path().join("m.facts"), "1.5\t1\n0.5\t2\n");
+    let updates =
+        common::write_file(&tmp.path().join("u.txt"), "+m(2.5, 3).\n-m(1.5, 1).\n+m(-0.25, 4)\n+m(1000.0, 5).\n");
+    let facts = tmp.path().to_str().unwrap();
+    let args = [&program[..], "-F", facts, "-D", "-", "--updates", &updates, "--check", "--no-timing"];
+    let out = dlc(&[&args[..], &["--insert", "m(7.75, 6)"]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("batch 2: +m(2.5,3) -m(1.5,1) +m(-0.25,4) +m(1000,5)\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("big\nx\n===============\n2.5\n7.75\n1000\n"), "{}", out.stdout);
+    let out = dlc(&[&program[..], "-F", facts, "--query", "big(x)", "--explain", "big(1.5)", "--no-timing"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("  m(1.5,1)  input fact\n"), "{}", out.stdout);
+    let bad = common::write_file(&tmp.path().join("bad.txt"), "+m(2, 2.5).\n");
+    let out = dlc(&[&program[..], "-F", facts, "--updates", &bad, "--color", "never"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("[E0028] Error: `2.5` is a float, in a number column"), "{}", out.stderr);
+    assert!(out.stderr.contains("bad.txt:1:7 ]"), "{}", out.stderr);
+}
+
 /// Runs `program` on the input directory `input` with the batches of `updates` (and the
 /// flags `extra`) maintained by `maintenance`, each batch checked against a fresh
 /// evaluation (`--check`), writing the outputs into `out`.

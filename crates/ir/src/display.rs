@@ -1,7 +1,9 @@
 //! Stable text printers for the IR. This text is what `--emit ir` prints and what
 //! snapshot tests record, and the only place generated names become strings.
 
-use crate::{Atom, Dominance, PredId, PredKind, PredName, Program, Rule, Term, TermKind, Value, ValueType};
+use crate::{
+    Atom, Dominance, FieldPattern, PredId, PredKind, PredName, Program, Query, Rule, Term, TermKind, Value, ValueType,
+};
 use std::fmt;
 
 /// Prints a predicate name: `R`, `@a:R^bf`, `@m:R^bf`.
@@ -100,6 +102,56 @@ impl fmt::Display for DisplayAtom<'_> {
             DisplayTerm(self.0, t).fmt(f)?;
         }
         f.write_str(")")
+    }
+}
+
+/// Prints a query's atom with its record patterns where they were written: `q([1, y],s)`.
+pub struct DisplayQuery<'a>(pub &'a Program, pub &'a Query);
+
+impl fmt::Display for DisplayQuery<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let DisplayQuery(program, query) = *self;
+        let patterns = query.records.as_ref().map_or(&[][..], |r| &r.args[..]);
+        write!(f, "{}(", DisplayPred(program, query.atom.pred))?;
+        for (i, t) in query.atom.args.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            match patterns.iter().find(|(at, _)| *at == i) {
+                Some((_, pattern)) => write_pattern(f, program, pattern)?,
+                None => DisplayTerm(program, t).fmt(f)?,
+            }
+        }
+        f.write_str(")")
+    }
+}
+
+fn write_pattern(f: &mut fmt::Formatter<'_>, program: &Program, pattern: &FieldPattern) -> fmt::Result {
+    match pattern {
+        FieldPattern::Value(value) => write!(f, "{}", DisplayValue(program, *value)),
+        FieldPattern::Var(v) => f.write_str(program.symbols.text(*v)),
+        FieldPattern::Any => f.write_str("_"),
+        FieldPattern::Record { ty, branch, fields } => {
+            let close = match branch {
+                Some(b) => {
+                    let record_type = program.consts.record_type(*ty);
+                    let name = record_type.branches.get(usize::from(*b)).map_or("", |b| b.name.as_str());
+                    write!(f, "${name}(")?;
+                    ")"
+                }
+                None => {
+                    f.write_str("[")?;
+                    "]"
+                }
+            };
+            for (i, field) in fields.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write_pattern(f, program, field)?;
+            }
+            f.write_str(close)
+        }
     }
 }
 
@@ -265,7 +317,7 @@ impl fmt::Display for Program {
         }
         if let Some(q) = &self.query {
             writeln!(f, "% query")?;
-            writeln!(f, "?- {}.", DisplayAtom(self, &q.atom))?;
+            writeln!(f, "?- {}.", DisplayQuery(self, q))?;
         }
         Ok(())
     }

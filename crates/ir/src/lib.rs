@@ -23,8 +23,8 @@ mod values;
 pub use adornment::{Adornment, Bf};
 pub use diag::{FileId, Span};
 pub use display::{
-    is_bare_constant, write_constant, DisplayAtom, DisplayDominance, DisplayPred, DisplayRule, DisplayTerm,
-    DisplayTuple, DisplayTypedRule, DisplayValue,
+    is_bare_constant, write_constant, DisplayAtom, DisplayDominance, DisplayPred, DisplayQuery, DisplayRule,
+    DisplayTerm, DisplayTuple, DisplayTypedRule, DisplayValue,
 };
 pub use expr::{BinOp, DisplayExpr, Expr, ExprNode, UnOp, PREFIX_PRECEDENCE};
 pub use float::{float_text, parse_float};
@@ -33,8 +33,8 @@ pub use graph::strongly_connected;
 pub use intern::{InternId, Interner, Symbol};
 pub use program::{
     integer_value, parse_integer, unsigned_value, AggregateOp, Aggregation, Atom, ChoiceDomain, CmpOp, Comparison,
-    Dominance, Fact, Origin, Pred, PredId, PredKind, PredName, Program, Query, Rule, RuleId, SizeLimit, Term, TermKind,
-    Value, ValueType,
+    Dominance, Fact, FieldPattern, Origin, Pred, PredId, PredKind, PredName, Program, Query, RecordPatterns, Rule,
+    RuleId, SizeLimit, Term, TermKind, Value, ValueType,
 };
 pub use records::{Branch, Field, RecordType, RecordTypeId};
 pub use tuples::{one_per_fact, radix_sort, FactsByPred, Tally, Tuple, Tuples, Update};

@@ -718,6 +718,83 @@ impl Fact {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Query {
     pub atom: Atom,
+    /// The record patterns of Soufflé's dialect (`?- q([1, y], s)`); the atom holds a
+    /// fresh variable where each is, so that the rewrite and the engines see a free column.
+    pub records: Option<RecordPatterns>,
+}
+
+/// The record patterns of a query, by argument, with the store that holds the records
+/// they are matched against.
+#[derive(Clone, Debug)]
+pub struct RecordPatterns {
+    pub args: Vec<(usize, FieldPattern)>,
+    pub values: ValueStore,
+}
+
+impl PartialEq for RecordPatterns {
+    fn eq(&self, other: &Self) -> bool {
+        self.args == other.args && self.values.same_store(&other.values)
+    }
+}
+
+impl Eq for RecordPatterns {}
+
+impl std::hash::Hash for RecordPatterns {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.args.hash(state);
+    }
+}
+
+/// What a value of a query's record pattern must be.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum FieldPattern {
+    /// This value (a record with no variable in it is one value: records are stored once).
+    Value(Value),
+    /// A query variable: the same value wherever the query names it.
+    Var(Symbol),
+    /// `_`: any value.
+    Any,
+    /// A record of type `ty` (of branch `branch`, for an algebraic data type) whose fields
+    /// match these.
+    Record { ty: crate::RecordTypeId, branch: Option<u16>, fields: Vec<FieldPattern> },
+}
+
+/// The values a query's variables took in one tuple, as [`Query::matches`] meets them.
+struct Bindings(Vec<(Symbol, u32)>);
+
+impl Bindings {
+    /// Binds `var` to `value`, or says whether it was bound to `value` already.
+    fn bind(&mut self, var: Symbol, value: u32) -> bool {
+        match self.0.iter().find(|(v, _)| *v == var) {
+            Some(&(_, seen)) => seen == value,
+            None => {
+                self.0.push((var, value));
+                true
+            }
+        }
+    }
+}
+
+impl FieldPattern {
+    /// Whether `value` matches the pattern, with its variables bound as `bindings` holds
+    /// them. Patterns nest no deeper than the query text wrote them, which the reader bounds.
+    fn matches(&self, value: u32, values: &ValueStore, bindings: &mut Bindings) -> bool {
+        match self {
+            FieldPattern::Value(v) => v.raw() == value,
+            FieldPattern::Var(var) => bindings.bind(*var, value),
+            FieldPattern::Any => true,
+            FieldPattern::Record { branch, fields, .. } => {
+                let skip = usize::from(branch.is_some());
+                if branch.is_some_and(|b| values.field(value, 0) != Some(u32::from(b))) {
+                    return false;
+                }
+                fields
+                    .iter()
+                    .enumerate()
+                    .all(|(i, field)| values.field(value, i + skip).is_some_and(|v| field.matches(v, values, bindings)))
+            }
+        }
+    }
 }
 
 impl Query {
@@ -737,17 +814,34 @@ impl Query {
         self.atom.args.iter().filter_map(Term::constant).collect()
     }
 
-    /// Whether a tuple of the queried predicate is an answer: constants equal, and
-    /// repeated query variables equal.
+    /// The query of `atom`, with no record pattern.
+    pub fn new(atom: Atom) -> Self {
+        Query { atom, records: None }
+    }
+
+    /// Whether a tuple of the queried predicate is an answer: constants equal, repeated
+    /// query variables equal, and each record pattern matched.
     pub fn matches(&self, tuple: &[u32]) -> bool {
         let args = &self.atom.args;
         if args.len() != tuple.len() {
             return false;
         }
-        args.iter().enumerate().all(|(i, t)| match t.kind {
-            TermKind::Const(c) => c.raw() == tuple[i],
-            TermKind::Var(v) => args[..i].iter().position(|u| u.var() == Some(v)).is_none_or(|j| tuple[j] == tuple[i]),
-        })
+        let mut bindings = Bindings(Vec::new());
+        let plain = args.iter().zip(tuple).all(|(t, &value)| match t.kind {
+            TermKind::Const(c) => c.raw() == value,
+            TermKind::Var(v) => bindings.bind(v, value),
+        });
+        plain
+            && self.records.as_ref().is_none_or(|records| {
+                records.args.iter().all(|(i, pattern)| pattern.matches(tuple[*i], &records.values, &mut bindings))
+            })
+    }
+
+    /// Whether [`Query::matches`] must see each row of the relation whose bound columns
+    /// equal the query's constants: a variable repeats, or a record pattern is to match.
+    pub fn tests_each_row(&self) -> bool {
+        let vars: Vec<_> = self.atom.args.iter().filter_map(|t| t.var()).collect();
+        self.records.is_some() || vars.iter().enumerate().any(|(i, v)| vars[..i].contains(v))
     }
 }
 

@@ -90,7 +90,10 @@ fn rewrite_pass(
     };
     let answer_pred = declare_answer(&mut out, query_pred, &query_adornment, query.atom.span);
     let demand_pred = declare_demand(&mut out, query_pred, &query_adornment, query.atom.span);
-    out.query = Some(Query { atom: Atom { pred: answer_pred, args: query.atom.args.clone(), span: query.atom.span } });
+    out.query = Some(Query {
+        atom: Atom { pred: answer_pred, args: query.atom.args.clone(), span: query.atom.span },
+        records: query.records.clone(),
+    });
 
     let mut rewriter = Rewriter {
         source: program,

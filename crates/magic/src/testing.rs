@@ -146,7 +146,7 @@ pub(crate) fn parse(src: &str) -> Program {
             }
             Statement::Query(raw) => {
                 let atom = lower(&mut p, raw);
-                p.query = Some(Query { atom });
+                p.query = Some(Query::new(atom));
             }
         }
     }

@@ -54,7 +54,7 @@ pub fn own_demand(
     let args = (fact.values.iter().enumerate())
         .map(|(i, &c)| ir::Term { kind: TermKind::Const(source.value(fact.pred, i, c)), span: fact.span })
         .collect();
-    let query = ir::Query { atom: ir::Atom { pred: fact.pred, args, span: fact.span } };
+    let query = ir::Query::new(ir::Atom { pred: fact.pred, args, span: fact.span });
     source.query = Some(query.clone());
     let mut facts = InputFacts::default();
     // A source program may know predicates the database does not (named by updates

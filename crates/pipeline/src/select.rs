@@ -172,13 +172,10 @@ impl<'a> SelectedRows<'a> {
             Some(_) => return Ok(()),
             None => vec![None; arity],
         };
-        // Bound columns are selected below; only a repeated variable (`R(X,X)`) needs
-        // each tuple checked against the query.
-        let repeated = self.query.is_some_and(|q| {
-            let vars: Vec<_> = q.atom.args.iter().filter_map(|t| t.var()).collect();
-            vars.iter().enumerate().any(|(i, v)| vars[..i].contains(v))
-        });
-        let accept = |t: &[u32]| !repeated || self.query.is_none_or(|q| q.matches(t));
+        // Bound columns are selected below; only a repeated variable (`R(X,X)`) or a
+        // record pattern needs each tuple checked against the query.
+        let tested = self.query.is_some_and(ir::Query::tests_each_row);
+        let accept = |t: &[u32]| !tested || self.query.is_none_or(|q| q.matches(t));
         if arity == 0 {
             return match groups.has_empty_tuple() && accept(&[]) {
                 true => f(&[]),
@@ -206,7 +203,7 @@ impl<'a> SelectedRows<'a> {
                         row[arity - 1] = last;
                         groups.contains(g, last) && accept(&row)
                     }
-                    None if !repeated => groups.group_len(g) > 0,
+                    None if !tested => groups.group_len(g) > 0,
                     None => {
                         values.clear();
                         groups.values(g, &mut values);
@@ -255,7 +252,7 @@ impl<'a> SelectedRows<'a> {
             values.clear();
             groups.values(g, &mut values);
             if let Some(orders) = orders {
-                if repeated {
+                if tested {
                     values.retain(|&v| {
                         row[arity - 1] = v;
                         accept(&row)

@@ -733,30 +733,29 @@ pub(crate) fn lower_query(program: &mut Program, atom: &ast::Atom) -> Result<Que
     if program.pred(pred).kind == PredKind::Edb {
         return Err(IrError::QueryOnEdb { pred, span: atom.span }.to_diagnostic(program));
     }
-    // A record argument (Soufflé's dialect) selects the one record it writes: it must be
-    // ground, and is read as an update's is. The atom is lowered with a variable in its
-    // place, which the record's value then replaces.
-    let mut records = Vec::new();
+    // A record argument (Soufflé's dialect) is a pattern the answers' record must match:
+    // its variables are the query's, so `q([1, y], y)` asks for equal values. The atom is
+    // lowered with a fresh variable in its place, which leaves the column free for the
+    // rewrite and the engines; a record without variables is the one value it writes.
+    let mut patterns = Vec::new();
     let mut without_records = std::borrow::Cow::Borrowed(atom);
     for (i, arg) in atom.args.iter().enumerate() {
         if !matches!(arg.kind, TermKind::Record { .. } | TermKind::Nil) {
             continue;
         }
-        if arg.subterms().any(|t| matches!(t.kind, TermKind::Var(_) | TermKind::Anon)) {
-            return Err(crate::souffle::unsupported(arg.span, "a record with variables in a query"));
-        }
         let ty = program.pred(pred).types.get(i).copied().unwrap_or_default();
-        let value = match ground_argument(program, ty, arg, atom) {
-            Ok(value) => value,
+        let pattern = match crate::souffle::records::read_record(program, ty, arg, &mut QueryPattern { atom }) {
+            Ok(pattern) => pattern,
             Err(reports) => match reports.into_iter().next() {
                 Some(first) => return Err(first),
-                None => 0,
+                None => continue,
             },
         };
-        records.push((i, Value::from_raw(ty, value)));
+        patterns.push((i, pattern));
         without_records.to_mut().args[i] = ast::Term { kind: TermKind::Anon, span: arg.span };
     }
-    let mut fresh = FreshVars::new(&without_records.args);
+    // Fresh names avoid the variables inside the records too.
+    let mut fresh = FreshVars::new(atom.args.iter().flat_map(ast::Term::subterms));
     let mut lowering = Lowering {
         program,
         comparisons: &Default::default(),
@@ -765,12 +764,68 @@ pub(crate) fn lower_query(program: &mut Program, atom: &ast::Atom) -> Result<Que
         diagnostics: Vec::new(),
     };
     let mut atom = lower_atom(&mut lowering, pred, &without_records, &mut fresh, &mut Vec::new());
-    for (i, value) in records {
-        atom.args[i].kind = ir::TermKind::Const(value);
+    let mut records = Vec::new();
+    for (i, pattern) in patterns {
+        match pattern {
+            ir::FieldPattern::Value(value) => atom.args[i].kind = ir::TermKind::Const(value),
+            pattern => records.push((i, pattern)),
+        }
     }
+    let records =
+        (!records.is_empty()).then(|| ir::RecordPatterns { args: records, values: lowering.program.consts.clone() });
     match lowering.diagnostics.into_iter().next() {
         Some(report) => Err(report),
-        None => Ok(Query { atom }),
+        None => Ok(Query { atom, records }),
+    }
+}
+
+/// Reads a query's record argument as a pattern: its variables and `_` match any value,
+/// its other values are read as an update's are.
+struct QueryPattern<'a> {
+    atom: &'a ast::Atom,
+}
+
+impl crate::souffle::records::RecordReader for QueryPattern<'_> {
+    type Value = ir::FieldPattern;
+
+    fn plain(
+        &mut self,
+        program: &mut Program,
+        ty: ValueType,
+        term: &ast::Term,
+    ) -> Result<ir::FieldPattern, Diagnostic> {
+        Ok(match &term.kind {
+            TermKind::Var(name) => ir::FieldPattern::Var(program.symbols.intern(name)),
+            TermKind::Anon => ir::FieldPattern::Any,
+            _ => ir::FieldPattern::Value(Value::from_raw(ty, ground_plain(program, ty, term, self.atom)?)),
+        })
+    }
+
+    fn nil(&mut self, ty: ir::RecordTypeId) -> ir::FieldPattern {
+        ir::FieldPattern::Value(Value::Record(ty, 0))
+    }
+
+    fn record(
+        &mut self,
+        program: &mut Program,
+        ty: ir::RecordTypeId,
+        branch: Option<u16>,
+        fields: Vec<ir::FieldPattern>,
+    ) -> ir::FieldPattern {
+        let values: Option<Vec<u32>> = fields
+            .iter()
+            .map(|f| match f {
+                ir::FieldPattern::Value(v) => Some(v.raw()),
+                _ => None,
+            })
+            .collect();
+        match values {
+            Some(values) => {
+                let record: Vec<u32> = branch.map(u32::from).into_iter().chain(values).collect();
+                ir::FieldPattern::Value(Value::Record(ty, program.consts.pack(&record)))
+            }
+            None => ir::FieldPattern::Record { ty, branch, fields },
+        }
     }
 }
 

@@ -386,9 +386,9 @@ where
     atom_named(file, name, argument)
 }
 
-/// A value of a line read on its own: a plain term, or a record `[v, ...]` or branch
-/// `$B(v, ...)`, `$B` whose fields are values too (a float among them: `[1.5, 2]`), as
-/// Soufflé writes records. Records nest at most [`crate::expr::MAX_DEPTH`] levels, read
+/// A value of a line read on its own: a plain term or a float (`1.5`, `-0.5`), or a record
+/// `[v, ...]` or branch `$B(v, ...)`, `$B` whose fields are values too, as Soufflé writes
+/// records. Records nest at most [`crate::expr::MAX_DEPTH`] levels, read
 /// with a stack of the records still open; their type is the column's, checked when the
 /// line's values are made (see `souffle::records`).
 fn line_value<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Term, Extra<'t, 's>> + Clone
@@ -400,8 +400,7 @@ where
             kind: TermKind::Float(format!("{}{s}", if minus.is_some() { "-" } else { "" })),
             span: to_span(file, e.span()),
         });
-    let field = float.or(term(file));
-    let plain = term(file);
+    let value = float.or(term(file));
     let branch_name = select! { Token::Name(name) => name.to_string() }.labelled("a branch name");
     // Errors are made by parsers at the token they are about, so that each is reported
     // there (an error `custom` returns itself is placed where the value started).
@@ -441,8 +440,7 @@ where
                         continue;
                     }
                 }
-                _ if open.is_empty() => inp.parse(&plain)?,
-                _ => inp.parse(&field)?,
+                _ => inp.parse(&value)?,
             };
             // The value completes a field of the innermost open record, or the whole term.
             loop {

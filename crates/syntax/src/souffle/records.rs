@@ -438,23 +438,67 @@ pub(crate) fn shape(
     Ok((id, branch_index.map(|b| b as u16), fields))
 }
 
+/// How [`read_record`] makes the value of what it reads: a value of the store, or a
+/// query's pattern.
+pub(crate) trait RecordReader {
+    type Value;
+    /// The value of `term`, no record, in a place of type `ty`.
+    fn plain(&mut self, program: &mut ir::Program, ty: ValueType, term: &Term) -> Result<Self::Value, Diagnostic>;
+    /// `nil` of the record type `ty`.
+    fn nil(&mut self, ty: RecordTypeId) -> Self::Value;
+    /// The record of type `ty` (of branch `branch`) with these fields.
+    fn record(
+        &mut self,
+        program: &mut ir::Program,
+        ty: RecordTypeId,
+        branch: Option<u16>,
+        fields: Vec<Self::Value>,
+    ) -> Self::Value;
+}
+
 /// The value of the ground term `term` in a place of type `ty`, where a value is written
 /// outside the program (an update line, a fact to explain, a query): a record, a branch
 /// or `nil` is checked against the type its place gives it and packed into `program`'s
-/// store, innermost first; any other term is `plain`'s value of it. A record in a place
-/// of no record type, a value of another type where a record goes, or `nil` where a
-/// value of an algebraic data type goes is E0045 (as in a program).
+/// store, innermost first; any other term is `plain`'s value of it.
 pub(crate) fn ground_record(
     program: &mut ir::Program,
     ty: ValueType,
     term: &Term,
     plain: &mut dyn FnMut(&mut ir::Program, ValueType, &Term) -> Result<u32, Diagnostic>,
 ) -> Result<u32, Vec<Diagnostic>> {
+    struct Packing<'a>(&'a mut dyn FnMut(&mut ir::Program, ValueType, &Term) -> Result<u32, Diagnostic>);
+    impl RecordReader for Packing<'_> {
+        type Value = u32;
+        fn plain(&mut self, program: &mut ir::Program, ty: ValueType, term: &Term) -> Result<u32, Diagnostic> {
+            (self.0)(program, ty, term)
+        }
+        fn nil(&mut self, _: RecordTypeId) -> u32 {
+            0
+        }
+        fn record(&mut self, program: &mut ir::Program, _: RecordTypeId, branch: Option<u16>, fields: Vec<u32>) -> u32 {
+            let record: Vec<u32> = branch.map(u32::from).into_iter().chain(fields).collect();
+            program.consts.pack(&record)
+        }
+    }
+    read_record(program, ty, term, &mut Packing(plain))
+}
+
+/// What `reader` makes of the term `term` in a place of type `ty`, written outside the
+/// program: each record, branch or `nil` checked against the type its place gives it,
+/// innermost first; any other term is `reader`'s plain value of it. A record in a place
+/// of no record type, a value of another type where a record goes, or `nil` where a
+/// value of an algebraic data type goes is E0045 (as in a program).
+pub(crate) fn read_record<R: RecordReader>(
+    program: &mut ir::Program,
+    ty: ValueType,
+    term: &Term,
+    reader: &mut R,
+) -> Result<R::Value, Vec<Diagnostic>> {
     /// A term still to read in a place of its type, or a record whose fields (the last
     /// `fields` values read) are complete, after its branch's index if it has one.
     enum Step<'a> {
         Read(&'a Term, ValueType),
-        Pack { fields: usize, branch: Option<u16> },
+        Pack { ty: RecordTypeId, fields: usize, branch: Option<u16> },
     }
     let types = program.consts.record_types();
     let branch_named = |name: &str| {
@@ -465,15 +509,16 @@ pub(crate) fn ground_record(
             .find_map(|(i, t)| Some((RecordTypeId(i as u32), t.branch(name)?)))
     };
     let mut steps = vec![Step::Read(term, ty)];
-    let mut values: Vec<u32> = Vec::new();
+    // What each term read made; `None` after an error, which the result then reports.
+    let mut values: Vec<Option<R::Value>> = Vec::new();
     let mut errors = Vec::new();
     while let Some(step) = steps.pop() {
         let term = match step {
-            Step::Pack { fields, branch } => {
+            Step::Pack { ty, fields, branch } => {
                 let start = values.len() - fields;
-                let record: Vec<u32> = branch.map(u32::from).into_iter().chain(values.drain(start..)).collect();
+                let fields: Option<Vec<R::Value>> = values.drain(start..).collect();
                 // A record with a bad field is reported, not stored.
-                values.push(if errors.is_empty() { program.consts.pack(&record) } else { 0 });
+                values.push(fields.map(|fields| reader.record(program, ty, branch, fields)));
                 continue;
             }
             Step::Read(term, ty) => match (&term.kind, ty) {
@@ -485,8 +530,8 @@ pub(crate) fn ground_record(
                     .with_primary(term.span, "a branch here"))
                 }
                 (TermKind::Record { args, .. }, ty) => match shape(&types, &branch_named, term, Some(ty)) {
-                    Ok((_, branch, fields)) => {
-                        steps.push(Step::Pack { fields: args.len(), branch });
+                    Ok((id, branch, fields)) => {
+                        steps.push(Step::Pack { ty: id, fields: args.len(), branch });
                         steps.extend(args.iter().zip(fields).rev().map(|(arg, field)| Step::Read(arg, field)));
                         continue;
                     }
@@ -496,7 +541,7 @@ pub(crate) fn ground_record(
                     if term.constant_text().is_none_or(|text| text == "nil") =>
                 {
                     match types[id.0 as usize].adt {
-                        false => Ok(0),
+                        false => Ok(reader.nil(id)),
                         true => Err(Diagnostic::error(
                             Code::INVALID_RECORD,
                             format!("`nil` where a value of `{}` is expected", types[id.0 as usize].name),
@@ -521,20 +566,20 @@ pub(crate) fn ground_record(
                     )
                     .with_primary(term.span, format!("{expected} is expected here")))
                 }
-                _ => plain(program, ty, term),
+                _ => reader.plain(program, ty, term),
             },
         };
         match term {
-            Ok(value) => values.push(value),
+            Ok(value) => values.push(Some(value)),
             Err(report) => {
                 errors.push(report);
-                values.push(0);
+                values.push(None);
             }
         }
     }
-    match errors.is_empty() {
-        true => Ok(values.pop().unwrap_or_default()),
-        false => Err(errors),
+    match (errors.is_empty(), values.pop().flatten()) {
+        (true, Some(value)) => Ok(value),
+        _ => Err(errors),
     }
 }
 

@@ -1487,8 +1487,12 @@ fn records_outside_the_program_are_read_against_their_column() {
     assert_eq!(ir::DisplayAtom(&p, &p.query.as_ref().unwrap().atom).to_string(), "q([1, x],s)");
     assert!(parse_query("q(p, $Circle(-3))", FileId(1), &mut p).is_empty());
     assert_eq!(ir::DisplayAtom(&p, &p.query.as_ref().unwrap().atom).to_string(), "q(p,$Circle(-3))");
-    let d = parse_query("q([1, y], s)", FileId(1), &mut p);
-    assert_eq!((d[0].code, d.len()), (Code::UNSUPPORTED_SOUFFLE, 1), "a record with a variable");
+    // A record with variables is a pattern: the atom leaves its column free.
+    assert!(parse_query("q([1, y], $Rect(w, _))", FileId(1), &mut p).is_empty());
+    let query = p.query.as_ref().unwrap();
+    assert_eq!(ir::DisplayQuery(&p, query).to_string(), "q([1, y],$Rect(w, _))");
+    assert_eq!(query.adornment().to_string(), "ff");
+    assert_eq!(query.records.as_ref().map(|r| r.args.len()), Some(2));
     let d = parse_query("q([1], s)", FileId(1), &mut p);
     assert_eq!(d[0].code, Code::INVALID_RECORD);
 
