@@ -747,6 +747,28 @@ fn updates_write_floats() {
     assert!(out.stderr.contains("bad.txt:1:7 ]"), "{}", out.stderr);
 }
 
+/// Comparisons without variables compute in their literals' type, as Soufflé 2.5 does:
+/// `0u - 1u > 0u` compares unsigned values (so it holds), `4294967295u` is an unsigned
+/// constant, and two branches of an algebraic data type compare as the values they make.
+/// The expected rows are Soufflé 2.5's.
+#[test]
+fn constant_comparisons_compute_in_their_literals_type() {
+    let tmp = common::temp_dir();
+    let program = common::write_file(
+        &tmp.path().join("prog.dl"),
+        ".type A = C {x: number} | D {}\n.decl S(x: unsigned)\n\
+         S(42u) :- 0u - 1u > 0u.\nS(7u) :- 0u < 2147483647u + 1u.\nS(1u) :- bnot(1u) > 0u.\n\
+         S(2u) :- 4294967295u > 1u.\nS(3u) :- 2147483648u > 0u.\nS(4u) :- 1u > 2u.\n\
+         .decl R(x: number)\nR(1) :- $D() = $D().\nR(2) :- $C(1) = $C(2).\nR(3) :- $C(1) = $C(1).\n\
+         R(4) :- $C(1) != $C(2).\nR(5) :- $D() != $D().\n.output S, R\n",
+    );
+    let out = dlc(&[&program, "-D", "-"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let expected = "---------------\nR\nx\n===============\n1\n3\n4\n===============\n\
+                    ---------------\nS\nx\n===============\n1\n2\n3\n7\n42\n===============\n";
+    assert_eq!(out.stdout, expected);
+}
+
 /// Runs `program` on the input directory `input` with the batches of `updates` (and the
 /// flags `extra`) maintained by `maintenance`, each batch checked against a fresh
 /// evaluation (`--check`), writing the outputs into `out`.

@@ -266,8 +266,10 @@ pub enum Origin {
 }
 
 /// The integer a constant's text denotes, for the ordering comparisons: decimal digits
-/// with an optional `-`, within the 32-bit signed range Soufflé's `number` has.
+/// with an optional `-` (and Soufflé's `u` suffix, which types the literal, not its
+/// value), within the 32-bit signed range Soufflé's `number` has.
 pub fn integer_value(text: &str) -> Option<i64> {
+    let text = text.strip_suffix('u').unwrap_or(text);
     let digits = text.strip_prefix('-').unwrap_or(text);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -276,8 +278,9 @@ pub fn integer_value(text: &str) -> Option<i64> {
 }
 
 /// The value of `text` as an unsigned 32-bit integer (Soufflé's `unsigned`): decimal
-/// digits only, within `0..=u32::MAX`; otherwise none.
+/// digits only, with an optional `u` suffix, within `0..=u32::MAX`; otherwise none.
 pub fn unsigned_value(text: &str) -> Option<i64> {
+    let text = text.strip_suffix('u').unwrap_or(text);
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }

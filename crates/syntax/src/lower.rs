@@ -331,9 +331,12 @@ fn natural_type(term: &ast::Term, var_types: &FxHashMap<String, ValueType>) -> V
 /// division by zero, `to_number` of a text that writes no number): Soufflé stops with a
 /// floating-point exception there.
 fn constant_without_value(program: &mut Program, ty: ValueType, term: &ast::Term) -> Option<Diagnostic> {
-    // A declared functor's value is known only when rules run.
+    // A declared functor's value is known only when rules run, and so is a record's
+    // (made in the store, which holds any record).
     let ground = |t: &ast::Term| {
-        !t.calls_user_functor() && t.subterms().all(|s| !matches!(s.kind, TermKind::Var(_) | TermKind::Anon))
+        !t.calls_user_functor()
+            && t.subterms()
+                .all(|s| !matches!(s.kind, TermKind::Var(_) | TermKind::Anon | TermKind::Record { .. } | TermKind::Nil))
     };
     // Each subterm with its type, operands after their operators.
     let mut typed = Vec::new();

@@ -84,6 +84,8 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
     let mut inline_excluded: Vec<String> = Vec::new();
     let names = |names: &[ast::Name]| names.iter().map(|n| n.text.clone()).collect::<Vec<_>>();
     let mut functor_decls = Vec::new();
+    // Each subset type `.type S <: T`: its name, where, and what it derives from.
+    let mut subtypes: Vec<(String, Span, Vec<String>)> = Vec::new();
     for item in &program.items {
         match item {
             Item::Functor(decl) => functor_decls.push(decl),
@@ -133,6 +135,7 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
                 type_spans.push((name.clone(), def.name.span));
                 match &def.definition {
                     TypeDefinition::Subtype(from) => {
+                        subtypes.push((name.clone(), def.name.span, names(from)));
                         types.insert(name, names(from));
                     }
                     TypeDefinition::Equal(from) => {
@@ -190,6 +193,8 @@ pub(super) fn declarations(program: &tree::Program, diagnostics: &mut Vec<Diagno
     }
     diagnostics.extend(type_cycles(&types, &type_spans));
     diagnostics.extend(type_definitions(&types, &type_spans));
+    diagnostics.extend(record_subtypes(&subtypes, &record_shapes));
+    diagnostics.extend(name_clashes(&relations, &types));
     let records = record_types(record_shapes, &types, diagnostics);
     let functors = functor_declarations(&functor_decls, &types, diagnostics);
     Declarations { relations, ios, types, unions, queries, records, limits, functors }
@@ -656,6 +661,42 @@ fn type_definitions(types: &FxHashMap<String, Vec<String>>, spans: &[(String, Sp
         }
     }
     diagnostics
+}
+
+/// E0034 for a subset type of a record type or an algebraic data type (`.type S <: List`),
+/// which Soufflé 2.5 rejects: a subset type derives from a primitive type.
+fn record_subtypes(
+    subtypes: &[(String, Span, Vec<String>)],
+    record_shapes: &[(String, bool, Vec<tree::RecordShape>)],
+) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    for (name, span, from) in subtypes {
+        let Some((record, _, _)) = record_shapes.iter().find(|(r, _, _)| from.contains(r)) else { continue };
+        diagnostics.push(
+            Diagnostic::error(
+                Code::INVALID_DECLARATION,
+                format!("the subset type `{name}` cannot be derived from the record type `{record}`"),
+            )
+            .with_primary(*span, "a subset type of a record type")
+            .with_help(format!(
+                "derive a subset type from `number`, `unsigned`, `float` or `symbol`; for another name of `{record}`, write `.type {name} = {record}`"
+            )),
+        );
+    }
+    diagnostics
+}
+
+/// E0034 for a relation named as a type is, which Soufflé 2.5 rejects as a name clash.
+fn name_clashes(relations: &[Relation], types: &FxHashMap<String, Vec<String>>) -> Vec<Diagnostic> {
+    relations
+        .iter()
+        .filter(|r| types.contains_key(&r.name))
+        .map(|r| {
+            Diagnostic::error(Code::INVALID_DECLARATION, format!("the relation `{}` has the name of a type", r.name))
+                .with_primary(r.span, "a type has this name")
+                .with_help("give the relation and the type different names")
+        })
+        .collect()
 }
 
 /// What [`uses`] keeps.

@@ -1015,9 +1015,10 @@ impl<'a> Parser<'a> {
             Kind::Ident if text == "nil" => TermKind::Nil,
             Kind::Ident => TermKind::Var(text.to_string()),
             Kind::Underscore => TermKind::Anon,
-            // As Soufflé reads it: `007` is 7.
-            // As Soufflé reads it: `007` is 7, `0x10` 16, `5u` 5.
+            // As Soufflé reads it: `007` is 7, `0x10` 16, `5u` 5; the suffix stays, since
+            // it types the literal (`0u - 1u > 0u` compares unsigned values).
             Kind::Number | Kind::RadixNumber => match ast::integer_literal(text) {
+                Some(n) if text.ends_with('u') => TermKind::Int(format!("{n}u")),
                 Some(n) => TermKind::Int(n.to_string()),
                 None => return Err(self.unsupported(tok.span, "a number this large")),
             },

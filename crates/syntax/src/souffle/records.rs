@@ -101,7 +101,7 @@ impl Resolver<'_> {
         // conjunction; a clause with several conjunctions is split into one clause each.
         let mut conjunctions = Vec::with_capacity(body.len());
         for conjunction in body {
-            conjunctions.push(self.conjunction(conjunction));
+            conjunctions.push(self.conjunction(conjunction, &heads));
         }
         let heads = heads.into_iter().map(|h| self.made_atom(h)).collect();
         Clause { heads, body: Some(conjunctions), span, subsumes }
@@ -119,7 +119,9 @@ impl Resolver<'_> {
         atom
     }
 
-    fn conjunction(&mut self, conjunction: Vec<Literal>) -> Vec<Literal> {
+    /// The literals of `conjunction` with each record read or made; `heads` are the
+    /// clause's heads, whose record columns type the variables they hold.
+    fn conjunction(&mut self, conjunction: Vec<Literal>, heads: &[ast::Atom]) -> Vec<Literal> {
         let mut out = Vec::with_capacity(conjunction.len());
         // The type of each variable a positive atom's column or a pattern's field gives.
         let mut var_types: FxHashMap<String, ValueType> = FxHashMap::default();
@@ -160,6 +162,16 @@ impl Resolver<'_> {
                 other => later.push(other),
             }
         }
+        // A variable no atom types that a head holds in a record column has the column's
+        // type, which a record it is made from then takes (`h(r) :- ..., r = [x, y].`).
+        for head in heads {
+            let columns = self.columns.get(head.pred.text.as_str()).cloned().unwrap_or_default();
+            for (arg, ty) in head.args.iter().zip(columns) {
+                if let (TermKind::Var(v), ValueType::Record(_)) = (&arg.kind, ty) {
+                    var_types.entry(v.clone()).or_insert(ty);
+                }
+            }
+        }
         // Comparisons, in order: a record compared with a bound variable is read from
         // it, any other is made.
         for literal in later {
@@ -182,6 +194,11 @@ impl Resolver<'_> {
                                 _ => None,
                             };
                             let made = self.made(pattern, ty);
+                            // A record on both sides (`$D() = $D()`) is made on both.
+                            let var = match has_record(&var) {
+                                true => self.made(var, ty.or_else(|| call_result(&made))),
+                                false => var,
+                            };
                             if let TermKind::Var(v) = &var.kind {
                                 bound.insert(v.clone());
                                 if let Some(ty) = ty.or_else(|| call_result(&made)) {
@@ -199,7 +216,7 @@ impl Resolver<'_> {
                             |t| matches!(t.kind, TermKind::Aggregate { .. }),
                             |t| {
                                 if let TermKind::Aggregate { body, .. } = &mut t.kind {
-                                    *body = self.conjunction(std::mem::take(body));
+                                    *body = self.conjunction(std::mem::take(body), &[]);
                                 }
                             },
                         );

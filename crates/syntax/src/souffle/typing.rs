@@ -3,8 +3,9 @@
 //! orders symbols by their text, and each of `unsigned` values as one, since Soufflé
 //! orders those as unsigned integers, and each of floats as one. An operand is a symbol
 //! when it is a string or a variable in a column declared with a symbol type, a number, an
-//! unsigned or a float when it is a variable of such a column or (a float) a float
-//! literal (a number literal takes the other operand's kind). A
+//! unsigned or a float when it is a variable of such a column, a float literal or an
+//! unsigned one (`1u`), or an expression computing with such operands (a number literal
+//! without a suffix takes the other operand's kind). A
 //! comparison of a symbol with a number, or of a `number` with an `unsigned`, which
 //! Soufflé rejects as type errors, is E0018.
 
@@ -185,13 +186,39 @@ fn order_symbols(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> bool {
     let typed = variable_kinds(conjunction, declared, types);
-    // A number literal takes the kind of the other operand, as in Soufflé.
-    let kind = |term: &ast::Term| match &term.kind {
-        TermKind::Str(_) => Some(ValueType::Symbol),
-        TermKind::Float(_) => Some(ValueType::Float),
-        TermKind::Var(name) => typed.get(name).copied(),
-        TermKind::Call { functor, .. } => Some(functor.result()).filter(|_| functor.is_typed()),
-        _ => None,
+    // A number literal without a suffix takes the kind of the other operand, as in
+    // Soufflé; an operator computes in its operands' kind (`0u - 1u`, `x + 1`), so the
+    // first operand with a kind gives the expression's (a contradiction among them is
+    // type inference's, E0028). Expressions are walked with an explicit stack.
+    let kind = |term: &ast::Term| {
+        let mut pending = vec![term];
+        while let Some(term) = pending.pop() {
+            let found = match &term.kind {
+                TermKind::Str(_) => Some(ValueType::Symbol),
+                TermKind::Float(_) => Some(ValueType::Float),
+                TermKind::Int(text) if text.ends_with(['u', 'U']) => Some(ValueType::Unsigned),
+                TermKind::Var(name) => typed.get(name).copied(),
+                TermKind::Call { functor, .. } if functor.is_typed() => Some(functor.result()),
+                TermKind::Call { args, .. } => {
+                    pending.extend(args.iter().rev());
+                    None
+                }
+                TermKind::Unary { operand, .. } => {
+                    pending.push(operand);
+                    None
+                }
+                TermKind::Binary { left, right, .. } => {
+                    pending.push(right);
+                    pending.push(left);
+                    None
+                }
+                _ => None,
+            };
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
     };
     let mut ok = true;
     for literal in conjunction.iter_mut() {
