@@ -57,7 +57,7 @@ pub(crate) fn rewrite(file: &ast::File) -> (Cow<'_, ast::File>, FxHashSet<String
         return (Cow::Borrowed(file), none(), Vec::new());
     }
     let component = components(&rules);
-    let same = |a: &str, b: &str| component.get(a).is_some() && component.get(a) == component.get(b);
+    let same = |a: &str, b: &str| component.contains_key(a) && component.get(a) == component.get(b);
     // The recursive `min`s and `max`s: aggregates whose body reads the head's component.
     let mut recursive: Vec<(usize, &ast::Rule, &Term)> = Vec::new();
     for &(k, rule) in &rules {
