@@ -161,7 +161,15 @@ pub(crate) fn rewrite(file: &ast::File) -> (Cow<'_, ast::File>, FxHashSet<String
     names.sort();
     for name in names {
         let lattice = lattices[name];
-        out.statements.push(Statement::Dominance(dominance(name, arities[name.as_str()], lattice)));
+        // A Soufflé program declares the column's type, which its comparison needs: a
+        // symbol compares by its text.
+        let declared =
+            file.declared.iter().find(|(n, _, _)| n == name).and_then(|(_, types, _)| types.get(lattice.column));
+        let mut rule = dominance(name, arities[name.as_str()], lattice);
+        if let (Some(&ty), Some(Literal::Compare(c))) = (declared, rule.body.last_mut()) {
+            c.domain = ty;
+        }
+        out.statements.push(Statement::Dominance(rule));
     }
     let names = lattices.into_keys().collect();
     (Cow::Owned(out), names, Vec::new())
