@@ -352,3 +352,20 @@ fn a_cycle_that_improves_for_ever_stops_with_e0047_on_every_engine() {
         );
     }
 }
+
+#[test]
+fn a_recursive_min_over_symbols_keeps_the_least_text_of_each_component() {
+    let dir = common::scratch_in("aggregate_maintenance", "symbols");
+    let program = ".decl edge(x:symbol, y:symbol)\n.decl cc(x:symbol, l:symbol)\n.output cc\n\
+                   edge(\"b\", \"a\"). edge(\"c\", \"b\"). edge(\"zed\", \"c\"). edge(\"q\", \"r\").\n\
+                   cc(x, x) :- edge(x, _).\ncc(x, x) :- edge(_, x).\n\
+                   cc(y, l) :- l = min l0 : { cc(x, l0), edge(x, y) }.\n\
+                   cc(x, l) :- l = min l0 : { cc(y, l0), edge(x, y) }.\n";
+    let path = common::write_file(&dir.join("labels.dl"), program);
+    for engine in ["seminaive", "reference"] {
+        let out = dlc(&[&path, "-D", "-", "--no-timing", "--engine", engine]);
+        assert_eq!(out.code, 0, "{engine}: {}", out.stderr);
+        let rows = "a\ta\nb\ta\nc\ta\nq\tq\nr\tq\nzed\ta\n";
+        assert!(out.stdout.contains(rows), "{engine}: {}", out.stdout);
+    }
+}
