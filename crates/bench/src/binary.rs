@@ -93,6 +93,14 @@ pub fn souffle_program(workload: &Workload, query: Query) -> Result<String, Stri
             text += &binary("Deg");
             text += "Node(x) :- E(x, _).\nNode(y) :- E(_, y).\nDeg(x, d) :- Node(x), d = count : E(x, _).\n";
         }
+        Workload::ShortestPath { subsumption, .. } => {
+            text += &binary("Dist");
+            text += "Dist(y, w) :- E(0, y, w).\n";
+            text += match subsumption {
+                false => "Dist(y, d) :- d = min d0 + w : { Dist(x, d0), E(x, y, w) }.\n",
+                true => "Dist(y, d0 + w) :- Dist(x, d0), E(x, y, w).\nDist(y, d1) <= Dist(y, d2) :- d2 < d1.\n",
+            };
+        }
         Workload::MinHops { hops, .. } => {
             text += ".decl H(x:number, y:number, n:number)\n";
             text += &binary("Dist");

@@ -594,6 +594,19 @@ impl Suite {
             Workload::Strings { classes: 20000, methods: 200000 }
         };
         binary.push(BinaryRow { workload: strings, query: Query::Full });
+        // Shortest paths from node 0 by a recursive `min`, and by the subsumptive clause
+        // that is the form Soufflé runs: the lattice's rounds, each group improved in place.
+        let weighted = if quick {
+            Graph::Random { nodes: 2000, edges: 10000, seed: 42 }
+        } else {
+            Graph::Random { nodes: 50000, edges: 250000, seed: 42 }
+        };
+        for subsumption in [false, true] {
+            binary.push(BinaryRow {
+                workload: Workload::ShortestPath { graph: weighted, subsumption },
+                query: Query::Full,
+            });
+        }
         // One edge: a run that is start-up alone, the floor of every row's time and memory.
         binary.push(BinaryRow { workload: tc(Rules::Rlin, Graph::Chain { nodes: 2 }), query: Query::Full });
 
@@ -657,7 +670,7 @@ impl Suite {
         all.extend(self.explain.iter().flat_map(|r| [r.job(System::Explain), r.job(System::ExplainNoMagic)]));
         for row in &self.binary {
             all.extend([row.in_process(), row.job(System::DlcBinary)]);
-            if self.souffle {
+            if self.souffle && row.workload.souffle_runs() {
                 all.extend([row.job(System::SouffleInterpreted), row.job(System::SouffleCompiled)]);
             }
         }

@@ -198,6 +198,12 @@ pub enum Workload {
     /// of a walk from node 0 to `Y`, over the walks of at most `hops` edges of
     /// [`Workload::Hops`].
     MinHops { hops: u32, graph: Graph },
+    /// Shortest paths: `Dist(Y,D)`, the least total weight `D` of a path of at least one
+    /// edge from node 0 to `Y` over the edges `E(X,Y,W)` of the graph, each weighing
+    /// [`edge_weight`]. dlc computes it with a recursive `min`, or with `subsumption` by
+    /// Soufflé's subsumptive clause over every candidate distance, the form Soufflé runs
+    /// (it refuses the recursive `min`).
+    ShortestPath { graph: Graph, subsumption: bool },
     /// Strings as program analyses build them: `methods` methods `M(m, c)` spread over
     /// `classes` classes, each class's qualified name and each method's signature made
     /// with `cat` and `to_string`, package prefixes with `substr` and `strlen`, and
@@ -353,6 +359,12 @@ impl Edb {
     }
 }
 
+/// The weight of the edge `x -> y` of [`Workload::ShortestPath`]: 1 to 16, spread by a
+/// hash of the two ends so that the shortest path is seldom the one of fewest edges.
+pub fn edge_weight(x: u32, y: u32) -> u32 {
+    1 + (x.wrapping_mul(2_654_435_761) ^ y.wrapping_mul(40_503)) % 16
+}
+
 fn pairs(name: &'static str, pairs: &[(u32, u32)]) -> EdbRelation {
     EdbRelation { name, arity: 2, rows: pairs.iter().flat_map(|&(a, b)| [a, b]).collect() }
 }
@@ -381,6 +393,10 @@ impl Workload {
                 })
             })(),
             Some("degree") => Graph::parse(&parts[1..]).map(|graph| Workload::Degree { graph }),
+            Some("sssp") => Graph::parse(&parts[1..]).map(|graph| Workload::ShortestPath { graph, subsumption: false }),
+            Some("sssp-subsumption") => {
+                Graph::parse(&parts[1..]).map(|graph| Workload::ShortestPath { graph, subsumption: true })
+            }
             Some("minhops") if parts.len() > 2 => {
                 num(1).zip(Graph::parse(&parts[2..])).map(|(hops, graph)| Workload::MinHops { hops, graph })
             }
@@ -427,12 +443,24 @@ impl Workload {
             Workload::Hops { hops, graph } => format!("{}, at most {hops} hops", graph.label()),
             Workload::Degree { graph } => format!("{}, degree count", graph.label()),
             Workload::MinHops { hops, graph } => format!("{}, min of at most {hops} hops", graph.label()),
+            Workload::ShortestPath { graph, subsumption: false } => {
+                format!("{}, shortest paths by recursive min", graph.label())
+            }
+            Workload::ShortestPath { graph, subsumption: true } => {
+                format!("{}, shortest paths by subsumption", graph.label())
+            }
             Workload::Strings { classes, methods } => format!("strings, {classes} classes, {methods} methods"),
             Workload::Project { parts } => format!("Soufflé project, {parts} files"),
             Workload::OrderedList { inserts, max_run, .. } => {
                 format!("ordered list, {inserts} inserts, removed runs of at most {max_run}")
             }
         }
+    }
+
+    /// Whether Soufflé runs the workload's program: not a recursive `min`, which it
+    /// refuses ("unable to stratify").
+    pub fn souffle_runs(&self) -> bool {
+        !matches!(self, Workload::ShortestPath { subsumption: false, .. })
     }
 
     /// The predicate queries ask about.
@@ -445,7 +473,7 @@ impl Workload {
             Workload::Program { .. } => "p",
             Workload::Hops { .. } => "Hop",
             Workload::Degree { .. } => "Deg",
-            Workload::MinHops { .. } => "Dist",
+            Workload::MinHops { .. } | Workload::ShortestPath { .. } => "Dist",
             Workload::Strings { .. } => "Hit",
             Workload::Project { .. } => "p0_0",
             Workload::OrderedList { .. } => "nextVisible",
@@ -460,6 +488,7 @@ impl Workload {
             | Workload::Hops { .. }
             | Workload::Degree { .. }
             | Workload::MinHops { .. } => vec![("E", 2)],
+            Workload::ShortestPath { .. } => vec![("E", 3)],
             Workload::SameGen { .. } => vec![("par", 2)],
             Workload::Strings { .. } => vec![("M", 2)],
             Workload::PointsTo { fields, .. } => {
@@ -514,6 +543,11 @@ impl Workload {
                 "H(X,Y,1) <- E(X,Y).\nH(X,Z,N + 1) <- H(X,Y,N), E(Y,Z), N < {hops}.\n\
                  Dist(Y,D) <- H(0,Y,_), D = min N : H(0,Y,N).\n"
             ),
+            // The subsumption form is Soufflé's syntax only: in-process, both forms are the
+            // recursive `min`, which computes the same relation.
+            Workload::ShortestPath { .. } => {
+                "Dist(Y,W) <- E(0,Y,W).\nDist(Y,D) <- D = min D0 + W : { Dist(X,D0), E(X,Y,W) }.\n".to_string()
+            }
             Workload::Strings { .. } => concat!(
                 "Name(C,N) <- M(_,C), N = cat(\"org.pkg\", to_string(C / 100), \".Class\", to_string(C)).\n",
                 "Sig(X,S) <- M(X,C), Name(C,N), S = cat(N, \".m\", to_string(X), \"(I)V\").\n",
@@ -534,6 +568,10 @@ impl Workload {
             | Workload::Degree { graph }
             | Workload::MinHops { graph, .. } => {
                 Edb { relations: vec![pairs("E", &graph.edges())], values: graph.nodes() }
+            }
+            Workload::ShortestPath { graph, .. } => {
+                let rows = graph.edges().into_iter().flat_map(|(x, y)| [x, y, edge_weight(x, y)]).collect();
+                Edb { relations: vec![EdbRelation { name: "E", arity: 3, rows }], values: graph.nodes() }
             }
             Workload::SameGen { fanout, depth } => {
                 // Breadth-first numbering: the children of node p are p*fanout + 1 ..= p*fanout + fanout.
@@ -604,6 +642,7 @@ impl Workload {
             | Workload::Hops { .. }
             | Workload::Degree { .. }
             | Workload::MinHops { .. }
+            | Workload::ShortestPath { .. }
             | Workload::OrderedList { .. } => 0,
         }
     }
@@ -757,6 +796,8 @@ impl fmt::Display for Workload {
             Workload::Hops { hops, graph } => write!(f, "hops:{hops}:{graph}"),
             Workload::Degree { graph } => write!(f, "degree:{graph}"),
             Workload::MinHops { hops, graph } => write!(f, "minhops:{hops}:{graph}"),
+            Workload::ShortestPath { graph, subsumption: false } => write!(f, "sssp:{graph}"),
+            Workload::ShortestPath { graph, subsumption: true } => write!(f, "sssp-subsumption:{graph}"),
             Workload::Strings { classes, methods } => write!(f, "strings:{classes}:{methods}"),
             Workload::Project { parts } => write!(f, "project:{parts}"),
             Workload::OrderedList { inserts, max_run, seed } => write!(f, "list:{inserts}:{max_run}:{seed}"),

@@ -128,6 +128,10 @@ codes! {
         "pass the shared library that defines the functor's C function as Soufflé takes it: `-L DIR -l NAME` loads `DIR/libNAME.so`";
     INVALID_RECORD = "E0045", "invalid record",
         "a record `[a, b]` has one value per field of its record type, `$Branch(a, b)` one per field of a branch an algebraic data type declares, and its place (a column, a variable of one) gives its type";
+    RECURSIVE_EXTREMUM = "E0046", "recursive `min` or `max` that cannot be kept",
+        "a `min` (`max`) over its rule's own recursion keeps the least (greatest) value per group: every relation of the recursion is such a relation, and each value read from it is used once, in `+`, `-` of a value the recursion does not give, `min` and `max`";
+    IMPROVING_CYCLE = "E0047", "recursive `min` or `max` that improves for ever",
+        "a cycle of the recursion gives a better value each time round (a negative cycle of a shortest path): remove the cycle from the input, or bound the value";
     UNDEFINED_PREDICATE = "W0001", "predicate has no rules and no facts",
         "this atom can never match; define the predicate or provide its facts";
     UNUSED_INPUT = "W0002", "input for a predicate the program does not use",

@@ -199,3 +199,173 @@ fn correlated_aggregates_of_recursive_rules_agree_with_recomputation_after_every
     assert!(last.contains("answers removed: S(3,1) S(4,3) S(5,3) S(6,3) S(7,3) S(8,9)\n"), "{last}");
     assert!(last.contains("answers added: S(3,0) S(4,2) S(5,2) S(6,2) S(7,2) S(8,8)\n"), "{last}");
 }
+
+/// Shortest distances from node 0 and the least label of each node's (undirected)
+/// connected component, both a recursive `min` (docs/semantics.md, Recursive `min` and
+/// `max`); `Node` and the `Edge`s come from the test.
+const LATTICES: &str = "Dist(S, 0) <- Start(S)\n\
+                        Dist(Y, D) <- D = min D0 + W : { Dist(X, D0), Edge(X, Y, W) }\n\
+                        Comp(X, X) <- Node(X)\n\
+                        Comp(Y, L) <- L = min L0 : { Comp(X, L0), Edge(X, Y, _) }\n\
+                        Comp(X, L) <- L = min L0 : { Comp(Y, L0), Edge(X, Y, _) }\n\
+                        Start(0).\n";
+
+/// Dijkstra's shortest distances from node 0 over `edges` (`(from, to, weight)`), the
+/// reference the lattice's answers are checked against.
+fn dijkstra(nodes: u32, edges: &[(u32, u32, u32)]) -> Vec<(u32, u32)> {
+    let mut dist: Vec<Option<u32>> = vec![None; nodes as usize];
+    let mut queue = std::collections::BinaryHeap::new();
+    queue.push(std::cmp::Reverse((0u32, 0u32)));
+    while let Some(std::cmp::Reverse((d, x))) = queue.pop() {
+        if dist[x as usize].is_some() {
+            continue;
+        }
+        dist[x as usize] = Some(d);
+        for &(_, y, w) in edges.iter().filter(|e| e.0 == x) {
+            if dist[y as usize].is_none() {
+                queue.push(std::cmp::Reverse((d + w, y)));
+            }
+        }
+    }
+    dist.iter().enumerate().filter_map(|(x, d)| Some((x as u32, (*d)?))).collect()
+}
+
+/// The least node of each node's connected component, by union-find over `edges`
+/// read in both directions.
+fn least_labels(nodes: u32, edges: &[(u32, u32, u32)]) -> Vec<(u32, u32)> {
+    fn find(parent: &mut [u32], x: u32) -> u32 {
+        let mut root = x;
+        while parent[root as usize] != root {
+            root = parent[root as usize];
+        }
+        parent[x as usize] = root;
+        root
+    }
+    let mut parent: Vec<u32> = (0..nodes).collect();
+    for &(x, y, _) in edges {
+        let (a, b) = (find(&mut parent, x), find(&mut parent, y));
+        // The smaller root wins, so every root is its component's least node.
+        parent[a.max(b) as usize] = a.min(b);
+    }
+    (0..nodes).map(|x| (x, find(&mut parent, x))).collect()
+}
+
+/// The answers `dlc` printed last for relation `name`, as pairs.
+fn pairs(stdout: &str, name: &str) -> Vec<(u32, u32)> {
+    let mut found: Vec<(u32, u32)> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix(name)?.strip_prefix('(')?.strip_suffix(')'))
+        .map(|l| {
+            let (a, b) = l.split_once(',').unwrap();
+            (a.parse().unwrap(), b.parse().unwrap())
+        })
+        .collect();
+    found.sort_unstable();
+    found
+}
+
+#[test]
+fn recursive_min_matches_dijkstra_and_union_find_before_and_after_every_batch() {
+    let dir = common::scratch_in("aggregate_maintenance", "lattices");
+    let nodes = 12;
+    let mut state = 0x2545_f491u32;
+    let mut next = move |n: u32| {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state % n
+    };
+    for graph in 0..6 {
+        let mut edges: Vec<(u32, u32, u32)> = Vec::new();
+        for _ in 0..14 {
+            let edge = (next(nodes), next(nodes), 1 + next(9));
+            if !edges.iter().any(|e| (e.0, e.1) == (edge.0, edge.1)) {
+                edges.push(edge);
+            }
+        }
+        let mut program = String::from(LATTICES);
+        program.extend((0..nodes).map(|x| format!("Node({x}).\n")));
+        program.extend(edges.iter().map(|(x, y, w)| format!("Edge({x}, {y}, {w}).\n")));
+        let path = common::write_file(&dir.join(format!("graph{graph}.dl")), &program);
+        // Batches that delete edges (a shortcut gone brings a worse distance back, a
+        // bridge gone splits a component) and insert others.
+        let mut batches: Vec<String> = Vec::new();
+        let mut states = vec![edges.clone()];
+        for _ in 0..4 {
+            let mut batch = String::new();
+            for _ in 0..2 {
+                if !edges.is_empty() && next(2) == 0 {
+                    let (x, y, w) = edges.remove(next(edges.len() as u32) as usize);
+                    batch += &format!("-Edge({x},{y},{w}).\n");
+                }
+                let edge = (next(nodes), next(nodes), 1 + next(9));
+                if !edges.iter().any(|e| (e.0, e.1) == (edge.0, edge.1)) {
+                    edges.push(edge);
+                    batch += &format!("+Edge({},{},{}).\n", edge.0, edge.1, edge.2);
+                }
+            }
+            batches.push(batch);
+            states.push(edges.clone());
+        }
+        for (applied, edges) in states.iter().enumerate() {
+            let updates =
+                common::write_file(&dir.join(format!("graph{graph}-{applied}.txt")), batches[..applied].join(";\n"));
+            for (query, name, expected) in
+                [("Dist(Y, D)", "Dist", dijkstra(nodes, edges)), ("Comp(X, L)", "Comp", least_labels(nodes, edges))]
+            {
+                for engine in [&["--engine", "seminaive"][..], &["--engine", "reference"], &["-j", "2"]] {
+                    let mut args = vec![path.as_str(), "--query", query, "--no-timing", "--check"];
+                    if applied > 0 {
+                        args.extend(["--updates", updates.as_str()]);
+                    }
+                    args.extend(engine);
+                    let out = dlc(&args);
+                    let at = format!("graph {graph}, {applied} batch(es), {query}, {engine:?}");
+                    assert_eq!(out.code, 0, "{at}: {}", out.stderr);
+                    assert_eq!(pairs(&out.stdout, name), expected, "{at}:\n{program}\n{}", batches.join(";\n"));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_cycle_that_improves_for_ever_stops_with_e0047_on_every_engine() {
+    let dir = common::scratch_in("aggregate_maintenance", "improving");
+    let program = format!("{LATTICES}Node(0). Node(1). Node(2).\nEdge(0, 1, 1). Edge(1, 2, 1). Edge(2, 1, 1).\n");
+    let path = common::write_file(&dir.join("cycle.dl"), program);
+    // The cycle 1 -> 2 -> 1 improves nothing until the batch makes it negative.
+    let updates = common::write_file(&dir.join("negative.txt"), "-Edge(2,1,1).\n+Edge(2,1,-3).\n");
+    for flags in [&["--engine", "seminaive"][..], &["--engine", "reference"], &["-j", "2"], &["--no-magic"]] {
+        let mut args = vec![path.as_str(), "--query", "Dist(Y, D)", "--color", "never"];
+        args.extend(flags);
+        let out = dlc(&args);
+        assert_eq!(out.code, 0, "{flags:?}: {}", out.stderr);
+        assert_eq!(pairs(&out.stdout, "Dist"), [(0, 0), (1, 1), (2, 2)], "{flags:?}");
+        args.extend(["--updates", updates.as_str()]);
+        let out = dlc(&args);
+        assert_ne!(out.code, 0, "{flags:?}: {}", out.stdout);
+        assert!(
+            out.stderr.contains("[E0047] Error: relation `Dist` still improved a value"),
+            "{flags:?}: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn a_recursive_min_over_symbols_keeps_the_least_text_of_each_component() {
+    let dir = common::scratch_in("aggregate_maintenance", "symbols");
+    let program = ".decl edge(x:symbol, y:symbol)\n.decl cc(x:symbol, l:symbol)\n.output cc\n\
+                   edge(\"b\", \"a\"). edge(\"c\", \"b\"). edge(\"zed\", \"c\"). edge(\"q\", \"r\").\n\
+                   cc(x, x) :- edge(x, _).\ncc(x, x) :- edge(_, x).\n\
+                   cc(y, l) :- l = min l0 : { cc(x, l0), edge(x, y) }.\n\
+                   cc(x, l) :- l = min l0 : { cc(y, l0), edge(x, y) }.\n";
+    let path = common::write_file(&dir.join("labels.dl"), program);
+    for engine in ["seminaive", "reference"] {
+        let out = dlc(&[&path, "-D", "-", "--no-timing", "--engine", engine]);
+        assert_eq!(out.code, 0, "{engine}: {}", out.stderr);
+        let rows = "a\ta\nb\ta\nc\ta\nq\tq\nr\tq\nzed\ta\n";
+        assert!(out.stdout.contains(rows), "{engine}: {}", out.stdout);
+    }
+}

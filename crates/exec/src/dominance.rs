@@ -17,6 +17,7 @@
 //! atom (`x` above), so a fact meets only the facts of its own group.
 
 use crate::database::Database;
+use crate::limits::{ResourceError, ResourceKind};
 use ir::{Dominance, PredId, Program, TermKind, ValueStore};
 
 /// The dominance rules of a program, grouped by relation.
@@ -137,6 +138,26 @@ impl Dominances {
             }
             false
         });
+    }
+
+    /// E0047: the evaluation of a stratum holding a lattice relation (a recursive `min`
+    /// or `max`) that ran `rounds` rounds and still improved a value, more rounds than the
+    /// facts of `preds`, its relations, plus one. A fact a round keeps has a premise the
+    /// round before kept, so the facts of a long run form a chain of that many facts;
+    /// each plain fact is new once and each group keeps one value, so a chain longer than
+    /// the facts meets a group twice, the later value better than the earlier one it was
+    /// derived from: a cycle that improves a value, which it does again each time round.
+    pub(crate) fn check_improving(&self, preds: &[PredId], rounds: usize, db: &Database) -> Result<(), ResourceError> {
+        let lattice = preds
+            .iter()
+            .copied()
+            .find(|&p| self.relations.iter().any(|(q, rules)| *q == p && rules.iter().any(|c| c.rule.lattice)));
+        let Some(pred) = lattice else { return Ok(()) };
+        let facts: usize = preds.iter().map(|&p| db.len(p)).sum();
+        if rounds <= facts + 1 {
+            return Ok(());
+        }
+        Err(ResourceError { pred, kind: ResourceKind::ImprovingCycle { rounds } })
     }
 
     /// Calls `f` with each live row of `pred` whose `key` columns hold the values row `r`

@@ -67,6 +67,10 @@ pub enum ResourceKind {
     /// The relations of its database reached the memory `budget` as it grew to `tuples`
     /// tuples (staged ones included) taking `bytes`, the relations together `total`.
     MemoryBudget { budget: usize, tuples: usize, bytes: usize, total: usize },
+    /// Its lattice (a recursive `min` or `max`) still improved a value after `rounds`
+    /// rounds, more than its stratum holds facts: a cycle improves it for ever
+    /// (`dominance.rs`).
+    ImprovingCycle { rounds: usize },
 }
 
 /// An evaluation or update stopped because relation `pred` outgrew a limit or memory.
@@ -93,6 +97,9 @@ impl ResourceError {
                 "relation `{name}` grew to {tuples} tuples taking {}, and the relations reached the memory budget of {}",
                 format_bytes(bytes),
                 format_bytes(budget),
+            ),
+            ResourceKind::ImprovingCycle { rounds } => format!(
+                "relation `{name}` still improved a value after {rounds} rounds, more than its recursion holds facts: a cycle improves it each time round"
             ),
         }
     }

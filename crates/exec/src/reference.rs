@@ -116,7 +116,7 @@ fn fixpoint_limited(
     dominate(dominances, preds, &snapshot, db);
     run.finish_round(db, snapshot.iter().enumerate().map(|(p, &end)| (PredId(p as u32), end)));
     let all: Vec<PhysPlan> = first.into_iter().chain(recursive).collect();
-    loop {
+    for rounds in 2.. {
         if limits.iter().any(|&(p, n)| db.len(p) as u64 >= n) {
             return Ok(());
         }
@@ -127,7 +127,9 @@ fn fixpoint_limited(
         if !grew || !kept_any(&snapshot, db) {
             return Ok(());
         }
+        dominances.check_improving(preds, rounds, db)?;
     }
+    unreachable!("the rounds end by returning")
 }
 
 /// Removes the dominated facts of `preds` after a round that started at `snapshot`.
@@ -186,7 +188,7 @@ fn fixpoint_reducing(
     run: &mut Run,
     chooser: &mut Chooser,
 ) -> Result<(), ResourceError> {
-    loop {
+    for rounds in 1.. {
         let snapshot = db.ends();
         for r in reductions {
             crate::reduce::evaluate(r, db, &mut run.stats)?;
@@ -197,5 +199,7 @@ fn fixpoint_reducing(
         if !grew || !kept_any(&snapshot, db) {
             return Ok(());
         }
+        dominances.check_improving(preds, rounds, db)?;
     }
+    unreachable!("the rounds end by returning")
 }

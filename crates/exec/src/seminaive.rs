@@ -469,7 +469,9 @@ pub(crate) fn propagate_with(
         // so far is delta, and no round starts once a limited relation holds its limit.
         let limited = run.limit_sizes && !stratum.limits.is_empty();
         let mut first_round = limited;
+        let mut rounds = 0;
         loop {
+            rounds += 1;
             if limited && !first_round && stratum.limits.iter().any(|&(p, n)| db.len(p) as u64 >= n) {
                 break;
             }
@@ -593,6 +595,7 @@ pub(crate) fn propagate_with(
             if !std::mem::take(&mut first_round) && (!grew || !stratum.recursive) {
                 break;
             }
+            c.dominances.check_improving(&stratum.heads, rounds, db)?;
         }
         db.finish_stratum(&stratum.heads);
     }

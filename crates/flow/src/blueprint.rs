@@ -207,7 +207,7 @@ enum Source {
 /// Works out the dataflow of `plan`, or says why this backend cannot run it.
 pub(crate) fn blueprint(plan: &ProgramPlan, program: &Program) -> Result<Blueprint, Error> {
     if let Some(dominance) = program.dominances.first() {
-        return Err(Error::Subsumption { span: dominance.span });
+        return Err(Error::Subsumption { span: dominance.span, lattice: dominance.lattice });
     }
     let arity: Vec<usize> = program.pred_ids().map(|p| program.pred(p).arity).collect();
     if let Some(p) = program.pred_ids().find(|&p| arity[p.index()] > MAX_WIDTH) {

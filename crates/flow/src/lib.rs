@@ -56,7 +56,8 @@ pub enum Error {
     /// A subsumptive clause (an `ir::Dominance`, at `span`): removing a fact that another
     /// one dominates is no difference of collections a dataflow maintains, so the
     /// program is refused rather than answered without the removals.
-    Subsumption { span: ir::Span },
+    /// `lattice`: the clause is a recursive `min`'s or `max`'s (`ir::Dominance::lattice`).
+    Subsumption { span: ir::Span, lattice: bool },
     /// A worker stopped before answering (it panicked, or timely could not start).
     Stopped(String),
     /// The processes of a cluster could not connect, disagreed on what they run, or one
@@ -76,7 +77,12 @@ impl Error {
                 "the differential engine cannot keep the `choice-domain` of `{}`: which tuple is chosen depends on the rounds of the native engines",
                 program.pred_name(*pred)
             ),
-            Error::Subsumption { .. } => "the differential engine does not run subsumptive clauses (`<=`)".to_string(),
+            Error::Subsumption { lattice: false, .. } => {
+                "the differential engine does not run subsumptive clauses (`<=`)".to_string()
+            }
+            Error::Subsumption { lattice: true, .. } => {
+                "the differential engine does not run a recursive `min` or `max`".to_string()
+            }
             Error::Stopped(reason) => format!("the differential dataflow stopped: {reason}"),
             Error::Cluster(reason) => format!("the cluster stopped: {reason}"),
         }

@@ -647,6 +647,10 @@ impl Rule {
 /// occurs in one of them, so the constraints only test.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Dominance {
+    /// Whether the rule is a lattice relation's, made from a recursive `min` or `max`
+    /// (docs/semantics.md, Recursive `min` and `max`): one fact per group, whose
+    /// evaluation ends with E0047 when a cycle keeps improving a value.
+    pub lattice: bool,
     pub dominated: Atom,
     pub dominating: Atom,
     pub comparisons: Vec<Comparison>,

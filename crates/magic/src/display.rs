@@ -14,9 +14,10 @@ impl MagicProgram {
         }
         let p = &self.program;
         for dominance in p.dominances.iter().filter(|d| p.rules_for(d.pred()).next().is_some()) {
+            let kind = if dominance.lattice { "the lattice of a recursive `min`/`max`" } else { "subsumption" };
             let _ = writeln!(
                 out,
-                "{}  // subsumption: `{}` is computed whole, without demand",
+                "{}  // {kind}: `{}` is computed whole, without demand",
                 ir::DisplayDominance(p, dominance, false),
                 p.display_pred(dominance.pred())
             );

@@ -181,8 +181,8 @@ impl Engine {
                 ),
                 None => d,
             },
-            flow::Error::Subsumption { span } => d
-                .with_primary(span, "a subsumptive clause")
+            flow::Error::Subsumption { span, lattice } => d
+                .with_primary(span, if lattice { "a recursive aggregate" } else { "a subsumptive clause" })
                 .with_help("evaluate the program with the native engine (`--engine seminaive`), which runs it"),
             _ => d,
         })

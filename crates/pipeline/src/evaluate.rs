@@ -161,6 +161,9 @@ pub fn rewrite_options(mode: MagicMode, max_adornments: usize) -> magic::Rewrite
 /// The report of an evaluation or update that stopped because a relation of `program`
 /// outgrew `--max-tuples`, the memory budget (`--max-memory`) or the memory.
 pub fn resource_diagnostic(program: &Program, error: &ResourceError) -> Diagnostic {
+    if let exec::ResourceKind::ImprovingCycle { .. } = error.kind {
+        return improving_cycle(program, error);
+    }
     let d = Diagnostic::error(Code::RESOURCE_LIMIT, error.message(program));
     let d = match error.kind {
         exec::ResourceKind::TupleLimit { .. }
@@ -181,6 +184,23 @@ pub fn resource_diagnostic(program: &Program, error: &ResourceError) -> Diagnost
         }
         _ => d,
     };
+    d.with_note("nothing was printed: the relations are incomplete")
+}
+
+/// E0047: a lattice relation's recursion kept improving a value; the report points at
+/// the relation and its rules that read their own recursion.
+fn improving_cycle(program: &Program, error: &ResourceError) -> Diagnostic {
+    let mut d = Diagnostic::error(Code::IMPROVING_CYCLE, error.message(program));
+    let pred = program.pred(error.pred);
+    if pred.span != diag::Span::default() {
+        d = d.with_primary(pred.span, "this relation keeps the best value of each group");
+    }
+    let name = program.pred_name(error.pred);
+    if let Some(rule) =
+        program.rules.iter().find(|r| r.head.pred == error.pred && r.body.iter().any(|a| a.pred == error.pred))
+    {
+        d = d.with_secondary(rule.span, format!("this rule improves `{name}` from itself"));
+    }
     d.with_note("nothing was printed: the relations are incomplete")
 }
 

@@ -16,6 +16,7 @@ pub mod ast;
 pub mod expr;
 mod facts;
 mod generators;
+mod lattice;
 mod lexer;
 mod lower;
 mod parser;

@@ -12,6 +12,13 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
     let mut program = Program::new();
     program.consts.set_record_types(file.record_types.clone());
     let file = &crate::reductions::computed_facts_as_rules(file);
+    // A recursive `min`/`max` becomes a plain rule and a dominance first, so the
+    // aggregate checks see only the aggregates computed over complete relations.
+    let (file, lattices, reports) = crate::lattice::rewrite(file);
+    if !reports.is_empty() {
+        return (None, reports);
+    }
+    let file = &*file;
     let mut diagnostics = crate::aggregates::check(file);
     if !diagnostics.is_empty() {
         return (None, diagnostics);
@@ -78,6 +85,7 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
                 let lowered = lower_rule(&mut lowering, rule, &mut reported_anonymous, &mut diagnostics);
                 if let [dominated, dominating, ..] = lowered.body.as_slice() {
                     lowering.program.dominances.push(ir::Dominance {
+                        lattice: lattices.contains(&rule.head.pred.text),
                         dominated: dominated.clone(),
                         dominating: dominating.clone(),
                         comparisons: lowered.comparisons,
