@@ -51,6 +51,10 @@ type KeyArrangement<'s, T, const N: usize> = Arranged<'s, TraceAgent<KeySpine<Ro
 /// a `(usize, Row, isize)` per change took 56 bytes where a pair of values takes 16.
 pub(crate) type SeenChanges = Rc<RefCell<Vec<u32>>>;
 
+/// Counts that processes add up ([`crate::Flow::sum_over_processes`]), as a process's
+/// first worker received them: per count its slot and one process's part of it.
+pub(crate) type SeenTallies = Rc<RefCell<Vec<(u32, isize)>>>;
+
 /// Appends the change of `diff` copies of `row` of relation `pred` to `changes`; a diff
 /// past an `i32` (which the `distinct` every recorded relation leaves through never
 /// makes) is recorded in parts, which the reader adds up.
@@ -73,6 +77,9 @@ pub(crate) struct Handles<const N: usize> {
     /// injects (a row, the epoch it was asked in, and whether it was an insert).
     pub requests: Vec<Option<Requests<N>>>,
     pub unit: InputSession<Epoch, Row<N>, isize>,
+    /// Counts to add up over the processes: a one-value row (the count's slot) whose
+    /// diff is this process's part of the count.
+    pub tallies: InputSession<Epoch, Row<N>, isize>,
     pub probe: Probe<Epoch>,
 }
 
@@ -293,14 +300,18 @@ fn owned_rows<'s, const N: usize>(
         .map(|(row, ())| row)
 }
 
-/// Where the changes to derived relations are recorded. In one process, each worker
-/// records its own part; in a cluster, every change is copied to the first worker of
-/// every process, so that each process sees the whole result.
+/// Where the changes to derived relations are recorded. In one process, and in a
+/// cluster whose results are partitioned, each worker records its own part; otherwise
+/// every change is copied to the first worker of every process, so that each process
+/// sees the whole result.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Gather {
     pub processes: usize,
     /// Worker threads per process.
     pub workers: usize,
+    /// Whether each process keeps only the rows its workers hold
+    /// ([`crate::Connection::partition_results`]).
+    pub partitioned: bool,
     /// Whether input rows are placed at their owner ([`owned_rows`]): each worker then
     /// records the changes of the input rows it owns as well.
     pub placed: bool,
@@ -309,11 +320,13 @@ pub(crate) struct Gather {
 /// Builds the dataflow in `worker` and returns its handles. Every change to a derived
 /// relation this worker holds is appended to `changes` as it passes: once the probe has
 /// passed an epoch, they are all there, possibly several for one row (an iteration may
-/// remove a row and a later one derive it again), which the caller adds up.
+/// remove a row and a later one derive it again), which the caller adds up. The first
+/// worker of each process appends every process's parts of the counts given to the
+/// tally input to `tallies`.
 pub(crate) fn build_dataflow<const N: usize>(
     worker: &mut timely::worker::Worker,
     blueprint: &Blueprint,
-    changes: SeenChanges,
+    (changes, tallies): (SeenChanges, SeenTallies),
     gather: Gather,
     values: &ValueStore,
 ) -> Handles<N> {
@@ -339,6 +352,14 @@ pub(crate) fn build_dataflow<const N: usize>(
             given.push(rows);
         }
         let (unit_input, unit) = scope.new_collection::<Row<N>, isize>();
+        let (tally_input, tally) = scope.new_collection::<Row<N>, isize>();
+        let Gather { processes, workers, .. } = gather;
+        let copies = tally.flat_map(move |row| (0..processes).map(move |process| (process, row)));
+        let first_workers = copies.inner.exchange(move |((process, _), _, _)| (process * workers) as u64);
+        first_workers
+            .as_collection()
+            .inspect(move |((_, row), _, diff)| tallies.borrow_mut().push((row.values()[0], *diff)))
+            .probe_with(&probe);
         let mut relations = Relations::new(count);
         for (p, rows) in given.iter().enumerate() {
             if !blueprint.derived[p] {
@@ -405,11 +426,10 @@ pub(crate) fn build_dataflow<const N: usize>(
             let changes = Rc::clone(&changes);
             // No `consolidate` here: it would arrange every relation once more, and
             // `Flow::apply` nets the changes of an epoch itself.
-            if gather.processes == 1 {
+            if gather.processes == 1 || gather.partitioned {
                 rows.inspect(move |(row, _, diff)| record(&changes, pred, row, *diff)).probe_with(&probe);
                 continue;
             }
-            let Gather { processes, workers, .. } = gather;
             let copies = rows.flat_map(move |row| (0..processes).map(move |process| (process, row)));
             let first_workers = copies.inner.exchange(move |((process, _), _, _)| (process * workers) as u64);
             first_workers
@@ -417,6 +437,6 @@ pub(crate) fn build_dataflow<const N: usize>(
                 .inspect(move |((_, row), _, diff)| record(&changes, pred, row, *diff))
                 .probe_with(&probe);
         }
-        Handles { inputs, requests, unit: unit_input, probe }
+        Handles { inputs, requests, unit: unit_input, tallies: tally_input, probe }
     })
 }

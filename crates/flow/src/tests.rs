@@ -147,6 +147,39 @@ fn two_processes_agree_through_deletes_and_inserts() {
     }
 }
 
+/// With partitioned results each process reports the rows its workers hold: the parts
+/// are disjoint and together the native result, and the sum over the processes of each
+/// part's size is the whole's, on every process.
+#[test]
+fn partitioned_processes_hold_disjoint_parts_that_sum_to_the_whole() {
+    let p = parse(CLOSURE);
+    let native = Maintained::new(plan::plan_program(&p), &p, Database::from_facts(&p, &p.facts));
+    let whole = derived(&p, native.db());
+    let runs: Vec<_> = local_cluster(2, &[11])
+        .into_iter()
+        .map(|cluster| {
+            std::thread::spawn(move || {
+                let p = parse(CLOSURE);
+                let facts: Vec<(PredId, Vec<u32>)> = p.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
+                let connection = Connection::open(&cluster, 2).unwrap().partition_results();
+                let options = Options { workers: 2, cluster: Some(connection) };
+                let mut flow = Flow::start(&plan::plan_program(&p), &p, options).unwrap();
+                let mut part = Mirror::default();
+                part.absorb(&flow.apply([], as_slices(&facts)).unwrap());
+                let sums = flow.sum_over_processes(&[part.0.len(), 1]).unwrap();
+                (part.0, sums)
+            })
+        })
+        .collect();
+    let parts: Vec<(Facts, Vec<usize>)> = runs.into_iter().map(|run| run.join().unwrap()).collect();
+    assert!(parts.iter().all(|(part, _)| part.len() < whole.len()), "{parts:?}");
+    assert!(parts[0].0.is_disjoint(&parts[1].0));
+    assert_eq!(parts[0].0.union(&parts[1].0).cloned().collect::<Facts>(), whole);
+    for (_, sums) in &parts {
+        assert_eq!(sums, &[whole.len(), 2]);
+    }
+}
+
 #[test]
 fn processes_that_disagree_refuse_each_other() {
     let runs: Vec<_> = local_cluster(2, &[1, 2])
