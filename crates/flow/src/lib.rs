@@ -425,8 +425,10 @@ fn serve<const N: usize>(
         // Park rather than spin while waiting for peers: workers share the
         // machine's cores with each other and with the calling thread.
         worker.step_or_park_while(None, || probe.less_than(&epoch));
-        let seen = std::mem::take(&mut *changes.borrow_mut());
-        let received = std::mem::take(&mut *tallies.borrow_mut());
+        // Only what belongs to the epochs the probe has passed: a peer process may
+        // already be in the next epoch and have sent this worker some of it.
+        let seen = changes.borrow_mut().take_before(epoch);
+        let received = tallies.borrow_mut().take_before(epoch);
         if report.send((seen, received)).is_err() {
             return;
         }
