@@ -480,6 +480,37 @@ fn each_process_writes_its_part_and_the_counts_are_of_the_whole() {
     assert_eq!(read.stdout.trim_end(), size, "{}", read.stderr);
 }
 
+/// Batches of one derived row each: the row is one process's, so in every batch one
+/// process has no part of the count and reports the other's, and a process that lost
+/// or misplaced the other's part (one that arrived while it was still finishing the
+/// epoch before) reports 0 instead of 1. Many batches, for many chances of that.
+#[test]
+fn a_batch_whose_rows_another_process_holds_counts_them() {
+    let dir = scratch_in("cluster", "others-rows");
+    let (program, input, _) = souffle_closure(&dir, 60, 150);
+    // Fresh nodes: each edge adds one row of `t`, and taking it away removes that row.
+    let inserts = (0..12).map(|i| format!("+e({}, {}).\n", 1000 + i, 2000 + i));
+    let deletes = (0..4).map(|i| format!("-e({}, {}).\n", 1000 + i, 2000 + i));
+    let updates = dir.join("one-row-batches");
+    std::fs::write(&updates, inserts.chain(deletes).collect::<Vec<_>>().join("\n")).unwrap();
+    let updates = updates.display().to_string();
+    let args = [program.as_str(), "-F", &input, "--updates", &updates, "--no-timing"];
+    let whole = dir.join("whole").display().to_string();
+    let one = dlc(&[&args[..], &["--engine", "differential", "-D", &whole]].concat());
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    assert_eq!(one.stdout.matches("t: 0 removed, 1 added").count(), 12, "{}", one.stdout);
+    assert_eq!(one.stdout.matches("t: 1 removed, 0 added").count(), 4, "{}", one.stdout);
+    let counts = |text: &str| -> String {
+        text.lines().filter(|l| l.starts_with("  t: ") || l.starts_with("t\t")).map(|l| format!("{l}\n")).collect()
+    };
+    let outs: Vec<String> = (0..2).map(|i| dir.join(format!("process{i}")).display().to_string()).collect();
+    let runs = cluster(&args, &hosts("others-rows-hosts", 2), &[&["-D", &outs[0]], &["-D", &outs[1]]]);
+    for (i, run) in runs.iter().enumerate() {
+        assert_eq!(run.code, 0, "process {i}: {}", run.stderr);
+        assert_eq!(counts(&run.stdout), counts(&one.stdout), "process {i}");
+    }
+}
+
 #[test]
 fn processes_reading_files_of_different_lengths_refuse_each_other() {
     // The same command line in two directories whose `E.facts` differ in length: the
