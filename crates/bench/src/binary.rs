@@ -255,8 +255,8 @@ pub fn commands(
             io(&mut run);
             run.extend(["--engine".into(), "differential".into(), "--workers".into(), workers.into()]);
             if system == System::DlcCluster2 {
-                // Both processes write the same files into `out/`; each renames its own
-                // complete copy into place.
+                // Each process writes its part of each file into `out/`
+                // (`<Rel>.part-<I+1>-of-2.csv`).
                 run.extend(["--processes".into(), "2".into(), "--hosts".into(), os(layout.hosts())]);
             }
             run.push(os(layout.program()));
@@ -565,8 +565,15 @@ pub fn run(
         System::DlcCluster2 => run_cluster_measured(&run, 2, layout, timeout)?,
         _ => run_measured(&run, timeout)?,
     };
-    let output = layout.output().join(format!("{}.csv", output_relation(workload, query)));
-    let rows = count_rows(&output)?;
+    let name = output_relation(workload, query);
+    let output = layout.output().join(format!("{name}.csv"));
+    let rows = match system {
+        // Each process of the cluster writes its part of the relation.
+        System::DlcCluster2 => (1..=2)
+            .map(|i| count_rows(&layout.output().join(format!("{name}.part-{i}-of-2.csv"))))
+            .sum::<Result<_, _>>()?,
+        _ => count_rows(&output)?,
+    };
     // The large relations' runs take minutes each: they run on one thread only.
     let large = matches!(workload, Workload::OrderedList { .. });
     let every_core = match on_every_core(system, &run).filter(|_| batch.is_none() && !large) {

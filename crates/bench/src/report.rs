@@ -286,9 +286,9 @@ impl Report<'_> {
         self.line("engine's maintenance of it (DRed, in the same binary run). This machine has two cores shared with");
         self.line("other work, so two workers or two processes cannot show more than a two-fold speed-up here, and");
         self.line("two processes on one machine show the cost of the exchange over TCP, not the gain of a second");
-        self.line("machine's memory. Each process reads its share of the input but holds the whole result (see");
-        self.line("README, \"Running on several machines\"): memory per process falls as processes are added, down to");
-        self.line("what the result takes.");
+        self.line("machine's memory. Each process reads its share of the input and holds and writes its part of");
+        self.line("the result (see README, \"Running on several machines\"): memory per process falls as processes");
+        self.line("are added.");
     }
 
     /// The binary table: the `dlc` binary end to end against the in-process evaluation

@@ -119,7 +119,20 @@ pub fn join_cluster(
     let (connection, dictionary) =
         flow::Connection::open_with_texts(&cluster, workers, read).map_err(|e| cluster_diagnostic(&e))?;
     renumber(prepared, &dictionary);
-    Ok(Some((pipeline::ClusterLink::new(connection), what_was_read(prepared, shares, process, flags.processes()))))
+    // A Soufflé program's outputs are written by each process in parts, so that none
+    // holds the whole result; a query's answers and a check (which recomputes the whole
+    // input here) need every row in every process.
+    let link = match partitions_results(args, prepared) {
+        true => pipeline::ClusterLink::partitioned(connection),
+        false => pipeline::ClusterLink::new(connection),
+    };
+    Ok(Some((link, what_was_read(prepared, shares, process, flags.processes()))))
+}
+
+/// Whether each process of the cluster keeps and writes only its part of the result:
+/// when it computes a Soufflé program's outputs (no query) without `--check`.
+fn partitions_results(args: &RunArgs, prepared: &LoadedProgram) -> bool {
+    prepared.souffle.is_some() && prepared.program.query.is_none() && args.emit == Emit::Answers && !args.check
 }
 
 /// Gives the values `prepared` read from its input the ids of the cluster's

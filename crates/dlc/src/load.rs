@@ -303,10 +303,66 @@ fn facts_format(path: &Path) -> FactsFormat {
     let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
     for (extension, separator) in [(".facts", Some('\t')), (".tsv", Some('\t')), (".csv", None)] {
         if let Some(stem) = name.strip_suffix(extension) {
-            return FactsFormat::Delimited { stem: stem.to_string(), separator };
+            // A process's part of a relation a cluster wrote is a file of the relation.
+            return FactsFormat::Delimited { stem: strip_part(stem).to_string(), separator };
         }
     }
     FactsFormat::Atoms
+}
+
+/// The mark of the part of a relation that process `process` of `processes` of a cluster
+/// writes, put before the extension of the relation's file name: `.part-1-of-2` for
+/// process 0 of 2.
+pub fn part_suffix(process: usize, processes: usize) -> String {
+    format!(".part-{}-of-{processes}", process + 1)
+}
+
+/// `stem` without the mark of a part ([`part_suffix`]) at its end.
+pub fn strip_part(stem: &str) -> &str {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let Some((base, part)) = stem.rsplit_once(".part-") else { return stem };
+    match part.split_once("-of-") {
+        Some((i, p)) if digits(i) && digits(p) && !base.is_empty() => base,
+        _ => stem,
+    }
+}
+
+/// A file name split where a part's mark goes: its stem, its extension with the dot (or
+/// nothing) and `.gz` if it ends so (`R.csv.gz` is `R`, `.csv`, `.gz`).
+pub fn split_file_name(name: &str) -> (&str, String, &'static str) {
+    let (base, gz) = match name.strip_suffix(".gz") {
+        Some(base) => (base, ".gz"),
+        None => (name, ""),
+    };
+    match base.rsplit_once('.') {
+        Some((stem, extension)) if !stem.is_empty() => (stem, format!(".{extension}"), gz),
+        _ => (base, String::new(), gz),
+    }
+}
+
+/// The parts of the file `path` that the processes of a cluster wrote, in process
+/// order: the files beside it whose names are its name with a part's mark
+/// ([`part_suffix`]) before the extension (and before a `.gz` after it). None when the
+/// directory cannot be read.
+fn parts_of(path: &Path) -> Vec<PathBuf> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().map(|n| n.to_string_lossy().into_owned())) else {
+        return Vec::new();
+    };
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let (stem, extension, gz) = split_file_name(&name);
+    let mut parts: Vec<(usize, PathBuf)> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let entry_name = entry.file_name().to_string_lossy().into_owned();
+            let marked = entry_name.strip_suffix(gz)?.strip_suffix(extension.as_str())?;
+            let part = marked.strip_prefix(stem)?.strip_prefix(".part-")?;
+            let (i, _) = part.split_once("-of-")?;
+            (strip_part(marked) == stem).then(|| Some((i.parse().ok()?, entry.path()))).flatten()
+        })
+        .collect();
+    parts.sort();
+    parts.into_iter().map(|(_, path)| path).collect()
 }
 
 /// Loads `--facts PATH`: a file of ground atoms, one delimited file, or a directory of
@@ -550,13 +606,39 @@ pub fn load_souffle_input(
         return;
     }
     let path = fact_dir.join(io.filename.clone().unwrap_or_else(|| format!("{name}.facts")));
-    let compressed = is_gzip(&path);
+    // Where a cluster wrote the relation in parts, one per process, they are read
+    // together.
+    let parts = match path.exists() {
+        true => Vec::new(),
+        false => parts_of(&path),
+    };
+    if parts.is_empty() {
+        load_souffle_file(io, &path, &name, program, sources, diagnostics, sink, shares);
+    }
+    for part in parts {
+        load_souffle_file(io, &part, &name, program, sources, diagnostics, sink, shares);
+    }
+}
+
+/// Loads the facts of `.input {name}` from the file at `path`.
+#[allow(clippy::too_many_arguments)]
+fn load_souffle_file(
+    io: &syntax::souffle::Io,
+    path: &Path,
+    name: &str,
+    program: &mut Program,
+    sources: &mut SourceMap,
+    diagnostics: &mut Vec<Diagnostic>,
+    sink: &mut dyn FactSink,
+    shares: &mut Shares,
+) {
+    let compressed = is_gzip(path);
     // A compressed file cannot be entered in the middle, and a header line is the
     // first line of the file, not of a share: such files are read whole.
     let split = shares.split_for(Some(io.pred)).filter(|_| !compressed && !io.format.headers);
     let read = match compressed {
-        true => read_gzip_text(&path, sources, shares),
-        false => read_facts_text(&path, sources, split, shares),
+        true => read_gzip_text(path, sources, shares),
+        false => read_facts_text(path, sources, split, shares),
     };
     let file = match read {
         Ok(file) => file,

@@ -216,9 +216,13 @@ pub fn run(
     // The relations computed: those the outputs read (an empty one that no output
     // reads was not evaluated).
     let needed = plan::needed_preds(&evaluated, &wanted);
-    let len = |p: PredId| match &relations {
-        Relations::Evaluated(db) => db.len(p),
-        Relations::Maintained(state) => state.len(p),
+    // In a cluster whose results are partitioned, this process holds its part of each
+    // relation; the sizes over all processes were added up as it was evaluated.
+    let gathered = engine.gathered_sizes();
+    let len = |p: PredId| match (&gathered, &relations) {
+        (Some(sizes), _) => sizes.get(p.index()).copied().unwrap_or(0),
+        (None, Relations::Evaluated(db)) => db.len(p),
+        (None, Relations::Maintained(state)) => state.len(p),
     };
     let mut sizes = pipeline::relation_sizes(&evaluated, len);
     sizes.retain(|&(p, len)| len > 0 || needed.get(p.index()).copied().unwrap_or(false));
@@ -232,6 +236,14 @@ pub fn run(
             (Relations::Evaluated(db), None) => SelectedRows::relation(db, pred),
         }
     };
+    // The number of rows of a wanted relation: the magic program's all-free query on it
+    // selects every row of the query's relation.
+    let count_of = |pred: PredId| match evaluated.query.as_ref().filter(|_| magic) {
+        Some(query) if gathered.is_some() => len(query.atom.pred),
+        None if gathered.is_some() => len(pred),
+        _ => rows_of(pred).count(),
+    };
+    let part = gathered.as_ref().map(|_| (args.dataflow.process.unwrap_or(0), args.dataflow.processes()));
 
     let dir = args.output_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let to_stdout = dir == Path::new("-");
@@ -244,7 +256,12 @@ pub fn run(
         let rows = rows_of(output.pred);
         // `-D -` prints every output, a database's too, as Soufflé does.
         if output.sqlite && !to_stdout {
+            // A URI or the in-memory database names no file to write a part to.
             let path = crate::sqlite::database_path(output, &dir, &rel);
+            let path = match crate::sqlite::is_uri(&path) {
+                true => path,
+                false => part_path(path, part),
+            };
             let names = pipeline::attributes_of(&io.attributes, output.pred);
             match crate::sqlite::write_relation(&path, &evaluated, output.pred, rows, names) {
                 Ok(count) => written.push(format!("{} ({count} row(s))", path.display())),
@@ -261,7 +278,7 @@ pub fn run(
         } else {
             // Soufflé names a compressed file `<Rel>.csv.gz`, unless `filename` names it.
             let default = if output.compress { format!("{rel}.csv.gz") } else { format!("{rel}.csv") };
-            Target::File(dir.join(output.filename.clone().unwrap_or(default)))
+            Target::File(part_path(dir.join(output.filename.clone().unwrap_or(default)), part))
         };
         // Soufflé prints the attribute names with `-D -` (not for `IO=stdout`), and
         // writes them first wherever `headers=true` asks.
@@ -283,7 +300,7 @@ pub fn run(
         }
     }
     for size in &io.printsize {
-        let _ = writeln!(out, "{}\t{}", program.pred_name(size.pred), rows_of(size.pred).count());
+        let _ = writeln!(out, "{}\t{}", program.pred_name(size.pred), count_of(size.pred));
     }
     let mut summary = match written.len() {
         0 => "no output files".to_string(),
@@ -295,6 +312,18 @@ pub fn run(
     }
     let _ = writeln!(err, "{summary}");
     exit
+}
+
+/// The name of the file at `path` that process `part.0` of `part.1` writes when each
+/// writes its part of a relation: `R.csv` becomes `R.part-1-of-2.csv` for process 0 of
+/// 2 (the part before the extension, and before a `.gz` after it), and a name without
+/// an extension `R.part-1-of-2`. Reading a directory back with `-F` reads the parts of
+/// a relation together ([`crate::load::strip_part`]).
+fn part_path(path: PathBuf, part: Option<(usize, usize)>) -> PathBuf {
+    let Some((process, processes)) = part else { return path };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let (stem, extension, gz) = crate::load::split_file_name(&name);
+    path.with_file_name(format!("{stem}{}{extension}{gz}", crate::load::part_suffix(process, processes)))
 }
 
 /// Where the wanted relations are read: the evaluation, or the state the update batches

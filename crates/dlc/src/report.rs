@@ -413,15 +413,19 @@ fn phases(change: &Change) -> Cow<'_, Phases> {
     if let Some(phases) = change.how.phases() {
         return Cow::Borrowed(phases);
     }
-    let mut tallies: Vec<(PredId, Tally)> = Vec::new();
+    // A cluster with partitioned results added the counts up over its processes; the
+    // lists are this process's part.
+    let mut tallies: Vec<(PredId, Tally)> = change.gathered.clone().unwrap_or_default();
     let removed = change.removed.iter().map(|(p, ts)| (*p, ts.len(), 0));
-    for (p, overdeleted, inserted) in removed.chain(change.added.iter().map(|(p, ts)| (*p, 0, ts.len()))) {
+    let lists = removed.chain(change.added.iter().map(|(p, ts)| (*p, 0, ts.len())));
+    for (p, overdeleted, inserted) in lists.filter(|_| change.gathered.is_none()) {
         match tallies.iter_mut().find(|(q, _)| *q == p) {
             Some((_, tally)) => tally.inserted += inserted,
             None => tallies.push((p, Tally { overdeleted, inserted, ..Tally::default() })),
         }
     }
     tallies.sort_by_key(|(p, _)| *p);
+    let waves = usize::from(tallies.iter().any(|(_, t)| t.overdeleted > 0));
     let listed = |facts: &ir::FactsByPred| match change.listed {
         true => ir::one_per_fact(facts),
         false => Vec::new(),
@@ -433,7 +437,7 @@ fn phases(change: &Change) -> Cow<'_, Phases> {
         inserted: listed(&change.added),
         tallies,
         groups: Vec::new(),
-        waves: usize::from(!change.removed.is_empty()),
+        waves,
         reason: "the dataflow applies the batch as one epoch of changes".into(),
     })
 }

@@ -52,7 +52,7 @@ pub fn database_path(io: &syntax::souffle::Io, dir: &Path, rel: &str) -> PathBuf
 }
 
 /// Whether `path` is an SQLite URI or the in-memory database, not a file's name.
-fn is_uri(path: &Path) -> bool {
+pub(crate) fn is_uri(path: &Path) -> bool {
     let text = path.to_string_lossy();
     text.starts_with("file:") || text.starts_with(":memory:")
 }

@@ -31,13 +31,26 @@ struct Ran {
 /// Starts one process per element of `per_process` (its extra arguments after `args`),
 /// as processes 0, 1, … of a cluster on `hosts`, and waits for all within [`BOUND`].
 fn cluster(args: &[&str], hosts: &str, per_process: &[&[&str]]) -> Vec<Ran> {
+    cluster_under(&[], args, hosts, per_process)
+}
+
+/// [`cluster`], each process started through the command `wrapper` (its program and
+/// arguments, before dlc's path) when it is not empty.
+fn cluster_under(wrapper: &[&str], args: &[&str], hosts: &str, per_process: &[&[&str]]) -> Vec<Ran> {
     let processes = per_process.len().to_string();
     let children: Vec<Child> = per_process
         .iter()
         .enumerate()
         .map(|(i, extra)| {
             let index = i.to_string();
-            let mut command = Command::new(env!("CARGO_BIN_EXE_dlc"));
+            let mut command = match wrapper.split_first() {
+                Some((program, wrapper_args)) => {
+                    let mut command = Command::new(program);
+                    command.args(wrapper_args).arg(env!("CARGO_BIN_EXE_dlc"));
+                    command
+                }
+                None => Command::new(env!("CARGO_BIN_EXE_dlc")),
+            };
             command.current_dir(root()).args(args).args(*extra);
             command.args(["--engine", "differential", "--processes", &processes, "--process", &index]);
             command.args(["--hosts", hosts, "--connect-timeout", "60"]);
@@ -105,19 +118,61 @@ fn output_files_are_the_native_files() {
     let outs: Vec<String> = (0..2).map(|i| dir.join(format!("process{i}")).display().to_string()).collect();
     let hosts = hosts("files-hosts", 2);
     let runs = cluster(&[program, "-F", facts, "--no-timing"], &hosts, &[&["-D", &outs[0]], &["-D", &outs[1]]]);
-    for (run, out) in runs.iter().zip(&outs) {
+    for run in &runs {
         assert_eq!(run.code, 0, "{}", run.stderr);
-        let mut files = 0;
-        for entry in std::fs::read_dir(&native_dir).unwrap() {
-            let name = entry.unwrap().file_name();
-            let expected = std::fs::read_to_string(native_dir.join(&name)).unwrap();
-            let written = std::fs::read_to_string(std::path::Path::new(out).join(&name)).unwrap();
-            assert_eq!(written, expected, "{name:?} in {out}");
-            files += 1;
-        }
-        assert!(files > 0);
+    }
+    assert!(parts_are_the_files_of(&native_dir, &outs) > 0);
+}
+
+/// The name of process `process`'s part of the file `name` of `processes`.
+fn part_name(name: &str, process: usize, processes: usize) -> String {
+    let (stem, extension) = name.rsplit_once('.').unwrap();
+    format!("{stem}.part-{}-of-{processes}.{extension}", process + 1)
+}
+
+/// Checks that the processes' directories `outs` (process order) hold, for every file of
+/// `expected_dir`, one part each, and nothing else; that every part is in the file's
+/// order, that no row is in two parts, and that together they hold the file's rows (so
+/// merging the parts gives the file; a header line starts every part). Returns the
+/// number of files.
+fn parts_are_the_files_of(expected_dir: &std::path::Path, outs: &[String]) -> usize {
+    let mut files = 0;
+    for entry in std::fs::read_dir(expected_dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        let expected = std::fs::read_to_string(expected_dir.join(&name)).unwrap();
+        let parts: Vec<String> = (0..outs.len())
+            .map(|i| {
+                let path = std::path::Path::new(&outs[i]).join(part_name(&name, i, outs.len()));
+                std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            })
+            .collect();
+        assert_parts_merge_to(&expected, &parts, &name);
+        files += 1;
+    }
+    for out in outs {
         assert_eq!(std::fs::read_dir(out).unwrap().count(), files, "no other file in {out}");
     }
+    files
+}
+
+/// Checks that `parts` merge to `expected`: each part's lines are in `expected`'s order,
+/// and together they are its lines, each once (a header line that starts `expected` and
+/// every part counts once).
+fn assert_parts_merge_to(expected: &str, parts: &[String], what: &str) {
+    let lines: Vec<&str> = expected.lines().collect();
+    let first = lines.first().copied();
+    let header = first.is_some() && parts.iter().all(|p| p.lines().next() == first);
+    for (i, part) in parts.iter().enumerate() {
+        let mut at = lines.iter();
+        for line in part.lines() {
+            assert!(at.any(|l| *l == line), "{what}, part {i}: `{line}` is not in the file's order");
+        }
+    }
+    let mut together: Vec<&str> = parts.iter().flat_map(|p| p.lines().skip(usize::from(header))).collect();
+    let mut rows: Vec<&str> = lines.iter().copied().skip(usize::from(header)).collect();
+    together.sort_unstable();
+    rows.sort_unstable();
+    assert_eq!(together, rows, "{what}: the parts together are the file");
 }
 
 #[test]
@@ -228,19 +283,11 @@ fn fixture_on_cluster(name: &str, processes: usize) -> Vec<Ran> {
     let hosts = hosts(&format!("{name}-{processes}-hosts"), processes);
     let runs = cluster(&[&program, "-F", &facts, "--no-timing"], &hosts, &per_process);
     let expected_dir = root().join(&fixture).join("expected");
-    for (i, (run, out)) in runs.iter().zip(&outs).enumerate() {
+    for (i, run) in runs.iter().enumerate() {
         assert_eq!(run.code, 0, "process {i}: {}", run.stderr);
         assert!(run.stderr.contains(&format!("process {i} of {processes} read its share")), "{}", run.stderr);
-        let mut files = 0;
-        for entry in std::fs::read_dir(&expected_dir).unwrap() {
-            let name = entry.unwrap().file_name();
-            let expected = std::fs::read_to_string(expected_dir.join(&name)).unwrap();
-            let written = std::fs::read_to_string(std::path::Path::new(out).join(&name)).unwrap();
-            assert_eq!(written, expected, "{name:?} in {out}");
-            files += 1;
-        }
-        assert_eq!(std::fs::read_dir(out).unwrap().count(), files, "no other file in {out}");
     }
+    parts_are_the_files_of(&expected_dir, &outs);
     runs
 }
 
@@ -311,7 +358,8 @@ fn update_batches_on_shares_agree_with_the_native_engine() {
         assert_eq!(run.code, 0, "process {i}: {}", run.stderr);
         assert_eq!(comparable(&run.stdout), without_noops(&native.stdout), "process {i}");
     }
-    // An output of an input relation: its file is read whole, as every process prints it.
+    // An output of an input relation: its file is read whole, and each process prints
+    // the part its workers own.
     let souffle = dir.join("in");
     std::fs::create_dir_all(&souffle).unwrap();
     std::fs::copy(&facts, souffle.join("e.facts")).unwrap();
@@ -320,7 +368,21 @@ fn update_batches_on_shares_agree_with_the_native_engine() {
     let program = dir.join("souffle.dl");
     std::fs::write(&program, text).unwrap();
     let (program, souffle) = (program.display().to_string(), souffle.display().to_string());
-    same_as_native("shared-edb-hosts", &[&program, "-F", &souffle, "-D", "-", "--no-timing"]);
+    // Each process prints its part of every relation, framed as the native engine frames
+    // the whole; the parts merge to the native engine's rows.
+    let args = [program.as_str(), "-F", &souffle, "-D", "-", "--no-timing"];
+    let native = dlc(&args);
+    assert_eq!(native.code, 0, "{}", native.stderr);
+    let runs = cluster(&args, &hosts("shared-edb-hosts", 2), &[&[], &[]]);
+    let printed: Vec<Vec<(String, String)>> = runs.iter().map(|run| sections(&run.stdout)).collect();
+    for (name, rows) in sections(&native.stdout) {
+        let parts: Vec<String> = printed
+            .iter()
+            .map(|sections| sections.iter().find(|(n, _)| *n == name).map(|(_, rows)| rows.clone()).unwrap())
+            .collect();
+        assert!(parts.iter().all(|part| part.len() < rows.len()), "{name}: every process printed a part");
+        assert_parts_merge_to(&rows, &parts, &name);
+    }
     // `--check`: every process reads the whole input, and the check passes.
     let hosts = hosts("shared-check-hosts", 2);
     let program = dir.join("tc.dl").display().to_string();
@@ -330,6 +392,122 @@ fn update_batches_on_shares_agree_with_the_native_engine() {
     {
         assert_eq!(run.code, 0, "process {i}: {}", run.stderr);
         assert!(run.stderr.contains("read every facts file whole"), "{}", run.stderr);
+    }
+}
+
+/// The relations `-D -` printed: each one's name and the lines between its frame's `=`
+/// lines (its header, then its rows).
+fn sections(text: &str) -> Vec<(String, String)> {
+    let mut sections = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line != "---------------" {
+            continue;
+        }
+        let name = lines.next().unwrap().to_string();
+        let mut rows = String::new();
+        for line in lines.by_ref().skip_while(|l| *l != "===============").skip(1) {
+            if line == "===============" {
+                break;
+            }
+            rows += &format!("{line}\n");
+        }
+        sections.push((name, rows));
+    }
+    sections
+}
+
+/// A Soufflé closure over `e` in `dir` (its program, input directory and an update file
+/// of `e`'s changes): `t` is written and its size printed.
+fn souffle_closure(dir: &std::path::Path, nodes: u64, edges: u64) -> (String, String, String) {
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    // A fixed pseudo-random graph, the same on every run.
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % nodes
+    };
+    let text: String = (0..edges).map(|_| format!("{}\t{}\n", next(), next())).collect();
+    std::fs::write(input.join("e.facts"), text).unwrap();
+    let program = ".decl e(x:number, y:number)\n.input e\n.decl t(x:number, y:number)\n.output t\n.printsize t\n\
+                   t(x, y) :- e(x, y).\nt(x, z) :- t(x, y), e(y, z).\n";
+    std::fs::write(dir.join("tc.dl"), program).unwrap();
+    let updates = format!("-e({}, {}).\n+e(0, 1).\n+e(1, 0).\n\n-e(0, 1).\n+e({}, 0).\n", next(), next(), nodes + 1);
+    std::fs::write(dir.join("updates"), updates).unwrap();
+    let path = |name: &str| dir.join(name).display().to_string();
+    (path("tc.dl"), path("in"), path("updates"))
+}
+
+/// A Soufflé program's outputs on a cluster: each process writes its part of each
+/// relation, the batch reports and `.printsize` give the counts over every process (the
+/// one-process run's, but the no-op lines no process can tell), and the directory of
+/// the parts reads back with `-F` as the whole relation.
+#[test]
+fn each_process_writes_its_part_and_the_counts_are_of_the_whole() {
+    let dir = scratch_in("cluster", "parts");
+    let (program, input, updates) = souffle_closure(&dir, 60, 150);
+    let whole = dir.join("whole").display().to_string();
+    let args = [program.as_str(), "-F", &input, "--updates", &updates, "--no-timing", "--engine", "differential"];
+    let one = dlc(&[&args[..], &["-D", &whole]].concat());
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    let outs: Vec<String> = (0..2).map(|i| dir.join(format!("process{i}")).display().to_string()).collect();
+    let runs = cluster(&args[..6], &hosts("parts-hosts", 2), &[&["-D", &outs[0]], &["-D", &outs[1]]]);
+    let without_noops = |text: &str| -> String {
+        text.lines().filter(|l| !l.starts_with("  no-op")).map(|l| format!("{l}\n")).collect()
+    };
+    for (i, run) in runs.iter().enumerate() {
+        assert_eq!(run.code, 0, "process {i}: {}", run.stderr);
+        assert_eq!(without_noops(&run.stdout), without_noops(&one.stdout), "process {i}");
+        assert!(run.stderr.contains(&format!("t.part-{}-of-2.csv", i + 1)), "{}", run.stderr);
+    }
+    assert!(one.stdout.contains("t\t"), "{}", one.stdout);
+    assert_eq!(parts_are_the_files_of(std::path::Path::new(&whole), &outs), 1);
+    // The parts in one directory read back as the relation: its size is the whole's.
+    let back = dir.join("back");
+    std::fs::create_dir_all(&back).unwrap();
+    for (i, out) in outs.iter().enumerate() {
+        let name = part_name("t.csv", i, 2);
+        std::fs::copy(std::path::Path::new(out).join(&name), back.join(&name)).unwrap();
+    }
+    let reader = dir.join("read.dl");
+    std::fs::write(&reader, ".decl t(x:number, y:number)\n.input t(filename=\"t.csv\")\n.printsize t\n").unwrap();
+    let read = dlc(&[reader.to_str().unwrap(), "-F", back.to_str().unwrap()]);
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    let size = one.stdout.lines().rfind(|l| l.starts_with("t\t")).unwrap();
+    assert_eq!(read.stdout.trim_end(), size, "{}", read.stderr);
+}
+
+/// Batches of one derived row each: the row is one process's, so in every batch one
+/// process has no part of the count and reports the other's, and a process that lost
+/// or misplaced the other's part (one that arrived while it was still finishing the
+/// epoch before) reports 0 instead of 1. Many batches, for many chances of that.
+#[test]
+fn a_batch_whose_rows_another_process_holds_counts_them() {
+    let dir = scratch_in("cluster", "others-rows");
+    let (program, input, _) = souffle_closure(&dir, 60, 150);
+    // Fresh nodes: each edge adds one row of `t`, and taking it away removes that row.
+    let inserts = (0..12).map(|i| format!("+e({}, {}).\n", 1000 + i, 2000 + i));
+    let deletes = (0..4).map(|i| format!("-e({}, {}).\n", 1000 + i, 2000 + i));
+    let updates = dir.join("one-row-batches");
+    std::fs::write(&updates, inserts.chain(deletes).collect::<Vec<_>>().join("\n")).unwrap();
+    let updates = updates.display().to_string();
+    let args = [program.as_str(), "-F", &input, "--updates", &updates, "--no-timing"];
+    let whole = dir.join("whole").display().to_string();
+    let one = dlc(&[&args[..], &["--engine", "differential", "-D", &whole]].concat());
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    assert_eq!(one.stdout.matches("t: 0 removed, 1 added").count(), 12, "{}", one.stdout);
+    assert_eq!(one.stdout.matches("t: 1 removed, 0 added").count(), 4, "{}", one.stdout);
+    let counts = |text: &str| -> String {
+        text.lines().filter(|l| l.starts_with("  t: ") || l.starts_with("t\t")).map(|l| format!("{l}\n")).collect()
+    };
+    let outs: Vec<String> = (0..2).map(|i| dir.join(format!("process{i}")).display().to_string()).collect();
+    let runs = cluster(&args, &hosts("others-rows-hosts", 2), &[&["-D", &outs[0]], &["-D", &outs[1]]]);
+    for (i, run) in runs.iter().enumerate() {
+        assert_eq!(run.code, 0, "process {i}: {}", run.stderr);
+        assert_eq!(counts(&run.stdout), counts(&one.stdout), "process {i}");
     }
 }
 
@@ -366,4 +544,43 @@ fn processes_reading_files_of_different_lengths_refuse_each_other() {
         assert!(stderr.contains("[E0027]") && stderr.contains("runs a different program, input or flags"), "{stderr}");
         assert!(stderr.contains("the path and length of every facts file"), "{stderr}");
     }
+}
+
+/// The most writable memory (`RLIMIT_DATA`, which counts the heap and every thread's
+/// stack) each process of [`a_result_no_one_process_could_hold_is_computed_by_two`] may
+/// map: a one-process run of its closure needs about 265 MiB of it in a debug build,
+/// each of two processes about 175 MiB.
+const DATA_LIMIT: u64 = 216 << 20;
+
+/// A closure whose dataflow and result outgrow the memory limit of one process runs on
+/// two processes under that limit each: each holds and writes only its part, and the
+/// parts merge to the native engine's file.
+#[test]
+fn a_result_no_one_process_could_hold_is_computed_by_two() {
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        eprintln!("skipped: `prlimit` (util-linux) is absent, so no memory limit can be set per process");
+        return;
+    }
+    let dir = scratch_in("cluster", "memory-limit");
+    // 1,000 nodes and 5,000 edges: a closure of about 980,000 rows.
+    let (program, input, _) = souffle_closure(&dir, 1_000, 5_000);
+    let native_dir = dir.join("native");
+    let native = dlc(&[&program, "-F", &input, "-D", native_dir.to_str().unwrap(), "--no-timing"]);
+    assert_eq!(native.code, 0, "{}", native.stderr);
+    let limit = format!("--data={DATA_LIMIT}");
+    let wrapper = ["prlimit", limit.as_str(), "--"];
+    let one = Command::new(wrapper[0])
+        .args(&wrapper[1..])
+        .arg(env!("CARGO_BIN_EXE_dlc"))
+        .args([&program, "-F", &input, "-D", dir.join("one").to_str().unwrap(), "--engine", "differential"])
+        .output()
+        .unwrap();
+    assert!(!one.status.success(), "one process ran within the limit: the test proves nothing");
+    let outs: Vec<String> = (0..2).map(|i| dir.join(format!("process{i}")).display().to_string()).collect();
+    let hosts = hosts("memory-limit-hosts", 2);
+    let runs = cluster_under(&wrapper, &[&program, "-F", &input], &hosts, &[&["-D", &outs[0]], &["-D", &outs[1]]]);
+    for (i, run) in runs.iter().enumerate() {
+        assert_eq!(run.code, 0, "process {i} under the limit: {}", run.stderr);
+    }
+    assert_eq!(parts_are_the_files_of(&native_dir, &outs), 1);
 }

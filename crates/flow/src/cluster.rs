@@ -43,6 +43,9 @@ pub struct Connection {
     pub(crate) network: Box<dyn std::any::Any + Send>,
     pub(crate) process: usize,
     pub(crate) processes: usize,
+    /// Whether each process keeps only the derived rows its workers hold
+    /// ([`Connection::partition_results`]) rather than every row.
+    pub(crate) partitioned: bool,
 }
 
 impl std::fmt::Debug for Connection {
@@ -75,8 +78,25 @@ impl Connection {
         let agreement = cluster.digest ^ (workers as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         let (allocators, network, dictionary) =
             connect(cluster, workers, agreement, texts).map_err(crate::Error::Cluster)?;
-        let connection = Connection { allocators, network, process: cluster.process, processes: cluster.hosts.len() };
+        let connection = Connection {
+            allocators,
+            network,
+            process: cluster.process,
+            processes: cluster.hosts.len(),
+            partitioned: false,
+        };
         Ok((connection, dictionary))
+    }
+
+    /// Has the dataflow leave each change to a derived row (and, with placement at the
+    /// owner, to an input row) with the process whose worker holds the row, instead of
+    /// copying every change to every process: each process then holds and reports its
+    /// part of the result, and the parts of the processes are disjoint and together the
+    /// whole. What must be known whole (a relation's size) goes through
+    /// [`crate::Flow::sum_over_processes`].
+    pub fn partition_results(mut self) -> Connection {
+        self.partitioned = true;
+        self
     }
 }
 

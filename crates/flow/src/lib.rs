@@ -118,13 +118,25 @@ struct Command {
     changes: WorkerShare,
     /// With placement at the owner: requests for input rows (relation, row, insert?).
     requests: Vec<(usize, Row, bool)>,
+    /// This process's parts of counts to add up over the processes (slot, part).
+    tallies: Vec<(u32, isize)>,
 }
+
+impl Command {
+    fn changes(changes: WorkerShare) -> Command {
+        Command { changes, requests: Vec::new(), tallies: Vec::new() }
+    }
+}
+
+/// What a worker reports per epoch: the changes it saw, flat ([`render::SeenChanges`]),
+/// and the parts of counts it received ([`render::SeenTallies`]).
+type Report = (Vec<u32>, Vec<(u32, isize)>);
 
 /// A running dataflow: the workers, and the input as the batches left it.
 pub struct Flow {
     commands: Vec<Sender<Command>>,
-    /// Each worker's changes of an epoch, flat ([`render::SeenChanges`]).
-    reports: Receiver<Vec<u32>>,
+    /// Each worker's report of an epoch.
+    reports: Receiver<Report>,
     guards: Option<timely::communication::WorkerGuards<()>>,
     /// This process's index and the number of processes: a row of input is given to the
     /// dataflow by the process its hash picks ([`owner`]).
@@ -162,6 +174,7 @@ impl Flow {
         let blueprint = Arc::new(blueprint::blueprint(plan, program)?);
         let workers = options.workers.max(1);
         let (process, processes) = options.cluster.as_ref().map_or((0, 1), |c| (c.process, c.processes));
+        let partitioned = options.cluster.as_ref().is_some_and(|c| c.partitioned);
         let (allocators, network) = match options.cluster {
             None => timely::CommunicationConfig::Process(workers).try_build().map_err(Error::Stopped)?,
             Some(connection) => (connection.allocators, connection.network),
@@ -176,7 +189,7 @@ impl Flow {
         let started = timely::execute::execute_from(allocators, network, config, move |worker| {
             let commands = receivers.lock().ok().and_then(|mut r| r[worker.index() % workers].take());
             let Some(commands) = commands else { return };
-            let gather = render::Gather { processes, workers, placed };
+            let gather = render::Gather { processes, workers, partitioned, placed };
             // Rows are as wide as the program needs: chosen once, for the whole dataflow.
             match shared.width() {
                 0..=2 => serve::<2>(worker, &shared, &commands, &report, gather, &values),
@@ -250,11 +263,8 @@ impl Flow {
                 }
             }
         }
-        let sent = self
-            .commands
-            .iter()
-            .zip(shares)
-            .all(|(command, changes)| command.send(Command { changes, requests: Vec::new() }).is_ok());
+        let sent =
+            self.commands.iter().zip(shares).all(|(command, changes)| command.send(Command::changes(changes)).is_ok());
         if !sent {
             return Err(self.failure());
         }
@@ -302,11 +312,43 @@ impl Flow {
             .commands
             .iter()
             .zip(shares)
-            .all(|(command, requests)| command.send(Command { changes: Vec::new(), requests }).is_ok());
+            .all(|(command, requests)| command.send(Command { requests, ..Command::changes(Vec::new()) }).is_ok());
         if !sent {
             return Err(self.failure());
         }
         self.collect(applied)
+    }
+
+    /// Adds up `parts` (this process's part of each count) over the processes of the
+    /// cluster, in one epoch that changes no relation: every process must call it at the
+    /// same point with as many parts. In one process it returns `parts`. This is how a
+    /// cluster whose results are partitioned ([`Connection::partition_results`]) learns
+    /// the sizes of relations no process holds whole.
+    pub fn sum_over_processes(&mut self, parts: &[usize]) -> Result<Vec<usize>, Error> {
+        let tallies: Vec<(u32, isize)> = parts
+            .iter()
+            .enumerate()
+            .filter(|&(_, &part)| part > 0)
+            .map(|(slot, &part)| (slot as u32, isize::try_from(part).unwrap_or(isize::MAX)))
+            .collect();
+        let mut tallies = Some(tallies);
+        let sent = self.commands.iter().all(|command| {
+            let tallies = tallies.take().unwrap_or_default();
+            command.send(Command { tallies, ..Command::changes(Vec::new()) }).is_ok()
+        });
+        if !sent {
+            return Err(self.failure());
+        }
+        let mut sums = vec![0isize; parts.len()];
+        for _ in 0..self.commands.len() {
+            let (_, received) = self.reports.recv().map_err(|_| self.failure())?;
+            for (slot, part) in received {
+                if let Some(sum) = sums.get_mut(slot as usize) {
+                    *sum += part;
+                }
+            }
+        }
+        Ok(sums.into_iter().map(|sum| usize::try_from(sum).unwrap_or(0)).collect())
     }
 
     /// Waits for every worker's report of the epoch just sent and nets its changes into
@@ -315,7 +357,7 @@ impl Flow {
         let workers = self.commands.len();
         let mut seen: Vec<u32> = Vec::new();
         for _ in 0..workers {
-            let report = self.reports.recv().map_err(|_| self.failure())?;
+            let (report, _) = self.reports.recv().map_err(|_| self.failure())?;
             match seen.is_empty() {
                 true => seen = report,
                 false => seen.extend_from_slice(&report),
@@ -351,19 +393,23 @@ fn serve<const N: usize>(
     worker: &mut timely::worker::Worker,
     blueprint: &blueprint::Blueprint,
     commands: &Receiver<Command>,
-    report: &Sender<Vec<u32>>,
+    report: &Sender<Report>,
     gather: render::Gather,
     values: &ValueStore,
 ) {
-    let changes = render::SeenChanges::default();
-    let mut handles = render::build_dataflow::<N>(worker, blueprint, changes.clone(), gather, values);
+    let (changes, tallies) = (render::SeenChanges::default(), render::SeenTallies::default());
+    let seen = (changes.clone(), tallies.clone());
+    let mut handles = render::build_dataflow::<N>(worker, blueprint, seen, gather, values);
     if worker.index() == 0 {
         handles.unit.insert(Row::EMPTY);
     }
     let mut epoch: Epoch = 0;
     // Each batch is one epoch: apply this worker's share of the changes, close the
     // epoch on every input, and run until the outputs have caught up with it.
-    while let Ok(Command { changes: batch, requests }) = commands.recv() {
+    while let Ok(Command { changes: batch, requests, tallies: parts }) = commands.recv() {
+        for (slot, part) in parts {
+            handles.tallies.update(Row::new(&[slot]), part);
+        }
         for (pred, row, diff) in batch {
             handles.inputs[pred].update(Row::new(row.values()), diff);
         }
@@ -373,7 +419,7 @@ fn serve<const N: usize>(
             }
         }
         epoch += 1;
-        for input in handles.inputs.iter_mut().chain([&mut handles.unit]) {
+        for input in handles.inputs.iter_mut().chain([&mut handles.unit, &mut handles.tallies]) {
             input.advance_to(epoch);
             input.flush();
         }
@@ -385,8 +431,11 @@ fn serve<const N: usize>(
         // Park rather than spin while waiting for peers: workers share the
         // machine's cores with each other and with the calling thread.
         worker.step_or_park_while(None, || probe.less_than(&epoch));
-        let seen = std::mem::take(&mut *changes.borrow_mut());
-        if report.send(seen).is_err() {
+        // Only what belongs to the epochs the probe has passed: a peer process may
+        // already be in the next epoch and have sent this worker some of it.
+        let seen = changes.borrow_mut().take_before(epoch);
+        let received = tallies.borrow_mut().take_before(epoch);
+        if report.send((seen, received)).is_err() {
             return;
         }
     }

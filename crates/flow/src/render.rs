@@ -49,13 +49,63 @@ type KeyArrangement<'s, T, const N: usize> = Arranged<'s, TraceAgent<KeySpine<Ro
 /// change its relation's index, its diff (as an `i32`'s bits) and the row's values, as
 /// many as the relation's arity ([`record`]). A closure records millions of changes, and
 /// a `(usize, Row, isize)` per change took 56 bytes where a pair of values takes 16.
-pub(crate) type SeenChanges = Rc<RefCell<Vec<u32>>>;
+pub(crate) type SeenChanges = Rc<RefCell<ByEpoch<u32>>>;
 
-/// Appends the change of `diff` copies of `row` of relation `pred` to `changes`; a diff
-/// past an `i32` (which the `distinct` every recorded relation leaves through never
-/// makes) is recorded in parts, which the reader adds up.
-fn record<const N: usize>(changes: &SeenChanges, pred: usize, row: &Row<N>, mut diff: isize) {
+/// Counts that processes add up ([`crate::Flow::sum_over_processes`]), as a process's
+/// first worker received them: per count its slot and one process's part of it.
+pub(crate) type SeenTallies = Rc<RefCell<ByEpoch<(u32, isize)>>>;
+
+/// What a worker saw pass an output, kept apart by the epoch each piece belongs to. A
+/// worker reports an epoch once its probe has passed it, and all of that epoch is then
+/// here; but in a cluster a process whose workers saw the epoch pass first goes on to
+/// the next one, and what it sends for that one (changes of rows this worker holds,
+/// parts of counts) can reach this worker before it has seen the epoch pass. That
+/// belongs to the next report, not to this one.
+#[derive(Debug)]
+pub(crate) struct ByEpoch<T> {
+    /// Per epoch seen, what was seen of it; rarely more than two epochs.
+    epochs: Vec<(Epoch, Vec<T>)>,
+}
+
+impl<T> Default for ByEpoch<T> {
+    fn default() -> Self {
+        ByEpoch { epochs: Vec::new() }
+    }
+}
+
+impl<T> ByEpoch<T> {
+    /// Where what was seen of `epoch` goes.
+    pub(crate) fn at(&mut self, epoch: Epoch) -> &mut Vec<T> {
+        let at = match self.epochs.iter().position(|(seen, _)| *seen == epoch) {
+            Some(at) => at,
+            None => {
+                self.epochs.push((epoch, Vec::new()));
+                self.epochs.len() - 1
+            }
+        };
+        &mut self.epochs[at].1
+    }
+
+    /// Takes what was seen of the epochs before `epoch`, in epoch order, and keeps what
+    /// was seen of `epoch` and later ones.
+    pub(crate) fn take_before(&mut self, epoch: Epoch) -> Vec<T> {
+        self.epochs.sort_by_key(|(seen, _)| *seen);
+        let later = self.epochs.iter().position(|(seen, _)| *seen >= epoch).unwrap_or(self.epochs.len());
+        let mut earlier = self.epochs.drain(..later).map(|(_, seen)| seen);
+        let mut taken = earlier.next().unwrap_or_default();
+        for seen in earlier {
+            taken.extend(seen);
+        }
+        taken
+    }
+}
+
+/// Appends the change of `diff` copies of `row` of relation `pred` at `epoch` to
+/// `changes`; a diff past an `i32` (which the `distinct` every recorded relation leaves
+/// through never makes) is recorded in parts, which the reader adds up.
+fn record<const N: usize>(changes: &SeenChanges, pred: usize, row: &Row<N>, epoch: Epoch, mut diff: isize) {
     let mut changes = changes.borrow_mut();
+    let changes = changes.at(epoch);
     while diff != 0 {
         let part = diff.clamp(i32::MIN as isize, i32::MAX as isize);
         diff -= part;
@@ -73,6 +123,9 @@ pub(crate) struct Handles<const N: usize> {
     /// injects (a row, the epoch it was asked in, and whether it was an insert).
     pub requests: Vec<Option<Requests<N>>>,
     pub unit: InputSession<Epoch, Row<N>, isize>,
+    /// Counts to add up over the processes: a one-value row (the count's slot) whose
+    /// diff is this process's part of the count.
+    pub tallies: InputSession<Epoch, Row<N>, isize>,
     pub probe: Probe<Epoch>,
 }
 
@@ -293,27 +346,33 @@ fn owned_rows<'s, const N: usize>(
         .map(|(row, ())| row)
 }
 
-/// Where the changes to derived relations are recorded. In one process, each worker
-/// records its own part; in a cluster, every change is copied to the first worker of
-/// every process, so that each process sees the whole result.
+/// Where the changes to derived relations are recorded. In one process, and in a
+/// cluster whose results are partitioned, each worker records its own part; otherwise
+/// every change is copied to the first worker of every process, so that each process
+/// sees the whole result.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Gather {
     pub processes: usize,
     /// Worker threads per process.
     pub workers: usize,
+    /// Whether each process keeps only the rows its workers hold
+    /// ([`crate::Connection::partition_results`]).
+    pub partitioned: bool,
     /// Whether input rows are placed at their owner ([`owned_rows`]): each worker then
     /// records the changes of the input rows it owns as well.
     pub placed: bool,
 }
 
 /// Builds the dataflow in `worker` and returns its handles. Every change to a derived
-/// relation this worker holds is appended to `changes` as it passes: once the probe has
-/// passed an epoch, they are all there, possibly several for one row (an iteration may
-/// remove a row and a later one derive it again), which the caller adds up.
+/// relation this worker holds is appended to `changes` under its epoch as it passes:
+/// once the probe has passed an epoch, they are all there, possibly several for one row
+/// (an iteration may remove a row and a later one derive it again), which the caller
+/// adds up. The first worker of each process appends every process's parts of the
+/// counts given to the tally input to `tallies`, likewise under their epoch.
 pub(crate) fn build_dataflow<const N: usize>(
     worker: &mut timely::worker::Worker,
     blueprint: &Blueprint,
-    changes: SeenChanges,
+    (changes, tallies): (SeenChanges, SeenTallies),
     gather: Gather,
     values: &ValueStore,
 ) -> Handles<N> {
@@ -329,7 +388,10 @@ pub(crate) fn build_dataflow<const N: usize>(
                 let (asked, requested) = scope.new_collection::<(Row<N>, Request), isize>();
                 let owned = owned_rows(requested);
                 let (pred, changes) = (given.len(), Rc::clone(&changes));
-                owned.clone().inspect(move |(row, _, diff)| record(&changes, pred, row, *diff)).probe_with(&probe);
+                owned
+                    .clone()
+                    .inspect(move |(row, epoch, diff)| record(&changes, pred, row, *epoch, *diff))
+                    .probe_with(&probe);
                 rows = owned;
                 requests.push(Some(asked));
             } else {
@@ -339,6 +401,14 @@ pub(crate) fn build_dataflow<const N: usize>(
             given.push(rows);
         }
         let (unit_input, unit) = scope.new_collection::<Row<N>, isize>();
+        let (tally_input, tally) = scope.new_collection::<Row<N>, isize>();
+        let Gather { processes, workers, .. } = gather;
+        let copies = tally.flat_map(move |row| (0..processes).map(move |process| (process, row)));
+        let first_workers = copies.inner.exchange(move |((process, _), _, _)| (process * workers) as u64);
+        first_workers
+            .as_collection()
+            .inspect(move |((_, row), epoch, diff)| tallies.borrow_mut().at(*epoch).push((row.values()[0], *diff)))
+            .probe_with(&probe);
         let mut relations = Relations::new(count);
         for (p, rows) in given.iter().enumerate() {
             if !blueprint.derived[p] {
@@ -405,18 +475,17 @@ pub(crate) fn build_dataflow<const N: usize>(
             let changes = Rc::clone(&changes);
             // No `consolidate` here: it would arrange every relation once more, and
             // `Flow::apply` nets the changes of an epoch itself.
-            if gather.processes == 1 {
-                rows.inspect(move |(row, _, diff)| record(&changes, pred, row, *diff)).probe_with(&probe);
+            if gather.processes == 1 || gather.partitioned {
+                rows.inspect(move |(row, epoch, diff)| record(&changes, pred, row, *epoch, *diff)).probe_with(&probe);
                 continue;
             }
-            let Gather { processes, workers, .. } = gather;
             let copies = rows.flat_map(move |row| (0..processes).map(move |process| (process, row)));
             let first_workers = copies.inner.exchange(move |((process, _), _, _)| (process * workers) as u64);
             first_workers
                 .as_collection()
-                .inspect(move |((_, row), _, diff)| record(&changes, pred, row, *diff))
+                .inspect(move |((_, row), epoch, diff)| record(&changes, pred, row, *epoch, *diff))
                 .probe_with(&probe);
         }
-        Handles { inputs, requests, unit: unit_input, probe }
+        Handles { inputs, requests, unit: unit_input, tallies: tally_input, probe }
     })
 }

@@ -147,6 +147,86 @@ fn two_processes_agree_through_deletes_and_inserts() {
     }
 }
 
+/// With partitioned results each process reports the rows its workers hold: the parts
+/// are disjoint and together the native result, and the sum over the processes of each
+/// part's size is the whole's, on every process.
+#[test]
+fn partitioned_processes_hold_disjoint_parts_that_sum_to_the_whole() {
+    let p = parse(CLOSURE);
+    let native = Maintained::new(plan::plan_program(&p), &p, Database::from_facts(&p, &p.facts));
+    let whole = derived(&p, native.db());
+    let runs: Vec<_> = local_cluster(2, &[11])
+        .into_iter()
+        .map(|cluster| {
+            std::thread::spawn(move || {
+                let p = parse(CLOSURE);
+                let facts: Vec<(PredId, Vec<u32>)> = p.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
+                let connection = Connection::open(&cluster, 2).unwrap().partition_results();
+                let options = Options { workers: 2, cluster: Some(connection) };
+                let mut flow = Flow::start(&plan::plan_program(&p), &p, options).unwrap();
+                let mut part = Mirror::default();
+                part.absorb(&flow.apply([], as_slices(&facts)).unwrap());
+                let sums = flow.sum_over_processes(&[part.0.len(), 1]).unwrap();
+                (part.0, sums)
+            })
+        })
+        .collect();
+    let parts: Vec<(Facts, Vec<usize>)> = runs.into_iter().map(|run| run.join().unwrap()).collect();
+    assert!(parts.iter().all(|(part, _)| part.len() < whole.len()), "{parts:?}");
+    assert!(parts[0].0.is_disjoint(&parts[1].0));
+    assert_eq!(parts[0].0.union(&parts[1].0).cloned().collect::<Facts>(), whole);
+    for (_, sums) in &parts {
+        assert_eq!(sums, &[whole.len(), 2]);
+    }
+}
+
+/// A count one process has no part of is the other's, in every epoch: a process that
+/// finishes an epoch first goes on to the next and sends its parts while the other is
+/// still catching up with the one before, and those parts count in the epoch they were
+/// sent for, not in the one that was then ending (nor are they lost with a batch's
+/// report).
+#[test]
+fn sums_over_processes_count_each_part_in_its_own_epoch() {
+    const ROUNDS: usize = 60;
+    let runs: Vec<_> = local_cluster(2, &[13])
+        .into_iter()
+        .map(|cluster| {
+            std::thread::spawn(move || {
+                let p = parse(CLOSURE);
+                let facts: Vec<(PredId, Vec<u32>)> = p.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
+                let connection = Connection::open(&cluster, 1).unwrap().partition_results();
+                let options = Options { workers: 1, cluster: Some(connection) };
+                let mut flow = Flow::start(&plan::plan_program(&p), &p, options).unwrap();
+                flow.apply([], as_slices(&facts)).unwrap();
+                let mut sums = Vec::new();
+                for round in 0..ROUNDS {
+                    // Every other epoch changes the input, as a batch between two sums does:
+                    // a fact deleted, then inserted again.
+                    let batch = &facts[(round / 2) % facts.len()..][..1];
+                    match round % 2 {
+                        0 => flow.apply(as_slices(batch), []).unwrap(),
+                        _ => flow.apply([], as_slices(batch)).unwrap(),
+                    };
+                    // Process 1 alone has a part of the first count, process 0 alone of the
+                    // second; the third is the round, from both.
+                    let parts = match cluster.process {
+                        0 => [0, 1 + round, round],
+                        _ => [2 + round, 0, round],
+                    };
+                    sums.push(flow.sum_over_processes(&parts).unwrap());
+                }
+                sums
+            })
+        })
+        .collect();
+    for (process, run) in runs.into_iter().enumerate() {
+        let sums = run.join().unwrap();
+        for (round, sum) in sums.iter().enumerate() {
+            assert_eq!(sum, &[2 + round, 1 + round, 2 * round], "process {process}, round {round}");
+        }
+    }
+}
+
 #[test]
 fn processes_that_disagree_refuse_each_other() {
     let runs: Vec<_> = local_cluster(2, &[1, 2])

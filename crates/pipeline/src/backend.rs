@@ -59,16 +59,60 @@ pub fn cluster_stopped(reason: &str) -> Diagnostic {
 /// the caller before anything is evaluated and taken by the one differential evaluation
 /// a cluster makes.
 #[derive(Clone, Debug, Default)]
-pub struct ClusterLink(Arc<Mutex<Option<flow::Connection>>>);
+pub struct ClusterLink(Arc<Mutex<Link>>);
+
+/// What a [`ClusterLink`] holds.
+#[derive(Debug, Default)]
+struct Link {
+    connection: Option<flow::Connection>,
+    /// Whether each process keeps only its part of the result.
+    partitioned: bool,
+    /// With partitioned results: every relation's size over all processes, by
+    /// relation index, as the latest epoch left it.
+    sizes: Option<Vec<usize>>,
+}
 
 impl ClusterLink {
-    /// A link holding an open connection.
+    /// A link holding an open connection, over which every process receives the whole
+    /// result.
     pub fn new(connection: flow::Connection) -> Self {
-        ClusterLink(Arc::new(Mutex::new(Some(connection))))
+        ClusterLink(Arc::new(Mutex::new(Link { connection: Some(connection), ..Link::default() })))
     }
 
-    fn take(&self) -> Option<flow::Connection> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
+    /// A link holding an open connection, over which each process keeps only the rows
+    /// its workers hold ([`flow::Connection::partition_results`]): the stages after
+    /// evaluation read this process's part of every relation, and the size of each
+    /// relation over all processes from [`ClusterLink::sizes`].
+    pub fn partitioned(connection: flow::Connection) -> Self {
+        let link = Link { connection: Some(connection.partition_results()), partitioned: true, sizes: None };
+        ClusterLink(Arc::new(Mutex::new(link)))
+    }
+
+    /// With partitioned results, once evaluated: the size of every relation (by index)
+    /// over all processes, after the latest batch.
+    pub fn sizes(&self) -> Option<Vec<usize>> {
+        self.lock().sizes.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Link> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn take(&self) -> Option<(flow::Connection, bool)> {
+        let mut link = self.lock();
+        let partitioned = link.partitioned;
+        link.connection.take().map(|connection| (connection, partitioned))
+    }
+
+    /// Adds up this process's sizes of every relation of `rows` over the processes and
+    /// keeps the totals for [`ClusterLink::sizes`]; `parts` come first in the same sum
+    /// (other counts to add up) and are returned added up.
+    fn sum_sizes(&self, flow: &mut flow::Flow, rows: &Database, mut parts: Vec<usize>) -> Result<Vec<usize>, Error> {
+        let first = parts.len();
+        parts.extend((0..rows.relation_count() as u32).map(|p| rows.len(PredId(p))));
+        let mut sums = flow.sum_over_processes(&parts).map_err(|e| flow_error(e, None))?;
+        self.lock().sizes = Some(sums.split_off(first));
+        Ok(sums)
     }
 }
 
@@ -109,11 +153,14 @@ impl Engine {
             }
             Engine::Differential { workers, cluster } => (*workers, cluster.as_ref()),
         };
-        let connection = match cluster {
-            Some(link) => Some(
-                link.take().ok_or_else(|| Error::Cluster("the run evaluated twice; a cluster connects once".into()))?,
-            ),
-            None => None,
+        let (connection, partitioned) = match cluster {
+            Some(link) => {
+                let taken = link.take();
+                let (connection, partitioned) =
+                    taken.ok_or_else(|| Error::Cluster("the run evaluated twice; a cluster connects once".into()))?;
+                (Some(connection), partitioned)
+            }
+            None => (None, false),
         };
         let placed = connection.is_some();
         // In a cluster each process gives the dataflow what it read (its share, or the
@@ -123,7 +170,7 @@ impl Engine {
             true => flow::Flow::start_placed(plan, program, options),
             false => flow::Flow::start(plan, program, options),
         };
-        let mut flow = started.map_err(|e| flow_error(e, program))?;
+        let mut flow = started.map_err(|e| flow_error(e, Some(program)))?;
         let mut db = edb;
         let inputs = (0..db.relation_count() as u32).map(PredId);
         let rows = inputs.flat_map(|p| db.tuples(p).map(move |t| (p, t)));
@@ -131,7 +178,20 @@ impl Engine {
             true => flow.request([], rows, true),
             false => flow.apply([], rows),
         }
-        .map_err(|e| flow_error(e, program))?;
+        .map_err(|e| flow_error(e, Some(program)))?;
+        if partitioned {
+            // The input rows this process keeps are those its workers own, as for the
+            // derived ones: not the share it read.
+            for p in (0..db.relation_count() as u32).map(PredId) {
+                let read: Vec<Vec<u32>> = db.tuples(p).map(<[u32]>::to_vec).collect();
+                for tuple in read {
+                    db.remove(p, &tuple);
+                }
+            }
+            for (pred, row) in &applied.inserted {
+                db.insert(*pred, row.values());
+            }
+        }
         for (pred, tuples) in &applied.derived_added {
             for t in tuples.iter() {
                 db.insert(*pred, t);
@@ -142,8 +202,21 @@ impl Engine {
         if let Some(e) = db.failure() {
             return Err(e.into());
         }
+        let link = cluster.filter(|_| partitioned).cloned();
+        if let Some(link) = &link {
+            link.sum_sizes(&mut flow, &db, Vec::new())?;
+        }
         let eval = Evaluation::computed_elsewhere(db, 1, 0, Threads::new(workers));
-        Ok((eval, Some(RunningDataflow(flow))))
+        Ok((eval, Some(RunningDataflow { flow, partitioned: link })))
+    }
+
+    /// In a cluster whose results are partitioned ([`ClusterLink::partitioned`]), once
+    /// evaluated: the size of every relation (by index) over all processes.
+    pub fn gathered_sizes(&self) -> Option<Vec<usize>> {
+        match self {
+            Engine::Differential { cluster: Some(link), .. } => link.sizes(),
+            _ => None,
+        }
     }
 
     /// Whether the run spans several processes: choices made from local data (the caps
@@ -189,16 +262,21 @@ impl Engine {
     }
 }
 
-/// The dataflow's error as the pipeline's.
-fn flow_error(e: flow::Error, program: &Program) -> Error {
-    match e {
-        flow::Error::Cluster(reason) => Error::Cluster(reason),
-        other => Error::Dataflow(other.message(program)),
+/// The dataflow's error as the pipeline's, with `program`'s names where known.
+fn flow_error(e: flow::Error, program: Option<&Program>) -> Error {
+    match (e, program) {
+        (flow::Error::Cluster(reason), _) => Error::Cluster(reason),
+        (other, Some(program)) => Error::Dataflow(other.message(program)),
+        (other, None) => Error::Dataflow(format!("{other:?}")),
     }
 }
 
 /// The running dataflow of a differential evaluation.
-pub struct RunningDataflow(flow::Flow);
+pub struct RunningDataflow {
+    flow: flow::Flow,
+    /// With partitioned results, the link that keeps the sizes over all processes.
+    partitioned: Option<ClusterLink>,
+}
 
 /// How a batch's report lists facts: each phase's facts when they are at most `up_to`
 /// (always, with `None`), else counts; the net change's facts are left out when `net`
@@ -291,6 +369,11 @@ pub struct Change {
     pub noop_deletes: Vec<Tuple>,
     /// Whether the fact lists were made (see [`Listing`]).
     pub listed: bool,
+    /// In a cluster whose results are partitioned, the sizes of the net change of every
+    /// relation the batch changed, added up over the processes (removed facts as
+    /// over-deleted, added ones as inserted): the fact lists are then this process's
+    /// part of the change.
+    pub gathered: Option<Vec<(PredId, Tally)>>,
     /// Rule firings, comparable to an evaluation's work (0 for the dataflow).
     pub work: u64,
 }
@@ -298,8 +381,8 @@ pub struct Change {
 impl Change {
     /// The sizes of the net change of `pred`: (facts removed, facts added).
     pub fn net_count(&self, pred: PredId) -> (usize, usize) {
-        if let Some(phases) = self.how.phases() {
-            return Tally::net_of(&phases.tallies, pred);
+        if let Some(tallies) = self.how.phases().map(|p| &p.tallies).or(self.gathered.as_ref()) {
+            return Tally::net_of(tallies, pred);
         }
         let len = |facts: &FactsByPred| facts.iter().filter(|(p, _)| *p == pred).map(|(_, ts)| ts.len()).sum();
         (len(&self.removed), len(&self.added))
@@ -330,6 +413,7 @@ impl Change {
             noop_inserts: report.noop_inserts,
             noop_deletes: report.noop_deletes,
             listed: report.listed,
+            gathered: None,
             work: report.work,
         }
     }
@@ -398,8 +482,8 @@ pub fn maintain(
     maintenance: Maintenance,
 ) -> Result<Box<dyn Backend>, Error> {
     Ok(match live {
-        Some(RunningDataflow(flow)) => {
-            Box::new(Differential { threads: Threads::new(flow.workers()), flow, rows: eval.db })
+        Some(RunningDataflow { flow, partitioned }) => {
+            Box::new(Differential { threads: Threads::new(flow.workers()), flow, rows: eval.db, partitioned })
         }
         None => Box::new(Maintained::try_from_evaluation(plan, program, eval, maintenance)?),
     })
@@ -412,40 +496,28 @@ struct Differential {
     flow: flow::Flow,
     rows: Database,
     threads: Threads,
+    /// With partitioned results, the link that keeps the sizes over all processes:
+    /// `rows` then holds this process's part of every relation.
+    partitioned: Option<ClusterLink>,
 }
 
 impl Backend for Differential {
     fn apply(&mut self, batch: &Update, listing: Listing) -> Result<Change, Error> {
         let deletes = batch.deletes.iter().map(|(p, t)| (*p, t.as_slice()));
         let inserts = batch.inserts.iter().map(|(p, t)| (*p, t.as_slice()));
-        let stopped = |e: flow::Error| match e {
-            flow::Error::Cluster(reason) => Error::Cluster(reason),
-            other => Error::Dataflow(format!("{other:?}")),
-        };
+        let stopped = |e: flow::Error| flow_error(e, None);
         if !self.flow.placed() {
             let applied = self.flow.apply(deletes, inserts).map_err(stopped)?;
-            for (pred, row) in &applied.deleted {
-                self.rows.remove(*pred, row.values());
-            }
-            for (pred, tuples) in &applied.derived_removed {
-                for t in tuples.iter() {
-                    self.rows.remove(*pred, t);
-                }
-            }
-            for (pred, row) in &applied.inserted {
-                self.rows.insert(*pred, row.values());
-            }
-            for (pred, tuples) in &applied.derived_added {
-                for t in tuples.iter() {
-                    self.rows.insert(*pred, t);
-                }
-            }
+            mirror(&mut self.rows, &applied);
             return self.change(applied, listing);
         }
         // In a cluster every process reads the whole batch and injects the requests it
         // owns; the owners report the input changes they made. This process's input
         // relations (its share, or whole) take the batch as it is, deletes first.
         let applied = self.flow.request(deletes, inserts, false).map_err(stopped)?;
+        if self.partitioned.is_some() {
+            return self.apply_partitioned(applied, listing);
+        }
         // Changes the dataflow refused (of derived relations, of another arity) are not
         // input changes here either.
         let refused = |noops: &[Tuple], pred: PredId, tuple: &[u32]| {
@@ -496,6 +568,33 @@ impl Backend for Differential {
 }
 
 impl Differential {
+    /// A batch applied with partitioned results: this process's rows take the changes
+    /// of the rows its workers own, input and derived alike, and the sizes of the net
+    /// change and of every relation are added up over the processes.
+    fn apply_partitioned(&mut self, applied: flow::Applied, listing: Listing) -> Result<Change, Error> {
+        mirror(&mut self.rows, &applied);
+        let relations = self.rows.relation_count();
+        let mut parts = vec![0; 2 * relations];
+        for (pred, tuples) in &applied.derived_removed {
+            parts[2 * pred.index()] += tuples.len();
+        }
+        for (pred, tuples) in &applied.derived_added {
+            parts[2 * pred.index() + 1] += tuples.len();
+        }
+        let link = self.partitioned.clone().ok_or(Error::Dataflow("the results are not partitioned".into()))?;
+        let sums = link.sum_sizes(&mut self.flow, &self.rows, parts)?;
+        let gathered = (0..relations)
+            .filter(|&p| sums[2 * p] + sums[2 * p + 1] > 0)
+            .map(|p| {
+                let tally = Tally { overdeleted: sums[2 * p], inserted: sums[2 * p + 1], ..Tally::default() };
+                (PredId(p as u32), tally)
+            })
+            .collect();
+        let mut change = self.change(applied, listing)?;
+        change.gathered = Some(gathered);
+        Ok(change)
+    }
+
     /// What a batch the dataflow applied changed: its net change, listed when it holds
     /// at most `listing.up_to` facts.
     fn change(&self, applied: flow::Applied, listing: Listing) -> Result<Change, Error> {
@@ -514,7 +613,29 @@ impl Differential {
             noop_inserts: applied.noop_inserts,
             noop_deletes: applied.noop_deletes,
             listed: listing.up_to.is_none_or(|most| touched <= most),
+            gathered: None,
             work: 0,
         })
+    }
+}
+
+/// Makes `rows` take what the dataflow `applied`: input deletions and the derived rows it
+/// removed, then input insertions and the derived rows it added.
+fn mirror(rows: &mut Database, applied: &flow::Applied) {
+    for (pred, row) in &applied.deleted {
+        rows.remove(*pred, row.values());
+    }
+    for (pred, tuples) in &applied.derived_removed {
+        for t in tuples.iter() {
+            rows.remove(*pred, t);
+        }
+    }
+    for (pred, row) in &applied.inserted {
+        rows.insert(*pred, row.values());
+    }
+    for (pred, tuples) in &applied.derived_added {
+        for t in tuples.iter() {
+            rows.insert(*pred, t);
+        }
     }
 }

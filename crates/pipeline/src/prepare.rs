@@ -235,7 +235,8 @@ pub fn prepare(
     // Predicates declared from here on are named by facts files and updates only.
     let mentioned = program.preds.len();
     let program_values = program.consts.len();
-    // A relation the output reads directly is read whole: every process prints it.
+    // A relation the output reads directly is read whole: where every process of a
+    // cluster prints the whole output (a query's), it prints the rows it read.
     let edb = |p: &PredId| program.pred(*p).kind == ir::PredKind::Edb;
     let mut whole: Vec<PredId> = program.query.as_ref().map(|q| q.atom.pred).filter(edb).into_iter().collect();
     if let Some(io) = &souffle {
