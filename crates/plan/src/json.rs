@@ -161,6 +161,7 @@ fn filters_json(program: &Program, plan: &RulePlan, filters: &[Filter]) -> Vec<F
                 Filter::Compare { .. } => "filter",
                 Filter::Assign { .. } => "let",
                 Filter::Absent { .. } => "anti-join",
+                Filter::Generate { .. } => "range",
             };
             FilterJson { op, text: filter_text(program, plan, filter) }
         })
