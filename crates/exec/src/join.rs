@@ -114,6 +114,18 @@ enum PhysFilter {
         to: Computed,
         step: Option<Computed>,
     },
+    InRange(Box<InRange>),
+}
+
+/// A filter testing that `slot` holds a value of a range ([`ir::in_range`]); false
+/// where a bound has no value.
+#[derive(Clone, Debug)]
+struct InRange {
+    slot: usize,
+    domain: ValueType,
+    from: Computed,
+    to: Computed,
+    step: Option<Computed>,
 }
 
 /// The generators of a list of filters that are giving values: each one's position in
@@ -189,6 +201,11 @@ impl PhysStep {
                 PhysFilter::AssignComputed { value, .. } => value.leaves().for_each(&mut operand),
                 PhysFilter::Absent { key, .. } => key.iter().for_each(|(_, o)| operand(o)),
                 PhysFilter::Generate { from, to, step, .. } => {
+                    from.leaves().chain(to.leaves()).chain(step.iter().flat_map(|s| s.leaves())).for_each(&mut operand)
+                }
+                PhysFilter::InRange(test) => {
+                    operand(&Operand::Var(test.slot));
+                    let InRange { from, to, step, .. } = &**test;
                     from.leaves().chain(to.leaves()).chain(step.iter().flat_map(|s| s.leaves())).for_each(&mut operand)
                 }
             }
@@ -694,6 +711,17 @@ impl PhysPlan {
                 !blocked
             }
             PhysFilter::Generate { .. } => unreachable!("a generator is run by `pass`"),
+            PhysFilter::InRange(test) => {
+                let value = |e: &Computed| e.eval(&self.values, |&o| operand(o, vals));
+                let step = match &test.step {
+                    Some(step) => value(step).map(Some),
+                    None => Some(None),
+                };
+                match (value(&test.from), value(&test.to), step) {
+                    (Some(from), Some(to), Some(step)) => ir::in_range(test.domain, from, to, step, vals[test.slot]),
+                    _ => false,
+                }
+            }
         }
     }
 
@@ -1124,7 +1152,7 @@ fn makes_texts(filter: &Filter) -> bool {
         Filter::Compare { left, right, .. } => left.makes_texts() || right.makes_texts(),
         Filter::Assign { value, .. } => value.makes_texts(),
         Filter::Absent { .. } => false,
-        Filter::Generate { from, to, step, .. } => {
+        Filter::Generate { from, to, step, .. } | Filter::InRange { from, to, step, .. } => {
             from.makes_texts() || to.makes_texts() || step.as_ref().is_some_and(|s| s.makes_texts())
         }
     }
@@ -1155,6 +1183,13 @@ fn compile_filter(
             to: to.clone(),
             step: step.clone(),
         },
+        Filter::InRange { slot, domain, from, to, step, .. } => PhysFilter::InRange(Box::new(InRange {
+            slot: *slot,
+            domain: *domain,
+            from: from.clone(),
+            to: to.clone(),
+            step: step.clone(),
+        })),
         Filter::Absent { pred, key, .. } => {
             let cols: Vec<usize> = key.iter().map(|&(c, _)| c).collect();
             let probe = probe(*pred, &cols);

@@ -26,7 +26,9 @@ impl Blueprint {
     /// binding's (with its computed columns), a blocked key's. At most [`MAX_WIDTH`],
     /// which [`blueprint`] checked.
     pub fn width(&self) -> usize {
-        let computed = |checks: &Checks| checks.row.iter().filter(|c| matches!(c, RowCheck::Compute { .. })).count();
+        let computed = |checks: &Checks| {
+            checks.row.iter().filter(|c| matches!(c, RowCheck::Compute { .. } | RowCheck::Generate { .. })).count()
+        };
         let keys = |checks: &Checks| checks.absent.iter().map(|a| a.key.len().max(a.cols.len())).max().unwrap_or(0);
         let mut width = self.arity.iter().copied().max().unwrap_or(0);
         for rule in self.strata.iter().flat_map(|s| &s.rules) {
@@ -152,6 +154,8 @@ pub(crate) enum RowCheck {
     /// Appends each value of `range(from, to[, step])` over `domain` in turn: a flat_map
     /// of the binding, one binding per value (none where a bound has no value).
     Generate { domain: ValueType, from: Value, to: Value, step: Option<Value> },
+    /// `value` is a value of `range(from, to[, step])` over `domain` ([`ir::in_range`]).
+    InRange { domain: ValueType, value: Value, from: Value, to: Value, step: Option<Value> },
 }
 
 /// A negated atom: no row of `pred` has the values `key` in the columns `cols` (its
@@ -187,6 +191,14 @@ impl RowCheck {
             RowCheck::Compute { value, .. } => {
                 binding.push(evaluate(value, &binding, values)?);
                 Some(binding)
+            }
+            RowCheck::InRange { domain, value, from, to, step } => {
+                let step = match step {
+                    Some(step) => Some(evaluate(step, &binding, values)?),
+                    None => None,
+                };
+                let (from, to) = (evaluate(from, &binding, values)?, evaluate(to, &binding, values)?);
+                ir::in_range(*domain, from, to, step, evaluate(value, &binding, values)?).then_some(binding)
             }
             RowCheck::Generate { .. } => unreachable!("generators are applied by `apply_all`"),
         }
@@ -298,6 +310,10 @@ fn reads(filter: &Filter) -> Vec<usize> {
         Filter::Absent { key, .. } => key.iter().filter_map(|(_, o)| var(o)).collect(),
         Filter::Generate { from, to, step, .. } => {
             from.leaves().chain(to.leaves()).chain(step.iter().flat_map(|s| s.leaves())).filter_map(var).collect()
+        }
+        Filter::InRange { slot, from, to, step, .. } => {
+            let bounds = from.leaves().chain(to.leaves()).chain(step.iter().flat_map(|s| s.leaves()));
+            bounds.filter_map(var).chain([*slot]).collect()
         }
     }
 }
@@ -416,6 +432,13 @@ fn rule_dataflow(rule: &RulePlan, arity: &[usize], values: &ValueStore) -> Resul
                 }
                 // Resolved above: the assigned variable is read where its value is.
                 Filter::Assign { .. } => {}
+                Filter::InRange { slot, domain, from, to, step, .. } => checks.row.push(RowCheck::InRange {
+                    domain: *domain,
+                    value: ir::Expr::leaf(part(live, *slot)),
+                    from: value(live, from),
+                    to: value(live, to),
+                    step: step.as_ref().map(|s| value(live, s)),
+                }),
                 Filter::Generate { slot, domain, from, to, step, .. } => {
                     checks.row.push(RowCheck::Generate {
                         domain: *domain,

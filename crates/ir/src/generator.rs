@@ -70,6 +70,34 @@ impl RangeValues {
     }
 }
 
+/// Whether `value` is a value of the range [`RangeValues::new`] makes of the same
+/// arguments: for integers by arithmetic (no value before `to` wraps around, so none
+/// is missed), for floats, whose steps round, by stepping through the range.
+pub fn in_range(domain: ValueType, from: u32, to: u32, step: Option<u32>, value: u32) -> bool {
+    let wide = |v: u32| match domain {
+        ValueType::Unsigned => i64::from(v),
+        _ => i64::from(v as i32),
+    };
+    match domain {
+        ValueType::Number | ValueType::Unsigned => {
+            let (from, to, value) = (wide(from), wide(to), wide(value));
+            let step = match step {
+                None if from < to => 1,
+                None => -1,
+                Some(step) => wide(step),
+            };
+            if step > 0 {
+                from < to && from <= value && value < to && (value - from) % step == 0
+            } else if step < 0 {
+                to < from && to < value && value <= from && (from - value) % -step == 0
+            } else {
+                from != to && value == from
+            }
+        }
+        _ => RangeValues::new(domain, from, to, step).any(|v| CmpOp::Eq.holds_for(v, value, domain, None)),
+    }
+}
+
 impl Iterator for RangeValues {
     type Item = u32;
 
@@ -117,6 +145,24 @@ mod tests {
         assert_eq!(numbers(i32::MAX - 1, i32::MAX, Some(i32::MAX)), [i32::MAX - 1]);
         let unsigned: Vec<u32> = RangeValues::new(ValueType::Unsigned, 3, 0, None).collect();
         assert_eq!(unsigned, [3, 2, 1]);
+    }
+
+    /// Membership agrees with the values stepped, for every small range and value.
+    #[test]
+    fn a_value_is_in_a_range_exactly_when_the_range_steps_onto_it() {
+        for (from, to) in (-6..6).flat_map(|a| (-6..6).map(move |b| (a, b))) {
+            for step in [None, Some(0), Some(1), Some(2), Some(3), Some(-1), Some(-4)] {
+                let values = numbers(from, to, step);
+                for value in -8..8 {
+                    let raw = |n: i32| n as u32;
+                    let found = in_range(ValueType::Number, raw(from), raw(to), step.map(raw), raw(value));
+                    assert_eq!(found, values.contains(&value), "{value} in range({from}, {to}, {step:?})");
+                }
+            }
+        }
+        assert!(in_range(ValueType::Unsigned, 3, 0, None, 1));
+        assert!(!in_range(ValueType::Unsigned, 3, 0, None, 0));
+        assert!(in_range(ValueType::Float, 0f32.to_bits(), 1f32.to_bits(), Some(0.25f32.to_bits()), 0.5f32.to_bits()));
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub use display::{
 pub use expr::{BinOp, DisplayExpr, Expr, ExprNode, UnOp, PREFIX_PRECEDENCE};
 pub use float::{float_text, parse_float};
 pub use functor::{Functor, FunctorValue, UserFunction, UserFunctor};
-pub use generator::{Generator, RangeValues};
+pub use generator::{in_range, Generator, RangeValues};
 pub use graph::strongly_connected;
 pub use intern::{InternId, Interner, Symbol};
 pub use program::{

@@ -92,6 +92,17 @@ pub enum Filter {
         to: Computed,
         step: Option<Computed>,
     },
+    /// Generator `generator` of the rule whose variable is bound already (by the head a
+    /// guarded plan reads first): the value in `slot` must be a value of the range
+    /// ([`ir::in_range`]).
+    InRange {
+        generator: usize,
+        slot: usize,
+        domain: ir::ValueType,
+        from: Computed,
+        to: Computed,
+        step: Option<Computed>,
+    },
 }
 
 /// A head argument: a variable slot or a constant value.
@@ -461,6 +472,10 @@ impl<'r> Pending<'r> {
                     },
                     None => None,
                 };
+                if let Some(&slot) = slot_of.get(&g.var) {
+                    placed.push(Filter::InRange { generator: i, slot, domain: g.domain, from, to, step });
+                    return false;
+                }
                 let slot = vars.len();
                 slot_of.insert(g.var, slot);
                 vars.push(g.var);
