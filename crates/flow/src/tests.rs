@@ -63,11 +63,7 @@ fn parse(text: &str) -> Program {
 
 /// [`agree`] for one process of a cluster (or a process alone).
 fn agree_as(text: &str, batches: &[Batch<'_>], options: Options) {
-    agree_on(parse(text), text, batches, options);
-}
-
-/// [`agree_as`] for a program already made from `text`.
-fn agree_on(mut p: Program, text: &str, batches: &[Batch<'_>], options: Options) {
+    let mut p = parse(text);
     let plan = plan::plan_program(&p);
     let facts: Facts = p.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
     let facts: Vec<(PredId, Vec<u32>)> = facts.into_iter().collect();
@@ -610,23 +606,31 @@ fn owners_give_every_text_one_id_in_every_process() {
     assert_eq!(all, ["", "a", "b", "c", "d", "e", "shared", "ö"]);
 }
 
-/// A generator `X = range(A, Z)` (made in the IR from the program's assignment
-/// `X = A + Z`) is a flat_map of each binding, through deletes and inserts.
+/// A range (a generator, `X = range(A, Z)`) is a flat_map of each binding, through
+/// deletes and inserts, in one process and in two.
 #[test]
-fn a_generator_agrees_through_deletes_and_inserts() {
+fn a_range_agrees_through_deletes_and_inserts() {
     let text = ".decl E(a:number, b:number)\n.decl G(a:number, x:number)\n.output G\nE(1,4).\nE(10,7).\nE(2,2).\n\
-                G(A,X) :- E(A,Z), X = A + Z.\n";
-    let mut p = parse(text);
-    let rule = &mut p.rules[0];
-    let assignment = rule.comparisons.pop().unwrap();
-    let var = assignment.left.var().unwrap();
-    let [from, to] = [0, 1].map(|col| ir::Expr::leaf(rule.body[0].args[col]));
-    rule.generators.push(ir::Generator { var, from, to, step: None, domain: ir::ValueType::Number, span: rule.span });
+                G(A,X) :- E(A,Z), X = range(A, Z).\nG(A,X) :- E(A,Z), A < Z, X = range(Z, A * 3, 2).\n";
+    assert!(parse(text).rules.iter().all(|r| r.generators.len() == 1), "{text}");
     let batches = vec![
         (vec![("E", vec!["1", "4"])], vec![("E", vec!["0", "3"]), ("E", vec!["5", "-1"])]),
         (vec![("E", vec!["10", "7"])], vec![]),
     ];
     for workers in [1, 2] {
-        agree_on(p.clone(), text, &batches, Options { workers, cluster: None });
+        agree(text, &batches, workers);
+    }
+    let runs: Vec<_> = local_cluster(2, &[3])
+        .into_iter()
+        .map(|cluster| {
+            let batches = batches.clone();
+            std::thread::spawn(move || {
+                let connection = Connection::open(&cluster, 2).unwrap();
+                agree_as(text, &batches, Options { workers: 2, cluster: Some(connection) })
+            })
+        })
+        .collect();
+    for run in runs {
+        run.join().unwrap();
     }
 }

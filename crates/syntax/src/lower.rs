@@ -21,7 +21,7 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
     if !reports.is_empty() {
         return (None, reports);
     }
-    // And each `range` an atom of a generated relation.
+    // And each `range` a generator literal `R = range(..)` of its rule.
     let (desugared, reports) = crate::generators::desugar(&desugared);
     if !reports.is_empty() {
         return (None, reports);
