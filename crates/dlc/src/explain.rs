@@ -293,7 +293,16 @@ fn leaf_text(ctx: &Context<'_>, rule: &ir::Rule, leaf: &Leaf) -> String {
             let (left, right) = (value_text(ctx, *ty, *left), value_text(ctx, *ty, *right));
             format!("{}  holds{}", op.write(&left, &right), computed_text(ctx, rule, *comparison))
         }
+        Leaf::Generated { ty, value, bounds, .. } => {
+            format!("{} = {}  holds", value_text(ctx, *ty, *value), range_text(ctx, *ty, bounds))
+        }
     }
+}
+
+/// `range(1, 5)` or `range(0, 10, 2)`: a range with its bounds' values.
+fn range_text(ctx: &Context<'_>, ty: ir::ValueType, bounds: &[u32]) -> String {
+    let bounds: Vec<String> = bounds.iter().map(|&b| value_text(ctx, ty, b)).collect();
+    format!("range({})", bounds.join(", "))
 }
 
 /// What excluded the matches of the positive atoms of `rule`.
@@ -312,6 +321,15 @@ fn blocked_text(ctx: &Context<'_>, rule: &ir::Rule, blocked: &Blocked) -> String
                 computed_text(ctx, rule, *comparison)
             )
         }
+        Blocked::Generator { ty, value, bounds, .. } => match (value, bounds) {
+            (_, None) => {
+                "a bound of a range has no value (a division by zero, or a text that writes no integer)".into()
+            }
+            (Some(value), Some(bounds)) => {
+                format!("{} is no value of {}", value_text(ctx, *ty, *value), range_text(ctx, *ty, bounds))
+            }
+            (None, Some(bounds)) => format!("no value of {} leads to a derivation", range_text(ctx, *ty, bounds)),
+        },
     }
 }
 

@@ -533,6 +533,23 @@ fn memory_budget_ends_evaluation_with_an_error_alike_on_every_engine_and_thread_
     }
 }
 
+/// A generator gives its values within one round: a rule of two huge ranges stops at the
+/// memory budget as it runs, not after gathering what it derives.
+#[test]
+fn a_runaway_range_stops_at_the_memory_budget() {
+    let tmp = common::temp_dir();
+    let program = common::write_file(
+        &tmp.path().join("ranges.dl"),
+        "P(X,Y) <- X = range(0, 2000000000), Y = range(0, 2000000000)\n?- P(X,Y).\n",
+    );
+    for extra in [&["--threads", "1"][..], &["--threads", "2"], &["--engine", "reference"]] {
+        let out = dlc(&[&["--color", "never", "--max-memory", "16M", &program][..], extra].concat());
+        assert_eq!(out.code, 1, "{extra:?}: {}", out.stderr);
+        assert!(out.stderr.contains("[E0017]") && out.stderr.contains("memory budget of 16.0 MiB"), "{}", out.stderr);
+        assert!(out.stdout.is_empty(), "no partial answers: {}", out.stdout);
+    }
+}
+
 #[test]
 fn output_dir_writes_the_query_answers_as_a_sorted_tab_separated_file() {
     let dir = scratch("output-dir-native");

@@ -28,6 +28,18 @@ fn explain_shows_the_shallow_proof_of_spec_example_1() {
     assert!(out.stdout.contains("demand @m:R^bf(a)  by the query at fixtures/ok/reach.dl:8:4  ?- R(a,Y)."));
 }
 
+/// A range is a leaf of its rule's instance, as a comparison is: the value it gave and
+/// its bounds; a value it never gives is what excludes a match.
+#[test]
+fn explain_shows_a_range_as_a_leaf_with_its_value() {
+    let program = "E(2,9) <-\nR(X,Y) <- E(X,Z), Y = range(X, Z, 3)\n?- R(X,Y).\n";
+    let out = dlc_with_input(&["--explain", "R(2,5)", "-"], program);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("  5 = range(2, 9, 3)  holds"), "{}", out.stdout);
+    let out = dlc_with_input(&["--explain-missing", "R(2,4)", "--no-magic", "-"], program);
+    assert!(out.stdout.contains("4 is no value of range(2, 9, 3)"), "{}", out.stdout);
+}
+
 #[test]
 fn explain_of_a_fact_that_does_not_hold_says_so() {
     let out = dlc(&["--explain", "R(a,u)", REACH]);

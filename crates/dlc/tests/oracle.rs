@@ -1181,7 +1181,7 @@ fn proofs_hold(text: &str, picks: &[(prop::sample::Index, [usize; 3])]) -> Resul
                 prop_assert!(expected[&node.pred].contains(&node.tuple), "{:?} is no fact\n{}", node, text);
                 let Step::Rule { rule: id, body, leaves } = &node.step else { continue };
                 let r = program.rule(*id);
-                prop_assert_eq!(leaves.len(), r.negated.len() + r.comparisons.len(), "{}", text);
+                prop_assert_eq!(leaves.len(), r.negated.len() + r.comparisons.len() + r.generators.len(), "{}", text);
                 prop_assert_eq!(body.len(), r.body.len(), "{}", text);
                 for leaf in leaves {
                     match leaf {
@@ -1194,6 +1194,16 @@ fn proofs_hold(text: &str, picks: &[(prop::sample::Index, [usize; 3])]) -> Resul
                         Leaf::Compared { comparison, left, right, .. } => {
                             let c = &r.comparisons[*comparison];
                             prop_assert!(compare(&program, c, *left, *right), "{:?} fails\n{}", leaf, text);
+                        }
+                        Leaf::Generated { value, bounds, .. } => {
+                            let (from, to, step) =
+                                (bounds[0] as i32, bounds[1] as i32, bounds.get(2).map(|&s| s as i32));
+                            prop_assert!(
+                                range_values(from, to, step).contains(&(*value as i32)),
+                                "{:?} fails\n{}",
+                                leaf,
+                                text
+                            );
                         }
                     }
                 }

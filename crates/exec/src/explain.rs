@@ -93,6 +93,9 @@ pub enum Leaf {
     Absent { negated: usize, pred: PredId, pattern: Vec<Option<u32>> },
     /// Comparison `comparison` of the rule on these values, of type `ty`.
     Compared { comparison: usize, op: CmpOp, ty: ir::ValueType, left: u32, right: u32 },
+    /// Generator `generator` of the rule: `value` is a value of the range with these
+    /// bounds (`from`, `to`, then the step if it has one), of type `ty`.
+    Generated { generator: usize, ty: ir::ValueType, value: u32, bounds: Vec<u32> },
 }
 
 /// Why a fact is not derived: what happens with each rule whose head is its predicate.
@@ -162,6 +165,10 @@ pub enum Blocked {
     Comparison { comparison: usize, op: CmpOp, ty: ir::ValueType, left: u32, right: u32 },
     /// An operand of comparison `comparison` has no value (it divides by zero).
     Undefined { comparison: usize },
+    /// Generator `generator` gives no value that fits (`value`, when its variable has a
+    /// value already; none when no value of the range leads to a derivation) from these
+    /// bounds (none where a bound has no value).
+    Generator { generator: usize, ty: ir::ValueType, value: Option<u32>, bounds: Option<Vec<u32>> },
 }
 
 /// A rule argument with variables numbered per rule.
@@ -184,6 +191,9 @@ struct CompiledRule {
     comparisons: Vec<(CmpOp, ir::ValueType, ir::Expr<Arg>, ir::Expr<Arg>)>,
     /// The negated atoms; a wildcard argument is `None`.
     negated: Vec<(PredId, Vec<Option<Arg>>)>,
+    /// The generators: the variable each binds, its type and its bounds (`from`, `to`,
+    /// then the step if it has one).
+    generators: Vec<(usize, ir::ValueType, Vec<ir::Expr<Arg>>)>,
     /// Variable `i` is `vars[i]`.
     vars: Vec<Symbol>,
 }
@@ -224,6 +234,15 @@ impl CompiledRule {
                 (c.op, c.domain, left, operand(&c.right))
             })
             .collect();
+        let generators = rule
+            .generators
+            .iter()
+            .map(|g| {
+                let var = operand(&ir::Expr::leaf(ir::Term { kind: TermKind::Var(g.var), span: g.span }));
+                let Some(&Arg::Var(var)) = var.as_leaf() else { unreachable!("a variable numbers as one") };
+                (var, g.domain, g.operands().map(&mut operand).collect())
+            })
+            .collect();
         let bindable = rule.bound_vars();
         let negated = rule
             .negated
@@ -234,14 +253,16 @@ impl CompiledRule {
                 (a.pred, args)
             })
             .collect();
-        CompiledRule { id, head, body, comparisons, negated, vars }
+        CompiledRule { id, head, body, comparisons, negated, generators, vars }
     }
 
     /// The leaves of the instance the bindings `vals` of a full body match make, or what
     /// blocks it: assignments bind their variables first (as often as one feeds another),
     /// then every comparison must hold and no negated atom find a fact.
+    /// A generator whose variable has no value yet tries each value of its range in
+    /// turn (the first that leads to a derivation is the instance's).
     fn leaves(&self, vals: &[Binding], db: &Database, values: &ValueStore) -> Result<Vec<Leaf>, Blocked> {
-        if self.comparisons.is_empty() && self.negated.is_empty() {
+        if self.comparisons.is_empty() && self.negated.is_empty() && self.generators.is_empty() {
             return Ok(Vec::new());
         }
         let mut vals = vals.to_vec();
@@ -282,6 +303,33 @@ impl CompiledRule {
                 break;
             }
         }
+        let bounds = |operands: &[ir::Expr<Arg>], vals: &[Binding]| -> Option<Option<Vec<u32>>> {
+            operands
+                .iter()
+                .map(|e| evaluate(e, vals))
+                .collect::<Option<Vec<Option<u32>>>>()
+                .map(|b| b.into_iter().collect())
+        };
+        let range =
+            |ty: ir::ValueType, bounds: &[u32]| ir::RangeValues::new(ty, bounds[0], bounds[1], bounds.get(2).copied());
+        // A generator whose variable nothing bound yet: each of its values in turn.
+        let open = self.generators.iter().enumerate().find_map(|(generator, (var, ty, operands))| {
+            vals[*var].is_none().then(|| bounds(operands, &vals).map(|b| (generator, *var, *ty, b))).flatten()
+        });
+        if let Some((generator, var, ty, bounds)) = open {
+            let Some(bounds) = bounds else {
+                return Err(Blocked::Generator { generator, ty, value: None, bounds: None });
+            };
+            let mut last = Blocked::Generator { generator, ty, value: None, bounds: Some(bounds.clone()) };
+            for value in range(ty, &bounds) {
+                vals[var] = Some(value);
+                match self.leaves(&vals, db, values) {
+                    Ok(leaves) => return Ok(leaves),
+                    Err(why) => last = why,
+                }
+            }
+            return Err(last);
+        }
         let mut leaves = Vec::new();
         for (comparison, (op, domain, left, right)) in self.comparisons.iter().enumerate() {
             let (op, domain) = (*op, *domain);
@@ -302,6 +350,18 @@ impl CompiledRule {
                 return Err(Blocked::Negation { negated, pred: *pred, fact: fact.to_vec() });
             }
             leaves.push(Leaf::Absent { negated, pred: *pred, pattern });
+        }
+        for (generator, (var, ty, operands)) in self.generators.iter().enumerate() {
+            let (value, ty) = (vals[*var], *ty);
+            let Some(Some(bounds)) = bounds(operands, &vals) else {
+                return Err(Blocked::Generator { generator, ty, value, bounds: None });
+            };
+            match value {
+                Some(v) if range(ty, &bounds).any(|r| r == v) => {
+                    leaves.push(Leaf::Generated { generator, ty, value: v, bounds })
+                }
+                _ => return Err(Blocked::Generator { generator, ty, value, bounds: Some(bounds) }),
+            }
         }
         Ok(leaves)
     }

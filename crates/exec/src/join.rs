@@ -4,7 +4,7 @@
 
 use crate::database::Database;
 use crate::relation::{Chain, Index, RowFilter, RowSet, Rows, ValueSet};
-use ir::{CmpOp, PredId, ValueStore, ValueType};
+use ir::{CmpOp, PredId, RangeValues, ValueStore, ValueType};
 use plan::{AtomSource, Computed, Filter, Operand, Output, RulePlan};
 use std::cell::Cell;
 use std::ops::ControlFlow;
@@ -105,7 +105,32 @@ enum PhysFilter {
         key: Vec<(usize, Operand)>,
         probe: Probe,
     },
+    /// Binds `slot` to each value of a range in turn, the filters after it applied to
+    /// each ([`PhysPlan::pass`]); no value where a bound has none.
+    Generate {
+        slot: usize,
+        domain: ValueType,
+        from: Computed,
+        to: Computed,
+        step: Option<Computed>,
+    },
+    InRange(Box<InRange>),
 }
+
+/// A filter testing that `slot` holds a value of a range ([`ir::in_range`]); false
+/// where a bound has no value.
+#[derive(Clone, Debug)]
+struct InRange {
+    slot: usize,
+    domain: ValueType,
+    from: Computed,
+    to: Computed,
+    step: Option<Computed>,
+}
+
+/// The generators of a list of filters that are giving values: each one's position in
+/// the list and its values still to come, the innermost last.
+type Active = Vec<(usize, RangeValues)>;
 
 /// How an anti-join finds the rows that would block it.
 #[derive(Clone, Copy, Debug)]
@@ -175,8 +200,21 @@ impl PhysStep {
                 }
                 PhysFilter::AssignComputed { value, .. } => value.leaves().for_each(&mut operand),
                 PhysFilter::Absent { key, .. } => key.iter().for_each(|(_, o)| operand(o)),
+                PhysFilter::Generate { from, to, step, .. } => {
+                    from.leaves().chain(to.leaves()).chain(step.iter().flat_map(|s| s.leaves())).for_each(&mut operand)
+                }
+                PhysFilter::InRange(test) => {
+                    operand(&Operand::Var(test.slot));
+                    let InRange { from, to, step, .. } = &**test;
+                    from.leaves().chain(to.leaves()).chain(step.iter().flat_map(|s| s.leaves())).for_each(&mut operand)
+                }
             }
         }
+    }
+
+    /// Whether a filter of the step is a generator: a row of it may go on many times.
+    fn generates(&self) -> bool {
+        self.filters.iter().any(|f| matches!(f, PhysFilter::Generate { .. }))
     }
 
     /// An index probe whose rows need no test but their range: no checks, no filters,
@@ -394,7 +432,9 @@ impl PhysPlan {
         for (k, step) in self.steps.iter_mut().enumerate().rev() {
             let mut bound: Vec<usize> = step.binds.iter().chain(&step.scan_binds).map(|&(_, slot)| slot).collect();
             bound.extend(step.filters.iter().filter_map(|f| match f {
-                PhysFilter::Assign { slot, .. } | PhysFilter::AssignComputed { slot, .. } => Some(*slot),
+                PhysFilter::Assign { slot, .. }
+                | PhysFilter::AssignComputed { slot, .. }
+                | PhysFilter::Generate { slot, .. } => Some(*slot),
                 _ => None,
             }));
             step.existential = bound.iter().all(|&slot| !read[slot]);
@@ -626,7 +666,14 @@ impl PhysPlan {
     /// bind their slots on the way).
     #[inline]
     fn holds(&self, filters: &[PhysFilter], views: &[View<'_>], vals: &mut [u32], stats: &mut JoinStats) -> bool {
-        filters.iter().all(|filter| match filter {
+        filters.iter().all(|filter| self.holds_one(filter, views, vals, stats))
+    }
+
+    /// Applies one filter that is no generator: whether it holds (an assignment binds
+    /// its slot on the way).
+    #[inline]
+    fn holds_one(&self, filter: &PhysFilter, views: &[View<'_>], vals: &mut [u32], stats: &mut JoinStats) -> bool {
+        match filter {
             PhysFilter::Compare { op, domain, left, right } => {
                 op.holds_for(operand(*left, vals), operand(*right, vals), *domain, Some(&self.values))
             }
@@ -663,7 +710,100 @@ impl PhysPlan {
                 };
                 !blocked
             }
-        })
+            PhysFilter::Generate { .. } => unreachable!("a generator is run by `pass`"),
+            PhysFilter::InRange(test) => {
+                let value = |e: &Computed| e.eval(&self.values, |&o| operand(o, vals));
+                let step = match &test.step {
+                    Some(step) => value(step).map(Some),
+                    None => Some(None),
+                };
+                match (value(&test.from), value(&test.to), step) {
+                    (Some(from), Some(to), Some(step)) => ir::in_range(test.domain, from, to, step, vals[test.slot]),
+                    _ => false,
+                }
+            }
+        }
+    }
+
+    /// Goes through `filters` from position `start`, or, with `start` none, from the next
+    /// value of the innermost generator in `active`: whether the values bound then pass
+    /// every filter. A generator met on the way joins `active` with its values; calling
+    /// again with `start` none gives the next binding that passes, until there is none.
+    fn pass(
+        &self,
+        filters: &[PhysFilter],
+        mut start: Option<usize>,
+        active: &mut Active,
+        views: &[View<'_>],
+        vals: &mut [u32],
+        stats: &mut JoinStats,
+    ) -> bool {
+        loop {
+            let mut k = match start.take() {
+                Some(k) => k,
+                None => {
+                    let Some((at, values)) = active.last_mut() else { return false };
+                    let Some(value) = values.next() else {
+                        active.pop();
+                        continue;
+                    };
+                    let PhysFilter::Generate { slot, .. } = filters[*at] else { unreachable!("a generator is active") };
+                    vals[slot] = value;
+                    *at + 1
+                }
+            };
+            let passed = loop {
+                let Some(filter) = filters.get(k) else { break true };
+                if let PhysFilter::Generate { domain, from, to, step, .. } = filter {
+                    let value = |e: &Computed| e.eval(&self.values, |&o| operand(o, vals));
+                    let step = match step {
+                        Some(step) => value(step).map(Some),
+                        None => Some(None),
+                    };
+                    if let (Some(from), Some(to), Some(step)) = (value(from), value(to), step) {
+                        active.push((k, RangeValues::new(*domain, from, to, step)));
+                    }
+                    // Its first value, if any, comes as every next one does.
+                    break false;
+                }
+                if !self.holds_one(filter, views, vals, stats) {
+                    break false;
+                }
+                k += 1;
+            };
+            if passed {
+                return true;
+            }
+        }
+    }
+
+    /// After step `depth` bound a row (`fresh`), or from the next value of its active
+    /// generators: the depth of the step to run next (past the membership steps it
+    /// passes), or `None` when the row gives nothing more.
+    fn go_on(
+        &self,
+        depth: usize,
+        fresh: bool,
+        active: &mut Active,
+        views: &[View<'_>],
+        vals: &mut [u32],
+        stats: &mut JoinStats,
+    ) -> Option<usize> {
+        let step = &self.steps[depth];
+        if !step.generates() {
+            return (fresh && self.holds(&step.filters, views, vals, stats))
+                .then(|| self.filters(depth + 1, views, vals, stats))
+                .flatten();
+        }
+        let mut start = fresh.then_some(0);
+        loop {
+            if !self.pass(&step.filters, start.take(), active, views, vals, stats) {
+                return None;
+            }
+            if let Some(next) = self.filters(depth + 1, views, vals, stats) {
+                return Some(next);
+            }
+        }
     }
 
     /// Runs the pipeline with `views[i]` feeding step `i`, calling `emit` with each head
@@ -707,9 +847,29 @@ impl PhysPlan {
             emit(head);
         };
         let Scratch { vals, head, .. } = scratch;
-        if !self.initial.is_empty() && !self.holds(&self.initial, views, vals, stats) {
-            return;
+        // The steps run once per binding of the initial filters: once, or once per
+        // value of their generators.
+        let mut active = Active::new();
+        let mut start = Some(0);
+        while self.pass(&self.initial, start.take(), &mut active, views, vals, stats) {
+            self.run_steps(views, vals, head, stats, stop, &mut leaf);
+            if stop.get() {
+                return;
+            }
         }
+    }
+
+    /// The steps of [`PhysPlan::run_until`] once the initial filters have bound their
+    /// values, `leaf` called with each complete match.
+    fn run_steps(
+        &self,
+        views: &[View<'_>],
+        vals: &mut [u32],
+        head: &mut [u32],
+        stats: &mut JoinStats,
+        stop: &Cell<bool>,
+        leaf: &mut impl FnMut(&[u32], &mut [u32]),
+    ) {
         if self.steps.is_empty() {
             stats.firings += 1;
             leaf(vals, head);
@@ -719,14 +879,15 @@ impl PhysPlan {
         let covered = self.indexes_cover(views);
         // The depth-first search over the steps keeps its own stack of cursors, one per
         // step being read, so a body of any length is no deeper a recursion than one atom.
-        let mut stack: Vec<(usize, Cursor<'_>)> = vec![(0, self.open(0, views, vals))];
-        while let Some((depth, cursor)) = stack.last_mut() {
+        let mut stack: Vec<(usize, Cursor<'_>, Active)> = vec![(0, self.open(0, views, vals), Active::new())];
+        while let Some((depth, cursor, active)) = stack.last_mut() {
             if stop.get() {
                 return;
             }
-            let found = self.advance(*depth, cursor, views, vals, stats);
+            let found = self.advance(*depth, cursor, active, views, vals, stats);
             if found.is_some() && self.steps[*depth].existential {
                 *cursor = Cursor::Done;
+                active.clear();
             }
             match found {
                 Some(next) if next == self.steps.len() => {
@@ -768,7 +929,7 @@ impl PhysPlan {
                 // step before the existential ones.
                 Some(next) if next + 1 == self.steps.len() && self.steps[next].existential => {
                     let mut last = self.open(next, views, vals);
-                    if self.advance(next, &mut last, views, vals, stats).is_some() {
+                    if self.advance(next, &mut last, &mut Active::new(), views, vals, stats).is_some() {
                         stats.firings += 1;
                         leaf(vals, head);
                         self.unwind_existential(&mut stack);
@@ -776,14 +937,15 @@ impl PhysPlan {
                 }
                 Some(next) if next + 1 == self.steps.len() => {
                     let mut last = self.open(next, views, vals);
-                    while self.advance(next, &mut last, views, vals, stats).is_some() {
+                    let mut active = Active::new();
+                    while self.advance(next, &mut last, &mut active, views, vals, stats).is_some() {
                         stats.firings += 1;
                         leaf(vals, head);
                     }
                 }
                 Some(next) => {
                     let cursor = self.open(next, views, vals);
-                    stack.push((next, cursor));
+                    stack.push((next, cursor, Active::new()));
                 }
                 None => {
                     stack.pop();
@@ -803,9 +965,9 @@ impl PhysPlan {
     /// once, which is all the head needs of them, so their cursors are dropped and the
     /// search resumes at the step before.
     #[inline]
-    fn unwind_existential(&self, stack: &mut Vec<(usize, Cursor<'_>)>) {
+    fn unwind_existential(&self, stack: &mut Vec<(usize, Cursor<'_>, Active)>) {
         if self.existential_from < self.steps.len() {
-            while stack.last().is_some_and(|(depth, _)| *depth >= self.existential_from) {
+            while stack.last().is_some_and(|(depth, ..)| *depth >= self.existential_from) {
                 stack.pop();
             }
         }
@@ -815,9 +977,13 @@ impl PhysPlan {
     /// each: the depth of the next other step (or the end), or `None` when one fails.
     #[inline(always)]
     fn filters(&self, mut depth: usize, views: &[View<'_>], vals: &mut [u32], stats: &mut JoinStats) -> Option<usize> {
-        while let Some(PhysStep { lookup: Lookup::Member(key) | Lookup::Locate(key), filters, .. }) =
+        while let Some(step @ PhysStep { lookup: Lookup::Member(key) | Lookup::Locate(key), filters, .. }) =
             self.steps.get(depth)
         {
+            // A test whose row goes on once per value of a generator is a step of its own.
+            if step.generates() {
+                return Some(depth);
+            }
             let view = &views[depth];
             let value = |c: usize| key[c].value(vals);
             let found = match (&self.steps[depth].lookup, view.bits) {
@@ -866,6 +1032,7 @@ impl PhysPlan {
         &self,
         depth: usize,
         cursor: &mut Cursor<'_>,
+        active: &mut Active,
         views: &[View<'_>],
         vals: &mut [u32],
         stats: &mut JoinStats,
@@ -873,6 +1040,12 @@ impl PhysPlan {
         let step = &self.steps[depth];
         let view = views[depth];
         let rel = view.rel;
+        // The row bound last goes on with the next value of its generators first.
+        if !active.is_empty() {
+            if let Some(next) = self.go_on(depth, false, active, views, vals, stats) {
+                return Some(next);
+            }
+        }
         match cursor {
             Cursor::Done => None,
             Cursor::Test => {
@@ -885,6 +1058,9 @@ impl PhysPlan {
                     Lookup::Locate(key) => rel.holds_in(|c: usize| key[c].value(vals), view.lo, view.hi),
                     Lookup::Index(..) | Lookup::Scan => unreachable!("only tests have a test cursor"),
                 };
+                if step.generates() {
+                    return found.then(|| self.go_on(depth, true, active, views, vals, stats)).flatten();
+                }
                 (found && self.holds(&step.filters, views, vals, stats)).then_some(depth + 1)
             }
             Cursor::Chain(chain, skip) => {
@@ -899,6 +1075,13 @@ impl PhysPlan {
                     }
                     if rel.is_alive(r) && passes(step, entry, vals) {
                         bind(step, entry, vals);
+                        if step.generates() {
+                            // A filtered index applies no guards to a generating step.
+                            if let Some(next) = self.go_on(depth, true, active, views, vals, stats) {
+                                return Some(next);
+                            }
+                            continue;
+                        }
                         if !self.holds(&step.filters, views, vals, stats) {
                             continue;
                         }
@@ -927,10 +1110,7 @@ impl PhysPlan {
                     let row = rel.row(r);
                     if rel.is_alive(r) && checks_pass(&step.scan_checks, row, vals) {
                         bind_from(&step.scan_binds, row, vals);
-                        if !self.holds(&step.filters, views, vals, stats) {
-                            continue;
-                        }
-                        if let Some(next) = self.filters(depth + 1, views, vals, stats) {
+                        if let Some(next) = self.go_on(depth, true, active, views, vals, stats) {
                             return Some(next);
                         }
                     }
@@ -945,10 +1125,7 @@ impl PhysPlan {
                         stats.row_tests += 1;
                         if passes(step, rel.row(r), vals) {
                             bind(step, rel.row(r), vals);
-                            if !self.holds(&step.filters, views, vals, stats) {
-                                continue;
-                            }
-                            if let Some(next) = self.filters(depth + 1, views, vals, stats) {
+                            if let Some(next) = self.go_on(depth, true, active, views, vals, stats) {
                                 return Some(next);
                             }
                         }
@@ -975,6 +1152,9 @@ fn makes_texts(filter: &Filter) -> bool {
         Filter::Compare { left, right, .. } => left.makes_texts() || right.makes_texts(),
         Filter::Assign { value, .. } => value.makes_texts(),
         Filter::Absent { .. } => false,
+        Filter::Generate { from, to, step, .. } | Filter::InRange { from, to, step, .. } => {
+            from.makes_texts() || to.makes_texts() || step.as_ref().is_some_and(|s| s.makes_texts())
+        }
     }
 }
 
@@ -996,6 +1176,20 @@ fn compile_filter(
             Some(&value) => PhysFilter::Assign { slot: *slot, value },
             None => PhysFilter::AssignComputed { slot: *slot, value: value.clone() },
         },
+        Filter::Generate { slot, domain, from, to, step, .. } => PhysFilter::Generate {
+            slot: *slot,
+            domain: *domain,
+            from: from.clone(),
+            to: to.clone(),
+            step: step.clone(),
+        },
+        Filter::InRange { slot, domain, from, to, step, .. } => PhysFilter::InRange(Box::new(InRange {
+            slot: *slot,
+            domain: *domain,
+            from: from.clone(),
+            to: to.clone(),
+            step: step.clone(),
+        })),
         Filter::Absent { pred, key, .. } => {
             let cols: Vec<usize> = key.iter().map(|&(c, _)| c).collect();
             let probe = probe(*pred, &cols);

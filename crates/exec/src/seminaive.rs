@@ -426,14 +426,28 @@ pub(crate) fn propagate_with(
                 }
                 if let Some(plan) = &rule.fact_plan {
                     plan.sync_indexes(&mut db.rows);
+                    // Staged as they come, so that a generator of many values is held to
+                    // the head's limits as it runs (a relation that stops growing stops
+                    // the run), not gathered first.
+                    let head = rule.head.index();
                     let views: Vec<View<'_>> = plan.negation_views(&db.rows).collect();
-                    let mut heads = Vec::new();
-                    plan.run(&views, &mut run.scratch, &mut run.stats, &mut |tuple| heads.push(tuple.to_vec()));
-                    for tuple in heads {
-                        match chooser.candidates(rule.head, tuple.len()) {
-                            Some(candidates) => _ = candidates.stage(&db.rows[rule.head.index()], &tuple),
-                            None if chooses => _ = db.stage(rule.head, &tuple),
-                            None => _ = db.insert(rule.head, &tuple),
+                    let stop = std::cell::Cell::new(false);
+                    let (rows, set) = (&db.rows[head], &mut db.sets[head]);
+                    match chooser.candidates(rule.head, rule.head_arity) {
+                        Some(candidates) => {
+                            plan.run(&views, &mut run.scratch, &mut run.stats, &mut |tuple| {
+                                _ = candidates.stage(rows, tuple);
+                            });
+                        }
+                        None => {
+                            plan.run_until(&views, &mut run.scratch, &mut run.stats, &stop, &mut |tuple| {
+                                _ = set.stage(rows, tuple);
+                                stop.set(set.failure.is_some());
+                            });
+                            drop(views);
+                            if !chooses {
+                                db.commit(rule.head);
+                            }
                         }
                     }
                     db.check_pred(rule.head)?;

@@ -26,7 +26,9 @@ impl Blueprint {
     /// binding's (with its computed columns), a blocked key's. At most [`MAX_WIDTH`],
     /// which [`blueprint`] checked.
     pub fn width(&self) -> usize {
-        let computed = |checks: &Checks| checks.row.iter().filter(|c| matches!(c, RowCheck::Compute { .. })).count();
+        let computed = |checks: &Checks| {
+            checks.row.iter().filter(|c| matches!(c, RowCheck::Compute { .. } | RowCheck::Generate { .. })).count()
+        };
         let keys = |checks: &Checks| checks.absent.iter().map(|a| a.key.len().max(a.cols.len())).max().unwrap_or(0);
         let mut width = self.arity.iter().copied().max().unwrap_or(0);
         for rule in self.strata.iter().flat_map(|s| &s.rules) {
@@ -149,6 +151,11 @@ pub(crate) enum RowCheck {
     /// value (a division by zero, `MIN / -1`) is dropped: that rule instance derives
     /// nothing.
     Compute { value: Value },
+    /// Appends each value of `range(from, to[, step])` over `domain` in turn: a flat_map
+    /// of the binding, one binding per value (none where a bound has no value).
+    Generate { domain: ValueType, from: Value, to: Value, step: Option<Value> },
+    /// `value` is a value of `range(from, to[, step])` over `domain` ([`ir::in_range`]).
+    InRange { domain: ValueType, value: Value, from: Value, to: Value, step: Option<Value> },
 }
 
 /// A negated atom: no row of `pred` has the values `key` in the columns `cols` (its
@@ -166,20 +173,71 @@ pub(crate) struct Absent {
 impl RowCheck {
     /// `binding` after `checks`: extended by the computed columns, or `None` when a
     /// comparison fails or a value is undefined. Symbols are ordered by their texts in
-    /// `values`.
+    /// `values`. The checks hold no generator ([`RowCheck::apply_all`]).
     pub fn apply<const N: usize>(checks: &[RowCheck], mut binding: Row<N>, values: &ValueStore) -> Option<Row<N>> {
         for check in checks {
-            match check {
-                RowCheck::Compare { op, domain, left, right } => {
-                    let (a, b) = (evaluate(left, &binding, values)?, evaluate(right, &binding, values)?);
-                    if !op.holds_for(a, b, *domain, Some(values)) {
-                        return None;
-                    }
-                }
-                RowCheck::Compute { value, .. } => binding.push(evaluate(value, &binding, values)?),
-            }
+            binding = check.apply_one(binding, values)?;
         }
         Some(binding)
+    }
+
+    /// [`RowCheck::apply`] of one check that is no generator.
+    fn apply_one<const N: usize>(&self, mut binding: Row<N>, values: &ValueStore) -> Option<Row<N>> {
+        match self {
+            RowCheck::Compare { op, domain, left, right } => {
+                let (a, b) = (evaluate(left, &binding, values)?, evaluate(right, &binding, values)?);
+                op.holds_for(a, b, *domain, Some(values)).then_some(binding)
+            }
+            RowCheck::Compute { value, .. } => {
+                binding.push(evaluate(value, &binding, values)?);
+                Some(binding)
+            }
+            RowCheck::InRange { domain, value, from, to, step } => {
+                let step = match step {
+                    Some(step) => Some(evaluate(step, &binding, values)?),
+                    None => None,
+                };
+                let (from, to) = (evaluate(from, &binding, values)?, evaluate(to, &binding, values)?);
+                ir::in_range(*domain, from, to, step, evaluate(value, &binding, values)?).then_some(binding)
+            }
+            RowCheck::Generate { .. } => unreachable!("generators are applied by `apply_all`"),
+        }
+    }
+
+    /// The bindings `binding` gives after `checks`, which may hold generators: each
+    /// binding a generator reaches goes on once per value of its range.
+    pub fn apply_all<const N: usize>(checks: &[RowCheck], binding: Row<N>, values: &ValueStore) -> Vec<Row<N>> {
+        let mut bindings = vec![binding];
+        for check in checks {
+            bindings = match check {
+                RowCheck::Generate { domain, from, to, step } => bindings
+                    .into_iter()
+                    .flat_map(|b| {
+                        let step = match step {
+                            Some(step) => evaluate(step, &b, values).map(Some),
+                            None => Some(None),
+                        };
+                        let bounds = (evaluate(from, &b, values), evaluate(to, &b, values), step);
+                        let range = match bounds {
+                            (Some(from), Some(to), Some(step)) => Some(ir::RangeValues::new(*domain, from, to, step)),
+                            _ => None,
+                        };
+                        range.into_iter().flatten().map(move |value| {
+                            let mut next = b;
+                            next.push(value);
+                            next
+                        })
+                    })
+                    .collect(),
+                _ => bindings.into_iter().filter_map(|b| check.apply_one(b, values)).collect(),
+            };
+        }
+        bindings
+    }
+
+    /// Whether a check of `checks` is a generator.
+    pub fn generates(checks: &[RowCheck]) -> bool {
+        checks.iter().any(|c| matches!(c, RowCheck::Generate { .. }))
     }
 }
 
@@ -250,6 +308,13 @@ fn reads(filter: &Filter) -> Vec<usize> {
         Filter::Compare { left, right, .. } => left.leaves().chain(right.leaves()).filter_map(var).collect(),
         Filter::Assign { value, .. } => value.leaves().filter_map(var).collect(),
         Filter::Absent { key, .. } => key.iter().filter_map(|(_, o)| var(o)).collect(),
+        Filter::Generate { from, to, step, .. } => {
+            from.leaves().chain(to.leaves()).chain(step.iter().flat_map(|s| s.leaves())).filter_map(var).collect()
+        }
+        Filter::InRange { slot, from, to, step, .. } => {
+            let bounds = from.leaves().chain(to.leaves()).chain(step.iter().flat_map(|s| s.leaves()));
+            bounds.filter_map(var).chain([*slot]).collect()
+        }
     }
 }
 
@@ -367,6 +432,25 @@ fn rule_dataflow(rule: &RulePlan, arity: &[usize], values: &ValueStore) -> Resul
                 }
                 // Resolved above: the assigned variable is read where its value is.
                 Filter::Assign { .. } => {}
+                Filter::InRange { slot, domain, from, to, step, .. } => checks.row.push(RowCheck::InRange {
+                    domain: *domain,
+                    value: ir::Expr::leaf(part(live, *slot)),
+                    from: value(live, from),
+                    to: value(live, to),
+                    step: step.as_ref().map(|s| value(live, s)),
+                }),
+                Filter::Generate { slot, domain, from, to, step, .. } => {
+                    checks.row.push(RowCheck::Generate {
+                        domain: *domain,
+                        from: value(live, from),
+                        to: value(live, to),
+                        step: step.as_ref().map(|s| value(live, s)),
+                    });
+                    live.push(*slot);
+                    if live.len() > MAX_WIDTH {
+                        return Err(too_wide(live.len()));
+                    }
+                }
                 Filter::Absent { pred, key, .. } => checks.absent.push(Absent {
                     pred: pred.index(),
                     cols: key.iter().map(|&(col, _)| col).collect(),

@@ -210,12 +210,33 @@ fn build<const N: usize>(parts: &[ValueSource], binding: &Row<N>) -> Row<N> {
     row
 }
 
-/// `binding` after the comparisons and computed columns `checks`, or `None` where one
-/// fails; a rule without them (most rules) does not touch the dictionary.
-fn checked<const N: usize>(checks: &[RowCheck], binding: Row<N>, values: &ValueStore) -> Option<Row<N>> {
-    match checks.is_empty() {
-        true => Some(binding),
-        false => RowCheck::apply(checks, binding, values),
+/// The bindings `binding` gives after the comparisons, computed columns and generators
+/// `checks`: at most one without a generator; a rule without checks (most rules) does
+/// not touch the dictionary.
+fn checked<const N: usize>(checks: &[RowCheck], binding: Row<N>, values: &ValueStore) -> Checked<N> {
+    if checks.is_empty() {
+        Checked::One(Some(binding))
+    } else if RowCheck::generates(checks) {
+        Checked::Many(RowCheck::apply_all(checks, binding, values).into_iter())
+    } else {
+        Checked::One(RowCheck::apply(checks, binding, values))
+    }
+}
+
+/// The bindings of [`checked`]: one or none, or those of a generator.
+enum Checked<const N: usize> {
+    One(Option<Row<N>>),
+    Many(std::vec::IntoIter<Row<N>>),
+}
+
+impl<const N: usize> Iterator for Checked<N> {
+    type Item = Row<N>;
+
+    fn next(&mut self) -> Option<Row<N>> {
+        match self {
+            Checked::One(binding) => binding.take(),
+            Checked::Many(bindings) => bindings.next(),
+        }
     }
 }
 
@@ -263,7 +284,10 @@ fn render_rule<'s, T: Timestamp + Lattice + Ord, const N: usize>(
     let (consts, repeats, keep) = (scan.consts.clone(), scan.repeats.clone(), scan.keep.clone());
     let binding = relations.get(scan.pred).flat_map(move |row| {
         let selected = consts.iter().all(|&(col, value)| row.values()[col] == value) && repeats_hold(&row, &repeats);
-        selected.then(|| row.select(&keep)).and_then(|b| checked(&row_checks, b, &dictionary))
+        match selected {
+            true => checked(&row_checks, row.select(&keep), &dictionary),
+            false => Checked::One(None),
+        }
     });
     let mut binding = anti_joins(binding, &rule.checks, relations);
     for join in &rule.joins {
@@ -274,7 +298,7 @@ fn render_rule<'s, T: Timestamp + Lattice + Ord, const N: usize>(
         let (row_checks, dictionary) = (join.checks.row.clone(), values.clone());
         let joined = left.join_core(right, move |_key, b: &Row<N>, row: &Row<N>| {
             if !repeats_hold(row, &repeats) {
-                return None;
+                return Checked::One(None);
             }
             let mut next = b.select(&keep_left);
             for &col in &keep_right {

@@ -685,3 +685,32 @@ fn owners_give_every_text_one_id_in_every_process() {
     all.sort_unstable();
     assert_eq!(all, ["", "a", "b", "c", "d", "e", "shared", "ö"]);
 }
+
+/// A range (a generator, `X = range(A, Z)`) is a flat_map of each binding, through
+/// deletes and inserts, in one process and in two.
+#[test]
+fn a_range_agrees_through_deletes_and_inserts() {
+    let text = ".decl E(a:number, b:number)\n.decl G(a:number, x:number)\n.output G\nE(1,4).\nE(10,7).\nE(2,2).\n\
+                G(A,X) :- E(A,Z), X = range(A, Z).\nG(A,X) :- E(A,Z), A < Z, X = range(Z, A * 3, 2).\n";
+    assert!(parse(text).rules.iter().all(|r| r.generators.len() == 1), "{text}");
+    let batches = vec![
+        (vec![("E", vec!["1", "4"])], vec![("E", vec!["0", "3"]), ("E", vec!["5", "-1"])]),
+        (vec![("E", vec!["10", "7"])], vec![]),
+    ];
+    for workers in [1, 2] {
+        agree(text, &batches, workers);
+    }
+    let runs: Vec<_> = local_cluster(2, &[3])
+        .into_iter()
+        .map(|cluster| {
+            let batches = batches.clone();
+            std::thread::spawn(move || {
+                let connection = Connection::open(&cluster, 2).unwrap();
+                agree_as(text, &batches, Options { workers: 2, cluster: Some(connection) })
+            })
+        })
+        .collect();
+    for run in runs {
+        run.join().unwrap();
+    }
+}

@@ -197,8 +197,18 @@ fn write_rule(f: &mut fmt::Formatter<'_>, program: &Program, rule: &Rule, typed:
         write!(f, "{separator}{}", c.op.write(&left.to_string(), &right.to_string()))?;
         separator = ", ";
     }
-    if typed && !rule.comparisons.is_empty() {
-        let types: Vec<&str> = rule.comparisons.iter().map(|c| c.domain.name()).collect();
+    for g in &rule.generators {
+        write!(f, "{separator}{} = range(", program.symbols.text(g.var))?;
+        for (k, operand) in g.operands().enumerate() {
+            let comma = if k == 0 { "" } else { ", " };
+            write!(f, "{comma}{}", crate::DisplayExpr(program, operand))?;
+        }
+        f.write_str(")")?;
+        separator = ", ";
+    }
+    if typed && !(rule.comparisons.is_empty() && rule.generators.is_empty()) {
+        let types = rule.comparisons.iter().map(|c| c.domain).chain(rule.generators.iter().map(|g| g.domain));
+        let types: Vec<&str> = types.map(|t| t.name()).collect();
         write!(f, "  // types: {}", types.join(", "))?;
     }
     Ok(())

@@ -12,6 +12,7 @@ mod display;
 mod expr;
 mod float;
 mod functor;
+mod generator;
 mod graph;
 mod intern;
 mod program;
@@ -29,6 +30,7 @@ pub use display::{
 pub use expr::{BinOp, DisplayExpr, Expr, ExprNode, UnOp, PREFIX_PRECEDENCE};
 pub use float::{float_text, parse_float};
 pub use functor::{Functor, FunctorValue, UserFunction, UserFunctor};
+pub use generator::{in_range, Generator, RangeValues};
 pub use graph::strongly_connected;
 pub use intern::{InternId, Interner, Symbol};
 pub use program::{

@@ -481,7 +481,7 @@ impl Comparison {
     }
 }
 
-/// A rule `head <- body, !negated, comparisons`. The positive atoms bind variables; a
+/// A rule `head <- body, !negated, comparisons, generators`. The positive atoms bind variables; a
 /// negated atom holds when no fact matches it once its bound variables are set (its
 /// other variables are wildcards, as `_` is); a comparison holds or, as an assignment,
 /// binds. Only the positive atoms have an order (the left-prefix SIPS reads it); the
@@ -492,6 +492,9 @@ pub struct Rule {
     pub body: Vec<Atom>,
     pub negated: Vec<Atom>,
     pub comparisons: Vec<Comparison>,
+    /// The generators `X = range(..)`: each binds its variable to every value of its
+    /// range once the variables of its bounds are bound, as an assignment binds one.
+    pub generators: Vec<crate::Generator>,
     pub span: Span,
     pub origin: Origin,
     /// Set on a *reduction*: the rule `r(k.., N) <- N = op v : { b(k.., l.., v) }`, whose
@@ -598,13 +601,22 @@ pub struct Aggregation {
 impl Rule {
     /// A rule of positive atoms only.
     pub fn positive(head: Atom, body: Vec<Atom>, span: Span, origin: Origin) -> Rule {
-        Rule { head, body, negated: Vec::new(), comparisons: Vec::new(), span, origin, aggregate: None }
+        Rule {
+            head,
+            body,
+            negated: Vec::new(),
+            comparisons: Vec::new(),
+            generators: Vec::new(),
+            span,
+            origin,
+            aggregate: None,
+        }
     }
 
     /// Whether the body is positive atoms only (a reduction is not: its head is no
     /// projection of one body row).
     pub fn is_positive(&self) -> bool {
-        self.negated.is_empty() && self.comparisons.is_empty() && self.aggregate.is_none()
+        self.negated.is_empty() && self.comparisons.is_empty() && self.generators.is_empty() && self.aggregate.is_none()
     }
 
     /// Distinct variables of the positive body atoms, in order of first occurrence.
@@ -614,7 +626,7 @@ impl Rule {
     }
 
     /// The variables the body binds: those of positive atoms, then those the
-    /// assignments bind from them (in the order they become bound).
+    /// assignments and generators bind from them (in the order they become bound).
     pub fn bound_vars(&self) -> Vec<Symbol> {
         let mut bound = self.body_vars();
         if let Some(aggregation) = &self.aggregate {
@@ -631,6 +643,12 @@ impl Rule {
                             bound.push(v);
                         }
                     }
+                }
+            }
+            for g in &self.generators {
+                if !seen.contains(&g.var) && g.reads().all(|s| seen.contains(&s)) {
+                    seen.insert(g.var);
+                    bound.push(g.var);
                 }
             }
             if bound.len() == before {

@@ -144,6 +144,14 @@ pub fn validate(program: &Program) -> Vec<IrError> {
                 }
             }
         }
+        for term in rule.generators.iter().flat_map(crate::Generator::leaves) {
+            if let TermKind::Var(v) = term.kind {
+                if !bound.contains(&v) && !reported.contains(&v) {
+                    reported.push(v);
+                    errors.push(IrError::UnboundInComparison { rule: id, var: v, span: term.span });
+                }
+            }
+        }
         let mut reported = Vec::new();
         for term in &rule.head.args {
             if let TermKind::Var(v) = term.kind {

@@ -6,8 +6,8 @@ use crate::names::{declare_answer, declare_demand};
 use crate::subsume::Subsumption;
 use crate::{AdornmentLimit, CallTrace, MagicProgram, RewriteOptions, RuleKind, RuleTrace};
 use ir::{
-    Adornment, Atom, Bf, CmpOp, Comparison, Origin, PredId, PredKind, Program, Query, Rule, RuleId, Span, Symbol, Term,
-    TermKind,
+    Adornment, Atom, Bf, CmpOp, Comparison, Generator, Origin, PredId, PredKind, Program, Query, Rule, RuleId, Span,
+    Symbol, Term, TermKind,
 };
 use rustc_hash::FxHashSet;
 
@@ -284,8 +284,9 @@ impl Rewriter<'_> {
         // inputs it binds (which bind their variable for later calls): each demand rule
         // applies those of its prefix.
         let mut waiting: Vec<&Comparison> = rule.comparisons.iter().collect();
+        let mut generating: Vec<&Generator> = rule.generators.iter().collect();
         let mut applied: Vec<Applied> = Vec::new();
-        bound.settle(&mut waiting, &mut applied);
+        bound.settle(&mut waiting, &mut generating, &mut applied);
 
         // `body` is always the guard followed by the adorned atoms seen so far, so at an
         // IDB call it is exactly the prefix of that call's demand rule.
@@ -307,8 +308,10 @@ impl Rewriter<'_> {
                 // The demand rule reads the positive prefix and the comparisons it binds,
                 // not the negations: leaving those out can only ask for more, never less.
                 let demand_args = restrict(&atom.args, &call_adornment);
+                let (comparisons, generators) = needed(&applied, &demand_args);
                 let demand_rule = Rule {
-                    comparisons: needed(&applied, &demand_args),
+                    comparisons,
+                    generators,
                     head: Atom { pred: call_demand, args: demand_args, span: atom.span },
                     body: body.clone(),
                     negated: Vec::new(),
@@ -346,7 +349,7 @@ impl Rewriter<'_> {
             // Full left-prefix SIPS: after any atom, EDB or IDB, all its variables are
             // bound, and so are those of the assignments they feed.
             bound.add(&atom.args);
-            bound.settle(&mut waiting, &mut applied);
+            bound.settle(&mut waiting, &mut generating, &mut applied);
         }
 
         // Negated atoms keep reading their source relations (see `copy_negated`);
@@ -356,6 +359,7 @@ impl Rewriter<'_> {
             body,
             negated: rule.negated.clone(),
             comparisons: rule.comparisons.clone(),
+            generators: rule.generators.clone(),
             span: rule.span,
             origin: Origin::Main { rule: rule_id },
             aggregate: None,
@@ -383,27 +387,43 @@ fn adorn(args: &[Term], bound: &FxHashSet<Symbol>) -> Adornment {
     )
 }
 
-/// A comparison a prefix binds, and the variable it binds when it is an assignment.
+/// A comparison or a generator a prefix binds the inputs of, and the variable it binds
+/// when it is an assignment or a generator.
 struct Applied {
-    comparison: Comparison,
+    literal: AppliedLiteral,
     binds: Option<Symbol>,
 }
 
-/// The applied comparisons a demand rule with head arguments `head` needs: every filter,
-/// and the assignments whose variable the head or a needed comparison reads (found from
-/// the last backwards, since an assignment only feeds later ones).
-fn needed(applied: &[Applied], head: &[Term]) -> Vec<Comparison> {
+enum AppliedLiteral {
+    Comparison(Comparison),
+    Generator(Generator),
+}
+
+/// The applied comparisons and generators a demand rule with head arguments `head`
+/// needs: every filter, and the assignments and generators whose variable the head or a
+/// needed literal reads (found from the last backwards, since one only feeds later ones).
+fn needed(applied: &[Applied], head: &[Term]) -> (Vec<Comparison>, Vec<Generator>) {
     let mut wanted: FxHashSet<Symbol> = head.iter().filter_map(Term::var).collect();
-    let mut kept: Vec<Comparison> = Vec::new();
+    let mut comparisons: Vec<Comparison> = Vec::new();
+    let mut generators: Vec<Generator> = Vec::new();
     for a in applied.iter().rev() {
         if a.binds.is_some_and(|v| !wanted.contains(&v)) {
             continue;
         }
-        wanted.extend(a.comparison.vars());
-        kept.push(a.comparison.clone());
+        match &a.literal {
+            AppliedLiteral::Comparison(c) => {
+                wanted.extend(c.vars());
+                comparisons.push(c.clone());
+            }
+            AppliedLiteral::Generator(g) => {
+                wanted.extend(g.reads());
+                generators.push(g.clone());
+            }
+        }
     }
-    kept.reverse();
-    kept
+    comparisons.reverse();
+    generators.reverse();
+    (comparisons, generators)
 }
 
 /// The variables bound so far in a rule body, in the order they became bound, and as a
@@ -416,15 +436,16 @@ struct Bound {
 
 impl Bound {
     /// Moves from `waiting` to `applied` every comparison whose variables are bound, and
-    /// every assignment `X = t` whose `t` is, binding `X`; repeats while one binds.
-    fn settle(&mut self, waiting: &mut Vec<&Comparison>, applied: &mut Vec<Applied>) {
+    /// every assignment `X = t` whose `t` is, binding `X`, and from `generating` every
+    /// generator whose bounds are, binding its variable; repeats while one binds.
+    fn settle(&mut self, waiting: &mut Vec<&Comparison>, generating: &mut Vec<&Generator>, applied: &mut Vec<Applied>) {
         loop {
-            let before = waiting.len();
+            let before = waiting.len() + generating.len();
             waiting.retain(|c| {
                 let is_bound = |e: &ir::Expr| e.vars().all(|v| self.set.contains(&v));
                 let (target, value) = match (is_bound(&c.left), is_bound(&c.right)) {
                     (true, true) => {
-                        applied.push(Applied { comparison: (*c).clone(), binds: None });
+                        applied.push(Applied { literal: AppliedLiteral::Comparison((*c).clone()), binds: None });
                         return false;
                     }
                     // Only a lone variable is bound by an assignment.
@@ -442,10 +463,20 @@ impl Bound {
                 if let Some(v) = target {
                     self.add(&[Term { kind: ir::TermKind::Var(v), span: c.span }]);
                 }
-                applied.push(Applied { comparison: (*c).clone(), binds: target });
+                applied.push(Applied { literal: AppliedLiteral::Comparison((*c).clone()), binds: target });
                 false
             });
-            if waiting.len() == before {
+            // A generator binds its variable as an assignment does, and for the same
+            // reason not from arithmetic: its values then lie between values the program holds.
+            generating.retain(|g| {
+                if g.operands().any(ir::Expr::is_arithmetic) || !g.reads().all(|v| self.set.contains(&v)) {
+                    return true;
+                }
+                self.add(&[Term { kind: ir::TermKind::Var(g.var), span: g.span }]);
+                applied.push(Applied { literal: AppliedLiteral::Generator((*g).clone()), binds: Some(g.var) });
+                false
+            });
+            if waiting.len() + generating.len() == before {
                 return;
             }
         }

@@ -438,6 +438,10 @@ fn proof_text(source: &Program, program: &Program, proof: &Proof) -> String {
                 Leaf::Compared { op, ty, left, right, .. } => {
                     format!("{}  holds", op.write(&value(*ty, *left), &value(*ty, *right)))
                 }
+                Leaf::Generated { ty, value: v, bounds, .. } => {
+                    let bounds: Vec<String> = bounds.iter().map(|&b| value(*ty, b)).collect();
+                    format!("{} = range({})  holds", value(*ty, *v), bounds.join(", "))
+                }
             };
             text.push_str(&format!("{indent}  {line}\n"));
         }

@@ -92,6 +92,26 @@ pub(crate) fn filter_text(program: &Program, plan: &RulePlan, filter: &Filter) -
                 domain.name()
             )
         }
+        Filter::Generate { slot, domain, from, to, step, .. } => {
+            let bounds: Vec<String> =
+                [from, to].into_iter().chain(step).map(|e| computed_text(program, plan, e, *domain)).collect();
+            format!(
+                "for {} in range({}) [{}]",
+                program.symbols.text(plan.vars[*slot]),
+                bounds.join(", "),
+                domain.name()
+            )
+        }
+        Filter::InRange { slot, domain, from, to, step, .. } => {
+            let bounds: Vec<String> =
+                [from, to].into_iter().chain(step).map(|e| computed_text(program, plan, e, *domain)).collect();
+            format!(
+                "filter {} in range({}) [{}]",
+                program.symbols.text(plan.vars[*slot]),
+                bounds.join(", "),
+                domain.name()
+            )
+        }
         Filter::Absent { negated, pred, key } => {
             let types = &program.pred(*pred).types;
             let on: Vec<String> = key

@@ -158,9 +158,10 @@ fn filters_json(program: &Program, plan: &RulePlan, filters: &[Filter]) -> Vec<F
         .iter()
         .map(|filter| {
             let op = match filter {
-                Filter::Compare { .. } => "filter",
+                Filter::Compare { .. } | Filter::InRange { .. } => "filter",
                 Filter::Assign { .. } => "let",
                 Filter::Absent { .. } => "anti-join",
+                Filter::Generate { .. } => "range",
             };
             FilterJson { op, text: filter_text(program, plan, filter) }
         })

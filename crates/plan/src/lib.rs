@@ -81,6 +81,28 @@ pub enum Filter {
     /// Negated atom `negated` of the rule: no fact of `pred` has these values in these
     /// columns (an anti-join probe on its bound columns; the others are wildcards).
     Absent { negated: usize, pred: ir::PredId, key: Vec<(usize, Operand)> },
+    /// Generator `generator` of the rule: each row goes on once per value of
+    /// `range(from, to[, step])` ([`ir::RangeValues`]) of type `domain`, with `slot` bound
+    /// to it; none where a bound has no value.
+    Generate {
+        generator: usize,
+        slot: usize,
+        domain: ir::ValueType,
+        from: Computed,
+        to: Computed,
+        step: Option<Computed>,
+    },
+    /// Generator `generator` of the rule whose variable is bound already (by the head a
+    /// guarded plan reads first): the value in `slot` must be a value of the range
+    /// ([`ir::in_range`]).
+    InRange {
+        generator: usize,
+        slot: usize,
+        domain: ir::ValueType,
+        from: Computed,
+        to: Computed,
+        step: Option<Computed>,
+    },
 }
 
 /// A head argument: a variable slot or a constant value.
@@ -356,11 +378,12 @@ pub fn needed_preds(program: &Program, wanted: &[ir::PredId]) -> Vec<bool> {
     needed
 }
 
-/// The comparisons and negated atoms of a rule not placed yet.
+/// The comparisons, negated atoms and generators of a rule not placed yet.
 struct Pending<'r> {
     rule: &'r ir::Rule,
     comparisons: Vec<usize>,
     negated: Vec<usize>,
+    generators: Vec<usize>,
     /// The variables the body can bind; the others of a negated atom are wildcards.
     bindable: FxHashSet<Symbol>,
 }
@@ -373,16 +396,17 @@ impl<'r> Pending<'r> {
             rule,
             comparisons: (0..rule.comparisons.len()).collect(),
             negated: (0..rule.negated.len()).collect(),
+            generators: (0..rule.generators.len()).collect(),
             bindable,
         }
     }
 
     fn is_empty(&self) -> bool {
-        self.comparisons.is_empty() && self.negated.is_empty()
+        self.comparisons.is_empty() && self.negated.is_empty() && self.generators.is_empty()
     }
 
     /// Takes every filter whose variables are bound now, in rule order, repeating while
-    /// an assignment binds a variable another one waits for.
+    /// an assignment or a generator binds a variable another one waits for.
     fn place(&mut self, vars: &mut Vec<Symbol>, slot_of: &mut FxHashMap<Symbol, usize>) -> Vec<Filter> {
         let mut placed = Vec::new();
         if self.is_empty() {
@@ -432,6 +456,30 @@ impl<'r> Pending<'r> {
                     }
                 }
                 placed.push(Filter::Absent { negated: i, pred: atom.pred, key });
+                false
+            });
+            // A generator goes after the tests its bounds allow, so that rows they fail
+            // are not multiplied first.
+            self.generators.retain(|&i| {
+                let g = &self.rule.generators[i];
+                let (Some(from), Some(to)) = (computed(&g.from, slot_of), computed(&g.to, slot_of)) else {
+                    return true;
+                };
+                let step = match &g.step {
+                    Some(step) => match computed(step, slot_of) {
+                        Some(step) => Some(step),
+                        None => return true,
+                    },
+                    None => None,
+                };
+                if let Some(&slot) = slot_of.get(&g.var) {
+                    placed.push(Filter::InRange { generator: i, slot, domain: g.domain, from, to, step });
+                    return false;
+                }
+                let slot = vars.len();
+                slot_of.insert(g.var, slot);
+                vars.push(g.var);
+                placed.push(Filter::Generate { generator: i, slot, domain: g.domain, from, to, step });
                 false
             });
             if placed.len() == before {

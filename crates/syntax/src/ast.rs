@@ -191,8 +191,8 @@ pub enum TermKind {
     /// arguments; `name_span` is its name's.
     Call { functor: ir::Functor, name_span: Span, args: Vec<Term> },
     /// `range(a, b)`, `range(a, b, step)`: Soufflé's generator, a value for each step from
-    /// `a` towards `b`; `name_span` is its name's. `generators.rs` rewrites each into an
-    /// atom of a generated relation before typing, so lowering never sees one.
+    /// `a` towards `b`; `name_span` is its name's. `generators.rs` leaves each only as the
+    /// right side of a literal `R = range(..)` of its rule, which lowering makes a generator.
     Range { name_span: Span, args: Vec<Term> },
     /// Soufflé's `[a, b]` (`branch` none) or `$B(a, b)`, `$B` (a value of branch `B` of
     /// an algebraic data type): a record of the type its place gives it, which the

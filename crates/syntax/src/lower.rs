@@ -28,7 +28,7 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
     if !reports.is_empty() {
         return (None, reports);
     }
-    // And each `range` an atom of a generated relation.
+    // And each `range` a generator literal `R = range(..)` of its rule.
     let (desugared, reports) = crate::generators::desugar(&desugared);
     if !reports.is_empty() {
         return (None, reports);
@@ -601,6 +601,15 @@ fn lower_rule(
                 // The type inference found for the comparison: an ordering of `unsigned`
                 // expressions takes unsigned constants even where no operand is a column.
                 let ty = lowering.comparisons.get(&site).copied().unwrap_or(c.domain);
+                // `R = range(..)`, as `generators.rs` leaves each range.
+                if let (TermKind::Var(name), TermKind::Range { args, .. }) = (&c.left.kind, &c.right.kind) {
+                    let mut operands = args.iter().map(|arg| lower_operand(lowering, ty, arg, &mut fresh));
+                    let (Some(from), Some(to)) = (operands.next(), operands.next()) else { continue };
+                    let step = operands.next();
+                    let var = lowering.program.symbols.intern(name);
+                    lowered.generators.push(ir::Generator { var, from, to, step, domain: ty, span: c.right.span });
+                    continue;
+                }
                 for term in [&c.left, &c.right].into_iter().flat_map(|t| t.subterms()) {
                     if term.kind == TermKind::Anon {
                         reported_anonymous.push(term.span);

@@ -362,6 +362,7 @@ impl Scope<'_> {
             TermKind::Anon => Some(self.solver.node()),
             TermKind::Unary { .. } | TermKind::Binary { .. } => Some(self.expression(term)),
             TermKind::Call { .. } => Some(self.call(term)),
+            TermKind::Range { .. } => Some(self.range(term)),
             // A `count` is a number; the other aggregates have their value's type, which
             // their operator orders or adds, so it is numeric.
             TermKind::Aggregate { value: None, op_span, .. } => {
@@ -413,6 +414,23 @@ impl Scope<'_> {
                 } else {
                     self.constant(node, operand);
                 }
+            }
+        }
+        node
+    }
+
+    /// The node of a range's values (`generators.rs` leaves them as `R = range(..)`): its
+    /// bounds and step have its one numeric type, which it steps in as an operator
+    /// computes (a symbol meeting it is E0030).
+    fn range(&mut self, term: &ast::Term) -> usize {
+        let TermKind::Range { args, .. } = &term.kind else { unreachable!("only ranges") };
+        let node = self.solver.node();
+        let root = self.solver.root(node);
+        self.solver.add(root, Evidence { kind: Kind::Numeric, span: term.span, arithmetic: true });
+        for arg in args {
+            match self.term(arg) {
+                Some(leaf) => self.solver.join(node, leaf, arg.span),
+                None => self.constant(node, arg),
             }
         }
         node
