@@ -1161,6 +1161,18 @@ fn batches() -> impl Strategy<Value = Vec<Batch>> {
     proptest::collection::vec(proptest::collection::vec((any::<bool>(), input_fact()), 1..6), 1..4)
 }
 
+/// The engines, the proofs and maintenance of `text` each agree with the oracle.
+fn everything_agrees(
+    text: &str,
+    picks: &[(prop::sample::Index, [usize; 3])],
+    batches: &[Batch],
+    split: bool,
+) -> Result<(), TestCaseError> {
+    engines_agree(text, picks)?;
+    proofs_hold(text, picks)?;
+    maintenance_agrees(text, picks, batches, split)
+}
+
 /// Every derived fact of the evaluation has a proof, and every step of it holds in the
 /// oracle's model: its fact and its body facts are there, each comparison leaf holds of
 /// its values and no fact matches a negated leaf's pattern; the leaves are as many as
@@ -1422,9 +1434,7 @@ proptest! {
         batches in batches(),
         split in any::<bool>(),
     ) {
-        engines_agree(&text, &picks)?;
-        proofs_hold(&text, &picks)?;
-        maintenance_agrees(&text, &picks, &batches, split)?;
+        everything_agrees(&text, &picks, &batches, split)?;
     }
 }
 
@@ -1463,9 +1473,7 @@ proptest! {
         batches in batches(),
         split in any::<bool>(),
     ) {
-        engines_agree(&text, &picks)?;
-        proofs_hold(&text, &picks)?;
-        maintenance_agrees(&text, &picks, &batches, split)?;
+        everything_agrees(&text, &picks, &batches, split)?;
     }
 }
 
