@@ -1,8 +1,9 @@
 //! The stable `--emit plan` text and JSON of a [`ProgramPlan`]: per rule its text and its
-//! left-deep pipeline as a flat list of steps (scan, select, join, project), then the strata.
+//! left-deep pipeline as a flat list of steps (scan, select, join, project), then the strata
+//! and the dominance rules.
 
 use crate::{AtomSource, Filter, Operand, Output, ProgramPlan, RulePlan, Step};
-use ir::{Atom, DisplayAtom, DisplayPred, DisplayRule, DisplayValue, Program, ValueType};
+use ir::{Atom, DisplayAtom, DisplayDominance, DisplayPred, DisplayRule, DisplayValue, Program, ValueType};
 use std::fmt::{self, Write};
 
 /// Prints a [`ProgramPlan`]; made by [`ProgramPlan::display`].
@@ -45,8 +46,24 @@ impl fmt::Display for DisplayPlan<'_> {
             let rules: Vec<String> = stratum.rules.iter().map(|&id| rule_name(p, id)).collect();
             writeln!(f, "  {i} ({kind}): {}; rules {}", preds.join(", "), rules.join(", "))?;
         }
+        let mut dominances = planned_dominances(self.plan, p).peekable();
+        if dominances.peek().is_some() {
+            writeln!(f, "dominance (after every round of its relation's stratum):")?;
+            for dominance in dominances {
+                writeln!(f, "  {}", DisplayDominance(p, dominance, true))?;
+            }
+        }
         Ok(())
     }
+}
+
+/// The dominance rules of the relations the plan computes (a subsumptive clause, a
+/// recursive `min`/`max`), which the engines apply after each round of their stratum.
+pub(crate) fn planned_dominances<'a>(
+    plan: &'a ProgramPlan,
+    program: &'a Program,
+) -> impl Iterator<Item = &'a ir::Dominance> + 'a {
+    program.dominances.iter().filter(|d| plan.strata.iter().any(|s| s.preds.contains(&d.pred())))
 }
 
 pub(crate) fn step_atom<'a>(program: &'a Program, plan: &RulePlan, step: &Step) -> &'a Atom {

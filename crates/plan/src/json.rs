@@ -1,7 +1,7 @@
 //! The JSON form of a plan (`--emit plan --format json`): serialisable views whose
 //! fields are the schema, built from a plan and its program; the binary serialises them.
 
-use crate::display::{filter_text, reduce_text, rule_name, rule_title, step_atom};
+use crate::display::{filter_text, planned_dominances, reduce_text, rule_name, rule_title, step_atom};
 use crate::{AtomSource, Filter, Output, ProgramPlan, RulePlan, Step};
 use ir::{DisplayAtom, DisplayRule, Program};
 use serde::Serialize;
@@ -11,6 +11,10 @@ use serde::Serialize;
 pub struct PlanJson {
     pub rules: Vec<RuleJson>,
     pub strata: Vec<StratumJson>,
+    /// The dominance rules of the relations computed, as Soufflé writes them; absent when
+    /// there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dominance: Vec<String>,
 }
 
 /// One rule's plan: its steps as a flat list (never nested join nodes, so serialising
@@ -129,7 +133,9 @@ pub(crate) fn to_json(plan: &ProgramPlan, program: &Program) -> PlanJson {
             rules: s.rules.iter().map(|&id| rule_name(program, id)).collect(),
         })
         .collect();
-    PlanJson { rules, strata }
+    let dominance =
+        planned_dominances(plan, program).map(|d| ir::DisplayDominance(program, d, false).to_string()).collect();
+    PlanJson { rules, strata, dominance }
 }
 
 fn step_json(program: &Program, plan: &RulePlan, k: usize, step: &Step) -> StepJson {
