@@ -109,21 +109,14 @@ pub(crate) fn filter_text(program: &Program, plan: &RulePlan, filter: &Filter) -
                 domain.name()
             )
         }
-        Filter::Generate { slot, domain, from, to, step, .. } => {
+        Filter::Generate { slot, domain, from, to, step, .. }
+        | Filter::InRange { slot, domain, from, to, step, .. } => {
+            // A generator gives the values; one whose variable is bound tests it.
+            let keyword = if matches!(filter, Filter::Generate { .. }) { "for" } else { "filter" };
             let bounds: Vec<String> =
                 [from, to].into_iter().chain(step).map(|e| computed_text(program, plan, e, *domain)).collect();
             format!(
-                "for {} in range({}) [{}]",
-                program.symbols.text(plan.vars[*slot]),
-                bounds.join(", "),
-                domain.name()
-            )
-        }
-        Filter::InRange { slot, domain, from, to, step, .. } => {
-            let bounds: Vec<String> =
-                [from, to].into_iter().chain(step).map(|e| computed_text(program, plan, e, *domain)).collect();
-            format!(
-                "filter {} in range({}) [{}]",
+                "{keyword} {} in range({}) [{}]",
                 program.symbols.text(plan.vars[*slot]),
                 bounds.join(", "),
                 domain.name()
