@@ -381,8 +381,9 @@ impl<L> Expr<L> {
     }
 
     /// The type of each node's value in an expression whose value is of type `ty`: an
-    /// operator's operands have its type, a functor's arguments their parameters'.
-    pub fn node_types(&self, ty: ValueType) -> Vec<ValueType> {
+    /// operator's operands have its type, a functor's arguments their parameters', a
+    /// record's its fields' (of `records`).
+    pub fn node_types(&self, ty: ValueType, records: &[crate::RecordType]) -> Vec<ValueType> {
         let mut types = vec![ty; self.nodes.len()];
         // The types the nodes still to be met (from the end) must have: a node's
         // operands come right before it, its last operand first.
@@ -394,6 +395,12 @@ impl<L> Expr<L> {
                 ExprNode::Leaf(_) => {}
                 ExprNode::Unary(_, operand) => expected.push(*operand),
                 ExprNode::Binary(_, operands) => expected.extend([*operands, *operands]),
+                ExprNode::Call(Functor::Record { ty: record, branch, arity }) => {
+                    let declared = records.get(record.0 as usize);
+                    let fields = declared.and_then(|r| r.branches.get(branch.map_or(0, usize::from)));
+                    let field = |i: usize| fields.and_then(|b| b.fields.get(i)).map_or(ValueType::Number, |f| f.ty);
+                    expected.extend((0..usize::from(*arity)).map(field));
+                }
                 ExprNode::Call(functor) => expected.extend((0..functor.arity()).map(|i| functor.argument(i))),
             }
         }
@@ -411,7 +418,7 @@ impl<L> Expr<L> {
         op_text: &dyn Fn(BinOp) -> &'static str,
         records: &[crate::RecordType],
     ) -> fmt::Result {
-        let types = self.node_types(ty);
+        let types = self.node_types(ty, records);
         // Each entry: the text of a subexpression and the precedence of its operator.
         let mut stack: Vec<(String, u8)> = Vec::new();
         for (node, &ty) in self.nodes.iter().zip(&types) {

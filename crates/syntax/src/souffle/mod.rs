@@ -45,6 +45,7 @@ mod lexer;
 mod lower;
 mod parser;
 mod preprocess;
+mod record_inference;
 pub(crate) mod records;
 mod tree;
 mod typing;
@@ -383,7 +384,7 @@ fn front_for_query(
         types,
         unions,
         queries,
-        records,
+        mut records,
         limits,
         functors: declared_functors,
     } = check::declarations(&program, &mut diagnostics);
@@ -413,7 +414,7 @@ fn front_for_query(
     if !diag::has_errors(&diagnostics) {
         relations.retain(|r| !r.inline);
     }
-    let clauses = records::resolve(clauses, &relations, &types, &records, &mut diagnostics);
+    let clauses = records::resolve(clauses, &relations, &types, &mut records, &mut diagnostics);
     let checked = check::uses(clauses, queries, relations, ios, &unexpanded, &mut diagnostics);
     // An inlined relation is not recursive, and Soufflé limits the fixpoint of recursive
     // relations only: its `.limitsize` changes nothing.

@@ -17,6 +17,7 @@
 
 use super::check::Records;
 use super::lower::Clause;
+use super::record_inference;
 use super::Relation;
 use crate::ast::{self, Literal, Term, TermKind};
 use diag::{Code, Diagnostic, Span};
@@ -29,7 +30,7 @@ pub(super) fn resolve(
     clauses: Vec<Clause>,
     relations: &[Relation],
     types: &FxHashMap<String, Vec<String>>,
-    records: &Records,
+    records: &mut Records,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Clause> {
     let writes_records = |c: &Clause| {
@@ -48,7 +49,8 @@ pub(super) fn resolve(
         .iter()
         .map(|r| (r.name.as_str(), r.types.iter().map(|t| super::typing::column_kind(t, types)).collect()))
         .collect();
-    let mut resolver = Resolver { columns, records, fresh: 0, diagnostics: Vec::new() };
+    let mut resolver =
+        Resolver { columns, records, structural: FxHashMap::default(), fresh: 0, diagnostics: Vec::new() };
     let mut kept = Vec::with_capacity(clauses.len());
     for mut clause in clauses {
         if !writes_records(&clause) {
@@ -61,6 +63,9 @@ pub(super) fn resolve(
             kept.push(clause);
         }
     }
+    // A record an inlined relation's clause writes is resolved once per use: one report.
+    let mut reported = FxHashSet::default();
+    resolver.diagnostics.retain(|d| reported.insert((d.code, d.message.clone(), d.primary_span())));
     diagnostics.append(&mut resolver.diagnostics);
     kept
 }
@@ -83,7 +88,9 @@ fn has_record(term: &Term) -> bool {
 struct Resolver<'a> {
     /// Each declared relation's column types.
     columns: FxHashMap<&'a str, Vec<ValueType>>,
-    records: &'a Records,
+    records: &'a mut Records,
+    /// The structural record types made ([`record_inference`]), by name.
+    structural: FxHashMap<String, RecordTypeId>,
     /// The count of fresh variables made, for their names.
     fresh: usize,
     diagnostics: Vec<Diagnostic>,
@@ -122,9 +129,12 @@ impl Resolver<'_> {
     /// The literals of `conjunction` with each record read or made; `heads` are the
     /// clause's heads, whose record columns type the variables they hold.
     fn conjunction(&mut self, conjunction: Vec<Literal>, heads: &[ast::Atom]) -> Vec<Literal> {
+        let conjunction = self.records_opposite_variables(conjunction);
         let mut out = Vec::with_capacity(conjunction.len());
-        // The type of each variable a positive atom's column or a pattern's field gives.
-        let mut var_types: FxHashMap<String, ValueType> = FxHashMap::default();
+        // The type of each variable: the record types the whole conjunction gives, then
+        // each positive atom's column or pattern's field.
+        let mut var_types =
+            record_inference::infer(&conjunction, heads, &self.columns, self.records, &mut self.structural);
         let mut bound: FxHashSet<String> = FxHashSet::default();
         let mut later = Vec::new();
         for literal in conjunction {
@@ -162,19 +172,19 @@ impl Resolver<'_> {
                 other => later.push(other),
             }
         }
-        // A variable no atom types that a head holds in a record column has the column's
-        // type, which a record it is made from then takes (`h(r) :- ..., r = [x, y].`).
-        for head in heads {
-            let columns = self.columns.get(head.pred.text.as_str()).cloned().unwrap_or_default();
-            for (arg, ty) in head.args.iter().zip(columns) {
-                if let (TermKind::Var(v), ValueType::Record(_)) = (&arg.kind, ty) {
-                    var_types.entry(v.clone()).or_insert(ty);
+        // Comparisons, each once what it needs is bound: a record compared with a bound
+        // variable is read from it, any other is made.
+        let mut later: std::collections::VecDeque<Literal> = later.into();
+        while let Some(literal) = next_ready(&mut later, &bound) {
+            if let Literal::Compare(ast::Comparison { op: CmpOp::Eq, left, right, .. }) = &literal {
+                // `s = r` with `r` bound binds `s` (and the other way round).
+                if let (TermKind::Var(l), TermKind::Var(r)) = (&left.kind, &right.kind) {
+                    if bound.contains(l) || bound.contains(r) {
+                        bound.insert(l.clone());
+                        bound.insert(r.clone());
+                    }
                 }
             }
-        }
-        // Comparisons, in order: a record compared with a bound variable is read from
-        // it, any other is made.
-        for literal in later {
             match literal {
                 Literal::Compare(c) if c.op == CmpOp::Eq && (is_record(&c.left) || is_record(&c.right)) => {
                     let (var, pattern) = if is_record(&c.right) { (c.left, c.right) } else { (c.right, c.left) };
@@ -256,6 +266,46 @@ impl Resolver<'_> {
         out
     }
 
+    /// `conjunction` with each comparison of a record `[..]` with no variable split in
+    /// two, through a fresh variable standing for each side (`[a] = [1]` is `r = [a], r
+    /// = [1]`; `[1] != [2]` is `r = [1], s = [2], r != s`), so that every record is
+    /// opposite a variable whose type [`record_inference`] finds.
+    fn records_opposite_variables(&mut self, conjunction: Vec<Literal>) -> Vec<Literal> {
+        let splits = |c: &ast::Comparison| {
+            let plain_record = |t: &Term| matches!(t.kind, TermKind::Record { branch: None, .. });
+            let var = |t: &Term| matches!(t.kind, TermKind::Var(_));
+            (plain_record(&c.left) || plain_record(&c.right)) && !var(&c.left) && !var(&c.right)
+        };
+        if !conjunction.iter().any(|l| matches!(l, Literal::Compare(c) if splits(c))) {
+            return conjunction;
+        }
+        let mut out = Vec::with_capacity(conjunction.len() + 2);
+        for literal in conjunction {
+            match literal {
+                Literal::Compare(c) if splits(&c) => {
+                    let left = self.fresh_var(c.left.span);
+                    // `_ = [1]` holds once the record is made: `_` is no value to compare.
+                    if !matches!(c.left.kind, TermKind::Anon) {
+                        out.push(Literal::Compare(ast::Comparison::new(left.clone(), CmpOp::Eq, c.left)));
+                    }
+                    let right = match c.op {
+                        CmpOp::Eq => left,
+                        _ => {
+                            let right = self.fresh_var(c.right.span);
+                            out.push(Literal::Compare(ast::Comparison::new(left.clone(), c.op, right.clone())));
+                            right
+                        }
+                    };
+                    if !matches!(c.right.kind, TermKind::Anon) {
+                        out.push(Literal::Compare(ast::Comparison::new(right, CmpOp::Eq, c.right)));
+                    }
+                }
+                other => out.push(other),
+            }
+        }
+        out
+    }
+
     /// The type of a comparison operand that is a variable of known type.
     fn operand_type(&self, term: &Term, var_types: &FxHashMap<String, ValueType>) -> Option<ValueType> {
         match &term.kind {
@@ -277,7 +327,7 @@ impl Resolver<'_> {
 
     /// [`shape`] with the program's record types; its report is kept.
     fn shape(&mut self, term: &Term, ty: Option<ValueType>) -> Option<(RecordTypeId, Option<u16>, Vec<ValueType>)> {
-        let records = self.records;
+        let records = &*self.records;
         let branch_named = |name: &str| records.branches.get(name).copied();
         shape(&records.types, &branch_named, term, ty).map_err(|report| self.diagnostics.push(report)).ok()
     }
@@ -598,6 +648,27 @@ pub(crate) fn read_record<R: RecordReader>(
         (true, Some(value)) => Ok(value),
         _ => Err(errors),
     }
+}
+
+/// The first of `literals` whose records can be resolved with the variables `bound`
+/// binds (a record compared with a variable is read once the variable is bound, made
+/// once its own variables are), or the first of all when none can; taken out.
+fn next_ready(literals: &mut std::collections::VecDeque<Literal>, bound: &FxHashSet<String>) -> Option<Literal> {
+    let ready = |literal: &Literal| match literal {
+        Literal::Compare(c) if c.op == CmpOp::Eq && (is_record(&c.left) || is_record(&c.right)) => {
+            let (var, record) = if is_record(&c.right) { (&c.left, &c.right) } else { (&c.right, &c.left) };
+            let var_bound = matches!(&var.kind, TermKind::Var(v) if bound.contains(v));
+            var_bound
+                || record.subterms().all(|t| match &t.kind {
+                    TermKind::Var(v) => bound.contains(v),
+                    TermKind::Anon => false,
+                    _ => true,
+                })
+        }
+        _ => true,
+    };
+    let at = literals.iter().position(ready).unwrap_or(0);
+    literals.remove(at)
 }
 
 /// Whether `term` is a record or a branch (not `nil`, which is compared as a value).

@@ -1570,6 +1570,19 @@ fn a_record_takes_the_type_of_the_head_column_its_variable_fills() {
     let s = ok(&format!("{decls}h(r) :- e(x, y), r = [x, y].\n"));
     let made = s.program.rules[0].comparisons.iter().flat_map(|c| c.right.nodes.iter());
     assert!(made.into_iter().any(|n| matches!(n, ir::ExprNode::Call(ir::Functor::Record { .. }))));
-    let found = errors(&format!("{decls}.decl g(x: number)\ng(x) :- e(x, y), r = [x, y].\n"));
-    assert_eq!((found[0].0, found[0].1.as_str()), ("E0045", "[x, y]"));
+    // With no column to give it a type, the record has its fields' own (Soufflé's too).
+    ok(&format!("{decls}.decl g(x: number)\ng(x) :- e(x, y), r = [x, y].\n"));
+    let found = errors(&format!("{decls}.decl g(x: number)\ng(x) :- e(x, y), r = nil.\n"));
+    assert_eq!((found[0].0, found[0].1.as_str()), ("E0045", "nil"));
+}
+
+#[test]
+fn records_no_declaration_types_compare_by_their_fields() {
+    let s = ok(".decl g(x: number)\ng(1) :- [1, \"a\"] = [1, \"a\"].\ng(2) :- [a, b] = [5, 6], [b] = [6], a < b.\n");
+    let structural: Vec<String> = s.program.consts.record_types().iter().map(|t| t.name.clone()).collect();
+    assert_eq!(structural, ["[number, symbol]", "[number, number]", "[number]"]);
+    // A record compared with no variable is made once and read once.
+    let made = s.program.rules[0].comparisons.iter().flat_map(|c| c.left.nodes.iter().chain(&c.right.nodes));
+    let records = made.filter(|n| matches!(n, ir::ExprNode::Call(ir::Functor::Record { .. }))).count();
+    assert_eq!(records, 1);
 }
