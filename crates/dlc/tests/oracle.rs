@@ -388,7 +388,7 @@ fn functor(f: &ir::Functor, args: &[u32], values: &ir::ValueStore) -> Option<u32
             let end = if len < 0 { s.len() } else { (from as usize + len as usize).min(s.len()) };
             make(String::from_utf8_lossy(&s.as_bytes()[from as usize..end]).into_owned())
         }
-        ir::Functor::Ord => args[0],
+        ir::Functor::Ord(_) => args[0],
         ir::Functor::ToNumber(ir::ValueType::Symbol) => i32::try_from(digits(&text(args[0]))?).ok()? as u32,
         ir::Functor::ToUnsigned(ir::ValueType::Symbol) => u32::try_from(digits(&text(args[0]))?).ok()?,
         ir::Functor::ToNumber(ir::ValueType::Float) => {

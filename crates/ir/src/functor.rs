@@ -24,9 +24,10 @@ pub enum Functor {
     /// `substr(s, i, n)`: the bytes `i..i+n` of a text (to its end when `n` is negative
     /// or reaches past it); the empty text when `i` is outside `0..=strlen(s)`.
     Substr,
-    /// `ord(s)`: the symbol's id in the value store, which orders symbols by when the
-    /// store first met them.
-    Ord,
+    /// `ord(x)` of a value of the type it holds: the value's 32 bits as a number, as
+    /// Soufflé 2.5 has it: a symbol's or a record's id in the value store (which numbers
+    /// symbols by when it first met them), a number itself, a float's bits.
+    Ord(ValueType),
     /// `to_number(x)`: the integer a text writes, or another numeric value's bits.
     ToNumber(ValueType),
     /// `to_unsigned(x)`: likewise, as an `unsigned`.
@@ -64,7 +65,7 @@ impl Functor {
             "cat" => Functor::Cat(u8::try_from(arity).ok()?),
             "strlen" => Functor::Strlen,
             "substr" => Functor::Substr,
-            "ord" => Functor::Ord,
+            "ord" => Functor::Ord(ValueType::Symbol),
             "to_number" => Functor::ToNumber(ValueType::Symbol),
             "to_unsigned" => Functor::ToUnsigned(ValueType::Symbol),
             "to_float" => Functor::ToFloat(ValueType::Symbol),
@@ -89,7 +90,7 @@ impl Functor {
             Functor::Cat(_) => "cat",
             Functor::Strlen => "strlen",
             Functor::Substr => "substr",
-            Functor::Ord => "ord",
+            Functor::Ord(_) => "ord",
             Functor::ToNumber(_) => "to_number",
             Functor::ToUnsigned(_) => "to_unsigned",
             Functor::ToFloat(_) => "to_float",
@@ -166,10 +167,11 @@ impl Functor {
         match self {
             Functor::Record { .. } | Functor::Nil(_) => None,
             Functor::Field { ty, .. } => Some(ValueType::Record(*ty)),
-            Functor::Cat(_) | Functor::Strlen | Functor::Ord => Some(ValueType::Symbol),
+            Functor::Cat(_) | Functor::Strlen => Some(ValueType::Symbol),
             Functor::Substr if i == 0 => Some(ValueType::Symbol),
             Functor::Substr => Some(ValueType::Number),
-            Functor::ToNumber(_)
+            Functor::Ord(_)
+            | Functor::ToNumber(_)
             | Functor::ToUnsigned(_)
             | Functor::ToFloat(_)
             | Functor::ToString(_)
@@ -178,10 +180,11 @@ impl Functor {
         }
     }
 
-    /// The type of argument `i`, a conversion's as the front end resolved it.
+    /// The type of argument `i`, a conversion's or `ord`'s as the front end resolved it.
     pub fn argument(&self, i: usize) -> ValueType {
         match self {
-            Functor::ToNumber(ty)
+            Functor::Ord(ty)
+            | Functor::ToNumber(ty)
             | Functor::ToUnsigned(ty)
             | Functor::ToFloat(ty)
             | Functor::ToString(ty)
@@ -194,7 +197,7 @@ impl Functor {
     pub fn result(&self) -> ValueType {
         match self {
             Functor::Cat(_) | Functor::Substr | Functor::ToString(_) => ValueType::Symbol,
-            Functor::Strlen | Functor::Ord | Functor::ToNumber(_) => ValueType::Number,
+            Functor::Strlen | Functor::Ord(_) | Functor::ToNumber(_) => ValueType::Number,
             Functor::ToUnsigned(_) => ValueType::Unsigned,
             Functor::ToFloat(_) => ValueType::Float,
             Functor::Cast(_, to) => *to,
@@ -204,13 +207,14 @@ impl Functor {
         }
     }
 
-    /// The conversion from an argument of type `ty` (other functors are unchanged).
+    /// The conversion (or `ord`) of an argument of type `ty` (other functors are unchanged).
     pub fn with_argument(&self, ty: ValueType) -> Functor {
         match self {
             Functor::ToNumber(_) => Functor::ToNumber(ty),
             Functor::ToUnsigned(_) => Functor::ToUnsigned(ty),
             Functor::ToFloat(_) => Functor::ToFloat(ty),
             Functor::ToString(_) => Functor::ToString(ty),
+            Functor::Ord(_) => Functor::Ord(ty),
             Functor::Cast(_, to) => Functor::Cast(ty, *to),
             other => other.clone(),
         }
@@ -245,7 +249,7 @@ impl Functor {
         match self {
             Functor::Cat(_) | Functor::Strlen | Functor::Substr => true,
             Functor::ToNumber(ty) | Functor::ToUnsigned(ty) | Functor::ToFloat(ty) => *ty == ValueType::Symbol,
-            Functor::Ord
+            Functor::Ord(_)
             | Functor::ToString(_)
             | Functor::Cast(..)
             | Functor::Record { .. }
@@ -275,7 +279,7 @@ impl Functor {
                 let text = substring(&values.text(symbol(0)), args[1] as i32, args[2] as i32);
                 values.intern(&text).0
             }
-            Functor::Ord => args[0],
+            Functor::Ord(_) => args[0],
             Functor::ToNumber(ValueType::Symbol) => {
                 i32::try_from(leading_integer(&values.text(symbol(0)))?).ok()? as u32
             }
@@ -507,7 +511,7 @@ mod tests {
             let got = Functor::Substr.apply(&[hello, from as u32, len as u32], &values).unwrap();
             assert_eq!(text(&values, got), expected, "substr(\"hello\", {from}, {len})");
         }
-        assert_eq!(Functor::Ord.apply(&[dash], &values), Some(dash));
+        assert_eq!(Functor::Ord(ValueType::Symbol).apply(&[dash], &values), Some(dash));
     }
 
     #[test]
