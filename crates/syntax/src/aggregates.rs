@@ -33,13 +33,19 @@ pub(crate) fn check(file: &ast::File) -> Vec<Diagnostic> {
 }
 
 /// The atoms a rule reads, each with whether it is in an aggregate's body: the body's
-/// atoms and those of every aggregate in the rule (bodies do not nest).
+/// atoms and those of every aggregate in the rule, nested ones too.
 pub(crate) fn read_atoms(rule: &ast::Rule) -> Vec<(&ast::Atom, bool)> {
     let mut out: Vec<(&ast::Atom, bool)> =
         rule.body.iter().filter_map(Literal::atom).map(|atom| (atom, false)).collect();
-    for term in rule.terms().flat_map(Term::subterms) {
-        if let TermKind::Aggregate { body, .. } = &term.kind {
-            out.extend(body.iter().filter_map(Literal::atom).map(|atom| (atom, true)));
+    // Aggregates nest as deep as the source writes them: a stack, not recursion.
+    let mut terms: Vec<&Term> = rule.terms().collect();
+    while let Some(root) = terms.pop() {
+        for term in root.subterms() {
+            if let TermKind::Aggregate { value, body, .. } = &term.kind {
+                out.extend(body.iter().filter_map(Literal::atom).map(|atom| (atom, true)));
+                terms.extend(value.iter().map(|v| &**v));
+                terms.extend(body.iter().flat_map(Literal::terms));
+            }
         }
     }
     out
@@ -146,7 +152,7 @@ struct Aggregate<'a> {
     vars: Vec<&'a str>,
 }
 
-fn check_rule(rule: &ast::Rule, diagnostics: &mut Vec<Diagnostic>) {
+pub(crate) fn check_rule(rule: &ast::Rule, diagnostics: &mut Vec<Diagnostic>) {
     if !crate::reductions::rule_has_aggregate(rule) {
         return;
     }
@@ -284,20 +290,18 @@ fn describe(term: &Term) -> Aggregate<'_> {
     Aggregate { term, vars }
 }
 
-/// The report of an aggregate that holds another or has a witness.
+/// The report of an aggregate whose value is another aggregate or that has a witness.
+/// An aggregate in the body is checked where the rewrite makes that body a rule
+/// (`reductions.rs`).
 fn fault(aggregate: &Aggregate<'_>, bound: &BTreeSet<&str>, used_outside: &BTreeSet<&str>) -> Option<Diagnostic> {
     let span = aggregate.term.span;
-    // The value or (in the dlc dialect, whose grammar reads one level of nesting so that
-    // it is reported here) the body may hold another aggregate.
-    let nested = inner_terms(aggregate.term)
-        .into_iter()
-        .flat_map(Term::subterms)
-        .find(|t| matches!(t.kind, TermKind::Aggregate { .. }));
-    if let Some(inner) = nested {
+    let TermKind::Aggregate { value, .. } = &aggregate.term.kind else { unreachable!("an aggregate term") };
+    let in_value = value.iter().flat_map(|v| v.subterms()).find(|t| matches!(t.kind, TermKind::Aggregate { .. }));
+    if let Some(inner) = in_value {
         return Some(
-            Diagnostic::error(Code::UNSUPPORTED_SOUFFLE, "an aggregate inside an aggregate is not supported")
-                .with_primary(inner.span, "an aggregate inside an aggregate here")
-                .with_help("aggregate in a rule of its own and read its result here"),
+            Diagnostic::error(Code::UNSUPPORTED_SOUFFLE, "an aggregate as the value of an aggregate is not supported")
+                .with_primary(inner.span, "an aggregate inside the aggregated value here")
+                .with_help("assign it to a variable in the aggregate's body and aggregate the variable"),
         );
     }
     // The variables of the aggregated value are the aggregate's own, as in Soufflé 2.5:

@@ -147,9 +147,9 @@ where
 }
 
 /// An expression outside every aggregate, which may hold aggregates: their bodies are
-/// `{ literal, ... }` or one atom. A body may hold aggregates once more, so that the
-/// aggregate checks report a nested aggregate (E0018) as they do in Soufflé's dialect;
-/// deeper than that is a syntax error, so the grammar does not recurse on the input.
+/// `{ literal, ... }` or one atom. A body may hold aggregates once more (a nested
+/// aggregate); deeper than that is a syntax error, so the grammar does not recurse on
+/// the input.
 fn outer_expression<'t, 's: 't, I>(file: FileId) -> impl Parser<'t, I, Term, Extra<'t, 's>> + Clone
 where
     I: ValueInput<'t, Token = Token<'s>, Span = SimpleSpan>,
@@ -158,7 +158,10 @@ where
         // The error spans the `:` that starts the inner body (an empty span has no place).
         let before = inp.cursor();
         inp.next();
-        Err(Rich::custom(inp.span_since(&before), "an aggregate inside an aggregate is not supported"))
+        Err(Rich::custom(
+            inp.span_since(&before),
+            "an aggregate inside an aggregate inside an aggregate is not supported",
+        ))
     });
     // Boxed, so that the nested grammar's type (and the compiled code's size) does not
     // multiply with each level.

@@ -143,13 +143,24 @@ pub(crate) fn desugar(file: &ast::File) -> (Cow<'_, ast::File>, Vec<Sentinel>, V
     for (k, statement) in file.statements.iter().enumerate() {
         match statement {
             Statement::Rule(rule) if rule_has_aggregate(rule) => {
+                let mut nested = Vec::new();
                 let mut rewrite = Rewrite {
                     names: &mut names,
                     out: &mut out.statements,
                     sentinels: &mut sentinels,
                     diagnostics: &mut diagnostics,
+                    nested: &mut nested,
                 };
                 rewrite_rule(rule, recursive.contains(&k), &mut rewrite);
+                // A nested aggregate's rows rule is checked and rewritten as a rule of
+                // the program, in the stratum of the rule it came from.
+                while let Some(rows) = rewrite.nested.pop() {
+                    let before = rewrite.diagnostics.len();
+                    crate::aggregates::check_rule(&rows, rewrite.diagnostics);
+                    if rewrite.diagnostics.len() == before {
+                        rewrite_rule(&rows, recursive.contains(&k), &mut rewrite);
+                    }
+                }
             }
             other => out.statements.push(other.clone()),
         }
@@ -197,6 +208,8 @@ struct Rewrite<'a> {
     out: &'a mut Vec<Statement>,
     sentinels: &'a mut Vec<Sentinel>,
     diagnostics: &'a mut Vec<Diagnostic>,
+    /// The rows rules whose bodies hold aggregates, still to rewrite.
+    nested: &'a mut Vec<ast::Rule>,
 }
 
 /// The atoms of the aggregates' bodies in `terms`, at any depth.
@@ -220,6 +233,30 @@ pub(crate) fn term_vars<'a>(terms: impl IntoIterator<Item = &'a Term>, out: &mut
         if let TermKind::Var(v) = &term.kind {
             if !out.contains(v) {
                 out.push(v.clone());
+            }
+        }
+    }
+}
+
+/// The variables of the aggregates nested in the body of `aggregate`, at any depth, but
+/// for those of their aggregated values (each aggregate's own): the variables a nested
+/// aggregate shares with the rule make group keys of the aggregate around it too.
+fn nested_vars(aggregate: &Term, out: &mut Vec<String>) {
+    let TermKind::Aggregate { body, .. } = &aggregate.kind else { unreachable!("an aggregate term") };
+    let mut pending: Vec<&Term> =
+        body.iter().flat_map(Literal::terms).filter(|t| t.subterms().any(is_aggregate)).collect();
+    while let Some(root) = pending.pop() {
+        for term in root.subterms() {
+            if let TermKind::Aggregate { body, .. } = &term.kind {
+                let own: BTreeSet<&str> = crate::aggregates::target_vars(term);
+                let mut vars = Vec::new();
+                term_vars(body.iter().flat_map(Literal::terms), &mut vars);
+                for v in vars {
+                    if !own.contains(v.as_str()) && !out.contains(&v) {
+                        out.push(v);
+                    }
+                }
+                pending.extend(body.iter().flat_map(Literal::terms));
             }
         }
     }
@@ -333,7 +370,7 @@ pub(crate) fn outer_bound(rule: &ast::Rule) -> (BTreeSet<String>, Vec<Literal>) 
 /// Rewrites the aggregates of `source`, a rule recursive through its other literals when
 /// `recursive` says so.
 fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) {
-    let Rewrite { names, out, sentinels, diagnostics } = rewrite;
+    let Rewrite { names, out, sentinels, diagnostics, nested } = rewrite;
     let (bound_outside, outer_literals) = outer_bound(source);
     let mut rule = source.clone();
     // Variables used outside the aggregates: an aggregate's variable among them is a
@@ -346,6 +383,7 @@ fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) 
             let mut inner = Vec::new();
             term_vars(value.iter().map(|v| &**v), &mut inner);
             term_vars(body.iter().flat_map(Literal::terms), &mut inner);
+            nested_vars(term, &mut inner);
             used.extend(inner);
         }
     }
@@ -366,6 +404,7 @@ fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) 
         let mut vars = Vec::new();
         term_vars(value.iter().map(|v| &**v), &mut vars);
         term_vars(body.iter().flat_map(Literal::terms), &mut vars);
+        nested_vars(term, &mut vars);
         vars.into_iter().filter(|v| is_key(term, v)).collect()
     };
     let mut pending = take_aggregates(&mut rule, &mut used);
@@ -465,7 +504,13 @@ fn rewrite_rule(source: &ast::Rule, recursive: bool, rewrite: &mut Rewrite<'_>) 
         if let (true, Some(keys_name)) = (unbound_key, &keys_name) {
             row_body.insert(0, Literal::Atom(atom(keys_name, key_terms(), span)));
         }
-        out.push(new_rule(atom(&rows, row_args, span), row_body, span));
+        // An aggregate in the body makes the rows rule one with an aggregate of its own,
+        // rewritten in turn.
+        let has_nested = row_body.iter().flat_map(Literal::terms).flat_map(Term::subterms).any(is_aggregate);
+        match has_nested {
+            true => nested.push(ast::Rule { head: atom(&rows, row_args, span), body: row_body, span }),
+            false => out.push(new_rule(atom(&rows, row_args, span), row_body, span)),
+        }
         if let (true, Some(keys_name)) = (sentinel, &keys_name) {
             sentinels.push(Sentinel {
                 rows: rows.clone(),

@@ -22,6 +22,9 @@ use diag::{Code, Diagnostic, Span};
 
 /// Soufflé's built-in functors that dlc does not compute (the others are
 /// [`ir::Functor`]s).
+/// The deepest aggregates nest in one another.
+const MAX_AGGREGATE_NESTING: usize = 8;
+
 const SOUFFLE_FUNCTORS: &[&str] = &["itof", "utof", "ftoi", "ftou", "autoinc"];
 
 /// W0007 for an IO parameter Soufflé 2.5 does not know (a misspelling such as
@@ -86,9 +89,9 @@ struct Parser<'a> {
     diagnostics: Vec<Diagnostic>,
     /// The items read, the unsupported constructs among them where they were met.
     items: Vec<Item>,
-    /// Whether an aggregate's body is being read (an aggregate inside one is E0018, so
-    /// bodies never nest and no pass recurses on their depth).
-    in_aggregate: bool,
+    /// How many aggregate bodies enclose the one being read: at most
+    /// [`MAX_AGGREGATE_NESTING`], so that no pass recurses deeper on nested bodies.
+    aggregate_depth: usize,
     /// How many component bodies enclose the current token (a `}` at their level ends
     /// the statement being skipped after an error).
     component_depth: usize,
@@ -108,7 +111,7 @@ impl<'a> Parser<'a> {
             eof,
             diagnostics: Vec::new(),
             items: Vec::new(),
-            in_aggregate: false,
+            aggregate_depth: 0,
             component_depth: 0,
             statement_start: 0,
             record_depth: 0,
@@ -1343,20 +1346,21 @@ impl crate::expr::ExprSource for Parser<'_> {
 
     fn aggregate_body(&mut self) -> Result<(Vec<ast::Literal>, Span), Reported> {
         let colon = self.expect(Kind::Colon, "`:` before the aggregate's body")?;
-        if self.in_aggregate {
-            return Err(self.unsupported(colon.span, "an aggregate inside an aggregate"));
+        if self.aggregate_depth >= MAX_AGGREGATE_NESTING {
+            let message = format!("aggregates nested deeper than {MAX_AGGREGATE_NESTING} levels");
+            return Err(self.unsupported(colon.span, message));
         }
         let Some(open) = self.eat(Kind::LBrace) else {
-            self.in_aggregate = true;
+            self.aggregate_depth += 1;
             let atom = self.atom();
-            self.in_aggregate = false;
+            self.aggregate_depth -= 1;
             let atom = atom?;
             let end = atom.span;
             return Ok((vec![ast::Literal::Atom(atom)], end));
         };
-        self.in_aggregate = true;
+        self.aggregate_depth += 1;
         let body = self.disjunction(0);
-        self.in_aggregate = false;
+        self.aggregate_depth -= 1;
         let (body, shape) = body?;
         let close = self.expect(Kind::RBrace, "`,` or `}`")?;
         if shape.len() != 1 {

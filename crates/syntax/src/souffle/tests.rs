@@ -131,9 +131,9 @@ fn unsupported_constructs_are_named_at_their_span() {
     let decls = ".decl e(x:number, y:number)\n.decl r(x:number)\n";
     let cases: &[(&str, &str, &str)] = &[
         (
-            "r(c) :- c = count : { e(_, y), y = count : e(_, _) }.",
-            ":",
-            "an aggregate inside an aggregate is not supported",
+            "r(c) :- c = sum (count : e(_, _)) : e(_, _).",
+            "count : e(_, _)",
+            "an aggregate as the value of an aggregate is not supported",
         ),
         (
             "r(c) :- c = count : { e(_, _) ; e(_, _) }.",
@@ -1585,4 +1585,19 @@ fn records_no_declaration_types_compare_by_their_fields() {
     let made = s.program.rules[0].comparisons.iter().flat_map(|c| c.left.nodes.iter().chain(&c.right.nodes));
     let records = made.filter(|n| matches!(n, ir::ExprNode::Call(ir::Functor::Record { .. }))).count();
     assert_eq!(records, 1);
+}
+
+#[test]
+fn aggregates_nest_up_to_a_limit() {
+    let decls = ".decl e(x: number, y: number)\n.decl r(x: number)\n";
+    let nested = |depth: usize| {
+        let mut body = "e(_, _)".to_string();
+        for level in (0..depth).rev() {
+            body = format!("{{ e(x{level}, _), x{level} = count : {body} }}");
+        }
+        format!("{decls}r(c) :- c = count : {body}.\n")
+    };
+    ok(&nested(7));
+    let found = errors(&nested(8));
+    assert_eq!((found[0].0, found[0].1.as_str()), ("E0018", ":"));
 }
