@@ -164,13 +164,22 @@ pub struct CalledFunctor {
     pub called: Span,
 }
 
-/// Whether `src` is a Soufflé program: some line starts with `.decl`, `.comp` or `.init`,
-/// or with `#include` (the dlc dialect has no `#` lines; a program may keep every `.decl`
-/// in an included file, or in components).
+/// Whether `src` is a Soufflé program: some line starts with a directive (`.decl`,
+/// `.type`, `.comp`, `.init`, `.output`, ...: a `.` and a letter) or with `#include` (the
+/// dlc dialect has no `.` or `#` lines; a program may keep every `.decl` in an included
+/// file, or in components), or nothing but comments is written (Soufflé runs an empty
+/// program, where the dlc dialect asks for a query).
 pub fn looks_like_souffle(src: &str) -> bool {
-    src.lines()
-        .map(str::trim_start)
-        .any(|line| [".decl", ".comp", ".init", "#include", ".include"].iter().any(|start| line.starts_with(start)))
+    let mut empty = true;
+    for line in src.lines().map(str::trim_start) {
+        let directive = line.strip_prefix('.').is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_alphabetic()));
+        if directive || line.starts_with("#include") {
+            return true;
+        }
+        let comment = ["//", "%", "/*", "*"].iter().any(|start| line.starts_with(start));
+        empty &= line.is_empty() || comment;
+    }
+    empty
 }
 
 /// Parses a Soufflé program into the native AST (rules expanded: one per head and

@@ -363,6 +363,9 @@ fn queries_in_souffle_syntax() {
 fn dialect_detection() {
     assert!(looks_like_souffle("// x\n  .decl e(x:number)\n"));
     assert!(!looks_like_souffle("R(X) <- E(X). % .decl\n"));
+    assert!(looks_like_souffle("// only types\n.type Name <: symbol\n"));
+    assert!(looks_like_souffle("// an empty program\n\n/* nothing\n * else\n */\n"));
+    assert!(!looks_like_souffle("% facts, no query\nE(1, 2)\n"));
 }
 
 mod never_panics {
