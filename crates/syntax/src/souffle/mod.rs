@@ -439,7 +439,8 @@ fn front_for_query(
             declared
         })
         .collect();
-    let clauses = typing::comparisons(checked.clauses, &checked.relations, &types, &mut diagnostics);
+    let clauses = typing::symbol_concatenations(checked.clauses, &checked.relations, &types);
+    let clauses = typing::comparisons(clauses, &checked.relations, &types, &mut diagnostics);
     let lowered =
         lower::native(clauses, checked.queries, checked.relations, checked.ios, &types, queried, &mut diagnostics);
     let mut native = lowered.file;

@@ -186,40 +186,7 @@ fn order_symbols(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> bool {
     let typed = variable_kinds(conjunction, declared, types);
-    // A number literal without a suffix takes the kind of the other operand, as in
-    // Soufflé; an operator computes in its operands' kind (`0u - 1u`, `x + 1`), so the
-    // first operand with a kind gives the expression's (a contradiction among them is
-    // type inference's, E0028). Expressions are walked with an explicit stack.
-    let kind = |term: &ast::Term| {
-        let mut pending = vec![term];
-        while let Some(term) = pending.pop() {
-            let found = match &term.kind {
-                TermKind::Str(_) => Some(ValueType::Symbol),
-                TermKind::Float(_) => Some(ValueType::Float),
-                TermKind::Int(text) if text.ends_with(['u', 'U']) => Some(ValueType::Unsigned),
-                TermKind::Var(name) => typed.get(name).copied(),
-                TermKind::Call { functor, .. } if functor.is_typed() => Some(functor.result()),
-                TermKind::Call { args, .. } => {
-                    pending.extend(args.iter().rev());
-                    None
-                }
-                TermKind::Unary { operand, .. } => {
-                    pending.push(operand);
-                    None
-                }
-                TermKind::Binary { left, right, .. } => {
-                    pending.push(right);
-                    pending.push(left);
-                    None
-                }
-                _ => None,
-            };
-            if found.is_some() {
-                return found;
-            }
-        }
-        None
-    };
+    let kind = |term: &ast::Term| term_kind(term, &typed);
     let mut ok = true;
     for literal in conjunction.iter_mut() {
         let ast::Literal::Compare(c) = literal else { continue };
@@ -258,4 +225,123 @@ fn order_symbols(
         }
     }
     ok
+}
+
+/// The kind of `term`'s value, `typed` giving its variables'. A number literal without a
+/// suffix takes the kind of the other operand, as in Soufflé; an operator computes in its
+/// operands' kind (`0u - 1u`, `x + 1`), so the first operand with a kind gives the
+/// expression's (a contradiction among them is type inference's, E0028). Expressions are
+/// walked with an explicit stack.
+fn term_kind(term: &ast::Term, typed: &FxHashMap<String, ValueType>) -> Option<ValueType> {
+    let mut pending = vec![term];
+    while let Some(term) = pending.pop() {
+        let found = match &term.kind {
+            TermKind::Str(_) => Some(ValueType::Symbol),
+            TermKind::Float(_) => Some(ValueType::Float),
+            TermKind::Int(text) if text.ends_with(['u', 'U']) => Some(ValueType::Unsigned),
+            TermKind::Var(name) => typed.get(name).copied(),
+            TermKind::Call { functor, .. } if functor.is_typed() => Some(functor.result()),
+            TermKind::Call { args, .. } => {
+                pending.extend(args.iter().rev());
+                None
+            }
+            TermKind::Unary { operand, .. } => {
+                pending.push(operand);
+                None
+            }
+            TermKind::Binary { left, right, .. } => {
+                pending.push(right);
+                pending.push(left);
+                None
+            }
+            _ => None,
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+/// The clauses with each `a + b` of symbols made `cat(a, b)`, as Soufflé 2.5 reads `+`
+/// on two symbols (`"pre-" + s`, `s1 + s2 + s3`): an operand is a symbol when it is a string,
+/// a variable of a symbol column of the conjunction's atoms, or a functor of a symbol
+/// result. Heads, body terms and aggregates' values and bodies are rewritten; terms are
+/// walked with an explicit stack.
+pub(super) fn symbol_concatenations(
+    mut clauses: Vec<Clause>,
+    relations: &[Relation],
+    types: &FxHashMap<String, Vec<String>>,
+) -> Vec<Clause> {
+    let declared: FxHashMap<&str, &Relation> = relations.iter().map(|r| (r.name.as_str(), r)).collect();
+    for clause in &mut clauses {
+        if !clause_adds(clause) {
+            continue;
+        }
+        // The heads are shared by the conjunctions; a variable's kind is the first
+        // conjunction's that types it.
+        let mut typed: FxHashMap<String, ValueType> = FxHashMap::default();
+        for conjunction in clause.body.iter().flatten() {
+            for (v, ty) in variable_kinds(conjunction, &declared, types) {
+                typed.entry(v).or_insert(ty);
+            }
+        }
+        let mut roots: Vec<&mut ast::Term> = clause.heads.iter_mut().flat_map(|h| h.args.iter_mut()).collect();
+        for literal in clause.body.iter_mut().flatten().flatten() {
+            roots.extend(literal_terms(literal));
+        }
+        while let Some(term) = roots.pop() {
+            if let TermKind::Binary { op: ir::BinOp::Add, left, right, .. } = &term.kind {
+                // Soufflé's `+` of symbols takes two: `x + 1` stays arithmetic (E0030).
+                let kind = |t: &ast::Term| match t.kind {
+                    TermKind::Int(_) | TermKind::Float(_) => Some(ValueType::Number),
+                    _ => term_kind(t, &typed),
+                };
+                let (l, r) = (kind(left), kind(right));
+                let symbol = |k: Option<ValueType>| k == Some(ValueType::Symbol);
+                if (symbol(l) || symbol(r))
+                    && l.is_none_or(|k| k == ValueType::Symbol)
+                    && r.is_none_or(|k| k == ValueType::Symbol)
+                {
+                    let TermKind::Binary { op_span, left, right, .. } =
+                        std::mem::replace(&mut term.kind, TermKind::Anon)
+                    else {
+                        unreachable!("a binary term")
+                    };
+                    term.kind =
+                        TermKind::Call { functor: ir::Functor::Cat(2), name_span: op_span, args: vec![*left, *right] };
+                }
+            }
+            match &mut term.kind {
+                TermKind::Call { args, .. } | TermKind::Range { args, .. } => roots.extend(args.iter_mut()),
+                TermKind::Unary { operand, .. } => roots.push(operand),
+                TermKind::Binary { left, right, .. } => roots.extend([&mut **left, &mut **right]),
+                TermKind::Aggregate { value, body, .. } => {
+                    roots.extend(value.iter_mut().map(|v| &mut **v));
+                    roots.extend(body.iter_mut().flat_map(literal_terms));
+                }
+                _ => {}
+            }
+        }
+    }
+    clauses
+}
+
+/// Whether a term of `clause` (aggregates' values and bodies included) adds.
+fn clause_adds(clause: &Clause) -> bool {
+    let mut roots: Vec<&ast::Term> = clause.heads.iter().flat_map(|h| &h.args).collect();
+    roots.extend(clause.body.iter().flatten().flatten().flat_map(ast::Literal::terms));
+    while let Some(root) = roots.pop() {
+        for term in root.subterms() {
+            match &term.kind {
+                TermKind::Binary { op: ir::BinOp::Add, .. } => return true,
+                TermKind::Aggregate { value, body, .. } => {
+                    roots.extend(value.iter().map(|v| &**v));
+                    roots.extend(body.iter().flat_map(ast::Literal::terms));
+                }
+                _ => {}
+            }
+        }
+    }
+    false
 }
