@@ -656,7 +656,7 @@ fn load_souffle_file(
         }
     };
     let text = sources.text(file);
-    let read = syntax::read_souffle_facts(text, file, io.pred, io.delimiter, io.format, program, sink);
+    let read = syntax::read_souffle_facts(text, file, io.pred, &io.delimiter, io.format, program, sink);
     // The relation is declared in the program, so no later report points into a file
     // read without errors: its text, as large as the input, is freed before evaluation.
     if read.is_empty() {

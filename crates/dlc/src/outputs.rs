@@ -284,8 +284,7 @@ pub fn run(
         // writes them first wherever `headers=true` asks.
         let header = (output.format.headers || (to_stdout && !output.stdout)).then(|| header_line(io, output));
         let style = Style {
-            delimiter: output.delimiter,
-            quoting: Quoting::Souffle { rfc4180: output.format.rfc4180 },
+            quoting: Quoting::Souffle { rfc4180: output.format.rfc4180, delimiter: output.delimiter.clone() },
             header,
             compress: output.compress,
         };
@@ -338,7 +337,7 @@ enum Relations {
 fn header_line(io: &SouffleIo, output: &syntax::souffle::Io) -> String {
     output.attribute_names.clone().unwrap_or_else(|| {
         let names = pipeline::attributes_of(&io.attributes, output.pred).unwrap_or_default();
-        names.join(output.names_delimiter.encode_utf8(&mut [0; 4]))
+        names.join(&output.names_delimiter)
     })
 }
 
@@ -447,9 +446,7 @@ pub fn unwritable(target: &Target, error: &std::io::Error, directive: Option<dia
 /// How [`write_relation`] writes a relation.
 #[derive(Clone, Debug)]
 pub struct Style {
-    /// What separates the fields of a line.
-    pub delimiter: char,
-    /// How symbols are written.
+    /// What separates the fields of a line, and how symbols are written.
     pub quoting: Quoting,
     /// A line written before the rows (the attribute names): in a file after
     /// `headers=true`, on standard output inside the frame, as Soufflé prints it.
@@ -461,22 +458,32 @@ pub struct Style {
 impl Style {
     /// dlc's own `-D` files: tab-separated, quoted where a value would not read back.
     pub fn dlc(header: Option<String>) -> Self {
-        Style { delimiter: '\t', quoting: Quoting::Dlc, header, compress: false }
+        Style { quoting: Quoting::Dlc, header, compress: false }
     }
 }
 
-/// How [`write_csv`] writes symbols.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How [`write_csv`] separates fields and writes symbols.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Quoting {
-    /// In double quotes where a value would not read back as itself through dlc's
-    /// delimited reader (see [`syntax::quote_field`]).
+    /// dlc's own files: tab-separated, a symbol in double quotes where it would not read
+    /// back as itself through dlc's delimited reader (see [`syntax::quote_field`]).
     Dlc,
-    /// As Soufflé 2.5 writes them (see [`syntax::souffle_field`]): as they are, or all in
-    /// quotes under `rfc4180=true`.
-    Souffle { rfc4180: bool },
+    /// As Soufflé 2.5 writes them: fields separated by `delimiter` (any text), symbols
+    /// as they are, or all in quotes under `rfc4180=true` (see [`syntax::souffle_field`]).
+    Souffle { rfc4180: bool, delimiter: String },
 }
 
-/// Writes the rows of `pred` to `target` as `style.delimiter`-separated lines (see
+impl Quoting {
+    /// What separates the fields of a line.
+    pub fn delimiter(&self) -> &str {
+        match self {
+            Quoting::Dlc => "\t",
+            Quoting::Souffle { delimiter, .. } => delimiter,
+        }
+    }
+}
+
+/// Writes the rows of `pred` to `target` as delimited lines (see
 /// [`write_csv`]), streamed through a buffer, after `style.header` if any; returns the
 /// file written, if any, and the number of rows. On standard output the rows are framed
 /// by the relation's name, as Soufflé prints them with `-D -`.
@@ -497,7 +504,7 @@ pub fn write_relation(
                 writeln!(buffered, "{header}")?;
             }
             writeln!(buffered, "===============")?;
-            let count = write_csv(&mut buffered, program, rows, style.delimiter, style.quoting)?;
+            let count = write_csv(&mut buffered, program, rows, &style.quoting)?;
             writeln!(buffered, "===============")?;
             buffered.flush()?;
             Ok((None, count))
@@ -542,7 +549,7 @@ fn write_file_rows(
     if let Some(header) = &style.header {
         writeln!(buffered, "{header}")?;
     }
-    let count = write_csv(&mut buffered, program, rows, style.delimiter, style.quoting)?;
+    let count = write_csv(&mut buffered, program, rows, &style.quoting)?;
     buffered.flush()?;
     Ok(count)
 }
@@ -661,7 +668,7 @@ pub fn push_field(
     };
 }
 
-/// The rows as lines of `delimiter`-separated fields, sorted field by field (numbers
+/// The rows as lines of fields separated by `quoting`'s delimiter, sorted field by field (numbers
 /// numerically, as Soufflé orders a number column), a nullary tuple as `()`, symbols
 /// written as `quoting` says; returns the
 /// number of rows. The rows are read in that order straight from the relation: the
@@ -671,8 +678,7 @@ pub fn write_csv(
     out: &mut dyn Write,
     program: &Program,
     rows: SelectedRows<'_>,
-    delimiter: char,
-    quoting: Quoting,
+    quoting: &Quoting,
 ) -> std::io::Result<usize> {
     let texts = program.consts.texts();
     let text = |v: u32| texts.text(ir::Const(v));
@@ -685,13 +691,12 @@ pub fn write_csv(
     let mut texts: Vec<std::borrow::Cow<'_, str>> = vec!["".into(); values.last().map_or(0, |&v| v as usize + 1)];
     for &v in &values {
         texts[v as usize] = match quoting {
-            Quoting::Dlc => syntax::quote_field(text(v), delimiter, only_field),
-            Quoting::Souffle { rfc4180 } => syntax::souffle_field(text(v), rfc4180),
+            Quoting::Dlc => syntax::quote_field(text(v), '\t', only_field),
+            Quoting::Souffle { rfc4180, .. } => syntax::souffle_field(text(v), *rfc4180),
         };
     }
     let mut last_field = Vec::new();
-    let mut separator = [0u8; 4];
-    let separator: &str = delimiter.encode_utf8(&mut separator);
+    let separator = quoting.delimiter();
     let mut lines = crate::report::Chunked::new(out);
     let mut count = 0;
     // The rows of a group share their prefix, whose text is made once per group. The

@@ -96,9 +96,9 @@ pub struct Io {
     pub pred: PredId,
     /// The `filename` parameter, if given; otherwise `<Rel>.facts` / `<Rel>.csv`.
     pub filename: Option<String>,
-    /// The `delimiter` parameter (one character); by default a tab, or a comma with
-    /// `rfc4180=true`, as in Soufflé.
-    pub delimiter: char,
+    /// The `delimiter` parameter (any text, as in Soufflé); by default a tab, or a comma
+    /// with `rfc4180=true`, as in Soufflé.
+    pub delimiter: String,
     /// `IO=stdout`: written to standard output instead of a file.
     pub stdout: bool,
     /// The relation's name in the directive.
@@ -116,7 +116,7 @@ pub struct Io {
     /// What joins the declared attribute names in a header line: the `delimiter`
     /// parameter when given, otherwise a tab (also under `rfc4180=true`), as Soufflé
     /// joins them.
-    pub names_delimiter: char,
+    pub names_delimiter: String,
     /// `IO=sqlite`: the relation is read from, or written to, an SQLite database in
     /// Soufflé's layout, instead of a delimited file.
     pub sqlite: bool,
@@ -232,13 +232,13 @@ pub fn parse_program_for_query(
             .map(|io| Io {
                 pred: program.lookup_source(&io.name).expect("every directive names a declared relation"),
                 filename: io.settings.filename.clone(),
-                delimiter: io.settings.delimiter,
+                delimiter: io.settings.delimiter.clone(),
                 stdout: io.settings.stdout,
                 span: io.span,
                 format: io.settings.format,
                 compress: io.settings.compress,
                 attribute_names: io.settings.attribute_names.clone(),
-                names_delimiter: io.settings.names_delimiter,
+                names_delimiter: io.settings.names_delimiter.clone(),
                 sqlite: io.settings.sqlite,
                 dbname: io.settings.dbname.clone(),
             })

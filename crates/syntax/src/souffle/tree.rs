@@ -200,7 +200,7 @@ impl IoDirective {
                 "IO" | "io" if value == "sqlite" && self.kind != IoKind::Printsize => settings.sqlite = true,
                 "dbname" => settings.dbname = Some(value.clone()),
                 "filename" => settings.filename = Some(value.clone()),
-                "delimiter" => delimiter = value.chars().next(),
+                "delimiter" => delimiter = Some(value.clone()),
                 // Soufflé's readers and writers test for the text `true`; any other value
                 // is `false`.
                 "rfc4180" => settings.format.rfc4180 = value == "true",
@@ -212,8 +212,9 @@ impl IoDirective {
         }
         // A header line joins the attribute names with the delimiter given, otherwise a
         // tab (also under `rfc4180=true`), as Soufflé joins them.
-        settings.names_delimiter = delimiter.unwrap_or('\t');
-        settings.delimiter = delimiter.unwrap_or(if settings.format.rfc4180 { ',' } else { '\t' });
+        let default = if settings.format.rfc4180 { "," } else { "\t" };
+        settings.delimiter = delimiter.clone().unwrap_or_else(|| default.to_string());
+        settings.names_delimiter = delimiter.unwrap_or_else(|| "\t".to_string());
         settings
     }
 }
@@ -245,7 +246,6 @@ impl IoParameter {
                 "sqlite" => None,
                 other => Some(format!("`IO={other}`")),
             },
-            "delimiter" if self.value.chars().count() != 1 => Some("a delimiter other than one character".to_string()),
             // It picks and orders the columns of an input file; writers ignore it.
             "columns" if kind == IoKind::Input => Some("the `.input` parameter `columns`".to_string()),
             _ => None,
@@ -264,12 +264,12 @@ impl IoParameter {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct IoSettings {
     pub filename: Option<String>,
-    pub delimiter: char,
+    pub delimiter: String,
     pub stdout: bool,
     pub format: IoFormat,
     pub compress: bool,
     pub attribute_names: Option<String>,
-    pub names_delimiter: char,
+    pub names_delimiter: String,
     pub sqlite: bool,
     pub dbname: Option<String>,
 }
@@ -280,12 +280,12 @@ impl IoSettings {
     pub fn default_for(kind: IoKind) -> Self {
         IoSettings {
             filename: None,
-            delimiter: '\t',
+            delimiter: "\t".to_string(),
             stdout: kind == IoKind::Printsize,
             format: IoFormat::default(),
             compress: false,
             attribute_names: None,
-            names_delimiter: '\t',
+            names_delimiter: "\t".to_string(),
             sqlite: false,
             dbname: None,
         }
