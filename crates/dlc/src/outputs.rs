@@ -646,13 +646,15 @@ fn record_order(program: &Program, rows: SelectedRows<'_>, column: usize, ty: Va
 
 /// Appends the text of value `v` of a column of type `ty` to `out`: a symbol's from
 /// `symbols` (made once per symbol), a number's written as it comes, a record's as
-/// Soufflé writes it (`[1, [2, nil]]`).
+/// Soufflé writes it (`[1, [2, nil]]`; quoted under `rfc4180`, see
+/// [`syntax::souffle_record_field`]).
 pub fn push_field(
     out: &mut Vec<u8>,
     ty: ValueType,
     v: u32,
     symbols: &[std::borrow::Cow<'_, str>],
     store: &ir::ValueStore,
+    rfc4180: bool,
 ) {
     use std::io::Write as _;
     let _ = match ty {
@@ -660,11 +662,7 @@ pub fn push_field(
         ValueType::Number => write!(out, "{}", v as i32),
         ValueType::Unsigned => write!(out, "{v}"),
         ValueType::Float => out.write_all(ir::float_text(f32::from_bits(v)).as_bytes()),
-        ValueType::Record(_) => {
-            let mut text = String::new();
-            store.write_record(&mut text, ty, v);
-            out.write_all(text.as_bytes())
-        }
+        ValueType::Record(_) => out.write_all(syntax::souffle_record_field(store, ty, v, rfc4180).as_bytes()),
     };
 }
 
@@ -695,6 +693,7 @@ pub fn write_csv(
             Quoting::Souffle { rfc4180, .. } => syntax::souffle_field(text(v), *rfc4180),
         };
     }
+    let rfc4180 = matches!(quoting, Quoting::Souffle { rfc4180: true, .. });
     let mut last_field = Vec::new();
     let separator = quoting.delimiter();
     let mut lines = crate::report::Chunked::new(out);
@@ -710,7 +709,7 @@ pub fn write_csv(
         if !prefix.as_deref().is_some_and(|p| same(p, row_prefix)) {
             prefix_text.clear();
             for (i, &v) in row_prefix.iter().enumerate() {
-                push_field(&mut prefix_text, types[i], v, &texts, &program.consts);
+                push_field(&mut prefix_text, types[i], v, &texts, &program.consts, rfc4180);
                 prefix_text.extend_from_slice(separator.as_bytes());
             }
             let prefix = prefix.get_or_insert_with(Vec::new);
@@ -718,7 +717,7 @@ pub fn write_csv(
             prefix.extend_from_slice(row_prefix);
         }
         last_field.clear();
-        push_field(&mut last_field, types[arity - 1], last, &texts, &program.consts);
+        push_field(&mut last_field, types[arity - 1], last, &texts, &program.consts, rfc4180);
         lines.push_line(&prefix_text, &last_field)
     })?;
     lines.flush()?;

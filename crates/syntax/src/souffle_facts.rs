@@ -336,15 +336,36 @@ pub fn souffle_field(value: &str, rfc4180: bool) -> Cow<'_, str> {
         return Cow::Borrowed(value);
     }
     let mut field = String::with_capacity(value.len() + 2);
-    field.push('"');
+    push_rfc4180_symbol(&mut field, value, "\"");
+    Cow::Owned(field)
+}
+
+/// Appends `value` between two `quote`s, each quote inside written `\""`, as Soufflé
+/// 2.5 writes a symbol under `rfc4180=true`.
+fn push_rfc4180_symbol(out: &mut String, value: &str, quote: &str) {
+    out.push_str(quote);
     for c in value.chars() {
         if c == '"' {
-            field.push_str("\\\"");
+            out.push_str("\\\"");
         }
-        field.push(c);
+        out.push(c);
+    }
+    out.push_str(quote);
+}
+
+/// A record value of type `ty` as a Soufflé `.output` writes it: its text (`[1, a]`,
+/// `$Couple(a, b)`), or under `rfc4180=true` in double quotes with each symbol inside
+/// between doubled quotes (`"$Couple(""a"", ""b"")"`), as Soufflé 2.5 writes it.
+pub fn souffle_record_field(store: &ir::ValueStore, ty: ValueType, raw: u32, rfc4180: bool) -> String {
+    let mut field = String::new();
+    if !rfc4180 {
+        store.write_record(&mut field, ty, raw);
+        return field;
     }
     field.push('"');
-    Cow::Owned(field)
+    store.write_record_with(&mut field, ty, raw, &|out, text| push_rfc4180_symbol(out, text, "\"\""));
+    field.push('"');
+    field
 }
 
 #[cfg(test)]
@@ -495,5 +516,28 @@ mod tests {
         assert_eq!(souffle_field("x\"y", false), "x\"y");
         assert_eq!(souffle_field("x\"y", true), "\"x\\\"\"y\"");
         assert_eq!(souffle_field("", true), "\"\"");
+    }
+
+    #[test]
+    fn rfc4180_records_are_written_in_quotes_their_symbols_in_doubled_quotes() {
+        let (mut p, pred) = program(&[]);
+        let adt = ir::RecordType {
+            name: "Adt".to_string(),
+            adt: true,
+            branches: vec![ir::Branch {
+                name: "Couple".to_string(),
+                fields: vec![
+                    ir::Field { name: "first".to_string(), ty: ValueType::Symbol },
+                    ir::Field { name: "second".to_string(), ty: ValueType::Symbol },
+                ],
+            }],
+        };
+        p.consts.set_record_types(vec![adt]);
+        let ty = ir::RecordTypeId(0);
+        p.pred_mut(pred).types = vec![ValueType::Record(ty)];
+        let raw = p.consts.read_record(ty, "$Couple(\"quote:\\\"\", b c)").unwrap();
+        let field = |rfc4180| souffle_record_field(&p.consts, ValueType::Record(ty), raw, rfc4180);
+        assert_eq!(field(false), "$Couple(quote:\", b c)");
+        assert_eq!(field(true), "\"$Couple(\"\"quote:\\\"\"\"\", \"\"b c\"\")\"");
     }
 }
