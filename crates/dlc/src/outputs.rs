@@ -277,7 +277,11 @@ pub fn run(
             Target::Stdout
         } else {
             // Soufflé names a compressed file `<Rel>.csv.gz`, unless `filename` names it.
-            let default = if output.compress { format!("{rel}.csv.gz") } else { format!("{rel}.csv") };
+            let default = match output.json {
+                Some(_) => format!("{rel}.json"),
+                None if output.compress => format!("{rel}.csv.gz"),
+                None => format!("{rel}.csv"),
+            };
             Target::File(part_path(dir.join(output.filename.clone().unwrap_or(default)), part))
         };
         // Soufflé prints the attribute names with `-D -` (not for `IO=stdout`), and
@@ -287,6 +291,8 @@ pub fn run(
             quoting: Quoting::Souffle { rfc4180: output.format.rfc4180, delimiter: output.delimiter.clone() },
             header,
             compress: output.compress,
+            // `-D -` prints a JSON output as any other, as Soufflé does.
+            json: output.json.filter(|_| !to_stdout).map(|layout| (layout, output.attributes.clone())),
         };
         match write_relation(&target, &evaluated, output.pred, rows, &style, out) {
             Ok((Some(path), count)) => written.push(format!("{} ({count} row(s))", path.display())),
@@ -453,12 +459,16 @@ pub struct Style {
     pub header: Option<String>,
     /// A file is written gzip-compressed (a Soufflé `.output` with `compress`).
     pub compress: bool,
+    /// `IO=json` or `IO=jsonfile` of a Soufflé `.output`: the rows are written as JSON
+    /// laid out so, keyed by these attribute names (see [`crate::json`]), without a
+    /// header or, on standard output, the frame.
+    pub json: Option<(syntax::souffle::JsonLayout, Vec<String>)>,
 }
 
 impl Style {
     /// dlc's own `-D` files: tab-separated, quoted where a value would not read back.
     pub fn dlc(header: Option<String>) -> Self {
-        Style { quoting: Quoting::Dlc, header, compress: false }
+        Style { quoting: Quoting::Dlc, header, compress: false, json: None }
     }
 }
 
@@ -496,6 +506,7 @@ pub fn write_relation(
     out: &mut dyn Write,
 ) -> std::io::Result<(Option<PathBuf>, usize)> {
     match target {
+        Target::Stdout if style.json.is_some() => Ok((None, write_file_rows(out, program, rows, style)?)),
         Target::Stdout => {
             let rel = program.pred_name(pred);
             let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
@@ -538,13 +549,18 @@ pub fn write_relation(
     }
 }
 
-/// The header and rows of a file, through a buffer flushed at the end.
+/// The header and rows of a file (or the JSON of its relation), through a buffer flushed
+/// at the end.
 fn write_file_rows(
     file: impl Write,
     program: &Program,
     rows: SelectedRows<'_>,
     style: &Style,
 ) -> std::io::Result<usize> {
+    if let Some((layout, attributes)) = &style.json {
+        let mut file = file;
+        return crate::json::write_relation(&mut file, program, rows, *layout, attributes);
+    }
     let mut buffered = std::io::BufWriter::with_capacity(1 << 16, file);
     if let Some(header) = &style.header {
         writeln!(buffered, "{header}")?;

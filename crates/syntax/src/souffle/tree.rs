@@ -11,6 +11,7 @@
 //! native AST's too, since Soufflé writes them as dlc does.
 
 use super::IoFormat;
+use super::JsonLayout;
 use crate::ast;
 use diag::Span;
 
@@ -191,6 +192,7 @@ impl IoDirective {
     pub fn settings(&self) -> IoSettings {
         let mut settings = IoSettings::default_for(self.kind);
         let mut delimiter = None;
+        let mut objects = false;
         for parameter in &self.parameters {
             let value = &parameter.value;
             match parameter.key.text.as_str() {
@@ -198,6 +200,12 @@ impl IoDirective {
                 // Soufflé 2.5 sets a `.printsize`'s `IO` to its own size printer whatever
                 // the directive says: the size goes to standard output, never to a database.
                 "IO" | "io" if value == "sqlite" && self.kind != IoKind::Printsize => settings.sqlite = true,
+                // `IO=json` writes to standard output; `IO=jsonfile` to a file.
+                "IO" | "io" if (value == "json" || value == "jsonfile") && self.kind != IoKind::Printsize => {
+                    settings.json = Some(JsonLayout::List);
+                    settings.stdout = value == "json";
+                }
+                "format" => objects = value == "object",
                 "dbname" => settings.dbname = Some(value.clone()),
                 "filename" => settings.filename = Some(value.clone()),
                 "delimiter" => delimiter = Some(value.clone()),
@@ -212,6 +220,9 @@ impl IoDirective {
         }
         // A header line joins the attribute names with the delimiter given, otherwise a
         // tab (also under `rfc4180=true`), as Soufflé joins them.
+        if objects {
+            settings.json = settings.json.map(|_| JsonLayout::Object);
+        }
         let default = if settings.format.rfc4180 { "," } else { "\t" };
         settings.delimiter = delimiter.clone().unwrap_or_else(|| default.to_string());
         settings.names_delimiter = delimiter.unwrap_or_else(|| "\t".to_string());
@@ -223,7 +234,7 @@ impl IoDirective {
 /// (`dbname` only under `IO=sqlite`). Any other parameter is ignored with a warning
 /// naming the nearest of these, as Soufflé ignores it silently.
 pub(super) const IO_PARAMETERS: &[&str] =
-    &["IO", "filename", "delimiter", "rfc4180", "headers", "compress", "attributeNames", "dbname", "columns"];
+    &["IO", "filename", "delimiter", "rfc4180", "headers", "compress", "attributeNames", "dbname", "columns", "format"];
 
 /// One `key=value` parameter of an I/O directive.
 #[derive(Clone, Debug)]
@@ -244,6 +255,9 @@ impl IoParameter {
                 "stdout" if kind != IoKind::Input => None,
                 // A `.printsize` prints its count whatever `IO` says.
                 "sqlite" => None,
+                "jsonfile" => None,
+                // `.input r(IO=json)` reads standard input.
+                "json" if kind != IoKind::Input => None,
                 other => Some(format!("`IO={other}`")),
             },
             // It picks and orders the columns of an input file; writers ignore it.
@@ -272,6 +286,8 @@ pub(super) struct IoSettings {
     pub names_delimiter: String,
     pub sqlite: bool,
     pub dbname: Option<String>,
+    /// `IO=json` or `IO=jsonfile`, with its layout (`format=object` or not).
+    pub json: Option<JsonLayout>,
 }
 
 impl IoSettings {
@@ -288,6 +304,7 @@ impl IoSettings {
             names_delimiter: "\t".to_string(),
             sqlite: false,
             dbname: None,
+            json: None,
         }
     }
 }
