@@ -284,9 +284,11 @@ pub fn run(
             };
             Target::File(part_path(dir.join(output.filename.clone().unwrap_or(default)), part))
         };
-        // Soufflé prints the attribute names with `-D -` (not for `IO=stdout`), and
-        // writes them first wherever `headers=true` asks.
-        let header = (output.format.headers || (to_stdout && !output.stdout)).then(|| header_line(io, output));
+        // Soufflé prints the attribute names with `-D -` (not for `IO=stdout`; for
+        // `IO=json`, which `-D -` prints as any other output, too), and writes them first
+        // wherever `headers=true` asks.
+        let plain_stdout = output.stdout && output.json.is_none();
+        let header = (output.format.headers || (to_stdout && !plain_stdout)).then(|| header_line(io, output));
         let style = Style {
             quoting: Quoting::Souffle { rfc4180: output.format.rfc4180, delimiter: output.delimiter.clone() },
             header,

@@ -825,3 +825,24 @@ fn bad_json_is_reported_where_it_is() {
         assert!(run.stderr.contains("[E0018]") && run.stderr.contains(why), "{}", run.stderr);
     }
 }
+
+/// `IO=json` writes the relation's JSON to standard output; `-D -` prints it as any other
+/// output, after its attribute names, as Soufflé does.
+#[test]
+fn io_json_prints_json_and_dash_d_prints_it_as_any_output() {
+    let tmp = common::temp_dir();
+    let source = ".type L = [h: number, t: L]\n.decl r(n: number, l: L)\nr(2, [1, nil]).\nr(1, nil).\n\
+                  .output r(IO=json)\n.output r(IO=json, format=object)\n";
+    let (prog, input) = program_with_facts(tmp.path(), source, &[]);
+    let out = tmp.path().join("out");
+    let run = dlc(&[prog.to_str().unwrap(), "-F", input.to_str().unwrap(), "-D", out.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "[[1, null],\n[2, [1, null]]]\n[{\"n\": 1, \"l\": null},\n{\"n\": 2, \"l\": {\"h\": 1, \"t\": null}}]\n"
+    );
+    let run = dlc(&[prog.to_str().unwrap(), "-F", input.to_str().unwrap(), "-D", "-"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let framed = "---------------\nr\nn\tl\n===============\n1\tnil\n2\t[1, nil]\n===============\n";
+    assert_eq!(run.stdout, framed.repeat(2));
+}
