@@ -7,6 +7,7 @@ pub mod cli;
 mod cluster;
 mod explain;
 mod functors;
+mod json;
 mod load;
 pub mod memory;
 mod outputs;

@@ -582,7 +582,8 @@ impl syntax::souffle::Includes for IncludeFiles<'_> {
 }
 
 /// Loads the facts of one `.input` relation of a Soufflé program: its SQLite database
-/// under `IO=sqlite` (see [`crate::sqlite`]), otherwise the file named by its
+/// under `IO=sqlite` (see [`crate::sqlite`]), its JSON file (`<Rel>.json` unless
+/// `filename` names it) under `IO=jsonfile` (see [`crate::json`]), otherwise the file named by its
 /// `filename` parameter or `<Rel>.facts`, relative to `fact_dir`, read as Soufflé 2.5
 /// reads it (see [`syntax::read_souffle_facts`]); gzip-compressed content is read
 /// decompressed whatever the parameters say, as Soufflé (built with zlib) reads it. A
@@ -602,6 +603,21 @@ pub fn load_souffle_input(
         let path = crate::sqlite::database_path(io, fact_dir, &name);
         if let Some(len) = crate::sqlite::read_relation(io, &path, program, diagnostics, sink) {
             shares.read.push((path.display().to_string(), len, len));
+        }
+        return;
+    }
+    if io.json.is_some() {
+        // A JSON file is read whole, by every process of a cluster.
+        let path = fact_dir.join(io.filename.clone().unwrap_or_else(|| format!("{name}.json")));
+        match read_facts_text(&path, sources, None, shares) {
+            Ok(file) => {
+                let read = crate::json::read_relation(sources.text(file), file, io.pred, &io.attributes, program, sink);
+                if read.is_empty() {
+                    sources.release_text(file);
+                }
+                diagnostics.extend(read);
+            }
+            Err(d) => diagnostics.push(d.with_secondary(io.span, format!("`.input {name}` reads it"))),
         }
         return;
     }
@@ -656,7 +672,7 @@ fn load_souffle_file(
         }
     };
     let text = sources.text(file);
-    let read = syntax::read_souffle_facts(text, file, io.pred, io.delimiter, io.format, program, sink);
+    let read = syntax::read_souffle_facts(text, file, io.pred, &io.delimiter, io.format, program, sink);
     // The relation is declared in the program, so no later report points into a file
     // read without errors: its text, as large as the input, is freed before evaluation.
     if read.is_empty() {

@@ -277,17 +277,24 @@ pub fn run(
             Target::Stdout
         } else {
             // Soufflé names a compressed file `<Rel>.csv.gz`, unless `filename` names it.
-            let default = if output.compress { format!("{rel}.csv.gz") } else { format!("{rel}.csv") };
+            let default = match output.json {
+                Some(_) => format!("{rel}.json"),
+                None if output.compress => format!("{rel}.csv.gz"),
+                None => format!("{rel}.csv"),
+            };
             Target::File(part_path(dir.join(output.filename.clone().unwrap_or(default)), part))
         };
-        // Soufflé prints the attribute names with `-D -` (not for `IO=stdout`), and
-        // writes them first wherever `headers=true` asks.
-        let header = (output.format.headers || (to_stdout && !output.stdout)).then(|| header_line(io, output));
+        // Soufflé prints the attribute names with `-D -` (not for `IO=stdout`; for
+        // `IO=json`, which `-D -` prints as any other output, too), and writes them first
+        // wherever `headers=true` asks.
+        let plain_stdout = output.stdout && output.json.is_none();
+        let header = (output.format.headers || (to_stdout && !plain_stdout)).then(|| header_line(io, output));
         let style = Style {
-            delimiter: output.delimiter,
-            quoting: Quoting::Souffle { rfc4180: output.format.rfc4180 },
+            quoting: Quoting::Souffle { rfc4180: output.format.rfc4180, delimiter: output.delimiter.clone() },
             header,
             compress: output.compress,
+            // `-D -` prints a JSON output as any other, as Soufflé does.
+            json: output.json.filter(|_| !to_stdout).map(|layout| (layout, output.attributes.clone())),
         };
         match write_relation(&target, &evaluated, output.pred, rows, &style, out) {
             Ok((Some(path), count)) => written.push(format!("{} ({count} row(s))", path.display())),
@@ -338,7 +345,7 @@ enum Relations {
 fn header_line(io: &SouffleIo, output: &syntax::souffle::Io) -> String {
     output.attribute_names.clone().unwrap_or_else(|| {
         let names = pipeline::attributes_of(&io.attributes, output.pred).unwrap_or_default();
-        names.join(output.names_delimiter.encode_utf8(&mut [0; 4]))
+        names.join(&output.names_delimiter)
     })
 }
 
@@ -447,36 +454,48 @@ pub fn unwritable(target: &Target, error: &std::io::Error, directive: Option<dia
 /// How [`write_relation`] writes a relation.
 #[derive(Clone, Debug)]
 pub struct Style {
-    /// What separates the fields of a line.
-    pub delimiter: char,
-    /// How symbols are written.
+    /// What separates the fields of a line, and how symbols are written.
     pub quoting: Quoting,
     /// A line written before the rows (the attribute names): in a file after
     /// `headers=true`, on standard output inside the frame, as Soufflé prints it.
     pub header: Option<String>,
     /// A file is written gzip-compressed (a Soufflé `.output` with `compress`).
     pub compress: bool,
+    /// `IO=json` or `IO=jsonfile` of a Soufflé `.output`: the rows are written as JSON
+    /// laid out so, keyed by these attribute names (see [`crate::json`]), without a
+    /// header or, on standard output, the frame.
+    pub json: Option<(syntax::souffle::JsonLayout, Vec<String>)>,
 }
 
 impl Style {
     /// dlc's own `-D` files: tab-separated, quoted where a value would not read back.
     pub fn dlc(header: Option<String>) -> Self {
-        Style { delimiter: '\t', quoting: Quoting::Dlc, header, compress: false }
+        Style { quoting: Quoting::Dlc, header, compress: false, json: None }
     }
 }
 
-/// How [`write_csv`] writes symbols.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How [`write_csv`] separates fields and writes symbols.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Quoting {
-    /// In double quotes where a value would not read back as itself through dlc's
-    /// delimited reader (see [`syntax::quote_field`]).
+    /// dlc's own files: tab-separated, a symbol in double quotes where it would not read
+    /// back as itself through dlc's delimited reader (see [`syntax::quote_field`]).
     Dlc,
-    /// As Soufflé 2.5 writes them (see [`syntax::souffle_field`]): as they are, or all in
-    /// quotes under `rfc4180=true`.
-    Souffle { rfc4180: bool },
+    /// As Soufflé 2.5 writes them: fields separated by `delimiter` (any text), symbols
+    /// as they are, or all in quotes under `rfc4180=true` (see [`syntax::souffle_field`]).
+    Souffle { rfc4180: bool, delimiter: String },
 }
 
-/// Writes the rows of `pred` to `target` as `style.delimiter`-separated lines (see
+impl Quoting {
+    /// What separates the fields of a line.
+    pub fn delimiter(&self) -> &str {
+        match self {
+            Quoting::Dlc => "\t",
+            Quoting::Souffle { delimiter, .. } => delimiter,
+        }
+    }
+}
+
+/// Writes the rows of `pred` to `target` as delimited lines (see
 /// [`write_csv`]), streamed through a buffer, after `style.header` if any; returns the
 /// file written, if any, and the number of rows. On standard output the rows are framed
 /// by the relation's name, as Soufflé prints them with `-D -`.
@@ -489,6 +508,7 @@ pub fn write_relation(
     out: &mut dyn Write,
 ) -> std::io::Result<(Option<PathBuf>, usize)> {
     match target {
+        Target::Stdout if style.json.is_some() => Ok((None, write_file_rows(out, program, rows, style)?)),
         Target::Stdout => {
             let rel = program.pred_name(pred);
             let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
@@ -497,7 +517,7 @@ pub fn write_relation(
                 writeln!(buffered, "{header}")?;
             }
             writeln!(buffered, "===============")?;
-            let count = write_csv(&mut buffered, program, rows, style.delimiter, style.quoting)?;
+            let count = write_csv(&mut buffered, program, rows, &style.quoting)?;
             writeln!(buffered, "===============")?;
             buffered.flush()?;
             Ok((None, count))
@@ -531,18 +551,23 @@ pub fn write_relation(
     }
 }
 
-/// The header and rows of a file, through a buffer flushed at the end.
+/// The header and rows of a file (or the JSON of its relation), through a buffer flushed
+/// at the end.
 fn write_file_rows(
     file: impl Write,
     program: &Program,
     rows: SelectedRows<'_>,
     style: &Style,
 ) -> std::io::Result<usize> {
+    if let Some((layout, attributes)) = &style.json {
+        let mut file = file;
+        return crate::json::write_relation(&mut file, program, rows, *layout, attributes);
+    }
     let mut buffered = std::io::BufWriter::with_capacity(1 << 16, file);
     if let Some(header) = &style.header {
         writeln!(buffered, "{header}")?;
     }
-    let count = write_csv(&mut buffered, program, rows, style.delimiter, style.quoting)?;
+    let count = write_csv(&mut buffered, program, rows, &style.quoting)?;
     buffered.flush()?;
     Ok(count)
 }
@@ -639,13 +664,15 @@ fn record_order(program: &Program, rows: SelectedRows<'_>, column: usize, ty: Va
 
 /// Appends the text of value `v` of a column of type `ty` to `out`: a symbol's from
 /// `symbols` (made once per symbol), a number's written as it comes, a record's as
-/// Soufflé writes it (`[1, [2, nil]]`).
+/// Soufflé writes it (`[1, [2, nil]]`; quoted under `rfc4180`, see
+/// [`syntax::souffle_record_field`]).
 pub fn push_field(
     out: &mut Vec<u8>,
     ty: ValueType,
     v: u32,
     symbols: &[std::borrow::Cow<'_, str>],
     store: &ir::ValueStore,
+    rfc4180: bool,
 ) {
     use std::io::Write as _;
     let _ = match ty {
@@ -653,15 +680,11 @@ pub fn push_field(
         ValueType::Number => write!(out, "{}", v as i32),
         ValueType::Unsigned => write!(out, "{v}"),
         ValueType::Float => out.write_all(ir::float_text(f32::from_bits(v)).as_bytes()),
-        ValueType::Record(_) => {
-            let mut text = String::new();
-            store.write_record(&mut text, ty, v);
-            out.write_all(text.as_bytes())
-        }
+        ValueType::Record(_) => out.write_all(syntax::souffle_record_field(store, ty, v, rfc4180).as_bytes()),
     };
 }
 
-/// The rows as lines of `delimiter`-separated fields, sorted field by field (numbers
+/// The rows as lines of fields separated by `quoting`'s delimiter, sorted field by field (numbers
 /// numerically, as Soufflé orders a number column), a nullary tuple as `()`, symbols
 /// written as `quoting` says; returns the
 /// number of rows. The rows are read in that order straight from the relation: the
@@ -671,8 +694,7 @@ pub fn write_csv(
     out: &mut dyn Write,
     program: &Program,
     rows: SelectedRows<'_>,
-    delimiter: char,
-    quoting: Quoting,
+    quoting: &Quoting,
 ) -> std::io::Result<usize> {
     let texts = program.consts.texts();
     let text = |v: u32| texts.text(ir::Const(v));
@@ -685,13 +707,13 @@ pub fn write_csv(
     let mut texts: Vec<std::borrow::Cow<'_, str>> = vec!["".into(); values.last().map_or(0, |&v| v as usize + 1)];
     for &v in &values {
         texts[v as usize] = match quoting {
-            Quoting::Dlc => syntax::quote_field(text(v), delimiter, only_field),
-            Quoting::Souffle { rfc4180 } => syntax::souffle_field(text(v), rfc4180),
+            Quoting::Dlc => syntax::quote_field(text(v), '\t', only_field),
+            Quoting::Souffle { rfc4180, .. } => syntax::souffle_field(text(v), *rfc4180),
         };
     }
+    let rfc4180 = matches!(quoting, Quoting::Souffle { rfc4180: true, .. });
     let mut last_field = Vec::new();
-    let mut separator = [0u8; 4];
-    let separator: &str = delimiter.encode_utf8(&mut separator);
+    let separator = quoting.delimiter();
     let mut lines = crate::report::Chunked::new(out);
     let mut count = 0;
     // The rows of a group share their prefix, whose text is made once per group. The
@@ -705,7 +727,7 @@ pub fn write_csv(
         if !prefix.as_deref().is_some_and(|p| same(p, row_prefix)) {
             prefix_text.clear();
             for (i, &v) in row_prefix.iter().enumerate() {
-                push_field(&mut prefix_text, types[i], v, &texts, &program.consts);
+                push_field(&mut prefix_text, types[i], v, &texts, &program.consts, rfc4180);
                 prefix_text.extend_from_slice(separator.as_bytes());
             }
             let prefix = prefix.get_or_insert_with(Vec::new);
@@ -713,7 +735,7 @@ pub fn write_csv(
             prefix.extend_from_slice(row_prefix);
         }
         last_field.clear();
-        push_field(&mut last_field, types[arity - 1], last, &texts, &program.consts);
+        push_field(&mut last_field, types[arity - 1], last, &texts, &program.consts, rfc4180);
         lines.push_line(&prefix_text, &last_field)
     })?;
     lines.flush()?;

@@ -784,3 +784,65 @@ fn maintained_with_check(
     let flags = ["-F", input, "-D", out, "--updates", updates, "--check", "--no-timing", "--maintenance", maintenance];
     dlc(&[&[program], extra, &flags[..]].concat())
 }
+
+/// JSON that does not parse is E0013 at the line and column where the parser stopped; a
+/// tuple whose values are not of their columns' types is E0013 at the tuple; a relation
+/// holding an algebraic data type is refused under `IO=json` (E0018), as Soufflé's JSON
+/// reader and writer know none; `IO=json` reads standard input, which an `.input` is
+/// refused.
+#[test]
+fn bad_json_is_reported_where_it_is() {
+    let tmp = common::temp_dir();
+    let source = ".type P = [x: number, s: symbol]\n.decl r(a: number, p: P)\n.input r(IO=jsonfile)\n.output r\n";
+    let (prog, input) = program_with_facts(tmp.path(), source, &[("r.json", b"[[1, [2, \"a\"]],\n [2, [3 4]]]\n")]);
+    let args = [prog.to_str().unwrap(), "-F", input.to_str().unwrap(), "-D", "-", "--color", "never"];
+    let run = dlc(&args);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("[E0013] Error: the JSON file of `r` cannot be read"), "{}", run.stderr);
+    assert!(run.stderr.contains("r.json:2:9"), "{}", run.stderr);
+    std::fs::write(input.join("r.json"), "[[1, [2, \"a\"]],\n [2, [3, 4]],\n [3],\n {\"a\": 1}]").unwrap();
+    let run = dlc(&args);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.stderr.matches("[E0013]").count(), 3, "{}", run.stderr);
+    for (place, why) in [
+        ("r.json:2:2", "`4` is no symbol"),
+        ("r.json:3:2", "this tuple has 1 field(s), but `r` has 2 column(s)"),
+        ("r.json:4:2", "the first tuple is an array: this one must be an array too"),
+    ] {
+        assert!(run.stderr.contains(place) && run.stderr.contains(why), "{why}: {}", run.stderr);
+    }
+    let refused = [
+        (
+            ".type A = B {} | C {x: number}\n.type R = [a: A]\n.decl q(a: R)\n.output q(IO=json)\n",
+            "algebraic data type",
+        ),
+        (".decl i(x: number)\n.input i(IO=json)\n.decl o(x: number)\n.output o\no(x) :- i(x).\n", "`IO=json` is not"),
+    ];
+    for (source, why) in refused {
+        let (prog, input) = program_with_facts(tmp.path(), source, &[]);
+        let run = dlc(&[prog.to_str().unwrap(), "-F", input.to_str().unwrap(), "-D", "-", "--color", "never"]);
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        assert!(run.stderr.contains("[E0018]") && run.stderr.contains(why), "{}", run.stderr);
+    }
+}
+
+/// `IO=json` writes the relation's JSON to standard output; `-D -` prints it as any other
+/// output, after its attribute names, as Soufflé does.
+#[test]
+fn io_json_prints_json_and_dash_d_prints_it_as_any_output() {
+    let tmp = common::temp_dir();
+    let source = ".type L = [h: number, t: L]\n.decl r(n: number, l: L)\nr(2, [1, nil]).\nr(1, nil).\n\
+                  .output r(IO=json)\n.output r(IO=json, format=object)\n";
+    let (prog, input) = program_with_facts(tmp.path(), source, &[]);
+    let out = tmp.path().join("out");
+    let run = dlc(&[prog.to_str().unwrap(), "-F", input.to_str().unwrap(), "-D", out.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "[[1, null],\n[2, [1, null]]]\n[{\"n\": 1, \"l\": null},\n{\"n\": 2, \"l\": {\"h\": 1, \"t\": null}}]\n"
+    );
+    let run = dlc(&[prog.to_str().unwrap(), "-F", input.to_str().unwrap(), "-D", "-"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let framed = "---------------\nr\nn\tl\n===============\n1\tnil\n2\t[1, nil]\n===============\n";
+    assert_eq!(run.stdout, framed.repeat(2));
+}

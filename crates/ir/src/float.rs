@@ -124,6 +124,16 @@ pub fn leading_float(text: &str) -> Option<f32> {
 /// trailing zeros dropped, an exponent below 1e-4 and from 1e9), `inf`, `nan`, with a
 /// `-` for a negative value, a negative zero and a negative "not a number".
 pub fn float_text(value: f32) -> String {
+    float_significant(value, 9)
+}
+
+/// A float as Soufflé's JSON writer prints it: C++'s default stream precision, `%.6g`.
+pub fn float_json_text(value: f32) -> String {
+    float_significant(value, 6)
+}
+
+/// C's `%.{digits}g` of `value`, as [`float_text`] describes it.
+fn float_significant(value: f32, digits: i32) -> String {
     let sign = if value.is_sign_negative() { "-" } else { "" };
     if value.is_nan() {
         return format!("{sign}nan");
@@ -134,8 +144,7 @@ pub fn float_text(value: f32) -> String {
     if value == 0.0 {
         return format!("{sign}0");
     }
-    const DIGITS: i32 = 9;
-    let scientific = format!("{:.*e}", (DIGITS - 1) as usize, f64::from(value).abs());
+    let scientific = format!("{:.*e}", (digits - 1) as usize, f64::from(value).abs());
     let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
     let exponent: i32 = exponent.parse().unwrap_or(0);
     let trim = |s: String| -> String {
@@ -145,12 +154,12 @@ pub fn float_text(value: f32) -> String {
             s
         }
     };
-    if !(-4..DIGITS).contains(&exponent) {
+    if !(-4..digits).contains(&exponent) {
         let mantissa = trim(mantissa.to_string());
         let exponent_sign = if exponent < 0 { '-' } else { '+' };
         format!("{sign}{mantissa}e{exponent_sign}{:02}", exponent.abs())
     } else {
-        let decimals = usize::try_from(DIGITS - 1 - exponent).unwrap_or(0);
+        let decimals = usize::try_from(digits - 1 - exponent).unwrap_or(0);
         format!("{sign}{}", trim(format!("{:.*}", decimals, f64::from(value).abs())))
     }
 }

@@ -28,7 +28,7 @@ pub use display::{
     DisplayTerm, DisplayTuple, DisplayTypedRule, DisplayValue,
 };
 pub use expr::{BinOp, DisplayExpr, Expr, ExprNode, UnOp, PREFIX_PRECEDENCE};
-pub use float::{float_text, parse_float};
+pub use float::{float_json_text, float_text, parse_float};
 pub use functor::{Functor, FunctorValue, UserFunction, UserFunctor};
 pub use generator::{in_range, Generator, RangeValues};
 pub use graph::strongly_connected;

@@ -107,8 +107,8 @@ enum Piece<'a> {
 
 impl RecordView<'_> {
     /// Appends the text of `raw`, a value of type `ty`, as Soufflé writes it inside a
-    /// record: symbols as they are, records in brackets, branches with `$`.
-    pub fn write(&self, out: &mut String, ty: ValueType, raw: u32) {
+    /// record: symbols as `symbol` writes them, records in brackets, branches with `$`.
+    pub fn write(&self, out: &mut String, ty: ValueType, raw: u32, symbol: &dyn Fn(&mut String, &str)) {
         let mut pieces = vec![Piece::Value(ty, raw)];
         while let Some(piece) = pieces.pop() {
             let (ty, raw) = match piece {
@@ -119,7 +119,7 @@ impl RecordView<'_> {
                 Piece::Value(ty, raw) => (ty, raw),
             };
             match ty {
-                ValueType::Symbol => out.push_str(self.texts.text(raw)),
+                ValueType::Symbol => symbol(out, self.texts.text(raw)),
                 ValueType::Number => {
                     let _ = write!(out, "{}", raw as i32);
                 }
@@ -240,8 +240,11 @@ pub(crate) fn read(
                     let after = rest
                         .strip_prefix('$')
                         .ok_or_else(|| format!("expected a branch of `{}` (`$Name(...)`)", record_type.name))?;
-                    let end =
-                        after.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')).unwrap_or(after.len());
+                    // A branch's name as Soufflé's reader reads it: ASCII letters and
+                    // digits, `_`, `?`, and the `.` of a component instance's name.
+                    let end = after
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '?' | '.')))
+                        .unwrap_or(after.len());
                     let name = &after[..end];
                     let branch = record_type
                         .branch(name)

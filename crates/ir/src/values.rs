@@ -177,7 +177,12 @@ impl ValueStore {
     /// Appends the text of a record value of type `ty` as Soufflé writes it (`[1, nil]`,
     /// `$Circle(3)`); symbols inside it are written as they are.
     pub fn write_record(&self, out: &mut String, ty: ValueType, raw: u32) {
-        self.with_records(|view| view.write(out, ty, raw));
+        self.write_record_with(out, ty, raw, &|out, text| out.push_str(text));
+    }
+
+    /// [`ValueStore::write_record`], each symbol inside written by `symbol`.
+    pub fn write_record_with(&self, out: &mut String, ty: ValueType, raw: u32, symbol: &dyn Fn(&mut String, &str)) {
+        self.with_records(|view| view.write(out, ty, raw, symbol));
     }
 
     /// The order outputs list two values of record type `ty` in (see

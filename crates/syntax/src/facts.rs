@@ -519,7 +519,7 @@ pub fn read_delimited_facts(
     // A file of atoms named like a delimited file reads as one-field (or, split at its
     // commas, garbled) tuples without a single error; the first line tells.
     if looks_like_atom(first_line) {
-        diagnostics.push(atom_line_warning(first_span, separator, pred_name));
+        diagnostics.push(atom_line_warning(first_span, separator.encode_utf8(&mut [0; 4]), pred_name));
     }
     // Reused from line to line: a file of a million lines is then not a million
     // allocations of fields and values.
@@ -594,8 +594,12 @@ pub fn read_delimited_facts(
 }
 
 /// W0003 for the first line of a delimited file of `pred_name` that looks like an atom.
-pub(crate) fn atom_line_warning(first_span: Span, separator: char, pred_name: &str) -> Diagnostic {
-    let kind = if separator == '\t' { "tab-separated" } else { "comma-separated" };
+pub(crate) fn atom_line_warning(first_span: Span, separator: &str, pred_name: &str) -> Diagnostic {
+    let kind = match separator {
+        "\t" => "tab-separated".to_string(),
+        "," => "comma-separated".to_string(),
+        other => format!("`{other}`-separated"),
+    };
     Diagnostic::warning(
         Code::ATOM_IN_DELIMITED_FILE,
         format!("this line looks like an atom, but the file is read as {kind} fields of `{pred_name}`"),

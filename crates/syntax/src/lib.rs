@@ -31,7 +31,7 @@ pub use facts::{
 };
 pub use lower::{lower, undefined_predicate_warnings};
 pub use parser::Sign;
-pub use souffle_facts::{read_souffle_facts, souffle_field};
+pub use souffle_facts::{read_souffle_facts, souffle_field, souffle_record_field};
 
 use diag::{Code, Diagnostic, FileId};
 use lexer::{layout, lex, Token};

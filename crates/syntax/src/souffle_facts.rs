@@ -43,15 +43,25 @@ enum BadLine {
 /// quoted `rfc4180` field, with `""` read as `"`).
 fn split_line<'a>(
     line: &'a str,
-    delimiter: char,
+    delimiter: &str,
     rfc4180: bool,
     arity: usize,
     fields: &mut Vec<(Range<usize>, Cow<'a, str>)>,
 ) -> Result<(), BadLine> {
     let bytes = line.as_bytes();
-    let step = delimiter.len_utf8();
-    let find =
-        |from: usize| -> Option<usize> { line.get(from..).and_then(|rest| rest.find(delimiter)).map(|i| from + i) };
+    let step = delimiter.len();
+    // A one-character delimiter is looked for as a character (`memchr`), much faster
+    // than a text search on the long files this reader is made for.
+    let mut chars = delimiter.chars();
+    let single = chars.next().filter(|_| chars.next().is_none());
+    let find = |from: usize| -> Option<usize> {
+        let rest = line.get(from..)?;
+        match single {
+            Some(c) => rest.find(c),
+            None => rest.find(delimiter),
+        }
+        .map(|i| from + i)
+    };
     let mut start = 0;
     while fields.len() < arity {
         let missing = BadLine::Missing { found: fields.len() };
@@ -91,9 +101,9 @@ fn split_line<'a>(
             return Err(missing);
         }
         let mut end = find(start).unwrap_or(line.len());
-        if delimiter == ',' && !rfc4180 {
-            // Soufflé reads a `,`-delimited field holding `[` up to its matching `]`, as
-            // a record may hold commas; brackets that do not balance are an error.
+        if !rfc4180 && delimiter.contains(',') {
+            // Soufflé reads a field holding `[` up to its matching `]` when the delimiter
+            // holds a comma, as a record does; brackets that do not balance are an error.
             let mut depth = 0usize;
             let mut next = end;
             let mut at = start;
@@ -139,7 +149,7 @@ pub fn read_souffle_facts(
     src: &str,
     file: FileId,
     pred: PredId,
-    delimiter: char,
+    delimiter: &str,
     format: IoFormat,
     program: &mut Program,
     sink: &mut dyn crate::FactSink,
@@ -288,7 +298,7 @@ fn not_a_record(ty: &str, field: &str, why: &str, at: Span) -> Diagnostic {
 }
 
 /// E0013 for a line of `name`'s file that holds no tuple.
-fn bad_line(bad: BadLine, span: Span, name: &str, arity: usize, delimiter: char) -> Diagnostic {
+fn bad_line(bad: BadLine, span: Span, name: &str, arity: usize, delimiter: &str) -> Diagnostic {
     let (message, label) = match bad {
         BadLine::Missing { found } => (
             format!("this line has {found} field(s), but `{name}` has {arity} column(s)"),
@@ -310,10 +320,10 @@ fn bad_line(bad: BadLine, span: Span, name: &str, arity: usize, delimiter: char)
 }
 
 /// How a report names a delimiter.
-fn delimiter_name(delimiter: char) -> String {
+fn delimiter_name(delimiter: &str) -> String {
     match delimiter {
-        '\t' => "tabs".to_string(),
-        ',' => "commas".to_string(),
+        "\t" => "tabs".to_string(),
+        "," => "commas".to_string(),
         c => format!("`{c}`"),
     }
 }
@@ -326,15 +336,36 @@ pub fn souffle_field(value: &str, rfc4180: bool) -> Cow<'_, str> {
         return Cow::Borrowed(value);
     }
     let mut field = String::with_capacity(value.len() + 2);
-    field.push('"');
+    push_rfc4180_symbol(&mut field, value, "\"");
+    Cow::Owned(field)
+}
+
+/// Appends `value` between two `quote`s, each quote inside written `\""`, as Soufflé
+/// 2.5 writes a symbol under `rfc4180=true`.
+fn push_rfc4180_symbol(out: &mut String, value: &str, quote: &str) {
+    out.push_str(quote);
     for c in value.chars() {
         if c == '"' {
-            field.push_str("\\\"");
+            out.push_str("\\\"");
         }
-        field.push(c);
+        out.push(c);
+    }
+    out.push_str(quote);
+}
+
+/// A record value of type `ty` as a Soufflé `.output` writes it: its text (`[1, a]`,
+/// `$Couple(a, b)`), or under `rfc4180=true` in double quotes with each symbol inside
+/// between doubled quotes (`"$Couple(""a"", ""b"")"`), as Soufflé 2.5 writes it.
+pub fn souffle_record_field(store: &ir::ValueStore, ty: ValueType, raw: u32, rfc4180: bool) -> String {
+    let mut field = String::new();
+    if !rfc4180 {
+        store.write_record(&mut field, ty, raw);
+        return field;
     }
     field.push('"');
-    Cow::Owned(field)
+    store.write_record_with(&mut field, ty, raw, &|out, text| push_rfc4180_symbol(out, text, "\"\""));
+    field.push('"');
+    field
 }
 
 #[cfg(test)]
@@ -354,7 +385,7 @@ mod tests {
     }
 
     /// The tuples read (as texts) and the codes and spanned texts of the reports.
-    fn read(src: &str, types: &[ValueType], delimiter: char, format: IoFormat) -> (Vec<Vec<String>>, Vec<String>) {
+    fn read(src: &str, types: &[ValueType], delimiter: &str, format: IoFormat) -> (Vec<Vec<String>>, Vec<String>) {
         let (mut p, pred) = program(types);
         let mut facts: Vec<ir::Fact> = Vec::new();
         let diagnostics = read_souffle_facts(src, FILE, pred, delimiter, format, &mut p, &mut facts);
@@ -379,18 +410,18 @@ mod tests {
 
     #[test]
     fn quotes_are_text_by_default() {
-        let (tuples, reports) = read("\"<http://a>\"\t\"<http://b>\"\na\"\"b\t\"c\r\n", SYMBOLS, '\t', PLAIN);
+        let (tuples, reports) = read("\"<http://a>\"\t\"<http://b>\"\na\"\"b\t\"c\r\n", SYMBOLS, "\t", PLAIN);
         assert_eq!(tuples, rows(&[&["\"<http://a>\"", "\"<http://b>\""], &["a\"\"b", "\"c"]]));
         assert!(reports.is_empty(), "{reports:?}");
     }
 
     #[test]
     fn an_rfc4180_quoted_field_may_span_lines() {
-        let (rows_read, errors) = read("FOO,\"Line1\n\nLine3.\n\"\nBAR,\"a\"\"\nb\"\n", SYMBOLS, ',', RFC);
+        let (rows_read, errors) = read("FOO,\"Line1\n\nLine3.\n\"\nBAR,\"a\"\"\nb\"\n", SYMBOLS, ",", RFC);
         assert_eq!(rows_read, rows(&[&["FOO", "Line1\n\nLine3.\n"], &["BAR", "a\"\nb"]]));
         assert!(errors.is_empty(), "{errors:?}");
         // A quote that never closes is one error, at its line.
-        let (rows_read, errors) = read("A,\"open\nB,b\n", SYMBOLS, ',', RFC);
+        let (rows_read, errors) = read("A,\"open\nB,b\n", SYMBOLS, ",", RFC);
         assert!(rows_read.is_empty());
         assert_eq!(errors.len(), 1, "{errors:?}");
     }
@@ -398,7 +429,7 @@ mod tests {
     #[test]
     fn rfc4180_fields_are_unquoted() {
         let src = "\"a,b\",c\n\"x\"\"y\",\"\"\nplain\"q,\"z\"\n\"open,x\n\"q\"x,y\n";
-        let (tuples, reports) = read(src, SYMBOLS, ',', RFC);
+        let (tuples, reports) = read(src, SYMBOLS, ",", RFC);
         assert_eq!(tuples, rows(&[&["a,b", "c"], &["x\"y", ""], &["plain\"q", "z"]]));
         // The open quote runs on to the next line's quote, which text follows: one
         // record, one error (Soufflé: "separator expected after quoted field").
@@ -408,18 +439,18 @@ mod tests {
     #[test]
     fn extra_fields_are_ignored_and_missing_ones_are_errors() {
         let src = "a\tb\tc\td\na\t\na\n\n";
-        let (tuples, reports) = read(src, SYMBOLS, '\t', PLAIN);
+        let (tuples, reports) = read(src, SYMBOLS, "\t", PLAIN);
         assert_eq!(tuples, rows(&[&["a", "b"], &["a", ""]]));
         assert_eq!(reports, ["E0013 a", "E0013 "]);
     }
 
     #[test]
     fn an_empty_line_is_a_tuple_of_a_nullary_relation_and_an_empty_symbol() {
-        assert_eq!(read("\n", &[], '\t', PLAIN).0, rows(&[&[]]));
-        assert_eq!(read("x\ny\n", &[], '\t', PLAIN).0, rows(&[&[]]));
-        assert_eq!(read("", &[], '\t', PLAIN).0, rows(&[]));
-        assert_eq!(read("a\n\n  \nb", &[ValueType::Symbol], '\t', PLAIN).0, rows(&[&["a"], &[""], &["  "], &["b"]]));
-        let (tuples, reports) = read("1\n\n", &[ValueType::Number], '\t', PLAIN);
+        assert_eq!(read("\n", &[], "\t", PLAIN).0, rows(&[&[]]));
+        assert_eq!(read("x\ny\n", &[], "\t", PLAIN).0, rows(&[&[]]));
+        assert_eq!(read("", &[], "\t", PLAIN).0, rows(&[]));
+        assert_eq!(read("a\n\n  \nb", &[ValueType::Symbol], "\t", PLAIN).0, rows(&[&["a"], &[""], &["  "], &["b"]]));
+        let (tuples, reports) = read("1\n\n", &[ValueType::Number], "\t", PLAIN);
         assert_eq!((tuples, reports), (rows(&[&["1"]]), vec!["E0013 ".to_string()]));
     }
 
@@ -454,15 +485,29 @@ mod tests {
     #[test]
     fn headers_skip_the_first_line() {
         let format = IoFormat { rfc4180: false, headers: true };
-        assert_eq!(read("x\ty\na\tb\n", SYMBOLS, '\t', format).0, rows(&[&["a", "b"]]));
-        assert_eq!(read("\n", &[], '\t', format).0, rows(&[]));
+        assert_eq!(read("x\ty\na\tb\n", SYMBOLS, "\t", format).0, rows(&[&["a", "b"]]));
+        assert_eq!(read("\n", &[], "\t", format).0, rows(&[]));
     }
 
     #[test]
     fn a_comma_delimited_field_with_brackets_reads_to_its_closing_bracket() {
-        let (tuples, reports) = read("[a,b],c\nx]y,z\n[a,b\n[a],[b,c],d\n", SYMBOLS, ',', PLAIN);
+        let (tuples, reports) = read("[a,b],c\nx]y,z\n[a,b\n[a],[b,c],d\n", SYMBOLS, ",", PLAIN);
         assert_eq!(tuples, rows(&[&["[a,b]", "c"], &["[a]", "[b,c]"]]));
         assert_eq!(reports, ["E0013 x]y,z", "E0013 [a,b"]);
+    }
+
+    #[test]
+    fn a_delimiter_of_several_characters_splits_as_souffle_splits() {
+        let (tuples, reports) = read("a, b, c\na,b, c\nx, \n, y\nonly\n", SYMBOLS, ", ", PLAIN);
+        assert_eq!(tuples, rows(&[&["a", "b"], &["a,b", "c"], &["x", ""], &["", "y"]]));
+        assert_eq!(reports, ["E0013 only"]);
+        // A delimiter holding a comma reads a field with `[` up to its `]`.
+        let (tuples, reports) = read("[a, b] , [c] , d\n[a , b\n", SYMBOLS, " , ", PLAIN);
+        assert_eq!(tuples, rows(&[&["[a, b]", "[c]"]]));
+        assert_eq!(reports, ["E0013 [a , b"]);
+        let (tuples, reports) = read("\"a::b\"::c\n\"x\":y\n", SYMBOLS, "::", RFC);
+        assert_eq!(tuples, rows(&[&["a::b", "c"]]));
+        assert_eq!(reports, ["E0013 \"x\":y"]);
     }
 
     #[test]
@@ -471,5 +516,28 @@ mod tests {
         assert_eq!(souffle_field("x\"y", false), "x\"y");
         assert_eq!(souffle_field("x\"y", true), "\"x\\\"\"y\"");
         assert_eq!(souffle_field("", true), "\"\"");
+    }
+
+    #[test]
+    fn rfc4180_records_are_written_in_quotes_their_symbols_in_doubled_quotes() {
+        let (mut p, pred) = program(&[]);
+        let adt = ir::RecordType {
+            name: "Adt".to_string(),
+            adt: true,
+            branches: vec![ir::Branch {
+                name: "Couple".to_string(),
+                fields: vec![
+                    ir::Field { name: "first".to_string(), ty: ValueType::Symbol },
+                    ir::Field { name: "second".to_string(), ty: ValueType::Symbol },
+                ],
+            }],
+        };
+        p.consts.set_record_types(vec![adt]);
+        let ty = ir::RecordTypeId(0);
+        p.pred_mut(pred).types = vec![ValueType::Record(ty)];
+        let raw = p.consts.read_record(ty, "$Couple(\"quote:\\\"\", b c)").unwrap();
+        let field = |rfc4180| souffle_record_field(&p.consts, ValueType::Record(ty), raw, rfc4180);
+        assert_eq!(field(false), "$Couple(quote:\", b c)");
+        assert_eq!(field(true), "\"$Couple(\"\"quote:\\\"\"\"\", \"\"b c\"\")\"");
     }
 }

@@ -548,15 +548,22 @@ impl<'c> Expander<'c> {
             depth,
         )?;
         // Every type and relation the instance holds is renamed, and so is every use of
-        // them in what it holds and in the orphans on their way out.
+        // them in what it holds and in the orphans on their way out. So are the branches
+        // of its algebraic data types, as Soufflé names them (`$inst.B`, in outputs too).
         let prefix = &init.instance.text;
         let qualified = |name: &str| format!("{prefix}.{name}");
         let mut types = FxHashMap::default();
         let mut relations = FxHashMap::default();
+        let mut branches = FxHashMap::default();
         for piece in &content {
             match &piece.item {
                 Item::Type(def) => {
                     types.insert(def.name.text.clone(), qualified(&def.name.text));
+                    if let tree::TypeDefinition::Adt(shapes) = &def.definition {
+                        for name in shapes.iter().filter_map(|shape| shape.name.as_ref()) {
+                            branches.insert(name.text.clone(), qualified(&name.text));
+                        }
+                    }
                 }
                 Item::Decl(decl) => {
                     relations.insert(decl.names[0].text.clone(), qualified(&decl.names[0].text));
@@ -564,7 +571,7 @@ impl<'c> Expander<'c> {
                 _ => {}
             }
         }
-        let renaming = Renaming { types: &types, relations: &relations };
+        let renaming = Renaming { types: &types, relations: &relations, branches: &branches };
         for piece in &mut content {
             renaming.item(&mut piece.item);
             piece.path.push(prefix.clone());
@@ -866,10 +873,11 @@ fn item_span(item: &Item) -> Span {
     }
 }
 
-/// The new names of an instance's types and relations.
+/// The new names of an instance's types, relations and branches.
 struct Renaming<'m> {
     types: &'m FxHashMap<String, String>,
     relations: &'m FxHashMap<String, String>,
+    branches: &'m FxHashMap<String, String>,
 }
 
 impl Renaming<'_> {
@@ -895,8 +903,11 @@ impl Renaming<'_> {
                         shape.fields.iter_mut().for_each(|(_, ty)| Self::rename(self.types, ty));
                     }
                     tree::TypeDefinition::Adt(branches) => {
-                        for (_, ty) in branches.iter_mut().flat_map(|b| b.fields.iter_mut()) {
-                            Self::rename(self.types, ty);
+                        for branch in branches.iter_mut() {
+                            if let Some(name) = &mut branch.name {
+                                Self::rename(self.branches, name);
+                            }
+                            branch.fields.iter_mut().for_each(|(_, ty)| Self::rename(self.types, ty));
                         }
                     }
                     _ => {}
@@ -939,6 +950,12 @@ impl Renaming<'_> {
                 ast::TermKind::Binary { left, right, .. } => terms.extend([&mut **left, &mut **right]),
                 // The type a cast names, which the parser left as its second argument.
                 ast::TermKind::Range { args, .. } => terms.extend(args.iter_mut()),
+                ast::TermKind::Record { branch, args } => {
+                    if let Some(new) = branch.as_ref().and_then(|b| self.branches.get(b)) {
+                        *branch = Some(new.clone());
+                    }
+                    terms.extend(args.iter_mut());
+                }
                 ast::TermKind::Call { functor, args, .. } => {
                     for arg in args.iter_mut() {
                         match &mut arg.kind {

@@ -198,6 +198,7 @@ pub(super) fn native(
                 && other.settings.stdout == io.settings.stdout
                 && other.settings.sqlite == io.settings.sqlite
                 && other.settings.dbname == io.settings.dbname
+                && other.settings.json == io.settings.json
         };
         match kind {
             IoKind::Input if inputs.iter().any(same) => continue,

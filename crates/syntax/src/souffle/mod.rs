@@ -55,7 +55,7 @@ use diag::{Code, Diagnostic, FileId, Span};
 use ir::{PredId, PredKind, PredName, Program};
 use lexer::{lex, Kind};
 use preprocess::{preprocess, Texts};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 use tree::IoSettings;
 
@@ -97,9 +97,9 @@ pub struct Io {
     pub pred: PredId,
     /// The `filename` parameter, if given; otherwise `<Rel>.facts` / `<Rel>.csv`.
     pub filename: Option<String>,
-    /// The `delimiter` parameter (one character); by default a tab, or a comma with
-    /// `rfc4180=true`, as in Soufflé.
-    pub delimiter: char,
+    /// The `delimiter` parameter (any text, as in Soufflé); by default a tab, or a comma
+    /// with `rfc4180=true`, as in Soufflé.
+    pub delimiter: String,
     /// `IO=stdout`: written to standard output instead of a file.
     pub stdout: bool,
     /// The relation's name in the directive.
@@ -117,13 +117,28 @@ pub struct Io {
     /// What joins the declared attribute names in a header line: the `delimiter`
     /// parameter when given, otherwise a tab (also under `rfc4180=true`), as Soufflé
     /// joins them.
-    pub names_delimiter: char,
+    pub names_delimiter: String,
     /// `IO=sqlite`: the relation is read from, or written to, an SQLite database in
     /// Soufflé's layout, instead of a delimited file.
     pub sqlite: bool,
     /// The `dbname` parameter: the database file of `IO=sqlite` when `filename` does not
     /// name it (otherwise `<Rel>.sqlite`).
     pub dbname: Option<String>,
+    /// `IO=jsonfile` (`<Rel>.json` unless `filename` names it) or `IO=json` (standard
+    /// output, with `stdout`): the relation as JSON, laid out so.
+    pub json: Option<JsonLayout>,
+    /// The relation's declared attribute names: the keys of `format=object` JSON.
+    pub attributes: Vec<String>,
+}
+
+/// How `IO=json` and `IO=jsonfile` lay out a relation: a JSON array of its tuples, each
+/// an array of its fields (records as arrays, `nil` as `null`), or under `format=object`
+/// an object keyed by the attributes' names (records as objects keyed by their fields'
+/// names), as Soufflé 2.5 writes them. A reader takes either, by the first tuple.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JsonLayout {
+    List,
+    Object,
 }
 
 /// How the fields of an `.input` file are read and those of an `.output` file written.
@@ -242,21 +257,39 @@ pub fn parse_program_for_query(
             .map(|io| Io {
                 pred: program.lookup_source(&io.name).expect("every directive names a declared relation"),
                 filename: io.settings.filename.clone(),
-                delimiter: io.settings.delimiter,
+                delimiter: io.settings.delimiter.clone(),
                 stdout: io.settings.stdout,
                 span: io.span,
                 format: io.settings.format,
                 compress: io.settings.compress,
                 attribute_names: io.settings.attribute_names.clone(),
-                names_delimiter: io.settings.names_delimiter,
+                names_delimiter: io.settings.names_delimiter.clone(),
                 sqlite: io.settings.sqlite,
                 dbname: io.settings.dbname.clone(),
+                json: io.settings.json,
+                attributes: front
+                    .relations
+                    .iter()
+                    .find(|r| r.name == io.name)
+                    .map(|r| r.attributes.clone())
+                    .unwrap_or_default(),
             })
             .collect()
     };
     let inputs = resolve(&front.inputs, &program);
     let outputs = resolve(&front.outputs, &program);
     let printsize = resolve(&front.printsize, &program);
+    // Soufflé's JSON reader and writer know no algebraic data type: they stop at one.
+    let json_adts: Vec<Diagnostic> = inputs
+        .iter()
+        .chain(&outputs)
+        .filter(|io| io.json.is_some() && program.pred(io.pred).types.iter().any(|&t| holds_adt(&program, t)))
+        .map(|io| unsupported(io.span, "`IO=json` of a relation holding an algebraic data type"))
+        .collect();
+    if !json_adts.is_empty() {
+        diagnostics.extend(json_adts);
+        return (None, diagnostics);
+    }
     for limit in &front.limits {
         let pred = program.lookup_source(&limit.name).expect("every `.limitsize` names a declared relation");
         program.pred_mut(pred).size_limit = Some(ir::SizeLimit { tuples: limit.tuples, span: limit.span });
@@ -499,6 +532,26 @@ fn collapse_unsupported(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
         kept.push(d);
     }
     kept
+}
+
+/// Whether values of type `ty` hold a value of an algebraic data type, in a field of a
+/// record or at the top.
+fn holds_adt(program: &Program, ty: ir::ValueType) -> bool {
+    let types = program.consts.record_types();
+    let mut seen = FxHashSet::default();
+    let mut todo = vec![ty];
+    while let Some(ty) = todo.pop() {
+        let ir::ValueType::Record(id) = ty else { continue };
+        if !seen.insert(id) {
+            continue;
+        }
+        let record = &types[id.0 as usize];
+        if record.adt {
+            return true;
+        }
+        todo.extend(record.branches.iter().flat_map(|b| b.fields.iter().map(|f| f.ty)));
+    }
+    false
 }
 
 /// E0018: a construct outside the supported fragment.

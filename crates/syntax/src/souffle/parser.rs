@@ -659,8 +659,8 @@ impl<'a> Parser<'a> {
         let io = tree::IoDirective { kind, relations, parameters, span: directive.span };
         // Soufflé stops at such a directive: a quote cannot both delimit and quote fields.
         let settings = io.settings();
-        if settings.format.rfc4180 && settings.delimiter == '"' {
-            return Err(self.unsupported(io.span, "a `\"` delimiter with `rfc4180=true`"));
+        if settings.format.rfc4180 && settings.delimiter.contains('"') {
+            return Err(self.unsupported(io.span, "a delimiter holding `\"` with `rfc4180=true`"));
         }
         self.items.push(Item::Io(io));
         Ok(())

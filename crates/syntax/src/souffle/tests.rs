@@ -39,7 +39,7 @@ fn transitive_closure_with_io_directives() {
     let name = |io: &Io| s.program.pred_name(io.pred);
     assert_eq!(s.inputs.iter().map(name).collect::<Vec<_>>(), ["edge"]);
     assert_eq!(s.outputs.iter().map(name).collect::<Vec<_>>(), ["path"]);
-    assert_eq!((s.inputs[0].delimiter, s.inputs[0].filename.as_deref()), ('\t', None));
+    assert_eq!((s.inputs[0].delimiter.as_str(), s.inputs[0].filename.as_deref()), ("\t", None));
 }
 
 #[test]
@@ -108,7 +108,7 @@ fn io_parameters_types_qualifiers_and_true() {
     "#;
     let s = ok(src);
     assert_eq!(rules(&s.program), ["r(x) <- e(x,_0)"]);
-    assert_eq!((s.inputs[0].filename.as_deref(), s.inputs[0].delimiter), (Some("edges.csv"), ','));
+    assert_eq!((s.inputs[0].filename.as_deref(), s.inputs[0].delimiter.as_str()), (Some("edges.csv"), ","));
     assert!(s.outputs[0].stdout);
     assert_eq!(s.printsize.len(), 1);
     let types = |s: &SouffleProgram, io: &Io| s.program.pred(io.pred).types.clone();
@@ -1039,7 +1039,10 @@ fn declarations_and_io_directives_keep_what_is_written() {
         [("IO", "file", "IO=file"), ("filename", "a.csv", "filename=\"a.csv\""), ("delimiter", ",", "delimiter=\",\"")]
     );
     let settings = io.settings();
-    assert_eq!((settings.filename.as_deref(), settings.delimiter, settings.names_delimiter), (Some("a.csv"), ',', ','));
+    assert_eq!(
+        (settings.filename.as_deref(), settings.delimiter.as_str(), settings.names_delimiter.as_str()),
+        (Some("a.csv"), ",", ",")
+    );
     assert_eq!((pragma.key.as_deref(), pragma.value.as_deref()), (Some("inline-exclude"), Some("b")));
 }
 

@@ -11,6 +11,7 @@
 //! native AST's too, since Soufflé writes them as dlc does.
 
 use super::IoFormat;
+use super::JsonLayout;
 use crate::ast;
 use diag::Span;
 
@@ -191,6 +192,7 @@ impl IoDirective {
     pub fn settings(&self) -> IoSettings {
         let mut settings = IoSettings::default_for(self.kind);
         let mut delimiter = None;
+        let mut objects = false;
         for parameter in &self.parameters {
             let value = &parameter.value;
             match parameter.key.text.as_str() {
@@ -198,9 +200,15 @@ impl IoDirective {
                 // Soufflé 2.5 sets a `.printsize`'s `IO` to its own size printer whatever
                 // the directive says: the size goes to standard output, never to a database.
                 "IO" | "io" if value == "sqlite" && self.kind != IoKind::Printsize => settings.sqlite = true,
+                // `IO=json` writes to standard output; `IO=jsonfile` to a file.
+                "IO" | "io" if (value == "json" || value == "jsonfile") && self.kind != IoKind::Printsize => {
+                    settings.json = Some(JsonLayout::List);
+                    settings.stdout = value == "json";
+                }
+                "format" => objects = value == "object",
                 "dbname" => settings.dbname = Some(value.clone()),
                 "filename" => settings.filename = Some(value.clone()),
-                "delimiter" => delimiter = value.chars().next(),
+                "delimiter" => delimiter = Some(value.clone()),
                 // Soufflé's readers and writers test for the text `true`; any other value
                 // is `false`.
                 "rfc4180" => settings.format.rfc4180 = value == "true",
@@ -212,8 +220,12 @@ impl IoDirective {
         }
         // A header line joins the attribute names with the delimiter given, otherwise a
         // tab (also under `rfc4180=true`), as Soufflé joins them.
-        settings.names_delimiter = delimiter.unwrap_or('\t');
-        settings.delimiter = delimiter.unwrap_or(if settings.format.rfc4180 { ',' } else { '\t' });
+        if objects {
+            settings.json = settings.json.map(|_| JsonLayout::Object);
+        }
+        let default = if settings.format.rfc4180 { "," } else { "\t" };
+        settings.delimiter = delimiter.clone().unwrap_or_else(|| default.to_string());
+        settings.names_delimiter = delimiter.unwrap_or_else(|| "\t".to_string());
         settings
     }
 }
@@ -222,7 +234,7 @@ impl IoDirective {
 /// (`dbname` only under `IO=sqlite`). Any other parameter is ignored with a warning
 /// naming the nearest of these, as Soufflé ignores it silently.
 pub(super) const IO_PARAMETERS: &[&str] =
-    &["IO", "filename", "delimiter", "rfc4180", "headers", "compress", "attributeNames", "dbname", "columns"];
+    &["IO", "filename", "delimiter", "rfc4180", "headers", "compress", "attributeNames", "dbname", "columns", "format"];
 
 /// One `key=value` parameter of an I/O directive.
 #[derive(Clone, Debug)]
@@ -243,9 +255,11 @@ impl IoParameter {
                 "stdout" if kind != IoKind::Input => None,
                 // A `.printsize` prints its count whatever `IO` says.
                 "sqlite" => None,
+                "jsonfile" => None,
+                // `.input r(IO=json)` reads standard input.
+                "json" if kind != IoKind::Input => None,
                 other => Some(format!("`IO={other}`")),
             },
-            "delimiter" if self.value.chars().count() != 1 => Some("a delimiter other than one character".to_string()),
             // It picks and orders the columns of an input file; writers ignore it.
             "columns" if kind == IoKind::Input => Some("the `.input` parameter `columns`".to_string()),
             _ => None,
@@ -264,14 +278,16 @@ impl IoParameter {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct IoSettings {
     pub filename: Option<String>,
-    pub delimiter: char,
+    pub delimiter: String,
     pub stdout: bool,
     pub format: IoFormat,
     pub compress: bool,
     pub attribute_names: Option<String>,
-    pub names_delimiter: char,
+    pub names_delimiter: String,
     pub sqlite: bool,
     pub dbname: Option<String>,
+    /// `IO=json` or `IO=jsonfile`, with its layout (`format=object` or not).
+    pub json: Option<JsonLayout>,
 }
 
 impl IoSettings {
@@ -280,14 +296,15 @@ impl IoSettings {
     pub fn default_for(kind: IoKind) -> Self {
         IoSettings {
             filename: None,
-            delimiter: '\t',
+            delimiter: "\t".to_string(),
             stdout: kind == IoKind::Printsize,
             format: IoFormat::default(),
             compress: false,
             attribute_names: None,
-            names_delimiter: '\t',
+            names_delimiter: "\t".to_string(),
             sqlite: false,
             dbname: None,
+            json: None,
         }
     }
 }
