@@ -117,7 +117,7 @@ codes! {
     UNKNOWN_CAST_TYPE = "E0038", "cast to an unknown type",
         "`as(x, T)` takes the value of `x` as one of type `T`, its bits unchanged: `T` is `number`, `unsigned`, `float`, `symbol` or a type the program defines with `.type`";
     INVALID_SUBSUMPTION = "E0039", "invalid subsumptive clause",
-        "a subsumptive clause `r(x, d1) <= r(x, d2) :- d2 <= d1.` compares two facts of one relation: both atoms name it, and its constraints read only the atoms' variables";
+        "a subsumptive clause `r(x, d1) <= r(x, d2) :- d2 <= d1.` compares two facts of one relation: both atoms name it, and its constraints read only variables that its atoms bind";
     SIZE_LIMIT_UNSUPPORTED = "E0040", "size limit that cannot be kept",
         "a `.limitsize` ends a fixpoint where Soufflé's evaluation of the whole program ends it: run the program without a query, update batches or the differential engine, or drop the `.limitsize`";
     CHOICE_DOMAIN = "E0041", "`choice-domain` that cannot be kept",

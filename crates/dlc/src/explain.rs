@@ -684,9 +684,14 @@ fn why_not_text(ctx: &Context<'_>, relation: PredId, tuple: &[u32], why: &WhyNot
         "  "
     };
     if let Some(other) = &why.dominated_by {
+        // A lattice relation's dominance is its recursive aggregate, which the user wrote.
+        let remover = match ctx.program.dominances_of(relation).any(|d| d.lattice) {
+            true => "its recursive `min`/`max` keeps the better value",
+            false => "a subsumptive clause removes it",
+        };
         let _ = writeln!(
             out,
-            "{indent}{} dominates it: a subsumptive clause removes it, whatever its rules derive",
+            "{indent}{} dominates it: {remover}, whatever its rules derive",
             crate::report::fact_text(ctx.program, relation, other)
         );
     }

@@ -369,3 +369,20 @@ fn a_recursive_min_over_symbols_keeps_the_least_text_of_each_component() {
         assert!(out.stdout.contains(rows), "{engine}: {}", out.stdout);
     }
 }
+
+/// The reports about a lattice relation name the recursive aggregate the program wrote,
+/// not the dominance it is lowered to: why a batch is recomputed, and which fact keeps a
+/// worse one out.
+#[test]
+fn reports_about_a_recursive_min_name_the_aggregate() {
+    let batch = dlc(&["fixtures/ok/recursive_min.dl", "--check", "--insert", "Edge(1,4,1)", "--no-timing"]);
+    assert_eq!(batch.code, 0, "{}", batch.stderr);
+    let why = "maintained by: recompute (the program has a recursive `min` or `max`: a change can bring back a \
+               worse value";
+    assert!(batch.stdout.contains(why), "{}", batch.stdout);
+    assert!(!batch.stdout.contains("subsumptive"), "{}", batch.stdout);
+    let missing = dlc(&["fixtures/ok/recursive_min.dl", "--magic", "off", "--explain-missing", "Dist(4, 5)"]);
+    assert_eq!(missing.code, 0, "{}", missing.stderr);
+    let named = "Dist(4,4) dominates it: its recursive `min`/`max` keeps the better value, whatever its rules derive";
+    assert!(missing.stdout.contains(named), "{}", missing.stdout);
+}

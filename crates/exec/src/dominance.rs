@@ -12,13 +12,19 @@
 //! the result is the relation's non-dominated facts, the result of the naive fixpoint
 //! that removes the dominated facts after every round.
 //!
-//! Each rule finds the facts to compare through an index of the relation on the columns
-//! one fact fixes in the other: those that hold a constant or a variable of the other
-//! atom (`x` above), so a fact meets only the facts of its own group.
+//! Each rule finds the facts to compare by a join from the fact it judges through the
+//! body's atoms to the other fact ([`ir::DominancePlan`]), each atom probed through an
+//! index of its relation on the columns the atoms before it fix: a fact meets only the
+//! facts of its own group (`x` above), or only those a body atom relates it to.
+//!
+//! When a rule's body reads a relation of the stratum being evaluated (the relation
+//! itself included), a round can make an old fact dominated without a new fact of the
+//! relation: then every fact of the relation is judged after each round, all at once.
 
 use crate::database::Database;
 use crate::limits::{ResourceError, ResourceKind};
-use ir::{Dominance, PredId, Program, TermKind, ValueStore};
+use ir::{Dominance, DominanceFacts, DominancePlan, Known, PredId, Program, ValueStore};
+use std::ops::ControlFlow;
 
 /// The dominance rules of a program, grouped by relation.
 #[derive(Clone, Debug, Default)]
@@ -27,39 +33,41 @@ pub(crate) struct Dominances {
     values: ValueStore,
 }
 
-/// One dominance rule with how each of its atoms finds the facts of the other.
+/// One dominance rule with the order of its search from each of its facts.
 #[derive(Clone, Debug)]
 struct Compared {
     rule: Dominance,
-    /// The dominating facts of a dominated fact: the dominating atom's columns its
-    /// values fix, each with where the value comes from.
-    dominating: Vec<(usize, Source)>,
-    /// The dominated facts of a dominating fact, the same way round.
-    dominated: Vec<(usize, Source)>,
+    /// From a dominated fact to the facts that dominate it.
+    dominating: DominancePlan,
+    /// From a dominating fact to the facts it dominates.
+    dominated: DominancePlan,
 }
 
-/// Where a key column's value comes from: a constant, or a column of the other fact.
-#[derive(Clone, Copy, Debug)]
-enum Source {
-    Const(u32),
-    Column(usize),
-}
+/// The facts of a [`Database`] as a dominance rule reads them: the live rows, through
+/// the index on a pattern's fixed columns when there is one (a row's id is its row).
+pub(crate) struct Rows<'a>(pub(crate) &'a Database);
 
-/// The columns of `probed` whose value a fact matching `known` fixes.
-fn key(probed: &ir::Atom, known: &ir::Atom) -> Vec<(usize, Source)> {
-    let mut key = Vec::new();
-    for (column, term) in probed.args.iter().enumerate() {
-        let source = match term.kind {
-            TermKind::Const(c) => Some(Source::Const(c.raw())),
-            TermKind::Var(v) => known.args.iter().position(|t| t.var() == Some(v)).map(Source::Column),
+impl DominanceFacts for Rows<'_> {
+    fn each(&self, pred: PredId, pattern: &[Option<u32>], f: &mut dyn FnMut(u32, &[u32]) -> bool) -> bool {
+        let rel = self.0.rel(pred);
+        let columns: Vec<usize> = (0..pattern.len()).filter(|&c| pattern[c].is_some()).collect();
+        let matches = |row: &[u32]| pattern.iter().zip(row).all(|(p, v)| p.is_none_or(|p| p == *v));
+        let index = (!columns.is_empty()).then(|| rel.indexes.iter().position(|ix| ix.cols == columns)).flatten();
+        let Some(id) = index else {
+            return (0..rel.end()).any(|r| rel.is_alive(r) && matches(rel.row(r)) && f(r, rel.row(r)));
         };
-        // A variable repeated in `probed` is keyed once.
-        let repeated = probed.args[..column].iter().any(|t| t.var().is_some() && t.var() == term.var());
-        if let (Some(source), false) = (source, repeated) {
-            key.push((column, source));
-        }
+        let mut stopped = false;
+        rel.indexes[id].chain(|i| pattern[columns[i]].unwrap_or(0)).for_each_until(|r, _| {
+            match rel.is_alive(r) && matches(rel.row(r)) && f(r, rel.row(r)) {
+                true => {
+                    stopped = true;
+                    ControlFlow::Break(())
+                }
+                false => ControlFlow::Continue(()),
+            }
+        });
+        stopped
     }
-    key
 }
 
 impl Dominances {
@@ -68,8 +76,8 @@ impl Dominances {
         let mut relations: Vec<(PredId, Vec<Compared>)> = Vec::new();
         for rule in &program.dominances {
             let compared = Compared {
-                dominating: key(&rule.dominating, &rule.dominated),
-                dominated: key(&rule.dominated, &rule.dominating),
+                dominating: rule.plan(Known::Dominated),
+                dominated: rule.plan(Known::Dominating),
                 rule: rule.clone(),
             };
             match relations.iter_mut().find(|(p, _)| *p == rule.pred()) {
@@ -85,25 +93,48 @@ impl Dominances {
         self.relations.is_empty()
     }
 
+    /// `None` for a program without dominance rules; otherwise whether they all come
+    /// from recursive `min`s and `max`s (lattice relations) rather than subsumptive
+    /// clauses.
+    pub(crate) fn lattice(&self) -> Option<bool> {
+        let mut rules = self.relations.iter().flat_map(|(_, rules)| rules).peekable();
+        rules.peek()?;
+        Some(rules.all(|c| c.rule.lattice))
+    }
+
     /// Removes the dominated facts of each relation of `preds` that has dominance rules,
     /// whose rows from `from[i]` on (for `preds[i]`) are the round's new facts: first
     /// the new facts another fact dominates, then the older facts a new one left
-    /// dominates. Returns how many new facts are left.
+    /// dominates (every fact at once when a rule's body reads a relation of `preds`).
+    /// Returns how many new facts are left.
     pub(crate) fn reduce(&self, preds: &[PredId], from: &[u32], db: &mut Database) -> usize {
         let mut left = 0;
         for (&pred, &from) in preds.iter().zip(from) {
             let Some((_, rules)) = self.relations.iter().find(|(p, _)| *p == pred) else { continue };
+            let whole = rules.iter().any(|c| c.rule.reads().any(|p| preds.contains(&p)));
+            let judged_from = if whole { 0 } else { from };
             let end = db.rel(pred).end();
-            let new: Vec<u32> = (from..end).filter(|&r| db.rel(pred).is_alive(r)).collect();
-            if new.is_empty() {
+            let judged: Vec<u32> = (judged_from..end).filter(|&r| db.rel(pred).is_alive(r)).collect();
+            if judged.is_empty() {
                 continue;
             }
+            for c in rules {
+                for plan in [&c.dominating, &c.dominated] {
+                    index(&c.rule, plan, db);
+                }
+            }
             // Judged against the relation as the round left it, then removed at once.
-            let rejected: Vec<u32> =
-                new.iter().copied().filter(|&r| rules.iter().any(|c| self.dominated_by_any(c, pred, r, db))).collect();
+            let rejected: Vec<u32> = judged
+                .iter()
+                .copied()
+                .filter(|&r| rules.iter().any(|c| self.dominated_by_any(c, pred, r, db)))
+                .collect();
             db.remove_rows(pred, &rejected);
-            let kept: Vec<u32> = new.into_iter().filter(|r| rejected.binary_search(r).is_err()).collect();
-            left += kept.len();
+            let kept: Vec<u32> = judged.into_iter().filter(|r| rejected.binary_search(r).is_err()).collect();
+            left += kept.iter().filter(|&&r| r >= from).count();
+            if whole {
+                continue;
+            }
             let mut evicted: Vec<u32> = Vec::new();
             for &r in &kept {
                 for c in rules {
@@ -118,22 +149,15 @@ impl Dominances {
     }
 
     /// Whether a live row of `pred` other than row `r` dominates row `r` by rule `c`.
-    fn dominated_by_any(&self, c: &Compared, pred: PredId, r: u32, db: &mut Database) -> bool {
-        let mut found = false;
-        self.candidates(&c.dominating, pred, r, db, &mut |s, rel| {
-            if s != r && c.rule.holds(rel.row(r), rel.row(s), &self.values) {
-                found = true;
-            }
-            found
-        });
-        found
+    fn dominated_by_any(&self, c: &Compared, pred: PredId, r: u32, db: &Database) -> bool {
+        c.rule.search(&c.dominating, db.rel(pred).row(r), &self.values, &Rows(db), &mut |_, _| true)
     }
 
     /// Adds to `out` the live rows of `pred` before `before` that row `r` dominates by
     /// rule `c`.
-    fn dominated_of(&self, c: &Compared, pred: PredId, r: u32, before: u32, db: &mut Database, out: &mut Vec<u32>) {
-        self.candidates(&c.dominated, pred, r, db, &mut |s, rel| {
-            if s < before && c.rule.holds(rel.row(s), rel.row(r), &self.values) {
+    fn dominated_of(&self, c: &Compared, pred: PredId, r: u32, before: u32, db: &Database, out: &mut Vec<u32>) {
+        c.rule.search(&c.dominated, db.rel(pred).row(r), &self.values, &Rows(db), &mut |s, _| {
+            if s < before {
                 out.push(s);
             }
             false
@@ -159,43 +183,22 @@ impl Dominances {
         }
         Err(ResourceError { pred, kind: ResourceKind::ImprovingCycle { rounds } })
     }
+}
 
-    /// Calls `f` with each live row of `pred` whose `key` columns hold the values row `r`
-    /// gives them, until it returns true: through an index on those columns, or over
-    /// every row when no column is fixed.
-    fn candidates(
-        &self,
-        key: &[(usize, Source)],
-        pred: PredId,
-        r: u32,
-        db: &mut Database,
-        f: &mut dyn FnMut(u32, &crate::relation::Rows) -> bool,
-    ) {
+/// Declares and brings up to date the indexes a search by `plan` of `rule` probes: one per
+/// atom on the columns the atoms before it fix.
+fn index(rule: &Dominance, plan: &DominancePlan, db: &mut Database) {
+    let (_, other) = match plan.known {
+        Known::Dominated => (&rule.dominated, &rule.dominating),
+        Known::Dominating => (&rule.dominating, &rule.dominated),
+    };
+    let steps = plan.steps.iter().map(|s| (s.body.map_or(other, |i| &rule.body[i]), &s.key));
+    for (atom, key) in steps.chain(rule.negated.iter().zip(&plan.negated)) {
         if key.is_empty() {
-            let rel = db.rel(pred);
-            for s in (0..rel.end()).filter(|&s| rel.is_alive(s)) {
-                if f(s, rel) {
-                    return;
-                }
-            }
-            return;
+            continue;
         }
-        let columns: Vec<usize> = key.iter().map(|&(column, _)| column).collect();
-        let rel = db.rel_mut(pred);
-        let id = rel.ensure_index(&columns);
+        let rel = db.rel_mut(atom.pred);
+        let id = rel.ensure_index(key);
         rel.sync_index(id);
-        let rel = db.rel(pred);
-        let row = rel.row(r);
-        let values: Vec<u32> = key
-            .iter()
-            .map(|&(_, source)| match source {
-                Source::Const(value) => value,
-                Source::Column(column) => row[column],
-            })
-            .collect();
-        rel.indexes[id].chain(|i| values[i]).for_each_until(|s, _| match rel.is_alive(s) && f(s, rel) {
-            true => std::ops::ControlFlow::Break(()),
-            false => std::ops::ControlFlow::Continue(()),
-        });
     }
 }

@@ -1095,11 +1095,22 @@ impl Maintained {
                        rule), whose groups over-deletion and rederivation do not maintain: the batch is recomputed";
             return (MaintainedBy::Recompute, why.into());
         }
-        if !self.compiled.dominances.is_empty() {
-            let why = "the program has subsumptive clauses: a change can bring back a fact that was dominated, or \
-                       dominate one that derived others, which over-deletion and rederivation do not follow: the \
-                       batch is recomputed";
-            return (MaintainedBy::Recompute, why.into());
+        if let Some(lattice) = self.compiled.dominances.lattice() {
+            // Named as the user wrote them: a recursive `min`/`max` is lowered to one.
+            let what = match lattice {
+                true => {
+                    "a recursive `min` or `max`: a change can bring back a worse value, or improve one that \
+                         derived others"
+                }
+                false => {
+                    "subsumptive clauses: a change can bring back a fact that was dominated, or dominate one \
+                          that derived others"
+                }
+            };
+            let why = format!(
+                "the program has {what}, which over-deletion and rederivation do not follow: the batch is recomputed"
+            );
+            return (MaintainedBy::Recompute, why);
         }
         match self.maintenance {
             Maintenance::Dred => (MaintainedBy::Dred, "asked for".into()),

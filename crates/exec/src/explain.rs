@@ -1099,12 +1099,15 @@ impl<'a> Explainer<'a> {
             let same_key = |t: &&[u32]| keys.iter().any(|key| key.iter().all(|&c| t.get(c) == tuple.get(c)));
             self.ix.db.tuples(pred).find(same_key).map(<[u32]>::to_vec)
         });
-        let dominated_by = self
-            .dominances
-            .iter()
-            .filter(|d| d.pred() == pred)
-            .find_map(|d| self.ix.db.tuples(pred).find(|other| d.holds(tuple, other, &self.values)))
-            .map(<[u32]>::to_vec);
+        let dominated_by = self.dominances.iter().filter(|d| d.pred() == pred).find_map(|d| {
+            let mut dominating = None;
+            let facts = crate::dominance::Rows(self.ix.db);
+            d.search(&d.plan(ir::Known::Dominated), tuple, &self.values, &facts, &mut |_, row| {
+                dominating = Some(row.to_vec());
+                true
+            });
+            dominating
+        });
         WhyNot { present, rules, chosen, dominated_by }
     }
 }

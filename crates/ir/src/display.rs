@@ -214,7 +214,7 @@ fn write_rule(f: &mut fmt::Formatter<'_>, program: &Program, rule: &Rule, typed:
     Ok(())
 }
 
-/// A dominance rule as Soufflé writes it, `r(x,d1) <= r(x,d2) :- d2 <= d1`, with its
+/// A dominance rule as Soufflé writes it, `r(x,d1) <= r(x,d2) :- better(d2, d1)`, with its
 /// comparisons' types when `typed`.
 pub struct DisplayDominance<'a>(pub &'a Program, pub &'a Dominance, pub bool);
 
@@ -223,6 +223,14 @@ impl fmt::Display for DisplayDominance<'_> {
         let DisplayDominance(program, dominance, typed) = *self;
         write!(f, "{} <= {}", DisplayAtom(program, &dominance.dominated), DisplayAtom(program, &dominance.dominating))?;
         let mut separator = " :- ";
+        for atom in &dominance.body {
+            write!(f, "{separator}{}", DisplayAtom(program, atom))?;
+            separator = ", ";
+        }
+        for atom in &dominance.negated {
+            write!(f, "{separator}!{}", DisplayAtom(program, atom))?;
+            separator = ", ";
+        }
         for c in &dominance.comparisons {
             let (left, right) = (crate::DisplayExpr(program, &c.left), crate::DisplayExpr(program, &c.right));
             write!(f, "{separator}{}", c.op.write(&left.to_string(), &right.to_string()))?;

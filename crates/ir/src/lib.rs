@@ -9,6 +9,7 @@
 
 mod adornment;
 mod display;
+mod dominance;
 mod expr;
 mod float;
 mod functor;
@@ -27,6 +28,7 @@ pub use display::{
     is_bare_constant, write_constant, DisplayAtom, DisplayDominance, DisplayPred, DisplayQuery, DisplayRule,
     DisplayTerm, DisplayTuple, DisplayTypedRule, DisplayValue,
 };
+pub use dominance::{DominanceFacts, DominancePlan, DominanceStep, Known};
 pub use expr::{BinOp, DisplayExpr, Expr, ExprNode, UnOp, PREFIX_PRECEDENCE};
 pub use float::{float_json_text, float_text, parse_float};
 pub use functor::{Functor, FunctorValue, UserFunction, UserFunctor};

@@ -658,11 +658,12 @@ impl Rule {
     }
 }
 
-/// A dominance rule, Soufflé's subsumptive clause `r(a..) <= r(b..) :- constraints.`: a
-/// fact of `r` that matches `dominated` is removed when another fact of `r` matches
-/// `dominating` and the constraints hold of the two (docs/semantics.md, Subsumption).
-/// Both atoms name the relation the rule belongs to; every variable of the constraints
-/// occurs in one of them, so the constraints only test.
+/// A dominance rule, Soufflé's subsumptive clause `r(a..) <= r(b..) :- body.`: a fact of
+/// `r` that matches `dominated` is removed when another fact of `r` matches `dominating`
+/// and the body holds of the two (docs/semantics.md, Subsumption). Both atoms name the
+/// relation the rule belongs to. The body is a rule body without a head: positive atoms
+/// of any relation, read as the evaluation has them when the rule is applied, negated
+/// atoms, and comparisons (assignments included); [`Dominance::search`] evaluates it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Dominance {
     /// Whether the rule is a lattice relation's, made from a recursive `min` or `max`
@@ -671,6 +672,11 @@ pub struct Dominance {
     pub lattice: bool,
     pub dominated: Atom,
     pub dominating: Atom,
+    /// The body's positive atoms.
+    pub body: Vec<Atom>,
+    /// The body's negated atoms: each holds when no fact matches it once the variables
+    /// the rest of the body binds are set (its other variables are wildcards).
+    pub negated: Vec<Atom>,
     pub comparisons: Vec<Comparison>,
     pub span: Span,
 }
@@ -681,43 +687,9 @@ impl Dominance {
         self.dominated.pred
     }
 
-    /// Whether the fact `dominating` dominates the fact `dominated` by this rule: they
-    /// differ (no fact dominates itself), each matches its atom with the variables the
-    /// atoms share equal, and every constraint holds.
-    pub fn holds(&self, dominated: &[u32], dominating: &[u32], values: &ValueStore) -> bool {
-        if dominated == dominating {
-            return false;
-        }
-        let mut bound: Vec<(Symbol, u32)> = Vec::with_capacity(dominated.len() + dominating.len());
-        let atoms = [(&self.dominated, dominated), (&self.dominating, dominating)];
-        for (atom, tuple) in atoms {
-            if atom.args.len() != tuple.len() {
-                return false;
-            }
-            for (term, &value) in atom.args.iter().zip(tuple) {
-                let matches = match term.kind {
-                    TermKind::Const(c) => c.raw() == value,
-                    TermKind::Var(v) => match bound.iter().find(|(w, _)| *w == v) {
-                        Some(&(_, seen)) => seen == value,
-                        None => {
-                            bound.push((v, value));
-                            true
-                        }
-                    },
-                };
-                if !matches {
-                    return false;
-                }
-            }
-        }
-        let leaf = |t: &Term| match t.kind {
-            TermKind::Const(c) => c.raw(),
-            TermKind::Var(v) => bound.iter().find(|(w, _)| *w == v).map_or(0, |&(_, value)| value),
-        };
-        self.comparisons.iter().all(|c| match (c.left.eval(values, leaf), c.right.eval(values, leaf)) {
-            (Some(l), Some(r)) => c.op.holds_for(l, r, c.domain, Some(values)),
-            _ => false,
-        })
+    /// The relations the body reads besides the two facts compared, positively or not.
+    pub fn reads(&self) -> impl Iterator<Item = PredId> + '_ {
+        self.body.iter().chain(&self.negated).map(|a| a.pred)
     }
 }
 

@@ -22,6 +22,9 @@ pub enum IrError {
     /// `cycle` holds, from the negated predicate on, each rule through which one
     /// predicate of the cycle reads the next, ending at a rule of `negated`.
     NegationCycle { rule: RuleId, negated: Span, cycle: Vec<RuleId> },
+    /// The `dominance`-th dominance rule negates, at `negated`, a relation that depends
+    /// on the relation the rule removes facts of (or is that relation).
+    DominanceNegationCycle { dominance: usize, negated: Span },
 }
 
 impl IrError {
@@ -94,6 +97,20 @@ impl IrError {
                     path.join(" <- ")
                 ))
             }
+            IrError::DominanceNegationCycle { dominance, negated } => {
+                let dominance = &program.dominances[dominance];
+                let name = DisplayPred(program, dominance.pred());
+                Diagnostic::error(
+                    Code::NEGATION_CYCLE,
+                    format!("a subsumptive clause of `{name}` negates a relation that depends on `{name}`"),
+                )
+                .with_primary(negated, "negated here")
+                .with_secondary(dominance.span, format!("removes facts of `{name}`"))
+                .with_note(format!(
+                    "the negated relation must be complete before the facts of `{name}` are compared, so it lies in a \
+                     stratum below `{name}`"
+                ))
+            }
             IrError::QueryOnEdb { pred, span } => {
                 let name = DisplayPred(program, pred);
                 Diagnostic::error(Code::QUERY_EDB, format!("the query names `{name}`, which no rule defines"))
@@ -163,7 +180,8 @@ pub fn validate(program: &Program) -> Vec<IrError> {
         }
     }
     for dominance in &program.dominances {
-        for atom in [&dominance.dominated, &dominance.dominating] {
+        let atoms = [&dominance.dominated, &dominance.dominating].into_iter().chain(&dominance.body);
+        for atom in atoms.chain(&dominance.negated) {
             check_arity(atom.pred, atom.args.len(), atom.span, &mut errors);
         }
     }
@@ -178,10 +196,46 @@ pub fn validate(program: &Program) -> Vec<IrError> {
         }
     }
     errors.extend(negation_cycles(program));
+    errors.extend(dominance_negation_cycles(program));
     if let Some(q) = &program.query {
         check_arity(q.atom.pred, q.atom.args.len(), q.atom.span, &mut errors);
         if program.pred(q.atom.pred).kind == PredKind::Edb {
             errors.push(IrError::QueryOnEdb { pred: q.atom.pred, span: q.atom.span });
+        }
+    }
+    errors
+}
+
+/// A negated atom of a dominance rule whose relation depends on the relation the rule
+/// removes facts of, through rules or the bodies of dominance rules: what it reads
+/// changes as the facts it judges do.
+fn dominance_negation_cycles(program: &Program) -> Vec<IrError> {
+    if program.dominances.iter().all(|d| d.negated.is_empty()) {
+        return Vec::new();
+    }
+    let mut successors: Vec<Vec<usize>> = vec![Vec::new(); program.preds.len()];
+    for rule in &program.rules {
+        for atom in rule.body.iter().chain(&rule.negated) {
+            successors[atom.pred.index()].push(rule.head.pred.index());
+        }
+    }
+    for dominance in &program.dominances {
+        for pred in dominance.reads() {
+            successors[pred.index()].push(dominance.pred().index());
+        }
+    }
+    let mut component = vec![0; program.preds.len()];
+    for (c, nodes) in crate::strongly_connected(&successors).into_iter().enumerate() {
+        for v in nodes {
+            component[v] = c;
+        }
+    }
+    let mut errors = Vec::new();
+    for (index, dominance) in program.dominances.iter().enumerate() {
+        for atom in &dominance.negated {
+            if component[atom.pred.index()] == component[dominance.pred().index()] {
+                errors.push(IrError::DominanceNegationCycle { dominance: index, negated: atom.span });
+            }
         }
     }
     errors

@@ -191,7 +191,8 @@ impl Rewriter<'_> {
     }
 
     /// Copies, unchanged, the source rules of every derived predicate a negated atom of
-    /// the output reads, and of every predicate those depend on. A negated atom stays on
+    /// the output reads, and of every predicate those depend on (by their rules, or by
+    /// the bodies of their dominance rules). A negated atom stays on
     /// its source relation: demand would make that relation hold only the facts some
     /// call asked for, and the absence of an unasked fact would then be read as true.
     /// Evaluated whole, the relation is complete before any rule tests it (it lies in a
@@ -210,6 +211,13 @@ impl Rewriter<'_> {
         while next < wanted.len() {
             let pred = wanted[next];
             next += 1;
+            // A dominance rule's body is read as its rules are, whole.
+            let dominance_reads: Vec<PredId> = self.source.dominances_of(pred).flat_map(|d| d.reads()).collect();
+            for read in dominance_reads {
+                if self.is_idb(read) && seen.insert(read) {
+                    wanted.push(read);
+                }
+            }
             for &rule_id in &rules_of[pred.index()] {
                 let rule = self.source.rule(rule_id);
                 for atom in rule.body.iter().chain(&rule.negated) {

@@ -356,7 +356,8 @@ pub fn plan_rule_text_in_order(
 }
 
 /// Indexed by predicate: whether evaluating the relations `wanted` needs it, that is,
-/// whether one of them depends on it through the rules (they themselves included).
+/// whether one of them depends on it through the rules or the bodies of dominance rules
+/// (they themselves included).
 pub fn needed_preds(program: &Program, wanted: &[ir::PredId]) -> Vec<bool> {
     let mut rules_of: Vec<Vec<RuleId>> = vec![Vec::new(); program.preds.len()];
     for id in program.rule_ids() {
@@ -373,6 +374,10 @@ pub fn needed_preds(program: &Program, wanted: &[ir::PredId]) -> Vec<bool> {
             // A negated atom's relation is read too: it must be complete first.
             let read = rule.body.iter().chain(&rule.negated).map(|a| a.pred);
             stack.extend(read.filter(|p| !needed[p.index()]));
+        }
+        // So is the body of a dominance rule, which decides which facts it keeps.
+        for dominance in program.dominances_of(pred) {
+            stack.extend(dominance.reads().filter(|p| !needed[p.index()]));
         }
     }
     needed

@@ -45,6 +45,18 @@ pub fn strata(program: &Program) -> Vec<Stratum> {
             }
         }
     }
+    // A dominance rule's body is read when the rule is applied, after each round of
+    // the stratum of the relation it removes facts of: a dependency of that relation.
+    for dominance in &program.dominances {
+        let Some(head) = node_of[dominance.pred().index()] else { continue };
+        for pred in dominance.reads() {
+            if let Some(body) = node_of[pred.index()] {
+                if seen.insert((body, head)) {
+                    successors[body].push(head);
+                }
+            }
+        }
+    }
     // Tarjan yields components in reverse topological order of the edges body -> head,
     // that is dependents first; reversing gives dependencies first.
     let mut components = ir::strongly_connected(&successors);

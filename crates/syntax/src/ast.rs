@@ -21,10 +21,10 @@ pub struct File {
 pub enum Statement {
     /// `Head <- Body` (the body may be empty: `P(a) <-`).
     Rule(Rule),
-    /// Soufflé's subsumptive clause `r(a..) <= r(b..) :- constraints.`, as the rule
-    /// `r(a..) <- r(a..), r(b..), constraints`: its head and first body atom are the
-    /// dominated fact, its second body atom the dominating one, the rest constraints.
-    /// Lowered to an `ir::Dominance`, not to a rule.
+    /// Soufflé's subsumptive clause `r(a..) <= r(b..) :- body.`, as the rule
+    /// `r(..) <- r(a..), r(b..), body`: its first body atom is the dominated fact, its
+    /// second the dominating one, the rest the body; the head names the relation (its
+    /// arguments are not read). Lowered to an `ir::Dominance`, not to a rule.
     Dominance(Rule),
     /// A bare atom `E(a,b).`: an inline input fact.
     Fact(Atom),

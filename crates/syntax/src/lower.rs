@@ -83,11 +83,13 @@ pub fn lower(file: &ast::File) -> (Option<Program>, Vec<Diagnostic>) {
             }
             Statement::Dominance(rule) => {
                 let lowered = lower_rule(&mut lowering, rule, &mut reported_anonymous, &mut diagnostics);
-                if let [dominated, dominating, ..] = lowered.body.as_slice() {
+                if let [dominated, dominating, body @ ..] = lowered.body.as_slice() {
                     lowering.program.dominances.push(ir::Dominance {
                         lattice: lattices.contains(&rule.head.pred.text),
                         dominated: dominated.clone(),
                         dominating: dominating.clone(),
+                        body: body.to_vec(),
+                        negated: lowered.negated,
                         comparisons: lowered.comparisons,
                         span: lowered.span,
                     });

@@ -785,15 +785,21 @@ fn plans(program: &tree::Program) -> Vec<Diagnostic> {
         let Some(Item::Clause(clause)) = at.checked_sub(1).and_then(|i| program.items.get(i)) else { continue };
         let ([head], Some(tree::Disjunction(alternatives))) = (clause.heads.as_slice(), &clause.body) else { continue };
         let [conjunction] = alternatives.as_slice() else { continue };
-        // Soufflé's atoms of a plan are the positive ones.
-        let atoms: Vec<&ast::Atom> = conjunction
-            .0
-            .iter()
-            .filter_map(|literal| match literal {
-                tree::Literal::Atom(atom) => Some(atom),
-                _ => None,
-            })
-            .collect();
+        // Soufflé's atoms of a plan are the positive ones, those of a subsumptive
+        // clause's body (held as a group after its two atoms) included.
+        let mut atoms: Vec<&ast::Atom> = Vec::new();
+        let mut literals: Vec<&tree::Literal> = conjunction.0.iter().rev().collect();
+        while let Some(literal) = literals.pop() {
+            match literal {
+                tree::Literal::Atom(atom) => atoms.push(atom),
+                tree::Literal::Group(tree::Disjunction(group)) if clause.subsumes.is_some() => {
+                    if let [tree::Conjunction(inner)] = group.as_slice() {
+                        literals.extend(inner.iter().rev());
+                    }
+                }
+                _ => {}
+            }
+        }
         let head = head.pred.text.as_str();
         if atoms.iter().any(|a| inlined.contains(a.pred.text.as_str())) {
             continue;

@@ -375,22 +375,23 @@ fn closure_rules(r: &Relation) -> [ast::Rule; 3] {
 }
 
 /// The dominance rule of one conjunction of a subsumptive clause whose dominated atom is
-/// `head` (see [`tree::Clause::subsumes`]), or the reports of what makes it none: atoms
-/// of two relations (E0039), a literal other than a constraint after the two atoms
-/// (E0018), or a variable of a constraint that neither atom binds (E0039).
+/// `head` (see [`tree::Clause::subsumes`]): its first two atoms are the facts compared,
+/// and the rest is the body. Or the reports of what makes it none: atoms of two
+/// relations, or a constraint's variable that no atom or assignment binds (E0039).
 fn dominance(
     head: &ast::Atom,
     conj: &[ast::Literal],
     span: Span,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<ast::Rule> {
-    let (dominated, dominating) = match conj {
-        [ast::Literal::Atom(dominated), ast::Literal::Atom(dominating), ..] => (dominated, dominating),
-        // Only unfolding an `inline` relation of the clause's own atoms reaches here.
-        _ => {
-            diagnostics.push(super::unsupported(span, "a subsumptive clause of an `inline` relation"));
-            return None;
-        }
+    let mut atoms = conj.iter().filter_map(|l| match l {
+        ast::Literal::Atom(atom) => Some(atom),
+        _ => None,
+    });
+    let (Some(dominated), Some(dominating)) = (atoms.next(), atoms.next()) else {
+        // The parser puts the two atoms first, and no pass removes them.
+        diagnostics.push(super::unsupported(span, "a subsumptive clause whose compared facts are not two atoms"));
+        return None;
     };
     if dominating.pred.text != dominated.pred.text {
         diagnostics.push(
@@ -406,29 +407,26 @@ fn dominance(
         );
         return None;
     }
-    let vars: FxHashSet<&str> = [dominated, dominating]
-        .into_iter()
-        .flat_map(|a| a.args.iter().flat_map(ast::Term::subterms))
-        .filter_map(|t| match &t.kind {
+    // The variables the positive atoms bind and those an equality can assign.
+    let mut vars: FxHashSet<&str> = FxHashSet::default();
+    for literal in conj {
+        let terms: Vec<&ast::Term> = match literal {
+            ast::Literal::Atom(atom) => atom.args.iter().flat_map(ast::Term::subterms).collect(),
+            ast::Literal::Compare(c) if c.op == ir::CmpOp::Eq => [&c.left, &c.right].into(),
+            _ => Vec::new(),
+        };
+        vars.extend(terms.into_iter().filter_map(|t| match &t.kind {
             TermKind::Var(v) => Some(v.as_str()),
             _ => None,
-        })
-        .collect();
+        }));
+    }
     let mut ok = true;
-    for literal in &conj[2..] {
-        let ast::Literal::Compare(c) = literal else {
-            let at = match literal {
-                ast::Literal::Atom(atom) | ast::Literal::Negated { atom, .. } => atom.span,
-                ast::Literal::Compare(_) => span,
-            };
-            diagnostics.push(super::unsupported(at, "an atom in the body of a subsumptive clause"));
-            ok = false;
-            continue;
-        };
+    for literal in conj {
+        let ast::Literal::Compare(c) = literal else { continue };
         for term in [&c.left, &c.right].into_iter().flat_map(ast::Term::subterms) {
             let (message, label) = match &term.kind {
                 TermKind::Var(v) if !vars.contains(v.as_str()) => {
-                    (format!("`{v}` is not a variable of the subsumptive clause's atoms"), "bound by neither atom")
+                    (format!("`{v}` is bound by no atom of the subsumptive clause"), "bound by no atom")
                 }
                 TermKind::Aggregate { .. } => ("an aggregate in a subsumptive clause".to_string(), "an aggregate"),
                 TermKind::Range { .. } => ("a `range` in a subsumptive clause".to_string(), "a generator"),
@@ -442,7 +440,29 @@ fn dominance(
             ok = false;
         }
     }
-    ok.then(|| ast::Rule { head: head.clone(), body: conj.to_vec(), span })
+    // The dominated fact is the body's first atom, where `_` is a wildcard as in any
+    // body (`E(_, x1) <= E(_, x2) :- x1 <= x2.`). The head, which is not read, is that
+    // atom with a fresh variable for each `_` (a head has none), taken from the body
+    // rather than the clause's head, whose records are made rather than matched.
+    let mut body = conj.to_vec();
+    let used: FxHashSet<String> = body
+        .iter()
+        .flat_map(ast::Literal::terms)
+        .flat_map(ast::Term::subterms)
+        .filter_map(|t| match &t.kind {
+            TermKind::Var(v) => Some(v.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut fresh = (0..).map(|n| format!("_{n}")).filter(|name| !used.contains(name));
+    let mut head = head.clone();
+    if let Some(ast::Literal::Atom(dominated)) = body.iter_mut().find(|l| matches!(l, ast::Literal::Atom(_))) {
+        for (term, name) in dominated.args.iter_mut().filter(|t| t.kind == TermKind::Anon).zip(&mut fresh) {
+            term.kind = TermKind::Var(name);
+        }
+        head = ast::Atom { span: head.span, ..dominated.clone() };
+    }
+    ok.then(|| ast::Rule { head, body, span })
 }
 
 /// What [`native`] makes.

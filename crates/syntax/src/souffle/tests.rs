@@ -154,7 +154,6 @@ fn unsupported_constructs_are_named_at_their_span() {
             "the preprocessor directive `#include_next` is not supported",
         ),
         (".input e(IO=json)", "IO=json", "`IO=json` is not supported"),
-        ("r(x) <= r(y) :- e(x, y).", "e(x, y)", "an atom in the body of a subsumptive clause is not supported"),
     ];
     for (text, offending, message) in cases {
         let src = format!("{decls}{text}\n");
@@ -815,6 +814,10 @@ fn plans_are_read_and_ignored_with_one_warning() {
     assert_eq!(plan("p(x, y) :- e(x, y).", "0:(1)"), ["0"]);
     assert_eq!(plan("p(x, z) :- p(x, y), e(y, z).", "0:(1,2), 1:(2,1)"), ["1"]);
     assert_eq!(plan("p(x, z) :- p(x, y), e(y, z).", "0:(1,2,3)"), ["(1,2,3)"]);
+    // A subsumptive clause's atoms are its two facts and its body's (Soufflé 2.5 takes
+    // `0:(1,3,2)` here).
+    assert!(plan("p(x, y1) <= p(x, y2) :- e(y1, y2).", "0:(1,3,2)").is_empty());
+    assert_eq!(plan("p(x, y1) <= p(x, y2) :- e(y1, y2).", "0:(1,2)"), ["(1,2)"]);
     assert_eq!(errors(".decl p(x:number)\np(1).\n.plan 0:(1\n")[0].0, "E0001");
 }
 
