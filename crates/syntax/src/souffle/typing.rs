@@ -56,36 +56,40 @@ pub(super) fn casts(
         }
         // Every term, aggregates' values and bodies included, with an explicit stack.
         while let Some(term) = roots.pop() {
-            match &mut term.kind {
-                TermKind::Call { functor, args, .. } => {
-                    if let (ir::Functor::Cast(..), [_, target]) = (&*functor, args.as_slice()) {
-                        let TermKind::Ident(name) = &target.kind else {
-                            unreachable!("the parser makes the type a name")
-                        };
-                        if !types.contains_key(name) {
-                            ok = false;
-                            diagnostics.push(unknown_cast_type(name, target.span, types));
-                        }
-                        *functor = functor.with_target(column_kind(name, types));
-                        args.pop();
+            if let TermKind::Call { functor, args, .. } = &mut term.kind {
+                if let (ir::Functor::Cast(..), [_, target]) = (&*functor, args.as_slice()) {
+                    let TermKind::Ident(name) = &target.kind else { unreachable!("the parser makes the type a name") };
+                    if !types.contains_key(name) {
+                        ok = false;
+                        diagnostics.push(unknown_cast_type(name, target.span, types));
                     }
-                    roots.extend(args.iter_mut());
+                    *functor = functor.with_target(column_kind(name, types));
+                    args.pop();
                 }
-                TermKind::Range { args, .. } => roots.extend(args.iter_mut()),
-                TermKind::Unary { operand, .. } => roots.push(operand),
-                TermKind::Binary { left, right, .. } => roots.extend([&mut **left, &mut **right]),
-                TermKind::Aggregate { value, body, .. } => {
-                    roots.extend(value.iter_mut().map(|v| &mut **v));
-                    roots.extend(body.iter_mut().flat_map(literal_terms));
-                }
-                _ => {}
             }
+            roots.extend(operands_mut(term));
         }
         if ok {
             kept.push(clause);
         }
     }
     kept
+}
+
+/// The terms `term` computes from: a functor's or range's arguments, an operator's
+/// operands, an aggregate's value and its body's terms.
+fn operands_mut(term: &mut ast::Term) -> Vec<&mut ast::Term> {
+    match &mut term.kind {
+        TermKind::Call { args, .. } | TermKind::Range { args, .. } => args.iter_mut().collect(),
+        TermKind::Unary { operand, .. } => vec![&mut **operand],
+        TermKind::Binary { left, right, .. } => vec![&mut **left, &mut **right],
+        TermKind::Aggregate { value, body, .. } => {
+            let mut terms: Vec<&mut ast::Term> = value.iter_mut().map(|v| &mut **v).collect();
+            terms.extend(body.iter_mut().flat_map(literal_terms));
+            terms
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// A literal's top-level terms, mutably.
@@ -312,16 +316,7 @@ pub(super) fn symbol_concatenations(
                         TermKind::Call { functor: ir::Functor::Cat(2), name_span: op_span, args: vec![*left, *right] };
                 }
             }
-            match &mut term.kind {
-                TermKind::Call { args, .. } | TermKind::Range { args, .. } => roots.extend(args.iter_mut()),
-                TermKind::Unary { operand, .. } => roots.push(operand),
-                TermKind::Binary { left, right, .. } => roots.extend([&mut **left, &mut **right]),
-                TermKind::Aggregate { value, body, .. } => {
-                    roots.extend(value.iter_mut().map(|v| &mut **v));
-                    roots.extend(body.iter_mut().flat_map(literal_terms));
-                }
-                _ => {}
-            }
+            roots.extend(operands_mut(term));
         }
     }
     clauses
