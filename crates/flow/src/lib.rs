@@ -256,6 +256,9 @@ impl Flow {
         inserts: impl IntoIterator<Item = (PredId, &'a [u32])>,
     ) -> Result<Applied, Error> {
         let workers = self.commands.len();
+        if workers == 0 {
+            return Err(Error::Stopped("the workers stopped at an earlier batch".into()));
+        }
         let mut shares: Vec<WorkerShare> = vec![Vec::new(); workers];
         let mut applied = Applied::default();
         let mut next = 0;
@@ -310,6 +313,9 @@ impl Flow {
     ) -> Result<Applied, Error> {
         assert!(self.placed, "requests need a flow started with placement at the owner");
         let workers = self.commands.len();
+        if workers == 0 {
+            return Err(Error::Stopped("the workers stopped at an earlier batch".into()));
+        }
         let mut shares: Vec<Vec<(usize, Row, bool)>> = vec![Vec::new(); workers];
         let mut applied = Applied::default();
         let mut next = 0;
