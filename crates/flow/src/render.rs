@@ -152,9 +152,12 @@ const MARGIN: isize = 3;
 pub(crate) struct Watch {
     /// A lattice relation of the recursion, named in the report.
     pub pred: usize,
-    probe: Probe<Product<Epoch, u32>>,
-    sizes: Rc<RefCell<Vec<(Product<Epoch, u32>, isize)>>>,
+    probe: Probe<Iteration>,
+    sizes: Rc<RefCell<Vec<(Iteration, isize)>>>,
 }
+
+/// A time inside an iterative scope: the epoch, and the iteration within it.
+type Iteration = Product<Epoch, u32>;
 
 impl Watch {
     /// The iteration the recursion has reached in `epoch` when that is more than a
@@ -465,7 +468,7 @@ fn owned_rows<'s, const N: usize>(
 /// `relations`: counted once, and sent to every one of the `peers` workers.
 fn watch_sizes<'s, const N: usize>(
     watch: &Watch,
-    relations: impl Iterator<Item = Relation<'s, Product<Epoch, u32>, N>>,
+    relations: impl Iterator<Item = Relation<'s, Iteration, N>>,
     peers: usize,
 ) {
     let Some(all) = relations.reduce(|a, b| a.concat(b)) else { return };
