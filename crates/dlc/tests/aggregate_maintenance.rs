@@ -313,7 +313,14 @@ fn recursive_min_matches_dijkstra_and_union_find_before_and_after_every_batch() 
             for (query, name, expected) in
                 [("Dist(Y, D)", "Dist", dijkstra(nodes, edges)), ("Comp(X, L)", "Comp", least_labels(nodes, edges))]
             {
-                for engine in [&["--engine", "seminaive"][..], &["--engine", "reference"], &["-j", "2"]] {
+                let engines: [&[&str]; 5] = [
+                    &["--engine", "seminaive"],
+                    &["--engine", "reference"],
+                    &["-j", "2"],
+                    &["--engine", "differential"],
+                    &["--engine", "differential", "--workers", "2"],
+                ];
+                for engine in engines {
                     let mut args = vec![path.as_str(), "--query", query, "--no-timing", "--check"];
                     if applied > 0 {
                         args.extend(["--updates", updates.as_str()]);
@@ -336,7 +343,15 @@ fn a_cycle_that_improves_for_ever_stops_with_e0047_on_every_engine() {
     let path = common::write_file(&dir.join("cycle.dl"), program);
     // The cycle 1 -> 2 -> 1 improves nothing until the batch makes it negative.
     let updates = common::write_file(&dir.join("negative.txt"), "-Edge(2,1,1).\n+Edge(2,1,-3).\n");
-    for flags in [&["--engine", "seminaive"][..], &["--engine", "reference"], &["-j", "2"], &["--no-magic"]] {
+    let engines: [&[&str]; 6] = [
+        &["--engine", "seminaive"],
+        &["--engine", "reference"],
+        &["-j", "2"],
+        &["--no-magic"],
+        &["--engine", "differential"],
+        &["--engine", "differential", "--workers", "2"],
+    ];
+    for flags in engines {
         let mut args = vec![path.as_str(), "--query", "Dist(Y, D)", "--color", "never"];
         args.extend(flags);
         let out = dlc(&args);
@@ -362,7 +377,7 @@ fn a_recursive_min_over_symbols_keeps_the_least_text_of_each_component() {
                    cc(y, l) :- l = min l0 : { cc(x, l0), edge(x, y) }.\n\
                    cc(x, l) :- l = min l0 : { cc(y, l0), edge(x, y) }.\n";
     let path = common::write_file(&dir.join("labels.dl"), program);
-    for engine in ["seminaive", "reference"] {
+    for engine in ["seminaive", "reference", "differential"] {
         let out = dlc(&[&path, "-D", "-", "--no-timing", "--engine", engine]);
         assert_eq!(out.code, 0, "{engine}: {}", out.stderr);
         let rows = "a\ta\nb\ta\nc\ta\nq\tq\nr\tq\nzed\ta\n";

@@ -107,6 +107,25 @@ fn an_update_batch_agrees_with_dred_and_passes_the_check() {
     );
 }
 
+/// Recursive `min` on two processes: shortest distances and least labels as natively,
+/// before and after a batch whose deletion brings a worse distance back, and the files
+/// of the Soufflé fixture; a cycle that improves a value stops both processes with E0047.
+#[test]
+fn recursive_min_has_the_native_answers_and_stops_an_improving_cycle() {
+    same_as_native("lattices", &["fixtures/ok/recursive_min.dl", "--no-timing"]);
+    let batch = ["--delete", "Edge(3,2,1)", "--insert", "Edge(4,5,1)", "--check"];
+    same_as_native("lattice-batch", &[&["fixtures/ok/recursive_min.dl", "--no-timing"][..], &batch].concat());
+    fixture_on_cluster("recursive_min", 2);
+    let dir = scratch_in("cluster", "improving");
+    let program = dir.join("negative.dl");
+    std::fs::write(&program, "Start(1).\nDist(S, 0) <- Start(S)\nDist(Y, D) <- D = min D0 + W : { Dist(X, D0), Edge(X, Y, W) }\nEdge(1, 2, 1). Edge(2, 3, -2). Edge(3, 2, 1).\n?- Dist(X, D).\n").unwrap();
+    let args = [program.to_str().unwrap(), "--color", "never"];
+    for (i, run) in cluster(&args, &hosts("improving-hosts", 2), &[&[], &[]]).iter().enumerate() {
+        assert_ne!(run.code, 0, "process {i}: {}", run.stdout);
+        assert!(run.stderr.contains("[E0047] Error: relation `Dist` still improved a value"), "{}", run.stderr);
+    }
+}
+
 #[test]
 fn output_files_are_the_native_files() {
     let program = "fixtures/souffle/points_to/prog.dl";

@@ -904,3 +904,24 @@ fn a_subsumptive_clause_negating_its_own_recursion_is_refused() {
         out.stderr
     );
 }
+
+/// The differential engine refuses a subsumptive clause whose body reads relations,
+/// naming the clause, before evaluating anything.
+#[test]
+fn the_differential_engine_refuses_a_subsumptive_clause_with_body_atoms() {
+    let args = [
+        "fixtures/souffle/subsumption_body/prog.dl",
+        "-F",
+        "fixtures/souffle/subsumption_body/in",
+        "-D",
+        "-",
+        "--engine",
+        "differential",
+        "--color",
+        "never",
+    ];
+    let run = dlc(&args);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("[E0026] Error: the differential engine runs subsumptive clauses (`<=`) whose body compares the two facts only; a clause of `idom` reads relations in its body"), "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+}

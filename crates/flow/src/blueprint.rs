@@ -19,6 +19,27 @@ pub(crate) struct Blueprint {
     pub derived: Vec<bool>,
     /// Strata in evaluation order.
     pub strata: Vec<StratumDataflow>,
+    /// Per predicate, by index: its dominance rules, applied to the relation its stratum
+    /// computes (docs/semantics.md, Subsumption).
+    pub dominances: Vec<Vec<Undominated>>,
+}
+
+/// One dominance rule of a relation, as the dataflow applies it: the relation's rows
+/// grouped by `group`, the columns that every fact and a fact dominating it share (the
+/// same variable, or the same constant, in both atoms), so that a fact meets only the
+/// facts of its own group; within a group each row another row dominates is removed.
+#[derive(Clone, Debug)]
+pub(crate) struct Undominated {
+    pub rule: ir::Dominance,
+    pub group: Vec<usize>,
+}
+
+impl Undominated {
+    fn new(rule: &ir::Dominance) -> Self {
+        let pairs = rule.dominated.args.iter().zip(&rule.dominating.args);
+        let group = pairs.enumerate().filter(|(_, (a, b))| a.kind == b.kind).map(|(column, _)| column).collect();
+        Undominated { rule: rule.clone(), group }
+    }
 }
 
 impl Blueprint {
@@ -49,6 +70,10 @@ pub(crate) struct StratumDataflow {
     pub preds: Vec<usize>,
     pub rules: Vec<RuleDataflow>,
     pub recursive: bool,
+    /// Whether the stratum is the recursion of lattice relations (recursive `min` and
+    /// `max`), which a cycle improving a value keeps iterating: the dataflow watches its
+    /// iterations for one ([`crate::Error::ImprovingCycle`]).
+    pub lattice: bool,
 }
 
 /// One rule as a scan followed by joins against arrangements, with the rule's
@@ -264,9 +289,7 @@ enum Source {
 
 /// Works out the dataflow of `plan`, or says why this backend cannot run it.
 pub(crate) fn blueprint(plan: &ProgramPlan, program: &Program) -> Result<Blueprint, Error> {
-    if let Some(dominance) = program.dominances.first() {
-        return Err(Error::Subsumption { span: dominance.span, lattice: dominance.lattice });
-    }
+    let lattices = dominance_agrees(plan, program)?;
     let arity: Vec<usize> = program.pred_ids().map(|p| program.pred(p).arity).collect();
     if let Some(p) = program.pred_ids().find(|&p| arity[p.index()] > MAX_WIDTH) {
         return Err(Error::TooWide { pred: Some(p), rule: None, width: arity[p.index()] });
@@ -293,9 +316,54 @@ pub(crate) fn blueprint(plan: &ProgramPlan, program: &Program) -> Result<Bluepri
             preds: stratum.preds.iter().map(|p| p.index()).collect(),
             rules,
             recursive: stratum.recursive,
+            lattice: lattices.contains(&stratum.preds),
         });
     }
-    Ok(Blueprint { arity, derived, strata })
+    let mut dominances = vec![Vec::new(); arity.len()];
+    for rule in &program.dominances {
+        dominances[rule.pred().index()].push(Undominated::new(rule));
+    }
+    Ok(Blueprint { arity, derived, strata, dominances })
+}
+
+/// Whether the dataflow's result of `program`'s dominance rules is the native engines'
+/// (docs/semantics.md, Subsumption), and the recursive strata of lattice relations.
+///
+/// The dataflow computes each stratum's relations as a fixpoint of its rules whose
+/// dominated facts are removed: a fact derived from a fact that is dominated later is
+/// retracted with it. The native engines remove dominated facts after each round and
+/// keep what a removed fact derived. The two agree on a relation with dominance rules
+///
+/// - in a stratum that is not recursive: its one round derives every fact and then
+///   removes the dominated ones, all at once, as the dataflow does; and
+/// - in a recursive stratum of lattice relations alone (every relation there has
+///   dominance rules, each a recursive `min`'s or `max`'s, whose acceptance, E0046,
+///   makes every rule monotone in the lattice columns it reads): the native rounds and
+///   the dataflow's fixpoint both end at the lattice's least fixpoint, each group's best
+///   value, the least fixpoint being the same whichever order improves the values.
+///
+/// A rule whose body reads relations is refused ([`Error::DominanceBody`]). Every other
+/// dominance rule is refused ([`Error::Subsumption`]): in a recursion with a
+/// plain relation, or with a subsumptive clause written as such, a fact derived from a
+/// dominated one may stay natively and not in a dataflow.
+fn dominance_agrees(plan: &ProgramPlan, program: &Program) -> Result<Vec<Vec<PredId>>, Error> {
+    if let Some(rule) = program.dominances.iter().find(|d| !d.body.is_empty() || !d.negated.is_empty()) {
+        return Err(Error::DominanceBody { span: rule.span, pred: rule.pred() });
+    }
+    let mut lattices = Vec::new();
+    for stratum in plan.strata.iter().filter(|s| s.recursive) {
+        let rules: Vec<&ir::Dominance> =
+            program.dominances.iter().filter(|d| stratum.preds.contains(&d.pred())).collect();
+        let Some(first) = rules.first() else { continue };
+        if let Some(rule) = rules.iter().find(|d| !d.lattice) {
+            return Err(Error::Subsumption { span: rule.span, lattice: false, pred: rule.pred(), plain: None });
+        }
+        if let Some(&plain) = stratum.preds.iter().find(|&&p| program.dominances_of(p).next().is_none()) {
+            return Err(Error::Subsumption { span: first.span, lattice: true, pred: first.pred(), plain: Some(plain) });
+        }
+        lattices.push(stratum.preds.clone());
+    }
+    Ok(lattices)
 }
 
 /// The slots a filter reads.

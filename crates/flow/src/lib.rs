@@ -53,11 +53,23 @@ pub enum Error {
     /// depends on the rounds of an evaluation, which a dataflow does not have; refused
     /// before any worker starts.
     Choice { pred: PredId },
-    /// A subsumptive clause (an `ir::Dominance`, at `span`): removing a fact that another
-    /// one dominates is no difference of collections a dataflow maintains, so the
-    /// program is refused rather than answered without the removals.
-    /// `lattice`: the clause is a recursive `min`'s or `max`'s (`ir::Dominance::lattice`).
-    Subsumption { span: ir::Span, lattice: bool },
+    /// A subsumptive clause (an `ir::Dominance` of `pred`, at `span`) whose removals the
+    /// dataflow would not make as the native engines do: a clause on a relation of a
+    /// recursion, written as such (`lattice` false), or a recursive `min`'s or `max`'s
+    /// (`ir::Dominance::lattice`) whose recursion holds `plain`, a relation without
+    /// dominance. Natively a fact derived from a fact removed later stays; a dataflow
+    /// retracts it. Which programs run is said at [`check`].
+    Subsumption { span: ir::Span, lattice: bool, pred: PredId, plain: Option<PredId> },
+    /// A subsumptive clause (at `span`) of `pred` whose body reads relations: the
+    /// dataflow judges a group of facts by comparing them with each other, so it runs
+    /// only clauses whose body compares the two facts; refused before any worker starts.
+    DominanceBody { span: ir::Span, pred: PredId },
+    /// A cycle of the recursion of lattice relation `pred` improved a value each time
+    /// round: after `rounds` iterations the recursion still changed, more than it holds
+    /// facts (plus a margin), which a recursion that ends never does (docs/semantics.md,
+    /// Recursive `min` and `max`). The workers stop in the middle of the batch, and the
+    /// dataflow runs no more.
+    ImprovingCycle { pred: PredId, rounds: usize },
     /// A worker stopped before answering (it panicked, or timely could not start).
     Stopped(String),
     /// The processes of a cluster could not connect, disagreed on what they run, or one
@@ -77,12 +89,23 @@ impl Error {
                 "the differential engine cannot keep the `choice-domain` of `{}`: which tuple is chosen depends on the rounds of the native engines",
                 program.pred_name(*pred)
             ),
-            Error::Subsumption { lattice: false, .. } => {
-                "the differential engine does not run subsumptive clauses (`<=`)".to_string()
-            }
-            Error::Subsumption { lattice: true, .. } => {
-                "the differential engine does not run a recursive `min` or `max`".to_string()
-            }
+            Error::Subsumption { pred, plain: None, .. } => format!(
+                "the differential engine runs a subsumptive clause (`<=`) on a recursive relation only as a recursive `min` or `max`; `{}` is recursive, and the native engines keep the facts derived from a fact removed later, which a dataflow retracts",
+                program.pred_name(*pred)
+            ),
+            Error::Subsumption { pred, plain: Some(plain), .. } => format!(
+                "the differential engine runs a recursive `min` or `max` only in a recursion of such relations alone; `{}` is in the recursion of `{}` and keeps the facts derived from a value improved later, which a dataflow retracts",
+                program.pred_name(*plain),
+                program.pred_name(*pred)
+            ),
+            Error::DominanceBody { pred, .. } => format!(
+                "the differential engine runs subsumptive clauses (`<=`) whose body compares the two facts only; a clause of `{}` reads relations in its body",
+                program.pred_name(*pred)
+            ),
+            Error::ImprovingCycle { pred, rounds } => format!(
+                "relation `{}` still improved a value after {rounds} iterations, more than its recursion holds facts: a cycle improves it each time round",
+                program.pred_name(*pred)
+            ),
             Error::Stopped(reason) => format!("the differential dataflow stopped: {reason}"),
             Error::Cluster(reason) => format!("the cluster stopped: {reason}"),
         }
@@ -106,6 +129,12 @@ pub struct Applied {
 
 /// Whether this backend can run `plan` (of `program`): [`Flow::start`] refuses exactly
 /// the programs this refuses, without starting a thread.
+///
+/// A relation with dominance rules (a subsumptive clause, or a recursive `min` or `max`)
+/// runs where the dataflow's result is provably the native engines': the relation is in
+/// a stratum of `plan` that is not recursive, or every relation of its recursive stratum
+/// is a lattice relation (each of its dominance rules made by a recursive `min` or
+/// `max`). The rest is [`Error::Subsumption`].
 pub fn check(plan: &ProgramPlan, program: &Program) -> Result<(), Error> {
     blueprint::blueprint(plan, program).map(|_| ())
 }
@@ -129,8 +158,9 @@ impl Command {
 }
 
 /// What a worker reports per epoch: the changes it saw, flat ([`render::SeenChanges`]),
-/// and the parts of counts it received ([`render::SeenTallies`]).
-type Report = (Vec<u32>, Vec<(u32, isize)>);
+/// the parts of counts it received ([`render::SeenTallies`]), and, when it stopped in
+/// a cycle improving a value, the relation and the iteration ([`render::Watch`]).
+type Report = (Vec<u32>, Vec<(u32, isize)>, Option<(usize, usize)>);
 
 /// A running dataflow: the workers, and the input as the batches left it.
 pub struct Flow {
@@ -234,6 +264,9 @@ impl Flow {
         inserts: impl IntoIterator<Item = (PredId, &'a [u32])>,
     ) -> Result<Applied, Error> {
         let workers = self.commands.len();
+        if workers == 0 {
+            return Err(Error::Stopped("the workers stopped at an earlier batch".into()));
+        }
         let mut shares: Vec<WorkerShare> = vec![Vec::new(); workers];
         let mut applied = Applied::default();
         let mut next = 0;
@@ -288,6 +321,9 @@ impl Flow {
     ) -> Result<Applied, Error> {
         assert!(self.placed, "requests need a flow started with placement at the owner");
         let workers = self.commands.len();
+        if workers == 0 {
+            return Err(Error::Stopped("the workers stopped at an earlier batch".into()));
+        }
         let mut shares: Vec<Vec<(usize, Row, bool)>> = vec![Vec::new(); workers];
         let mut applied = Applied::default();
         let mut next = 0;
@@ -341,7 +377,7 @@ impl Flow {
         }
         let mut sums = vec![0isize; parts.len()];
         for _ in 0..self.commands.len() {
-            let (_, received) = self.reports.recv().map_err(|_| self.failure())?;
+            let (_, received, _) = self.reports.recv().map_err(|_| self.failure())?;
             for (slot, part) in received {
                 if let Some(sum) = sums.get_mut(slot as usize) {
                     *sum += part;
@@ -356,12 +392,22 @@ impl Flow {
     fn collect(&mut self, mut applied: Applied) -> Result<Applied, Error> {
         let workers = self.commands.len();
         let mut seen: Vec<u32> = Vec::new();
+        let mut improving = None;
         for _ in 0..workers {
-            let (report, _) = self.reports.recv().map_err(|_| self.failure())?;
+            let (report, _, stopped) = self.reports.recv().map_err(|_| self.failure())?;
+            improving = improving.or(stopped);
             match seen.is_empty() {
                 true => seen = report,
                 false => seen.extend_from_slice(&report),
             }
+        }
+        if let Some((pred, rounds)) = improving {
+            // The epoch was left unfinished: the dataflow cannot go on.
+            self.commands.clear();
+            if let Some(guards) = self.guards.take() {
+                drop(guards.join());
+            }
+            return Err(Error::ImprovingCycle { pred: PredId(pred as u32), rounds });
         }
         // Where each change starts in the flat buffer, sorted by relation and row: 4
         // bytes per change (8 past 2^32 values), where a decoded change would take 56.
@@ -429,13 +475,25 @@ fn serve<const N: usize>(
         }
         let probe = handles.probe.clone();
         // Park rather than spin while waiting for peers: workers share the
-        // machine's cores with each other and with the calling thread.
-        worker.step_or_park_while(None, || probe.less_than(&epoch));
+        // machine's cores with each other and with the calling thread. A recursion
+        // iterating past what one that ends reaches stops every worker at one point.
+        let improving = || handles.watches.iter().find_map(|w| w.improving(epoch - 1).map(|i| (w.pred, i)));
+        worker.step_or_park_while(None, || probe.less_than(&epoch) && improving().is_none());
+        if let Some(stopped) = improving() {
+            // The epoch is left unfinished, and the dataflow with it: dropped, or timely
+            // would run it to its end (which it has not) when this worker returns.
+            drop(handles);
+            for dataflow in worker.installed_dataflows() {
+                worker.drop_dataflow(dataflow);
+            }
+            _ = report.send((Vec::new(), Vec::new(), Some(stopped)));
+            return;
+        }
         // Only what belongs to the epochs the probe has passed: a peer process may
         // already be in the next epoch and have sent this worker some of it.
         let seen = changes.borrow_mut().take_before(epoch);
         let received = tallies.borrow_mut().take_before(epoch);
-        if report.send((seen, received)).is_err() {
+        if report.send((seen, received, None)).is_err() {
             return;
         }
     }

@@ -4,7 +4,7 @@
 //! of its relation on its key columns, shared by every step of that scope asking for the
 //! same relation and key.
 
-use crate::blueprint::{Absent, Blueprint, Checks, Reduction, RowCheck, RuleDataflow, ValueSource};
+use crate::blueprint::{Absent, Blueprint, Checks, Reduction, RowCheck, RuleDataflow, Undominated, ValueSource};
 use crate::row::Row;
 use differential_dataflow::input::{Input, InputSession};
 use differential_dataflow::lattice::Lattice;
@@ -127,6 +127,49 @@ pub(crate) struct Handles<const N: usize> {
     /// diff is this process's part of the count.
     pub tallies: InputSession<Epoch, Row<N>, isize>,
     pub probe: Probe<Epoch>,
+    /// One per recursion of lattice relations.
+    pub watches: Vec<Watch>,
+}
+
+/// Iterations past a recursion's largest size that a watched recursion still runs before
+/// [`Watch::improving`] calls it a cycle that improves: room for the iteration that
+/// starts from nothing and the one that finds nothing new.
+const MARGIN: isize = 3;
+
+/// What a worker watches of a recursion of lattice relations, to stop a cycle that
+/// improves a value for ever: how far the iterations of its scope have gone (a probe
+/// inside the scope, downstream of everything the iterations do) and the sizes the
+/// recursion had, with the times it had them, as every worker receives them.
+///
+/// In a recursion that ends, an iteration `i` of an epoch changes a value only when a
+/// chain of `i` facts, each derived from the one before, ends in it; each fact was in a
+/// different group of the recursion at iteration `i - 1` (a group met twice would be a
+/// cycle that improves, which does not end), so `i` is at most that size plus one. An
+/// epoch also works at the iterations where the epoch before changed, up to that
+/// epoch's size plus one. So iterating past the largest size seen before the current
+/// iteration (plus [`MARGIN`]) is a cycle improving a value, and every worker, seeing
+/// the same sizes and iterations, stops at the same point.
+pub(crate) struct Watch {
+    /// A lattice relation of the recursion, named in the report.
+    pub pred: usize,
+    probe: Probe<Iteration>,
+    sizes: Rc<RefCell<Vec<(Iteration, isize)>>>,
+}
+
+/// A time inside an iterative scope: the epoch, and the iteration within it.
+type Iteration = Product<Epoch, u32>;
+
+impl Watch {
+    /// The iteration the recursion has reached in `epoch` when that is more than a
+    /// recursion that ends reaches, else `None`.
+    pub fn improving(&self, epoch: Epoch) -> Option<usize> {
+        let iteration = self.probe.with_frontier(|f| f.iter().filter(|t| t.outer == epoch).map(|t| t.inner).min())?;
+        let sizes = self.sizes.borrow();
+        let before = sizes.iter().filter(|(t, _)| t.outer < epoch || t.inner < iteration);
+        let largest = before.map(|&(_, size)| size).max().unwrap_or(0);
+        (isize::try_from(iteration).unwrap_or(isize::MAX) > largest.saturating_add(MARGIN))
+            .then_some(iteration as usize)
+    }
 }
 
 /// The relations a scope can read, and the arrangements made of them so far.
@@ -336,6 +379,72 @@ fn reduce<'s, T: Timestamp + Lattice + Ord, const N: usize>(
         })
 }
 
+/// `rows` (a set, as every relation is) without the rows another of its rows dominates
+/// by one of `rules`, all at once: with one rule, the rows no row of their group
+/// dominates, one `reduce` keyed by the group; with several, the rows minus those a
+/// rule finds dominated.
+fn undominated<'s, T: Timestamp + Lattice + Ord, const N: usize>(
+    rows: Relation<'s, T, N>,
+    rules: &[Undominated],
+    values: &ValueStore,
+) -> Relation<'s, T, N> {
+    match rules {
+        [] => rows,
+        [rule] => judged(rows, rule, values, false),
+        _ => {
+            let dominated = rules.iter().map(|rule| judged(rows.clone(), rule, values, true));
+            let dominated = dominated.reduce(|a, b| a.concat(b)).map(|d| d.distinct());
+            match dominated {
+                Some(dominated) => rows.concat(dominated.negate()),
+                None => rows,
+            }
+        }
+    }
+}
+
+/// The rows of `rows` that another row of their group dominates by `rule` when
+/// `dominated`, else the others. The whole group is judged again whenever it changes.
+fn judged<'s, T: Timestamp + Lattice + Ord, const N: usize>(
+    rows: Relation<'s, T, N>,
+    rule: &Undominated,
+    values: &ValueStore,
+    dominated: bool,
+) -> Relation<'s, T, N> {
+    let (group, rule, values) = (rule.group.clone(), rule.rule.clone(), values.clone());
+    // The blueprint lets through rules whose body compares the two facts only: one is
+    // judged against the other by a search over that other alone.
+    let plan = rule.plan(ir::Known::Dominated);
+    rows.map(move |row| (row.select(&group), row))
+        .reduce(move |_group, rows: &[(&Row<N>, isize)], out: &mut Vec<(Row<N>, isize)>| {
+            let rows: Vec<&Row<N>> = rows.iter().filter(|&&(_, count)| count > 0).map(|&(row, _)| row).collect();
+            let holds = |row: &Row<N>, by: &Row<N>| {
+                rule.search(&plan, row.values(), &values, &OneFact(by.values()), &mut |_, _| true)
+            };
+            let Some((&first, rest)) = rows.split_first() else { return };
+            // Under a total order (a `min`, a `max`) the best row dominates every other,
+            // so each row but the best is judged by the best alone: a group costs as
+            // many tests as it has rows, not their square.
+            let best = rest.iter().fold(first, |best, &row| if holds(best, row) { row } else { best });
+            for &row in &rows {
+                let beaten = holds(row, best) || rows.iter().any(|&other| holds(row, other));
+                if beaten == dominated {
+                    out.push((*row, 1));
+                }
+            }
+        })
+        .map(|(_, row)| row)
+}
+
+/// One fact, as the facts a dominance search reads ([`ir::DominanceFacts`]).
+struct OneFact<'a>(&'a [u32]);
+
+impl ir::DominanceFacts for OneFact<'_> {
+    fn each(&self, _: ir::PredId, pattern: &[Option<u32>], f: &mut dyn FnMut(u32, &[u32]) -> bool) -> bool {
+        let fits = pattern.iter().zip(self.0).all(|(p, v)| p.is_none_or(|p| p == *v));
+        fits && f(0, self.0)
+    }
+}
+
 /// The distinct union of what `rules` derive for `pred` and the rows given for it.
 fn union<'s, T: Timestamp + Lattice + Ord, const N: usize>(
     blueprint_rules: &[RuleDataflow],
@@ -368,6 +477,29 @@ fn owned_rows<'s, const N: usize>(
             }
         })
         .map(|(row, ())| row)
+}
+
+/// Gives `watch` the size of the recursion whose relations at each iteration are
+/// `relations`: counted once, and sent to every one of the `peers` workers.
+fn watch_sizes<'s, const N: usize>(
+    watch: &Watch,
+    relations: impl Iterator<Item = Relation<'s, Iteration, N>>,
+    peers: usize,
+) {
+    let Some(all) = relations.reduce(|a, b| a.concat(b)) else { return };
+    let copies =
+        all.map(|_| Row::<N>::EMPTY).count().flat_map(move |(_, size)| (0..peers).map(move |peer| (peer, size)));
+    let sizes = Rc::clone(&watch.sizes);
+    copies
+        .inner
+        .exchange(|((peer, _), _, _)| *peer as u64)
+        .as_collection()
+        .inspect(move |((_, size), time, diff)| {
+            if *diff > 0 {
+                sizes.borrow_mut().push((*time, *size));
+            }
+        })
+        .probe_with(&watch.probe);
 }
 
 /// Where the changes to derived relations are recorded. In one process, and in a
@@ -434,6 +566,7 @@ pub(crate) fn build_dataflow<const N: usize>(
             .inspect(move |((_, row), epoch, diff)| tallies.borrow_mut().at(*epoch).push((row.values()[0], *diff)))
             .probe_with(&probe);
         let mut relations = Relations::new(count);
+        let mut watches = Vec::new();
         for (p, rows) in given.iter().enumerate() {
             if !blueprint.derived[p] {
                 relations.rows[p] = Some(rows.clone());
@@ -443,7 +576,7 @@ pub(crate) fn build_dataflow<const N: usize>(
             if !stratum.recursive {
                 for &pred in &stratum.preds {
                     let rows = union(&stratum.rules, pred, given[pred].clone(), &mut relations, &unit, values);
-                    relations.rows[pred] = Some(rows);
+                    relations.rows[pred] = Some(undominated(rows, &blueprint.dominances[pred], values));
                 }
                 continue;
             }
@@ -461,6 +594,8 @@ pub(crate) fn build_dataflow<const N: usize>(
             let blocked: Vec<(Negated, Relation<'_, Epoch, N>)> =
                 absent.map(|a| ((a.pred, a.cols.clone()), relations.blocked_keys(a))).collect();
             let outer = &relations;
+            let watched =
+                stratum.lattice.then(|| Watch { pred: stratum.preds[0], probe: Probe::new(), sizes: Rc::default() });
             let results = scope.iterative::<u32, _, _>(|inner| {
                 let mut local = Relations::new(count);
                 for (id, keys) in blocked {
@@ -480,14 +615,19 @@ pub(crate) fn build_dataflow<const N: usize>(
                     local.rows[pred] = Some(rows);
                     variables.push((pred, variable));
                 }
+                if let Some(watch) = &watched {
+                    watch_sizes(watch, stratum.preds.iter().map(|&p| local.get(p)), inner.peers());
+                }
                 let mut left = Vec::with_capacity(variables.len());
                 for (pred, variable) in variables {
                     let rows = union(&stratum.rules, pred, given[pred].clone().enter(inner), &mut local, &unit, values);
+                    let rows = undominated(rows, &blueprint.dominances[pred], values);
                     variable.set(rows.clone());
                     left.push((pred, rows.leave(scope)));
                 }
                 left
             });
+            watches.extend(watched);
             for (pred, rows) in results {
                 relations.rows[pred] = Some(rows);
             }
@@ -510,6 +650,6 @@ pub(crate) fn build_dataflow<const N: usize>(
                 .inspect(move |((_, row), epoch, diff)| record(&changes, pred, row, *epoch, *diff))
                 .probe_with(&probe);
         }
-        Handles { inputs, requests, unit: unit_input, tallies: tally_input, probe }
+        Handles { inputs, requests, unit: unit_input, tallies: tally_input, probe, watches }
     })
 }

@@ -714,3 +714,118 @@ fn a_range_agrees_through_deletes_and_inserts() {
         run.join().unwrap();
     }
 }
+
+/// Shortest distances from node 1 and the least label of each node's connected
+/// component, both recursive `min`s (lattice relations).
+const LATTICES: &str = "Start(1).\nNode(1).\nNode(2).\nNode(3).\nNode(4).\nNode(5).\nNode(6).\n\
+    Edge(1, 2, 7).\nEdge(1, 3, 2).\nEdge(3, 2, 1).\nEdge(2, 4, 1).\nEdge(4, 1, 1).\nEdge(5, 6, 3).\n\
+    Dist(S, 0) <- Start(S)\n\
+    Dist(Y, D) <- D = min D0 + W : { Dist(X, D0), Edge(X, Y, W) }\n\
+    Comp(X, X) <- Node(X)\n\
+    Comp(Y, L) <- L = min L0 : { Comp(X, L0), Edge(X, Y, _) }\n\
+    Comp(X, L) <- L = min L0 : { Comp(Y, L0), Edge(X, Y, _) }";
+
+/// Batches of `LATTICES`: a deleted shortcut brings a worse distance back, a deleted
+/// bridge splits a component, an inserted edge improves both.
+fn lattice_batches() -> Vec<Batch<'static>> {
+    vec![
+        (vec![("Edge", vec!["3", "2", "1"])], vec![]),
+        (vec![], vec![("Edge", vec!["4", "5", "1"]), ("Edge", vec!["1", "6", "1"])]),
+        (vec![("Edge", vec!["4", "5", "1"]), ("Edge", vec!["1", "3", "2"])], vec![("Edge", vec!["3", "2", "1"])]),
+        (vec![("Start", vec!["1"])], vec![("Start", vec!["5"])]),
+    ]
+}
+
+#[test]
+fn recursive_min_agrees_through_deletes_that_bring_worse_values_back() {
+    for workers in [1, 2, 3] {
+        assert_eq!(rows_of(LATTICES, "Dist", workers), [[1, 0], [2, 3], [3, 2], [4, 4]].map(Vec::from).into());
+        let labels = [[1, 1], [2, 1], [3, 1], [4, 1], [5, 5], [6, 5]];
+        assert_eq!(rows_of(LATTICES, "Comp", workers), labels.map(Vec::from).into());
+        agree(LATTICES, &lattice_batches(), workers);
+    }
+}
+
+#[test]
+fn recursive_min_on_two_processes_agrees_through_batches() {
+    let runs: Vec<_> = local_cluster(2, &[13])
+        .into_iter()
+        .map(|cluster| {
+            std::thread::spawn(move || {
+                let connection = Connection::open(&cluster, 2).unwrap();
+                agree_as(LATTICES, &lattice_batches(), Options { workers: 2, cluster: Some(connection) })
+            })
+        })
+        .collect();
+    for run in runs {
+        run.join().unwrap();
+    }
+}
+
+#[test]
+fn subsumption_outside_recursion_agrees_through_batches() {
+    // `Best` has two rules (the higher score, then the first label), applied at once;
+    // `Both` a rule under which two facts dominate each other, and both go.
+    let text = ".decl E(x:number, y:number, w:number)\n.decl Label(n:number, l:number, s:number)\n\
+        .decl Best(n:number, l:number, s:number)\n.decl Near(x:number, y:number, w:number)\n\
+        .decl Both(x:number, y:number, w:number)\n\
+        E(1, 2, 5). E(1, 3, 2). E(2, 3, 4). E(2, 3, 7). E(3, 1, 1).\n\
+        Label(1, 10, 3). Label(1, 11, 3). Label(1, 12, 1). Label(2, 10, 0).\n\
+        Best(n, l, s) :- Label(n, l, s).\n\
+        Best(n, l1, s1) <= Best(n, _, s2) :- s1 < s2.\n\
+        Best(n, l1, s) <= Best(n, l2, s) :- l2 < l1.\n\
+        Near(x, y, w) :- E(x, y, w).\n\
+        Near(x, y1, w1) <= Near(x, y2, w2) :- w2 < w1.\n\
+        Both(x, y, w) :- Near(x, y, w), E(y, _, _).\n\
+        Both(x, y, w) :- E(x, y, w), w > 3.\n\
+        Both(x, y, w) <= Both(x, y, w2) :- w != w2.\n";
+    assert_eq!(rows_of(text, "Best", 2), [[1, 10, 3], [2, 10, 0]].map(Vec::from).into());
+    let batches = vec![
+        (vec![("Label", vec!["1", "10", "3"])], vec![("Label", vec!["2", "9", "0"])]),
+        (vec![("E", vec!["1", "3", "2"])], vec![("E", vec!["2", "1", "1"])]),
+        (vec![("Label", vec!["1", "11", "3"]), ("E", vec!["2", "3", "7"])], vec![("E", vec!["1", "3", "2"])]),
+    ];
+    for workers in [1, 2] {
+        agree(text, &batches, workers);
+    }
+}
+
+#[test]
+fn subsumption_the_native_engines_run_otherwise_is_refused() {
+    // A clause on a recursive relation: natively, what a removed fact derived stays.
+    let text = ".decl E(x:number, y:number, w:number)\n.decl D(x:number, y:number, w:number)\n\
+        D(x, y, w) :- E(x, y, w).\nD(x, z, d + w) :- D(x, y, d), E(y, z, w).\n\
+        D(x, y, d1) <= D(x, y, d2) :- d2 < d1.\n";
+    let p = parse(text);
+    let plan = plan::plan_program(&p);
+    let refused = check(&plan, &p);
+    assert!(matches!(refused, Err(Error::Subsumption { lattice: false, plain: None, .. })), "{refused:?}");
+    assert!(Flow::start(&plan, &p, Options { workers: 1, cluster: None }).is_err());
+    assert!(refused.unwrap_err().message(&p).contains("`D` is recursive"));
+}
+
+#[test]
+fn a_cycle_that_improves_a_value_for_ever_stops_every_worker() {
+    let text = "Start(1).\nEdge(1, 2, 1).\nEdge(2, 3, 1).\nEdge(3, 2, 1).\n\
+        Dist(S, 0) <- Start(S)\n\
+        Dist(Y, D) <- D = min D0 + W : { Dist(X, D0), Edge(X, Y, W) }";
+    let p = parse(text);
+    let plan = plan::plan_program(&p);
+    let dist = p.lookup_source("Dist").unwrap();
+    let edge = p.lookup_source("Edge").unwrap();
+    let facts: Vec<(PredId, Vec<u32>)> = p.facts.iter().map(|f| (f.pred, f.values.clone())).collect();
+    for workers in [1, 2] {
+        // From the start, and from a batch that makes the cycle negative.
+        let negative = [(edge, vec![3, 2, (-3i32) as u32])];
+        let mut flow = Flow::start(&plan, &p, Options { workers, cluster: None }).unwrap();
+        let stopped = flow.apply([], as_slices(&facts).chain(as_slices(&negative)));
+        assert!(matches!(stopped, Err(Error::ImprovingCycle { pred, .. }) if pred == dist), "{stopped:?}");
+        let mut flow = Flow::start(&plan, &p, Options { workers, cluster: None }).unwrap();
+        let first = flow.apply([], as_slices(&facts)).unwrap();
+        assert_eq!(first.derived_added.iter().map(|(_, rows)| rows.len()).sum::<usize>(), 3);
+        let stopped = flow.apply(as_slices(&[(edge, vec![3, 2, 1])]), as_slices(&[(edge, vec![3, 2, (-3i32) as u32])]));
+        assert!(matches!(stopped, Err(Error::ImprovingCycle { pred, .. }) if pred == dist), "{stopped:?}");
+        // The dataflow is gone: a later batch is an error, not a wait.
+        assert!(flow.apply([], as_slices(&facts)).is_err());
+    }
+}

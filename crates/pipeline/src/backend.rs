@@ -254,7 +254,10 @@ impl Engine {
                 ),
                 None => d,
             },
-            flow::Error::Subsumption { span, lattice } => d
+            flow::Error::DominanceBody { span, .. } => d
+                .with_primary(span, "reads relations in its body")
+                .with_help("evaluate the program with the native engine (`--engine seminaive`), which runs it"),
+            flow::Error::Subsumption { span, lattice, .. } => d
                 .with_primary(span, if lattice { "a recursive aggregate" } else { "a subsumptive clause" })
                 .with_help("evaluate the program with the native engine (`--engine seminaive`), which runs it"),
             _ => d,
@@ -266,6 +269,10 @@ impl Engine {
 fn flow_error(e: flow::Error, program: Option<&Program>) -> Error {
     match (e, program) {
         (flow::Error::Cluster(reason), _) => Error::Cluster(reason),
+        // The native engines' E0047, from the dataflow's iterations.
+        (flow::Error::ImprovingCycle { pred, rounds }, _) => {
+            Error::Resource(ResourceError { pred, kind: exec::ResourceKind::ImprovingCycle { rounds } })
+        }
         (other, Some(program)) => Error::Dataflow(other.message(program)),
         (other, None) => Error::Dataflow(format!("{other:?}")),
     }
