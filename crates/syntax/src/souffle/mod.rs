@@ -415,7 +415,7 @@ fn front_for_query(
         texts.add(id, text.to_string());
     }
     let preprocessed = preprocess(file, prelude.map(|(id, _)| id), &mut texts, includes, &mut diagnostics);
-    let tokens = if diag::has_errors(&diagnostics) { Vec::new() } else { preprocessed.tokens.clone() };
+    let tokens = if diag::has_errors(&diagnostics) { Vec::new() } else { without_annotations(&preprocessed.tokens) };
     let eof = Span::new(file, src.len()..src.len());
     let (program, syntax) = parser::program(&tokens, &texts, eof);
     diagnostics.extend(syntax);
@@ -493,6 +493,40 @@ fn front_for_query(
     let mut diagnostics = collapse_unsupported(components::note_instances(diagnostics, &front.origins));
     preprocessed.mark_expansions(&mut diagnostics);
     (front, diagnostics)
+}
+
+/// `tokens` without Soufflé's annotations, `@[...]` and `@![...]` with balanced brackets
+/// inside (`@[form = [=]]`), which may stand before a declaration, a clause, a field or a
+/// branch and mean nothing to an evaluation. `@[` starts nothing else (a functor call is `@f`);
+/// an annotation left open is kept for the parser to report.
+fn without_annotations(tokens: &[preprocess::Tok]) -> Vec<preprocess::Tok> {
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut k = 0;
+    while k < tokens.len() {
+        // `@![...]` is an inner annotation, of the item around it.
+        let open = match tokens.get(k + 1).map(|t| t.kind) {
+            Some(Kind::Bang) => k + 2,
+            _ => k + 1,
+        };
+        if tokens[k].kind == Kind::At && tokens.get(open).is_some_and(|t| t.kind == Kind::LBracket) {
+            let mut depth = 0usize;
+            let close = tokens[open..].iter().position(|t| {
+                match t.kind {
+                    Kind::LBracket => depth += 1,
+                    Kind::RBracket => depth -= 1,
+                    _ => {}
+                }
+                depth == 0
+            });
+            if let Some(close) = close {
+                k = open + close + 1;
+                continue;
+            }
+        }
+        out.push(tokens[k].clone());
+        k += 1;
+    }
+    out
 }
 
 /// One report per distinct unsupported construct and undeclared relation: the reports of

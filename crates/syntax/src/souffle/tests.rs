@@ -1610,3 +1610,12 @@ fn aggregates_nest_up_to_a_limit() {
     let found = errors(&nested(8));
     assert_eq!((found[0].0, found[0].1.as_str()), ("E0018", ":"));
 }
+
+#[test]
+fn annotations_are_read_and_mean_nothing() {
+    let s = ok("@[doc = \"pairs\"]\n.type P = [\n  @[min] a: number,\n  @[form = [=] {=}] b: number\n]\n\
+                .decl r(p: P)\n@![inner] @[rule(1)]\nr([1, 2]).\n");
+    assert_eq!(s.program.rules.len() + s.program.facts.len(), 1);
+    // An annotation left open is the parser's to report.
+    assert_eq!(errors(".decl r(x: number)\n@[open\nr(1).\n")[0].0, "E0001");
+}
