@@ -523,7 +523,7 @@ fn without_annotations(tokens: &[preprocess::Tok]) -> Vec<preprocess::Tok> {
                 continue;
             }
         }
-        out.push(tokens[k].clone());
+        out.push(tokens[k]);
         k += 1;
     }
     out
