@@ -563,9 +563,16 @@ impl syntax::souffle::Includes for IncludeFiles<'_> {
         while let Some(&parent) = self.included_from.get(chain.last().expect("never empty")) {
             chain.push(parent);
         }
+        // A file that passes `.once` (or `#pragma once`) is read once, as Soufflé reads it:
+        // the preprocessor skips the copy from there, so it may include itself.
         if let Some(at) = chain.iter().position(|&f| self.identity(f) == target) {
-            let names: Vec<&str> = chain[..=at].iter().rev().map(|&f| self.sources.name(f)).collect();
-            return Err(format!("it would include itself: {} includes {path}", names.join(" includes ")));
+            let once = |line: &str| {
+                matches!(line.split_whitespace().collect::<Vec<_>>()[..], [".once"] | ["#pragma", "once", ..])
+            };
+            if !self.sources.text(chain[at]).lines().any(|l| once(l.trim())) {
+                let names: Vec<&str> = chain[..=at].iter().rev().map(|&f| self.sources.name(f)).collect();
+                return Err(format!("it would include itself: {} includes {path}", names.join(" includes ")));
+            }
         }
         match read_source(&full, self.sources) {
             Ok(file) => {

@@ -285,6 +285,16 @@ fn one_problem_is_one_error() {
     let found = errors(&[dir.join("a.dl").to_str().unwrap()]);
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].contains("it would include itself: "), "{found:?}");
+    // A file that passes `.once` before including itself is read once, as in Soufflé;
+    // one that includes itself before its `.once` is nested until the depth limit.
+    let once = write(&dir.join("once.dl"), ".once\n.include \"once.dl\"\n.decl ok()\n.output ok\nok().\n");
+    let run = dlc(&[once.as_str(), "-D", "-", "--no-timing"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "---------------\nok\n\n===============\n()\n===============\n");
+    let late = write(&dir.join("late.dl"), ".include \"late.dl\"\n.once\n.decl ok()\n.output ok\nok().\n");
+    let found = errors(&[&late]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("includes nested more than 32 deep"), "{found:?}");
 }
 
 /// Integers are numbers held as themselves: `007` and `7` are one value, a number column
