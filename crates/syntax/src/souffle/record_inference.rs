@@ -58,7 +58,10 @@ pub(super) fn infer(
             }
         }
     }
-    let vars: Vec<(String, Node)> = unifier.vars.iter().map(|(v, n)| (v.clone(), *n)).collect();
+    // In the order the variables first occur (their nodes' order), so that the
+    // structural types are numbered as the source meets them.
+    let mut vars: Vec<(String, Node)> = unifier.vars.iter().map(|(v, n)| (v.clone(), *n)).collect();
+    vars.sort_unstable_by_key(|&(_, node)| node);
     let mut types = FxHashMap::default();
     for (var, node) in vars {
         if let Some(ty @ ValueType::Record(_)) = unifier.type_of(node, records, structural) {
@@ -120,7 +123,7 @@ impl Unifier {
                             node
                         }
                     },
-                    TermKind::Int(text) if text.ends_with('u') => self.node(Shape::Known(ValueType::Unsigned)),
+                    TermKind::Int(text) if text.ends_with(['u', 'U']) => self.node(Shape::Known(ValueType::Unsigned)),
                     TermKind::Int(_) => self.node(Shape::Known(ValueType::Number)),
                     TermKind::Float(_) => self.node(Shape::Known(ValueType::Float)),
                     TermKind::Str(_) => self.node(Shape::Known(ValueType::Symbol)),
