@@ -163,3 +163,26 @@ fn emitting_the_program_loads_no_library() {
     assert_eq!(ir.code, 0, "{}", ir.stderr);
     assert!(ir.stdout.contains("@tag(@upper(w), @vowels(w))"), "{}", ir.stdout);
 }
+
+/// A call in a record's field or a range's bound is bound to its function as any other:
+/// computed with the library, reported without it (it used to be left unbound, so the
+/// rule derived nothing and the run succeeded).
+#[test]
+fn calls_in_records_and_range_bounds_are_computed() {
+    let library = library_dir();
+    let program = library.path().join("nested.dl");
+    let text = ".functor answer(): number\n.functor add3(a: number, b: number, c: number): number\n\
+                .type P = [a: number, b: number]\n.decl r(p: P)\nr([@add3(1, 2, 3), 0]).\n\
+                .decl s(x: number)\ns(x) :- x = range(40, @answer()).\n.output r, s\n";
+    std::fs::write(&program, text).unwrap();
+    let (program, lib) = (program.to_str().unwrap(), library.path().to_str().unwrap());
+    let run = dlc(&[program, "-L", lib, "-l", "dlcfunctors", "-D", "-", "--no-timing"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let expected = "---------------\nr\np\n===============\n[6, 0]\n===============\n\
+                    ---------------\ns\nx\n===============\n40\n41\n===============\n";
+    assert_eq!(run.stdout, expected);
+    let unbound = dlc(&[program, "-D", "-", "--color", "never"]);
+    assert_eq!(unbound.code, 1, "{}", unbound.stderr);
+    assert!(unbound.stderr.contains("[E0044] Error: no function computes the functor `add3`"), "{}", unbound.stderr);
+    assert!(unbound.stdout.is_empty(), "{}", unbound.stdout);
+}

@@ -328,8 +328,8 @@ impl Term {
     }
 
     /// Calls `f` on every functor call in the term, at any depth, with the call's name
-    /// span and count of arguments: in operands, arguments, and aggregates' values and
-    /// bodies. An explicit stack walks it.
+    /// span and count of arguments: in operands, arguments, records' fields, ranges'
+    /// bounds, and aggregates' values and bodies. An explicit stack walks it.
     pub fn for_each_call_mut(&mut self, f: &mut dyn FnMut(&mut ir::Functor, Span, usize)) {
         if self.is_leaf() {
             return;
@@ -343,6 +343,7 @@ impl Term {
                     f(functor, *name_span, args.len());
                     stack.extend(args.iter_mut());
                 }
+                TermKind::Record { args, .. } | TermKind::Range { args, .. } => stack.extend(args.iter_mut()),
                 TermKind::Aggregate { value, body, .. } => {
                     stack.extend(value.as_deref_mut());
                     for literal in body {
